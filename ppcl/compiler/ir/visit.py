@@ -1,0 +1,102 @@
+"""One walker and one rewriter for every IR node.
+
+``children(node)`` yields the IR nodes directly inside a node (expressions, statements,
+declarations) in source order. ``Rewriter`` rebuilds a tree bottom-up: override
+``rewrite_<NodeClass>`` to replace nodes of one class; unchanged subtrees are shared, not copied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from ppcl.compiler.ir import nodes as ir
+
+Node = Any  # an IR node: Expr, Stmt, Param, Function, top-level declaration or Module
+N = TypeVar("N")
+
+_NODE_BASES = (ir.Expr, ir.Stmt, ir.Param, ir.Function, ir.TypeDef, ir.RecordDef, ir.EnumDef,
+               ir.GlobalVar, ir.Module)
+
+
+def is_node(value: object) -> bool:
+    return isinstance(value, _NODE_BASES)
+
+
+def _node_fields(node: Node) -> list[str]:
+    return [f.name for f in dataclasses.fields(node) if f.name not in ("loc", "type")]
+
+
+def children(node: Node) -> Iterator[Node]:
+    for name in _node_fields(node):
+        value = getattr(node, name)
+        if is_node(value):
+            yield value
+        elif isinstance(value, tuple):
+            for item in value:
+                if is_node(item):
+                    yield item
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node of the tree, parents before children, in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(children(current))))
+
+
+def find_all(node: Node, cls: type[N]) -> list[N]:
+    return [n for n in walk(node) if isinstance(n, cls)]
+
+
+def contains(node: Node, predicate: Callable[[Node], bool]) -> bool:
+    return any(predicate(n) for n in walk(node))
+
+
+class Rewriter:
+    """Bottom-up rebuilding of a tree.
+
+    ``rewrite(node)`` first rewrites the children, rebuilds the node if any child changed, then
+    calls ``rewrite_<ClassName>(node)`` if defined. A hook returns the replacement node; for
+    statements inside a block it may return a tuple of statements, which is spliced in.
+    """
+
+    def rewrite(self, node: Node) -> Any:
+        rebuilt = self.rewrite_children(node)
+        hook = getattr(self, "rewrite_" + type(rebuilt).__name__, None)
+        if hook is None:
+            return rebuilt
+        return hook(rebuilt)
+
+    def rewrite_children(self, node: Node) -> Node:
+        changes: dict[str, Any] = {}
+        for name in _node_fields(node):
+            value = getattr(node, name)
+            if is_node(value):
+                new = self.rewrite(value)
+                if isinstance(new, tuple):
+                    new = ir.Block(new, loc=value.loc)
+                if new is not value:
+                    changes[name] = new
+            elif isinstance(value, tuple) and any(is_node(item) for item in value):
+                items: list[Any] = []
+                changed = False
+                for item in value:
+                    if not is_node(item):
+                        items.append(item)
+                        continue
+                    new = self.rewrite(item)
+                    if isinstance(new, tuple):
+                        items.extend(new)
+                        changed = True
+                    else:
+                        items.append(new)
+                        changed = changed or new is not item
+                if changed:
+                    changes[name] = tuple(items)
+        if not changes:
+            return node
+        return dataclasses.replace(node, **changes)
