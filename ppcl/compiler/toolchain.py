@@ -1,0 +1,334 @@
+"""The system C compiler: find it, build generated C into a shared object, load it.
+
+One compiler call per build: the source is written to a temp file in the cache directory and
+the compiler links the ``.so`` directly next to it (``-shared``), which is then moved into place
+atomically (see ``cache.py``). Invoking gcc on a tiny file costs about 30 ms, almost all of it
+process start-up of the driver, cc1 and the linker, so a cache hit must never call it.
+
+Default flags keep IEEE semantics (no contraction into FMA, no reassociation); only
+``-fno-math-errno`` and ``-fno-trapping-math`` are added, which do not change results because
+OpenCL has neither errno nor floating-point traps. ``fast_math`` (for ``-cl-fast-relaxed-math``)
+adds the individual flags that ``-ffast-math`` stands for rather than ``-ffast-math`` itself:
+GCC before 13 links ``crtfastmath.o`` into a shared object built with ``-ffast-math``, and
+loading it turns on flush-to-zero for the whole process, numpy included.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shlex
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ppcl.compiler import cache
+
+FALLBACK_COMPILERS = ("gcc", "clang", "cc")
+
+BASE_FLAGS = (
+    "-O3",
+    "-march=native",
+    "-fopenmp-simd",
+    "-fPIC",
+    "-shared",
+    "-std=gnu11",
+    "-pipe",
+    "-g0",
+    "-fno-strict-aliasing",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+)
+MARCH_NATIVE = "-march=native"
+IEEE_FLAGS = ("-ffp-contract=off",)
+FAST_MATH_FLAGS = (
+    "-ffp-contract=fast",
+    "-fno-signed-zeros",
+    "-fassociative-math",
+    "-freciprocal-math",
+    "-ffinite-math-only",
+    "-fno-rounding-math",
+    "-fcx-limited-range",
+)
+VECTOR_REPORT_FLAGS = {
+    "gcc": ("-fopt-info-vec-optimized",),
+    "clang": ("-Rpass=loop-vectorize",),
+}
+
+# The compiler's messages are parsed (vectorization report, -march rejection), so keep them in
+# one language.
+_COMPILER_ENV = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+
+
+class ToolchainError(RuntimeError):
+    """The C compiler is missing or rejected a source; ``stderr`` holds its messages."""
+
+    def __init__(self, message: str, *, stderr: str = "", source_path: Path | None = None):
+        super().__init__(message)
+        self.stderr = stderr
+        self.source_path = source_path
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A C compiler command line and what identifies its output.
+
+    ``identity`` is the first line of ``--version`` and the resolved executable path; it goes
+    into every cache key, so upgrading or switching the compiler never reuses stale objects.
+    ``family`` is ``gcc``, ``clang`` or ``unknown`` and selects flag spellings.
+    """
+
+    argv: tuple[str, ...]
+    identity: str
+    family: str
+
+
+@dataclass(frozen=True)
+class CompiledObject:
+    """A shared object in the cache; ``report`` is the compiler's diagnostics when asked for."""
+
+    path: Path
+    key: str
+    report: str | None
+    cached: bool
+    compile_seconds: float
+
+
+_lock = threading.Lock()
+_resolved_argv: dict[tuple[str, str], tuple[str, ...]] = {}
+_compilers: dict[tuple[str, ...], Compiler] = {}
+_march_native_rejected: set[str] = set()
+_libraries: dict[str, ctypes.CDLL] = {}
+_invocations = 0
+
+
+def compiler_invocations() -> int:
+    """How many times this process has run the compiler on a source (for tests and timing)."""
+    return _invocations
+
+
+def _requested_argv() -> tuple[str, ...]:
+    """The compiler command line from ``$CC`` or PATH; memoised per (CC, PATH) value."""
+    cc = os.environ.get("CC", "").strip()
+    search_path = os.environ.get("PATH", "")
+    with _lock:
+        known = _resolved_argv.get((cc, search_path))
+    if known is not None:
+        return known
+    argv = _search_argv(cc)
+    with _lock:
+        _resolved_argv[(cc, search_path)] = argv
+    return argv
+
+
+def _search_argv(cc: str) -> tuple[str, ...]:
+    if cc:
+        argv = tuple(shlex.split(cc))
+        if shutil.which(argv[0]) is None:
+            raise ToolchainError(
+                f"no C compiler found: CC={cc!r} is not an executable; "
+                "install gcc or set CC to a C compiler"
+            )
+        return argv
+    for name in FALLBACK_COMPILERS:
+        if shutil.which(name) is not None:
+            return (name,)
+    raise ToolchainError(
+        "no C compiler found on PATH (tried gcc, clang, cc); install gcc or set CC to a C compiler"
+    )
+
+
+def _identify(argv: tuple[str, ...]) -> Compiler:
+    resolved = shutil.which(argv[0])
+    assert resolved is not None
+    resolved = os.path.realpath(resolved)
+    try:
+        result = subprocess.run(
+            [*argv, "--version"], capture_output=True, text=True, env=_COMPILER_ENV, check=False
+        )
+    except OSError as error:
+        raise ToolchainError(f"no C compiler found: cannot run {argv[0]!r}: {error}") from error
+    lines = result.stdout.strip().splitlines()
+    if result.returncode != 0 or not lines:
+        raise ToolchainError(
+            f"no C compiler found: {shlex.join(argv)} --version failed; "
+            "install gcc or set CC to a C compiler",
+            stderr=result.stderr,
+        )
+    version = lines[0].strip()
+    if "clang" in version.lower():
+        family = "clang"
+    elif "gcc" in version.lower() or "Free Software Foundation" in result.stdout:
+        family = "gcc"
+    else:
+        family = "unknown"
+    return Compiler(argv=argv, identity=f"{version} ({resolved})", family=family)
+
+
+def find_compiler() -> Compiler:
+    """``$CC`` (may carry arguments) if set, else the first of gcc, clang, cc on PATH.
+
+    The ``--version`` call that identifies a compiler runs once per process per command line.
+    """
+    argv = _requested_argv()
+    with _lock:
+        known = _compilers.get(argv)
+    if known is not None:
+        return known
+    compiler = _identify(argv)
+    with _lock:
+        _compilers.setdefault(argv, compiler)
+        return _compilers[argv]
+
+
+def compiler_flags(
+    compiler: Compiler,
+    *,
+    fast_math: bool = False,
+    extra_flags: Sequence[str] = (),
+    want_vector_report: bool = False,
+) -> tuple[str, ...]:
+    """The flags a build asks for (before any fallback for options the compiler rejects)."""
+    flags = list(BASE_FLAGS)
+    flags += FAST_MATH_FLAGS if fast_math else IEEE_FLAGS
+    if want_vector_report:
+        flags += VECTOR_REPORT_FLAGS.get(compiler.family, ())
+    flags += extra_flags
+    return tuple(flags)
+
+
+def _effective_flags(compiler: Compiler, flags: tuple[str, ...]) -> tuple[str, ...]:
+    if compiler.identity in _march_native_rejected:
+        return tuple(flag for flag in flags if flag != MARCH_NATIVE)
+    return flags
+
+
+def _rejects_march_native(stderr: str) -> bool:
+    return "march" in stderr and "native" in stderr
+
+
+def _run_compiler(
+    compiler: Compiler, flags: tuple[str, ...], source: Path, output: Path
+) -> subprocess.CompletedProcess[str]:
+    global _invocations
+    _invocations += 1
+    argv = [*compiler.argv, *flags, str(source), "-o", str(output)]
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, env=_COMPILER_ENV, check=False)
+    except OSError as error:
+        raise ToolchainError(f"cannot run the C compiler {compiler.argv[0]!r}: {error}") from error
+
+
+def compile_shared(
+    c_source: str,
+    *,
+    fast_math: bool = False,
+    extra_flags: Sequence[str] = (),
+    want_vector_report: bool = False,
+    specialization: str = "",
+    key_parts: Sequence[str] = (),
+) -> CompiledObject:
+    """Build ``c_source`` into a shared object through the cache and return where it is.
+
+    ``specialization`` (e.g. the local size baked into the code) and ``key_parts`` (e.g. the
+    OpenCL source and build options the C came from) only enter the cache key. With
+    ``want_vector_report`` the compiler's vectorization messages are returned in ``report``
+    (also on a cache hit: they are stored with the entry).
+    """
+    compiler = find_compiler()
+    flags = compiler_flags(
+        compiler,
+        fast_math=fast_math,
+        extra_flags=extra_flags,
+        want_vector_report=want_vector_report,
+    )
+    key = cache.cache_key(
+        c_source, shlex.join(flags), shlex.join(compiler.argv), compiler.identity,
+        specialization, *key_parts,
+    )  # fmt: skip
+    hit = cache.lookup(key, want_log=want_vector_report)
+    if hit is not None:
+        return CompiledObject(hit.path, key, hit.log, cached=True, compile_seconds=0.0)
+    return _build(compiler, flags, c_source, key, keep_log=want_vector_report)
+
+
+def _build(
+    compiler: Compiler, flags: tuple[str, ...], c_source: str, key: str, *, keep_log: bool
+) -> CompiledObject:
+    temp_source = cache.new_temp_source(key)
+    temp_object = temp_source.with_suffix(cache.OBJECT_SUFFIX)
+    temp_log = temp_source.with_suffix(cache.LOG_SUFFIX)
+    final_source = cache.source_path(key)
+    final_object = cache.object_path(key)
+    log: str | None = None
+    try:
+        temp_source.write_text(c_source, encoding="utf-8")
+        start = time.perf_counter()
+        effective = _effective_flags(compiler, flags)
+        result = _run_compiler(compiler, effective, temp_source, temp_object)
+        if (
+            result.returncode != 0
+            and MARCH_NATIVE in effective
+            and _rejects_march_native(result.stderr)
+        ):
+            with _lock:
+                _march_native_rejected.add(compiler.identity)
+            effective = _effective_flags(compiler, flags)
+            result = _run_compiler(compiler, effective, temp_source, temp_object)
+        seconds = time.perf_counter() - start
+        # Messages name the temp file; point them at the file that is kept instead.
+        stderr = result.stderr.replace(str(temp_source), str(final_source))
+        if result.returncode != 0:
+            cache.publish(temp_source, final_source)
+            raise ToolchainError(
+                f"C compiler failed ({shlex.join([*compiler.argv, *effective])}); "
+                f"source kept at {final_source}:\n{stderr}",
+                stderr=stderr,
+                source_path=final_source,
+            )
+        if keep_log:
+            log = stderr
+            temp_log.write_text(stderr, encoding="utf-8")
+            cache.publish(temp_log, cache.log_path(key))
+        cache.publish(temp_source, final_source)
+        cache.publish(temp_object, final_object)
+    finally:
+        for leftover in (temp_source, temp_object, temp_log):
+            cache.discard(leftover)
+    cache.remember(final_object, log)
+    return CompiledObject(final_object, key, log, cached=False, compile_seconds=seconds)
+
+
+def load(path: Path | str) -> ctypes.CDLL:
+    """Load a shared object once per process; the handle stays alive for the process."""
+    name = os.path.abspath(path)
+    with _lock:
+        library = _libraries.get(name)
+        if library is not None:
+            return library
+    library = ctypes.CDLL(name)
+    with _lock:
+        return _libraries.setdefault(name, library)
+
+
+def build_library(
+    c_source: str,
+    *,
+    fast_math: bool = False,
+    extra_flags: Sequence[str] = (),
+    specialization: str = "",
+    key_parts: Sequence[str] = (),
+) -> ctypes.CDLL:
+    """``compile_shared`` then ``load``: the usual way a backend gets a callable library."""
+    compiled = compile_shared(
+        c_source,
+        fast_math=fast_math,
+        extra_flags=extra_flags,
+        specialization=specialization,
+        key_parts=key_parts,
+    )
+    return load(compiled.path)
