@@ -1,0 +1,166 @@
+"""Parsing preprocessed OpenCL C into a pycparser AST.
+
+pycparserext's ``OpenCLCParser`` does the work. Two adjustments are made here:
+
+* OpenCL's built-in type names (``float4``, ``uint``, ``size_t``, ``event_t`` ...) must be known
+  to the parser as type names. They are handed to the parser as initial typedef symbols instead of
+  a typedef prelude in the text, so line and column numbers of the user's source stay exact.
+  The semantic analysis maps these names to IR types (see ``sema_types``).
+* Syntax errors become located diagnostics that read like a C compiler's: a missing ``;`` or
+  ``)`` is reported right after the previous token ("expected ';'"), other errors at the
+  offending token ("syntax error before 'X'"). ``vec_type_hint(float4)`` takes a type name as an
+  attribute argument, which pycparserext cannot parse; the subclass accepts it as an identifier.
+
+The parser is built once per process (``parser()``); it is not thread-safe, so a lock guards it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pycparser import c_ast
+from pycparser.c_parser import ParseError
+from pycparserext.ext_c_parser import OpenCLCParser
+
+from ppcl.compiler.diagnostics import Diagnostics, Loc
+
+VECTOR_ELEMENT_NAMES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                        "float", "double", "half")
+
+# Type names that are not C keywords but name OpenCL built-in types.
+BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(
+    {f"{base}{width}" for base in VECTOR_ELEMENT_NAMES for width in (2, 3, 4, 8, 16)}
+    | {"uchar", "ushort", "uint", "ulong", "half", "bool", "size_t", "ptrdiff_t", "intptr_t",
+       "uintptr_t", "event_t", "cl_mem_fence_flags", "image1d_t", "image1d_array_t",
+       "image1d_buffer_t", "image2d_t", "image2d_array_t", "image3d_t", "sampler_t"}
+)
+
+_TOKEN_SPELLING = {
+    "SEMI": ";", "RPAREN": ")", "LPAREN": "(", "RBRACE": "}", "LBRACE": "{", "RBRACKET": "]",
+    "LBRACKET": "[", "COLON": ":", "COMMA": ",", "ID": "identifier", "WHILE": "while",
+}
+
+_MESSAGES = {
+    "Invalid expression": "expected expression",
+    "Invalid declaration": "expected a declaration",
+    "Missing type in declaration": "expected a type name",
+}
+
+# Tokens that clang expects right after the previous token; their absence is reported there.
+_CLOSING = {"SEMI", "RPAREN", "RBRACE", "RBRACKET", "COLON"}
+
+
+class SyntaxErrorAt(Exception):
+    """A syntax error at (line, col) of the parsed text's coordinates (after #line markers)."""
+
+    def __init__(self, file: str, line: int, col: int, message: str):
+        super().__init__(f"{file}:{line}:{col}: {message}")
+        self.file = file
+        self.line = line
+        self.col = col
+        self.message = message
+
+
+class _Parser(OpenCLCParser):  # type: ignore[misc]
+    """OpenCLCParser with C-compiler-like syntax errors and type names in attributes."""
+
+    def _expect(self, token_type: str) -> Any:
+        tok = self._peek()
+        if tok is not None and tok.type == token_type:
+            return self._advance()
+        expected = _TOKEN_SPELLING.get(token_type, token_type.lower())
+        if token_type in _CLOSING:
+            prev = self._previous_token()
+            if prev is not None:
+                raise SyntaxErrorAt(self.clex.filename, prev.lineno,
+                                    prev.column + len(prev.value), f"expected '{expected}'")
+        self._syntax_error(tok, f"expected '{expected}'")
+
+    def _previous_token(self) -> Any:
+        stream = self._tokens
+        index = stream.mark() - 1
+        if index < 0:
+            return None
+        return stream._buffer[index]
+
+    def _syntax_error(self, tok: Any, message: str | None = None) -> Any:
+        if tok is None:
+            prev = self._previous_token()
+            line, col = (prev.lineno, prev.column + len(prev.value)) if prev else (1, 1)
+            raise SyntaxErrorAt(self.clex.filename, line, col,
+                                message or "unexpected end of input")
+        text = message or f"syntax error before '{tok.value}'"
+        raise SyntaxErrorAt(self.clex.filename, tok.lineno, tok.column, text)
+
+    def _parse_error(self, msg: str, coord: Any) -> Any:
+        tok = self._peek()
+        if msg.startswith("before: "):
+            detail = msg[len("before: "):]
+            if tok is not None and tok.value == detail:
+                self._syntax_error(tok)
+            if coord is not None and not isinstance(coord, str):
+                raise SyntaxErrorAt(coord.file, coord.line, coord.column or 1,
+                                    f"syntax error before '{detail}'")
+        if tok is None:
+            self._syntax_error(None)
+        message = _MESSAGES.get(msg, msg[:1].lower() + msg[1:] if msg else "syntax error")
+        raise SyntaxErrorAt(self.clex.filename, tok.lineno, tok.column,
+                            f"{message} before '{tok.value}'")
+
+    def _parse_attribute(self) -> Any:
+        tok = self._peek()
+        if (tok is not None and tok.type == "ID" and self._peek_type(2) == "LPAREN"
+                and self._peek_type(3) == "TYPEID" and self._peek_type(4) == "RPAREN"):
+            self._advance()
+            self._advance()
+            type_tok = self._advance()
+            self._advance()
+            arg = c_ast.ID(name=type_tok.value, coord=self._tok_coord(type_tok))
+            return c_ast.FuncCall(c_ast.ID(name=tok.value, coord=self._tok_coord(tok)),
+                                  c_ast.ExprList([arg], self._tok_coord(type_tok)),
+                                  coord=self._tok_coord(tok))
+        return super()._parse_attribute()
+
+
+_PARSER: _Parser | None = None
+_LOCK = threading.Lock()
+
+
+def parser() -> _Parser:
+    """The process-wide parser (built on first use)."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = _Parser()
+    return _PARSER
+
+
+def parse(text: str, filename: str, diagnostics: Diagnostics,
+          locate: Any = None) -> c_ast.FileAST | None:
+    """Parse ``text``; on a syntax error report it and return None.
+
+    ``locate(file, line, col) -> Loc`` maps a coordinate of the text back to the original
+    source where macro expansion moved columns; by default coordinates are taken as they are.
+    """
+    with _LOCK:
+        p = parser()
+        try:
+            return p.parse(text, filename, initial_type_symbols=BUILTIN_TYPE_NAMES)
+        except SyntaxErrorAt as exc:
+            loc = locate(exc.file, exc.line, exc.col) if locate else Loc(exc.file, exc.line, exc.col)
+            diagnostics.error(loc, exc.message)
+        except ParseError as exc:
+            diagnostics.error(_loc_of_parse_error(str(exc), filename), _message_of(str(exc)))
+    return None
+
+
+def _loc_of_parse_error(text: str, filename: str) -> Loc:
+    parts = text.split(":")
+    if len(parts) >= 4 and parts[1].strip().isdigit() and parts[2].strip().isdigit():
+        return Loc(parts[0], int(parts[1]), int(parts[2]))
+    return Loc(filename, 1, 1)
+
+
+def _message_of(text: str) -> str:
+    detail = text.rsplit(":", 1)[-1].strip()
+    return f"syntax error ({detail})" if detail else "syntax error"
