@@ -1,0 +1,256 @@
+"""The OpenCL C preprocessor: options, includes, predefined macros, pragmas and line mapping."""
+
+from pathlib import Path
+
+import pytest
+from pycparserext.ext_c_parser import OpenCLCParser
+
+from ppcl.compiler.diagnostics import Diagnostics, Loc, Severity
+from ppcl.compiler.frontend.options import parse_build_options
+from ppcl.compiler.frontend.preprocess import PreprocessedSource, preprocess
+
+
+def run(
+    source: str,
+    options: str = "",
+    filename: str = "k.cl",
+    **kwargs: object,
+) -> tuple[PreprocessedSource, Diagnostics]:
+    diagnostics = Diagnostics()
+    result = preprocess(source, filename, parse_build_options(options), diagnostics, **kwargs)  # type: ignore[arg-type]
+    return result, diagnostics
+
+
+def code_lines(result: PreprocessedSource) -> list[str]:
+    """Non-blank output lines without markers, whitespace collapsed (padding keeps columns)."""
+    return [
+        " ".join(line.split())
+        for line in result.text.splitlines()
+        if line.strip() and not line.startswith("#line")
+    ]
+
+
+def value_of(expression: str, options: str = "", **kwargs: object) -> str:
+    result, diagnostics = run(f"int v = {expression};\n", options, **kwargs)
+    assert not diagnostics.items, diagnostics.format()
+    return code_lines(result)[0].removeprefix("int v = ").removesuffix(";").strip()
+
+
+def test_defines_and_undefines_apply_in_order() -> None:
+    assert value_of("A", "-DA=1 -UA -DA=2") == "2"
+    assert value_of("A", "-DA=1 -DA=2 -UA") == "A"
+    assert value_of("A", "-DA") == "1"
+    assert value_of("F(3)", "-D'F(x)=((x)+1)'") == "((3)+1)"
+
+
+@pytest.mark.parametrize(
+    ("macro", "options", "expected"),
+    [
+        ("__OPENCL_VERSION__", "", "120"),
+        ("__OPENCL_C_VERSION__", "", "120"),
+        ("__OPENCL_C_VERSION__", "-cl-std=CL1.1", "110"),
+        ("__OPENCL_C_VERSION__", "-cl-std=CL2.0", "200"),
+        ("CL_VERSION_1_0", "", "100"),
+        ("CL_VERSION_1_1", "", "110"),
+        ("CL_VERSION_1_2", "", "120"),
+        ("__ENDIAN_LITTLE__", "", "1"),
+        ("FP_FAST_FMA", "", "1"),
+        ("FP_FAST_FMAF", "", "1"),
+        ("cl_khr_fp64", "", "1"),
+        ("cl_khr_global_int32_base_atomics", "", "1"),
+        ("cl_khr_byte_addressable_store", "", "1"),
+        ("__IMAGE_SUPPORT__", "", "__IMAGE_SUPPORT__"),
+        ("__FAST_RELAXED_MATH__", "", "__FAST_RELAXED_MATH__"),
+        ("__FAST_RELAXED_MATH__", "-cl-fast-relaxed-math", "1"),
+        ("NULL", "", "((void*)0)"),
+        ("vec_step(float4)", "", "__ppcl_vec_step(sizeof(float4))"),
+        ("__FILE__", "", '"k.cl"'),
+        ("__LINE__", "", "1"),
+    ],
+)
+def test_predefined_macros(macro: str, options: str, expected: str) -> None:
+    assert value_of(macro, options) == expected
+
+
+def test_image_support_and_fp64_switches() -> None:
+    assert value_of("__IMAGE_SUPPORT__", image_support=True) == "1"
+    assert value_of("cl_khr_fp64", fp64=False) == "cl_khr_fp64"
+
+
+def test_kernel_exec_expands_to_attributes() -> None:
+    text = value_of("__kernel_exec(64, float4)")
+    assert "work_group_size_hint(64, 1, 1)" in text and "vec_type_hint(float4)" in text
+
+
+def test_include_relative_to_the_source_then_include_dirs(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src" / "local.h").write_text("#pragma once\n#define LOCAL 1\n")
+    (tmp_path / "inc" / "other.h").write_text("#define OTHER 2\n")
+    (tmp_path / "inc" / "local.h").write_text("#define LOCAL 99\n")
+    kernel = tmp_path / "src" / "k.cl"
+    source = '#include "local.h"\n#include "local.h"\n#include <other.h>\nint v = LOCAL + OTHER;\n'
+    kernel.write_text(source)
+    result, diagnostics = run(source, f"-I {tmp_path / 'inc'}", filename=str(kernel))
+    assert not diagnostics.items, diagnostics.format()
+    assert code_lines(result) == ["int v = 1 + 2 ;"]
+    assert result.includes == [str(tmp_path / "src" / "local.h"), str(tmp_path / "inc" / "other.h")]
+    assert str(tmp_path / "inc" / "other.h") in diagnostics.sources.files
+
+
+def test_extra_headers_take_priority(tmp_path: Path) -> None:
+    (tmp_path / "h.h").write_text("#define H 99\n")
+    headers = {"h.h": '#define H 3\n#include "g.h"\n', "g.h": "int g;\n"}
+    result, diagnostics = run(
+        '#include "h.h"\nint v = H;\n', f"-I{tmp_path}", extra_headers=headers
+    )
+    assert not diagnostics.items, diagnostics.format()
+    assert code_lines(result) == ["int g;", "int v = 3;"]
+    assert result.includes == ["h.h", "g.h"]
+
+
+def test_missing_include_is_a_located_error() -> None:
+    _, diagnostics = run('int a;\n#include  "nope.h"\n')
+    [error] = diagnostics.errors
+    assert error.message == "'nope.h' file not found"
+    assert error.loc == Loc("k.cl", 2, 11)
+    assert error.format(diagnostics.sources).endswith('#include  "nope.h"\n          ^')
+
+
+def test_error_and_warning_directives_are_located() -> None:
+    _, diagnostics = run("int a;\n  #error stop here\n#warning careful\n")
+    error, warning = diagnostics.items
+    assert (error.severity, error.message, error.loc) == (
+        Severity.ERROR,
+        "stop here",
+        Loc("k.cl", 2, 4),
+    )
+    assert (warning.severity, warning.message, warning.loc) == (
+        Severity.WARNING,
+        "careful",
+        Loc("k.cl", 3, 2),
+    )
+
+
+def test_error_inside_header_names_the_header() -> None:
+    headers = {"h.h": "int ok;\n\n#error bad header\n"}
+    _, diagnostics = run('int a;\n#include "h.h"\n', extra_headers=headers)
+    [error] = diagnostics.errors
+    assert error.loc == Loc("h.h", 3, 2)
+    assert "h.h:3:2: error: bad header\n#error bad header" in diagnostics.format()
+
+
+def test_unknown_directive_and_unterminated_if_are_errors() -> None:
+    _, diagnostics = run("#foo\n#ifdef X\nint a;\n")
+    messages = [(d.loc.line, d.message) for d in diagnostics.errors]
+    assert (1, "invalid preprocessing directive '#foo'") in messages
+    assert any(line == 2 and "Unterminated" in message for line, message in messages)
+
+
+def test_pragmas_are_recorded_and_removed() -> None:
+    source = (
+        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+        "#pragma OPENCL EXTENSION cl_khr_byte_addressable_store : disable\n"
+        "#pragma OPENCL EXTENSION cl_foo_bar : enable\n"
+        "#pragma OPENCL FP_CONTRACT OFF\n"
+        "void f(void) {\n"
+        "    #pragma unroll 4\n"
+        "    for (;;) {}\n"
+        "}\n"
+    )
+    result, diagnostics = run(source)
+    assert "pragma" not in result.text
+    assert result.extensions == {"cl_khr_fp64": True, "cl_khr_byte_addressable_store": False}
+    assert result.fp_contract is False
+    assert result.pragmas == [(Loc("k.cl", 6, 6), "unroll 4")]
+    [warning] = diagnostics.items
+    assert warning.severity is Severity.WARNING and "cl_foo_bar" in warning.message
+    assert warning.loc.line == 3
+
+
+def test_fp64_pragma_without_fp64_warns() -> None:
+    result, diagnostics = run("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n", fp64=False)
+    assert result.extensions == {}
+    assert diagnostics.items and "cl_khr_fp64" in diagnostics.items[0].message
+
+
+SOURCE_WITH_HEADER = """\
+#define N 16
+/* a comment
+   over lines */ #include "h.h"
+__kernel void f(__global float *a) {
+\tint i = get_global_id(0);   /* c */ int j = 3;
+
+
+
+    a[i] = N + i; // tail
+    a[i] += 1 + \\
+            2;
+}
+"""
+
+HEADER = "// header\n\nfloat helper(float x) { return x; }\n"
+
+
+def test_line_map_and_parser_coords_follow_includes() -> None:
+    result, diagnostics = run(SOURCE_WITH_HEADER, extra_headers={"h.h": HEADER})
+    assert not diagnostics.items, diagnostics.format()
+    out = result.text.splitlines()
+    assert len(out) == len(result.line_map)
+    for index, line in enumerate(out, start=1):
+        if not line.strip() or line.startswith("#line"):
+            continue
+        file, lineno = result.line_map[index - 1]
+        original = (HEADER if file == "h.h" else SOURCE_WITH_HEADER).splitlines()[lineno - 1]
+        first = line.split()[0]
+        assert first in original, (index, line, original)
+
+    ast = OpenCLCParser().parse(result.text, "k.cl")
+    helper, kernel = ast.ext
+    assert (helper.coord.file, helper.coord.line, helper.coord.column) == ("h.h", 3, 7)
+    assert (kernel.coord.file, kernel.coord.line) == ("k.cl", 4)
+    decl_i, decl_j, assign, add = kernel.body.block_items
+    assert (decl_i.coord.line, decl_i.coord.column) == (5, 6)
+    assert (decl_j.coord.line, decl_j.coord.column) == (5, 42)
+    assert (assign.coord.line, assign.coord.column) == (9, 5)
+    assert (add.coord.line, add.coord.column) == (10, 5)
+    assert (add.rvalue.right.coord.line, add.rvalue.right.coord.column) == (11, 13)
+
+
+def test_columns_are_preserved_without_macros() -> None:
+    source = "int  a =   1;\n\t float /* x */ b\t= 2.0f ;\n"
+    result, _ = run(source)
+    for index, line in enumerate(result.text.splitlines(), start=1):
+        if line.startswith("#line"):
+            continue
+        file, lineno = result.line_map[index - 1]
+        original = source.replace("/* x */", "       ").splitlines()[lineno - 1]
+        assert line == original.rstrip()
+
+
+def test_locate_maps_macro_expansions_to_the_macro_name() -> None:
+    source = "#define LONG_VALUE 123456789\nint v = LONG_VALUE + x;\n"
+    result, _ = run(source)
+    out_line = next(i for i, line in enumerate(result.text.splitlines(), 1) if "int v" in line)
+    text = result.text.splitlines()[out_line - 1]
+    assert result.locate(out_line, text.index("123") + 1) == Loc("k.cl", 2, 9)
+    assert result.locate(out_line, text.index("x") + 1) == Loc("k.cl", 2, 22)
+    assert result.locate(out_line, 1) == Loc("k.cl", 2, 1)
+
+
+def test_line_directive_in_source_renames_lines() -> None:
+    result, _ = run('int a;\n#line 100 "gen.cl"\nint b;\n#line 7\nint c;\n')
+    ast = OpenCLCParser().parse(result.text, "k.cl")
+    coords = [(d.coord.file, d.coord.line) for d in ast.ext]
+    assert coords == [("k.cl", 1), ("gen.cl", 100), ("gen.cl", 7)]
+
+
+def test_conditional_blocks_and_gaps_keep_lines() -> None:
+    source = (
+        "#if 0\nint skipped;\n#endif\n"
+        + "\n" * 20
+        + "int x;\n#ifdef __OPENCL_VERSION__\nint y;\n#endif\n"
+    )
+    result, _ = run(source)
+    ast = OpenCLCParser().parse(result.text, "k.cl")
+    assert [(d.name, d.coord.line) for d in ast.ext] == [("x", 24), ("y", 26)]
