@@ -1,0 +1,87 @@
+"""The ``ppcl`` command line.
+
+``ppcl build FILE.cl [-D NAME[=VALUE]] [-I DIR] [--options "..."] --emit ir|opencl|c``
+compiles an OpenCL C file and prints the typed IR, the re-printed OpenCL C, or the C the CPU
+backend generates; it exits with status 1 and the located diagnostics on errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ppcl.compiler.diagnostics import CompileError
+
+
+def _build_option_string(args: argparse.Namespace) -> str:
+    parts: list[str] = []
+    for define in args.define or []:
+        parts.append(f"-D{define}")
+    for include in args.include or []:
+        parts.append(f"-I{include}")
+    if args.options:
+        parts.append(args.options)
+    return " ".join(parts)
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from ppcl.compiler.frontend import compile_source
+    from ppcl.compiler.frontend.options import BuildOptionsError
+
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            source = f.read()
+    except OSError as exc:
+        print(f"ppcl: error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 1
+    try:
+        result = compile_source(source, args.file, _build_option_string(args))
+    except BuildOptionsError as exc:
+        print(f"ppcl: error: {exc}", file=sys.stderr)
+        return 1
+    except CompileError as exc:
+        print(exc.log, file=sys.stderr)
+        return 1
+    if result.log:
+        print(result.log, file=sys.stderr)
+    if args.emit == "ir":
+        from ppcl.compiler.ir.printer import print_ir
+
+        sys.stdout.write(print_ir(result.module))
+    elif args.emit == "opencl":
+        from ppcl.compiler.codegen.opencl import print_opencl
+
+        sys.stdout.write(print_opencl(result.module))
+    else:
+        from ppcl.compiler.codegen.kernel_c import generate_c
+
+        for kernel in result.module.kernels:
+            sys.stdout.write(generate_c(result.module, kernel.name).source)
+    return 0
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ppcl", description="A performance-portable OpenCL stack.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="compile an OpenCL C file and print a stage of it")
+    build.add_argument("file", help="OpenCL C source file")
+    build.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]",
+                       help="define a preprocessor macro")
+    build.add_argument("-I", dest="include", action="append", metavar="DIR",
+                       help="add an include directory")
+    build.add_argument("--options", default="", help="an OpenCL build-option string")
+    build.add_argument("--emit", choices=("ir", "opencl", "c"), default="ir",
+                       help="what to print (default: ir)")
+    build.set_defaults(func=_cmd_build)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    status: int = args.func(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,475 @@
+"""Uniformity (divergence) analysis of a kernel across its work-group.
+
+Every value of a kernel is classified as
+
+* ``UNIFORM``: the same for every work-item of a group (kernel arguments, group ids, sizes,
+  constants and what is computed from them under uniform control);
+* ``AFFINE``: ``uniform + sum_d stride_d * local_id(d)``, with the stride per dimension known
+  when it is a compile-time constant (``get_global_id(0)`` is affine with stride 1 in dim 0:
+  consecutive work-items touch consecutive elements);
+* ``VARYING``: anything else (atomics, loads through varying addresses, values assigned under
+  varying control).
+
+Variables take the join of every assignment to them, iterated to a fixed point; an assignment
+under varying control (a branch or loop whose condition varies, or after a varying
+``break``/``continue``/``return``) makes the variable varying. For a statement that branches or
+loops, ``control_uniform`` tells whether every work-item of the group takes the same path
+through it, which is what lets the work-group compiler run a barrier inside it in lock step
+without per-work-item bookkeeping. The analysis is conservative: VARYING is always safe.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.visit import children, walk
+
+
+class Kind(enum.IntEnum):
+    UNIFORM = 0
+    AFFINE = 1
+    VARYING = 2
+
+
+Strides = tuple[int | None, int | None, int | None]
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: Kind
+    # for AFFINE: the coefficient of local_id(d); 0 = independent of dim d, None = unknown
+    strides: Strides = (0, 0, 0)
+
+    @property
+    def is_uniform(self) -> bool:
+        return self.kind is Kind.UNIFORM
+
+    def consecutive_in(self, dim: int) -> bool:
+        return self.kind is Kind.AFFINE and self.strides[dim] == 1
+
+
+UNIFORM = Shape(Kind.UNIFORM)
+VARYING = Shape(Kind.VARYING, (None, None, None))
+
+
+def affine_in(dim: int, stride: int | None = 1) -> Shape:
+    strides: list[int | None] = [0, 0, 0]
+    strides[dim] = stride
+    return Shape(Kind.AFFINE, (strides[0], strides[1], strides[2]))
+
+
+def join(a: Shape, b: Shape) -> Shape:
+    """The shape of a value that may be either ``a`` or ``b`` (a merge of assignments)."""
+    if a == b:
+        return a
+    if a.kind is Kind.VARYING or b.kind is Kind.VARYING:
+        return VARYING
+    # two different uniform/affine values merged per work-item: no longer affine in general
+    if a.kind is Kind.UNIFORM and b.kind is Kind.UNIFORM:
+        return UNIFORM
+    return VARYING
+
+
+def _add(a: Shape, b: Shape) -> Shape:
+    if Kind.VARYING in (a.kind, b.kind):
+        return VARYING
+    if a.kind is Kind.UNIFORM:
+        return b
+    if b.kind is Kind.UNIFORM:
+        return a
+    strides = tuple(None if x is None or y is None else x + y for x, y in zip(a.strides, b.strides))
+    return Shape(Kind.AFFINE, strides)  # type: ignore[arg-type]
+
+
+def _neg(a: Shape) -> Shape:
+    if a.kind is not Kind.AFFINE:
+        return a
+    return Shape(Kind.AFFINE, tuple(None if s is None else -s for s in a.strides))  # type: ignore[arg-type]
+
+
+def _scale(a: Shape, factor: int | None) -> Shape:
+    if a.kind is not Kind.AFFINE:
+        return a
+    return Shape(Kind.AFFINE, tuple(  # type: ignore[arg-type]
+        None if s is None or factor is None else s * factor for s in a.strides))
+
+
+def _all_uniform(shapes: list[Shape]) -> Shape:
+    return UNIFORM if all(s.is_uniform for s in shapes) else VARYING
+
+
+_ID_BUILTINS = {"get_local_id", "get_global_id"}
+_UNIFORM_WORKITEM = {"get_group_id", "get_local_size", "get_global_size", "get_num_groups",
+                     "get_global_offset", "get_work_dim"}
+_VARYING_FAMILIES = {"atomic"}
+_LOOPS = (ir.For, ir.While, ir.DoWhile)
+
+
+def _const_int(e: ir.Expr) -> int | None:
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    if isinstance(e, ir.IntLit):
+        return e.value
+    return None
+
+
+def _builtin_family(call: ir.Call) -> str | None:
+    if call.builtin is None:
+        return None
+    from ppcl.compiler.ir import builtins
+
+    try:
+        return builtins.lookup(call.builtin).family
+    except KeyError:
+        return None
+
+
+class Uniformity:
+    """The result of ``analyze_kernel``; queries are cheap after construction."""
+
+    def __init__(self, module: ir.Module, kernel: ir.Function):
+        self.module = module
+        self.kernel = kernel
+        self._vars: dict[str, Shape] = {}
+        self._params = {p.name for p in kernel.params}
+        self._helper_varying: dict[str, bool] = {}
+        # statements (by id) executed under varying control
+        self._varying_control: set[int] = set()
+        # If/loop statements (by id) that every work-item traverses the same way
+        self._uniform_control: dict[int, bool] = {}
+        self._solve()
+
+    # ------------------------------------------------------------ queries
+
+    def var(self, name: str) -> Shape:
+        if name in self._params:
+            return UNIFORM
+        return self._vars.get(name, UNIFORM)
+
+    @property
+    def varying_vars(self) -> frozenset[str]:
+        return frozenset(n for n, s in self._vars.items() if not s.is_uniform)
+
+    def is_uniform(self, e: ir.Expr) -> bool:
+        return self.expr(e).is_uniform
+
+    def control_uniform(self, stmt: ir.Stmt) -> bool:
+        """True when every work-item of the group reaches ``stmt`` together and takes the same
+        path through it (its condition, trip count and every exit from it are uniform)."""
+        return self._uniform_control.get(id(stmt), False)
+
+    def under_varying_control(self, stmt: ir.Stmt) -> bool:
+        return id(stmt) in self._varying_control
+
+    def expr(self, e: ir.Expr) -> Shape:
+        if isinstance(e, ir.IntLit | ir.FloatLit | ir.StringLit | ir.SizeOf | ir.VecStep):
+            return UNIFORM
+        if isinstance(e, ir.VarRef):
+            return self.var(e.name)
+        if isinstance(e, ir.Cast):
+            inner = self.expr(e.operand)
+            return inner if inner.kind is not Kind.AFFINE or _is_integerish(e) else VARYING
+        if isinstance(e, ir.Binary):
+            return self._binary(e)
+        if isinstance(e, ir.Unary):
+            operand = self.expr(e.operand)
+            if e.op == "-":
+                return _neg(operand)
+            if e.op == "+":
+                return operand
+            if e.op in ("*",):  # load through a pointer
+                return UNIFORM if operand.is_uniform else VARYING
+            return UNIFORM if operand.is_uniform else VARYING
+        if isinstance(e, ir.Index):
+            return _all_uniform([self.expr(e.base), self.expr(e.index)])
+        if isinstance(e, ir.Call):
+            return self._call(e)
+        if isinstance(e, ir.Assign):
+            return self.expr(e.value) if e.op == "=" else _all_uniform(
+                [self.expr(e.target), self.expr(e.value)])
+        parts = [self.expr(c) for c in children(e) if isinstance(c, ir.Expr)]
+        return _all_uniform(parts)
+
+    # ------------------------------------------------------------ expressions
+
+    def _binary(self, e: ir.Binary) -> Shape:
+        lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
+        if lhs.is_uniform and rhs.is_uniform:
+            return UNIFORM
+        if not _is_integerish(e):
+            return VARYING
+        if e.op == "+":
+            return _add(lhs, rhs)
+        if e.op == "-":
+            return _add(lhs, _neg(rhs))
+        if e.op == "*":
+            if lhs.kind is Kind.AFFINE and rhs.is_uniform:
+                return _scale(lhs, _const_int(e.rhs))
+            if rhs.kind is Kind.AFFINE and lhs.is_uniform:
+                return _scale(rhs, _const_int(e.lhs))
+        if e.op == "<<" and lhs.kind is Kind.AFFINE and rhs.is_uniform:
+            shift = _const_int(e.rhs)
+            return _scale(lhs, None if shift is None else 1 << shift)
+        return VARYING
+
+    def _call(self, call: ir.Call) -> Shape:
+        args = [self.expr(a) for a in call.args]
+        if call.builtin is not None:
+            if call.name in _ID_BUILTINS:
+                dim = _const_int(call.args[0]) if call.args else None
+                if dim is None or not 0 <= dim <= 2:
+                    return VARYING
+                return affine_in(dim)
+            if call.name in _UNIFORM_WORKITEM:
+                return _all_uniform(args)
+            if _builtin_family(call) in _VARYING_FAMILIES:
+                return VARYING
+            return _all_uniform(args)
+        if self._helper_is_varying(call.name):
+            return VARYING
+        return _all_uniform(args)
+
+    def _helper_is_varying(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
+        """A helper's result can differ across work-items with uniform arguments when it reads
+        work-item ids or uses atomics, itself or through what it calls."""
+        if name in self._helper_varying:
+            return self._helper_varying[name]
+        fn = self.module.function(name)
+        if fn is None or name in seen:
+            return True
+        varying = False
+        for node in walk(fn):
+            if not isinstance(node, ir.Call):
+                continue
+            if node.builtin is None:
+                varying = self._helper_is_varying(node.name, seen | {name})
+            else:
+                varying = node.name in _ID_BUILTINS or _builtin_family(node) in _VARYING_FAMILIES
+            if varying:
+                break
+        self._helper_varying[name] = varying
+        return varying
+
+    # ------------------------------------------------------------ fixed point over statements
+
+    def _solve(self) -> None:
+        body = self.kernel.body
+        if body is None:
+            return
+        for _ in range(64):
+            before = dict(self._vars)
+            self._varying_control.clear()
+            self._uniform_control.clear()
+            self._stmt(body, varying=False)
+            if self._vars == before:
+                return
+        # did not settle (should not happen: shapes only move up a finite lattice)
+        for name in self._vars:
+            self._vars[name] = VARYING
+
+    def _assign_var(self, name: str, shape: Shape, varying: bool) -> None:
+        if name in self._params:
+            # a parameter is a private copy per work-item once written
+            self._params.discard(name)
+            self._vars[name] = UNIFORM
+        if varying:
+            shape = VARYING
+        old = self._vars.get(name)
+        self._vars[name] = shape if old is None else join(old, shape)
+
+    def _effects(self, e: ir.Expr, varying: bool) -> None:
+        """Record the assignments an expression performs."""
+        for node in walk(e):
+            if isinstance(node, ir.Assign):
+                root = _root_var(node.target)
+                if root is None:
+                    continue
+                if isinstance(node.target, ir.VarRef):
+                    value = self.expr(node.value) if node.op == "=" else _compound(
+                        node.op, self.expr(node.target), self.expr(node.value))
+                else:  # element, field or component store: the whole variable joins
+                    value = _all_uniform([self.expr(node.value)] + [
+                        self.expr(c) for c in walk(node.target)
+                        if isinstance(c, ir.Expr) and c is not node.target
+                        and not isinstance(c, ir.VarRef)])
+                    value = join(self.var(root), value)
+                self._assign_var(root, value, varying)
+            elif isinstance(node, ir.Unary) and node.op in ("++", "--", "p++", "p--"):
+                root = _root_var(node.operand)
+                if root is not None:
+                    self._assign_var(root, self.var(root), varying)
+            elif isinstance(node, ir.Unary) and node.op == "&":
+                root = _root_var(node.operand)
+                if root is not None:  # written through a pointer we do not track
+                    self._assign_var(root, VARYING, varying)
+            elif isinstance(node, ir.Call) and node.builtin is not None:
+                # builtins that write through pointer arguments (sincos, fract, ...)
+                for arg in node.args:
+                    inner = arg
+                    while isinstance(inner, ir.Cast):
+                        inner = inner.operand
+                    if isinstance(inner, ir.Unary) and inner.op == "&":
+                        root = _root_var(inner.operand)
+                        if root is not None:
+                            self._assign_var(root, VARYING, varying)
+
+    def _stmt(self, s: ir.Stmt, varying: bool) -> bool:
+        """Analyse ``s``; return True when some work-items may leave ``s`` early in a varying
+        way (a varying break/continue/return inside), which makes what follows varying."""
+        if varying:
+            self._varying_control.add(id(s))
+        if isinstance(s, ir.Block):
+            diverged = False
+            for item in s.stmts:
+                if self._stmt(item, varying or diverged):
+                    diverged = True
+            return diverged
+        if isinstance(s, ir.DeclStmt):
+            for d in s.decls:
+                if d.init is not None:
+                    self._effects(d.init, varying)
+                    shape = self.expr(d.init) if not isinstance(d.init, ir.InitList) else \
+                        _all_uniform([self.expr(x) for x in walk(d.init)
+                                      if isinstance(x, ir.Expr) and x is not d.init])
+                    self._assign_var(d.name, shape, varying)
+                else:
+                    self._assign_var(d.name, UNIFORM, varying)
+            return False
+        if isinstance(s, ir.ExprStmt):
+            self._effects(s.expr, varying)
+            return False
+        if isinstance(s, ir.If):
+            self._effects(s.cond, varying)
+            inner = varying or not self.is_uniform(s.cond)
+            diverged = self._stmt(s.then, inner)
+            if s.otherwise is not None:
+                diverged = self._stmt(s.otherwise, inner) or diverged
+            self._uniform_control[id(s)] = not inner and not diverged
+            return diverged or (inner and not varying and _has_exit(s, in_switch=False))
+        if isinstance(s, _LOOPS):
+            return self._loop(s, varying)
+        if isinstance(s, ir.Switch):
+            self._effects(s.expr, varying)
+            inner = varying or not self.is_uniform(s.expr)
+            diverged = self._stmt(s.body, inner)
+            self._uniform_control[id(s)] = not inner and not diverged
+            return diverged or (inner and not varying and _has_exit(s.body, in_switch=True))
+        if isinstance(s, ir.Return):
+            if s.value is not None:
+                self._effects(s.value, varying)
+            return varying
+        if isinstance(s, ir.Break | ir.Continue):
+            return varying
+        return False
+
+    def _loop(self, s: ir.For | ir.While | ir.DoWhile, varying: bool) -> bool:
+        if isinstance(s, ir.For) and s.init is not None:
+            self._stmt(s.init, varying)
+        cond = s.cond if not isinstance(s, ir.For) else s.cond
+        step = s.step if isinstance(s, ir.For) else None
+        # loop-carried values: analyse the body twice so updates feed back into the condition
+        inner = varying
+        diverged = False
+        for _ in range(2):
+            if cond is not None:
+                self._effects(cond, inner)
+                inner = inner or not self.is_uniform(cond)
+            diverged = self._stmt(s.body, inner)
+            if step is not None:
+                self._effects(step, inner or diverged)
+            if diverged:
+                # some work-items leave or skip iterations: the trip count varies, so
+                # everything the loop assigns is varying
+                inner = True
+        uniform = not inner and not diverged
+        self._uniform_control[id(s)] = uniform
+        if not uniform:
+            for name in _assigned_vars(s):
+                self._assign_var(name, VARYING, True)
+        # a varying return inside leaves the loop's code after it divergent; breaks do not
+        # escape the loop
+        return _has_return(s) and not uniform
+
+
+def _is_integerish(e: ir.Expr) -> bool:
+    from ppcl.compiler.ir.types import PointerType, ScalarType
+
+    t = e.type
+    return isinstance(t, PointerType) or (isinstance(t, ScalarType) and t.is_integer)
+
+
+def _compound(op: str, old: Shape, value: Shape) -> Shape:
+    if old.is_uniform and value.is_uniform:
+        return UNIFORM
+    if op in ("+=", "-=") and value.is_uniform:
+        return old
+    return VARYING
+
+
+def _root_var(e: ir.Expr) -> str | None:
+    """The variable an lvalue stores into, when it is a variable (not memory behind a pointer)."""
+    while True:
+        if isinstance(e, ir.VarRef):
+            return e.name
+        if isinstance(e, ir.Swizzle):
+            e = e.base
+        elif isinstance(e, ir.Member) and not e.arrow:
+            e = e.base
+        elif isinstance(e, ir.Index):
+            from ppcl.compiler.ir.types import ArrayType
+
+            if not isinstance(e.base.type, ArrayType):
+                return None
+            e = e.base
+        elif isinstance(e, ir.Cast):
+            e = e.operand
+        else:
+            return None
+
+
+def _assigned_vars(s: ir.Stmt) -> set[str]:
+    names: set[str] = set()
+    for node in walk(s):
+        if isinstance(node, ir.Assign):
+            root = _root_var(node.target)
+        elif isinstance(node, ir.Unary) and node.op in ("++", "--", "p++", "p--"):
+            root = _root_var(node.operand)
+        else:
+            continue
+        if root is not None:
+            names.add(root)
+    for node in walk(s):
+        if isinstance(node, ir.DeclStmt):
+            names.update(d.name for d in node.decls)
+    return names
+
+
+def _has_return(s: ir.Stmt) -> bool:
+    return any(isinstance(n, ir.Return) for n in walk(s))
+
+
+def _has_exit(s: ir.Stmt, in_switch: bool) -> bool:
+    """Does ``s`` contain a return, or a break/continue that leaves ``s`` itself? Inside a
+    switch body (``in_switch``) a break only ends the switch."""
+
+    def visit(node: ir.Stmt, in_loop: bool, in_switch: bool) -> bool:
+        if isinstance(node, ir.Return):
+            return True
+        if isinstance(node, ir.Break):
+            return not in_loop and not in_switch
+        if isinstance(node, ir.Continue):
+            return not in_loop
+        for child in children(node):
+            if not isinstance(child, ir.Stmt):
+                continue
+            if visit(child, in_loop or isinstance(node, _LOOPS), in_switch or isinstance(node, ir.Switch)):
+                return True
+        return False
+
+    return visit(s, False, in_switch)
+
+
+def analyze_kernel(module: ir.Module, kernel: ir.Function) -> Uniformity:
+    return Uniformity(module, kernel)
