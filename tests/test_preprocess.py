@@ -254,3 +254,28 @@ def test_conditional_blocks_and_gaps_keep_lines() -> None:
     result, _ = run(source)
     ast = OpenCLCParser().parse(result.text, "k.cl")
     assert [(d.name, d.coord.line) for d in ast.ext] == [("x", 24), ("y", 26)]
+
+
+def test_source_without_directives_skips_pcpp_but_keeps_columns():
+    from ppcl.compiler.frontend import preprocess as pp_module
+
+    src = '/* head */ __kernel void f(__global int *a) { // tail\n    a[0] = 1; /* x\n y */ a[1] = 2; }\n'
+    options = parse_build_options("")
+    assert pp_module._needs_no_preprocessing(src, pp_module._predefined(options, False, True), options)
+    result = preprocess(src, "fast.cl", options, Diagnostics())
+    lines = result.text.splitlines()
+    assert lines[0] == '#line 1 "fast.cl"'
+    assert lines[1].index("__kernel") == src.index("__kernel")
+    assert "/*" not in result.text and "//" not in result.text
+    assert lines[3].index("a[1]") == src.splitlines()[2].index("a[1]")
+    assert result.locate(3, 5) == Loc("fast.cl", 2, 5)
+
+
+def test_macro_use_or_directive_takes_the_full_preprocessor():
+    from ppcl.compiler.frontend import preprocess as pp_module
+
+    options = parse_build_options("")
+    macros = pp_module._predefined(options, False, True)
+    assert not pp_module._needs_no_preprocessing("int x = CL_VERSION_1_2;", macros, options)
+    assert not pp_module._needs_no_preprocessing("#define A 1\nint x = A;", macros, options)
+    assert not pp_module._needs_no_preprocessing("int x = 1;", macros, parse_build_options("-DX=1"))
