@@ -1,0 +1,149 @@
+"""C with GCC vector extensions, the language of the CPU backend.
+
+Only the dialect table lives here: address spaces vanish, OpenCL scalar names become C types,
+vector types become ``ppcl_<type><n>`` typedefs of GCC vectors (3-component vectors are stored
+4 wide, as in OpenCL), vector literals become compound literals and swizzles become subscripts or
+``__builtin_shufflevector``. Lowering of builtins and of work-item functions belongs to the
+backend, through the ``call`` hook.
+"""
+
+from __future__ import annotations
+
+from ppcl.compiler.codegen.cstyle import (
+    PREC_ASSIGN,
+    PREC_POSTFIX,
+    PREC_UNARY,
+    CodegenError,
+    CStylePrinter,
+    Dialect,
+)
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import (
+    SCALAR_TYPES,
+    VECTOR_WIDTHS,
+    AddressSpace,
+    VectorType,
+    width_of,
+)
+
+VECTOR_PREFIX = "ppcl_"
+
+# OpenCL scalar -> C spelling; ``long`` is 64-bit on the LP64 hosts the CPU backend targets.
+C_SCALAR_NAMES: dict[str, str] = {
+    "bool": "_Bool",
+    "char": "signed char",
+    "uchar": "unsigned char",
+    "short": "short",
+    "ushort": "unsigned short",
+    "int": "int",
+    "uint": "unsigned int",
+    "long": "long",
+    "ulong": "unsigned long",
+    "half": "_Float16",
+    "float": "float",
+    "double": "double",
+}
+
+
+def c_vector_name(t: VectorType) -> str:
+    return f"{VECTOR_PREFIX}{t.elem.name}{t.width}"
+
+
+def vector_typedefs() -> str:
+    """The typedefs that give every OpenCL vector type its C name."""
+    lines = []
+    for elem in SCALAR_TYPES:
+        if elem.is_bool:
+            continue
+        for width in VECTOR_WIDTHS:
+            t = VectorType(elem, width)
+            lines.append(f"typedef {C_SCALAR_NAMES[elem.name]} {c_vector_name(t)}"
+                         f" __attribute__((vector_size({t.size})));")
+    return "\n".join(lines) + "\n"
+
+
+def _components(p: CStylePrinter, e: ir.Expr) -> list[str]:
+    """The scalar components of ``e``, each as an expression text."""
+    if width_of(e.type) == 1:
+        return [p.expr(e, PREC_ASSIGN)]
+    if isinstance(e, ir.Swizzle):
+        base = p.expr(e.base, PREC_POSTFIX)
+        return [f"{base}[{i}]" for i in e.indices]
+    if isinstance(e, ir.Cast) and e.implicit:
+        return _components(p, e.operand)
+    # a vector operand other than a swizzle is subscripted once per component
+    base = p.expr(e, PREC_POSTFIX)
+    return [f"{base}[{i}]" for i in range(width_of(e.type))]
+
+
+def _splat(p: CStylePrinter, vector: VectorType, scalar: ir.Expr) -> str:
+    """Every component set to ``scalar``, which is evaluated once."""
+    value = p.expr(scalar, PREC_UNARY)
+    return f"(({c_vector_name(vector)}){{}} + ({p.type_name(vector.elem)}){value})"
+
+
+def c_vector_literal(p: CStylePrinter, e: ir.Expr) -> str | None:
+    assert isinstance(e, ir.VectorLiteral) and isinstance(e.type, VectorType)
+    if len(e.elems) == 1 and width_of(e.elems[0].type) == 1:
+        return _splat(p, e.type, e.elems[0])
+    parts = [c for elem in e.elems for c in _components(p, elem)]
+    return f"(({c_vector_name(e.type)}){{{', '.join(parts)}}})"
+
+
+def c_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
+    assert isinstance(e, ir.Swizzle)
+    base = p.expr(e.base, PREC_POSTFIX)
+    if len(e.indices) == 1:
+        return f"{base}[{e.indices[0]}]"
+    indices = list(e.indices)
+    if len(indices) == 3:
+        indices.append(-1)  # a 3-component result is stored 4 wide; the last lane is unused
+    return f"__builtin_shufflevector({base}, {base}, {', '.join(map(str, indices))})"
+
+
+def c_cast(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """Scalar-to-vector conversions, implicit or explicit, become a splat; others are C's."""
+    assert isinstance(e, ir.Cast)
+    if isinstance(e.type, VectorType) and width_of(e.operand.type) == 1:
+        return _splat(p, e.type, e.operand)
+    return None
+
+
+def c_vec_step(p: CStylePrinter, e: ir.Expr) -> str | None:
+    assert isinstance(e, ir.VecStep)
+    return str(e.value)
+
+
+def c_assign_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``v.z = x`` is ``v[2] = x``; a multi-component target needs a statement-level expansion
+    that the CPU backend does before printing."""
+    assert isinstance(e, ir.Assign) and isinstance(e.target, ir.Swizzle)
+    if len(e.target.indices) == 1:
+        return None
+    raise CodegenError(f"assignment to swizzle .{e.target.spelling} must be expanded before "
+                       "printing C")
+
+
+C = Dialect(
+    name="c",
+    kernel_qualifier="",
+    address_spaces={space: "" for space in AddressSpace},
+    scalar_names=C_SCALAR_NAMES,
+    vector_type=c_vector_name,
+    restrict="restrict",
+    inline="static inline",
+    kernel_attributes=False,
+    vector_literal=c_vector_literal,
+    swizzle=c_swizzle,
+    cast=c_cast,
+    vec_step=c_vec_step,
+    assign_swizzle=c_assign_swizzle,
+)
+
+_PRINTER = CStylePrinter(C)
+
+
+def print_c(node: object) -> str:
+    """C text of a module, declaration, statement, expression or type."""
+    return _PRINTER.print(node)
+
