@@ -11,8 +11,9 @@ every argument converts implicitly to its parameter (``conversions.implicit_conv
 without scalar-to-vector widening and without conversions between vector types); the best
 candidate is no worse for every argument and better for one. One extension: when that leaves
 several candidates and some arguments are integer literals, a literal converting to another
-integer type counts as exact, so ``max(n_uint, 1)`` picks ``max(uint, uint)`` (clang reports
-these calls as ambiguous).
+scalar type counts as exact among those, so ``max(n_uint, 1)`` picks ``max(uint, uint)`` and
+``clamp(x_float, 0, 1)`` picks ``clamp(float, float, float)`` (clang reports both as ambiguous).
+
 """
 
 from __future__ import annotations
@@ -552,12 +553,14 @@ def lookup(key: str) -> Overload:
 _Ranks = tuple[int, ...]
 
 
-def _arg_ranks(ov: Overload, args: Sequence[Type]) -> _Ranks | None:
+def _arg_ranks(ov: Overload, args: Sequence[Type], literal: Sequence[bool]) -> _Ranks | None:
     if len(args) < len(ov.params) or (len(args) > len(ov.params) and not ov.variadic):
         return None
     ranks: list[int] = []
-    for arg, param in zip(args, ov.params):
+    for i, (arg, param) in enumerate(zip(args, ov.params)):
         rank = implicit_conversion_rank(arg, param)
+        if rank is None and param == EVENT_T and i < len(literal) and literal[i]:
+            rank = CONVERSION  # async copies take a literal 0 for "no event to wait for"
         if rank is None or rank >= WIDENING:
             return None
         if ov.family == "reinterpret" and rank != EXACT:
@@ -581,13 +584,13 @@ def _best(viable: list[tuple[Overload, _Ranks]]) -> list[tuple[Overload, _Ranks]
 def _literal_ranks(
     ov: Overload, ranks: _Ranks, args: Sequence[Type], literal: Sequence[bool]
 ) -> _Ranks:
-    """Ranks where an integer literal converting to an integer parameter counts as exact."""
+    """Ranks where an integer literal converting to an arithmetic scalar parameter counts as
+    exact (the literal's value, not its type ``int``, is what the call means)."""
     adjusted = list(ranks)
     for i, (arg, param) in enumerate(zip(args, ov.params)):
         if (
             i < len(literal) and literal[i] and adjusted[i] <= CONVERSION
-            and isinstance(arg, ScalarType) and arg.is_integer
-            and isinstance(param, ScalarType) and param.is_integer
+            and isinstance(arg, ScalarType) and arg.is_integer and isinstance(param, ScalarType)
         ):
             adjusted[i] = EXACT
     return tuple(adjusted)
@@ -621,7 +624,7 @@ _resolved: dict[tuple[str, tuple[Type, ...], tuple[bool, ...]], Overload | Built
 def _resolve_uncached(name: str, args: tuple[Type, ...], literal: tuple[bool, ...]) -> Overload:
     viable: list[tuple[Overload, _Ranks]] = []
     for ov in overloads(name):
-        ranks = _arg_ranks(ov, args)
+        ranks = _arg_ranks(ov, args, literal)
         if ranks is not None:
             viable.append((ov, ranks))
     if not viable:
@@ -648,7 +651,9 @@ def resolve(
     """The overload of builtin ``name`` that a call with arguments of types ``args`` calls.
 
     ``arg_is_int_literal[i]`` tells that argument ``i`` is an integer literal (see the module
-    documentation). Array arguments must already be decayed to pointers. Raises BuiltinError."""
+    documentation); an integer literal is also accepted for an ``event_t`` parameter, where the
+    caller checks that it is 0. Array arguments must already be decayed to pointers.
+    Raises BuiltinError."""
     literal = tuple(arg_is_int_literal) if arg_is_int_literal is not None else ()
     if not any(literal):
         literal = ()

@@ -178,8 +178,10 @@ def implicit_conversion_rank(src: Type, dst: Type) -> int | None:
         src_s = INT if isinstance(src, EnumType) else src
         dst_s = INT if isinstance(dst, EnumType) else dst
         assert isinstance(src_s, ScalarType) and isinstance(dst_s, ScalarType)
+        if isinstance(dst, EnumType):
+            return CONVERSION  # int or another enum into an enum: allowed in C, never preferred
         if src_s == dst_s:
-            return EXACT if isinstance(dst, EnumType) == isinstance(src, EnumType) else PROMOTION
+            return PROMOTION  # an enum used as int
         if src_s.is_integer and dst_s == integer_promote(src_s):
             return PROMOTION
         if src_s == FLOAT and dst_s == DOUBLE:
