@@ -280,6 +280,24 @@ def test_integer_literals_break_ties() -> None:
         resolve("max", [INT, UINT], [False, False])
 
 
+def test_calls_from_the_kernel_corpus() -> None:
+    lit = True
+    assert key("mad24", UINT, UINT, INT, literal=(False, False, lit)) == "mad24__uint_uint_uint"
+    assert key("select", INT, INT, INT, literal=(lit, lit, False)) == "select__int_int_int"
+    assert key("clamp", INT, INT, INT, literal=(False, lit, False)) == "clamp__int_int_int"
+    assert key("wait_group_events", INT, PointerType(EVENT_T, P), literal=(lit, False)) == (
+        "wait_group_events__int_pevent_t"
+    )
+    assert key("atom_add", PointerType(INT, L), INT) == "atom_add__vlint_int"
+    assert key("vstore_half", FLOAT, INT, PointerType(HALF, G)) == "vstore_half__float_ulong_ghalf"
+    assert key("printf", PointerType(CHAR, C), PointerType(CHAR, C), INT) == "printf__ckchar_va"
+    with pytest.raises(BuiltinError) as err:
+        resolve("clamp", [v(FLOAT, 4), v(INT, 4), v(INT, 4)])
+    assert err.value.message.startswith(
+        "no matching overload for builtin 'clamp' with (float4, int4, int4)"
+    )
+
+
 def test_no_match_messages() -> None:
     with pytest.raises(BuiltinError) as err:
         resolve("dot", [INT, INT])

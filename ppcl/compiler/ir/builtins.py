@@ -538,14 +538,20 @@ def table_size() -> int:
     return sum(1 for _ in all_overloads())
 
 
+_by_key: dict[str, dict[str, Overload]] = {}
+
+
 def lookup(key: str) -> Overload:
     """The overload with the given ``Overload.key``; KeyError when there is none."""
     name, sep, _ = key.partition("__")
-    if sep:
-        for ov in overloads(name):
-            if ov.key == key:
-                return ov
-    raise KeyError(f"no builtin overload with key {key!r}")
+    keyed = _by_key.get(name)
+    if keyed is None:
+        keyed = {ov.key: ov for ov in overloads(name)} if sep else {}
+        _by_key[name] = keyed
+    ov = keyed.get(key)
+    if ov is None:
+        raise KeyError(f"no builtin overload with key {key!r}")
+    return ov
 
 
 # ---------------------------------------------------------------- overload resolution
@@ -612,7 +618,7 @@ def _no_match(name: str, args: Sequence[Type]) -> BuiltinError:
         return BuiltinError("no_match", f"'{name}' is not a builtin function")
     same_arity = [o for o in all_ovs if len(o.params) == len(args)] or list(all_ovs)
     message = (
-        f"no matching overload of builtin '{name}' for arguments {_describe_args(args)}; "
+        f"no matching overload for builtin '{name}' with {_describe_args(args)}; "
         f"candidates: {_candidate_list(same_arity)}"
     )
     return BuiltinError("no_match", message, tuple(same_arity))
@@ -639,7 +645,7 @@ def _resolve_uncached(name: str, args: tuple[Type, ...], literal: tuple[bool, ..
         return best[0][0]
     cands = tuple(ov for ov, _ in best)
     message = (
-        f"call to builtin '{name}' with arguments {_describe_args(args)} is ambiguous; "
+        f"call to builtin '{name}' with {_describe_args(args)} is ambiguous; "
         f"candidates: {_candidate_list(cands)}"
     )
     raise BuiltinError("ambiguous", message, cands)
