@@ -419,3 +419,12 @@ def test_round_trip_over_kernels(path: pathlib.Path) -> None:
     first = print_opencl(_compile(path.read_text(), path.name))
     second = print_opencl(_compile(first, path.name))
     assert second == first
+
+
+def test_printed_module_parses() -> None:
+    from ppcl.compiler.diagnostics import Diagnostics
+    from ppcl.compiler.frontend.parse import parse
+
+    diagnostics = Diagnostics()
+    assert parse(print_opencl(small_module()), "module.cl", diagnostics) is not None
+    assert not diagnostics.items
