@@ -294,10 +294,10 @@ def small_module() -> ir.Module:
 SMALL_MODULE_TEXT = """\
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-struct Particle {
+struct __attribute__((packed, aligned(16))) Particle {
     float4 pos;
     int id __attribute__((aligned(8)));
-} __attribute__((packed, aligned(16)));
+};
 
 typedef struct Particle Particle;
 

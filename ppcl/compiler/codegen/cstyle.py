@@ -280,15 +280,18 @@ class CStylePrinter:
         raise TypeError(f"not a top-level declaration: {type(d).__name__}")
 
     def record(self, t: StructType) -> list[str]:
-        lines = [f"{self.base_type_name(t)} {{"]
+        # attributes between the keyword and the tag, where pycparserext keeps them on the record
+        attrs = ["packed"] * t.packed + ([f"aligned({t.aligned})"] if t.aligned else [])
+        keyword = "union" if t.is_union else "struct"
+        if attrs:
+            keyword += " " + self.dialect.attribute(attrs)
+        lines = [f"{keyword} {t.name} {{"]
         for f in t.fields:
             decl = self.declaration(f.type, f.name)
             if f.align is not None:
                 decl += " " + self.dialect.attribute([f"aligned({f.align})"])
             lines.append(f"{INDENT}{decl};")
-        attrs = ["packed"] * t.packed + ([f"aligned({t.aligned})"] if t.aligned else [])
-        lines.append("}" + (" " + self.dialect.attribute(attrs) if attrs else "") + ";")
-        return lines
+        return lines + ["};"]
 
     def enum(self, t: Type) -> list[str]:
         if not isinstance(t, EnumType):
