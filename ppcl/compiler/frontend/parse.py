@@ -41,6 +41,9 @@ _TOKEN_SPELLING = {
     "LBRACKET": "[", "COLON": ":", "COMMA": ",", "ID": "identifier", "WHILE": "while",
 }
 
+_TYPE_TOKENS = {"TYPEID", "INT", "FLOAT", "DOUBLE", "CHAR", "SHORT", "LONG", "UNSIGNED", "SIGNED",
+                "VOID", "_BOOL"}
+
 _MESSAGES = {
     "Invalid expression": "expected expression",
     "Invalid declaration": "expected a declaration",
@@ -111,7 +114,7 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
     def _parse_attribute(self) -> Any:
         tok = self._peek()
         if (tok is not None and tok.type == "ID" and self._peek_type(2) == "LPAREN"
-                and self._peek_type(3) == "TYPEID" and self._peek_type(4) == "RPAREN"):
+                and self._peek_type(3) in _TYPE_TOKENS and self._peek_type(4) == "RPAREN"):
             self._advance()
             self._advance()
             type_tok = self._advance()

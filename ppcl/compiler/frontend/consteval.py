@@ -1,0 +1,102 @@
+"""Constant folding of integer constant expressions over typed IR expressions.
+
+Used for array sizes, ``case`` labels, enumerator values and attribute arguments. Arithmetic
+follows the C rules of the expression's IR type (wrap-around to the type's width, truncating
+division); anything that is not an integer constant expression folds to None.
+"""
+
+from __future__ import annotations
+
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import EnumType, ScalarType, Type
+
+
+def wrap(value: int, t: Type) -> int:
+    """``value`` converted to the integer type ``t`` (modular for every width, as C does)."""
+    if isinstance(t, EnumType):
+        t = ScalarType("int")
+    if not isinstance(t, ScalarType) or not t.is_integer:
+        return value
+    if t.is_bool:
+        return 1 if value else 0
+    bits = t.bits
+    value &= (1 << bits) - 1
+    if t.is_signed and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def _is_integer(t: Type) -> bool:
+    return isinstance(t, EnumType) or (isinstance(t, ScalarType) and t.is_integer)
+
+
+def fold(e: ir.Expr) -> int | None:
+    """The value of an integer constant expression, or None."""
+    if isinstance(e, ir.IntLit):
+        return wrap(e.value, e.type)
+    if isinstance(e, (ir.SizeOf, ir.VecStep)):
+        return e.value
+    if isinstance(e, ir.Cast):
+        if not _is_integer(e.type):
+            return None
+        if isinstance(e.operand, ir.FloatLit):
+            return wrap(int(e.operand.value), e.type)
+        inner = fold(e.operand)
+        return None if inner is None else wrap(inner, e.type)
+    if not _is_integer(e.type):
+        return None
+    if isinstance(e, ir.Unary):
+        operand = fold(e.operand)
+        if operand is None:
+            return None
+        if e.op == "-":
+            return wrap(-operand, e.type)
+        if e.op == "+":
+            return wrap(operand, e.type)
+        if e.op == "~":
+            return wrap(~operand, e.type)
+        if e.op == "!":
+            return int(not operand)
+        return None
+    if isinstance(e, ir.Conditional):
+        cond = fold(e.cond)
+        if cond is None:
+            return None
+        return fold(e.then if cond else e.otherwise)
+    if isinstance(e, ir.Binary):
+        return _fold_binary(e)
+    return None
+
+
+def _fold_binary(e: ir.Binary) -> int | None:
+    lhs = fold(e.lhs)
+    if lhs is None:
+        return None
+    if e.op == "&&" and not lhs:
+        return 0
+    if e.op == "||" and lhs:
+        return 1
+    rhs = fold(e.rhs)
+    if rhs is None:
+        return None
+    op = e.op
+    t = e.type
+    if op in ("&&", "||"):
+        return int(bool(rhs))
+    if op in ("<", ">", "<=", ">=", "==", "!="):
+        return int({"<": lhs < rhs, ">": lhs > rhs, "<=": lhs <= rhs, ">=": lhs >= rhs,
+                    "==": lhs == rhs, "!=": lhs != rhs}[op])
+    if op in ("/", "%"):
+        if rhs == 0:
+            return None
+        quotient = abs(lhs) // abs(rhs) * (1 if (lhs >= 0) == (rhs >= 0) else -1)
+        return wrap(quotient if op == "/" else lhs - quotient * rhs, t)
+    if op in ("<<", ">>"):
+        if rhs < 0:
+            return None
+        return wrap(lhs << rhs if op == "<<" else lhs >> rhs, t)
+    results = {"+": lhs + rhs, "-": lhs - rhs, "*": lhs * rhs, "&": lhs & rhs, "|": lhs | rhs,
+               "^": lhs ^ rhs}
+    if op not in results:
+        return None
+    return wrap(results[op], t)

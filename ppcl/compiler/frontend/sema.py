@@ -1,0 +1,566 @@
+"""Semantic analysis, part 3: statements, functions and program-scope declarations.
+
+``analyze(ast, ...)`` turns a pycparser translation unit into an ``ir.Module``. Errors are
+reported to the build's ``Diagnostics``; an error abandons the statement (or program-scope
+declaration) it is in, and analysis goes on with the next one, so one build reports several.
+Whole-program rules (no recursion, called functions defined) are in ``checks``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pycparser import c_ast
+
+from ppcl.compiler.diagnostics import Diagnostics, Loc
+from ppcl.compiler.frontend import checks
+from ppcl.compiler.frontend.consteval import fold
+from ppcl.compiler.frontend.sema_expr import ExprSema
+from ppcl.compiler.frontend.sema_types import FunctionState, QualType, SemaError, Symbol
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import types as T
+
+_KERNEL_SPECS = {"__kernel", "kernel"}
+_KERNEL_ATTRIBUTES = {"reqd_work_group_size", "work_group_size_hint", "vec_type_hint"}
+_IGNORED_ATTRIBUTES = {"always_inline", "noinline", "pure", "const", "overloadable", "unused",
+                       "used", "nodebug", "flatten"}
+
+
+class Sema(ExprSema):
+    """The whole analysis of one translation unit."""
+
+    def __init__(self, *args: object, **kwargs: object):
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.decls: list[ir.TopLevel] = []
+        self.functions: dict[str, ir.Function] = {}
+        self.call_sites: dict[str, list[tuple[str, Loc]]] = {}
+        self.prototype_only: set[str] = set()
+
+    # ------------------------------------------------------------ translation unit
+
+    def module(self, ast: c_ast.FileAST) -> ir.Module:
+        for node in ast.ext or []:
+            try:
+                produced = self.top_level(node)
+            except SemaError as exc:
+                self.error(exc.loc, exc.message)
+                produced = []
+            self.decls.extend(self.pending)
+            self.pending.clear()
+            self.decls.extend(produced)
+        checks.check_calls(self.diags, self.call_sites, self.defined_functions())
+        return ir.Module(tuple(self.decls), tuple(self.extensions.items()))
+
+    def defined_functions(self) -> set[str]:
+        return {d.name for d in self.decls if isinstance(d, ir.Function) and d.body is not None}
+
+    def top_level(self, node: c_ast.Node) -> list[ir.TopLevel]:
+        if isinstance(node, c_ast.FuncDef):
+            return [self.function(node.decl, node.body)]
+        if isinstance(node, c_ast.Typedef):
+            return [self.typedef(node)]
+        if isinstance(node, c_ast.Decl):
+            if _is_function_declarator(node.type):
+                return [self.function(node, None)]
+            return self.program_scope_decl(node)
+        if isinstance(node, c_ast.Pragma) or type(node).__name__ in ("Pragma", "PreprocessorLine"):
+            return []
+        self.fail(self.loc(node), f"unsupported declaration ({type(node).__name__})")
+
+    def typedef(self, node: c_ast.Typedef) -> ir.TypeDef:
+        loc = self.loc(node)
+        qt = self.declarator(node.type)
+        self.declare(node.name, Symbol("typedef", node.name, qt.type, loc=loc), loc)
+        if self.func is None:
+            self.global_names.add(node.name)
+        return ir.TypeDef(node.name, qt.type, loc=loc)
+
+    def program_scope_decl(self, node: c_ast.Decl) -> list[ir.TopLevel]:
+        loc = self.loc(node)
+        self._check_storage(node, loc, program_scope=True)
+        qt = self.declarator(node.type)
+        if node.name is None:
+            return []  # a struct, union or enum definition alone: already in self.pending
+        if qt.space is not T.AddressSpace.CONSTANT:
+            where = f"the {qt.space.spelling} address space" if qt.space else "no address space"
+            self.fail(loc, f"program scope variable '{node.name}' must be declared in the "
+                           f"__constant address space (it has {where})")
+        t = self._complete_array(qt.type, node.init, loc)
+        self.check_object_type(t, loc, what=f"variable '{node.name}'")
+        if node.init is None:
+            self.fail(loc, f"__constant variable '{node.name}' must be initialized")
+        init = self.initializer(node.init, t)
+        align = qt.align if qt.align is not None else self.align_attribute(node.funcspec)
+        decl = ir.VarDecl(node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, init, align,
+                          loc=loc)
+        sym = Symbol("var", node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, loc=loc)
+        self.declare(node.name, sym, loc)
+        self.global_names.add(node.name)
+        self.var_symbols[node.name] = sym
+        return [ir.GlobalVar(decl, loc=loc)]
+
+    def _check_storage(self, node: c_ast.Decl, loc: Loc, *, program_scope: bool) -> None:
+        for storage in node.storage or []:
+            if storage == "extern":
+                self.fail(loc, "'extern' is not supported by ppcl: a program is one "
+                               "translation unit")
+            if storage == "static" and not program_scope:
+                self.fail(loc, "static local variables are not supported in OpenCL C")
+            if storage in ("auto", "register") and program_scope:
+                self.fail(loc, f"'{storage}' is not allowed at program scope")
+
+    # ------------------------------------------------------------ functions
+
+    def function(self, decl: c_ast.Decl, body: c_ast.Compound | None) -> ir.Function:
+        loc = self.loc(decl)
+        name: str = decl.name
+        self._check_storage(decl, loc, program_scope=True)
+        specs = [s for s in decl.funcspec or [] if isinstance(s, str)]
+        is_kernel = any(s in _KERNEL_SPECS for s in specs)
+        inline = "inline" in specs or "__inline" in specs
+        fnode = decl.type
+        ret_qt = self.declarator(fnode.type)
+        ret = ret_qt.type
+        if is_kernel and not isinstance(ret, T.VoidType):
+            self.fail(self.loc(fnode.type), f"kernel function '{name}' must return void, not "
+                                            f"'{ret}'")
+        if isinstance(ret, T.ArrayType):
+            self.fail(loc, f"function '{name}' cannot return an array")
+        attrs = self.kernel_attributes(decl, fnode, is_kernel)
+        params = self.parameters(fnode, name, is_kernel)
+        ftype = T.FunctionType(ret, tuple(p.type for p in params))
+        previous = self.scopes[0].get(name)
+        if previous is not None:
+            if previous.kind != "func":
+                self.fail(loc, f"redefinition of '{name}' as a function")
+            if previous.type != ftype:
+                self.fail(loc, f"conflicting types for '{name}': '{ftype}' here, '{previous.type}'"
+                               " before")
+            if previous.defined and body is not None:
+                self.fail(loc, f"redefinition of function '{name}'")
+            sym = previous
+        else:
+            sym = Symbol("func", name, ftype, is_kernel=is_kernel, loc=loc)
+            self.scopes[0][name] = sym
+            self.global_names.add(name)
+        sym.is_kernel = sym.is_kernel or is_kernel
+        if body is None:
+            return ir.Function(name, ret, params, None, is_kernel, attrs, inline, loc=loc)
+        sym.defined = True
+        block = self.function_body(name, is_kernel, ret, params, body)
+        return ir.Function(name, ret, params, block, is_kernel, attrs, inline, loc=loc)
+
+    def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool) -> tuple[ir.Param, ...]:
+        args = fnode.args
+        if args is None:
+            return ()
+        params: list[ir.Param] = []
+        for index, param in enumerate(args.params):
+            ploc = self.loc(param)
+            if isinstance(param, c_ast.EllipsisParam):
+                self.fail(ploc, "variadic functions are not supported in OpenCL C")
+            if isinstance(param, c_ast.Typename):
+                t = self.type_name(param)
+                if isinstance(t, T.VoidType) and len(args.params) == 1:
+                    return ()
+                self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+            qt = self.declarator(param.type)
+            t = qt.type
+            if isinstance(t, T.ArrayType):
+                t = T.PointerType(t.elem, qt.space or T.AddressSpace.PRIVATE, qt.const,
+                                  qt.volatile)
+            if is_kernel:
+                self.check_kernel_param(param, qt, t, ploc)
+            elif qt.space not in (None, T.AddressSpace.PRIVATE):
+                self.fail(ploc, f"parameter '{param.name}' cannot be declared in the "
+                                f"{qt.space.spelling} address space")
+            self.check_object_type(t, ploc, what=f"parameter '{param.name}'")
+            params.append(ir.Param(param.name, t, qt.const, qt.volatile, loc=ploc))
+        return tuple(params)
+
+    def check_kernel_param(self, param: c_ast.Decl, qt: QualType, t: T.Type, loc: Loc) -> None:
+        name = param.name
+        if isinstance(t, T.PointerType):
+            if isinstance(t.pointee, T.PointerType):
+                self.fail(loc, f"kernel parameter '{name}' cannot be a pointer to a pointer")
+            explicit = _pointee_has_space(param.type)
+            if not explicit or t.space is T.AddressSpace.PRIVATE:
+                self.fail(loc, f"kernel pointer argument '{name}' must point to __global, "
+                               "__constant or __local memory")
+            return
+        if qt.space not in (None, T.AddressSpace.PRIVATE):
+            self.fail(loc, f"kernel parameter '{name}' is not a pointer and cannot be "
+                           f"{qt.space.spelling}")
+        if t == T.BOOL:
+            self.fail(loc, f"kernel parameter '{name}' cannot have type 'bool'")
+        if t == T.EVENT_T:
+            self.fail(loc, f"kernel parameter '{name}' cannot have type 'event_t'")
+
+    def kernel_attributes(self, decl: c_ast.Decl, fnode: c_ast.Node,
+                          is_kernel: bool) -> ir.KernelAttrs:
+        found = self.attributes(list(decl.funcspec or [])) + \
+            self.attributes(getattr(fnode, "attributes", None))
+        reqd: tuple[int, int, int] | None = None
+        hint: tuple[int, int, int] | None = None
+        vec_hint: T.Type | None = None
+        for name, args, node in found:
+            loc = self.loc(node)
+            if name in _KERNEL_ATTRIBUTES and not is_kernel:
+                self.warning(loc, f"attribute '{name}' only applies to kernel functions; "
+                                  "ignored")
+                continue
+            if name in ("reqd_work_group_size", "work_group_size_hint"):
+                if len(args) != 3:
+                    self.fail(loc, f"attribute '{name}' takes 3 arguments, {len(args)} given")
+                sizes = tuple(self.constant_int(a, f"argument of '{name}'") for a in args)
+                if any(s <= 0 for s in sizes):
+                    self.fail(loc, f"attribute '{name}' needs positive sizes, got {sizes}")
+                value = (sizes[0], sizes[1], sizes[2])
+                if name == "reqd_work_group_size":
+                    reqd = value
+                else:
+                    hint = value
+            elif name == "vec_type_hint":
+                if len(args) != 1 or not isinstance(args[0], c_ast.ID):
+                    self.fail(loc, "attribute 'vec_type_hint' takes one type name")
+                hinted = self.named_type([args[0].name], loc)
+                if not isinstance(hinted, (T.ScalarType, T.VectorType)) or hinted == T.BOOL:
+                    self.fail(loc, f"invalid type '{hinted}' for 'vec_type_hint'")
+                vec_hint = hinted
+            elif name.strip("_") not in _IGNORED_ATTRIBUTES:
+                self.warning(loc, f"unknown attribute '{name}' ignored")
+        return ir.KernelAttrs(reqd, hint, vec_hint)
+
+    def function_body(self, name: str, is_kernel: bool, ret: T.Type,
+                      params: tuple[ir.Param, ...], body: c_ast.Compound) -> ir.Block:
+        self.func = FunctionState(name, is_kernel, ret)
+        self.push_scope()
+        try:
+            for p in params:
+                if p.name in self.func.used_names:
+                    self.error(p.loc, f"redefinition of parameter '{p.name}'")
+                self.func.used_names.add(p.name)
+                sym = Symbol("var", p.name, p.type, T.AddressSpace.PRIVATE, p.const, p.volatile,
+                             loc=p.loc)
+                self.scopes[-1][p.name] = sym
+                self.var_symbols[p.name] = sym
+            block = self.compound(body, new_scope=False)
+        finally:
+            self.pop_scope()
+            self.call_sites[name] = self.func.calls
+            self.func = None
+        return block
+
+    # ------------------------------------------------------------ statements
+
+    def compound(self, node: c_ast.Compound, *, new_scope: bool = True) -> ir.Block:
+        if new_scope:
+            self.push_scope()
+        stmts: list[ir.Stmt] = []
+        try:
+            for item in node.block_items or []:
+                stmts.extend(self.statement_list(item))
+        finally:
+            if new_scope:
+                self.pop_scope()
+        return ir.Block(tuple(stmts), loc=self.loc(node))
+
+    def statement_list(self, node: c_ast.Node) -> list[ir.Stmt]:
+        """The statements for one source statement; errors are reported and the statement
+        dropped."""
+        try:
+            return self.statement(node)
+        except SemaError as exc:
+            self.error(exc.loc, exc.message)
+            return []
+
+    def single(self, node: c_ast.Node) -> ir.Stmt:
+        stmts = self.statement_list(node)
+        if len(stmts) == 1:
+            return stmts[0]
+        return ir.Block(tuple(stmts), loc=self.loc(node))
+
+    def statement(self, node: c_ast.Node) -> list[ir.Stmt]:
+        loc = self.loc(node)
+        assert self.func is not None
+        if isinstance(node, c_ast.Compound):
+            return [self.compound(node)]
+        if isinstance(node, c_ast.Decl):
+            return self.local_declaration([node], loc)
+        if isinstance(node, c_ast.DeclList):
+            return self.local_declaration(list(node.decls), loc)
+        if isinstance(node, c_ast.Typedef):
+            self.typedef(node)
+            return []
+        if isinstance(node, c_ast.If):
+            cond = self.condition(node.cond)
+            then = self.single(node.iftrue)
+            otherwise = self.single(node.iffalse) if node.iffalse is not None else None
+            return [ir.If(cond, then, otherwise, loc=loc)]
+        if isinstance(node, c_ast.For):
+            return [self.for_loop(node, loc)]
+        if isinstance(node, c_ast.While):
+            cond = self.condition(node.cond)
+            return [ir.While(cond, self.loop_body(node.stmt), loc=loc)]
+        if isinstance(node, c_ast.DoWhile):
+            body = self.loop_body(node.stmt)
+            return [ir.DoWhile(body, self.condition(node.cond), loc=loc)]
+        if isinstance(node, c_ast.Switch):
+            return [self.switch(node, loc)]
+        if isinstance(node, c_ast.Case):
+            return self.case(node, loc)
+        if isinstance(node, c_ast.Default):
+            if self.func.switch_depth == 0:
+                self.fail(loc, "'default' label not within a switch statement")
+            stmts: list[ir.Stmt] = [ir.Default(loc=loc)]
+            for item in node.stmts or []:
+                stmts.extend(self.statement_list(item))
+            return stmts
+        if isinstance(node, c_ast.Break):
+            if self.func.loop_depth == 0 and self.func.switch_depth == 0:
+                self.fail(loc, "'break' statement not in loop or switch statement")
+            return [ir.Break(loc=loc)]
+        if isinstance(node, c_ast.Continue):
+            if self.func.loop_depth == 0:
+                self.fail(loc, "'continue' statement not in loop statement")
+            return [ir.Continue(loc=loc)]
+        if isinstance(node, c_ast.Return):
+            return [self.return_statement(node, loc)]
+        if isinstance(node, (c_ast.Goto, c_ast.Label)):
+            self.fail(loc, "'goto' is not supported by ppcl (labels and goto cannot be "
+                           "compiled into work-group functions)")
+        if isinstance(node, c_ast.EmptyStatement):
+            return [ir.Empty(loc=loc)]
+        if isinstance(node, c_ast.Pragma) or type(node).__name__ == "Pragma":
+            return []
+        if type(node).__name__ == "Asm":
+            self.fail(loc, "inline assembly is not supported by ppcl")
+        return [ir.ExprStmt(self.expr(node), loc=loc)]
+
+    def loop_body(self, node: c_ast.Node) -> ir.Stmt:
+        assert self.func is not None
+        self.func.loop_depth += 1
+        try:
+            return self.single(node)
+        finally:
+            self.func.loop_depth -= 1
+
+    def for_loop(self, node: c_ast.For, loc: Loc) -> ir.Stmt:
+        self.push_scope()
+        try:
+            init: ir.Stmt | None = None
+            if isinstance(node.init, c_ast.DeclList):
+                decls = self.local_declaration(list(node.init.decls), self.loc(node.init))
+                init = decls[0] if decls else None
+            elif node.init is not None:
+                init = ir.ExprStmt(self.expr(node.init), loc=self.loc(node.init))
+            cond = self.condition(node.cond) if node.cond is not None else None
+            step = self.expr(node.next) if node.next is not None else None
+            body = self.loop_body(node.stmt)
+        finally:
+            self.pop_scope()
+        return ir.For(init, cond, step, body, loc=loc)
+
+    def switch(self, node: c_ast.Switch, loc: Loc) -> ir.Stmt:
+        assert self.func is not None
+        value = self.rvalue(node.cond)
+        if not (isinstance(value.type, (T.ScalarType, T.EnumType)) and
+                T.scalar_of(value.type) is not None and value.type != T.FLOAT and
+                getattr(T.scalar_of(value.type), "is_integer", False)):
+            self.fail(value.loc, f"switch condition must have integer type, not '{value.type}'")
+        promoted = _promote(value.type)
+        value = self.implicit(value, promoted)
+        self.func.switch_depth += 1
+        saved_loops = self.func.loop_depth
+        self.func.case_values.append(set())
+        try:
+            if isinstance(node.stmt, c_ast.Compound):
+                body = self.compound(node.stmt)
+            else:
+                body = ir.Block(tuple(self.statement_list(node.stmt)), loc=self.loc(node.stmt))
+        finally:
+            self.func.switch_depth -= 1
+            self.func.loop_depth = saved_loops
+            self.func.case_values.pop()
+        return ir.Switch(value, body, loc=loc)
+
+    def case(self, node: c_ast.Case, loc: Loc) -> list[ir.Stmt]:
+        assert self.func is not None
+        if self.func.switch_depth == 0:
+            self.fail(loc, "'case' label not within a switch statement")
+        label = self.expr(node.expr)
+        value = fold(label)
+        if value is None:
+            self.fail(label.loc, "case label is not an integer constant expression")
+        seen = self.func.case_values[-1]
+        if value in seen:
+            self.fail(label.loc, f"duplicate case value '{value}'")
+        seen.add(value)
+        stmts: list[ir.Stmt] = [ir.Case(value, label, loc=loc)]
+        for item in node.stmts or []:
+            stmts.extend(self.statement_list(item))
+        return stmts
+
+    def return_statement(self, node: c_ast.Return, loc: Loc) -> ir.Stmt:
+        assert self.func is not None
+        ret = self.func.ret
+        if node.expr is None:
+            if not isinstance(ret, T.VoidType):
+                self.fail(loc, f"non-void function '{self.func.name}' should return a value of "
+                               f"type '{ret}'")
+            return ir.Return(None, loc=loc)
+        value = self.rvalue(node.expr)
+        if isinstance(ret, T.VoidType):
+            self.fail(value.loc, f"void function '{self.func.name}' should not return a value")
+        return ir.Return(self.convert(value, ret, "return value"), loc=loc)
+
+    # ------------------------------------------------------------ local declarations
+
+    def local_declaration(self, decls: list[c_ast.Decl], loc: Loc) -> list[ir.Stmt]:
+        result: list[ir.VarDecl] = []
+        for decl in decls:
+            var = self.local_variable(decl)
+            if var is not None:
+                result.append(var)
+        if not result:
+            return []
+        return [ir.DeclStmt(tuple(result), loc=loc)]
+
+    def local_variable(self, decl: c_ast.Decl) -> ir.VarDecl | None:
+        assert self.func is not None
+        loc = self.loc(decl)
+        self._check_storage(decl, loc, program_scope=False)
+        if _is_function_declarator(decl.type):
+            self.fail(loc, "function declarations inside functions are not supported")
+        qt = self.declarator(decl.type)
+        if decl.name is None:
+            return None  # a struct/enum definition alone (hoisted to program scope)
+        space = qt.space or T.AddressSpace.PRIVATE
+        if space is T.AddressSpace.GLOBAL:
+            self.fail(loc, f"variable '{decl.name}' cannot be declared in the __global address "
+                           "space inside a function")
+        if space is T.AddressSpace.LOCAL:
+            if not self.func.is_kernel:
+                self.fail(loc, f"__local variable '{decl.name}' can only be declared in a "
+                               "kernel function")
+            if decl.init is not None:
+                self.fail(loc, f"__local variable '{decl.name}' cannot have an initializer")
+        if space is T.AddressSpace.CONSTANT:
+            if not self.func.is_kernel:
+                self.fail(loc, f"__constant variable '{decl.name}' can only be declared in a "
+                               "kernel function or at program scope")
+            if decl.init is None:
+                self.fail(loc, f"__constant variable '{decl.name}' must be initialized")
+        t = self._complete_array(qt.type, decl.init, loc)
+        self.check_object_type(t, loc, what=f"variable '{decl.name}'")
+        if isinstance(t, T.ArrayType) and t.length is None:
+            self.fail(loc, f"array '{decl.name}' needs an explicit size or an initializer")
+        name = self.unique_local_name(decl.name)
+        const = qt.const or space is T.AddressSpace.CONSTANT
+        sym = Symbol("var", name, t, space, const, qt.volatile, loc=loc)
+        self.declare(decl.name, sym, loc)
+        self.var_symbols[name] = sym
+        init = self.initializer(decl.init, t) if decl.init is not None else None
+        align = qt.align if qt.align is not None else self.align_attribute(decl.funcspec)
+        return ir.VarDecl(name, t, space, const, qt.volatile, init, align, loc=loc)
+
+    def _complete_array(self, t: T.Type, init: c_ast.Node | None, loc: Loc) -> T.Type:
+        if isinstance(t, T.ArrayType) and t.length is None:
+            if isinstance(init, c_ast.InitList):
+                return T.ArrayType(t.elem, len(init.exprs))
+            if _is_string(init) and t.elem in (T.CHAR, T.UCHAR):
+                return T.ArrayType(t.elem, _string_length(init.value) + 1)
+        return t
+
+    def initializer(self, node: c_ast.Node, t: T.Type) -> ir.Expr:
+        loc = self.loc(node)
+        if isinstance(node, c_ast.InitList):
+            return self.init_list(node, t, loc)
+        if isinstance(node, c_ast.NamedInitializer):
+            self.fail(loc, "designated initializers are not supported by ppcl")
+        if _is_string(node) and isinstance(t, T.ArrayType) and t.elem in (T.CHAR, T.UCHAR):
+            assert t.length is not None
+            if _string_length(node.value) + 1 > t.length:
+                self.fail(loc, f"initializer string is too long for '{t}'")
+            return ir.StringLit(t, node.value[1:-1], loc=loc)
+        value = self.rvalue(node)
+        if isinstance(t, T.ArrayType):
+            self.fail(value.loc, f"array of type '{t}' must be initialized with a braced list")
+        converted = self.convert(value, t, "initialization")
+        self._warn_narrowing(value, t)
+        return converted
+
+    def _warn_narrowing(self, value: ir.Expr, t: T.Type) -> None:
+        src = T.scalar_of(value.type)
+        dst = T.scalar_of(t)
+        if src == T.DOUBLE and dst == T.FLOAT and not isinstance(value, ir.FloatLit):
+            self.warning(value.loc, "implicit conversion from 'double' to 'float' may lose "
+                                    "precision")
+
+    def init_list(self, node: c_ast.InitList, t: T.Type, loc: Loc) -> ir.Expr:
+        items = list(node.exprs)
+        if isinstance(t, T.ArrayType):
+            assert t.length is not None
+            if len(items) > t.length:
+                self.fail(loc, f"too many initializers for '{t}' ({len(items)} given)")
+            elems = tuple(self.initializer(item, t.elem) for item in items)
+            return ir.InitList(t, elems, loc=loc)
+        if isinstance(t, T.StructType):
+            fields = t.fields[:1] if t.is_union else t.fields
+            if len(items) > len(fields):
+                self.fail(loc, f"too many initializers for '{t}' ({len(items)} given)")
+            elems = tuple(self.initializer(item, f.type) for item, f in zip(items, fields))
+            return ir.InitList(t, elems, loc=loc)
+        if isinstance(t, T.VectorType):
+            if len(items) > t.width:
+                self.fail(loc, f"too many initializers for '{t}' ({len(items)} given)")
+            elems = tuple(self.convert(self.rvalue(item), t.elem, "initialization")
+                          for item in items)
+            return ir.InitList(t, elems, loc=loc)
+        if len(items) != 1:
+            self.fail(loc, f"a scalar of type '{t}' takes one initializer, {len(items)} given")
+        return self.initializer(items[0], t)
+
+
+def _is_string(node: c_ast.Node | None) -> bool:
+    return isinstance(node, c_ast.Constant) and node.type == "string"
+
+
+def _string_length(literal: str) -> int:
+    """Characters of a string literal's value (escapes count once)."""
+    body = literal[1:-1]
+    return len(body.encode("ascii", "backslashreplace").decode("unicode_escape"))
+
+
+def _promote(t: T.Type) -> T.Type:
+    from ppcl.compiler.ir.conversions import promote
+
+    return promote(t)
+
+
+def _is_function_declarator(node: c_ast.Node) -> bool:
+    return isinstance(node, c_ast.FuncDecl) or type(node).__name__ == "FuncDeclExt"
+
+
+def _pointee_has_space(node: c_ast.Node) -> bool:
+    """Whether the target of the outermost pointer of a declarator names an address space."""
+    from ppcl.compiler.frontend.sema_types import SPACE_QUALIFIERS
+
+    inner = node.type if isinstance(node, c_ast.PtrDecl) else node
+    while isinstance(inner, (c_ast.PtrDecl, c_ast.ArrayDecl)):
+        if isinstance(inner, c_ast.PtrDecl) and any(q in SPACE_QUALIFIERS for q in inner.quals):
+            return True
+        inner = inner.type
+    quals = getattr(inner, "quals", []) or []
+    return any(q in SPACE_QUALIFIERS for q in quals)
+
+
+def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<source>",
+            fp64: bool = True, cl_version: int = 120, extensions: dict[str, bool] | None = None,
+            single_precision_constant: bool = False,
+            locate: Callable[[str, int, int], Loc] | None = None) -> ir.Module:
+    """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``."""
+    sema = Sema(diagnostics, filename=filename, fp64=fp64, cl_version=cl_version,
+                extensions=dict(extensions or {}),
+                single_precision_constant=single_precision_constant, locate=locate)
+    return sema.module(ast)

@@ -1,0 +1,446 @@
+"""Semantic analysis, part 1: shared state, scopes, and types of declarations.
+
+Turns pycparser declarators (``TypeDecl``/``PtrDecl``/``ArrayDecl`` chains over
+``IdentifierType``/``Struct``/``Union``/``Enum``) into IR types, with OpenCL's address-space
+qualifiers, and builds records and enums. ``ExprSema`` (sema_expr) and ``Sema`` (sema) extend
+this class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from pycparser import c_ast
+
+from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
+from ppcl.compiler.frontend.consteval import fold
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import types as T
+
+SPACE_QUALIFIERS: dict[str, T.AddressSpace] = {
+    "__global": T.AddressSpace.GLOBAL, "global": T.AddressSpace.GLOBAL,
+    "__local": T.AddressSpace.LOCAL, "local": T.AddressSpace.LOCAL,
+    "__constant": T.AddressSpace.CONSTANT, "constant": T.AddressSpace.CONSTANT,
+    "__private": T.AddressSpace.PRIVATE, "private": T.AddressSpace.PRIVATE,
+}
+IMAGE_QUALIFIERS = {"__read_only", "read_only", "__write_only", "write_only", "__read_write",
+                    "read_write"}
+IMAGE_TYPE_NAMES = {"image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t",
+                    "image2d_array_t", "image3d_t", "sampler_t"}
+
+# OpenCL type names that are typedefs in the language, mapped to their IR types.
+NAMED_TYPES: dict[str, T.Type] = {
+    "size_t": T.ULONG, "uintptr_t": T.ULONG, "ptrdiff_t": T.LONG, "intptr_t": T.LONG,
+    "event_t": T.EVENT_T, "cl_mem_fence_flags": T.UINT,
+}
+
+_C_WORDS = {"signed", "unsigned", "short", "long", "int", "char"}
+
+
+class SemaError(Exception):
+    """An error that abandons the current statement or declaration (already located)."""
+
+    def __init__(self, loc: Loc, message: str):
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+
+
+@dataclass
+class Symbol:
+    kind: str  # "var", "func", "typedef", "enum"
+    name: str  # the IR name (locals are renamed to be unique in their function)
+    type: T.Type
+    space: T.AddressSpace = T.AddressSpace.PRIVATE
+    const: bool = False
+    volatile: bool = False
+    value: int = 0  # enumerators
+    is_kernel: bool = False
+    defined: bool = False
+    loc: Loc = NO_LOC
+
+
+@dataclass
+class QualType:
+    """A declared type with the qualifiers of the declared object."""
+
+    type: T.Type
+    const: bool = False
+    volatile: bool = False
+    space: T.AddressSpace | None = None
+    align: int | None = None
+
+
+@dataclass
+class FunctionState:
+    name: str
+    is_kernel: bool
+    ret: T.Type
+    used_names: set[str] = field(default_factory=set)
+    loop_depth: int = 0
+    switch_depth: int = 0
+    case_values: list[set[int]] = field(default_factory=list)
+    calls: list[tuple[str, Loc]] = field(default_factory=list)
+
+
+class TypeSema:
+    """State shared by all parts of the analysis, scopes, and declaration types."""
+
+    def __init__(self, diagnostics: Diagnostics, *, filename: str, fp64: bool, cl_version: int,
+                 extensions: dict[str, bool], single_precision_constant: bool,
+                 locate: object = None):
+        self.diags = diagnostics
+        self.filename = filename
+        self.fp64 = fp64
+        self.cl_version = cl_version
+        self.extensions = extensions
+        self.single_precision_constant = single_precision_constant
+        self._locate = locate
+        self.scopes: list[dict[str, Symbol]] = [{}]
+        self.tags: list[dict[str, T.Type]] = [{}]
+        self.pending: list[ir.TopLevel] = []  # records/enums defined while analysing a decl
+        self.anon_count = 0
+        self.func: FunctionState | None = None
+        self.global_names: set[str] = set()
+        # IR name -> symbol of every variable seen so far (names are unique while visible)
+        self.var_symbols: dict[str, Symbol] = {}
+
+    # ------------------------------------------------------------ locations and errors
+
+    def loc(self, node: c_ast.Node | None) -> Loc:
+        coord = getattr(node, "coord", None) if node is not None else None
+        if coord is None or not coord.line:
+            return NO_LOC
+        col = coord.column or 1
+        if callable(self._locate):
+            located = self._locate(coord.file, coord.line, col)
+            if isinstance(located, Loc):
+                return located
+        return Loc(coord.file or self.filename, coord.line, col)
+
+    def fail(self, loc: Loc, message: str) -> NoReturn:
+        raise SemaError(loc, message)
+
+    def error(self, loc: Loc, message: str) -> None:
+        self.diags.error(loc, message)
+
+    def warning(self, loc: Loc, message: str) -> None:
+        self.diags.warning(loc, message)
+
+    # ------------------------------------------------------------ scopes
+
+    def push_scope(self) -> None:
+        self.scopes.append({})
+        self.tags.append({})
+
+    def pop_scope(self) -> None:
+        self.scopes.pop()
+        self.tags.pop()
+
+    def lookup(self, name: str) -> Symbol | None:
+        for scope in reversed(self.scopes):
+            sym = scope.get(name)
+            if sym is not None:
+                return sym
+        return None
+
+    def lookup_tag(self, name: str) -> T.Type | None:
+        for scope in reversed(self.tags):
+            t = scope.get(name)
+            if t is not None:
+                return t
+        return None
+
+    def declare(self, source_name: str, sym: Symbol, loc: Loc) -> None:
+        scope = self.scopes[-1]
+        previous = scope.get(source_name)
+        if previous is not None and not (previous.kind == "func" and sym.kind == "func"):
+            self.fail(loc, f"redefinition of '{source_name}'")
+        scope[source_name] = sym
+
+    def unique_local_name(self, name: str) -> str:
+        """``name`` if no variable of the function (or program-scope name) has it yet, else
+        ``name_1``, ``name_2``..."""
+        assert self.func is not None
+        used = self.func.used_names
+        candidate = name
+        counter = 0
+        while candidate in used or candidate in self.global_names:
+            counter += 1
+            candidate = f"{name}_{counter}"
+        used.add(candidate)
+        return candidate
+
+    # ------------------------------------------------------------ hooks for expressions
+
+    def expr(self, node: c_ast.Node) -> ir.Expr:
+        raise NotImplementedError
+
+    def constant_int(self, node: c_ast.Node, what: str) -> int:
+        """Fold ``node`` as an integer constant expression or fail naming ``what``."""
+        e = self.expr(node)
+        value = fold(e)
+        if value is None:
+            self.fail(self.loc(node), f"{what} is not an integer constant expression")
+        return value
+
+    # ------------------------------------------------------------ base types
+
+    def base_type(self, node: c_ast.Node, loc: Loc) -> T.Type:
+        if isinstance(node, c_ast.IdentifierType):
+            return self.named_type(node.names, loc)
+        if isinstance(node, (c_ast.Struct, c_ast.Union)):
+            return self.record_type(node)
+        if isinstance(node, c_ast.Enum):
+            return self.enum_type(node)
+        self.fail(loc, "unsupported type specifier")
+
+    def named_type(self, names: list[str], loc: Loc) -> T.Type:
+        if len(names) == 1:
+            name = names[0]
+            if name == "void":
+                return T.VOID
+            if name in ("bool", "_Bool"):
+                return T.BOOL
+            if name in IMAGE_TYPE_NAMES:
+                self.fail(loc, f"images are not supported by ppcl ('{name}')")
+            if name in NAMED_TYPES:
+                return NAMED_TYPES[name]
+            scalar = T.scalar_type_named(name)
+            if scalar is not None and name not in ("short", "long", "char", "int"):
+                return self._check_scalar(scalar, loc)
+            vector = T.vector_type_named(name)
+            if vector is not None:
+                self._check_scalar(vector.elem, loc)
+                return vector
+            if name not in _C_WORDS:
+                sym = self.lookup(name)
+                if sym is not None and sym.kind == "typedef":
+                    return sym.type
+                self.fail(loc, f"unknown type name '{name}'")
+        return self._c_spelling(names, loc)
+
+    def _check_scalar(self, t: T.ScalarType, loc: Loc) -> T.ScalarType:
+        if t == T.DOUBLE and not self.fp64:
+            self.fail(loc, "type 'double' is not supported on this device (no cl_khr_fp64)")
+        return t
+
+    def _c_spelling(self, names: list[str], loc: Loc) -> T.ScalarType:
+        words = list(names)
+        unknown = [w for w in words if w not in _C_WORDS]
+        if unknown:
+            self.fail(loc, f"invalid type '{' '.join(names)}'")
+        unsigned = "unsigned" in words
+        if unsigned and "signed" in words:
+            self.fail(loc, "'signed' and 'unsigned' cannot be combined")
+        longs = words.count("long")
+        if longs > 1:
+            self.fail(loc, "'long long' is reserved in OpenCL C; use 'long'")
+        if "char" in words:
+            base = "char"
+        elif "short" in words:
+            base = "short"
+        elif longs:
+            base = "long"
+        else:
+            base = "int"
+        return T.ScalarType(("u" if unsigned else "") + base)
+
+    # ------------------------------------------------------------ declarators
+
+    def qualifiers(self, quals: list[str], loc: Loc) -> tuple[bool, bool, T.AddressSpace | None]:
+        const = "const" in quals
+        volatile = "volatile" in quals
+        spaces = {SPACE_QUALIFIERS[q] for q in quals if q in SPACE_QUALIFIERS}
+        if any(q in IMAGE_QUALIFIERS for q in quals):
+            self.fail(loc, "images are not supported by ppcl (access qualifiers are for images)")
+        if len(spaces) > 1:
+            self.fail(loc, "multiple address spaces specified for one type")
+        space = spaces.pop() if spaces else None
+        if space is T.AddressSpace.CONSTANT:
+            const = True
+        return const, volatile, space
+
+    def declarator(self, node: c_ast.Node, *, pointee_default: T.AddressSpace
+                   = T.AddressSpace.PRIVATE) -> QualType:
+        """The type of a declarator chain; ``pointee_default`` is the space of a pointer's
+        target when none is written."""
+        loc = self.loc(node)
+        if isinstance(node, c_ast.TypeDecl):
+            base_loc = self.loc(node.type) if getattr(node.type, "coord", None) else loc
+            base = self.base_type(node.type, base_loc)
+            const, volatile, space = self.qualifiers(node.quals, loc)
+            align = self.align_attribute(getattr(node, "attributes", None))
+            return QualType(base, const, volatile, space, align)
+        if isinstance(node, c_ast.PtrDecl):
+            inner = self.declarator(node.type, pointee_default=pointee_default)
+            const, volatile, space = self.qualifiers(node.quals, loc)
+            pointer = T.PointerType(inner.type, inner.space or pointee_default, inner.const,
+                                    inner.volatile, restrict="restrict" in node.quals)
+            return QualType(pointer, const, volatile, space, inner.align)
+        if isinstance(node, c_ast.ArrayDecl):
+            inner = self.declarator(node.type, pointee_default=pointee_default)
+            if isinstance(inner.type, T.VoidType):
+                self.fail(loc, "array of void")
+            length: int | None = None
+            if node.dim is not None:
+                length = self.array_length(node.dim)
+            return QualType(T.ArrayType(inner.type, length), inner.const, inner.volatile,
+                            inner.space, inner.align)
+        if isinstance(node, (c_ast.Struct, c_ast.Union, c_ast.Enum)):
+            return QualType(self.base_type(node, loc))
+        if isinstance(node, (c_ast.FuncDecl,)) or type(node).__name__ == "FuncDeclExt":
+            self.fail(loc, "function declarators are only allowed for functions")
+        self.fail(loc, f"unsupported declarator ({type(node).__name__})")
+
+    def array_length(self, dim: c_ast.Node) -> int:
+        e = self.expr(dim)
+        value = fold(e)
+        if value is None:
+            self.fail(self.loc(dim), "variable length arrays are not supported in OpenCL C")
+        if value <= 0:
+            self.fail(self.loc(dim), f"array size must be positive (got {value})")
+        return value
+
+    def type_name(self, node: c_ast.Typename) -> T.Type:
+        """The type of a ``Typename`` (casts, sizeof)."""
+        qt = self.declarator(node.type)
+        return qt.type
+
+    # ------------------------------------------------------------ attributes
+
+    @staticmethod
+    def attributes(nodes: list[c_ast.Node] | c_ast.Node | None) -> list[tuple[str, list[c_ast.Node], c_ast.Node]]:
+        """(name, argument nodes, node) of each attribute in AttributeSpecifiers/ExprLists."""
+        result: list[tuple[str, list[c_ast.Node], c_ast.Node]] = []
+        pending: list[c_ast.Node] = []
+        if nodes is None:
+            return result
+        if isinstance(nodes, list):
+            pending.extend(nodes)
+        else:
+            pending.append(nodes)
+        for item in pending:
+            if isinstance(item, str):
+                continue
+            exprs = getattr(item, "exprlist", None)
+            if exprs is not None:
+                item = exprs
+            for attr in getattr(item, "exprs", None) or []:
+                if isinstance(attr, c_ast.ID):
+                    if attr.name:
+                        result.append((attr.name, [], attr))
+                elif isinstance(attr, c_ast.FuncCall) and isinstance(attr.name, c_ast.ID):
+                    args = list(attr.args.exprs) if attr.args is not None else []
+                    result.append((attr.name.name, args, attr))
+        return result
+
+    def align_attribute(self, attrs: c_ast.Node | None) -> int | None:
+        align: int | None = None
+        for name, args, node in self.attributes(attrs):
+            if name.strip("_") == "aligned":
+                align = self._alignment_value(args, node)
+        return align
+
+    def _alignment_value(self, args: list[c_ast.Node], node: c_ast.Node) -> int:
+        if not args:
+            return 16
+        value = self.constant_int(args[0], "alignment")
+        if value <= 0 or value & (value - 1):
+            self.fail(self.loc(node), f"requested alignment {value} is not a power of two")
+        return value
+
+    # ------------------------------------------------------------ records and enums
+
+    def record_type(self, node: c_ast.Struct | c_ast.Union) -> T.Type:
+        is_union = isinstance(node, c_ast.Union)
+        kind = "union" if is_union else "struct"
+        loc = self.loc(node)
+        if node.decls is None:
+            if node.name is None:
+                self.fail(loc, f"anonymous {kind} without members")
+            found = self.lookup_tag(f"{kind} {node.name}")
+            if found is None:
+                self.fail(loc, f"incomplete type '{kind} {node.name}' (define it before use)")
+            return found
+        fields: list[T.Field] = []
+        for decl in node.decls:
+            if not isinstance(decl, c_ast.Decl):
+                continue
+            floc = self.loc(decl)
+            if decl.bitsize is not None:
+                self.fail(floc, "bit-fields are not supported in OpenCL C")
+            qt = self.declarator(decl.type)
+            if decl.name is None:
+                self.fail(floc, "anonymous members are not supported")
+            self.check_object_type(qt.type, floc, what=f"member '{decl.name}'")
+            if any(f.name == decl.name for f in fields):
+                self.fail(floc, f"duplicate member '{decl.name}'")
+            align = qt.align
+            for attr_name, args, anode in self.attributes(decl.funcspec):
+                if attr_name.strip("_") == "aligned":
+                    align = self._alignment_value(args, anode)
+            fields.append(T.Field(decl.name, qt.type, align))
+        packed = False
+        aligned: int | None = None
+        for attr_name, args, anode in self.attributes(getattr(node, "attrib", None)):
+            if attr_name.strip("_") == "packed":
+                packed = True
+            elif attr_name.strip("_") == "aligned":
+                aligned = self._alignment_value(args, anode)
+        name = node.name
+        if name is None:
+            name = f"__anon_{kind}_{self.anon_count}"
+            self.anon_count += 1
+        record = T.StructType(name, tuple(fields), is_union, packed, aligned)
+        if node.name is not None:
+            key = f"{kind} {node.name}"
+            if key in self.tags[-1]:
+                self.fail(loc, f"redefinition of '{key}'")
+            self.tags[-1][key] = record
+        self.pending.append(ir.RecordDef(record, loc=loc))
+        return record
+
+    def enum_type(self, node: c_ast.Enum) -> T.Type:
+        loc = self.loc(node)
+        if node.values is None:
+            found = self.lookup_tag(f"enum {node.name}")
+            if found is None:
+                self.fail(loc, f"incomplete type 'enum {node.name}'")
+            return found
+        enumerators: list[tuple[str, int]] = []
+        next_value = 0
+        for enumerator in node.values.enumerators:
+            if enumerator.value is not None:
+                next_value = self.constant_int(enumerator.value, "enumerator value")
+            eloc = self.loc(enumerator)
+            self.declare(enumerator.name, Symbol("enum", enumerator.name, T.INT,
+                                                 value=next_value, const=True, loc=eloc), eloc)
+            if self.func is None:
+                self.global_names.add(enumerator.name)
+            enumerators.append((enumerator.name, next_value))
+            next_value += 1
+        name = node.name
+        if name is None:
+            name = f"__anon_enum_{self.anon_count}"
+            self.anon_count += 1
+        enum = T.EnumType(name, tuple(enumerators))
+        if node.name is not None:
+            self.tags[-1][f"enum {node.name}"] = enum
+        self.pending.append(ir.EnumDef(enum, loc=loc))
+        return enum
+
+    # ------------------------------------------------------------ object checks
+
+    def check_object_type(self, t: T.Type, loc: Loc, *, what: str) -> None:
+        """Types an object (variable, parameter, member) may not have in OpenCL C 1.2."""
+        if isinstance(t, T.VoidType):
+            self.fail(loc, f"{what} has type 'void'")
+        if isinstance(t, T.ArrayType):
+            self.check_object_type(t.elem, loc, what=what)
+            return
+        elem = T.scalar_of(t)
+        if elem == T.HALF and not self.extensions.get("cl_khr_fp16", False):
+            self.fail(loc, f"{what} has type '{t}': 'half' may only be used through pointers "
+                           "(use vload_half/vstore_half)")
