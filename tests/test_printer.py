@@ -362,6 +362,13 @@ def test_c_dialect_spellings() -> None:
                                      ir.FloatLit(FLOAT, 1.0)))
     assert print_c(lit4) == "((ppcl_float4){q[1], q[3], f, 1.0f})"
     assert print_c(ir.VecStep(INT, FLOAT4, 4)) == "4"
+    assert print_c(ir.Cast(FLOAT4, v("f", FLOAT))) == "((ppcl_float4){} + f)"
+    assert print_c(ir.Cast(FLOAT4, v("i"))) == "((ppcl_float4){} + (float)i)"
+    half = ir.Swizzle(FLOAT2, b("+", q, q), (0, 1), "lo")
+    assert print_c(ir.VectorLiteral(FLOAT4, (half, v("w", FLOAT2)))) == (
+        "({ ppcl_float2 __ppcl_part0 = ({ ppcl_float4 __ppcl_base = q + q; "
+        "__builtin_shufflevector(__ppcl_base, __ppcl_base, 0, 1); }); "
+        "((ppcl_float4){__ppcl_part0[0], __ppcl_part0[1], w[0], w[1]}); })")
     target = ir.Swizzle(FLOAT2, q, (0, 1), "xy")
     with pytest.raises(CodegenError):
         print_c(ir.Assign(FLOAT2, "=", target, target))
@@ -382,6 +389,10 @@ C_FUNCTION = ir.Function(
         ir.DeclStmt((ir.VarDecl("d", FLOAT4, init=ir.VectorLiteral(FLOAT4, (
             v("w", FLOAT2), ir.Swizzle(FLOAT, v("q", FLOAT4), (2,), "z"),
             ir.FloatLit(FLOAT, 1.0)))),)),
+        ir.DeclStmt((ir.VarDecl("e", FLOAT4, init=ir.VectorLiteral(FLOAT4, (
+            b("-", ir.Swizzle(VectorType(FLOAT, 3), v("q", FLOAT4), (0, 1, 2), "xyz"),
+              ir.Swizzle(VectorType(FLOAT, 3), v("a", FLOAT4), (0, 1, 2), "xyz")),
+            ir.FloatLit(FLOAT, 0.0)))),)),
         ir.DeclStmt((ir.VarDecl("m", INT4, init=b("<", v("a", FLOAT4), v("d", FLOAT4))),)),
         ir.DeclStmt((ir.VarDecl("k", UINT, init=ir.VecStep(INT, FLOAT4, 4)),)),
         es(ir.Assign(FLOAT, "=", ir.Swizzle(FLOAT, v("q", FLOAT4), (2,), "z"),

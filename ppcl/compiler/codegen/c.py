@@ -62,43 +62,77 @@ def vector_typedefs() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _components(p: CStylePrinter, e: ir.Expr) -> list[str]:
-    """The scalar components of ``e``, each as an expression text."""
+def _is_simple(e: ir.Expr) -> bool:
+    """A side-effect-free access that may be repeated: names, members, indices by names."""
+    if isinstance(e, ir.VarRef | ir.IntLit | ir.FloatLit):
+        return True
+    if isinstance(e, ir.Member | ir.Swizzle):
+        return _is_simple(e.base)
+    if isinstance(e, ir.Index):
+        return _is_simple(e.base) and _is_simple(e.index)
+    if isinstance(e, ir.Cast) and e.implicit:
+        return _is_simple(e.operand)
+    return False
+
+
+def _components(p: CStylePrinter, e: ir.Expr, temp: str) -> list[str]:
+    """The scalar components of ``e``, each as an expression text; ``temp`` names the
+    temporary that holds ``e`` when it cannot be repeated."""
     if width_of(e.type) == 1:
         return [p.expr(e, PREC_ASSIGN)]
-    if isinstance(e, ir.Swizzle):
+    if isinstance(e, ir.Cast) and e.implicit:
+        return _components(p, e.operand, temp)
+    if isinstance(e, ir.Swizzle) and _is_simple(e.base):
         base = p.expr(e.base, PREC_POSTFIX)
         return [f"{base}[{i}]" for i in e.indices]
-    if isinstance(e, ir.Cast) and e.implicit:
-        return _components(p, e.operand)
-    # a vector operand other than a swizzle is subscripted once per component
-    base = p.expr(e, PREC_POSTFIX)
+    base = p.expr(e, PREC_POSTFIX) if _is_simple(e) else temp
     return [f"{base}[{i}]" for i in range(width_of(e.type))]
 
 
 def _splat(p: CStylePrinter, vector: VectorType, scalar: ir.Expr) -> str:
     """Every component set to ``scalar``, which is evaluated once."""
-    value = p.expr(scalar, PREC_UNARY)
-    return f"(({c_vector_name(vector)}){{}} + ({p.type_name(vector.elem)}){value})"
+    if scalar.type == vector.elem:
+        value = p.expr(scalar, PREC_UNARY)
+    else:  # GCC refuses a scalar that would be narrowed on its way into the vector
+        value = f"({p.type_name(vector.elem)}){p.expr(scalar, PREC_UNARY)}"
+    return f"(({c_vector_name(vector)}){{}} + {value})"
 
 
 def c_vector_literal(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """A compound literal of the components; vector parts that cannot be repeated are held in
+    temporaries of a GNU statement expression, so each part is evaluated once."""
     assert isinstance(e, ir.VectorLiteral) and isinstance(e.type, VectorType)
     if len(e.elems) == 1 and width_of(e.elems[0].type) == 1:
         return _splat(p, e.type, e.elems[0])
-    parts = [c for elem in e.elems for c in _components(p, elem)]
-    return f"(({c_vector_name(e.type)}){{{', '.join(parts)}}})"
+    temps: list[str] = []
+    parts: list[str] = []
+    for elem in e.elems:
+        temp = f"__ppcl_part{len(temps)}"
+        components = _components(p, elem, temp)
+        parts += components
+        if any(part.startswith(temp + "[") for part in components):
+            temps.append(f"{p.declaration(elem.type, temp)} = {p.expr(elem, PREC_ASSIGN)};")
+    literal = f"(({c_vector_name(e.type)}){{{', '.join(parts)}}})"
+    if not temps:
+        return literal
+    return f"({{ {' '.join(temps)} {literal}; }})"
 
 
 def c_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``v[2]`` for one component, ``__builtin_shufflevector`` for several; a base that cannot
+    be repeated is held in a temporary of a GNU statement expression."""
     assert isinstance(e, ir.Swizzle)
-    base = p.expr(e.base, PREC_POSTFIX)
     if len(e.indices) == 1:
-        return f"{base}[{e.indices[0]}]"
+        return f"{p.expr(e.base, PREC_POSTFIX)}[{e.indices[0]}]"
     indices = list(e.indices)
     if len(indices) == 3:
         indices.append(-1)  # a 3-component result is stored 4 wide; the last lane is unused
-    return f"__builtin_shufflevector({base}, {base}, {', '.join(map(str, indices))})"
+    selection = ", ".join(map(str, indices))
+    if _is_simple(e.base):
+        base = p.expr(e.base, PREC_ASSIGN)
+        return f"__builtin_shufflevector({base}, {base}, {selection})"
+    temp = f"{p.declaration(e.base.type, '__ppcl_base')} = {p.expr(e.base, PREC_ASSIGN)};"
+    return f"({{ {temp} __builtin_shufflevector(__ppcl_base, __ppcl_base, {selection}); }})"
 
 
 def c_cast(p: CStylePrinter, e: ir.Expr) -> str | None:
