@@ -420,16 +420,46 @@ def test_c_dialect_compiles_with_gcc(tmp_path: pathlib.Path) -> None:
 
 def _compile(source: str, filename: str) -> ir.Module:
     from ppcl.compiler.frontend import compile_source
-    from ppcl.compiler.frontend.options import parse_build_options
 
-    return compile_source(source, filename, parse_build_options(None)).module
+    return compile_source(source, filename).module
 
 
 @pytest.mark.parametrize("path", KERNELS, ids=[p.name for p in KERNELS])
 def test_round_trip_over_kernels(path: pathlib.Path) -> None:
-    first = print_opencl(_compile(path.read_text(), path.name))
-    second = print_opencl(_compile(first, path.name))
-    assert second == first
+    module = _compile(path.read_text(), path.name)
+    first = print_opencl(module)
+    reparsed = _compile(first, path.name)
+    assert print_opencl(reparsed) == first
+    # after one trip the IR itself is a fixed point (bodies gained braces, literals their text)
+    assert _compile(print_opencl(reparsed), path.name) == reparsed
+
+
+def test_round_trip_of_hand_built_module() -> None:
+    text = print_opencl(small_module())
+    assert print_opencl(_compile(text, "module.cl")) == text
+
+
+EXPRESSION_ZOO = """__kernel void zoo(__global int *out, __global float4 *v, const int a, const int b, const int c)
+{
+    int x = a - (b - c) + (a + b) * c - -(-a) + (a << 1 + b) + (a & b == c);
+    int y = a ? b : c ? a : b, z = (a ? b : c) ? a : b;
+    float4 q = (float4)(v[0].xy, 1.0f, 2.0f) + (float4)(0.5f);
+    float2 w = ((float4)(1.0f, 2.0f, 3.0f, 4.0f)).zw + v[1].s01;
+    float f = (float)(a + b) * 1e-3f + 0x1p-3f + (float)-a;
+    ulong s = sizeof(float4) + sizeof x + vec_step(float3) + vec_step(q);
+    out[0] = x + y + z + (int)f + (int)s + (int)w.x + (int)q.w;
+    x = y = z;
+    for (int i = 0, j = 1; i < j; i++, j--) {
+        out[i] += j;
+    }
+}
+"""
+
+
+def test_round_trip_of_expression_zoo() -> None:
+    text = print_opencl(_compile(EXPRESSION_ZOO, "zoo.cl"))
+    assert "a - (b - c) + (a + b) * c - -(-a) + (a << 1 + b) + (a & b == c)" in text
+    assert print_opencl(_compile(text, "zoo.cl")) == text
 
 
 def test_printed_module_parses() -> None:
