@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
 from ppcl.compiler.frontend.options import BuildOptions, parse_build_options
-from ppcl.compiler.frontend.parse import parse
+from ppcl.compiler.frontend.parse import parse_with_tokens
 from ppcl.compiler.frontend.preprocess import PreprocessedSource, preprocess
 from ppcl.compiler.frontend.sema import analyze
 from ppcl.compiler.ir import nodes as ir
@@ -60,13 +60,13 @@ def compile_source(source: str, filename: str = "<source>", options: str | Build
 
     locate = _locator(pre)
     start = time.perf_counter()
-    ast = parse(pre.text, filename, diagnostics, locate)
+    ast, tokens = parse_with_tokens(pre.text, filename, diagnostics, locate)
     timings["parse"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
     assert ast is not None
 
     start = time.perf_counter()
-    module = analyze(ast, diagnostics, filename=filename, fp64=fp64,
+    module = analyze(ast, diagnostics, filename=filename, tokens=tokens, fp64=fp64,
                      cl_version=opts.opencl_c_version, extensions=pre.extensions,
                      single_precision_constant=opts.single_precision_constant, locate=locate)
     timings["sema"] = time.perf_counter() - start

@@ -73,6 +73,7 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         if tok is not None and tok.type == token_type:
             return self._advance()
         expected = _TOKEN_SPELLING.get(token_type, token_type.lower())
+        self._unknown_type_name()
         if token_type in _CLOSING:
             prev = self._previous_token()
             if prev is not None:
@@ -87,6 +88,14 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
             return None
         return stream._buffer[index]
 
+    def _unknown_type_name(self) -> None:
+        """``name name`` where the first is no type: clang's "unknown type name"."""
+        tok = self._peek()
+        prev = self._previous_token()
+        if tok is not None and prev is not None and tok.type == "ID" and prev.type == "ID":
+            raise SyntaxErrorAt(self.clex.filename, prev.lineno, prev.column,
+                                f"unknown type name '{prev.value}'")
+
     def _syntax_error(self, tok: Any, message: str | None = None) -> Any:
         if tok is None:
             prev = self._previous_token()
@@ -97,6 +106,7 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         raise SyntaxErrorAt(self.clex.filename, tok.lineno, tok.column, text)
 
     def _parse_error(self, msg: str, coord: Any) -> Any:
+        self._unknown_type_name()
         tok = self._peek()
         if msg.startswith("before: "):
             detail = msg[len("before: "):]
@@ -138,8 +148,64 @@ def parser() -> _Parser:
     return _PARSER
 
 
+class Tokens:
+    """The tokens of one parse, to find operator and parenthesis positions that pycparser's
+    AST does not keep (it gives a binary operator the coordinate of its left operand)."""
+
+    def __init__(self, tokens: list[Any]):
+        self.tokens = [t for t in tokens if t is not None]
+        self.index: dict[tuple[int, int], int] = {}
+        for i, tok in enumerate(self.tokens):
+            self.index.setdefault((tok.lineno, tok.column), i)
+
+    def _at(self, coord: Any) -> int | None:
+        """Index of the token at ``coord`` (a pycparser Coord, or a node carrying one)."""
+        if isinstance(coord, c_ast.Node):
+            coord = coord.coord
+        if coord is None:
+            return None
+        return self.index.get((coord.line, coord.column))
+
+    def before(self, coord: Any, value: str, limit: int = 64) -> tuple[int, int] | None:
+        """Position of the nearest token spelled ``value`` before the token at ``coord``."""
+        i = self._at(coord)
+        if i is None:
+            return None
+        for j in range(i - 1, max(i - limit, 0) - 1, -1):
+            if self.tokens[j].value == value:
+                return self.tokens[j].lineno, self.tokens[j].column
+        return None
+
+    def previous(self, coord: Any) -> tuple[int, int] | None:
+        i = self._at(coord)
+        if i is None or i == 0:
+            return None
+        return self.tokens[i - 1].lineno, self.tokens[i - 1].column
+
+    def closing_paren(self, coord: Any) -> tuple[int, int] | None:
+        """Position of the ``)`` closing the parenthesis the token at ``coord`` is inside."""
+        i = self._at(coord)
+        if i is None:
+            return None
+        depth = 0
+        for tok in self.tokens[i:]:
+            if tok.value in ("(", "[", "{"):
+                depth += 1
+            elif tok.value in (")", "]", "}"):
+                if depth == 0:
+                    return (tok.lineno, tok.column) if tok.value == ")" else None
+                depth -= 1
+        return None
+
+
 def parse(text: str, filename: str, diagnostics: Diagnostics,
           locate: Any = None) -> c_ast.FileAST | None:
+    ast, _ = parse_with_tokens(text, filename, diagnostics, locate)
+    return ast
+
+
+def parse_with_tokens(text: str, filename: str, diagnostics: Diagnostics,
+                      locate: Any = None) -> tuple[c_ast.FileAST | None, Tokens]:
     """Parse ``text``; on a syntax error report it and return None.
 
     ``locate(file, line, col) -> Loc`` maps a coordinate of the text back to the original
@@ -148,13 +214,14 @@ def parse(text: str, filename: str, diagnostics: Diagnostics,
     with _LOCK:
         p = parser()
         try:
-            return p.parse(text, filename, initial_type_symbols=BUILTIN_TYPE_NAMES)
+            ast = p.parse(text, filename, initial_type_symbols=BUILTIN_TYPE_NAMES)
+            return ast, Tokens(p._tokens._buffer)
         except SyntaxErrorAt as exc:
             loc = locate(exc.file, exc.line, exc.col) if locate else Loc(exc.file, exc.line, exc.col)
             diagnostics.error(loc, exc.message)
         except ParseError as exc:
             diagnostics.error(_loc_of_parse_error(str(exc), filename), _message_of(str(exc)))
-    return None
+    return None, Tokens([])
 
 
 def _loc_of_parse_error(text: str, filename: str) -> Loc:

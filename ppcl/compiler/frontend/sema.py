@@ -15,6 +15,7 @@ from pycparser import c_ast
 from ppcl.compiler.diagnostics import Diagnostics, Loc
 from ppcl.compiler.frontend import checks
 from ppcl.compiler.frontend.consteval import fold
+from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
 from ppcl.compiler.frontend.sema_types import FunctionState, QualType, SemaError, Symbol
 from ppcl.compiler.ir import nodes as ir
@@ -70,6 +71,8 @@ class Sema(ExprSema):
     def typedef(self, node: c_ast.Typedef) -> ir.TypeDef:
         loc = self.loc(node)
         qt = self.declarator(node.type)
+        if isinstance(qt.type, T.StructType) and qt.type.name.startswith("__anon_"):
+            self.typedef_names.setdefault(qt.type.name, node.name)
         self.declare(node.name, Symbol("typedef", node.name, qt.type, loc=loc), loc)
         if self.func is None:
             self.global_names.add(node.name)
@@ -89,7 +92,7 @@ class Sema(ExprSema):
         self.check_object_type(t, loc, what=f"variable '{node.name}'")
         if node.init is None:
             self.fail(loc, f"__constant variable '{node.name}' must be initialized")
-        init = self.initializer(node.init, t)
+        init = self.initializer(node.init, t, loc)
         align = qt.align if qt.align is not None else self.align_attribute(node.funcspec)
         decl = ir.VarDecl(node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, init, align,
                           loc=loc)
@@ -164,6 +167,7 @@ class Sema(ExprSema):
                 if isinstance(t, T.VoidType) and len(args.params) == 1:
                     return ()
                 self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+            ploc = self.loc(_declname_node(param.type)) or ploc
             qt = self.declarator(param.type)
             t = qt.type
             if isinstance(t, T.ArrayType):
@@ -411,7 +415,7 @@ class Sema(ExprSema):
             return ir.Return(None, loc=loc)
         value = self.rvalue(node.expr)
         if isinstance(ret, T.VoidType):
-            self.fail(value.loc, f"void function '{self.func.name}' should not return a value")
+            self.fail(loc, f"void function '{self.func.name}' should not return a value")
         return ir.Return(self.convert(value, ret, "return value"), loc=loc)
 
     # ------------------------------------------------------------ local declarations
@@ -460,7 +464,7 @@ class Sema(ExprSema):
         sym = Symbol("var", name, t, space, const, qt.volatile, loc=loc)
         self.declare(decl.name, sym, loc)
         self.var_symbols[name] = sym
-        init = self.initializer(decl.init, t) if decl.init is not None else None
+        init = self.initializer(decl.init, t, loc) if decl.init is not None else None
         align = qt.align if qt.align is not None else self.align_attribute(decl.funcspec)
         return ir.VarDecl(name, t, space, const, qt.volatile, init, align, loc=loc)
 
@@ -472,7 +476,7 @@ class Sema(ExprSema):
                 return T.ArrayType(t.elem, _string_length(init.value) + 1)
         return t
 
-    def initializer(self, node: c_ast.Node, t: T.Type) -> ir.Expr:
+    def initializer(self, node: c_ast.Node, t: T.Type, at: Loc | None = None) -> ir.Expr:
         loc = self.loc(node)
         if isinstance(node, c_ast.InitList):
             return self.init_list(node, t, loc)
@@ -486,7 +490,7 @@ class Sema(ExprSema):
         value = self.rvalue(node)
         if isinstance(t, T.ArrayType):
             self.fail(value.loc, f"array of type '{t}' must be initialized with a braced list")
-        converted = self.convert(value, t, "initialization")
+        converted = self.convert(value, t, "initialization", at)
         self._warn_narrowing(value, t)
         return converted
 
@@ -520,6 +524,12 @@ class Sema(ExprSema):
         if len(items) != 1:
             self.fail(loc, f"a scalar of type '{t}' takes one initializer, {len(items)} given")
         return self.initializer(items[0], t)
+
+
+def _declname_node(node: c_ast.Node) -> c_ast.Node:
+    while not isinstance(node, c_ast.TypeDecl) and hasattr(node, "type"):
+        node = node.type
+    return node
 
 
 def _is_string(node: c_ast.Node | None) -> bool:
@@ -556,6 +566,7 @@ def _pointee_has_space(node: c_ast.Node) -> bool:
 
 
 def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<source>",
+            tokens: Tokens | None = None,
             fp64: bool = True, cl_version: int = 120, extensions: dict[str, bool] | None = None,
             single_precision_constant: bool = False,
             locate: Callable[[str, int, int], Loc] | None = None) -> ir.Module:
@@ -563,4 +574,5 @@ def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<s
     sema = Sema(diagnostics, filename=filename, fp64=fp64, cl_version=cl_version,
                 extensions=dict(extensions or {}),
                 single_precision_constant=single_precision_constant, locate=locate)
+    sema.tokens = tokens
     return sema.module(ast)

@@ -15,7 +15,7 @@ from typing import Any
 from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import Loc
-from ppcl.compiler.frontend.sema_types import Symbol, TypeSema
+from ppcl.compiler.frontend.sema_types import SemaError, Symbol, TypeSema, _first_coord_node
 from ppcl.compiler.ir import conversions as conv
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
@@ -100,9 +100,17 @@ class ExprSema(TypeSema):
             return e
         return ir.Cast(dst, e, implicit=True, loc=e.loc)
 
-    def convert(self, e: ir.Expr, dst: T.Type, what: str) -> ir.Expr:
-        """Implicit conversion for assignment, initialization, arguments and return."""
-        e = self.decay(e)
+    def convert(self, e: ir.Expr, dst: T.Type, what: str, at: Loc | None = None) -> ir.Expr:
+        """Implicit conversion for assignment, initialization, arguments and return; errors
+        are located ``at`` (default: the converted expression)."""
+        try:
+            return self._convert(self.decay(e), dst, what)
+        except SemaError as exc:
+            if at is None:
+                raise
+            raise SemaError(at, exc.message) from None
+
+    def _convert(self, e: ir.Expr, dst: T.Type, what: str) -> ir.Expr:
         src = e.type
         if src == dst:
             return e
@@ -186,17 +194,18 @@ class ExprSema(TypeSema):
             return self.is_const_lvalue(e.base)
         return False
 
-    def check_modifiable(self, e: ir.Expr, what: str) -> None:
+    def check_modifiable(self, e: ir.Expr, what: str, at: Loc | None = None) -> None:
+        loc = at or e.loc
         if not self.is_lvalue(e):
-            self.fail(e.loc, f"expression is not assignable ({what} needs an lvalue)")
+            self.fail(loc, f"expression is not assignable ({what} needs an lvalue)")
         if isinstance(e.type, T.ArrayType):
-            self.fail(e.loc, f"array type '{e.type}' is not assignable")
+            self.fail(loc, f"array type '{e.type}' is not assignable")
         if self.is_const_lvalue(e):
             if self.lvalue_space(e) is T.AddressSpace.CONSTANT:
-                self.fail(e.loc, "cannot write to __constant memory")
-            self.fail(e.loc, f"cannot assign to a const-qualified {self._describe(e)}")
+                self.fail(loc, "cannot write to __constant memory")
+            self.fail(loc, f"cannot assign to a const-qualified {self._describe(e)}")
         if isinstance(e, ir.Swizzle) and len(set(e.indices)) != len(e.indices):
-            self.fail(e.loc, f"vector component selection '.{e.spelling}' assigns a component "
+            self.fail(loc, f"vector component selection '.{e.spelling}' assigns a component "
                              "twice")
 
     def _describe(self, e: ir.Expr) -> str:
@@ -378,7 +387,7 @@ class ExprSema(TypeSema):
     # ------------------------------------------------------------ binary
 
     def expr_BinaryOp(self, node: c_ast.BinaryOp) -> ir.Expr:
-        loc = self.loc(node)
+        loc = self.operator_loc(node.right, node.op, self.loc(node))
         lhs = self.rvalue(node.left)
         rhs = self.rvalue(node.right)
         return self.binary(node.op, lhs, rhs, loc)
@@ -460,14 +469,14 @@ class ExprSema(TypeSema):
     # ------------------------------------------------------------ assignment
 
     def expr_Assignment(self, node: c_ast.Assignment) -> ir.Expr:
-        loc = self.loc(node)
+        loc = self.operator_loc(node.rvalue, node.op, self.loc(node))
         target = self.expr(node.lvalue)
         value = self.rvalue(node.rvalue)
         op = node.op
-        self.check_modifiable(target, "assignment")
+        self.check_modifiable(target, "assignment", loc)
         if op == "=":
             return ir.Assign(target.type, "=", target,
-                             self.convert(value, target.type, "assignment"), loc=loc)
+                             self.convert(value, target.type, "assignment", loc), loc=loc)
         binop = op[:-1]
         if isinstance(target.type, T.PointerType):
             if binop not in ("+", "-"):
@@ -542,7 +551,7 @@ class ExprSema(TypeSema):
         return ir.Comma(exprs[-1].type, exprs, loc=exprs[0].loc)
 
     def expr_ArrayRef(self, node: c_ast.ArrayRef) -> ir.Expr:
-        loc = self.loc(node)
+        loc = self.operator_loc(node.subscript, "[", self.loc(node))
         base = self.expr(node.name)
         index = self.rvalue(node.subscript)
         if isinstance(base.type, T.ArrayType):
@@ -561,7 +570,7 @@ class ExprSema(TypeSema):
         return ir.Index(elem, base, index, loc=loc)
 
     def expr_StructRef(self, node: c_ast.StructRef) -> ir.Expr:
-        loc = self.loc(node)
+        loc = self.operator_loc(node.field, node.type, self.loc(node))
         base = self.expr(node.name)
         name: str = node.field.name
         if node.type == "->":
@@ -573,7 +582,7 @@ class ExprSema(TypeSema):
             arrow = True
         else:
             if isinstance(base.type, T.VectorType):
-                return self.swizzle(base, name, self.loc(node.field))
+                return self.swizzle(base, name, loc)
             if not isinstance(base.type, T.StructType):
                 self.fail(loc, f"member reference '.{name}' on a value of type '{base.type}', "
                                "which is not a struct, union or vector")
@@ -581,7 +590,8 @@ class ExprSema(TypeSema):
             arrow = False
         member = record.field(name)
         if member is None:
-            self.fail(self.loc(node.field), f"no member named '{name}' in '{record}'")
+            shown = self.typedef_names.get(record.name, str(record))
+            self.fail(self.loc(node.field), f"no member named '{name}' in '{shown}'")
         return ir.Member(member.type, base, name, arrow, loc=loc)
 
     def swizzle(self, base: ir.Expr, spelling: str, loc: Loc) -> ir.Expr:
@@ -673,6 +683,8 @@ class ExprSema(TypeSema):
         self.fail(loc, f"cannot cast '{src}' to '{target}'")
 
     def vector_literal(self, vt: T.VectorType, args: c_ast.ExprList, loc: Loc) -> ir.Expr:
+        if args.exprs:
+            loc = self.operator_loc(args.exprs[0], "(", loc)
         elems: list[ir.Expr] = []
         count = 0
         for arg in args.exprs:
@@ -700,17 +712,19 @@ class ExprSema(TypeSema):
 
     def expr_FuncCall(self, node: c_ast.FuncCall) -> ir.Expr:
         loc = self.loc(node)
-        if not isinstance(node.name, c_ast.ID):
-            self.fail(loc, "called object is not a function (OpenCL C has no function pointers)")
-        name: str = node.name.name
         arg_nodes: list[c_ast.Node] = list(node.args.exprs) if node.args is not None else []
+        if not isinstance(node.name, c_ast.ID) or (
+                self.lookup(node.name.name) is not None
+                and self.lookup(node.name.name).kind == "var"):  # type: ignore[union-attr]
+            callee = self.expr(node.name)
+            at = self.operator_loc(arg_nodes[0], "(", loc) if arg_nodes else loc
+            self.fail(at, f"called object of type '{callee.type}' is not a function")
+        name: str = node.name.name
         if name == "__ppcl_vec_step":
             return self._vec_step(arg_nodes, loc)
         sym = self.lookup(name)
         if sym is not None and sym.kind == "func":
             return self._user_call(sym, arg_nodes, loc)
-        if sym is not None:
-            self.fail(loc, f"called object '{name}' is not a function")
         builtins = _builtins()
         if not builtins.is_builtin(name):
             self.fail(loc, f"implicit declaration of function '{name}' is not allowed in "
@@ -741,7 +755,13 @@ class ExprSema(TypeSema):
         if sym.is_kernel:
             self.note_kernel_call(sym, loc)
         if len(arg_nodes) != len(ftype.params):
-            self.fail(loc, f"function '{sym.name}' takes {len(ftype.params)} argument"
+            at = loc
+            if len(arg_nodes) > len(ftype.params):
+                at = self.loc(_first(arg_nodes[len(ftype.params)]))
+            elif arg_nodes and self.tokens is not None:
+                at = self.token_loc(arg_nodes[0], self.tokens.closing_paren(
+                    _first(arg_nodes[0]).coord), loc)
+            self.fail(at, f"function '{sym.name}' takes {len(ftype.params)} argument"
                            f"{'s' if len(ftype.params) != 1 else ''}, but {len(arg_nodes)} "
                            "were given")
         args = []
@@ -787,6 +807,10 @@ class ExprSema(TypeSema):
         if isinstance(arg, ir.StringLit):
             return arg
         return self.convert(arg, param, f"argument {index + 1} of '{name}'")
+
+
+def _first(node: c_ast.Node) -> c_ast.Node:
+    return _first_coord_node(node)
 
 
 def _looks_float(text: str) -> bool:

@@ -15,6 +15,7 @@ from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend.consteval import fold
+from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 
@@ -97,6 +98,9 @@ class TypeSema:
         self.extensions = extensions
         self.single_precision_constant = single_precision_constant
         self._locate = locate
+        self.tokens: Tokens | None = None
+        # generated name of an anonymous record -> the typedef naming it (for messages)
+        self.typedef_names: dict[str, str] = {}
         self.scopes: list[dict[str, Symbol]] = [{}]
         self.tags: list[dict[str, T.Type]] = [{}]
         self.pending: list[ir.TopLevel] = []  # records/enums defined while analysing a decl
@@ -118,6 +122,25 @@ class TypeSema:
             if isinstance(located, Loc):
                 return located
         return Loc(coord.file or self.filename, coord.line, col)
+
+    def token_loc(self, node: c_ast.Node | None, position: tuple[int, int] | None,
+                  fallback: Loc) -> Loc:
+        """The location of a token found through ``self.tokens`` near ``node``."""
+        coord = getattr(node, "coord", None)
+        if position is None or coord is None:
+            return fallback
+        line, col = position
+        if callable(self._locate):
+            located = self._locate(coord.file, line, col)
+            if isinstance(located, Loc):
+                return located
+        return Loc(coord.file or self.filename, line, col)
+
+    def operator_loc(self, right: c_ast.Node, op: str, fallback: Loc) -> Loc:
+        """Where the operator ``op`` before the operand ``right`` is written."""
+        if self.tokens is None:
+            return fallback
+        return self.token_loc(right, self.tokens.before(_first_coord_node(right), op), fallback)
 
     def fail(self, loc: Loc, message: str) -> NoReturn:
         raise SemaError(loc, message)
@@ -444,3 +467,21 @@ class TypeSema:
         if elem == T.HALF and not self.extensions.get("cl_khr_fp16", False):
             self.fail(loc, f"{what} has type '{t}': 'half' may only be used through pointers "
                            "(use vload_half/vstore_half)")
+
+
+def _first_coord_node(node: c_ast.Node) -> c_ast.Node:
+    """The sub-node whose coordinate is the expression's first token."""
+    while isinstance(node, (c_ast.BinaryOp, c_ast.Assignment, c_ast.TernaryOp, c_ast.ArrayRef,
+                            c_ast.StructRef, c_ast.FuncCall)) or (
+            isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "p--")):
+        if isinstance(node, c_ast.BinaryOp):
+            node = node.left
+        elif isinstance(node, c_ast.Assignment):
+            node = node.lvalue
+        elif isinstance(node, c_ast.TernaryOp):
+            node = node.cond
+        elif isinstance(node, (c_ast.ArrayRef, c_ast.StructRef, c_ast.FuncCall)):
+            node = node.name
+        else:
+            node = node.expr
+    return node
