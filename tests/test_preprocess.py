@@ -1,5 +1,6 @@
 """The OpenCL C preprocessor: options, includes, predefined macros, pragmas and line mapping."""
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -257,7 +258,7 @@ def test_conditional_blocks_and_gaps_keep_lines() -> None:
 
 
 def test_source_without_directives_skips_pcpp_but_keeps_columns():
-    from ppcl.compiler.frontend import preprocess as pp_module
+    pp_module = importlib.import_module("ppcl.compiler.frontend.preprocess")
 
     src = '/* head */ __kernel void f(__global int *a) { // tail\n    a[0] = 1; /* x\n y */ a[1] = 2; }\n'
     options = parse_build_options("")
@@ -272,7 +273,7 @@ def test_source_without_directives_skips_pcpp_but_keeps_columns():
 
 
 def test_macro_use_or_directive_takes_the_full_preprocessor():
-    from ppcl.compiler.frontend import preprocess as pp_module
+    pp_module = importlib.import_module("ppcl.compiler.frontend.preprocess")
 
     options = parse_build_options("")
     macros = pp_module._predefined(options, False, True)

@@ -24,6 +24,7 @@ import enum
 from dataclasses import dataclass
 
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.builtins import lookup as lookup_builtin
 from ppcl.compiler.ir.visit import children, walk
 
 
@@ -118,10 +119,8 @@ def _const_int(e: ir.Expr) -> int | None:
 def _builtin_family(call: ir.Call) -> str | None:
     if call.builtin is None:
         return None
-    from ppcl.compiler.ir import builtins
-
     try:
-        return builtins.lookup(call.builtin).family
+        return lookup_builtin(call.builtin).family
     except KeyError:
         return None
 
