@@ -94,7 +94,7 @@ def _scale(a: Shape, factor: int | None) -> Shape:
     if a.kind is not Kind.AFFINE:
         return a
     return Shape(Kind.AFFINE, tuple(  # type: ignore[arg-type]
-        None if s is None or factor is None else s * factor for s in a.strides))
+        0 if s == 0 else None if s is None or factor is None else s * factor for s in a.strides))
 
 
 def _all_uniform(shapes: list[Shape]) -> Shape:

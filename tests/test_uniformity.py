@@ -1,0 +1,124 @@
+"""Uniformity analysis: which values and which branches are the same across a work-group."""
+
+from __future__ import annotations
+
+from ppcl.compiler.analysis.uniformity import Kind, analyze_kernel
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.visit import find_all
+
+
+def analyze(src: str):
+    module = compile_source(src, "u.cl").module
+    kernel = module.kernels[0]
+    return kernel, analyze_kernel(module, kernel)
+
+
+def test_ids_are_affine_and_arguments_uniform():
+    kernel, u = analyze("""
+    __kernel void k(__global float *a, int n) {
+        int i = get_global_id(0);
+        int j = i * 4 + n;
+        int r = get_global_id(1) * n;
+        int g = get_group_id(0) * get_local_size(0);
+        float v = a[i];
+        a[j] = v + n;
+    }""")
+    assert u.var("i").consecutive_in(0)
+    assert u.var("j").kind is Kind.AFFINE and u.var("j").strides == (4, 0, 0)
+    assert u.var("r").kind is Kind.AFFINE and u.var("r").strides == (0, None, 0)
+    assert u.var("g").is_uniform
+    assert u.var("n").is_uniform
+    assert u.var("v").kind is Kind.VARYING
+
+
+def test_reduction_loop_is_uniform_control_and_guarded_add_is_not():
+    kernel, u = analyze("""
+    __kernel void k(__global float *a, __local float *l) {
+        uint lid = get_local_id(0);
+        l[lid] = a[get_global_id(0)];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+            if (lid < s)
+                l[lid] += l[lid + s];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0) a[get_group_id(0)] = l[0];
+    }""")
+    loop = find_all(kernel, ir.For)[0]
+    guarded = find_all(kernel, ir.If)
+    assert u.var("s").is_uniform
+    assert u.control_uniform(loop)
+    assert not any(u.control_uniform(s) for s in guarded)
+
+
+def test_varying_break_makes_the_loop_and_its_variables_varying():
+    kernel, u = analyze("""
+    __kernel void k(__global int *a, int n) {
+        int count = 0;
+        for (int t = 0; t < n; t++) {
+            if (a[get_global_id(0)] < t) break;
+            count += 1;
+            barrier(CLK_GLOBAL_MEM_FENCE);
+        }
+        a[get_global_id(0)] = count;
+    }""")
+    loop = find_all(kernel, ir.For)[0]
+    assert not u.control_uniform(loop)
+    assert u.var("t").kind is Kind.VARYING
+    assert u.var("count").kind is Kind.VARYING
+
+
+def test_assignment_under_varying_condition_is_varying():
+    kernel, u = analyze("""
+    __kernel void k(__global int *a, int n) {
+        int x = n;
+        int y = n;
+        if (get_local_id(0) < 3) x = 1;
+        if (n > 3) y = 2;
+        a[get_global_id(0)] = x + y;
+    }""")
+    ifs = find_all(kernel, ir.If)
+    assert u.var("x").kind is Kind.VARYING
+    assert u.var("y").is_uniform
+    assert not u.control_uniform(ifs[0]) and u.control_uniform(ifs[1])
+
+
+def test_varying_return_puts_later_code_under_varying_control():
+    kernel, u = analyze("""
+    __kernel void k(__global int *a, int n) {
+        if (get_global_id(0) >= n) return;
+        int m = n * 2;
+        if (n > 1) { barrier(CLK_LOCAL_MEM_FENCE); }
+        a[get_global_id(0)] = m;
+    }""")
+    ifs = find_all(kernel, ir.If)
+    later = ifs[1]
+    assert u.under_varying_control(later)
+    assert not u.control_uniform(later)
+
+
+def test_uniform_return_keeps_control_uniform():
+    kernel, u = analyze("""
+    __kernel void k(__global int *a, int n) {
+        if (n == 0) return;
+        for (int i = 0; i < n; i++) { barrier(CLK_LOCAL_MEM_FENCE); }
+        a[get_global_id(0)] = 1;
+    }""")
+    loop = find_all(kernel, ir.For)[0]
+    assert u.control_uniform(loop)
+
+
+def test_atomics_and_id_reading_helpers_are_varying():
+    kernel, u = analyze("""
+    int lane(void) { return get_local_id(0); }
+    int twice(int x) { return 2 * x; }
+    __kernel void k(__global int *a, int n) {
+        int old = atomic_add(a, 1);
+        int l = lane();
+        int t = twice(n);
+        a[1] = old + l + t;
+    }""")
+    assert u.var("old").kind is Kind.VARYING
+    assert u.var("l").kind is Kind.VARYING
+    assert u.var("t").is_uniform
