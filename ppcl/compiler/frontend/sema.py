@@ -472,7 +472,7 @@ class Sema(ExprSema):
         if isinstance(t, T.ArrayType) and t.length is None:
             if isinstance(init, c_ast.InitList):
                 return T.ArrayType(t.elem, len(init.exprs))
-            if _is_string(init) and t.elem in (T.CHAR, T.UCHAR):
+            if isinstance(init, c_ast.Constant) and _is_string(init) and t.elem in (T.CHAR, T.UCHAR):
                 return T.ArrayType(t.elem, _string_length(init.value) + 1)
         return t
 
