@@ -1,0 +1,262 @@
+"""Focused tests of the semantic analysis: types, conversions, vectors, constants, names."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ppcl.compiler.diagnostics import CompileError
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import types as T
+from ppcl.compiler.ir.visit import find_all
+
+
+def body_of(source: str, name: str = "k", **kwargs: object) -> ir.Block:
+    module = compile_source(source, "t.cl", **kwargs).module  # type: ignore[arg-type]
+    fn = module.function(name)
+    assert fn is not None and fn.body is not None
+    return fn.body
+
+
+def init_of(source: str, var: str) -> ir.Expr:
+    for decl in find_all(body_of(source), ir.VarDecl):
+        if decl.name == var:
+            assert decl.init is not None
+            return decl.init
+    raise AssertionError(f"no variable {var}")
+
+
+def errors_of(source: str, **kwargs: object) -> list[str]:
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "t.cl", **kwargs)  # type: ignore[arg-type]
+    return [d.message for d in info.value.diagnostics if d.severity.value == "error"]
+
+
+def k(body: str, params: str = "__global float *out") -> str:
+    return f"__kernel void k({params}) {{\n{body}\n}}\n"
+
+
+# ---------------------------------------------------------------- literals and arithmetic
+
+
+@pytest.mark.parametrize("literal, expected", [
+    ("1", T.INT), ("1u", T.UINT), ("1l", T.LONG), ("1ul", T.ULONG), ("0xFFFFFFFF", T.UINT),
+    ("4294967296", T.LONG), ("2147483648", T.LONG), ("1.0f", T.FLOAT), ("1.0", T.DOUBLE),
+    ("'a'", T.INT),
+])
+def test_literal_types(literal: str, expected: T.Type) -> None:
+    e = init_of(k(f"long x = {literal};"), "x")
+    inner = e.operand if isinstance(e, ir.Cast) else e
+    assert inner.type == expected
+
+
+def test_single_precision_constant_makes_double_literals_float() -> None:
+    e = init_of(k("float x = 1.5;"), "x")
+    source = k("float x = 1.5;")
+    e = body_of(source, options="-cl-single-precision-constant")  # type: ignore[assignment]
+    lit = find_all(e, ir.FloatLit)[0]
+    assert lit.type == T.FLOAT
+
+
+def test_usual_arithmetic_inserts_implicit_casts() -> None:
+    e = init_of(k("int i = 1; float x = i + 2.0f;"), "x")
+    assert isinstance(e, ir.Binary) and e.type == T.FLOAT
+    assert isinstance(e.lhs, ir.Cast) and e.lhs.implicit and e.lhs.operand.type == T.INT
+
+
+def test_integer_promotion_of_char() -> None:
+    e = init_of(k("char a = 1; char b = 2; int c = a + b;"), "c")
+    assert isinstance(e, ir.Binary) and e.type == T.INT
+
+
+def test_scalar_widened_to_vector() -> None:
+    e = init_of(k("float4 v = (float4)(1.0f); float4 w = v * 2.0f;"), "w")
+    assert isinstance(e, ir.Binary) and e.type == T.VectorType(T.FLOAT, 4)
+    assert isinstance(e.rhs, ir.Cast) and e.rhs.type == T.VectorType(T.FLOAT, 4)
+
+
+def test_vector_comparison_yields_signed_vector() -> None:
+    e = init_of(k("float4 a = (float4)(1.0f); int4 m = a < a;"), "m")
+    assert e.type == T.VectorType(T.INT, 4)
+    e = init_of(k("double2 a = (double2)(1.0); long2 m = !a;"), "m")
+    assert e.type == T.VectorType(T.LONG, 2)
+
+
+def test_pointer_arithmetic_types() -> None:
+    src = k("__global float *p = out + 4; long d = p - out; int c = p < out;")
+    body = body_of(src)
+    decls = {d.name: d for d in find_all(body, ir.VarDecl)}
+    assert decls["p"].init is not None and isinstance(decls["p"].init.type, T.PointerType)
+    assert decls["d"].init is not None and decls["d"].init.type == T.LONG
+
+
+# ---------------------------------------------------------------- vectors
+
+
+def test_swizzle_indices() -> None:
+    body = body_of(k("float16 v = (float16)(0.0f); float4 a = v.s0257; float4 b = v.hi.lo;"
+                     " float c = v.sA; float3 w = (float3)(1.0f); float2 h = w.hi;"))
+    swizzles = {s.spelling: s for s in find_all(body, ir.Swizzle)}
+    assert swizzles["s0257"].indices == (0, 2, 5, 7)
+    assert swizzles["sA"].indices == (10,)
+    assert swizzles["lo"].type == T.VectorType(T.FLOAT, 4)
+    assert [s.indices for s in find_all(body, ir.Swizzle) if s.spelling == "hi"][-1] == (2, 3)
+
+
+def test_vector_literal_expansion() -> None:
+    e = init_of(k("float2 a = (float2)(1.0f, 2.0f); float4 v = (float4)(a, 3, 4.0f);"), "v")
+    assert isinstance(e, ir.VectorLiteral) and len(e.elems) == 3
+    assert e.elems[1].type == T.FLOAT  # int 3 converted
+
+
+def test_rgba_rejected_in_opencl_1_2() -> None:
+    messages = errors_of(k("float4 v = (float4)(1.0f); float r = v.r;"))
+    assert "OpenCL C 3.0" in messages[0]
+
+
+def test_explicit_vector_cast_rejected() -> None:
+    messages = errors_of(k("int4 i = (int4)(1); float4 f = (float4)i;"))
+    assert "convert_float4" in messages[0]
+
+
+def test_vector_ternary_is_select() -> None:
+    e = init_of(k("float4 a = (float4)(1.0f); int4 m = a > a; float4 r = m ? a : 0.0f;"), "r")
+    assert isinstance(e, ir.Conditional) and e.type == T.VectorType(T.FLOAT, 4)
+
+
+# ---------------------------------------------------------------- constants, sizes
+
+
+def test_constant_folding_array_size_and_case() -> None:
+    src = k("int a[(3 + 5) * 2 >> 1]; switch (a[0]) { case 1 << 3: break; case -1: break; }")
+    body = body_of(src)
+    decl = find_all(body, ir.VarDecl)[0]
+    assert decl.type == T.ArrayType(T.INT, 8)
+    assert [c.value for c in find_all(body, ir.Case)] == [8, -1]
+
+
+def test_duplicate_case_rejected() -> None:
+    assert "duplicate case value" in errors_of(
+        k("int x = 1; switch (x) { case 1: break; case 1: break; }"))[0]
+
+
+@pytest.mark.parametrize("expr, value", [
+    ("sizeof(float4)", 16), ("sizeof(float3)", 16), ("sizeof(char)", 1), ("sizeof(size_t)", 8),
+    ("vec_step(float3)", 4), ("vec_step(int8)", 8), ("vec_step(float)", 1),
+    ("sizeof(struct S)", 48), ("sizeof(union U)", 16), ("sizeof(struct P)", 5),
+])
+def test_sizeof_and_vec_step(expr: str, value: int) -> None:
+    src = ("struct S { char c; float4 v; int i; };\n"
+           "union U { int i; float4 v; };\n"
+           "struct __attribute__((packed)) P { char c; int i; };\n"
+           + k(f"int x = {expr};"))
+    e = init_of(src, "x")
+    inner = e.operand if isinstance(e, ir.Cast) else e
+    assert isinstance(inner, (ir.SizeOf, ir.VecStep)) and inner.value == value
+
+
+def test_enum_values() -> None:
+    module = compile_source("enum E { A, B = 5, C, D = B * 2 };\n" + k("int x = C + D;"),
+                            "t.cl").module
+    enum = [d for d in module.decls if isinstance(d, ir.EnumDef)][0]
+    assert isinstance(enum.type, T.EnumType)
+    assert enum.type.enumerators == (("A", 0), ("B", 5), ("C", 6), ("D", 10))
+
+
+def test_array_size_from_initializer_and_constant_data() -> None:
+    module = compile_source("__constant float w[] = {1.0f, 2.0f, 3.0f};\n"
+                            + k("out[0] = w[1];"), "t.cl").module
+    gv = [d for d in module.decls if isinstance(d, ir.GlobalVar)][0]
+    assert gv.decl.type == T.ArrayType(T.FLOAT, 3)
+    assert gv.decl.space is T.AddressSpace.CONSTANT
+
+
+# ---------------------------------------------------------------- names and declarations
+
+
+def test_unique_local_names_on_shadowing() -> None:
+    body = body_of(k("int x = 1; { int x = 2; { int x = 3; } } for (int x = 0; x < 2; x++) {}"))
+    names = [d.name for d in find_all(body, ir.VarDecl)]
+    assert names == ["x", "x_1", "x_2", "x_3"]
+    refs = {r.name for r in find_all(body, ir.VarRef)}
+    assert "x_3" in refs
+
+
+def test_kernel_attributes_parsed() -> None:
+    src = ("__kernel __attribute__((reqd_work_group_size(8, 4, 1)))\n"
+           "__attribute__((vec_type_hint(float4))) void k(__global float *out) {}\n")
+    fn = compile_source(src, "t.cl").module.kernels[0]
+    assert fn.attrs.reqd_work_group_size == (8, 4, 1)
+    assert fn.attrs.vec_type_hint == T.VectorType(T.FLOAT, 4)
+
+
+def test_local_arrays_kept_in_kernel_body() -> None:
+    body = body_of(k("__local float tile[16][16]; tile[0][0] = 1.0f;"))
+    decl = find_all(body, ir.VarDecl)[0]
+    assert decl.space is T.AddressSpace.LOCAL
+    assert decl.type == T.ArrayType(T.ArrayType(T.FLOAT, 16), 16)
+
+
+def test_typedef_kept_and_resolved() -> None:
+    module = compile_source("typedef float real;\n" + k("real x = 1.0f; out[0] = x;"),
+                            "t.cl").module
+    assert any(isinstance(d, ir.TypeDef) and d.name == "real" for d in module.decls)
+    fn = module.kernels[0]
+    assert fn.body is not None and find_all(fn.body, ir.VarDecl)[0].type == T.FLOAT
+
+
+def test_builtin_overload_key() -> None:
+    body = body_of(k("float4 a = (float4)(1.0f); float d = dot(a, a); int g = get_global_id(0);"))
+    calls = {c.name: c for c in find_all(body, ir.Call)}
+    assert calls["dot"].builtin is not None and calls["dot"].type == T.FLOAT
+    assert calls["get_global_id"].builtin is not None
+    assert calls["get_global_id"].args[0].type == T.UINT
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_several_errors_reported_per_build() -> None:
+    messages = errors_of(k("int a = b; float c = d;"))
+    assert len(messages) == 2
+
+
+def test_double_rejected_without_fp64() -> None:
+    assert "double" in errors_of(k("double x = 1.0;"), fp64=False)[0]
+
+
+def test_local_in_helper_rejected() -> None:
+    assert "kernel function" in errors_of("void f(void) { __local int x; }\n" + k(""))[0]
+
+
+def test_write_through_const_pointer_rejected() -> None:
+    msg = errors_of(k("out[0] = 1.0f; p[0] = 2.0f;", "__global float *out, "
+                                                     "__global const float *p"))[0]
+    assert "const" in msg
+
+
+def test_assign_to_rvalue_rejected() -> None:
+    assert "not assignable" in errors_of(k("int a = 1; a + 1 = 2;"))[0]
+
+
+def test_werror_turns_warnings_into_errors() -> None:
+    src = "__attribute__((reqd_work_group_size(1, 1, 1))) void f(void) {}\n" + k("")
+    result = compile_source(src, "t.cl")
+    assert "only applies to kernel" in result.log
+    compile_source(src, "t.cl", "-w")
+    with pytest.raises(CompileError):
+        compile_source(src, "t.cl", "-Werror")
+
+
+def test_front_end_time_of_a_typical_kernel() -> None:
+    source = (Path(__file__).parent / "kernels" / "matmul_tiled_local.cl").read_text()
+    compile_source(source, "m.cl")  # builds the parser once
+    start = time.perf_counter()
+    runs = 10
+    for _ in range(runs):
+        compile_source(source, "m.cl")
+    per_run = (time.perf_counter() - start) / runs
+    assert per_run < 0.05
