@@ -439,6 +439,8 @@ class ExprSema(TypeSema):
                 if not _is_scalar_value(lt) or not _is_scalar_value(rt):
                     self.fail(loc, f"invalid operands to binary '{op}' ('{lt}' and '{rt}')")
                 return ir.Binary(T.INT, op, lhs, rhs, loc=loc)
+            if op in ("==", "!=") and (_is_null_constant(lhs) or _is_null_constant(rhs)):
+                return ir.Binary(T.INT, op, lhs, rhs, loc=loc)
             if isinstance(lt, T.PointerType) and isinstance(rt, T.PointerType):
                 if lt.space != rt.space:
                     self.fail(loc, f"comparison of pointers to different address spaces "
