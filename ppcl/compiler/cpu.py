@@ -1,0 +1,243 @@
+"""CPU kernel compiler driver and a serial launcher.
+
+``build_kernel`` runs front end -> work-group formation -> C -> the system C compiler (through
+the on-disk cache) for one kernel and one local size. ``run_kernel`` executes every work-group
+of an NDRange in this thread, through ctypes (which releases the GIL during the call).
+
+``PPCL_DEBUG=1`` prints the IR after each pass, the generated C and the time of each pass to
+stderr.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ppcl.compiler import toolchain
+from ppcl.compiler.analysis.uniformity import analyze_kernel
+from ppcl.compiler.codegen.kernel_c import ArgKind, GeneratedKernel, generate_formed_c
+from ppcl.compiler.codegen.opencl import print_opencl
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.transforms.workgroup import LOCAL_ALIGN, form_workgroup
+
+LocalSize = tuple[int, int, int]
+
+
+class LaunchDescriptor(ctypes.Structure):
+    """Mirror of ``ppcl_launch`` in the generated C."""
+
+    _fields_ = [
+        ("work_dim", ctypes.c_size_t),
+        ("global_size", ctypes.c_size_t * 3),
+        ("global_offset", ctypes.c_size_t * 3),
+        ("local_size", ctypes.c_size_t * 3),
+        ("num_groups", ctypes.c_size_t * 3),
+    ]
+
+
+RUN_ARGTYPES = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(LaunchDescriptor),
+                ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+
+
+@dataclass(frozen=True)
+class LocalMem:
+    """A ``__local`` pointer argument of ``nbytes`` bytes."""
+
+    nbytes: int
+
+
+@dataclass
+class CompiledKernel:
+    name: str
+    local_size: LocalSize
+    generated: GeneratedKernel
+    library: ctypes.CDLL
+    entry: Any  # the ctypes function ppcl_run_<name>
+    cached: bool
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def arg_kinds(self) -> tuple[ArgKind, ...]:
+        return self.generated.arg_kinds
+
+    @property
+    def local_mem_static_bytes(self) -> int:
+        return self.generated.local_mem_static_bytes
+
+    @property
+    def c_source(self) -> str:
+        return self.generated.source
+
+
+def _debug() -> bool:
+    return os.environ.get("PPCL_DEBUG", "") not in ("", "0")
+
+
+def _log(title: str, seconds: float, text: str | None = None) -> None:
+    print(f"[ppcl] {title}: {seconds * 1000:.2f} ms", file=sys.stderr)
+    if text is not None:
+        print(text, file=sys.stderr)
+
+
+def _pad3(values: Sequence[int] | int) -> LocalSize:
+    if isinstance(values, int):
+        values = (values,)
+    padded = list(values) + [1] * (3 - len(values))
+    return (int(padded[0]), int(padded[1]), int(padded[2]))
+
+
+def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: str = "",
+                 local_size: Sequence[int] | int = (1, 1, 1), *, zero_offset: bool = False,
+                 use_uniformity: bool = True, want_vector_report: bool = False) -> CompiledKernel:
+    """Compile ``kernel_name`` for ``local_size``; ``zero_offset`` specializes the global
+    offset to zero (launches with an offset then need another build)."""
+    debug = _debug()
+    timings: dict[str, float] = {}
+    ls = _pad3(local_size)
+    source_key = ""
+    if isinstance(source_or_module, str):
+        from ppcl.compiler.frontend import compile_source
+
+        start = time.perf_counter()
+        result = compile_source(source_or_module, options=options)
+        timings["frontend"] = time.perf_counter() - start
+        module = result.module
+        source_key = source_or_module
+        if debug:
+            _log("frontend", timings["frontend"], print_opencl(module))
+    else:
+        module = source_or_module
+    kernel = module.function(kernel_name)
+    if kernel is None or not kernel.is_kernel:
+        raise KeyError(f"no kernel named {kernel_name!r}")
+    fast_math = "-cl-fast-relaxed-math" in options.split() or "-cl-unsafe-math-optimizations" in options.split()
+
+    start = time.perf_counter()
+    uniformity = analyze_kernel(module, kernel) if use_uniformity else None
+    timings["uniformity"] = time.perf_counter() - start
+    if debug:
+        _log("uniformity", timings["uniformity"])
+
+    start = time.perf_counter()
+    formed = form_workgroup(module, kernel, ls, uniformity)
+    timings["workgroup"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    generated = generate_formed_c(module, formed, zero_offset=zero_offset, fast_math=fast_math)
+    timings["codegen"] = time.perf_counter() - start
+    if debug:
+        from ppcl.compiler.codegen.kernel_c import KernelPrinter
+
+        _log("workgroup", timings["workgroup"],
+             "\n".join(KernelPrinter(formed, zero_offset, set()).stmts(formed.body.stmts, 0)))
+        _log("codegen", timings["codegen"], generated.source)
+
+    start = time.perf_counter()
+    compiled = toolchain.compile_shared(
+        generated.source, fast_math=fast_math, want_vector_report=want_vector_report,
+        specialization=f"local={ls};zero_offset={zero_offset}",
+        key_parts=(source_key, options, kernel_name),
+    )
+    library = toolchain.load(compiled.path)
+    timings["cc"] = time.perf_counter() - start
+    if debug:
+        _log("cc" + (" (cached)" if compiled.cached else ""), timings["cc"], compiled.report)
+    entry = getattr(library, generated.entry)
+    entry.argtypes = RUN_ARGTYPES
+    entry.restype = None
+    kernel_obj = CompiledKernel(kernel_name, ls, generated, library, entry, compiled.cached,
+                                timings)
+    kernel_obj.timings["vector_report"] = 0.0
+    if want_vector_report:
+        kernel_obj.vector_report = compiled.report or ""  # type: ignore[attr-defined]
+    return kernel_obj
+
+
+def local_layout(kernel: CompiledKernel, args: Sequence[Any]) -> tuple[list[int], int]:
+    """Offsets of the ``__local`` pointer arguments in the local block and the block size."""
+    offset = kernel.local_mem_static_bytes
+    offsets: list[int] = []
+    for kind, value in zip(kernel.arg_kinds, args):
+        if kind.kind != "local":
+            offsets.append(0)
+            continue
+        if not isinstance(value, LocalMem):
+            raise TypeError(f"argument {kind.name!r} is a __local pointer: pass LocalMem(nbytes)")
+        offset = (offset + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
+        offsets.append(offset)
+        offset += value.nbytes
+    return offsets, max(offset, 1)
+
+
+def pack_args(kernel: CompiledKernel, args: Sequence[Any]) -> tuple[Any, list[Any], int]:
+    """The ``void **`` argument array (and the objects it keeps alive) and the local size."""
+    kinds = kernel.arg_kinds
+    if len(args) != len(kinds):
+        raise TypeError(f"kernel {kernel.name!r} takes {len(kinds)} arguments, got {len(args)}")
+    offsets, local_bytes = local_layout(kernel, args)
+    keep: list[Any] = []
+    array = (ctypes.c_void_p * len(kinds))()
+    for i, (kind, value) in enumerate(zip(kinds, args)):
+        if kind.kind == "buffer":
+            if value is None:
+                holder = ctypes.c_void_p(0)
+            else:
+                if not isinstance(value, np.ndarray) or not value.flags.c_contiguous:
+                    raise TypeError(f"argument {kind.name!r}: pass a C-contiguous numpy array")
+                holder = ctypes.c_void_p(value.ctypes.data)
+                keep.append(value)
+        elif kind.kind == "local":
+            holder = ctypes.c_size_t(offsets[i])
+        else:
+            data = np.asarray(value).tobytes() if not isinstance(value, bytes | bytearray) else bytes(value)
+            if len(data) < kind.size:
+                data = data + bytes(kind.size - len(data))
+            holder = ctypes.create_string_buffer(data, max(len(data), kind.size))
+        keep.append(holder)
+        array[i] = ctypes.cast(ctypes.pointer(holder), ctypes.c_void_p)
+    return array, keep, local_bytes
+
+
+def launch_descriptor(global_size: Sequence[int], local_size: LocalSize,
+                      global_offset: Sequence[int] | None) -> LaunchDescriptor:
+    dims = len(global_size)
+    gs = _pad3(global_size)
+    off = _pad3(global_offset) if global_offset is not None else (0, 0, 0)
+    if global_offset is not None and len(global_offset) < 3:
+        off = (off[0], off[1] if len(global_offset) > 1 else 0, off[2] if len(global_offset) > 2 else 0)
+    desc = LaunchDescriptor()
+    desc.work_dim = dims
+    for d in range(3):
+        if gs[d] % local_size[d]:
+            raise ValueError(f"CL_INVALID_WORK_GROUP_SIZE: global size {gs[d]} in dimension {d} "
+                             f"is not a multiple of the local size {local_size[d]}")
+        desc.global_size[d] = gs[d]
+        desc.global_offset[d] = off[d]
+        desc.local_size[d] = local_size[d]
+        desc.num_groups[d] = gs[d] // local_size[d]
+    return desc
+
+
+def run_kernel(kernel: CompiledKernel, global_size: Sequence[int] | int,
+               local_size: Sequence[int] | int | None, args: Sequence[Any],
+               global_offset: Sequence[int] | None = None) -> None:
+    """Run every work-group serially; numpy array arguments are modified in place."""
+    gsize = (global_size,) if isinstance(global_size, int) else tuple(global_size)
+    ls = kernel.local_size if local_size is None else _pad3(local_size)
+    if ls != kernel.local_size:
+        raise ValueError(f"kernel was built for local size {kernel.local_size}, launched with {ls}")
+    desc = launch_descriptor(gsize, ls, global_offset)
+    array, keep, local_bytes = pack_args(kernel, args)
+    local_block = ctypes.create_string_buffer(local_bytes + LOCAL_ALIGN)
+    base = ctypes.addressof(local_block)
+    aligned = (base + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
+    groups = desc.num_groups[0] * desc.num_groups[1] * desc.num_groups[2]
+    kernel.entry(array, ctypes.byref(desc), 0, groups, aligned)
+    del keep

@@ -1,0 +1,131 @@
+"""IR nodes that exist only after work-group formation (``transforms/workgroup.py``).
+
+A formed kernel body is "group-level" code: it runs once per work-group. Per-work-item code
+sits inside ``WorkItemLoop`` nodes, which iterate over every local id (z, y, x; x innermost).
+Group-level code sees the local ids of work-item 0, so a uniform value read at group level is
+read from work-item 0's copy.
+
+Per-work-item state that crosses work-item loops lives in context arrays (one entry per
+linear local id, ``ContextRef``); activity masks are ``char`` arrays of the same length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import Type
+
+
+@dataclass(frozen=True)
+class WorkItemLoop(ir.Stmt):
+    """Runs ``body`` for every work-item of the group, in linear local id order.
+
+    ``mask``: the name of an activity mask; only work-items whose entry is non-zero run.
+    ``simd``: the innermost loop may carry ``#pragma omp simd`` (no calls with side effects
+    ordered across work-items, no group scalars written).
+    """
+
+    body: ir.Stmt
+    mask: str | None = None
+    simd: bool = False
+
+
+@dataclass(frozen=True)
+class WorkItemExit(ir.Stmt):
+    """Ends the current work-item's run of the enclosing ``WorkItemLoop`` body."""
+
+
+@dataclass(frozen=True)
+class ContextDecl(ir.Stmt):
+    """A group-level array of ``type`` with one entry per work-item (a context array)."""
+
+    name: str
+    type: Type
+
+
+@dataclass(frozen=True)
+class ContextRef(ir.Expr):
+    """The current work-item's entry of context array ``name`` (an lvalue of ``type``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ContextInit(ir.Stmt):
+    """``name[lid] = init`` for a context variable declared with an initializer."""
+
+    name: str
+    init: ir.Expr
+
+
+@dataclass(frozen=True)
+class MaskDecl(ir.Stmt):
+    """A group-level activity mask: one ``char`` per work-item."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class MaskFill(ir.Stmt):
+    """Group level: every entry of ``name`` becomes ``value`` (0 or 1)."""
+
+    name: str
+    value: int
+
+
+@dataclass(frozen=True)
+class MaskCopy(ir.Stmt):
+    """Group level: ``dst`` becomes a copy of ``src``."""
+
+    dst: str
+    src: str
+
+
+@dataclass(frozen=True)
+class MaskSet(ir.Stmt):
+    """Per work-item: ``name[lid] = value`` (value is 0 or 1)."""
+
+    name: str
+    value: int
+
+
+@dataclass(frozen=True)
+class MaskRef(ir.Expr):
+    """Per work-item: ``name[lid]``."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class MaskAny(ir.Expr):
+    """Group level: whether any entry of mask ``name`` is set."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class GroupEval(ir.Expr):
+    """Group level: evaluate ``expr`` for every work-item (it has side effects on per-work-item
+    state) and yield work-item 0's value, kept in context array ``temp`` (None: value unused)."""
+
+    expr: ir.Expr
+    temp: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupCall(ir.Stmt):
+    """A builtin executed once by the whole group (async copies), arguments evaluated as
+    work-item 0 sees them; ``target`` receives the result (an lvalue) when not None."""
+
+    call: ir.Call
+    target: ir.Expr | None = None
+
+
+@dataclass(frozen=True)
+class LocalVarDecl(ir.Stmt):
+    """A ``__local`` variable placed at ``offset`` in the group's local-memory block."""
+
+    name: str
+    type: Type
+    offset: int
