@@ -217,7 +217,8 @@ def math_impl(name: str, ov: Overload, fast_math: bool) -> ScalarImpl:
         ret = FLOAT if elem.bits == 32 else DOUBLE
     else:
         ret = elem
-    return ScalarImpl(ret, params, _math_body(name, elem, fast_math))
+    body_elem = ret if name == "nan" else elem  # nan(uint) computes a float
+    return ScalarImpl(ret, params, _math_body(name, body_elem, fast_math))
 
 
 def lower_math(e: Emitter, ov: Overload) -> str:

@@ -1,0 +1,716 @@
+"""The C lowering of builtins, compiled with gcc and checked against numpy and exact references.
+
+One translation unit per module holds every overload under test plus a test entry point per
+overload (``t_<key>``: apply it to arrays), built once by a module-scoped fixture.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import subprocess
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ppcl.compiler.codegen.c_builtins import (
+    INCLUDE_DIR,
+    c_builtin_definitions,
+    c_builtin_name,
+)
+from ppcl.compiler.codegen.c_builtins_emit import c_type, storage_width
+from ppcl.compiler.ir import builtins as B
+from ppcl.compiler.ir.types import (
+    AddressSpace,
+    PointerType,
+    ScalarType,
+    Type,
+    VectorType,
+    scalar_type_named,
+    vector_type_named,
+)
+
+DTYPES = {
+    "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+    "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
+    "half": np.uint16, "float": np.float32, "double": np.float64,
+}
+INTS = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong")
+
+
+def ty(spec: str) -> Type:
+    """``"float4"``, ``"int"``, ``"*float4"`` (private pointer), ``"v*int"`` (volatile)."""
+    if spec.startswith("v*"):
+        return PointerType(ty(spec[2:]), AddressSpace.GLOBAL, volatile=True)
+    if spec.startswith("c*"):
+        return PointerType(ty(spec[2:]), AddressSpace.GLOBAL, const=True)
+    if spec.startswith("*"):
+        return PointerType(ty(spec[1:]), AddressSpace.PRIVATE)
+    t = scalar_type_named(spec) or vector_type_named(spec)
+    assert t is not None, spec
+    return t
+
+
+def ov(name: str, *specs: str) -> B.Overload:
+    return B.resolve(name, [ty(s) for s in specs])
+
+
+# ---------------------------------------------------------------- what the library holds
+
+MATH1 = ("acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atanh", "atanpi", "cbrt",
+         "ceil", "cos", "cosh", "cospi", "erfc", "erf", "exp", "exp2", "exp10", "expm1", "fabs",
+         "floor", "lgamma", "log", "log2", "log10", "log1p", "logb", "rint", "round", "rsqrt", "sin",
+         "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi", "tgamma", "trunc")
+MATH2 = ("atan2", "atan2pi", "copysign", "fdim", "fmod", "hypot", "nextafter", "pow", "powr",
+         "remainder", "maxmag", "minmag", "fmax", "fmin")
+INT2 = ("abs_diff", "add_sat", "sub_sat", "hadd", "rhadd", "mul_hi", "rotate", "min", "max")
+INT3 = ("mad_hi", "mad_sat", "clamp")
+MODES = ("", "_rte", "_rtz", "_rtp", "_rtn")
+HALF_STORES = [f"vstore_half{m}" for m in MODES]
+
+
+def _wanted() -> Iterator[B.Overload]:
+    for f in ("float", "double"):
+        for name in MATH1:
+            yield ov(name, f)
+        for name in MATH2:
+            yield ov(name, f, f)
+        yield ov("fma", f, f, f)
+        yield ov("mad", f, f, f)
+        yield ov("pown", f, "int")
+        yield ov("rootn", f, "int")
+        yield ov("ldexp", f, "int")
+        yield ov("ilogb", f)
+        yield ov("nan", "uint" if f == "float" else "ulong")
+        for name in ("fract", "modf", "sincos"):
+            yield ov(name, f, "*" + f)
+        for name in ("frexp", "lgamma_r"):
+            yield ov(name, f, "*int")
+        yield ov("remquo", f, f, "*int")
+        for name in ("degrees", "radians", "sign"):
+            yield ov(name, f)
+        for name in ("step", "max", "min"):
+            yield ov(name, f, f)
+        for name in ("clamp", "mix", "smoothstep"):
+            yield ov(name, f, f, f)
+        for n in ("", "2", "3", "4"):
+            yield ov("length", f + n)
+            yield ov("normalize", f + n)
+            yield ov("distance", f + n, f + n)
+            yield ov("dot", f + n, f + n)
+        yield ov("cross", f + "3", f + "3")
+        yield ov("cross", f + "4", f + "4")
+        for name in ("isequal", "isnotequal", "isless", "isordered", "isunordered"):
+            yield ov(name, f, f)
+            yield ov(name, f + "4", f + "4")
+        for name in ("isnan", "isinf", "isfinite", "isnormal", "signbit"):
+            yield ov(name, f)
+            yield ov(name, f + "3")
+    yield ov("sin", "float4")
+    yield ov("fract", "float3", "*float3")
+    yield ov("remquo", "double2", "double2", "*int2")
+    yield ov("ldexp", "float4", "int")
+    yield ov("pown", "double4", "int4")
+    yield ov("clamp", "float4", "float", "float")
+    yield ov("mix", "float4", "float4", "float")
+    for name in ("native_sin", "native_exp", "native_rsqrt", "native_divide", "half_exp",
+                 "half_powr", "native_recip", "half_recip"):
+        yield ov(name, *(["float"] * (2 if name.endswith(("divide", "powr")) else 1)))
+    for t in INTS:
+        yield ov("abs", t)
+        yield ov("clz", t)
+        yield ov("popcount", t)
+        for name in INT2:
+            yield ov(name, t, t)
+        for name in INT3:
+            yield ov(name, t, t, t)
+    for t in ("int", "uint"):
+        yield ov("mul24", t, t)
+        yield ov("mad24", t, t, t)
+    for hi, lo in (("char", "uchar"), ("uchar", "uchar"), ("short", "ushort"),
+                   ("ushort", "ushort"), ("int", "uint"), ("uint", "uint")):
+        yield ov("upsample", hi, lo)
+    yield ov("add_sat", "int4", "int4")
+    yield ov("mul_hi", "long2", "long2")
+    yield ov("clz", "uchar16", )
+    yield ov("rotate", "ushort8", "ushort8")
+    yield ov("clamp", "short4", "short", "short")
+    for t in ("int4", "float4", "double2", "uchar16", "long3"):
+        elem = vector_type_named(t)
+        assert elem is not None
+        size = elem.elem.bits
+        for sel in ({8: "char", 16: "short", 32: "int", 64: "long"}[size],
+                    {8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}[size]):
+            yield ov("select", t, t, sel + t[len(elem.elem.name):])
+        yield ov("bitselect", t, t, t)
+    yield ov("select", "float", "float", "int")
+    yield ov("bitselect", "double", "double", "double")
+    for t in ("int4", "char16", "long3", "short"):
+        yield ov("any", t)
+        yield ov("all", t)
+    yield ov("shuffle", "float4", "uint8")
+    yield ov("shuffle", "char16", "uchar2")
+    yield ov("shuffle2", "int4", "int4", "uint8")
+    yield ov("shuffle2", "double2", "double2", "ulong4")
+    for src in ("float", "double"):
+        for dst in INTS:
+            for sat in ("", "_sat"):
+                for m in MODES:
+                    yield ov(f"convert_{dst}{sat}{m}", src)
+    for src in ("int", "uint", "long", "ulong", "short"):
+        for dst in ("float", "double"):
+            for m in MODES:
+                yield ov(f"convert_{dst}{m}", src)
+    for m in MODES:
+        yield ov(f"convert_float{m}", "double")
+        yield ov(f"convert_float4{m}", "double4")
+    for src in INTS:
+        for dst in INTS:
+            yield ov(f"convert_{dst}_sat", src)
+            yield ov(f"convert_{dst}", src)
+    yield ov("convert_int4_sat_rte", "float4")
+    yield ov("convert_uchar16_sat", "int16")
+    yield ov("convert_float3", "int3")
+    yield ov("convert_int8_rtn", "double8")
+    yield ov("convert_ulong2_sat_rtp", "float2")
+    yield ov("as_int", "float")
+    yield ov("as_float4", "int4")
+    yield ov("as_int4", "float3")
+    yield ov("as_float3", "uint4")
+    yield ov("as_char4", "int")
+    for src in ("float", "double"):
+        for m in HALF_STORES:
+            yield ov(m, src, "ulong", "*half")
+
+
+SPECIAL_C = """
+void t_vload3(const float *p, long off, float *out) {{ ppcl_float3 v = {vload3}(off, p);
+    memcpy(out, &v, 16); }}
+void t_vstore3(const float *in, long off, float *p) {{ ppcl_float3 v; memcpy(&v, in, 16);
+    {vstore3}(v, off, p); }}
+void t_vload8c(const signed char *p, long off, signed char *out) {{
+    ppcl_char8 v = {vload8c}(off, p); memcpy(out, &v, 8); }}
+void t_vstore16d(const double *in, long off, double *p) {{ ppcl_double16 v; memcpy(&v, in, 128);
+    {vstore16d}(v, off, p); }}
+void t_vload_half4(const unsigned short *p, long off, float *out) {{
+    ppcl_float4 v = {vload_half4}(off, p); memcpy(out, &v, 16); }}
+void t_vloada_half3(const unsigned short *p, long off, float *out) {{
+    ppcl_float3 v = {vloada_half3}(off, p); memcpy(out, &v, 16); }}
+void t_vstorea_half3_rtz(const float *in, long off, unsigned short *p) {{ ppcl_float3 v;
+    memcpy(&v, in, 16); {vstorea_half3_rtz}(v, off, p); }}
+void t_vstore_half2_rtp(const double *in, long off, unsigned short *p) {{ ppcl_double2 v;
+    memcpy(&v, in, 16); {vstore_half2_rtp}(v, off, p); }}
+void t_vload_half(const unsigned short *p, long n, float *out) {{
+    for (long k = 0; k < n; ++k) out[k] = {vload_half}(k, p); }}
+int t_atomics(int *p, unsigned *u, float *f, long *l) {{
+    int ok = 1;
+    *p = 5;
+    ok &= {atomic_add}(p, 3) == 5 && *p == 8;
+    ok &= {atomic_sub}(p, 10) == 8 && *p == -2;
+    ok &= {atomic_inc}(p) == -2 && *p == -1;
+    ok &= {atomic_dec}(p) == -1 && *p == -2;
+    ok &= {atomic_min}(p, -7) == -2 && *p == -7;
+    ok &= {atomic_min}(p, 0) == -7 && *p == -7;
+    ok &= {atomic_max}(p, 4) == -7 && *p == 4;
+    ok &= {atomic_cmpxchg}(p, 4, 9) == 4 && *p == 9;
+    ok &= {atomic_cmpxchg}(p, 4, 1) == 9 && *p == 9;
+    ok &= {atomic_xchg}(p, 11) == 9 && *p == 11;
+    ok &= {atomic_and}(p, 6) == 11 && *p == 2;
+    ok &= {atomic_or}(p, 5) == 2 && *p == 7;
+    ok &= {atomic_xor}(p, 1) == 7 && *p == 6;
+    *u = 1;
+    ok &= {atomic_max_u}(u, 0xffffffffu) == 1 && *u == 0xffffffffu;
+    ok &= {atom_sub_u}(u, 0xfffffff0u) == 0xffffffffu && *u == 15;
+    *f = 1.5f;
+    ok &= {atomic_xchg_f}(f, 2.5f) == 1.5f && *f == 2.5f;
+    *l = 1;
+    ok &= {atom_add_l}(l, 1L << 40) == 1 && *l == (1L << 40) + 1;
+    ok &= {atom_min_l}(l, -(1L << 50)) == (1L << 40) + 1 && *l == -(1L << 50);
+    {mem_fence}(1); {read_mem_fence}(2); {write_mem_fence}(3);
+    return ok;
+}}
+"""
+
+SPECIAL_OVERLOADS = {
+    "vload3": ov("vload3", "ulong", "c*float"),
+    "vstore3": ov("vstore3", "float3", "ulong", "*float"),
+    "vload8c": ov("vload8", "ulong", "c*char"),
+    "vstore16d": ov("vstore16", "double16", "ulong", "*double"),
+    "vload_half": ov("vload_half", "ulong", "c*half"),
+    "vload_half4": ov("vload_half4", "ulong", "c*half"),
+    "vloada_half3": ov("vloada_half3", "ulong", "c*half"),
+    "vstorea_half3_rtz": ov("vstorea_half3_rtz", "float3", "ulong", "*half"),
+    "vstore_half2_rtp": ov("vstore_half2_rtp", "double2", "ulong", "*half"),
+    "atomic_add": ov("atomic_add", "v*int", "int"),
+    "atomic_sub": ov("atomic_sub", "v*int", "int"),
+    "atomic_inc": ov("atomic_inc", "v*int"),
+    "atomic_dec": ov("atomic_dec", "v*int"),
+    "atomic_min": ov("atomic_min", "v*int", "int"),
+    "atomic_max": ov("atomic_max", "v*int", "int"),
+    "atomic_cmpxchg": ov("atomic_cmpxchg", "v*int", "int", "int"),
+    "atomic_xchg": ov("atomic_xchg", "v*int", "int"),
+    "atomic_and": ov("atomic_and", "v*int", "int"),
+    "atomic_or": ov("atomic_or", "v*int", "int"),
+    "atomic_xor": ov("atomic_xor", "v*int", "int"),
+    "atomic_max_u": ov("atomic_max", "v*uint", "uint"),
+    "atom_sub_u": ov("atom_sub", "v*uint", "uint"),
+    "atomic_xchg_f": ov("atomic_xchg", "v*float", "float"),
+    "atom_add_l": ov("atom_add", "v*long", "long"),
+    "atom_min_l": ov("atom_min", "v*long", "long"),
+    "mem_fence": ov("mem_fence", "uint"),
+    "read_mem_fence": ov("read_mem_fence", "uint"),
+    "write_mem_fence": ov("write_mem_fence", "uint"),
+}
+
+
+def _entry(o: B.Overload) -> str:
+    """``void t_<key>(long n, R *r, const P0 *a0, ..., E *o2)``: apply ``o`` n times."""
+    params = ["long n"]
+    args = []
+    if not isinstance(o.ret, type(None)) and str(o.ret) != "void":
+        params.append(f"{c_type(o.ret)} *r")
+    for i, p in enumerate(o.params):
+        if isinstance(p, PointerType):
+            if p.pointee == ty("half"):
+                params.append(f"unsigned short *a{i}")
+                args.append(f"a{i}")
+            else:
+                params.append(f"{c_type(p.pointee)} *a{i}")
+                args.append(f"&a{i}[k]")
+        else:
+            params.append(f"const {c_type(p)} *a{i}")
+            args.append(f"a{i}[k]" if str(p) != "ulong" or "vstore" not in o.name else "k")
+    call = f"{c_builtin_name(o)}({', '.join(args)})"
+    stmt = f"r[k] = {call};" if str(o.ret) != "void" else f"{call};"
+    return f"void t_{o.key}({', '.join(params)}) {{\n    for (long k = 0; k < n; ++k) {stmt}\n}}\n"
+
+
+class Lib:
+    def __init__(self, path: Path, overloads: Sequence[B.Overload]) -> None:
+        self.dll = ctypes.CDLL(str(path))
+        self.keys = {o.key for o in overloads}
+
+    def call(self, o: B.Overload, *inputs: object) -> list[np.ndarray]:
+        """Apply ``o`` to the arrays ``inputs`` (one per non-pointer parameter); return the
+        result array followed by the arrays written through pointer parameters."""
+        assert o.key in self.keys, f"{o} is not in the test library"
+        ins = list(inputs)
+        n = len(np.asarray(ins[0]))
+        keep: list[np.ndarray] = []
+        results: list[np.ndarray] = []
+        argv: list[object] = [ctypes.c_long(n)]
+        if str(o.ret) != "void":
+            r = _empty(o.ret, n)
+            results.append(r)
+            argv.append(ctypes.c_void_p(r.ctypes.data))
+        for p in o.params:
+            if isinstance(p, PointerType):
+                if p.pointee == ty("half"):
+                    out = np.zeros(n, np.uint16)
+                else:
+                    out = _empty(p.pointee, n)
+                results.append(out)
+                argv.append(ctypes.c_void_p(out.ctypes.data))
+            elif "vstore" in o.name and str(p) == "ulong":
+                argv.append(None)
+            else:
+                a = _array(p, ins.pop(0), n)
+                keep.append(a)
+                argv.append(ctypes.c_void_p(a.ctypes.data))
+        getattr(self.dll, f"t_{o.key}")(*argv)
+        return results
+
+
+def _empty(t: Type, n: int) -> np.ndarray:
+    elem = t.elem if isinstance(t, VectorType) else t
+    assert isinstance(elem, ScalarType)
+    shape = (n, storage_width(t)) if isinstance(t, VectorType) else (n,)
+    return np.zeros(shape, DTYPES[elem.name])
+
+
+def _array(t: Type, value: object, n: int) -> np.ndarray:
+    elem = t.elem if isinstance(t, VectorType) else t
+    assert isinstance(elem, ScalarType)
+    a = np.asarray(value)
+    if isinstance(t, VectorType) and a.shape[1] < storage_width(t):
+        a = np.concatenate([a, np.zeros((n, storage_width(t) - a.shape[1]), a.dtype)], axis=1)
+    if a.dtype != DTYPES[elem.name]:
+        if elem.is_integer and a.dtype.kind in "iuO":
+            a = np.array([int(v) % (1 << elem.bits) for v in a.ravel()], np.uint64).reshape(
+                a.shape).astype(DTYPES[elem.name])
+        else:
+            a = a.astype(DTYPES[elem.name])
+    return np.ascontiguousarray(a)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> Lib:
+    overloads = list(dict.fromkeys(_wanted()))
+    special = {k: c_builtin_name(o) for k, o in SPECIAL_OVERLOADS.items()}
+    source = "\n".join([
+        '#include "ppcl_types.h"',
+        c_builtin_definitions(overloads + list(SPECIAL_OVERLOADS.values())),
+        *(_entry(o) for o in overloads),
+        SPECIAL_C.format(**special),
+    ])
+    tmp = tmp_path_factory.mktemp("c_builtins")
+    (tmp / "lib.c").write_text(source)
+    so = tmp / "lib.so"
+    subprocess.run(
+        ["gcc", "-O2", "-shared", "-fPIC", "-std=gnu11", "-ffp-contract=off", "-fno-math-errno",
+         "-fno-trapping-math", "-Wall", "-Werror", "-Wno-unused-function", "-Wno-psabi",
+         "-I", str(INCLUDE_DIR), str(tmp / "lib.c"), "-o", str(so), "-lm"],
+        check=True,
+    )
+    return Lib(so, overloads + list(SPECIAL_OVERLOADS.values()))
+
+
+# ---------------------------------------------------------------- floating-point helpers
+
+
+def ulp_distance(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Distance in units in the last place between arrays of one float dtype; 0 where both are
+    NaN, a huge number where only one is."""
+    itype = np.int32 if got.dtype == np.float32 else np.int64
+    lo = np.iinfo(itype).min
+
+    def ordered(a: np.ndarray) -> np.ndarray:
+        i = a.view(itype).astype(object)
+        return np.where(i < 0, lo - i, i)
+
+    d = np.abs(ordered(got) - ordered(ref)).astype(np.float64)
+    both_nan = np.isnan(got) & np.isnan(ref)
+    one_nan = np.isnan(got) ^ np.isnan(ref)
+    d[both_nan] = 0
+    d[one_nan] = np.inf
+    return d
+
+
+def assert_ulps(got: np.ndarray, ref: np.ndarray, limit: float, x: object = None) -> None:
+    with np.errstate(over="ignore"):
+        ref = ref.astype(got.dtype)
+    d = ulp_distance(got, ref)
+    bad = d > limit
+    assert not bad.any(), (
+        f"{int(bad.sum())} results off by more than {limit} ulp, first: "
+        f"x={np.asarray(x)[bad][:4] if x is not None else ''} got={got[bad][:4]} "
+        f"ref={ref.astype(got.dtype)[bad][:4]} ulps={d[bad][:4]}")
+
+
+def edge_values(dtype: type) -> np.ndarray:
+    info = np.finfo(dtype)
+    tiny = info.smallest_subnormal
+    vals = [0.0, -0.0, tiny, -tiny, 3 * tiny, info.tiny, -info.tiny, info.tiny / 2, 1.0, -1.0,
+            0.5, -0.5, 2.0, 0.25, 0.75, 1.5, 3.0, 10.0, -10.0, 100.0, 1e-5, 1e5, -1e5,
+            float(info.max), -float(info.max), math.inf, -math.inf, math.nan,
+            1e30 if dtype == np.float32 else 1e300, -1e30 if dtype == np.float32 else -1e300]
+    rng = np.random.default_rng(1)
+    mag = 10.0 ** rng.uniform(-8, 8, 300)
+    signs = rng.choice([-1.0, 1.0], 300)
+    return np.concatenate([np.array(vals), mag * signs, rng.uniform(-4, 4, 200)]).astype(dtype)
+
+
+def _ld(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.longdouble)
+
+
+def _pi_reduce(x: np.ndarray) -> np.ndarray:
+    return np.fmod(_ld(x), np.longdouble(2))
+
+
+PI_L = np.longdouble("3.14159265358979323846264338327950288")
+
+MATH1_REFS = {
+    # name: (reference on long double, float ulps, double ulps)
+    "acos": (np.arccos, 4, 4), "acosh": (np.arccosh, 4, 4), "asin": (np.arcsin, 4, 4),
+    "asinh": (np.arcsinh, 4, 4), "atan": (np.arctan, 5, 5), "atanh": (np.arctanh, 5, 5),
+    "acospi": (lambda x: np.arccos(x) / PI_L, 5, 5),
+    "asinpi": (lambda x: np.arcsin(x) / PI_L, 5, 5),
+    "atanpi": (lambda x: np.arctan(x) / PI_L, 5, 5),
+    "cbrt": (np.cbrt, 2, 2), "ceil": (np.ceil, 0, 0), "cos": (np.cos, 4, 4),
+    "cosh": (np.cosh, 4, 4), "exp": (np.exp, 3, 3), "exp2": (np.exp2, 3, 3),
+    "exp10": (lambda x: np.power(np.longdouble(10), x), 3, 3), "expm1": (np.expm1, 3, 3),
+    "fabs": (np.fabs, 0, 0), "floor": (np.floor, 0, 0), "log": (np.log, 3, 3),
+    "log2": (np.log2, 3, 3), "log10": (np.log10, 3, 3), "log1p": (np.log1p, 2, 2),
+    "rint": (np.rint, 0, 0), "trunc": (np.trunc, 0, 0), "sin": (np.sin, 4, 4),
+    "sinh": (np.sinh, 4, 4), "sqrt": (np.sqrt, 0, 0), "tan": (np.tan, 5, 5),
+    "tanh": (np.tanh, 5, 5), "rsqrt": (lambda x: 1 / np.sqrt(x), 2, 2),
+    "sinpi": (lambda x: np.sin(PI_L * _pi_reduce(x)), 4, 4),
+    "cospi": (lambda x: np.cos(PI_L * _pi_reduce(x)), 4, 4),
+    "tanpi": (lambda x: np.tan(PI_L * _pi_reduce(x)), 6, 6),
+}
+
+
+def _pi_exact_points(x: np.ndarray) -> np.ndarray:
+    """Arguments where sinpi/cospi/tanpi have exact values (2x an integer, or not finite)."""
+    with np.errstate(all="ignore"):
+        return ~np.isfinite(x) | (np.floor(_ld(x) * 2) == _ld(x) * 2)
+
+
+# ---------------------------------------------------------------- math
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+@pytest.mark.parametrize("name", sorted(MATH1_REFS))
+def test_math1_within_ulps(lib: Lib, name: str, fty: str) -> None:
+    ref_fn, float_ulps, double_ulps = MATH1_REFS[name]
+    dtype = DTYPES[fty]
+    x = edge_values(dtype)
+    if name.endswith("pi") and name in ("sinpi", "cospi", "tanpi"):
+        x = x[~_pi_exact_points(x)]
+    (got,) = lib.call(ov(name, fty), x)
+    with np.errstate(all="ignore"):
+        ref = ref_fn(_ld(x))
+    # the long double reference rounded to double may be off by one (double rounding)
+    exact = name in ("ceil", "floor", "trunc", "rint", "fabs")
+    limit = float_ulps if fty == "float" else double_ulps + (0 if exact else 1)
+    assert_ulps(got, ref, limit, x)
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+@pytest.mark.parametrize("name", ["erf", "erfc", "tgamma", "lgamma", "logb", "round"])
+def test_math1_against_python(lib: Lib, name: str, fty: str) -> None:
+    dtype = DTYPES[fty]
+    x = edge_values(dtype)
+    x = x[np.isfinite(x) & (np.abs(x) < 170)]
+    fn = {"erf": math.erf, "erfc": math.erfc, "tgamma": math.gamma, "lgamma": math.lgamma,
+          "logb": lambda v: float(math.frexp(v)[1] - 1) if v else -math.inf,
+          "round": lambda v: float(math.copysign(math.floor(abs(v) + 0.5), v))}[name]
+
+    def safe(v: float) -> float:
+        try:
+            return fn(v)
+        except (ValueError, OverflowError):
+            return math.nan if name != "tgamma" else math.copysign(math.inf, v)
+
+    ref = np.array([safe(float(v)) for v in x])
+    (got,) = lib.call(ov(name, fty), x)
+    keep = ~((name in ("tgamma", "lgamma")) & (x <= 0) & (np.floor(x) == x))
+    if name == "lgamma":  # no ULP bound in the specification (and Python's own is rough)
+        assert np.allclose(got[keep], ref[keep], rtol=1e-5, atol=1e-6, equal_nan=True)
+        return
+    assert_ulps(got[keep], ref[keep], 16, x[keep])
+
+
+def test_signed_zeros_and_specials(lib: Lib) -> None:
+    def one(name: str, fty: str, v: float, *more: float) -> float:
+        args = [np.array([v], DTYPES[fty])] + [np.array([m], DTYPES[fty]) for m in more]
+        return float(lib.call(ov(name, *([fty] * (1 + len(more)))), *args)[0][0])
+
+    for fty in ("float", "double"):
+        for name in ("sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "sinpi",
+                     "tanpi", "asinpi", "atanpi", "expm1", "log1p", "cbrt", "sqrt", "trunc",
+                     "ceil", "rint", "round", "erf"):
+            r = one(name, fty, -0.0)
+            assert r == 0 and math.copysign(1, r) < 0, (name, fty)
+        assert math.copysign(1, one("sinpi", fty, -1.0)) < 0
+        assert math.copysign(1, one("sinpi", fty, 2.0)) > 0
+        assert one("sinpi", fty, 0.5) == 1.0 and one("sinpi", fty, -1.5) == 1.0
+        assert one("cospi", fty, 0.5) == 0 and math.copysign(1, one("cospi", fty, 0.5)) > 0
+        assert one("cospi", fty, -1.0) == -1.0 and one("cospi", fty, 1e30) == 1.0
+        assert one("tanpi", fty, 0.5) == math.inf and one("tanpi", fty, 1.5) == -math.inf
+        assert math.copysign(1, one("tanpi", fty, 1.0)) < 0
+        assert math.copysign(1, one("tanpi", fty, 2.0)) > 0
+        assert math.isnan(one("sinpi", fty, math.inf)) and math.isnan(one("cospi", fty, -math.inf))
+        assert one("rsqrt", fty, -0.0) == -math.inf and one("rsqrt", fty, math.inf) == 0
+        assert math.isnan(one("rsqrt", fty, -1.0))
+        assert one("atan2pi", fty, 0.0, -0.0) == 1.0 and one("atan2pi", fty, -0.0, -0.0) == -1.0
+        assert one("acospi", fty, -1.0) == 1.0
+        assert one("exp10", fty, 2.0) == 100.0 and one("exp10", fty, -math.inf) == 0
+        assert one("log", fty, 0.0) == -math.inf and math.isnan(one("log", fty, -1.0))
+        assert one("fmax", fty, math.nan, 1.0) == 1.0 and one("fmin", fty, 2.0, math.nan) == 2.0
+        assert one("maxmag", fty, -3.0, 2.0) == -3.0 and one("minmag", fty, -3.0, 2.0) == 2.0
+        assert one("maxmag", fty, -2.0, 2.0) == 2.0 and one("minmag", fty, -2.0, 2.0) == -2.0
+        # powr: only positive bases; the special cases of §7.5.1
+        assert math.isnan(one("powr", fty, -2.0, 2.0))
+        assert math.isnan(one("powr", fty, 0.0, 0.0)) and math.isnan(one("powr", fty, math.inf, 0.0))
+        assert math.isnan(one("powr", fty, 1.0, math.inf))
+        assert one("powr", fty, 0.0, -1.0) == math.inf and one("powr", fty, -0.0, 3.0) == 0
+        assert one("powr", fty, 1.0, 5.0) == 1.0 and one("powr", fty, math.inf, -1.0) == 0
+        assert one("powr", fty, 2.0, 10.0) == 1024.0
+        assert one("pow", fty, -2.0, 3.0) == -8.0 and one("pow", fty, math.nan, 0.0) == 1.0
+        assert one("nextafter", fty, 0.0, 1.0) == float(np.finfo(DTYPES[fty]).smallest_subnormal)
+        assert one("fdim", fty, 1.0, 3.0) == 0 and one("hypot", fty, 3.0, 4.0) == 5.0
+        assert one("hypot", fty, math.inf, math.nan) == math.inf
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+@pytest.mark.parametrize("name", ["atan2", "atan2pi", "hypot", "pow", "powr", "fmod", "remainder",
+                                  "copysign", "fdim", "nextafter", "fmax", "fmin"])
+def test_math2_within_ulps(lib: Lib, name: str, fty: str) -> None:
+    dtype = DTYPES[fty]
+    rng = np.random.default_rng(2)
+    e = edge_values(dtype)
+    x = np.concatenate([np.repeat(e[:30], 30), rng.choice(e, 600)]).astype(dtype)
+    y = np.concatenate([np.tile(e[:30], 30), rng.choice(e, 600)]).astype(dtype)
+    if name in ("pow", "powr"):
+        x = np.abs(x) if name == "powr" else x
+        y = np.where(np.abs(y) > 200, y / 1e6, y).astype(dtype)
+    refs = {
+        "atan2": (np.arctan2, 6), "atan2pi": (lambda a, b: np.arctan2(a, b) / PI_L, 6),
+        "hypot": (np.hypot, 4), "pow": (np.power, 16), "powr": (np.power, 16),
+        "fmod": (np.fmod, 0), "remainder": (None, 0), "copysign": (np.copysign, 0),
+        "fdim": (lambda a, b: np.where(np.isnan(a) | np.isnan(b), np.nan, np.where(a > b, a - b, 0)),
+                 0),
+        "nextafter": (None, 0), "fmax": (np.fmax, 0), "fmin": (np.fmin, 0),
+    }
+    ref_fn, limit = refs[name]
+    (got,) = lib.call(ov(name, fty, fty), x, y)
+    with np.errstate(all="ignore"):
+        if name == "remainder":
+            ref = np.array([math.remainder(a, b) if np.isfinite(a) and b != 0 and not np.isnan(b)
+                            else math.nan for a, b in zip(x.tolist(), y.tolist())])
+        elif name == "nextafter":
+            ref = np.nextafter(x, y)
+        else:
+            ref = ref_fn(_ld(x), _ld(y))
+    if name == "powr":
+        special = (x == 0) | np.isinf(x) | (x == 1) | np.isnan(x) | np.isnan(y)
+        x, y, got, ref = x[~special], y[~special], got[~special], ref[~special]
+    assert_ulps(got, ref, limit + (1 if limit and fty == "double" else 0), np.stack([x, y], 1))
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+def test_fma_mad_ldexp_pown_rootn_ilogb_nan(lib: Lib, fty: str) -> None:
+    dtype = DTYPES[fty]
+    a = np.array([1.0, 2.0, -3.0, 0.1, np.finfo(dtype).eps], dtype)
+    b = np.array([3.0, 0.5, 7.0, 10.0, np.finfo(dtype).eps], dtype)
+    c = np.array([1.0, -1.0, 21.0, -1.0, -0.0], dtype)
+    (got,) = lib.call(ov("fma", fty, fty, fty), a, b, c)
+    exact = [Fraction(float(p)) * Fraction(float(q)) + Fraction(float(r)) for p, q, r in zip(a, b, c)]
+    assert got.tolist() == [float(dtype(float(v))) for v in exact]
+    (got,) = lib.call(ov("mad", fty, fty, fty), a[:4], b[:4], c[:4])
+    assert_ulps(got, a[:4] * b[:4] + c[:4], 1)
+
+    x = np.array([1.0, 1.5, -3.0, np.finfo(dtype).tiny, math.inf, 0.0], dtype)
+    k = np.array([3, -1, 10, -5, -2, 7], np.int32)
+    (got,) = lib.call(ov("ldexp", fty, "int"), x, k)
+    assert got.tolist() == np.ldexp(x, k).tolist()
+
+    x = np.array([2.0, -2.0, 0.0, -0.0, 10.0, math.nan, 1.5, 0.5], dtype)
+    n = np.array([10, 3, -1, -3, -2, 0, 0, 7], np.int32)
+    (got,) = lib.call(ov("pown", fty, "int"), x, n)
+    assert got[:5].tolist() == [1024.0, -8.0, math.inf, -math.inf, 0.01 if fty == "double"
+                                else float(np.float32(0.01))]
+    assert got[5] == 1.0 and got[6] == 1.0 and got[7] == 0.5 ** 7
+
+    x = np.array([8.0, -8.0, -8.0, 16.0, 0.0, -0.0, -0.0, 2.0, 1e300 if fty == "double" else 1e30,
+                  7.0], dtype)
+    n = np.array([3, 3, 2, -4, -2, -3, 4, 0, 7, 5], np.int32)
+    (got,) = lib.call(ov("rootn", fty, "int"), x, n)
+    assert got[:2].tolist() == [2.0, -2.0] and math.isnan(got[2]) and got[3] == 0.5
+    assert got[4] == math.inf and got[5] == -math.inf
+    assert got[6] == 0 and math.copysign(1, got[6]) > 0 and math.isnan(got[7])
+    with np.errstate(all="ignore"):
+        ref = np.power(_ld(x[8:]), np.longdouble(1) / _ld(n[8:].astype(np.float64)))
+    assert_ulps(got[8:], ref, 2)
+
+    x = np.array([0.0, math.inf, math.nan, 1.0, 3.0, np.finfo(dtype).smallest_subnormal], dtype)
+    (got,) = lib.call(ov("ilogb", fty), x)
+    low = -149 if fty == "float" else -1074
+    assert got.tolist() == [-(2**31), 2**31 - 1, 2**31 - 1, 0, 1, low]
+
+    code_t = "uint" if fty == "float" else "ulong"
+    (got,) = lib.call(ov("nan", code_t), np.array([0, 5], DTYPES[code_t]))
+    assert np.isnan(got).all()
+    bits = got.view(np.uint32 if fty == "float" else np.uint64)
+    assert int(bits[1]) & 0xFF == 5
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+def test_out_parameter_functions(lib: Lib, fty: str) -> None:
+    dtype = DTYPES[fty]
+    x = np.array([1.25, -1.25, -0.0, math.inf, -math.inf, math.nan, -1e-30, 3.0], dtype)
+    frac, ip = lib.call(ov("fract", fty, "*" + fty), x)
+    assert frac[:2].tolist() == [0.25, 0.75] and ip[:2].tolist() == [1.0, -2.0]
+    assert frac[2] == 0 and math.copysign(1, frac[2]) < 0
+    assert frac[3] == 0 and ip[3] == math.inf and ip[4] == -math.inf
+    assert math.isnan(frac[5]) and math.isnan(ip[5])
+    assert 0 <= frac[6] < 1 and frac[6] == np.nextafter(dtype(1), dtype(0)) and ip[6] == -1
+    frac, ip = lib.call(ov("modf", fty, "*" + fty), x)
+    ref_f, ref_i = np.modf(x)
+    assert np.array_equal(frac, ref_f, equal_nan=True) and np.array_equal(ip, ref_i, equal_nan=True)
+    s, c = lib.call(ov("sincos", fty, "*" + fty), x[:3])
+    assert s.tolist() == np.sin(x[:3]).tolist() and c.tolist() == np.cos(x[:3]).tolist()
+    m, e = lib.call(ov("frexp", fty, "*int"), np.array([8.0, -0.75, 0.0], dtype))
+    assert m.tolist() == [0.5, -0.75, 0.0] and e.tolist() == [4, 0, 0]
+    r, sign = lib.call(ov("lgamma_r", fty, "*int"), np.array([-0.5, 3.0, 0.5], dtype))
+    assert sign.tolist() == [-1, 1, 1]
+    assert_ulps(r, np.array([math.lgamma(-0.5), math.log(2), math.lgamma(0.5)]), 16)
+
+
+def _remquo_ref(x: float, y: float) -> tuple[float, int]:
+    q = Fraction(x) / Fraction(y)
+    n = round(q)  # Python rounds half to even, as remainder does
+    return math.remainder(x, y), (abs(n) & 127) * (1 if q >= 0 else -1)
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+def test_remquo_seven_quotient_bits(lib: Lib, fty: str) -> None:
+    dtype = DTYPES[fty]
+    rng = np.random.default_rng(3)
+    x = np.concatenate([[5.0, -5.0, 7.5, 1000.0, -1000.5, 1e30, 3.0, 2.5, 1e-40 if fty == "double"
+                         else 3e-39], rng.uniform(-1e4, 1e4, 300)]).astype(dtype)
+    y = np.concatenate([[2.0, 2.0, 1.0, 3.0, 7.0, 3.3, 2.0, 1.0, 1e-42 if fty == "double" else
+                         1e-44], rng.uniform(-50, 50, 300)]).astype(dtype)
+    r, quo = lib.call(ov("remquo", fty, fty, "*int"), x, y)
+    for xv, yv, rv, qv in zip(x.tolist(), y.tolist(), r.tolist(), quo.tolist()):
+        rr, qq = _remquo_ref(xv, yv)
+        assert rv == rr and qv == qq, (xv, yv, rv, qv, rr, qq)
+    r, quo = lib.call(ov("remquo", fty, fty, "*int"), np.array([math.inf, 1.0], dtype),
+                      np.array([1.0, 0.0], dtype))
+    assert np.isnan(r).all()
+
+
+def test_vector_math_is_elementwise(lib: Lib) -> None:
+    x = np.random.default_rng(4).uniform(-10, 10, (50, 4)).astype(np.float32)
+    (got,) = lib.call(ov("sin", "float4"), x)
+    (ref,) = lib.call(ov("sin", "float"), x.ravel())
+    assert np.array_equal(got, ref.reshape(50, 4))
+    x3 = np.array([[1.25, -0.5, 2.75]], np.float32)
+    frac, ip = lib.call(ov("fract", "float3", "*float3"), x3)
+    assert frac[0, :3].tolist() == [0.25, 0.5, 0.75] and ip[0, :3].tolist() == [1, -1, 2]
+    r, q = lib.call(ov("remquo", "double2", "double2", "*int2"), np.array([[5.0, 7.0]]),
+                    np.array([[2.0, -2.0]]))
+    assert r[0].tolist() == [1.0, -1.0] and q[0].tolist() == [2, -4]
+    (got,) = lib.call(ov("ldexp", "float4", "int"), np.ones((1, 4), np.float32),
+                      np.array([3], np.int32))
+    assert got[0].tolist() == [8.0] * 4
+    (got,) = lib.call(ov("pown", "double4", "int4"), np.full((1, 4), 2.0),
+                      np.array([[0, 1, -1, 10]], np.int32))
+    assert got[0].tolist() == [1.0, 2.0, 0.5, 1024.0]
+
+
+def test_native_and_half_functions(lib: Lib) -> None:
+    x = np.array([0.5, 1.0, 2.0, 4.0], np.float32)
+    assert_ulps(lib.call(ov("native_sin", "float"), x)[0], np.sin(_ld(x)), 4)
+    assert_ulps(lib.call(ov("native_exp", "float"), x)[0], np.exp(_ld(x)), 4)
+    assert_ulps(lib.call(ov("half_exp", "float"), x)[0], np.exp(_ld(x)), 4)
+    assert_ulps(lib.call(ov("native_rsqrt", "float"), x)[0], 1 / np.sqrt(_ld(x)), 2)
+    assert lib.call(ov("native_divide", "float", "float"), x, x)[0].tolist() == [1.0] * 4
+    assert lib.call(ov("native_recip", "float"), x)[0].tolist() == [2.0, 1.0, 0.5, 0.25]
+    assert lib.call(ov("half_recip", "float"), x)[0].tolist() == [2.0, 1.0, 0.5, 0.25]
+    assert lib.call(ov("half_powr", "float", "float"), x, x)[0].tolist() == [
+        float(np.float32(0.5 ** 0.5)), 1.0, 4.0, 256.0]
+
+
+def test_fast_math_definitions_compile(tmp_path: Path) -> None:
+    overloads = [ov(n, "float4") for n in ("native_exp10", "native_log10", "normalize", "length",
+                                           "fast_normalize", "native_powr" if False else "sin")]
+    overloads += [ov("native_powr", "float", "float"), ov("distance", "float3", "float3")]
+    src = '#include "ppcl_types.h"\n' + c_builtin_definitions(overloads, fast_math=True)
+    (tmp_path / "f.c").write_text(src)
+    subprocess.run(["gcc", "-O1", "-c", "-std=gnu11", "-Wall", "-Werror", "-Wno-unused-function",
+                    "-Wno-psabi", "-I", str(INCLUDE_DIR), str(tmp_path / "f.c"), "-o",
+                    str(tmp_path / "f.o")], check=True)
+
+
+def test_definitions_only_what_is_asked(lib: Lib) -> None:
+    text = c_builtin_definitions([ov("sin", "float4"), ov("sin", "float"), ov("sin", "float4")])
+    assert text.count(f"{c_builtin_name(ov('sin', 'float4'))}(") == 1
+    assert "cos" not in text and "__ppcl_s_sin_float_float" in text
+    with pytest.raises(NotImplementedError):
+        c_builtin_definitions([ov("get_global_id", "uint")])
