@@ -1,0 +1,437 @@
+"""End-to-end CPU kernels: OpenCL C -> work-group C -> gcc -> run, compared with numpy.
+
+Barrier kernels run twice: with the uniformity analysis (lock-step regions) and without it
+(everything masked), which must give the same results.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from ppcl.compiler.cpu import CompiledKernel, LocalMem, build_kernel, run_kernel
+from ppcl.compiler.diagnostics import CompileError
+
+MODES = [True, False]  # use the uniformity analysis or run everything masked
+
+
+@functools.lru_cache(maxsize=None)
+def build(source: str, name: str, local_size: tuple[int, ...], uniform: bool = True,
+          zero_offset: bool = False) -> CompiledKernel:
+    return build_kernel(source, name, local_size=local_size, use_uniformity=uniform,
+                        zero_offset=zero_offset)
+
+
+RNG = np.random.default_rng(1234)
+
+ELEMENTWISE = """
+__kernel void scale_f(__global float *a, __global const float *b, float s, int n) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    a[i] = a[i] * s + b[i];
+}
+__kernel void mix_i(__global int *a, __global const int *b) {
+    size_t i = get_global_id(0);
+    a[i] = (a[i] ^ b[i]) + (int)i;
+}
+__kernel void axpy_d(__global double *y, __global const double *x, double alpha) {
+    size_t i = get_global_id(0);
+    y[i] = alpha * x[i] + y[i];
+}
+__kernel void add4(__global float4 *a, __global const float4 *b, float4 k) {
+    size_t i = get_global_id(0);
+    a[i] = a[i] + b[i] * k;
+}
+__kernel void uchar_sat(__global uchar *a, __global const uchar *b) {
+    size_t i = get_global_id(0);
+    a[i] = add_sat(a[i], b[i]);
+}
+"""
+
+
+@pytest.mark.parametrize("local", [1, 7, 64])
+def test_elementwise_float_with_early_return(local):
+    k = build(ELEMENTWISE, "scale_f", (local,))
+    n = 100
+    a = RNG.random(n + 40).astype(np.float32)
+    b = RNG.random(n + 40).astype(np.float32)
+    expect = a.copy()
+    expect[:n] = a[:n] * np.float32(1.5) + b[:n]
+    gsize = (n + local - 1) // local * local
+    run_kernel(k, (gsize,), (local,), [a, b, np.float32(1.5), np.int32(n)])
+    np.testing.assert_allclose(a, expect, rtol=1e-6)
+
+
+def test_elementwise_int_double_vector_uchar():
+    n = 56
+    a = RNG.integers(-100, 100, n).astype(np.int32)
+    b = RNG.integers(-100, 100, n).astype(np.int32)
+    expect = (a ^ b) + np.arange(n, dtype=np.int32)
+    run_kernel(build(ELEMENTWISE, "mix_i", (8,)), (n,), (8,), [a, b])
+    np.testing.assert_array_equal(a, expect)
+
+    y, x = RNG.random(n), RNG.random(n)
+    expect_d = 0.25 * x + y
+    run_kernel(build(ELEMENTWISE, "axpy_d", (8,)), (n,), (8,), [y, x, np.float64(0.25)])
+    np.testing.assert_allclose(y, expect_d)
+
+    a4 = RNG.random((n, 4)).astype(np.float32)
+    b4 = RNG.random((n, 4)).astype(np.float32)
+    kvec = np.array([1, 2, 3, 4], np.float32)
+    expect4 = a4 + b4 * kvec
+    run_kernel(build(ELEMENTWISE, "add4", (8,)), (n,), (8,), [a4, b4, kvec])
+    np.testing.assert_allclose(a4, expect4, rtol=1e-6)
+
+    ua = RNG.integers(0, 256, n).astype(np.uint8)
+    ub = RNG.integers(0, 256, n).astype(np.uint8)
+    expect_u = np.minimum(ua.astype(int) + ub, 255).astype(np.uint8)
+    run_kernel(build(ELEMENTWISE, "uchar_sat", (8,)), (n,), (8,), [ua, ub])
+    np.testing.assert_array_equal(ua, expect_u)
+
+
+REDUCE = """
+__kernel void reduce(__global const float *in, __global float *out, __local float *s) {
+    uint lid = get_local_id(0);
+    s[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = get_local_size(0) / 2; k > 0; k >>= 1) {
+        if (lid < k) s[lid] += s[lid + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) out[get_group_id(0)] = s[0];
+}
+"""
+
+
+@pytest.mark.parametrize("uniform", MODES)
+@pytest.mark.parametrize("local", [1, 64, 256, 1024])
+def test_local_tree_reduction(uniform, local):
+    k = build(REDUCE, "reduce", (local,), uniform)
+    groups = 3
+    a = RNG.random(local * groups).astype(np.float32)
+    out = np.zeros(groups, np.float32)
+    run_kernel(k, (local * groups,), (local,), [a, out, LocalMem(4 * local)])
+    np.testing.assert_allclose(out, a.reshape(groups, local).sum(1), rtol=1e-5)
+
+
+SCAN = """
+__kernel void scan(__global const int *in, __global int *out, __local int *a, __local int *b) {
+    int lid = get_local_id(0);
+    int n = get_local_size(0);
+    a[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local int *src = a;
+    __local int *dst = b;
+    for (int offset = 1; offset < n; offset *= 2) {
+        int v = src[lid];
+        if (lid >= offset) v += src[lid - offset];
+        dst[lid] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local int *t = src; src = dst; dst = t;
+    }
+    out[get_global_id(0)] = src[lid];
+}
+"""
+
+
+@pytest.mark.parametrize("uniform", MODES)
+@pytest.mark.parametrize("local", [7, 64])
+def test_inclusive_scan(uniform, local):
+    k = build(SCAN, "scan", (local,), uniform)
+    groups = 3
+    a = RNG.integers(-50, 50, local * groups).astype(np.int32)
+    out = np.zeros_like(a)
+    run_kernel(k, (local * groups,), (local,), [a, out, LocalMem(4 * local), LocalMem(4 * local)])
+    np.testing.assert_array_equal(out, np.cumsum(a.reshape(groups, local), axis=1).ravel())
+
+
+MATMUL_TILED = """
+#define T 8
+__kernel void matmul(__global const float *A, __global const float *B, __global float *C, int n) {
+    __local float As[T][T];
+    __local float Bs[T][T];
+    int row = get_global_id(1), col = get_global_id(0);
+    int ly = get_local_id(1), lx = get_local_id(0);
+    float acc = 0.0f;
+    for (int t = 0; t < n / T; t++) {
+        As[ly][lx] = A[row * n + t * T + lx];
+        Bs[ly][lx] = B[(t * T + ly) * n + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < T; k++) acc += As[ly][k] * Bs[k][lx];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    C[row * n + col] = acc;
+}
+"""
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_tiled_matmul(uniform):
+    k = build(MATMUL_TILED, "matmul", (8, 8), uniform)
+    n = 24
+    a = RNG.random((n, n)).astype(np.float32)
+    b = RNG.random((n, n)).astype(np.float32)
+    c = np.zeros((n, n), np.float32)
+    run_kernel(k, (n, n), (8, 8), [a, b, c, np.int32(n)])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+    assert k.local_mem_static_bytes >= 2 * 8 * 8 * 4
+
+
+CONTROL = """
+__kernel void loops(__global int *out, __local int *s, int rounds) {
+    int lid = get_local_id(0);
+    int n = get_local_size(0);
+    int acc = lid;
+    int r = 0;
+    while (r < rounds) {
+        s[lid] = acc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += s[(lid + 1) % n];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        r++;
+    }
+    int j = 0;
+    do {
+        for (int q = 0; q < 2; q++) {
+            s[lid] = acc + q;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            acc = s[n - 1 - lid] - j;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        j++;
+    } while (j < 2);
+    if (rounds > 2) {
+        s[lid] = acc * 2;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc = s[0];
+    } else {
+        s[lid] = acc * 3;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc = s[n - 1];
+    }
+    out[get_global_id(0)] = acc;
+}
+"""
+
+
+def control_reference(n: int, rounds: int, groups: int) -> np.ndarray:
+    out = []
+    for _ in range(groups):
+        acc = np.arange(n, dtype=np.int64)
+        for _ in range(rounds):
+            acc = acc + np.roll(acc, -1)
+        for j in range(2):
+            for q in range(2):
+                s = acc + q
+                acc = s[::-1] - j
+        acc = np.full(n, (acc * 2)[0]) if rounds > 2 else np.full(n, (acc * 3)[-1])
+        out.append(acc)
+    return np.concatenate(out).astype(np.int32)
+
+
+@pytest.mark.parametrize("uniform", MODES)
+@pytest.mark.parametrize("rounds", [0, 3])
+def test_barriers_in_uniform_loops_and_branches(uniform, rounds):
+    n = 16
+    k = build(CONTROL, "loops", (n,), uniform)
+    out = np.zeros(2 * n, np.int32)
+    run_kernel(k, (2 * n,), (n,), [out, LocalMem(4 * n), np.int32(rounds)])
+    np.testing.assert_array_equal(out, control_reference(n, rounds, 2))
+
+
+DIVERGENT = """
+__kernel void relax(__global float *vals, __global const int *budget, __local float *buf,
+                    __local int *active) {
+    int lid = get_local_id(0);
+    int lsz = get_local_size(0);
+    int gid = get_global_id(0);
+    int my_budget = budget[gid];
+    float v = vals[gid];
+    int iter = 0;
+    for (;;) {
+        if (lid == 0) *active = 0;
+        buf[lid] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (iter < my_budget) {
+            float n = buf[(lid + 1) % lsz];
+            v = 0.5f * (v + n);
+            iter++;
+            atomic_inc(active);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int still_active = *active;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (still_active == 0) break;
+    }
+    vals[gid] = v;
+}
+__kernel void varying_exit(__global int *out, __global const int *limit, __local int *s) {
+    int lid = get_local_id(0);
+    int total = 0;
+    for (int i = 0; i < 100; i++) {
+        if (i >= limit[get_global_id(0)]) {
+            out[get_global_id(0)] = total;
+            return;
+        }
+        if (i == 2 && lid == 1) break;
+        if ((i & 1) && lid == 2) continue;
+        s[lid] = i;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        total += s[lid] + 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = -total;
+}
+"""
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_barrier_loop_with_uniform_break_after_divergent_work(uniform):
+    n = 8
+    k = build(DIVERGENT, "relax", (n,), uniform)
+    vals = RNG.random(2 * n).astype(np.float32)
+    budget = RNG.integers(0, 5, 2 * n).astype(np.int32)
+    expect = vals.copy().reshape(2, n)
+    bud = budget.reshape(2, n)
+    for g in range(2):
+        v = expect[g].copy()
+        it = np.zeros(n, int)
+        while True:
+            buf = v.copy()
+            act = it < bud[g]
+            nb = buf[(np.arange(n) + 1) % n]
+            v = np.where(act, np.float32(0.5) * (v + nb), v).astype(np.float32)
+            it += act
+            if not act.any():
+                break
+        expect[g] = v
+    run_kernel(k, (2 * n,), (n,), [vals, budget, LocalMem(4 * n), LocalMem(4)])
+    np.testing.assert_allclose(vals, expect.ravel(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_barrier_loop_with_varying_return_break_continue(uniform):
+    n = 4
+    k = build(DIVERGENT, "varying_exit", (n,), uniform)
+    limit = np.array([5, 1, 7, 100, 3, 0, 9, 4], np.int32)
+    out = np.zeros(8, np.int32)
+    run_kernel(k, (8,), (n,), [out, limit, LocalMem(4 * n)])
+    expect = []
+    for gid, lim in enumerate(limit):
+        lid = gid % n
+        total, result = 0, None
+        for i in range(100):
+            if i >= lim:
+                result = total
+                break
+            if i == 2 and lid == 1:
+                break
+            if (i & 1) and lid == 2:
+                continue
+            total += i + 1
+        expect.append(result if result is not None else -total)
+    np.testing.assert_array_equal(out, expect)
+
+
+EARLY = """
+__kernel void block_sum_active(__global const int *in, __global int *out, const uint active_groups,
+                               __local int *scratch) {
+    if (get_group_id(0) >= active_groups) return;
+    uint lid = get_local_id(0);
+    scratch[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        int s = 0;
+        for (uint i = 0; i < get_local_size(0); i++) s += scratch[i];
+        out[get_group_id(0)] = s;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_early_return_then_barrier(uniform):
+    k = build(EARLY, "block_sum_active", (16,), uniform)
+    a = RNG.integers(0, 10, 64).astype(np.int32)
+    out = np.full(4, -1, np.int32)
+    run_kernel(k, (64,), (16,), [a, out, np.uint32(2), LocalMem(64)])
+    np.testing.assert_array_equal(out, [a[:16].sum(), a[16:32].sum(), -1, -1])
+
+
+HISTOGRAM = """
+__kernel void histogram(__global const uchar *data, __global uint *hist, __local uint *bins, int n) {
+    int lid = get_local_id(0);
+    for (int b = lid; b < 16; b += get_local_size(0)) bins[b] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int gid = get_global_id(0);
+    if (gid < n) atomic_inc(&bins[data[gid] & 15]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int b = lid; b < 16; b += get_local_size(0)) atomic_add(&hist[b], bins[b]);
+}
+"""
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_histogram_local_and_global_atomics(uniform):
+    k = build(HISTOGRAM, "histogram", (7,), uniform)
+    n = 100
+    data = RNG.integers(0, 256, n).astype(np.uint8)
+    hist = np.zeros(16, np.uint32)
+    run_kernel(k, (105,), (7,), [data, hist, LocalMem(64), np.int32(n)])
+    np.testing.assert_array_equal(hist, np.bincount(data & 15, minlength=16))
+
+
+MISC = """
+typedef struct { float scale; int offset; float4 bias; } params_t;
+__constant float table[4] = {1.0f, 10.0f, 100.0f, 1000.0f};
+float twice(float x) { return 2.0f * x; }
+size_t my_gid(void) { return get_global_id(0) + get_global_id(1) * get_global_size(0); }
+__kernel void misc(__global float *out, params_t p) {
+    size_t i = my_gid();
+    out[i] = twice(p.scale) * table[i % 4] + (float)p.offset + p.bias.y;
+}
+__kernel void ids3(__global int *out) {
+    size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    size_t w = get_global_size(0), h = get_global_size(1);
+    size_t lin = ((z - get_global_offset(2)) * h + (y - get_global_offset(1))) * w
+                 + (x - get_global_offset(0));
+    out[lin] = (int)(x + 100 * y + 10000 * z + 1000000 * get_local_id(0) + (int)get_work_dim());
+}
+"""
+
+
+def test_helpers_structs_and_constant_tables():
+    k = build(MISC, "misc", (4, 2))
+    out = np.zeros(32, np.float32)
+    params = np.zeros(1, dtype=[("scale", "f4"), ("offset", "i4"), ("pad", "i4", 2),
+                                ("bias", "f4", 4)])
+    params["scale"], params["offset"], params["bias"] = 1.5, 7, (0, 0.25, 0, 0)
+    run_kernel(k, (8, 4), (4, 2), [out, params])
+    i = np.arange(32)
+    np.testing.assert_allclose(out, 3.0 * np.array([1, 10, 100, 1000])[i % 4] + 7.25)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_ranges_with_global_offsets(dims):
+    local = {1: (4,), 2: (4, 2), 3: (2, 2, 2)}[dims]
+    gsize = {1: (12,), 2: (8, 6), 3: (4, 6, 2)}[dims]
+    offset = {1: (5,), 2: (3, 1), 3: (1, 2, 3)}[dims]
+    k = build(MISC, "ids3", local)
+    out = np.zeros(int(np.prod(gsize)), np.int32)
+    run_kernel(k, gsize, local, [out], global_offset=offset)
+    g = [np.arange(gsize[d]) + offset[d] if d < dims else np.zeros(1, int) for d in range(3)]
+    z, y, x = np.meshgrid(g[2], g[1], g[0], indexing="ij")
+    lx = (x - offset[0]) % local[0]
+    expect = x + 100 * y + 10000 * z + 1000000 * lx + dims
+    np.testing.assert_array_equal(out, expect.ravel())
+
+
+def test_barrier_in_helper_is_a_located_error():
+    src = """
+void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }
+__kernel void k(__global int *a) { a[0] = 1; sync(); }
+"""
+    with pytest.raises(CompileError, match="barrier in a function called from a kernel"):
+        build_kernel(src, "k", local_size=(4,))
