@@ -1,3 +1,82 @@
-"""ppcl: a performance-portable OpenCL stack in Python."""
+"""ppcl: a performance-portable OpenCL stack in Python.
+
+``import ppcl as cl`` gives the PyOpenCL host API (platforms, contexts, queues, buffers,
+programs, kernels, events) running on ppcl's own devices.
+"""
 
 __version__ = "0.1.0"
+
+from ppcl.runtime.constants import (  # noqa: E402
+    build_status,
+    command_execution_status,
+    command_queue_info,
+    command_queue_properties,
+    command_type,
+    context_info,
+    context_properties,
+    device_exec_capabilities,
+    device_fp_config,
+    device_info,
+    device_local_mem_type,
+    device_mem_cache_type,
+    device_type,
+    event_info,
+    kernel_arg_access_qualifier,
+    kernel_arg_address_qualifier,
+    kernel_arg_info,
+    kernel_arg_type_qualifier,
+    kernel_info,
+    kernel_work_group_info,
+    map_flags,
+    mem_flags,
+    mem_info,
+    mem_migration_flags,
+    mem_object_type,
+    platform_info,
+    profiling_info,
+    program_binary_type,
+    program_build_info,
+    program_info,
+    status_code,
+)
+from ppcl.runtime.context import Context, create_some_context  # noqa: E402
+from ppcl.runtime.errors import Error, LogicError, MemoryError, RuntimeError  # noqa: E402
+from ppcl.runtime.event import Event, UserEvent, wait_for_events  # noqa: E402
+from ppcl.runtime.kernel import Kernel, enqueue_nd_range_kernel  # noqa: E402
+from ppcl.runtime.memory import Buffer, LocalMemory, MemoryMap, MemoryObject  # noqa: E402
+from ppcl.runtime.platform import Device, Platform, get_platforms  # noqa: E402
+from ppcl.runtime.program import CompilerWarning, Program, link_program  # noqa: E402
+from ppcl.runtime.queue import CommandQueue, enqueue_barrier, enqueue_marker  # noqa: E402
+from ppcl.runtime.transfer import (  # noqa: E402
+    enqueue_copy,
+    enqueue_copy_buffer,
+    enqueue_copy_buffer_rect,
+    enqueue_fill_buffer,
+    enqueue_map_buffer,
+    enqueue_migrate_mem_objects,
+    enqueue_read_buffer,
+    enqueue_read_buffer_rect,
+    enqueue_write_buffer,
+    enqueue_write_buffer_rect,
+)
+
+VERSION = tuple(int(part) for part in __version__.split("."))
+VERSION_TEXT = __version__
+
+__all__ = [
+    "Buffer", "CommandQueue", "CompilerWarning", "Context", "Device", "Error", "Event", "Kernel",
+    "LocalMemory", "LogicError", "MemoryError", "MemoryMap", "MemoryObject", "Platform",
+    "Program", "RuntimeError", "UserEvent", "build_status", "command_execution_status",
+    "command_queue_info", "command_queue_properties", "command_type", "context_info",
+    "context_properties", "create_some_context", "device_exec_capabilities", "device_fp_config",
+    "device_info", "device_local_mem_type", "device_mem_cache_type", "device_type",
+    "enqueue_barrier", "enqueue_copy", "enqueue_copy_buffer", "enqueue_copy_buffer_rect",
+    "enqueue_fill_buffer", "enqueue_map_buffer", "enqueue_marker", "enqueue_migrate_mem_objects",
+    "enqueue_nd_range_kernel", "enqueue_read_buffer", "enqueue_read_buffer_rect",
+    "enqueue_write_buffer", "enqueue_write_buffer_rect", "event_info", "get_platforms",
+    "kernel_arg_access_qualifier", "kernel_arg_address_qualifier", "kernel_arg_info",
+    "kernel_arg_type_qualifier", "kernel_info", "kernel_work_group_info", "link_program",
+    "map_flags", "mem_flags", "mem_info", "mem_migration_flags", "mem_object_type",
+    "platform_info", "profiling_info", "program_binary_type", "program_build_info",
+    "program_info", "status_code", "wait_for_events",
+]

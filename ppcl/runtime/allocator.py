@@ -1,0 +1,150 @@
+"""Device memory: regions carved first-fit out of large chunks, as pocl's bufalloc does.
+
+Small and medium buffers are regions of chunks (``CHUNK_SIZE`` bytes each, more chunks added on
+demand); a freed region merges with free neighbours. In greedy mode (pocl's "wasteful"
+strategy) an allocation first tries the free space right after the previous allocation, so a run
+of successive allocations is a bump of a pointer; only when that does not fit does it search the
+chunk first-fit. Buffers of ``LARGE_SIZE`` bytes or more get their own block: for them a chunk
+saves nothing. Every address is aligned to ``ALIGNMENT`` (128 bytes, the device's
+``mem_base_addr_align``).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+ALIGNMENT = 128
+CHUNK_SIZE = 16 * 1024 * 1024
+LARGE_SIZE = 4 * 1024 * 1024
+
+
+def aligned_bytes(size: int) -> np.ndarray:
+    """A 1-D uint8 array of ``size`` bytes whose address is a multiple of ``ALIGNMENT``."""
+    raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
+    skip = (-raw.ctypes.data) % ALIGNMENT
+    return raw[skip:skip + size]
+
+
+def _round_up(size: int) -> int:
+    return (max(size, 1) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+class _Region:
+    __slots__ = ("offset", "size", "free")
+
+    def __init__(self, offset: int, size: int, free: bool) -> None:
+        self.offset = offset
+        self.size = size
+        self.free = free
+
+
+class _Chunk:
+    """One block of memory split into an ordered list of regions covering it."""
+
+    def __init__(self, size: int) -> None:
+        self.storage = aligned_bytes(size)
+        self.size = size
+        self.regions = [_Region(0, size, True)]
+        self.last = 0  # index of the region allocated last (greedy mode starts after it)
+        self.used = 0
+
+    def _carve(self, index: int, size: int) -> _Region:
+        region = self.regions[index]
+        if region.size > size:
+            self.regions.insert(index + 1, _Region(region.offset + size, region.size - size, True))
+            region.size = size
+        region.free = False
+        self.last = index
+        self.used += size
+        return region
+
+    def allocate(self, size: int, greedy: bool) -> _Region | None:
+        if self.size - self.used < size:
+            return None
+        if greedy:
+            following = self.last + 1 if not self.regions[self.last].free else self.last
+            if following < len(self.regions):
+                region = self.regions[following]
+                if region.free and region.size >= size:
+                    return self._carve(following, size)
+        for index, region in enumerate(self.regions):
+            if region.free and region.size >= size:
+                return self._carve(index, size)
+        return None
+
+    def free(self, region: _Region) -> None:
+        index = self.regions.index(region)
+        region.free = True
+        self.used -= region.size
+        following = index + 1
+        if following < len(self.regions) and self.regions[following].free:
+            region.size += self.regions.pop(following).size
+        if index > 0 and self.regions[index - 1].free:
+            previous = self.regions[index - 1]
+            previous.size += self.regions.pop(index).size
+            index -= 1
+        self.last = min(self.last, len(self.regions) - 1)
+
+
+class Allocation:
+    """Memory handed out by the allocator; ``array`` is the uint8 view of its bytes."""
+
+    __slots__ = ("array", "address", "_owner", "_chunk", "_region")
+
+    def __init__(self, array: np.ndarray, owner: BufferAllocator | None,
+                 chunk: _Chunk | None = None, region: _Region | None = None) -> None:
+        self.array = array
+        self.address: int = array.ctypes.data
+        self._owner = owner
+        self._chunk = chunk
+        self._region = region
+
+    def release(self) -> None:
+        owner, self._owner = self._owner, None
+        if owner is not None and self._chunk is not None and self._region is not None:
+            owner._free(self._chunk, self._region)
+
+
+class BufferAllocator:
+    """Thread-safe allocator of device memory."""
+
+    def __init__(self, chunk_size: int = CHUNK_SIZE, large_size: int = LARGE_SIZE,
+                 greedy: bool = True) -> None:
+        self.chunk_size = chunk_size
+        self.large_size = large_size
+        self.greedy = greedy
+        self._chunks: list[_Chunk] = []
+        self._lock = threading.Lock()
+
+    def allocate(self, size: int) -> Allocation:
+        if size >= self.large_size:
+            return Allocation(aligned_bytes(size), None)
+        rounded = _round_up(size)
+        with self._lock:
+            for chunk in reversed(self._chunks) if self.greedy else self._chunks:
+                region = chunk.allocate(rounded, self.greedy)
+                if region is not None:
+                    break
+            else:
+                chunk = _Chunk(max(self.chunk_size, rounded))
+                self._chunks.append(chunk)
+                region = chunk.allocate(rounded, self.greedy)
+                assert region is not None
+        view = chunk.storage[region.offset:region.offset + size]
+        return Allocation(view, self, chunk, region)
+
+    def _free(self, chunk: _Chunk, region: _Region) -> None:
+        with self._lock:
+            chunk.free(region)
+            if chunk.used == 0 and len(self._chunks) > 1:
+                self._chunks.remove(chunk)
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self._chunks)
+
+    def bytes_in_use(self) -> int:
+        with self._lock:
+            return sum(chunk.used for chunk in self._chunks)

@@ -1,0 +1,215 @@
+"""Events: the status of an enqueued command, its profiling times and completion callbacks.
+
+An event moves QUEUED -> SUBMITTED -> RUNNING -> COMPLETE (or to a negative error code). The
+four profiling timestamps are ``time.perf_counter_ns()`` values taken at those moments, so they
+are ordered and in nanoseconds. Callbacks registered with ``set_callback`` run once the event
+reaches their status, in the thread that moves it there (at once if it already has).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ppcl.runtime.constants import (
+    command_execution_status,
+    command_type,
+    event_info,
+    profiling_info,
+)
+from ppcl.runtime.errors import ERROR_CODES, error_name, make_error
+
+if TYPE_CHECKING:
+    from ppcl.runtime.context import Context
+    from ppcl.runtime.queue import CommandQueue
+
+QUEUED = command_execution_status.QUEUED
+SUBMITTED = command_execution_status.SUBMITTED
+RUNNING = command_execution_status.RUNNING
+COMPLETE = command_execution_status.COMPLETE
+
+StatusCallback = Callable[[int], None]
+
+
+class ProfilingInfo:
+    """``event.profile.start`` and friends, in nanoseconds."""
+
+    def __init__(self, event: Event) -> None:
+        self._event = event
+
+    @property
+    def queued(self) -> int:
+        return self._event.get_profiling_info(profiling_info.QUEUED)
+
+    @property
+    def submit(self) -> int:
+        return self._event.get_profiling_info(profiling_info.SUBMIT)
+
+    @property
+    def start(self) -> int:
+        return self._event.get_profiling_info(profiling_info.START)
+
+    @property
+    def end(self) -> int:
+        return self._event.get_profiling_info(profiling_info.END)
+
+
+class Event:
+    """The handle of one command (or a user event)."""
+
+    def __init__(self, context: Context, queue: CommandQueue | None, kind: int,
+                 *, status: int = QUEUED) -> None:
+        self.context = context
+        self.command_queue = queue
+        self.command_type = kind
+        self._status = status
+        self._lock = threading.Lock()
+        self._waiter: threading.Event | None = None
+        self._callbacks: list[tuple[int, StatusCallback]] = []
+        self._times = [time.perf_counter_ns(), 0, 0, 0]
+        self.error: BaseException | None = None
+
+    # ------------------------------------------------------------------ status
+
+    @property
+    def command_execution_status(self) -> int:
+        return self._status
+
+    @property
+    def is_done(self) -> bool:
+        return self._status <= COMPLETE
+
+    def _advance(self, status: int, error: BaseException | None = None) -> None:
+        """Move to ``status``; completes (or fails) the event when ``status <= COMPLETE``."""
+        now = time.perf_counter_ns()
+        with self._lock:
+            if self._status <= COMPLETE:
+                return
+            if status == SUBMITTED:
+                self._times[1] = now
+            elif status == RUNNING:
+                self._times[1] = self._times[1] or now
+                self._times[2] = now
+            else:
+                self._times[1] = self._times[1] or now
+                self._times[2] = self._times[2] or now
+                self._times[3] = now
+                self.error = error
+            self._status = status
+            due = [cb for wanted, cb in self._callbacks if status <= wanted]
+            self._callbacks = [(wanted, cb) for wanted, cb in self._callbacks if status > wanted]
+            waiter = self._waiter if status <= COMPLETE else None
+        if waiter is not None:
+            waiter.set()
+        for callback in due:
+            callback(status)
+
+    def _complete(self, status: int = COMPLETE, error: BaseException | None = None) -> None:
+        self._advance(status, error)
+
+    def _set_times_complete(self, submit: int, start: int, end: int) -> None:
+        """Record a command that ran synchronously in the enqueuing thread."""
+        self._times[1] = submit
+        self._times[2] = start
+        self._times[3] = end
+        self._status = COMPLETE
+
+    def set_callback(self, callback_type: int, callback: StatusCallback) -> None:
+        """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails)."""
+        with self._lock:
+            if self._status > callback_type:
+                self._callbacks.append((callback_type, callback))
+                return
+            status = self._status
+        callback(status)
+
+    def _on_done(self, hook: StatusCallback) -> None:
+        self.set_callback(COMPLETE, hook)
+
+    # ------------------------------------------------------------------ waiting
+
+    def wait(self) -> None:
+        if self._status > COMPLETE:
+            with self._lock:
+                if self._status > COMPLETE and self._waiter is None:
+                    self._waiter = threading.Event()
+                waiter = self._waiter
+            if waiter is not None:
+                waiter.wait()
+        if self._status < COMPLETE:
+            raise self._failure("clWaitForEvents")
+
+    def _failure(self, routine: str) -> Exception:
+        detail = f"command failed with status {error_name(self._status)}"
+        if self.error is not None:
+            detail += f": {self.error}"
+        return make_error(routine, ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"], detail)
+
+    # ------------------------------------------------------------------ info
+
+    def get_info(self, param: int) -> Any:
+        values: dict[int, Any] = {
+            event_info.COMMAND_QUEUE: self.command_queue,
+            event_info.COMMAND_TYPE: self.command_type,
+            event_info.REFERENCE_COUNT: 1,
+            event_info.COMMAND_EXECUTION_STATUS: self._status,
+            event_info.CONTEXT: self.context,
+        }
+        if param not in values:
+            raise make_error("clGetEventInfo", "INVALID_VALUE", f"unknown event_info {param}")
+        return values[param]
+
+    def get_profiling_info(self, param: int) -> int:
+        queue = self.command_queue
+        if queue is None or not queue.profiling_enabled:
+            raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
+                             "the command queue was created without PROFILING_ENABLE")
+        if self._status != COMPLETE:
+            raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
+                             "the command has not completed")
+        index = param - profiling_info.QUEUED
+        if not 0 <= index < 4:
+            raise make_error("clGetEventProfilingInfo", "INVALID_VALUE",
+                             f"unknown profiling_info {param}")
+        return self._times[index]
+
+    @property
+    def profile(self) -> ProfilingInfo:
+        return ProfilingInfo(self)
+
+    @property
+    def int_ptr(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        kind = command_type.to_string(self.command_type, "<{}>")
+        return f"<ppcl.Event {kind} status={self._status} at 0x{id(self):x}>"
+
+
+class UserEvent(Event):
+    """An event the host completes with ``set_status(COMPLETE)`` or a negative error code."""
+
+    def __init__(self, context: Context) -> None:
+        super().__init__(context, None, command_type.USER, status=SUBMITTED)
+
+    def set_status(self, status: int) -> None:
+        if status > COMPLETE:
+            raise make_error("clSetUserEventStatus", "INVALID_VALUE",
+                             "a user event's status can only be COMPLETE or a negative error")
+        if self._status <= COMPLETE:
+            raise make_error("clSetUserEventStatus", "INVALID_OPERATION",
+                             "the user event's status was already set")
+        self._advance(status)
+
+
+def wait_for_events(events: Sequence[Event]) -> None:
+    failed = None
+    for event in events:
+        try:
+            event.wait()
+        except Exception as error:  # wait for all, then report the first failure
+            failed = failed or error
+    if failed is not None:
+        raise failed

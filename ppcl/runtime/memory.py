@@ -1,0 +1,273 @@
+"""Memory objects: buffers (with sub-buffers), local-memory arguments and mapped regions.
+
+A buffer's bytes live in host memory, from the context's allocator, or, with ``USE_HOST_PTR``,
+in the caller's own host buffer (zero copy). Kernels get the address of those bytes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ppcl.runtime.allocator import ALIGNMENT, Allocation, BufferAllocator
+from ppcl.runtime.constants import mem_flags, mem_info, mem_object_type
+from ppcl.runtime.errors import make_error
+
+if TYPE_CHECKING:
+    from ppcl.runtime.context import Context
+    from ppcl.runtime.event import Event
+    from ppcl.runtime.queue import CommandQueue
+
+_ACCESS_FLAGS = mem_flags.READ_WRITE | mem_flags.WRITE_ONLY | mem_flags.READ_ONLY
+_allocators: dict[int, BufferAllocator] = {}
+_allocators_lock = threading.Lock()
+
+
+def context_allocator(context: Context) -> BufferAllocator:
+    """The allocator of a context's global memory (one per context)."""
+    with _allocators_lock:
+        allocator = _allocators.get(id(context))
+        if allocator is None:
+            allocator = BufferAllocator()
+            _allocators[id(context)] = allocator
+            # a context lives as long as its memory objects refer to it; drop the entry after
+            import weakref
+
+            weakref.finalize(context, _allocators.pop, id(context), None)
+        return allocator
+
+
+def host_bytes(obj: Any, *, writable: bool = False, what: str = "host buffer") -> np.ndarray:
+    """A flat uint8 view of a contiguous host buffer (numpy array or buffer-protocol object)."""
+    if isinstance(obj, np.ndarray):
+        array = obj
+    else:
+        try:
+            array = np.frombuffer(obj, dtype=np.uint8)
+        except (TypeError, ValueError) as error:
+            raise make_error("host_bytes", "INVALID_HOST_PTR",
+                             f"{what} does not expose a buffer: {error}") from error
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        raise make_error("host_bytes", "INVALID_HOST_PTR",
+                         f"{what} must be contiguous (use numpy.ascontiguousarray)")
+    if writable and not array.flags.writeable:
+        raise make_error("host_bytes", "INVALID_HOST_PTR", f"{what} is read-only")
+    flat = array.reshape(-1, order="A")
+    if flat.dtype.itemsize == 0:
+        return np.empty(0, dtype=np.uint8)
+    return flat.view(np.uint8)
+
+
+class MemoryObject:
+    """Base of memory objects: flags, size, context and the host view of the bytes."""
+
+    _data: np.ndarray
+
+    def __init__(self, context: Context, flags: int, size: int) -> None:
+        self.context = context
+        self.flags = flags
+        self.size = size
+        self.hostbuf: Any = None
+        self._allocation: Allocation | None = None
+        self.map_count = 0
+
+    @property
+    def address(self) -> int:
+        """Where the bytes start, as passed to kernels."""
+        return int(self._data.ctypes.data)
+
+    @property
+    def offset(self) -> int:
+        return 0
+
+    @property
+    def int_ptr(self) -> int:
+        return id(self)
+
+    @property
+    def type(self) -> int:
+        return mem_object_type.BUFFER
+
+    def bytes_view(self) -> np.ndarray:
+        """The uint8 view of the object's bytes (what kernels read and write)."""
+        return self._data
+
+    def get_info(self, param: int) -> Any:
+        values: dict[int, Any] = {
+            mem_info.TYPE: self.type,
+            mem_info.FLAGS: self.flags,
+            mem_info.SIZE: self.size,
+            mem_info.HOST_PTR: self.hostbuf,
+            mem_info.MAP_COUNT: self.map_count,
+            mem_info.REFERENCE_COUNT: 1,
+            mem_info.CONTEXT: self.context,
+            mem_info.ASSOCIATED_MEMOBJECT: getattr(self, "parent", None),
+            mem_info.OFFSET: self.offset,
+        }
+        if param not in values:
+            raise make_error("clGetMemObjectInfo", "INVALID_VALUE", f"unknown mem_info {param}")
+        return values[param]
+
+    def release(self) -> None:
+        allocation, self._allocation = self._allocation, None
+        if allocation is not None:
+            allocation.release()
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+class Buffer(MemoryObject):
+    """``Buffer(ctx, flags, size=0, hostbuf=None)`` as in PyOpenCL."""
+
+    def __init__(self, context: Context, flags: int, size: int = 0, hostbuf: Any = None) -> None:
+        routine = "clCreateBuffer"
+        _check_flags(flags, routine)
+        uses_host = bool(flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR))
+        if hostbuf is not None and not uses_host:
+            raise make_error(routine, "INVALID_HOST_PTR",
+                             "hostbuf given without USE_HOST_PTR or COPY_HOST_PTR")
+        if uses_host and hostbuf is None:
+            raise make_error(routine, "INVALID_HOST_PTR",
+                             "USE_HOST_PTR and COPY_HOST_PTR need a hostbuf")
+        host = None
+        if hostbuf is not None:
+            host = host_bytes(hostbuf, writable=bool(flags & mem_flags.USE_HOST_PTR)
+                              and not flags & mem_flags.READ_ONLY)
+            if size == 0:
+                size = host.size
+            elif size > host.size:
+                raise make_error(routine, "INVALID_BUFFER_SIZE",
+                                 f"size {size} is greater than the host buffer ({host.size} bytes)")
+        if size <= 0:
+            raise make_error(routine, "INVALID_BUFFER_SIZE", "a buffer needs a size above 0")
+        device_limit = min(d.max_mem_alloc_size for d in context.devices)
+        if size > device_limit:
+            raise make_error(routine, "INVALID_BUFFER_SIZE",
+                             f"size {size} exceeds max_mem_alloc_size {device_limit}")
+        super().__init__(context, flags, size)
+        self.parent: Buffer | None = None
+        self._origin = 0
+        if flags & mem_flags.USE_HOST_PTR:
+            assert host is not None
+            self.hostbuf = hostbuf
+            self._data = host[:size]
+            return
+        try:
+            self._allocation = context_allocator(context).allocate(size)
+        except (MemoryError, ValueError) as error:
+            raise make_error(routine, "MEM_OBJECT_ALLOCATION_FAILURE", str(error)) from error
+        self._data = self._allocation.array
+        if host is not None:
+            self._data[:] = host[:size]
+
+    @classmethod
+    def _sub(cls, parent: Buffer, origin: int, size: int, flags: int) -> Buffer:
+        routine = "clCreateSubBuffer"
+        if parent.parent is not None:
+            raise make_error(routine, "INVALID_MEM_OBJECT", "a sub-buffer cannot be split again")
+        if origin < 0 or size <= 0 or origin + size > parent.size:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"region [{origin}, {origin + size}) is outside the buffer "
+                             f"of {parent.size} bytes")
+        if origin % ALIGNMENT:
+            raise make_error(routine, "MISALIGNED_SUB_BUFFER_OFFSET",
+                             f"origin {origin} is not a multiple of {ALIGNMENT} bytes "
+                             "(the device's mem_base_addr_align)")
+        sub = cls.__new__(cls)
+        MemoryObject.__init__(sub, parent.context, flags or parent.flags, size)
+        sub.parent = parent
+        sub._origin = origin
+        sub.hostbuf = parent.hostbuf
+        sub._data = parent._data[origin:origin + size]
+        return sub
+
+    def get_sub_region(self, origin: int, size: int, flags: int = 0) -> Buffer:
+        return Buffer._sub(self, origin, size, flags)
+
+    def __getitem__(self, index: slice) -> Buffer:
+        if not isinstance(index, slice):
+            raise TypeError("buffer subscript must be a slice")
+        start, stop, step = index.indices(self.size)
+        if step != 1:
+            raise ValueError("buffer slice must have unit step")
+        return self.get_sub_region(start, stop - start)
+
+    @property
+    def offset(self) -> int:
+        return self._origin
+
+    def get_host_array(self, shape: Any, dtype: Any, order: str = "C") -> np.ndarray:
+        """The caller's host buffer (``USE_HOST_PTR``) seen as an array."""
+        if not self.flags & mem_flags.USE_HOST_PTR:
+            raise make_error("get_host_array", "INVALID_VALUE",
+                             "only buffers created with USE_HOST_PTR have a host array")
+        return np.ndarray(shape, dtype=dtype, buffer=self._data, order=order)  # type: ignore[call-overload,arg-type]
+
+    def __repr__(self) -> str:
+        return f"<ppcl.Buffer {self.size} bytes at 0x{id(self):x}>"
+
+
+def _check_flags(flags: int, routine: str) -> None:
+    access = flags & _ACCESS_FLAGS
+    if access & (access - 1):
+        raise make_error(routine, "INVALID_VALUE",
+                         "READ_WRITE, READ_ONLY and WRITE_ONLY exclude each other")
+    if flags & mem_flags.USE_HOST_PTR and flags & (mem_flags.COPY_HOST_PTR
+                                                  | mem_flags.ALLOC_HOST_PTR):
+        raise make_error(routine, "INVALID_VALUE",
+                         "USE_HOST_PTR excludes COPY_HOST_PTR and ALLOC_HOST_PTR")
+    known = sum(mem_flags.names().values())
+    if flags & ~known:
+        raise make_error(routine, "INVALID_VALUE", f"unknown memory flags {flags:#x}")
+
+
+class LocalMemory:
+    """A ``__local`` kernel argument of ``size`` bytes."""
+
+    def __init__(self, size: int) -> None:
+        if size <= 0:
+            raise make_error("LocalMemory", "INVALID_ARG_SIZE", "local memory size must be above 0")
+        self.size = int(size)
+
+    def __repr__(self) -> str:
+        return f"<ppcl.LocalMemory {self.size} bytes>"
+
+
+class MemoryMap:
+    """The region of a mapped buffer; the mapped array's ``base``. ``release()`` unmaps it."""
+
+    def __init__(self, queue: CommandQueue, buffer: MemoryObject, view: np.ndarray) -> None:
+        self._queue = queue
+        self._buffer = buffer
+        self._view = view
+        self._released = False
+        self.__array_interface__ = view.__array_interface__
+
+    def release(self, queue: CommandQueue | None = None,
+                wait_for: list[Event] | None = None) -> Event:
+        from ppcl.runtime.constants import command_type
+
+        if self._released:
+            raise make_error("clEnqueueUnmapMemObject", "INVALID_VALUE",
+                             "the region was already unmapped")
+        self._released = True
+        buffer = self._buffer
+
+        def unmap() -> None:
+            buffer.map_count -= 1
+
+        return (queue or self._queue)._enqueue(command_type.UNMAP_MEM_OBJECT, unmap, wait_for,
+                                                routine="clEnqueueUnmapMemObject")
+
+    def __enter__(self) -> MemoryMap:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if not self._released:
+            self.release().wait()

@@ -1,0 +1,219 @@
+"""Platforms and devices: ``get_platforms()``, ``Platform.get_devices()``, device info.
+
+ppcl has one platform with one device, the host CPU driven by ``ppcl.devices.cpu``. Info is
+read as attributes (``dev.max_work_group_size``) or with ``get_info(device_info.X)``, as in
+PyOpenCL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ppcl import __version__
+from ppcl.devices.cpu import CPUDevice, default_cpu_device
+from ppcl.runtime.constants import (
+    command_queue_properties,
+    device_exec_capabilities,
+    device_fp_config,
+    device_info,
+    device_local_mem_type,
+    device_mem_cache_type,
+    platform_info,
+)
+from ppcl.runtime.constants import (
+    device_type as _device_type,
+)
+from ppcl.runtime.errors import make_error
+
+PLATFORM_NAME = "ppcl"
+PLATFORM_VENDOR = "The ppcl project"
+OPENCL_VERSION = f"OpenCL 1.2 ppcl {__version__}"
+MEM_BASE_ADDR_ALIGN_BITS = 1024  # 128 bytes, the allocator's alignment
+MAX_WORK_GROUP_SIZE = 4096
+LOCAL_MEM_SIZE = 1024 * 1024
+EXTENSIONS = (
+    "cl_khr_byte_addressable_store",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics",
+    "cl_khr_local_int32_extended_atomics",
+    "cl_khr_fp64",
+)
+_FP_CONFIG = (device_fp_config.DENORM | device_fp_config.INF_NAN
+              | device_fp_config.ROUND_TO_NEAREST | device_fp_config.ROUND_TO_ZERO
+              | device_fp_config.ROUND_TO_INF | device_fp_config.FMA
+              | device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
+
+
+def _vector_bytes(flags: frozenset[str]) -> int:
+    if "avx512f" in flags:
+        return 64
+    if "avx" in flags or "avx2" in flags:
+        return 32
+    return 16
+
+
+class Platform:
+    """The ppcl platform."""
+
+    def __init__(self) -> None:
+        self._devices: list[Device] | None = None
+        self.name = PLATFORM_NAME
+        self.vendor = PLATFORM_VENDOR
+        self.version = OPENCL_VERSION
+        self.profile = "FULL_PROFILE"
+        self.extensions = "cl_khr_icd"
+
+    def get_info(self, param: int) -> Any:
+        values = {
+            platform_info.PROFILE: self.profile,
+            platform_info.VERSION: self.version,
+            platform_info.NAME: self.name,
+            platform_info.VENDOR: self.vendor,
+            platform_info.EXTENSIONS: self.extensions,
+        }
+        if param not in values:
+            raise make_error("clGetPlatformInfo", "INVALID_VALUE", f"unknown platform_info {param}")
+        return values[param]
+
+    def _all_devices(self) -> list[Device]:
+        if self._devices is None:
+            self._devices = [Device(self, default_cpu_device())]
+        return self._devices
+
+    def get_devices(self, device_type: int = _device_type.ALL) -> list[Device]:
+        found = [d for d in self._all_devices()
+                 if device_type in (_device_type.ALL, _device_type.DEFAULT)
+                 or d.type & device_type]
+        if not found:
+            raise make_error("clGetDeviceIDs", "DEVICE_NOT_FOUND",
+                             f"no device of type {device_type} on platform '{self.name}'")
+        return found
+
+    @property
+    def int_ptr(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<ppcl.Platform '{self.name}' at 0x{id(self):x}>"
+
+
+class Device:
+    """An OpenCL device; attributes are the lower-case ``device_info`` names."""
+
+    def __init__(self, platform: Platform, backend: CPUDevice) -> None:
+        self.backend = backend
+        self._platform = platform
+        self._info = self._describe(platform, backend)
+
+    @staticmethod
+    def _describe(platform: Platform, backend: CPUDevice) -> dict[int, Any]:
+        cpu = backend.info
+        vector = _vector_bytes(cpu.flags)
+        info: dict[int, Any] = {
+            device_info.TYPE: _device_type.CPU,
+            device_info.VENDOR_ID: 0,
+            device_info.MAX_COMPUTE_UNITS: backend.threads,
+            device_info.MAX_WORK_ITEM_DIMENSIONS: 3,
+            device_info.MAX_WORK_GROUP_SIZE: MAX_WORK_GROUP_SIZE,
+            device_info.MAX_WORK_ITEM_SIZES: [MAX_WORK_GROUP_SIZE] * 3,
+            device_info.MAX_CLOCK_FREQUENCY: cpu.clock_mhz,
+            device_info.ADDRESS_BITS: 64,
+            device_info.MAX_READ_IMAGE_ARGS: 0,
+            device_info.MAX_WRITE_IMAGE_ARGS: 0,
+            device_info.MAX_MEM_ALLOC_SIZE: max(cpu.memory_bytes // 4, 128 * 1024 * 1024),
+            device_info.IMAGE2D_MAX_WIDTH: 0,
+            device_info.IMAGE2D_MAX_HEIGHT: 0,
+            device_info.IMAGE3D_MAX_WIDTH: 0,
+            device_info.IMAGE3D_MAX_HEIGHT: 0,
+            device_info.IMAGE3D_MAX_DEPTH: 0,
+            device_info.IMAGE_SUPPORT: 0,
+            device_info.MAX_PARAMETER_SIZE: 1024,
+            device_info.MAX_SAMPLERS: 0,
+            device_info.MEM_BASE_ADDR_ALIGN: MEM_BASE_ADDR_ALIGN_BITS,
+            device_info.MIN_DATA_TYPE_ALIGN_SIZE: 128,
+            device_info.SINGLE_FP_CONFIG: _FP_CONFIG,
+            device_info.DOUBLE_FP_CONFIG: _FP_CONFIG,
+            device_info.GLOBAL_MEM_CACHE_TYPE: device_mem_cache_type.READ_WRITE_CACHE,
+            device_info.GLOBAL_MEM_CACHELINE_SIZE: cpu.cache_line,
+            device_info.GLOBAL_MEM_CACHE_SIZE: cpu.last_level_cache_bytes,
+            device_info.GLOBAL_MEM_SIZE: cpu.memory_bytes,
+            device_info.MAX_CONSTANT_BUFFER_SIZE: LOCAL_MEM_SIZE,
+            device_info.MAX_CONSTANT_ARGS: 8,
+            device_info.LOCAL_MEM_TYPE: device_local_mem_type.GLOBAL,
+            device_info.LOCAL_MEM_SIZE: LOCAL_MEM_SIZE,
+            device_info.ERROR_CORRECTION_SUPPORT: 0,
+            device_info.PROFILING_TIMER_RESOLUTION: 1,
+            device_info.ENDIAN_LITTLE: 1,
+            device_info.AVAILABLE: 1,
+            device_info.COMPILER_AVAILABLE: 1,
+            device_info.LINKER_AVAILABLE: 1,
+            device_info.EXECUTION_CAPABILITIES: device_exec_capabilities.KERNEL,
+            device_info.QUEUE_PROPERTIES: (command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+                                           | command_queue_properties.PROFILING_ENABLE),
+            device_info.NAME: f"cpu-{cpu.model}",
+            device_info.VENDOR: cpu.vendor,
+            device_info.DRIVER_VERSION: __version__,
+            device_info.PROFILE: "FULL_PROFILE",
+            device_info.VERSION: OPENCL_VERSION,
+            device_info.OPENCL_C_VERSION: f"OpenCL C 1.2 ppcl {__version__}",
+            device_info.EXTENSIONS: " ".join(EXTENSIONS),
+            device_info.PLATFORM: platform,
+            device_info.HOST_UNIFIED_MEMORY: 1,
+            device_info.BUILT_IN_KERNELS: "",
+            device_info.IMAGE_MAX_BUFFER_SIZE: 0,
+            device_info.IMAGE_MAX_ARRAY_SIZE: 0,
+            device_info.PARENT_DEVICE: None,
+            device_info.PARTITION_MAX_SUB_DEVICES: 0,
+            device_info.PARTITION_PROPERTIES: [],
+            device_info.PARTITION_AFFINITY_DOMAIN: 0,
+            device_info.PARTITION_TYPE: [],
+            device_info.REFERENCE_COUNT: 1,
+            device_info.PREFERRED_INTEROP_USER_SYNC: 1,
+            device_info.PRINTF_BUFFER_SIZE: 0,
+        }
+        for name, size in (("CHAR", 1), ("SHORT", 2), ("INT", 4), ("LONG", 8), ("FLOAT", 4),
+                           ("DOUBLE", 8)):
+            width = max(1, vector // size)
+            info[getattr(device_info, f"PREFERRED_VECTOR_WIDTH_{name}")] = width
+            info[getattr(device_info, f"NATIVE_VECTOR_WIDTH_{name}")] = width
+        info[device_info.PREFERRED_VECTOR_WIDTH_HALF] = 0
+        info[device_info.NATIVE_VECTOR_WIDTH_HALF] = 0
+        return info
+
+    def get_info(self, param: int) -> Any:
+        if param not in self._info:
+            raise make_error("clGetDeviceInfo", "INVALID_VALUE", f"unknown device_info {param}")
+        return self._info[param]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        code = device_info.names().get(name.upper())
+        if code is None or code not in self._info:
+            raise AttributeError(f"'Device' has no attribute '{name}'")
+        return self._info[code]
+
+    @property
+    def platform(self) -> Platform:
+        return self._platform
+
+    @property
+    def int_ptr(self) -> int:
+        return id(self)
+
+    @property
+    def hashable_model_and_version_identifier(self) -> tuple[str, ...]:
+        return ("v1", self.vendor, self.name, self.version, self.driver_version)
+
+    def __repr__(self) -> str:
+        return f"<ppcl.Device '{self.name}' on '{self._platform.name}' at 0x{id(self):x}>"
+
+
+_platforms: list[Platform] = []
+
+
+def get_platforms() -> list[Platform]:
+    if not _platforms:
+        _platforms.append(Platform())
+    return list(_platforms)

@@ -1,0 +1,270 @@
+"""Programs: ``Program(ctx, source).build(options)``, separate compile and link, build info.
+
+A build runs the front end once (its typed IR is kept, and shared between builds of the same
+source and options in this process); the CPU code of a kernel is generated and compiled when
+the kernel is first launched with a given local size, because the work-group function is
+specialized for it, and cached per (kernel, local size, zero offset) in the program.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ppcl.compiler import cpu
+from ppcl.compiler.diagnostics import CompileError, Diagnostics
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.frontend.options import BuildOptionsError, parse_build_options
+from ppcl.compiler.frontend.preprocess import preprocess
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.toolchain import ToolchainError
+from ppcl.runtime.constants import (
+    build_status,
+    program_binary_type,
+    program_build_info,
+    program_info,
+)
+from ppcl.runtime.errors import make_error
+
+if TYPE_CHECKING:
+    from ppcl.runtime.context import Context
+    from ppcl.runtime.kernel import Kernel
+    from ppcl.runtime.platform import Device
+
+LocalSize = tuple[int, int, int]
+_FRONTEND_CACHE_SIZE = 64
+_frontend_cache: OrderedDict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = OrderedDict()
+_frontend_lock = threading.Lock()
+
+
+class CompilerWarning(UserWarning):
+    """A non-empty build log, shown when ``PPCL_COMPILER_OUTPUT=1`` (or PyOpenCL's variable)."""
+
+
+def _option_string(options: str | Sequence[str] | None) -> str:
+    if options is None:
+        return ""
+    if isinstance(options, str):
+        return options
+    return " ".join(str(o) for o in options)
+
+
+def _frontend(source: str, options: str, headers: dict[str, str], filename: str) -> Any:
+    key = (source, options, tuple(sorted(headers.items())))
+    with _frontend_lock:
+        if key in _frontend_cache:
+            _frontend_cache.move_to_end(key)
+            return _frontend_cache[key]
+    result = compile_source(source, filename, options, headers=headers or None)
+    with _frontend_lock:
+        _frontend_cache[key] = result
+        while len(_frontend_cache) > _FRONTEND_CACHE_SIZE:
+            _frontend_cache.popitem(last=False)
+    return result
+
+
+def _show_log(log: str, device: Device) -> None:
+    if not log.strip():
+        return
+    flag = os.environ.get("PPCL_COMPILER_OUTPUT") or os.environ.get("PYOPENCL_COMPILER_OUTPUT")
+    if flag == "1":
+        warnings.warn(f"Built kernel on {device!r} with a non-empty log:\n{log}",
+                      CompilerWarning, stacklevel=3)
+
+
+class Program:
+    """An OpenCL program: source text, its build options, status, log and kernels."""
+
+    def __init__(self, context: Context, source: str | Sequence[Any],
+                 binaries: Sequence[bytes] | None = None) -> None:
+        if not isinstance(source, str) or binaries is not None:
+            raise make_error("clCreateProgramWithBinary", "INVALID_BINARY",
+                             "ppcl builds programs from OpenCL C source only")
+        self.context = context
+        self.source = source
+        self.filename = "<source>"
+        self._status = build_status.NONE
+        self._binary_type = program_binary_type.NONE
+        self._options = ""
+        self._log = ""
+        self._headers: dict[str, str] = {}
+        self._module: ir.Module | None = None
+        self._kernels: dict[str, ir.Function] = {}
+        self._compiled: dict[tuple[str, LocalSize, bool], cpu.CompiledKernel] = {}
+        self._compile_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ building
+
+    def _run_frontend(self, options: str, headers: dict[str, str], routine: str,
+                      devices: Sequence[Device] | None) -> None:
+        device = (list(devices) if devices else self.context.devices)[0]
+        self._options = options
+        self._headers = headers
+        self._status = build_status.IN_PROGRESS
+        try:
+            result = _frontend(self.source, options, headers, self.filename)
+        except BuildOptionsError as error:
+            self._status = build_status.ERROR
+            self._log = str(error)
+            raise make_error(routine, "INVALID_BUILD_OPTIONS", str(error)) from error
+        except CompileError as error:
+            self._status = build_status.ERROR
+            self._log = error.log
+            failure = "COMPILE_PROGRAM_FAILURE" if routine == "clCompileProgram" \
+                else "BUILD_PROGRAM_FAILURE"
+            raise make_error(routine, failure,
+                             f"\n\nBuild on {device!r}:\n\n{error.log}") from error
+        self._log = result.log
+        self._module = result.module
+        self._kernels = {k.name: k for k in result.module.kernels}
+        self._status = build_status.SUCCESS
+        _show_log(result.log, device)
+
+    def build(self, options: str | Sequence[str] | None = None,
+              devices: Sequence[Device] | None = None, cache_dir: str | None = None) -> Program:
+        """Compile the source for the context's devices; returns ``self`` as PyOpenCL does."""
+        self._run_frontend(_option_string(options), {}, "clBuildProgram", devices)
+        self._binary_type = program_binary_type.EXECUTABLE
+        return self
+
+    def compile(self, options: str | Sequence[str] | None = None,
+                devices: Sequence[Device] | None = None,
+                headers: Sequence[tuple[str, Program]] | None = None) -> Program:
+        """Compile to an object for ``link_program``; ``headers`` are (include name, Program)."""
+        header_text = {name: program.source for name, program in (headers or [])}
+        self._run_frontend(_option_string(options), header_text, "clCompileProgram", devices)
+        self._binary_type = program_binary_type.COMPILED_OBJECT
+        return self
+
+    def _preprocessed(self) -> str:
+        diagnostics = Diagnostics()
+        diagnostics.sources.add(self.filename, self.source)
+        result = preprocess(self.source, self.filename, parse_build_options(self._options),
+                            diagnostics, extra_headers=self._headers or None)
+        return result.text
+
+    # ------------------------------------------------------------------ kernels
+
+    def _kernel_function(self, name: str) -> ir.Function:
+        if self._status != build_status.SUCCESS or self._module is None:
+            raise make_error("clCreateKernel", "INVALID_PROGRAM_EXECUTABLE",
+                             "the program has not been built")
+        function = self._kernels.get(name)
+        if function is None:
+            known = ", ".join(sorted(self._kernels)) or "none"
+            raise make_error("clCreateKernel", "INVALID_KERNEL_NAME",
+                             f"no kernel named '{name}' (kernels: {known})")
+        return function
+
+    def _compiled_kernel(self, name: str, local_size: LocalSize,
+                         zero_offset: bool) -> cpu.CompiledKernel:
+        key = (name, local_size, zero_offset)
+        compiled = self._compiled.get(key)
+        if compiled is not None:
+            return compiled
+        with self._compile_lock:
+            compiled = self._compiled.get(key)
+            if compiled is None:
+                assert self._module is not None
+                try:
+                    compiled = cpu.build_kernel(self._module, name, self._options, local_size,
+                                                zero_offset=zero_offset)
+                except CompileError as error:
+                    raise make_error("clEnqueueNDRangeKernel", "BUILD_PROGRAM_FAILURE",
+                                     f"kernel '{name}' for local size {local_size}:\n"
+                                     f"{error.log}") from error
+                except ToolchainError as error:
+                    raise make_error("clEnqueueNDRangeKernel", "BUILD_PROGRAM_FAILURE",
+                                     f"{error}\n{error.stderr}") from error
+                self._compiled[key] = compiled
+        return compiled
+
+    def all_kernels(self) -> list[Kernel]:
+        from ppcl.runtime.kernel import Kernel
+
+        if self._status != build_status.SUCCESS:
+            raise make_error("clCreateKernelsInProgram", "INVALID_PROGRAM_EXECUTABLE",
+                             "the program has not been built")
+        return [Kernel(self, name) for name in self._kernels]
+
+    @property
+    def kernel_names(self) -> str:
+        return ";".join(self._kernels)
+
+    def __getattr__(self, name: str) -> Kernel:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from ppcl.runtime.errors import Error
+        from ppcl.runtime.kernel import Kernel
+
+        try:
+            return Kernel(self, name)
+        except Error as error:
+            raise AttributeError(f"'Program' object has no attribute '{name}': {error}") from None
+
+    # ------------------------------------------------------------------ info
+
+    def get_build_info(self, device: Device, param: int) -> Any:
+        values: dict[int, Any] = {
+            program_build_info.STATUS: self._status,
+            program_build_info.OPTIONS: self._options,
+            program_build_info.LOG: self._log,
+            program_build_info.BINARY_TYPE: self._binary_type,
+        }
+        if param not in values:
+            raise make_error("clGetProgramBuildInfo", "INVALID_VALUE",
+                             f"unknown program_build_info {param}")
+        return values[param]
+
+    def get_info(self, param: int) -> Any:
+        values: dict[int, Any] = {
+            program_info.REFERENCE_COUNT: 1,
+            program_info.CONTEXT: self.context,
+            program_info.NUM_DEVICES: len(self.context.devices),
+            program_info.DEVICES: list(self.context.devices),
+            program_info.SOURCE: self.source,
+            program_info.BINARY_SIZES: [0] * len(self.context.devices),
+            program_info.BINARIES: [b""] * len(self.context.devices),
+            program_info.NUM_KERNELS: len(self._kernels),
+            program_info.KERNEL_NAMES: self.kernel_names,
+        }
+        if param not in values:
+            raise make_error("clGetProgramInfo", "INVALID_VALUE", f"unknown program_info {param}")
+        return values[param]
+
+    @property
+    def int_ptr(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<ppcl.Program at 0x{id(self):x}>"
+
+
+def link_program(context: Context, programs: Sequence[Program],
+                 options: str | Sequence[str] | None = None,
+                 devices: Sequence[Device] | None = None) -> Program:
+    """Link compiled programs into one executable program.
+
+    Each unit is preprocessed with its own options and headers; the texts (which carry line
+    markers naming the original files) are joined and built as one program.
+    """
+    for program in programs:
+        if program._binary_type != program_binary_type.COMPILED_OBJECT:
+            raise make_error("clLinkProgram", "INVALID_PROGRAM",
+                             "link_program takes programs made by Program.compile")
+    text = "\n".join(program._preprocessed() for program in programs)
+    linked = Program(context, text)
+    linked.filename = "<linked>"
+    try:
+        linked.build(options, devices)
+    except Exception as error:
+        from ppcl.runtime.errors import Error
+
+        if isinstance(error, Error) and error.code == -11:
+            raise make_error("clLinkProgram", "LINK_PROGRAM_FAILURE", str(error)) from error
+        raise
+    return linked

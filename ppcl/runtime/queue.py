@@ -1,0 +1,225 @@
+"""Command queues: in-order and out-of-order execution of commands, with events.
+
+An in-order queue runs a command synchronously in the enqueuing thread when nothing it must wait
+for is pending: that is the lowest latency there is, and it is allowed, since a non-blocking
+command may complete before its enqueue call returns. A command that has to wait (for a user
+event, or for an earlier command still pending) is held and handed to the device's command
+threads once its last dependency completes; later commands of an in-order queue then chain
+behind it. An out-of-order queue hands every ready command to the command threads, so
+independent commands run concurrently; ``wait_for`` and barriers order them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ppcl.runtime.constants import command_queue_info, command_queue_properties, command_type
+from ppcl.runtime.errors import ERROR_CODES, Error, make_error
+from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
+
+if TYPE_CHECKING:
+    from ppcl.runtime.context import Context
+    from ppcl.runtime.platform import Device
+
+Action = Callable[[], None]
+_OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
+_WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
+
+
+class _HeldCommand:
+    """A command waiting for ``remaining`` events before it is handed to a command thread."""
+
+    def __init__(self, queue: CommandQueue, event: Event, action: Action, remaining: int) -> None:
+        self.queue = queue
+        self.event = event
+        self.action = action
+        self.remaining = remaining
+        self.failed = False
+        self.lock = threading.Lock()
+
+    def dependency_done(self, status: int) -> None:
+        with self.lock:
+            self.remaining -= 1
+            self.failed = self.failed or status < COMPLETE
+            ready = self.remaining == 0
+        if ready:
+            self.queue._submit(self)
+
+
+class CommandQueue:
+    """A queue of commands for one device of a context."""
+
+    def __init__(self, context: Context, device: Device | None = None,
+                 properties: int | None = 0) -> None:
+        properties = properties or 0
+        known = (command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+                 | command_queue_properties.PROFILING_ENABLE)
+        if properties & ~known:
+            raise make_error("clCreateCommandQueue", "INVALID_QUEUE_PROPERTIES",
+                             f"unsupported properties {properties:#x}")
+        if device is None:
+            device = context.devices[0]
+        elif device not in context.devices:
+            raise make_error("clCreateCommandQueue", "INVALID_DEVICE",
+                             "the device is not in the context")
+        self.context = context
+        self.device = device
+        self.properties = properties
+        self.profiling_enabled = bool(properties & command_queue_properties.PROFILING_ENABLE)
+        self.out_of_order = bool(properties & command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+        self._lock = threading.Lock()
+        self._last: Event | None = None  # in-order: the latest command, if not yet complete
+        self._barrier: Event | None = None  # out-of-order: what later commands must wait for
+        self._pending: set[Event] = set()
+
+    # ------------------------------------------------------------------ enqueueing
+
+    def _enqueue(self, kind: int, action: Action, wait_for: Sequence[Event] | None = None,
+                 *, blocking: bool = False, after_all: bool = False,
+                 routine: str = "clEnqueue") -> Event:
+        """Enqueue ``action`` as a command of type ``kind`` and return its event.
+
+        ``after_all`` makes the command wait for every command enqueued before it (markers and
+        barriers). Errors of a command run synchronously are raised here.
+        """
+        waits = _check_wait_list(wait_for, self.context, routine)
+        event = Event(self.context, self, kind)
+        with self._lock:
+            deps = [e for e in waits if not e.is_done]
+            if self.out_of_order:
+                if self._barrier is not None and not self._barrier.is_done:
+                    deps.append(self._barrier)
+                if after_all:
+                    deps.extend(e for e in self._pending if not e.is_done)
+                if kind == command_type.BARRIER:
+                    self._barrier = event
+            elif self._last is not None and not self._last.is_done:
+                deps.append(self._last)
+            failed = any(e.command_execution_status < COMPLETE for e in waits)
+            run_now = not deps and not self.out_of_order and not failed
+            if not run_now:
+                self._pending.add(event)
+            if not self.out_of_order:
+                self._last = event
+        if run_now:
+            self._run_synchronously(event, action)
+            return event
+        event._on_done(lambda _status: self._forget(event))
+        command = _HeldCommand(self, event, action, len(deps))
+        command.failed = failed
+        if not deps:
+            self._submit(command)
+        for dep in deps:
+            dep._on_done(command.dependency_done)
+        if blocking:
+            event.wait()
+        return event
+
+    def _forget(self, event: Event) -> None:
+        with self._lock:
+            self._pending.discard(event)
+
+    def _run_synchronously(self, event: Event, action: Action) -> None:
+        submit = time.perf_counter_ns()
+        try:
+            action()
+        except BaseException as error:
+            event._complete(_OUT_OF_RESOURCES if not isinstance(error, Error) else error.code,
+                            error)
+            raise
+        end = time.perf_counter_ns()
+        event._set_times_complete(submit, submit, end)
+
+    def _submit(self, command: _HeldCommand) -> None:
+        if command.failed:
+            command.event._complete(_WAIT_LIST_ERROR)
+            return
+        command.event._advance(SUBMITTED)
+        self.device.backend.executor.submit(lambda: _execute(command))
+
+    # ------------------------------------------------------------------ synchronization
+
+    def finish(self) -> None:
+        while True:
+            with self._lock:
+                pending = [e for e in self._pending if not e.is_done]
+            if not pending:
+                return
+            for event in pending:
+                try:
+                    event.wait()
+                except Error:
+                    pass  # a failed command is reported through its event
+
+    def flush(self) -> None:
+        """Commands are handed to the device as they become ready; nothing to flush."""
+
+    def __enter__(self) -> CommandQueue:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.finish()
+
+    def get_info(self, param: int) -> Any:
+        values: dict[int, Any] = {
+            command_queue_info.CONTEXT: self.context,
+            command_queue_info.DEVICE: self.device,
+            command_queue_info.REFERENCE_COUNT: 1,
+            command_queue_info.PROPERTIES: self.properties,
+        }
+        if param not in values:
+            raise make_error("clGetCommandQueueInfo", "INVALID_VALUE",
+                             f"unknown command_queue_info {param}")
+        return values[param]
+
+    @property
+    def int_ptr(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        order = "out-of-order" if self.out_of_order else "in-order"
+        return f"<ppcl.CommandQueue {order} on '{self.device.name}' at 0x{id(self):x}>"
+
+
+def _execute(command: _HeldCommand) -> None:
+    event = command.event
+    event._advance(RUNNING)
+    try:
+        command.action()
+    except BaseException as error:  # reported through the event
+        event._complete(error.code if isinstance(error, Error) else _OUT_OF_RESOURCES, error)
+        return
+    event._complete(COMPLETE)
+
+
+def _check_wait_list(wait_for: Sequence[Event] | None, context: Context,
+                     routine: str) -> list[Event]:
+    if not wait_for:
+        return []
+    events = list(wait_for)
+    for event in events:
+        if not isinstance(event, Event):
+            raise make_error(routine, "INVALID_EVENT_WAIT_LIST", f"{event!r} is not an Event")
+        if event.context is not context:
+            raise make_error(routine, "INVALID_CONTEXT",
+                             "an event in wait_for belongs to another context")
+    return events
+
+
+def enqueue_marker(queue: CommandQueue, wait_for: Sequence[Event] | None = None) -> Event:
+    """An event that completes when ``wait_for`` (or, without it, every earlier command) has."""
+    return queue._enqueue(command_type.MARKER, _nothing, wait_for, after_all=not wait_for,
+                          routine="clEnqueueMarkerWithWaitList")
+
+
+def enqueue_barrier(queue: CommandQueue, wait_for: Sequence[Event] | None = None) -> Event:
+    """Like a marker, and later commands of an out-of-order queue wait for it."""
+    return queue._enqueue(command_type.BARRIER, _nothing, wait_for, after_all=not wait_for,
+                          routine="clEnqueueBarrierWithWaitList")
+
+
+def _nothing() -> None:
+    return None

@@ -1,0 +1,291 @@
+"""Data movement commands: ``enqueue_copy`` (host <-> buffer, buffer <-> buffer, linear and
+rectangular), fills and maps, with PyOpenCL's keyword names.
+
+Every command checks its bounds when enqueued (``CL_INVALID_VALUE`` outside the buffer) and
+moves the bytes with numpy when it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ppcl.runtime.constants import command_type, map_flags
+from ppcl.runtime.errors import make_error
+from ppcl.runtime.event import Event
+from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
+from ppcl.runtime.queue import CommandQueue
+
+Triple = tuple[int, int, int]
+
+
+def _check_range(routine: str, what: str, offset: int, count: int, size: int) -> None:
+    if offset < 0 or count < 0 or offset + count > size:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"{what}: bytes [{offset}, {offset + count}) are outside "
+                         f"the {size} bytes available")
+
+
+def _check_queue(queue: CommandQueue, mem: MemoryObject, routine: str) -> None:
+    if not isinstance(queue, CommandQueue):
+        raise make_error(routine, "INVALID_COMMAND_QUEUE", f"{queue!r} is not a CommandQueue")
+    if mem.context is not queue.context:
+        raise make_error(routine, "INVALID_CONTEXT",
+                         "the memory object and the queue belong to different contexts")
+
+
+# ---------------------------------------------------------------------- linear copies
+
+
+def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_offset: int = 0,
+                        wait_for: Sequence[Event] | None = None, is_blocking: bool = True) -> Event:
+    routine = "clEnqueueReadBuffer"
+    _check_queue(queue, mem, routine)
+    host = host_bytes(hostbuf, writable=True, what="destination host array")
+    count = host.size
+    _check_range(routine, "read", device_offset, count, mem.size)
+    source = mem.bytes_view()
+
+    def read() -> None:
+        host[:] = source[device_offset:device_offset + count]
+
+    return queue._enqueue(command_type.READ_BUFFER, read, wait_for, blocking=is_blocking,
+                          routine=routine)
+
+
+def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_offset: int = 0,
+                         wait_for: Sequence[Event] | None = None,
+                         is_blocking: bool = True) -> Event:
+    routine = "clEnqueueWriteBuffer"
+    _check_queue(queue, mem, routine)
+    host = host_bytes(hostbuf, what="source host array")
+    count = host.size
+    _check_range(routine, "write", device_offset, count, mem.size)
+    target = mem.bytes_view()
+
+    def write() -> None:
+        target[device_offset:device_offset + count] = host
+
+    return queue._enqueue(command_type.WRITE_BUFFER, write, wait_for, blocking=is_blocking,
+                          routine=routine)
+
+
+def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_count: int = -1,
+                        src_offset: int = 0, dst_offset: int = 0,
+                        wait_for: Sequence[Event] | None = None) -> Event:
+    routine = "clEnqueueCopyBuffer"
+    _check_queue(queue, src, routine)
+    _check_queue(queue, dst, routine)
+    if byte_count is None or byte_count < 0:
+        byte_count = min(src.size - src_offset, dst.size - dst_offset)
+    _check_range(routine, "copy source", src_offset, byte_count, src.size)
+    _check_range(routine, "copy destination", dst_offset, byte_count, dst.size)
+    source = src.bytes_view()[src_offset:src_offset + byte_count]
+    target = dst.bytes_view()[dst_offset:dst_offset + byte_count]
+    if byte_count and np.shares_memory(source, target):
+        raise make_error(routine, "MEM_COPY_OVERLAP", "source and destination regions overlap")
+
+    def copy() -> None:
+        target[:] = source
+
+    return queue._enqueue(command_type.COPY_BUFFER, copy, wait_for, routine=routine)
+
+
+# ---------------------------------------------------------------------- rectangular copies
+
+
+def _triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> Triple:
+    values = tuple(int(v) for v in (values or ()))
+    if len(values) > 3:
+        raise make_error(routine, "INVALID_VALUE", f"{what} has more than 3 components")
+    padded = values + (fill,) * (3 - len(values))
+    return padded[0], padded[1], padded[2]
+
+
+def _pitches(pitches: Sequence[int] | None, region: Triple, routine: str,
+             what: str) -> tuple[int, int]:
+    given = tuple(int(p) for p in (pitches or ()))
+    row = given[0] if len(given) > 0 and given[0] else region[0]
+    slice_ = given[1] if len(given) > 1 and given[1] else region[1] * row
+    if row < region[0] or slice_ < region[1] * row:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"{what} pitches ({row}, {slice_}) are smaller than the region {region}")
+    return row, slice_
+
+
+def _rect_view(data: np.ndarray, origin: Triple, region: Triple, pitches: tuple[int, int],
+               routine: str, what: str) -> np.ndarray:
+    row, slice_ = pitches
+    start = origin[2] * slice_ + origin[1] * row + origin[0]
+    if min(origin) < 0 or min(region) <= 0:
+        raise make_error(routine, "INVALID_VALUE", f"{what}: bad origin {origin} or region {region}")
+    extent = (region[2] - 1) * slice_ + (region[1] - 1) * row + region[0]
+    _check_range(routine, what, start, extent, data.size)
+    return np.lib.stride_tricks.as_strided(
+        data[start:], shape=(region[2], region[1], region[0]), strides=(slice_, row, 1))
+
+
+def _rect_copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray,
+               source: np.ndarray, wait_for: Sequence[Event] | None, blocking: bool) -> Event:
+    def copy() -> None:
+        target[...] = source
+
+    return queue._enqueue(kind, copy, wait_for, blocking=blocking, routine=routine)
+
+
+def enqueue_read_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
+                             buffer_origin: Sequence[int], host_origin: Sequence[int],
+                             region: Sequence[int], buffer_pitches: Sequence[int] | None = None,
+                             host_pitches: Sequence[int] | None = None,
+                             wait_for: Sequence[Event] | None = None,
+                             is_blocking: bool = True) -> Event:
+    routine = "clEnqueueReadBufferRect"
+    _check_queue(queue, mem, routine)
+    area = _triple(region, 1, "region", routine)
+    source = _rect_view(mem.bytes_view(), _triple(buffer_origin, 0, "buffer_origin", routine),
+                        area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
+    host = host_bytes(hostbuf, writable=True, what="destination host array")
+    target = _rect_view(host, _triple(host_origin, 0, "host_origin", routine), area,
+                        _pitches(host_pitches, area, routine, "host"), routine, "host array")
+    return _rect_copy(queue, command_type.READ_BUFFER_RECT, routine, target, source, wait_for,
+                      is_blocking)
+
+
+def enqueue_write_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
+                              buffer_origin: Sequence[int], host_origin: Sequence[int],
+                              region: Sequence[int], buffer_pitches: Sequence[int] | None = None,
+                              host_pitches: Sequence[int] | None = None,
+                              wait_for: Sequence[Event] | None = None,
+                              is_blocking: bool = True) -> Event:
+    routine = "clEnqueueWriteBufferRect"
+    _check_queue(queue, mem, routine)
+    area = _triple(region, 1, "region", routine)
+    target = _rect_view(mem.bytes_view(), _triple(buffer_origin, 0, "buffer_origin", routine),
+                        area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
+    host = host_bytes(hostbuf, what="source host array")
+    source = _rect_view(host, _triple(host_origin, 0, "host_origin", routine), area,
+                        _pitches(host_pitches, area, routine, "host"), routine, "host array")
+    return _rect_copy(queue, command_type.WRITE_BUFFER_RECT, routine, target, source, wait_for,
+                      is_blocking)
+
+
+def enqueue_copy_buffer_rect(queue: CommandQueue, src: Buffer, dst: Buffer,
+                             src_origin: Sequence[int], dst_origin: Sequence[int],
+                             region: Sequence[int], src_pitches: Sequence[int] | None = None,
+                             dst_pitches: Sequence[int] | None = None,
+                             wait_for: Sequence[Event] | None = None) -> Event:
+    routine = "clEnqueueCopyBufferRect"
+    _check_queue(queue, src, routine)
+    _check_queue(queue, dst, routine)
+    area = _triple(region, 1, "region", routine)
+    source = _rect_view(src.bytes_view(), _triple(src_origin, 0, "src_origin", routine), area,
+                        _pitches(src_pitches, area, routine, "source"), routine, "source buffer")
+    target = _rect_view(dst.bytes_view(), _triple(dst_origin, 0, "dst_origin", routine), area,
+                        _pitches(dst_pitches, area, routine, "destination"), routine,
+                        "destination buffer")
+    if np.shares_memory(source, target):
+        raise make_error(routine, "MEM_COPY_OVERLAP", "source and destination regions overlap")
+    return _rect_copy(queue, command_type.COPY_BUFFER_RECT, routine, target, source, wait_for,
+                      False)
+
+
+# ---------------------------------------------------------------------- enqueue_copy
+
+
+_RECT_HOST_KEYS = {"buffer_origin", "host_origin", "region", "buffer_pitches", "host_pitches"}
+_RECT_BUFFER_KEYS = {"src_origin", "dst_origin", "region", "src_pitches", "dst_pitches"}
+
+
+def enqueue_copy(queue: CommandQueue, dest: Any, src: Any, **kwargs: Any) -> Event:
+    """Copy between host memory and buffers, or between buffers, as PyOpenCL's enqueue_copy."""
+    dest_is_mem = isinstance(dest, MemoryObject)
+    src_is_mem = isinstance(src, MemoryObject)
+    if dest_is_mem and src_is_mem:
+        if _RECT_BUFFER_KEYS & kwargs.keys():
+            return enqueue_copy_buffer_rect(queue, src, dest, **kwargs)
+        return enqueue_copy_buffer(queue, src, dest, **kwargs)
+    if dest_is_mem:
+        if _RECT_HOST_KEYS & kwargs.keys():
+            return enqueue_write_buffer_rect(queue, dest, src, **kwargs)
+        return enqueue_write_buffer(queue, dest, src, **_device_offset(kwargs))
+    if src_is_mem:
+        if _RECT_HOST_KEYS & kwargs.keys():
+            return enqueue_read_buffer_rect(queue, src, dest, **kwargs)
+        return enqueue_read_buffer(queue, src, dest, **_device_offset(kwargs))
+    raise make_error("enqueue_copy", "INVALID_VALUE",
+                     "enqueue_copy needs a Buffer as source or destination (host to host "
+                     "copies are numpy's job)")
+
+
+def _device_offset(kwargs: dict[str, Any]) -> dict[str, Any]:
+    # PyOpenCL spells the device-side offset of host transfers "device_offset"; older code
+    # passes "dst_offset"/"src_offset"
+    kwargs = dict(kwargs)
+    for old in ("dst_offset", "src_offset"):
+        if old in kwargs:
+            kwargs["device_offset"] = kwargs.pop(old)
+    return kwargs
+
+
+# ---------------------------------------------------------------------- fill and map
+
+
+def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: int, size: int,
+                        wait_for: Sequence[Event] | None = None) -> Event:
+    routine = "clEnqueueFillBuffer"
+    _check_queue(queue, mem, routine)
+    pattern_bytes = host_bytes(np.asarray(pattern) if not isinstance(pattern, bytes | bytearray)
+                               else pattern, what="fill pattern").copy()
+    width = pattern_bytes.size
+    if width not in (1, 2, 4, 8, 16, 32, 64, 128):
+        raise make_error(routine, "INVALID_VALUE",
+                         f"the pattern is {width} bytes; it must be 1, 2, 4, ..., 128 bytes")
+    if offset % width or size % width:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"offset {offset} and size {size} must be multiples of the pattern "
+                         f"size {width}")
+    _check_range(routine, "fill", offset, size, mem.size)
+    target = mem.bytes_view()[offset:offset + size].reshape(-1, width)
+
+    def fill() -> None:
+        target[...] = pattern_bytes
+
+    return queue._enqueue(command_type.FILL_BUFFER, fill, wait_for, routine=routine)
+
+
+def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int, shape: Any,
+                       dtype: Any, order: str = "C", strides: Any = None,
+                       wait_for: Sequence[Event] | None = None,
+                       is_blocking: bool = True) -> tuple[np.ndarray, Event]:
+    """Map a region of ``buf`` as an array (zero copy); unmap with ``ary.base.release()``."""
+    routine = "clEnqueueMapBuffer"
+    _check_queue(queue, buf, routine)
+    known = map_flags.READ | map_flags.WRITE | map_flags.WRITE_INVALIDATE_REGION
+    if flags & ~known:
+        raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    count = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if strides is not None:
+        count = max((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize \
+            if shape else dtype.itemsize
+    _check_range(routine, "map", offset, count, buf.size)
+    view = np.ndarray(shape, dtype=dtype, buffer=buf.bytes_view()[offset:offset + count],
+                      order=order, strides=strides)  # type: ignore[call-overload,arg-type]
+    mapping = MemoryMap(queue, buf, view)
+
+    def map_region() -> None:
+        buf.map_count += 1
+
+    event = queue._enqueue(command_type.MAP_BUFFER, map_region, wait_for, blocking=is_blocking,
+                           routine=routine)
+    return np.asarray(mapping), event
+
+
+def enqueue_migrate_mem_objects(queue: CommandQueue, mem_objects: Sequence[MemoryObject],
+                                flags: int = 0, wait_for: Sequence[Event] | None = None) -> Event:
+    """Memory is host memory on this device: migration is an ordering point only."""
+    return queue._enqueue(command_type.MIGRATE_MEM_OBJECTS, lambda: None, wait_for,
+                          routine="clEnqueueMigrateMemObjects")
