@@ -17,7 +17,7 @@ from ppcl.compiler.diagnostics import CompileError
 MODES = [True, False]  # use the uniformity analysis or run everything masked
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build(source: str, name: str, local_size: tuple[int, ...], uniform: bool = True,
           zero_offset: bool = False) -> CompiledKernel:
     return build_kernel(source, name, local_size=local_size, use_uniformity=uniform,

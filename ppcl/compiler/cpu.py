@@ -185,6 +185,7 @@ def pack_args(kernel: CompiledKernel, args: Sequence[Any]) -> tuple[Any, list[An
     keep: list[Any] = []
     array = (ctypes.c_void_p * len(kinds))()
     for i, (kind, value) in enumerate(zip(kinds, args)):
+        holder: Any
         if kind.kind == "buffer":
             if value is None:
                 holder = ctypes.c_void_p(0)

@@ -459,8 +459,9 @@ def _arg_kind(p: ir.Param) -> ArgKind:
     return ArgKind(p.name, "value", t, t.size)
 
 
-def generate_c(module: ir.Module, kernel_name: str, *, local_size: tuple[int, int, int],
-               zero_offset: bool, fast_math: bool, use_uniformity: bool = True) -> GeneratedKernel:
+def generate_c(module: ir.Module, kernel_name: str, *,
+               local_size: tuple[int, int, int] = (1, 1, 1), zero_offset: bool = False,
+               fast_math: bool = False, use_uniformity: bool = True) -> GeneratedKernel:
     """Form ``kernel_name`` for ``local_size`` and print its C translation unit."""
     kernel = module.function(kernel_name)
     if kernel is None or not kernel.is_kernel:
@@ -505,9 +506,9 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
     p.in_helper = False
 
     # the group function
-    params = [p.param(q) for q in kernel.params]
+    param_texts = [p.param(q) for q in kernel.params]
     group = [f"static void ppcl_group_{name}("
-             + ", ".join([*params, "const ppcl_launch *__L", "size_t __grp0", "size_t __grp1",
+             + ", ".join([*param_texts, "const ppcl_launch *__L", "size_t __grp0", "size_t __grp1",
                           "size_t __grp2", "char *__lm"]) + ")", "{"]
     g = INDENT
     group.append(g + "const size_t __lx = 0, __ly = 0, __lz = 0, __lid = 0;")
@@ -535,11 +536,11 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
     run = [f"void ppcl_run_{name}(void **args, const ppcl_launch *launch, size_t first_group, "
            "size_t last_group, char *local_mem)", "{"]
     for i, (q, kind) in enumerate(zip(kernel.params, kinds)):
-        decl = p.declaration(q.type, f"a{i}")
+        arg_decl = p.declaration(q.type, f"a{i}")
         if kind.kind == "local":
-            run.append(g + f"{decl} = (void *)(local_mem + *(const size_t *)args[{i}]);")
+            run.append(g + f"{arg_decl} = (void *)(local_mem + *(const size_t *)args[{i}]);")
         else:
-            run.append(g + f"{decl}; memcpy(&a{i}, args[{i}], sizeof a{i});")
+            run.append(g + f"{arg_decl}; memcpy(&a{i}, args[{i}], sizeof a{i});")
     run.append(g + "const size_t n0 = launch->num_groups[0], n1 = launch->num_groups[1];")
     run.append(g + "for (size_t g = first_group; g < last_group; g++) {")
     call_args = [f"a{i}" for i in range(len(kernel.params))]

@@ -150,8 +150,11 @@ class _Former:
     """Builds group-level code; statements without barriers go to regions unchanged except
     for the exits that leave a region (lowered to mask updates and ``WorkItemExit``)."""
 
-    def __init__(self, uniformity: Uniformity | None, has_return: bool):
+    def __init__(self, uniformity: Uniformity | None, has_return: bool,
+                 local_size: tuple[int, int, int] = (1, 1, 1)):
         self.uni = uniformity
+        self.local_size = local_size
+        self.interchanged = 0
         self.mask_names: list[str] = []
         self.fn_mask: str | None = self._new_mask("m_fn") if has_return else None
         # mask stack, outermost first: (kind, name), kind in fn/loop/body/if
@@ -178,6 +181,8 @@ class _Former:
             return False
         if _has_async(s):
             return True
+        if self._interchangeable(s):
+            return True
         exits = escapes(s)
         if self.loops and self.loops[-1] == "lockstep" and exits & {"break", "continue"}:
             return True
@@ -190,6 +195,21 @@ class _Former:
                 return any(self._structural(c) for c in s.stmts)
             return isinstance(s, ir.If) and self._uniform(s)
         return False
+
+    def _interchangeable(self, s: ir.Stmt) -> bool:
+        """Horizontal inner-loop parallelization: a barrier-free loop with uniform control,
+        no exits and a memory access consecutive in local id 0 moves out of the work-item
+        loop (it runs in lock step like a barrier loop), so the work-item loop inside its body
+        vectorizes across work-items; its accumulators become context arrays."""
+        if self.uni is None or self.guard is not None or not isinstance(s, _LOOPS):
+            return False
+        if self.local_size[0] <= 1 or escapes(s) or not self.uni.control_uniform(s):
+            return False
+        for n in walk(s):
+            if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(("atom", "printf"))):
+                return False
+        return any(isinstance(n, ir.Index) and self.uni.expr(n.index).consecutive_in(0)
+                   for n in walk(s.body))
 
     def block(self, stmts: tuple[ir.Stmt, ...] | list[ir.Stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -318,6 +338,8 @@ class _Former:
         return out
 
     def _lockstep(self, s: ir.If | ir.For | ir.While | ir.DoWhile) -> list[ir.Stmt]:
+        if isinstance(s, _LOOPS) and not has_barrier(s) and not _has_async(s):
+            self.interchanged += 1
         self.lockstep_depth += 1
         try:
             if isinstance(s, ir.If):
@@ -647,8 +669,8 @@ class _Variables:
             return out
         if isinstance(s, wg.GroupCall):
             call = refs.rewrite(s.call)
-            target = None if s.target is None else refs.rewrite(s.target)
-            return [wg.GroupCall(call, target, loc=s.loc)]
+            call_target = None if s.target is None else refs.rewrite(s.target)
+            return [wg.GroupCall(call, call_target, loc=s.loc)]
         return [s]
 
     def _simd_ok(self, body: ir.Stmt) -> bool:
@@ -728,8 +750,10 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     _check_helpers(module, kernel)
     body = kernel.body
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
-    structured = has_barrier(body) or _has_async(body)
-    former = _Former(uniformity, has_return and structured)
+    probe = _Former(uniformity, False, local_size)
+    structured = has_barrier(body) or _has_async(body) or any(
+        probe._interchangeable(n) for n in walk(body) if isinstance(n, ir.Stmt))
+    former = _Former(uniformity, has_return and structured, local_size)
     if structured:
         group = ir.Block(tuple(former.function_body(body)), loc=body.loc)
     else:
@@ -752,4 +776,5 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         masks=tuple(former.mask_names),
         local_vars=local_vars,
         local_static_bytes=local_bytes,
+        interchanged=former.interchanged,
     )

@@ -1,0 +1,101 @@
+"""Work-group formation: the shape of the formed IR and of the generated C."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ppcl.compiler.analysis.liveness import live_across_regions
+from ppcl.compiler.analysis.uniformity import analyze_kernel
+from ppcl.compiler.cpu import build_kernel, run_kernel
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.visit import find_all
+from ppcl.compiler.transforms.workgroup import form_workgroup
+
+REDUCE = """
+__kernel void reduce(__global const float *in, __global float *out, __local float *s) {
+    uint lid = get_local_id(0);
+    s[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = get_local_size(0) / 2; k > 0; k >>= 1) {
+        if (lid < k) s[lid] += s[lid + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) out[get_group_id(0)] = s[0];
+}
+"""
+
+NAIVE_MATMUL = """
+__kernel void mm(__global const float *A, __global const float *B, __global float *C, int n) {
+    int col = get_global_id(0), row = get_global_id(1);
+    float acc = 0.0f;
+    for (int k = 0; k < n; k++) acc += A[row * n + k] * B[k * n + col];
+    C[row * n + col] = acc;
+}
+"""
+
+SAXPY = """
+__kernel void saxpy(__global float *y, __global const float *x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def formed(source: str, local_size: tuple[int, int, int], uniform: bool = True):
+    module = compile_source(source).module
+    kernel = module.kernels[0]
+    uni = analyze_kernel(module, kernel) if uniform else None
+    return form_workgroup(module, kernel, local_size, uni)
+
+
+def test_uniform_barrier_loop_runs_in_lock_step_without_masks():
+    f = formed(REDUCE, (64, 1, 1))
+    assert f.masks == ()
+    assert "k" in f.group_scalars  # the uniform loop counter stays one scalar
+    assert "lid" in f.context_vars  # live across regions, per work-item
+    assert len(find_all(f.body, wg.WorkItemLoop)) == 3
+
+
+def test_without_uniformity_everything_is_masked():
+    f = formed(REDUCE, (64, 1, 1), uniform=False)
+    assert any("m_loop" in m for m in f.masks)
+    assert not f.group_scalars
+    assert find_all(f.body, wg.MaskAny)
+
+
+def test_liveness_keeps_region_local_values_out_of_context_arrays():
+    f = formed(SAXPY, (16, 1, 1))
+    assert f.context_vars == {}
+    assert live_across_regions(f.body, ["i"]) == set()
+
+
+def test_naive_matmul_k_loop_is_interchanged():
+    f = formed(NAIVE_MATMUL, (16, 2, 1))
+    assert f.interchanged == 1
+    assert "acc" in f.context_vars and "k" in f.group_scalars
+    k = build_kernel(NAIVE_MATMUL, "mm", local_size=(16, 2))
+    source = k.c_source
+    group = source[source.index("static void ppcl_group_mm"):]
+    # the k loop is at group level, the work-item loops inside its body
+    assert group.index("for (; k < n; k++)") < group.index("__ctx_acc[__lid] +=")
+    n = 32
+    a = np.random.default_rng(0).random((n, n)).astype(np.float32)
+    b = np.random.default_rng(1).random((n, n)).astype(np.float32)
+    c = np.zeros((n, n), np.float32)
+    run_kernel(k, (n, n), (16, 2), [a, b, c, np.int32(n)])
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+
+
+def test_elementwise_work_item_loop_is_vectorized():
+    k = build_kernel(SAXPY, "saxpy", local_size=(64,), want_vector_report=True)
+    assert "#pragma omp simd" in k.c_source
+    report = k.vector_report  # type: ignore[attr-defined]
+    assert "vectorized" in report or "VECTORIZED" in report.upper()
+
+
+def test_generated_c_is_deterministic_and_cached():
+    first = build_kernel(SAXPY, "saxpy", local_size=(32,))
+    second = build_kernel(SAXPY, "saxpy", local_size=(32,))
+    assert first.c_source == second.c_source
+    assert second.cached
