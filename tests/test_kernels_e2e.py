@@ -435,3 +435,24 @@ __kernel void k(__global int *a) { a[0] = 1; sync(); }
 """
     with pytest.raises(CompileError, match="barrier in a function called from a kernel"):
         build_kernel(src, "k", local_size=(4,))
+
+
+ASYNC_PRINTF = """
+__kernel void copy_rev(__global const float *in, __global float *out, __local float *t) {
+    event_t e = async_work_group_copy(t, in + get_group_id(0) * get_local_size(0),
+                                      get_local_size(0), 0);
+    wait_group_events(1, &e);
+    out[get_global_id(0)] = t[get_local_size(0) - 1 - get_local_id(0)];
+    if (get_global_id(0) == 1) printf("v=%v4f i=%d\\n", (float4)(1.0f, 2.0f, 3.0f, 4.0f), 7);
+}
+"""
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_async_copy_and_printf(uniform, capfd):
+    k = build(ASYNC_PRINTF, "copy_rev", (8,), uniform)
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    run_kernel(k, (16,), (8,), [a, out, LocalMem(32)])
+    np.testing.assert_array_equal(out, a.reshape(2, 8)[:, ::-1].ravel())
+    assert "v=1.000000,2.000000,3.000000,4.000000 i=7" in capfd.readouterr().out
