@@ -1,0 +1,217 @@
+"""Buffers, sub-buffers, copies (linear and rectangular), fills, maps and the allocator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.runtime.allocator import ALIGNMENT, BufferAllocator
+
+mf = cl.mem_flags
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return cl.create_some_context(interactive=False)
+
+
+@pytest.fixture(scope="module")
+def queue(ctx):
+    return cl.CommandQueue(ctx)
+
+
+def test_copy_host_ptr_and_read_back(ctx, queue):
+    a = np.arange(1000, dtype=np.float32)
+    buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    assert buf.size == a.nbytes
+    assert buf.address % ALIGNMENT == 0
+    out = np.empty_like(a)
+    event = cl.enqueue_copy(queue, out, buf)
+    assert event.command_execution_status == cl.command_execution_status.COMPLETE
+    np.testing.assert_array_equal(out, a)
+    a[:] = -1  # COPY_HOST_PTR took a copy
+    cl.enqueue_copy(queue, out, buf)
+    assert out[5] == 5
+
+
+def test_use_host_ptr_is_zero_copy(ctx, queue):
+    a = np.zeros(64, dtype=np.int32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=a)
+    cl.enqueue_copy(queue, buf, np.arange(64, dtype=np.int32))
+    np.testing.assert_array_equal(a, np.arange(64))
+    assert buf.get_host_array(64, np.int32).ctypes.data == a.ctypes.data
+    assert buf.get_info(cl.mem_info.HOST_PTR) is a
+
+
+def test_alloc_host_ptr_and_write_then_read(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.ALLOC_HOST_PTR, 256)
+    data = np.arange(64, dtype=np.uint32)
+    cl.enqueue_copy(queue, buf, data, is_blocking=False).wait()
+    out = np.empty(32, dtype=np.uint32)
+    cl.enqueue_copy(queue, out, buf, device_offset=128)
+    np.testing.assert_array_equal(out, data[32:])
+
+
+@pytest.mark.parametrize("flags, kwargs", [
+    (mf.READ_WRITE, {}),  # no size
+    (mf.READ_WRITE | mf.READ_ONLY, {"size": 4}),
+    (mf.USE_HOST_PTR | mf.COPY_HOST_PTR, {"hostbuf": np.zeros(4)}),
+    (mf.READ_WRITE, {"hostbuf": np.zeros(4)}),
+    (mf.COPY_HOST_PTR, {}),
+    (mf.COPY_HOST_PTR, {"size": 64, "hostbuf": np.zeros(4)}),
+])
+def test_invalid_buffer_creation(ctx, flags, kwargs):
+    with pytest.raises(cl.LogicError):
+        cl.Buffer(ctx, flags, **kwargs)
+
+
+def test_copies_out_of_bounds_are_invalid_value(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    other = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_copy(queue, np.empty(20, np.float32), buf)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_copy(queue, buf, np.empty(4, np.float32), device_offset=60)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_copy(queue, other, buf, byte_count=32, src_offset=48)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_copy(queue, np.empty(4), np.empty(4))
+
+
+def test_buffer_to_buffer_copy(ctx, queue):
+    a = np.arange(256, dtype=np.uint8)
+    src = cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=a)
+    dst = cl.Buffer(ctx, mf.READ_WRITE, 256)
+    cl.enqueue_fill_buffer(queue, dst, np.uint8(7), 0, 256)
+    cl.enqueue_copy(queue, dst, src, byte_count=100, src_offset=10, dst_offset=20)
+    out = np.empty(256, np.uint8)
+    cl.enqueue_copy(queue, out, dst)
+    np.testing.assert_array_equal(out[20:120], a[10:110])
+    assert (out[:20] == 7).all() and (out[120:] == 7).all()
+    cl.enqueue_copy(queue, dst, src)
+    cl.enqueue_copy(queue, out, dst)
+    np.testing.assert_array_equal(out, a)
+    with pytest.raises(cl.Error, match="CL_MEM_COPY_OVERLAP"):
+        cl.enqueue_copy(queue, src, src, byte_count=16, src_offset=0, dst_offset=8)
+
+
+def test_fill_buffer_with_patterns(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    cl.enqueue_fill_buffer(queue, buf, np.float32(2.5), 0, 64)
+    out = np.empty(16, np.float32)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out == 2.5).all()
+    cl.enqueue_fill_buffer(queue, buf, np.array([1, 2], np.int32), 8, 16)
+    cl.enqueue_copy(queue, out, buf)
+    assert list(out.view(np.int32)[2:6]) == [1, 2, 1, 2]
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_fill_buffer(queue, buf, np.float32(0), 2, 8)
+
+
+def test_rect_write_read_between_host_and_buffer(ctx, queue):
+    host = np.arange(8 * 6, dtype=np.float32).reshape(6, 8)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * 10 * 4)
+    cl.enqueue_fill_buffer(queue, buf, np.float32(-1), 0, buf.size)
+    # copy host[1:4, 2:7] to buffer rows 5..7, columns 3..7 of a 16-float wide image
+    cl.enqueue_copy(queue, buf, host, buffer_origin=(3 * 4, 5), host_origin=(2 * 4, 1),
+                    region=(5 * 4, 3), buffer_pitches=(16 * 4,), host_pitches=(8 * 4,))
+    back = np.empty((10, 16), np.float32)
+    cl.enqueue_copy(queue, back, buf)
+    np.testing.assert_array_equal(back[5:8, 3:8], host[1:4, 2:7])
+    assert (back[:5] == -1).all() and (back[8:] == -1).all() and (back[5:8, :3] == -1).all()
+    part = np.zeros((3, 5), np.float32)
+    cl.enqueue_copy(queue, part, buf, buffer_origin=(3 * 4, 5, 0), host_origin=(0, 0, 0),
+                    region=(5 * 4, 3, 1), buffer_pitches=(16 * 4, 16 * 10 * 4),
+                    host_pitches=(5 * 4, 15 * 4))
+    np.testing.assert_array_equal(part, host[1:4, 2:7])
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_copy(queue, part, buf, buffer_origin=(0, 9), host_origin=(0, 0),
+                        region=(5 * 4, 3), buffer_pitches=(16 * 4,))
+
+
+def test_rect_copy_between_buffers_3d(ctx, queue):
+    volume = np.arange(4 * 5 * 6, dtype=np.int16).reshape(4, 5, 6)
+    src = cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=volume)
+    dst = cl.Buffer(ctx, mf.READ_WRITE, 2 * 3 * 4 * 2)
+    cl.enqueue_copy(queue, dst, src, src_origin=(1 * 2, 2, 1), dst_origin=(0, 0, 0),
+                    region=(4 * 2, 3, 2), src_pitches=(6 * 2, 5 * 6 * 2))
+    out = np.empty((2, 3, 4), np.int16)
+    cl.enqueue_copy(queue, out, dst)
+    np.testing.assert_array_equal(out, volume[1:3, 2:5, 1:5])
+
+
+def test_sub_buffers(ctx, queue):
+    data = np.arange(1024, dtype=np.uint8)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+    sub = buf[128:384]
+    assert sub.size == 256 and sub.offset == 128
+    out = np.empty(256, np.uint8)
+    cl.enqueue_copy(queue, out, sub)
+    np.testing.assert_array_equal(out, data[128:384])
+    cl.enqueue_copy(queue, sub, np.zeros(256, np.uint8))
+    whole = np.empty(1024, np.uint8)
+    cl.enqueue_copy(queue, whole, buf)
+    assert (whole[128:384] == 0).all() and whole[127] == 127 and whole[384] == 128
+    region = buf.get_sub_region(512, 128)
+    assert region.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT) is buf
+    assert region.get_info(cl.mem_info.OFFSET) == 512
+    with pytest.raises(cl.Error, match="MISALIGNED_SUB_BUFFER_OFFSET"):
+        buf.get_sub_region(3, 16)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        buf.get_sub_region(896, 256)
+
+
+def test_map_and_unmap(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 400)
+    ary, event = cl.enqueue_map_buffer(queue, buf, cl.map_flags.WRITE, 0, (10, 10), np.float32)
+    event.wait()
+    assert ary.shape == (10, 10) and ary.dtype == np.float32
+    assert isinstance(ary.base, cl.MemoryMap)
+    assert buf.get_info(cl.mem_info.MAP_COUNT) == 1
+    ary[:] = np.arange(100, dtype=np.float32).reshape(10, 10)
+    ary.base.release(queue)
+    assert buf.get_info(cl.mem_info.MAP_COUNT) == 0
+    out = np.empty(100, np.float32)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, np.arange(100))
+    ary2, _ = cl.enqueue_map_buffer(queue, buf, cl.map_flags.READ, 40, 5, np.float32)
+    with ary2.base:
+        np.testing.assert_array_equal(ary2, np.arange(10, 15))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_map_buffer(queue, buf, cl.map_flags.READ, 0, 101, np.float32)
+
+
+def test_local_memory_object():
+    assert cl.LocalMemory(64).size == 64
+    with pytest.raises(cl.LogicError):
+        cl.LocalMemory(0)
+
+
+def test_allocator_first_fit_greedy_and_merging():
+    allocator = BufferAllocator(chunk_size=4096, large_size=2048)
+    blocks = [allocator.allocate(100) for _ in range(8)]
+    addresses = [b.address for b in blocks]
+    assert all(a % ALIGNMENT == 0 for a in addresses)
+    # greedy: successive allocations are consecutive 128-byte slots of one chunk
+    assert addresses == [addresses[0] + 128 * i for i in range(8)]
+    assert allocator.chunk_count == 1
+    blocks[2].release()
+    blocks[3].release()
+    # freed neighbours merged: a 256-byte request fits exactly where they were (first fit,
+    # after the greedy slot at the end is also free, so the greedy one wins)
+    after = allocator.allocate(256)
+    assert after.address == addresses[7] + 128
+    first_fit = BufferAllocator(chunk_size=4096, large_size=2048, greedy=False)
+    parts = [first_fit.allocate(128) for _ in range(4)]
+    parts[1].release()
+    parts[2].release()
+    assert first_fit.allocate(256).address == parts[1].address
+    big = allocator.allocate(3000)  # large: its own block
+    assert big.address % ALIGNMENT == 0 and allocator.chunk_count == 1
+    # a chunk fills up, another is added
+    more = [allocator.allocate(1024) for _ in range(4)]
+    assert allocator.chunk_count == 2
+    for block in more:
+        block.release()
+    assert allocator.chunk_count == 1

@@ -1,0 +1,112 @@
+"""Platforms, devices, contexts, enumerations and errors of the PyOpenCL-compatible runtime."""
+
+from __future__ import annotations
+
+import pytest
+
+import ppcl as cl
+from ppcl.runtime.errors import make_error
+
+
+def test_one_platform_with_a_cpu_device():
+    platforms = cl.get_platforms()
+    assert len(platforms) == 1
+    platform = platforms[0]
+    assert platform.name == "ppcl"
+    assert platform.version.startswith("OpenCL 1.2 ppcl")
+    devices = platform.get_devices()
+    assert len(devices) == 1
+    assert platform.get_devices(device_type=cl.device_type.CPU) == devices
+    assert platform.get_devices(cl.device_type.ALL) == devices
+    with pytest.raises(cl.RuntimeError) as info:
+        platform.get_devices(device_type=cl.device_type.GPU)
+    assert "CL_DEVICE_NOT_FOUND" in str(info.value)
+
+
+def test_device_info_attributes_and_get_info():
+    dev = cl.get_platforms()[0].get_devices()[0]
+    assert dev.type == cl.device_type.CPU
+    assert dev.version.startswith("OpenCL 1.2 ppcl")
+    assert dev.max_work_group_size == 4096
+    assert dev.max_work_item_sizes == [4096, 4096, 4096]
+    assert dev.max_compute_units >= 1
+    assert dev.local_mem_size > 0
+    assert dev.global_mem_size >= dev.max_mem_alloc_size > 0
+    assert "cl_khr_fp64" in dev.extensions
+    assert dev.address_bits == 64
+    assert dev.double_fp_config & cl.device_fp_config.INF_NAN
+    assert dev.preferred_vector_width_float >= 4
+    assert dev.native_vector_width_double >= 2
+    assert dev.platform is cl.get_platforms()[0]
+    assert isinstance(dev.driver_version, str) and dev.name and dev.vendor
+    assert dev.get_info(cl.device_info.MAX_WORK_GROUP_SIZE) == 4096
+    assert dev.get_info(cl.device_info.NAME) == dev.name
+    with pytest.raises(AttributeError):
+        dev.no_such_info  # noqa: B018
+
+
+def test_enums_have_to_string():
+    assert cl.mem_flags.to_string(cl.mem_flags.READ_ONLY) == "READ_ONLY"
+    assert cl.device_type.to_string(cl.device_type.CPU) == "CPU"
+    flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+    assert cl.mem_flags.to_string(flags) == "READ_ONLY | COPY_HOST_PTR"
+    assert cl.command_execution_status.to_string(0) == "COMPLETE"
+    assert cl.status_code.INVALID_VALUE == -30
+    with pytest.raises(ValueError):
+        cl.command_type.to_string(12345)
+    assert cl.command_type.to_string(12345, "<unknown {}>") == "<unknown 12345>"
+
+
+def test_error_classes_follow_pyopencl():
+    logic = make_error("clX", "INVALID_KERNEL_ARGS", "detail")
+    assert isinstance(logic, cl.LogicError) and isinstance(logic, cl.Error)
+    assert logic.code == -52 and "CL_INVALID_KERNEL_ARGS" in str(logic)
+    assert logic.what.routine == "clX"
+    runtime = make_error("clBuildProgram", -11)
+    assert isinstance(runtime, cl.RuntimeError) and isinstance(runtime, RuntimeError)
+    memory = make_error("clCreateBuffer", "MEM_OBJECT_ALLOCATION_FAILURE")
+    assert isinstance(memory, cl.MemoryError) and isinstance(memory, MemoryError)
+
+
+def test_context_and_queue_info():
+    dev = cl.get_platforms()[0].get_devices()[0]
+    ctx = cl.Context([dev])
+    assert ctx.devices == [dev]
+    assert ctx.get_info(cl.context_info.NUM_DEVICES) == 1
+    assert cl.Context().devices == [dev]
+    assert cl.Context(dev_type=cl.device_type.ALL).devices == [dev]
+    queue = cl.CommandQueue(ctx)
+    assert queue.device is dev and queue.context is ctx
+    assert queue.get_info(cl.command_queue_info.PROPERTIES) == 0
+    with cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE) as q:
+        assert q.properties == cl.command_queue_properties.PROFILING_ENABLE
+    with pytest.raises(cl.LogicError):
+        cl.CommandQueue(ctx, properties=1 << 10)
+
+
+@pytest.mark.parametrize("variable", ["PPCL_CTX", "PYOPENCL_CTX"])
+def test_create_some_context_honours_environment(monkeypatch, variable):
+    monkeypatch.delenv("PPCL_CTX", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+    monkeypatch.setenv(variable, "0:0")
+    ctx = cl.create_some_context()
+    assert ctx.devices == cl.get_platforms()[0].get_devices()
+    monkeypatch.setenv(variable, "ppcl")
+    assert cl.create_some_context().devices[0].type == cl.device_type.CPU
+    monkeypatch.setenv(variable, "7")
+    with pytest.raises(cl.LogicError):
+        cl.create_some_context()
+
+
+def test_create_some_context_never_prompts_without_terminal(monkeypatch):
+    monkeypatch.delenv("PPCL_CTX", raising=False)
+    monkeypatch.delenv("PYOPENCL_CTX", raising=False)
+
+    def no_input(prompt: str = "") -> str:
+        raise AssertionError("prompted")
+
+    monkeypatch.setattr("builtins.input", no_input)
+    assert cl.create_some_context(interactive=False).devices
+    assert cl.create_some_context().devices
+    # a single device: nothing to choose even when interactive
+    assert cl.create_some_context(interactive=True).devices
