@@ -12,6 +12,7 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -33,7 +34,7 @@ from ppcl.compiler.ir.types import (
     vector_type_named,
 )
 
-DTYPES = {
+DTYPES: dict[str, Any] = {
     "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
     "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
     "half": np.uint16, "float": np.float32, "double": np.float64,
@@ -423,7 +424,7 @@ def _pi_reduce(x: np.ndarray) -> np.ndarray:
 
 PI_L = np.longdouble("3.14159265358979323846264338327950288")
 
-MATH1_REFS = {
+MATH1_REFS: dict[str, tuple[Any, int, int]] = {
     # name: (reference on long double, float ulps, double ulps)
     "acos": (np.arccos, 4, 4), "acosh": (np.arccosh, 4, 4), "asin": (np.arcsin, 4, 4),
     "asinh": (np.arcsinh, 4, 4), "atan": (np.arctan, 5, 5), "atanh": (np.arctanh, 5, 5),
@@ -549,7 +550,7 @@ def test_math2_within_ulps(lib: Lib, name: str, fty: str) -> None:
     if name in ("pow", "powr"):
         x = np.abs(x) if name == "powr" else x
         y = np.where(np.abs(y) > 200, y / 1e6, y).astype(dtype)
-    refs = {
+    refs: dict[str, tuple[Any, int]] = {
         "atan2": (np.arctan2, 6), "atan2pi": (lambda a, b: np.arctan2(a, b) / PI_L, 6),
         "hypot": (np.hypot, 4), "pow": (np.power, 16), "powr": (np.power, 16),
         "fmod": (np.fmod, 0), "remainder": (None, 0), "copysign": (np.copysign, 0),
@@ -714,3 +715,524 @@ def test_definitions_only_what_is_asked(lib: Lib) -> None:
     assert "cos" not in text and "__ppcl_s_sin_float_float" in text
     with pytest.raises(NotImplementedError):
         c_builtin_definitions([ov("get_global_id", "uint")])
+
+
+# ---------------------------------------------------------------- integer functions
+
+
+def _limits(t: str) -> tuple[int, int]:
+    info = np.iinfo(DTYPES[t])
+    return int(info.min), int(info.max)
+
+
+def _wrap(v: int, t: str) -> int:
+    lo, hi = _limits(t)
+    v %= 1 << (np.dtype(DTYPES[t]).itemsize * 8)
+    return v - (hi - lo + 1) if v > hi else v
+
+
+def _int_samples(t: str, n: int = 120) -> np.ndarray:
+    lo, hi = _limits(t)
+    edges = [lo, lo + 1, -1 if lo else 1, 0, 1, 2, hi - 1, hi, hi // 2, lo // 2, 7, 3]
+    rng = np.random.default_rng(5)
+    rand = [int(v) for v in rng.integers(lo, hi, n, dtype=DTYPES[t], endpoint=True)]
+    return np.array([_wrap(v, t) for v in edges] + rand, dtype=DTYPES[t])
+
+
+INT_REFS = {
+    "abs_diff": lambda x, y, b, s: abs(x - y),
+    "add_sat": lambda x, y, b, s: min(max(x + y, s[0]), s[1]),
+    "sub_sat": lambda x, y, b, s: min(max(x - y, s[0]), s[1]),
+    "hadd": lambda x, y, b, s: (x + y) >> 1,
+    "rhadd": lambda x, y, b, s: (x + y + 1) >> 1,
+    "mul_hi": lambda x, y, b, s: (x * y) >> b,
+    "rotate": lambda x, y, b, s: ((x % (1 << b)) << (y % b) | (x % (1 << b)) >> (b - y % b)),
+    "min": lambda x, y, b, s: min(x, y),
+    "max": lambda x, y, b, s: max(x, y),
+}
+
+
+@pytest.mark.parametrize("t", INTS)
+def test_integer_functions(lib: Lib, t: str) -> None:
+    bits = np.dtype(DTYPES[t]).itemsize * 8
+    lims = _limits(t)
+    rng = np.random.default_rng(6)
+    x = _int_samples(t)
+    y = np.concatenate([x[:12][::-1], rng.permutation(x[12:])])
+    z = rng.permutation(x)
+    xs, ys, zs = ([int(v) for v in a] for a in (x, y, z))
+    for name, ref in INT_REFS.items():
+        (got,) = lib.call(ov(name, t, t), x, y)
+        expect = [_wrap(ref(a, b, bits, lims), t if name != "abs_diff" else "u" + t.lstrip("u"))
+                  for a, b in zip(xs, ys)]
+        assert [int(v) for v in got] == expect, name
+    (got,) = lib.call(ov("abs", t), x)
+    assert [int(v) for v in got] == [abs(v) for v in xs]
+    (got,) = lib.call(ov("clz", t), x)
+    assert [int(v) for v in got] == [bits - (v % (1 << bits)).bit_length() for v in xs]
+    (got,) = lib.call(ov("popcount", t), x)
+    assert [int(v) for v in got] == [bin(v % (1 << bits)).count("1") for v in xs]
+    (got,) = lib.call(ov("mad_hi", t, t, t), x, y, z)
+    assert [int(v) for v in got] == [_wrap(((a * b) >> bits) + c, t) for a, b, c in zip(xs, ys, zs)]
+    (got,) = lib.call(ov("mad_sat", t, t, t), x, y, z)
+    assert [int(v) for v in got] == [min(max(a * b + c, lims[0]), lims[1])
+                                     for a, b, c in zip(xs, ys, zs)]
+    lo = np.minimum(y, z)
+    hi = np.maximum(y, z)
+    (got,) = lib.call(ov("clamp", t, t, t), x, lo, hi)
+    assert got.tolist() == np.minimum(np.maximum(x, lo), hi).tolist()
+
+
+def test_integer_edge_cases(lib: Lib) -> None:
+    def one(name: str, t: str, *args: int) -> int:
+        arrays = [np.array([a], DTYPES[t]) for a in args]
+        return int(lib.call(ov(name, *([t] * len(args))), *arrays)[0][0])
+
+    assert one("abs", "int", -(2**31)) == 2**31
+    assert one("abs", "long", -(2**63)) == 2**63
+    assert one("abs", "char", -128) == 128
+    assert one("add_sat", "int", 2**31 - 1, 1) == 2**31 - 1
+    assert one("add_sat", "long", -(2**63), -1) == -(2**63)
+    assert one("add_sat", "ulong", 2**64 - 1, 5) == 2**64 - 1
+    assert one("sub_sat", "uint", 3, 5) == 0
+    assert one("sub_sat", "long", 2**62, -(2**63)) == 2**63 - 1
+    assert one("mul_hi", "long", -(2**63), -(2**63)) == 2**62
+    assert one("mul_hi", "ulong", 2**64 - 1, 2**64 - 1) == 2**64 - 2
+    assert one("clz", "int", 0) == 32 and one("clz", "uchar", 0) == 8 and one("clz", "long", 0) == 64
+    assert one("clz", "short", -1) == 0 and one("clz", "ulong", 1) == 63
+    assert one("rotate", "uint", 0x80000001, 32) == 0x80000001
+    assert one("rotate", "uint", 0x80000001, 33) == 0x00000003
+    assert one("rotate", "char", 0x41, -1) == _wrap(0xA0, "char")
+    assert one("hadd", "int", 2**31 - 1, 2**31 - 1) == 2**31 - 1
+    assert one("rhadd", "uint", 2**32 - 1, 2**32 - 2) == 2**32 - 1
+    assert one("mad_sat", "ulong", 2**63, 4, 1) == 2**64 - 1
+    assert one("mad_sat", "long", 2**62, -4, -1) == -(2**63)
+    assert one("mul24", "int", -(2**23), 3) == -3 * 2**23
+    assert one("mad24", "uint", 2**23, 2**9, 7) == 7
+    (got,) = lib.call(ov("upsample", "int", "uint"), np.array([-1], np.int32),
+                      np.array([5], np.uint32))
+    assert int(got[0]) == -(2**32) + 5
+    (got,) = lib.call(ov("upsample", "uchar", "uchar"), np.array([0x12], np.uint8),
+                      np.array([0x34], np.uint8))
+    assert int(got[0]) == 0x1234
+
+
+def test_integer_vectors(lib: Lib) -> None:
+    a = np.array([[2**31 - 1, -(2**31), 5, -5]], np.int32)
+    b = np.array([[1, -1, 7, -7]], np.int32)
+    assert lib.call(ov("add_sat", "int4", "int4"), a, b)[0].tolist() == [
+        [2**31 - 1, -(2**31), 12, -12]]
+    (got,) = lib.call(ov("mul_hi", "long2", "long2"), np.array([[2**62, -3]], np.int64),
+                      np.array([[8, 2**63 - 1]], np.int64))
+    assert got.tolist() == [[2, ((-3) * (2**63 - 1)) >> 64]]
+    x = np.arange(16, dtype=np.uint8).reshape(1, 16)
+    assert lib.call(ov("clz", "uchar16"), x)[0][0].tolist() == [8 - int(v).bit_length() for v in range(16)]
+    (got,) = lib.call(ov("rotate", "ushort8", "ushort8"), np.full((1, 8), 0x8001, np.uint16),
+                      np.arange(8, dtype=np.uint16).reshape(1, 8) * 17)
+    assert got[0].tolist() == [((0x8001 << (k * 17 % 16)) | (0x8001 >> (16 - k * 17 % 16))) & 0xFFFF
+                               for k in range(8)]
+    (got,) = lib.call(ov("clamp", "short4", "short", "short"), np.array([[-9, 0, 9, 3]], np.int16),
+                      np.array([-2], np.int16), np.array([4], np.int16))
+    assert got[0].tolist() == [-2, 0, 4, 3]
+
+
+# ---------------------------------------------------------------- conversions
+
+
+def _round(v: Fraction, mode: str) -> int:
+    if mode in ("", "_rtz"):
+        return math.trunc(v)
+    if mode == "_rtp":
+        return math.ceil(v)
+    if mode == "_rtn":
+        return math.floor(v)
+    return round(v)  # half to even
+
+
+@pytest.mark.parametrize("src", ["float", "double"])
+def test_float_to_int_conversions(lib: Lib, src: str) -> None:
+    x = np.array([0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1.7, -1.7, 127.4, 127.6, -128.6,
+                  255.5, 256.0, -129.0, 32767.5, 65535.7, 2147483647.0, 2147483648.0,
+                  -2147483649.0, 4294967295.0, 4294967296.0, 9.3e18, -9.3e18, 1.9e19, 1e30,
+                  -1e30, math.inf, -math.inf, math.nan, 1e-30, -1e-30], DTYPES[src])
+    for dst in INTS:
+        lo, hi = _limits(dst)
+        for mode in MODES:
+            (got,) = lib.call(ov(f"convert_{dst}_sat{mode}", src), x)
+            expect = []
+            for v in x.tolist():
+                if math.isnan(v):
+                    expect.append(0)
+                elif math.isinf(v):
+                    expect.append(hi if v > 0 else lo)
+                else:
+                    expect.append(min(max(_round(Fraction(v), mode), lo), hi))
+            assert [int(g) for g in got] == expect, (dst, mode)
+            (got,) = lib.call(ov(f"convert_{dst}{mode}", src), x)
+            for g, v in zip(got.tolist(), x.tolist()):
+                if math.isfinite(v) and lo <= _round(Fraction(v), mode) <= hi:
+                    assert g == _round(Fraction(v), mode), (dst, mode, v)
+
+
+def _int_to_float_ref(v: int, mant: int, mode: str) -> float:
+    """Round the integer ``v`` to ``mant`` significant bits by ``mode``, exactly."""
+    n = abs(v).bit_length()
+    if n <= mant:
+        return float(v)
+    shift = n - mant
+    q, r = divmod(abs(v), 1 << shift)
+    half = 1 << (shift - 1)
+    up = {"": r > half or (r == half and q & 1), "_rte": r > half or (r == half and q & 1),
+          "_rtz": False, "_rtp": r > 0 and v > 0, "_rtn": r > 0 and v < 0}[mode]
+    return math.copysign(float((q + up) << shift), v)
+
+
+def test_int_to_float_conversions(lib: Lib) -> None:
+    rng = np.random.default_rng(7)
+    for src in ("int", "uint", "long", "ulong", "short"):
+        x = _int_samples(src, 300)
+        x = np.concatenate([x, np.array([(1 << 24) + 1, (1 << 24) + 3, (1 << 53) + 1], np.int64)
+                            .astype(DTYPES[src]), rng.integers(0, 1 << 30, 20).astype(DTYPES[src])])
+        for dst, mant in (("float", 24), ("double", 53)):
+            for mode in MODES:
+                (got,) = lib.call(ov(f"convert_{dst}{mode}", src), x)
+                expect = [_int_to_float_ref(int(v), mant, mode) for v in x]
+                assert got.tolist() == [float(DTYPES[dst](e)) for e in expect], (src, dst, mode)
+
+
+def _to_float_by_mode(v: float, mode: str, dtype: type) -> float:
+    """Round the double ``v`` to ``dtype`` by ``mode`` (exact comparisons in Fraction)."""
+    with np.errstate(over="ignore"):
+        near = dtype(v)
+    if not math.isfinite(v) or mode in ("", "_rte"):
+        return float(near)
+    exact = Fraction(v)
+    got = float(near)
+    if math.isinf(got):
+        too_far = mode == "_rtz" or (mode == "_rtp" and got < 0) or (mode == "_rtn" and got > 0)
+        return float(np.nextafter(near, dtype(0))) if too_far else got
+    r = Fraction(got)
+    if mode == "_rtz" and abs(r) > abs(exact):
+        return float(np.nextafter(near, dtype(0)))
+    if mode == "_rtp" and r < exact:
+        return float(np.nextafter(near, dtype(math.inf)))
+    if mode == "_rtn" and r > exact:
+        return float(np.nextafter(near, dtype(-math.inf)))
+    return got
+
+
+def test_double_to_float_conversions(lib: Lib) -> None:
+    rng = np.random.default_rng(8)
+    x = np.concatenate([[0.0, -0.0, 1.0 + 2**-30, -(1.0 + 2**-30), 1e300, -1e300, 3.4028235e38,
+                         3.4028236e38, 1e-300, -1e-300, 1e-45, 7e-46, 2**-149 * 1.5, math.inf,
+                         -math.inf, math.nan, 0.1, -0.1], rng.standard_normal(200) * 1e3,
+                        rng.standard_normal(50) * 1e-40])
+    for mode in MODES:
+        (got,) = lib.call(ov(f"convert_float{mode}", "double"), x)
+        expect = np.array([_to_float_by_mode(float(v), mode, np.float32) for v in x], np.float32)
+        assert np.array_equal(got, expect, equal_nan=True), mode
+        assert (np.signbit(got) == np.signbit(expect)).all()
+        (got4,) = lib.call(ov(f"convert_float4{mode}", "double4"), x[:200].reshape(50, 4))
+        assert np.array_equal(got4, expect[:200].reshape(50, 4), equal_nan=True), mode
+
+
+def test_int_to_int_conversions(lib: Lib) -> None:
+    for src in INTS:
+        x = _int_samples(src, 40)
+        for dst in INTS:
+            lo, hi = _limits(dst)
+            (got,) = lib.call(ov(f"convert_{dst}_sat", src), x)
+            assert [int(v) for v in got] == [min(max(int(v), lo), hi) for v in x], (src, dst)
+            (got,) = lib.call(ov(f"convert_{dst}", src), x)
+            assert [int(v) for v in got] == [_wrap(int(v), dst) for v in x], (src, dst)
+
+
+def test_vector_conversions(lib: Lib) -> None:
+    (got,) = lib.call(ov("convert_int4_sat_rte", "float4"),
+                      np.array([[2.5, -3.5, math.nan, 3e9]], np.float32))
+    assert got.tolist() == [[2, -4, 0, 2**31 - 1]]
+    (got,) = lib.call(ov("convert_uchar16_sat", "int16"), np.arange(-100, 380, 30).reshape(1, 16))
+    assert got[0].tolist() == [min(max(v, 0), 255) for v in range(-100, 380, 30)]
+    (got,) = lib.call(ov("convert_float3", "int3"), np.array([[1, -2, 16777217]], np.int32))
+    assert got[0, :3].tolist() == [1.0, -2.0, 16777216.0]
+    (got,) = lib.call(ov("convert_int8_rtn", "double8"), np.linspace(-2, 2, 8).reshape(1, 8))
+    assert got[0].tolist() == [math.floor(v) for v in np.linspace(-2, 2, 8)]
+    (got,) = lib.call(ov("convert_ulong2_sat_rtp", "float2"), np.array([[-0.5, 1e20]], np.float32))
+    assert got[0].tolist() == [0, 2**64 - 1]
+
+
+def test_reinterpret(lib: Lib) -> None:
+    (got,) = lib.call(ov("as_int", "float"), np.array([1.0, -0.0], np.float32))
+    assert got.tolist() == [0x3F800000, -(2**31)]
+    x = np.array([[1.0, 2.0, 3.0, 4.0]], np.float32)
+    (got,) = lib.call(ov("as_float4", "int4"), x.view(np.int32))
+    assert np.array_equal(got, x)
+    (got,) = lib.call(ov("as_int4", "float3"), x)
+    assert got[0, :3].tolist() == x.view(np.int32)[0, :3].tolist()
+    (got,) = lib.call(ov("as_float3", "uint4"), x.view(np.uint32))
+    assert got[0, :3].tolist() == [1.0, 2.0, 3.0]
+    (got,) = lib.call(ov("as_char4", "int"), np.array([0x04030201], np.int32))
+    assert got[0].tolist() == [1, 2, 3, 4]
+
+
+# ---------------------------------------------------------------- half loads and stores
+
+
+def _half_by_mode(v: float, mode: str) -> int:
+    with np.errstate(over="ignore"):
+        near = np.float16(v)  # numpy rounds to nearest even, from double directly
+    bits = int(np.array([near]).view(np.uint16)[0])
+    if math.isnan(v) or mode in ("", "_rte"):
+        return bits
+    exact = Fraction(v) if math.isfinite(v) else None
+    got = float(near)
+    if exact is None:
+        return bits
+    toward_zero = np.nextafter(near, np.float16(0))
+    if math.isinf(got):
+        too_far = mode == "_rtz" or (mode == "_rtp" and got < 0) or (mode == "_rtn" and got > 0)
+        return int(np.array([toward_zero]).view(np.uint16)[0]) if too_far else bits
+    r = Fraction(got)
+    step = None
+    if mode == "_rtz" and abs(r) > abs(exact):
+        step = toward_zero
+    elif mode == "_rtp" and r < exact:
+        step = np.nextafter(near, np.float16(math.inf))
+    elif mode == "_rtn" and r > exact:
+        step = np.nextafter(near, np.float16(-math.inf))
+    if step is None:
+        return bits
+    return int(np.array([step], np.float16).view(np.uint16)[0])
+
+
+@pytest.mark.parametrize("src", ["float", "double"])
+def test_vstore_half_rounding_modes(lib: Lib, src: str) -> None:
+    rng = np.random.default_rng(9)
+    specials = [0.0, -0.0, 1.0, -1.0, 65504.0, 65519.0, 65520.0, 65535.0, 70000.0, -70000.0,
+                1e10, -1e10, 2**-24, 2**-25, 2**-25 * 1.5, 2**-26, -(2**-25), 2**-14,
+                2**-14 - 2**-25, 6.1e-5, 1e-10, -1e-10, 1e-40, 1 + 2**-11, 1 + 3 * 2**-11,
+                1 + 2**-11 + 2**-30, math.inf, -math.inf, math.nan, 0.1, -0.1, 1e-300]
+    x = np.concatenate([specials, rng.standard_normal(400) * 100,
+                        rng.standard_normal(200) * 1e-5, np.exp(rng.uniform(-20, 12, 200))])
+    x = x.astype(DTYPES[src])
+    for name in HALF_STORES:
+        mode = name[len("vstore_half"):]
+        (got,) = lib.call(ov(name, src, "ulong", "*half"), x)
+        expect = [_half_by_mode(float(v), mode) for v in x]
+        bad = [(float(v), hex(int(g)), hex(e)) for v, g, e in zip(x, got, expect) if int(g) != e
+               and not (math.isnan(float(v)) and (int(g) & 0x7C00) == 0x7C00 and int(g) & 0x3FF)]
+        assert not bad, (name, bad[:5])
+
+
+def test_vload_half_every_pattern(lib: Lib) -> None:
+    bits = np.arange(65536, dtype=np.uint16)
+    got = np.zeros(65536, np.float32)
+    lib.dll.t_vload_half(ctypes.c_void_p(bits.ctypes.data), ctypes.c_long(65536),
+                         ctypes.c_void_p(got.ctypes.data))
+    ref = bits.view(np.float16).astype(np.float32)
+    assert np.array_equal(got, ref, equal_nan=True)
+    assert (np.signbit(got) == np.signbit(ref)).all()
+
+
+def test_vector_loads_and_stores(lib: Lib) -> None:
+    data = np.arange(40, dtype=np.float32)
+    buf = np.zeros(41 * 4, np.uint8)
+    buf[1:161] = data.view(np.uint8)
+    out = np.zeros(4, np.float32)
+    base = buf.ctypes.data + 1  # an unaligned float pointer
+    lib.dll.t_vload3(ctypes.c_void_p(base), ctypes.c_long(2), ctypes.c_void_p(out.ctypes.data))
+    assert out[:3].tolist() == [6.0, 7.0, 8.0]
+    src = np.array([100.0, 101.0, 102.0, 999.0], np.float32)
+    lib.dll.t_vstore3(ctypes.c_void_p(src.ctypes.data), ctypes.c_long(1), ctypes.c_void_p(base))
+    back = buf[1:161].copy().view(np.float32)
+    assert back[:7].tolist() == [0, 1, 2, 100, 101, 102, 6]
+    chars = np.arange(64, dtype=np.int8)
+    out8 = np.zeros(8, np.int8)
+    lib.dll.t_vload8c(ctypes.c_void_p(chars.ctypes.data + 3), ctypes.c_long(1),
+                      ctypes.c_void_p(out8.ctypes.data))
+    assert out8.tolist() == list(range(11, 19))
+    d16 = np.arange(16, dtype=np.float64)
+    dst = np.zeros(48, np.float64)
+    lib.dll.t_vstore16d(ctypes.c_void_p(d16.ctypes.data), ctypes.c_long(2),
+                        ctypes.c_void_p(dst.ctypes.data))
+    assert dst[32:].tolist() == d16.tolist() and not dst[:32].any()
+    halves = np.arange(16, dtype=np.float16)
+    outf = np.zeros(4, np.float32)
+    lib.dll.t_vload_half4(ctypes.c_void_p(halves.ctypes.data), ctypes.c_long(1),
+                          ctypes.c_void_p(outf.ctypes.data))
+    assert outf.tolist() == [4, 5, 6, 7]
+    lib.dll.t_vloada_half3(ctypes.c_void_p(halves.ctypes.data), ctypes.c_long(2),
+                           ctypes.c_void_p(outf.ctypes.data))
+    assert outf[:3].tolist() == [8, 9, 10]  # vloada_half3 strides by 4
+    hdst = np.zeros(12, np.uint16)
+    f3 = np.array([1.0 + 2**-11 + 2**-20, -2.0, 3.0, 0.0], np.float32)
+    lib.dll.t_vstorea_half3_rtz(ctypes.c_void_p(f3.ctypes.data), ctypes.c_long(1),
+                                ctypes.c_void_p(hdst.ctypes.data))
+    assert hdst.view(np.float16)[4:8].tolist() == [1.0, -2.0, 3.0, 0.0]
+    d2 = np.array([1.0 + 2**-20, -1.0 - 2**-20])
+    lib.dll.t_vstore_half2_rtp(ctypes.c_void_p(d2.ctypes.data), ctypes.c_long(0),
+                               ctypes.c_void_p(hdst.ctypes.data))
+    assert hdst.view(np.float16)[:2].tolist() == [1.0 + 2**-10, -1.0]
+
+
+# ---------------------------------------------------------------- relational, select, shuffle
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+def test_relational(lib: Lib, fty: str) -> None:
+    dtype = DTYPES[fty]
+    x = np.array([1.0, math.nan, 2.0, -0.0], dtype)
+    y = np.array([1.0, 1.0, math.nan, 0.0], dtype)
+    ops = {"isequal": x == y, "isnotequal": x != y, "isless": x < y,
+           "isordered": ~(np.isnan(x) | np.isnan(y)), "isunordered": np.isnan(x) | np.isnan(y)}
+    with np.errstate(invalid="ignore"):
+        for name, ref in ops.items():
+            (got,) = lib.call(ov(name, fty, fty), x, y)
+            assert got.tolist() == ref.astype(int).tolist(), name
+            (got4,) = lib.call(ov(name, fty + "4", fty + "4"), x.reshape(1, 4), y.reshape(1, 4))
+            assert got4[0].tolist() == (-ref.astype(int)).tolist(), name
+    v = np.array([math.inf, -math.nan, 1e-310 if fty == "double" else 1e-40, -0.0, 1.0], dtype)
+    classify = {"isnan": np.isnan(v), "isinf": np.isinf(v), "isfinite": np.isfinite(v),
+                "isnormal": np.isfinite(v) & (np.abs(v) >= np.finfo(dtype).tiny),
+                "signbit": np.signbit(v)}
+    for name, ref in classify.items():
+        (got,) = lib.call(ov(name, fty), v)
+        assert got.tolist() == ref.astype(int).tolist(), name
+        (got3,) = lib.call(ov(name, fty + "3"), v[:3].reshape(1, 3))
+        assert got3[0, :3].tolist() == (-ref[:3].astype(int)).tolist(), name
+
+
+def test_any_all(lib: Lib) -> None:
+    (got,) = lib.call(ov("any", "int4"), np.array([[0, 1, 2, 3], [0, 0, -1, 0]], np.int32))
+    assert got.tolist() == [0, 1]
+    (got,) = lib.call(ov("all", "int4"), np.array([[-1, -2, -3, 4], [-1, -1, -1, -5]], np.int32))
+    assert got.tolist() == [0, 1]
+    c = np.full((2, 16), -1, np.int8)
+    c[1, 15] = 127
+    assert lib.call(ov("all", "char16"), c)[0].tolist() == [1, 0]
+    # a 3-vector ignores its padding lane
+    (got,) = lib.call(ov("all", "long3"), np.array([[-1, -1, -1, 0]], np.int64))
+    assert got.tolist() == [1]
+    assert lib.call(ov("any", "long3"), np.array([[0, 0, 0, -1]], np.int64))[0].tolist() == [0]
+    assert lib.call(ov("any", "short"), np.array([-5, 5], np.int16))[0].tolist() == [1, 0]
+
+
+def test_select_bitselect(lib: Lib) -> None:
+    rng = np.random.default_rng(10)
+    for t, dtype, width in (("int4", np.int32, 4), ("float4", np.float32, 4),
+                            ("double2", np.float64, 2), ("uchar16", np.uint8, 16),
+                            ("long3", np.int64, 4)):
+        a = rng.integers(-100, 100, (8, width)).astype(dtype)
+        b = rng.integers(-100, 100, (8, width)).astype(dtype)
+        size = np.dtype(dtype).itemsize * 8
+        for sel in ("", "u"):
+            sel_t = {8: "char", 16: "short", 32: "int", 64: "long"}[size]
+            sel_t = ("u" + sel_t if sel else sel_t) + t.rstrip("0123456789")[len(t.rstrip(
+                "0123456789")):] + t[len(t.rstrip("0123456789")):]
+            c = rng.integers(0, 2**size, (8, width), dtype=np.uint64 if size == 64 else np.int64)
+            c = c.astype(DTYPES[sel_t.rstrip("0123456789")])
+            (got,) = lib.call(ov("select", t, t, sel_t), a, b, c)
+            msb = (c.view(np.uint8 if size == 8 else {16: np.uint16, 32: np.uint32,
+                                                      64: np.uint64}[size]) >> (size - 1)) != 0
+            real = 3 if t == "long3" else width
+            assert np.array_equal(got[:, :real], np.where(msb, b, a)[:, :real]), (t, sel_t)
+        ibits = {8: np.uint8, 32: np.uint32, 64: np.uint64}[size]
+        cb = rng.integers(0, 2**63, (8, width), dtype=np.uint64).astype(ibits)
+        (got,) = lib.call(ov("bitselect", t, t, t), a, b, cb.view(dtype))
+        ref = (a.view(ibits) & ~cb) | (b.view(ibits) & cb)
+        real = 3 if t == "long3" else width
+        assert np.array_equal(got.view(ibits)[:, :real], ref[:, :real]), t
+    (got,) = lib.call(ov("select", "float", "float", "int"), np.array([1.0, 1.0], np.float32),
+                      np.array([2.0, 2.0], np.float32), np.array([0, 5], np.int32))
+    assert got.tolist() == [1.0, 2.0]
+    (got,) = lib.call(ov("bitselect", "double", "double", "double"), np.array([1.0]),
+                      np.array([-1.0]), np.array([-0.0]))
+    assert got.tolist() == [-1.0]
+
+
+def test_shuffle(lib: Lib) -> None:
+    x = np.array([[10.0, 11.0, 12.0, 13.0]], np.float32)
+    mask = np.array([[3, 2, 1, 0, 4, 5, 7, 0xFFFFFFFF]], np.uint32)
+    (got,) = lib.call(ov("shuffle", "float4", "uint8"), x, mask)
+    assert got[0].tolist() == [13, 12, 11, 10, 10, 11, 13, 13]
+    c = np.arange(16, dtype=np.int8).reshape(1, 16)
+    (got,) = lib.call(ov("shuffle", "char16", "uchar2"), c, np.array([[15, 33]], np.uint8))
+    assert got[0].tolist() == [15, 1]
+    a = np.array([[0, 1, 2, 3]], np.int32)
+    b = np.array([[4, 5, 6, 7]], np.int32)
+    (got,) = lib.call(ov("shuffle2", "int4", "int4", "uint8"), a, b,
+                      np.array([[7, 0, 4, 3, 8, 15, 9, 12]], np.uint32))
+    assert got[0].tolist() == [7, 0, 4, 3, 0, 7, 1, 4]
+    (got,) = lib.call(ov("shuffle2", "double2", "double2", "ulong4"), np.array([[1.0, 2.0]]),
+                      np.array([[3.0, 4.0]]), np.array([[3, 2, 1, 4]], np.uint64))
+    assert got[0].tolist() == [4.0, 3.0, 2.0, 1.0]
+
+
+# ---------------------------------------------------------------- common and geometric
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+def test_common_functions(lib: Lib, fty: str) -> None:
+    dtype = DTYPES[fty]
+
+    def call(name: str, *cols: Sequence[float]) -> list[float]:
+        arrays = [np.array(c, dtype) for c in cols]
+        return lib.call(ov(name, *([fty] * len(cols))), *arrays)[0].tolist()
+
+    assert call("clamp", [5.0, -5.0, 0.5], [0.0] * 3, [1.0] * 3) == [1.0, 0.0, 0.5]
+    assert call("degrees", [math.pi]) == [float(dtype(180.0))]
+    assert_ulps(np.array(call("radians", [180.0]), dtype), np.array([math.pi]), 1)
+    assert call("mix", [0.0, 2.0], [10.0, 4.0], [0.25, 0.5]) == [2.5, 3.0]
+    assert call("step", [1.0, 1.0], [0.5, 1.0]) == [0.0, 1.0]
+    assert call("smoothstep", [0.0] * 3, [1.0] * 3, [-1.0, 0.5, 2.0]) == [0.0, 0.5, 1.0]
+    got = call("sign", [3.0, -2.0, 0.0, -0.0, math.nan])
+    assert got[:4] == [1.0, -1.0, 0.0, 0.0] and math.copysign(1, got[3]) < 0 and got[4] == 0
+    assert call("max", [1.0, 5.0], [2.0, 3.0]) == [2.0, 5.0]
+    assert call("min", [1.0, 5.0], [2.0, 3.0]) == [1.0, 3.0]
+    (got4,) = lib.call(ov("clamp", "float4", "float", "float"),
+                       np.array([[-2.0, 0.5, 2.0, 1.0]], np.float32), np.array([0.0], np.float32),
+                       np.array([1.0], np.float32))
+    assert got4[0].tolist() == [0.0, 0.5, 1.0, 1.0]
+    (got4,) = lib.call(ov("mix", "float4", "float4", "float"), np.zeros((1, 4), np.float32),
+                       np.full((1, 4), 8.0, np.float32), np.array([0.25], np.float32))
+    assert got4[0].tolist() == [2.0] * 4
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
+def test_geometric_functions(lib: Lib, fty: str) -> None:
+    dtype = DTYPES[fty]
+    big = 1e30 if fty == "float" else 1e300
+    small = 1e-30 if fty == "float" else 1e-300
+    p = np.array([[3 * big, 4 * big, 0.0, 0.0], [3 * small, 0.0, 4 * small, 0.0],
+                  [1.0, 2.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype)
+    (length,) = lib.call(ov("length", fty + "3"), p)
+    assert_ulps(length, np.array([5 * big, 5 * small, 3.0, 0.0]), 3)
+    (norm,) = lib.call(ov("normalize", fty + "3"), p)
+    expect = np.array([[0.6, 0.8, 0.0], [0.6, 0.0, 0.8], [1 / 3, 2 / 3, 2 / 3], [0, 0, 0]])
+    assert_ulps(norm[:, :3].ravel(), expect.ravel(), 3)
+    (norm,) = lib.call(ov("normalize", fty + "2"), np.array([[math.inf, 5.0], [-math.inf,
+                                                                               math.inf]], dtype))
+    assert norm[0].tolist() == [1.0, 0.0] and np.allclose(norm[1], [-(0.5**0.5), 0.5**0.5])
+    (dist,) = lib.call(ov("distance", fty + "4", fty + "4"), p, np.zeros_like(p))
+    assert_ulps(dist, np.array([5 * big, 5 * small, 3.0, 0.0]), 3)
+    (dot,) = lib.call(ov("dot", fty + "4", fty + "4"), p[2:3], p[2:3])
+    assert dot.tolist() == [9.0]
+    (n1,) = lib.call(ov("normalize", fty), np.array([-3.0, 0.0, 2.0], dtype))
+    assert n1.tolist() == [-1.0, 0.0, 1.0]
+    (l1,) = lib.call(ov("length", fty), np.array([-3.0], dtype))
+    assert l1.tolist() == [3.0]
+    a = np.array([[1.0, 0.0, 0.0, 9.0]], dtype)
+    b = np.array([[0.0, 1.0, 0.0, 9.0]], dtype)
+    (c3,) = lib.call(ov("cross", fty + "3", fty + "3"), a, b)
+    assert c3[0, :3].tolist() == [0.0, 0.0, 1.0]
+    (c4,) = lib.call(ov("cross", fty + "4", fty + "4"), a, b)
+    assert c4[0].tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_atomics_and_fences(lib: Lib) -> None:
+    i = np.zeros(1, np.int32)
+    u = np.zeros(1, np.uint32)
+    f = np.zeros(1, np.float32)
+    q = np.zeros(1, np.int64)
+    ok = lib.dll.t_atomics(*(ctypes.c_void_p(a.ctypes.data) for a in (i, u, f, q)))
+    assert ok == 1
