@@ -282,14 +282,12 @@ def _normalize_body(t: Type, fast: bool) -> Callable[[Sequence[str]], str]:
             return f"""float s = {_dot_expr(t, p, p)};
 if (s == 0.0f) return {p};
 return {p} * (1.0f / sqrtf(s));"""
-        if not isinstance(t, VectorType):
-            return f"""if ({p} == 0 || isnan({p})) return {p};
-return copysign({float_literal('1.0', elem)}, {p});""".replace(
-                "copysign", "copysignf" if elem.name == "float" else "copysign")
-        lines = [f"{T} q = {p};", "int inf = 0;"]
-        lines.append(f"for (int i = 0; i < {n}; ++i) inf |= isinf(q[i]);")
         one, zero = float_literal("1.0", elem), float_literal("0.0", elem)
         cs = "copysignf" if elem.name == "float" else "copysign"
+        if not isinstance(t, VectorType):
+            return f"if ({p} == {zero} || isnan({p})) return {p};\nreturn {cs}({one}, {p});"
+        lines = [f"{T} q = {p};", "int inf = 0;"]
+        lines.append(f"for (int i = 0; i < {n}; ++i) inf |= isinf(q[i]);")
         lines.append(f"if (inf) for (int i = 0; i < {n}; ++i) "
                      f"q[i] = {cs}(isinf(q[i]) ? {one} : {zero}, q[i]);")
         if elem.name == "float":
@@ -363,13 +361,15 @@ _CLASSIFY = {"isfinite": "isfinite", "isinf": "isinf", "isnan": "isnan", "isnorm
              "signbit": "signbit"}
 
 
+_SAME_SIZE_INT = {"float": "int", "double": "long"}
+
+
 def _signed_vector(t: Type) -> str:
     """The signed integer vector type with the lanes and lane size of vector ``t``."""
     assert isinstance(t, VectorType)
-    return f"ppcl_{t.elem.with_signedness(True).name if t.elem.is_integer else _SAME_SIZE_INT[t.elem.name]}{t.width}"
-
-
-_SAME_SIZE_INT = {"float": "int", "double": "long"}
+    if t.elem.is_integer:
+        return f"ppcl_{t.elem.with_signedness(True).name}{t.width}"
+    return f"ppcl_{_SAME_SIZE_INT[t.elem.name]}{t.width}"
 
 
 def lower_relational(e: Emitter, ov: Overload) -> str:

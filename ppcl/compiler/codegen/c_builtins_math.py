@@ -9,7 +9,7 @@ the specification lists (``sinpi(-n) = -0``, ``powr(0, 0) = NaN``...).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ppcl.compiler.codegen.c_builtins_emit import (
     Emitter,
@@ -70,11 +70,17 @@ return -cos(M_PI * (1.0 - a));
     return e.define("__ppcl_h_sinpi", sinpi), e.define("__ppcl_h_cospi", cospi)
 
 
-def _math_body(name: str, elem: ScalarType, fast: bool):  # noqa: C901 - one case per builtin
+def _math_body(  # noqa: C901 - one case per builtin
+    name: str, elem: ScalarType, fast: bool
+) -> Callable[[Emitter, Sequence[str]], str]:
     F = c_type(elem)
     is_float = elem.name == "float"
-    lit = lambda v: float_literal(v, elem)  # noqa: E731
-    f = lambda n: _libm(n, elem)  # noqa: E731
+
+    def lit(value: str) -> str:
+        return float_literal(value, elem)
+
+    def f(libm_name: str) -> str:
+        return _libm(libm_name, elem)
 
     def body(e: Emitter, a: Sequence[str]) -> str:
         x = a[0]
