@@ -96,6 +96,7 @@ class Program:
         self._kernels: dict[str, ir.Function] = {}
         self._compiled: dict[tuple[str, LocalSize, bool], cpu.CompiledKernel] = {}
         self._compile_lock = threading.Lock()
+        self._preprocessed_text = ""
 
     # ------------------------------------------------------------------ building
 
@@ -134,9 +135,28 @@ class Program:
     def compile(self, options: str | Sequence[str] | None = None,
                 devices: Sequence[Device] | None = None,
                 headers: Sequence[tuple[str, Program]] | None = None) -> Program:
-        """Compile to an object for ``link_program``; ``headers`` are (include name, Program)."""
-        header_text = {name: program.source for name, program in (headers or [])}
-        self._run_frontend(_option_string(options), header_text, "clCompileProgram", devices)
+        """Compile to an object for ``link_program``; ``headers`` are (include name, Program).
+
+        An object may call functions that another object defines, so compiling preprocesses
+        the unit (reporting include and macro errors) and the semantic checks run at link time,
+        over the linked program.
+        """
+        device = (list(devices) if devices else self.context.devices)[0]
+        self._options = _option_string(options)
+        self._headers = {name: program.source for name, program in (headers or [])}
+        try:
+            self._preprocessed_text = self._preprocessed()
+        except BuildOptionsError as error:
+            self._status = build_status.ERROR
+            self._log = str(error)
+            raise make_error("clCompileProgram", "INVALID_BUILD_OPTIONS", str(error)) from error
+        except CompileError as error:
+            self._status = build_status.ERROR
+            self._log = error.log
+            raise make_error("clCompileProgram", "COMPILE_PROGRAM_FAILURE",
+                             f"\n\nBuild on {device!r}:\n\n{error.log}") from error
+        self._log = ""
+        self._status = build_status.SUCCESS
         self._binary_type = program_binary_type.COMPILED_OBJECT
         return self
 
@@ -145,6 +165,7 @@ class Program:
         diagnostics.sources.add(self.filename, self.source)
         result = preprocess(self.source, self.filename, parse_build_options(self._options),
                             diagnostics, extra_headers=self._headers or None)
+        diagnostics.raise_if_errors()
         return result.text
 
     # ------------------------------------------------------------------ kernels
@@ -256,7 +277,7 @@ def link_program(context: Context, programs: Sequence[Program],
         if program._binary_type != program_binary_type.COMPILED_OBJECT:
             raise make_error("clLinkProgram", "INVALID_PROGRAM",
                              "link_program takes programs made by Program.compile")
-    text = "\n".join(program._preprocessed() for program in programs)
+    text = "\n".join(program._preprocessed_text for program in programs)
     linked = Program(context, text)
     linked.filename = "<linked>"
     try:

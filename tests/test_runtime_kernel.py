@@ -1,0 +1,292 @@
+"""Programs and kernels: builds, logs, arguments, NDRange checks and launches on the CPU."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl import cltypes
+
+mf = cl.mem_flags
+
+SOURCE = """
+__kernel void scale(__global float *x, float factor, int n)
+{
+    int i = get_global_id(0);
+    if (i < n) x[i] *= factor;
+}
+
+__kernel void ids(__global int *out)
+{
+    size_t i = get_global_id(0) + get_global_size(0) * get_global_id(1);
+    out[i] = (int)(get_global_id(0) * 1000 + get_global_id(1) * 10
+                   + (get_local_id(0) == get_global_id(0) % get_local_size(0)));
+}
+
+__kernel void offsets(__global int *out)
+{
+    out[get_global_id(0) - get_global_offset(0)] = (int)get_global_id(0);
+}
+
+__kernel void add4(__global float4 *x, float4 delta)
+{
+    x[get_global_id(0)] += delta;
+}
+
+__kernel void maybe_null(__global int *x, __global int *flag)
+{
+    if (flag) flag[0] = 1;
+    x[get_global_id(0)] = flag ? 2 : 3;
+}
+
+__kernel void reverse_in_group(__global const int *in, __global int *out, __local int *tmp)
+{
+    size_t l = get_local_id(0), n = get_local_size(0);
+    tmp[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[n - 1 - l];
+}
+
+__kernel __attribute__((reqd_work_group_size(8, 1, 1)))
+void fixed(__global int *out)
+{
+    out[get_global_id(0)] = (int)get_local_size(0);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return cl.create_some_context(interactive=False)
+
+
+@pytest.fixture(scope="module")
+def queue(ctx):
+    return cl.CommandQueue(ctx)
+
+
+@pytest.fixture(scope="module")
+def prg(ctx):
+    return cl.Program(ctx, SOURCE).build()
+
+
+def test_scalar_args_and_kernel_attribute_access(ctx, queue, prg):
+    x = np.arange(100, dtype=np.float32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    knl = prg.scale
+    assert prg.scale is not knl  # a fresh Kernel per access, as PyOpenCL
+    assert knl.function_name == "scale" and knl.num_args == 3
+    assert knl.get_info(cl.kernel_info.FUNCTION_NAME) == "scale"
+    event = knl(queue, (128,), (32,), buf, np.float32(2), np.int32(100))
+    assert isinstance(event, cl.Event)
+    out = np.empty_like(x)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_two_dimensional_ids_and_chosen_local_size(ctx, queue, prg):
+    out = np.zeros((6, 64), np.int32)
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
+    prg.ids(queue, (64, 6), None, buf)
+    cl.enqueue_copy(queue, out, buf)
+    gx, gy = np.meshgrid(np.arange(64), np.arange(6))
+    np.testing.assert_array_equal(out // 10, gx * 100 + gy)
+    assert (out % 10 == 1).all()
+    prg.ids(queue, (64, 6), (16, 2), buf)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, gx * 1000 + gy * 10 + 1)
+
+
+def test_global_offset(ctx, queue, prg):
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY, 16 * 4)
+    prg.offsets(queue, (16,), (4,), buf, global_offset=(100,))
+    out = np.empty(16, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, np.arange(100, 116))
+
+
+def test_vector_args_from_cltypes(ctx, queue, prg):
+    x = np.zeros(8, cltypes.float4)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    prg.add4(queue, (8,), None, buf, cltypes.make_float4(1, 2, 3, 4))
+    cl.enqueue_copy(queue, x, buf)
+    assert x[3]["x"] == 1 and x[3]["w"] == 4
+
+
+def test_none_for_null_buffers(ctx, queue, prg):
+    x = cl.Buffer(ctx, mf.READ_WRITE, 4 * 4)
+    flag = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(1, np.int32))
+    out = np.empty(4, np.int32)
+    prg.maybe_null(queue, (4,), None, x, None)
+    cl.enqueue_copy(queue, out, x)
+    assert (out == 3).all()
+    prg.maybe_null(queue, (4,), None, x, flag)
+    cl.enqueue_copy(queue, out, x)
+    assert (out == 2).all()
+
+
+def test_local_memory_argument(ctx, queue, prg):
+    data = np.arange(64, dtype=np.int32)
+    src = cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=data)
+    dst = cl.Buffer(ctx, mf.WRITE_ONLY, data.nbytes)
+    knl = cl.Kernel(prg, "reverse_in_group")
+    knl.set_args(src, dst, cl.LocalMemory(16 * 4))
+    cl.enqueue_nd_range_kernel(queue, knl, (64,), (16,))
+    out = np.empty_like(data)
+    cl.enqueue_copy(queue, out, dst)
+    np.testing.assert_array_equal(out, data.reshape(4, 16)[:, ::-1].ravel())
+    assert knl.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE,
+                                   ctx.devices[0]) >= 64
+
+
+def test_reqd_work_group_size(ctx, queue, prg):
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY, 32 * 4)
+    prg.fixed(queue, (32,), None, buf)
+    out = np.empty(32, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out == 8).all()
+    knl = prg.fixed
+    dev = ctx.devices[0]
+    assert knl.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, dev) == 8
+    assert knl.get_work_group_info(cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE,
+                                   dev) == [8, 1, 1]
+    with pytest.raises(cl.LogicError, match="CL_INVALID_WORK_GROUP_SIZE"):
+        knl(queue, (32,), (16,), buf)
+
+
+def test_work_group_info(ctx, prg):
+    dev = ctx.devices[0]
+    knl = prg.scale
+    assert knl.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, dev) == 4096
+    multiple = knl.get_work_group_info(
+        cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, dev)
+    assert multiple >= 1
+    assert knl.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE, dev) == 0
+    assert knl.get_arg_info(1, cl.kernel_arg_info.NAME) == "factor"
+    assert knl.get_arg_info(0, cl.kernel_arg_info.ADDRESS_QUALIFIER) == \
+        cl.kernel_arg_address_qualifier.GLOBAL
+
+
+def test_all_kernels_and_unknown_names(prg):
+    names = {k.function_name for k in prg.all_kernels()}
+    assert {"scale", "ids", "add4", "fixed"} <= names
+    assert prg.get_info(cl.program_info.NUM_KERNELS) == len(names)
+    with pytest.raises(AttributeError):
+        prg.no_such_kernel  # noqa: B018
+    with pytest.raises(cl.LogicError, match="CL_INVALID_KERNEL_NAME"):
+        cl.Kernel(prg, "no_such_kernel")
+
+
+def test_argument_errors(ctx, queue, prg):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_KERNEL_ARGS"):
+        prg.scale(queue, (64,), None, buf, np.float32(1))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_KERNEL_ARGS"):
+        prg.scale(queue, (64,), None)
+    with pytest.raises(cl.LogicError, match=r"np\.int32\(5\)"):
+        prg.scale(queue, (64,), None, buf, np.float32(1), 5)
+    with pytest.raises(cl.LogicError, match="numpy scalars"):
+        prg.scale(queue, (64,), None, buf, 1.5, np.int32(5))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_SIZE"):
+        prg.scale(queue, (64,), None, buf, np.float64(1), np.int32(5))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_VALUE"):
+        prg.scale(queue, (64,), None, buf, np.int32(1), np.int32(5))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_MEM_OBJECT"):
+        prg.scale(queue, (64,), None, np.zeros(4), np.float32(1), np.int32(5))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_VALUE"):
+        prg.reverse_in_group(queue, (64,), None, buf, buf, buf)
+    knl = prg.scale
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_INDEX"):
+        knl.set_arg(3, np.int32(0))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_KERNEL_ARGS"):
+        cl.enqueue_nd_range_kernel(queue, knl, (64,), None)
+    knl.set_scalar_arg_dtypes([None, np.float32, np.int32])
+    knl(queue, (64,), None, buf, 2.0, 64)
+
+
+def test_work_size_errors(ctx, queue, prg):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    args = (buf, np.float32(1), np.int32(64))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_WORK_GROUP_SIZE"):
+        prg.scale(queue, (64,), (7,), *args)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_WORK_GROUP_SIZE"):
+        prg.scale(queue, (8192,), (8192,), *args)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_WORK_DIMENSION"):
+        prg.scale(queue, (1, 1, 1, 1), None, *args)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_GLOBAL_WORK_SIZE"):
+        prg.scale(queue, (0,), None, *args)
+    prg.scale(queue, (0,), None, *args, allow_empty_ndrange=True).wait()
+
+
+def test_build_failure_reports_located_diagnostics(ctx):
+    bad = cl.Program(ctx, "__kernel void k(__global int *x)\n{\n    x[0] = undefined_name;\n}\n")
+    with pytest.raises(cl.RuntimeError) as info:
+        bad.build()
+    text = str(info.value)
+    assert "CL_BUILD_PROGRAM_FAILURE" in text
+    assert "undefined_name" in text and ":3:" in text
+    log = bad.get_build_info(ctx.devices[0], cl.program_build_info.LOG)
+    assert "undefined_name" in log
+    assert bad.get_build_info(ctx.devices[0], cl.program_build_info.STATUS) == \
+        cl.build_status.ERROR
+
+
+def test_build_options_as_list_and_invalid_options(ctx, queue):
+    src = "__kernel void k(__global int *x) { x[get_global_id(0)] = VALUE * 2; }"
+    prg = cl.Program(ctx, src).build(options=["-D", "VALUE=21"])
+    dev = ctx.devices[0]
+    assert prg.get_build_info(dev, cl.program_build_info.STATUS) == cl.build_status.SUCCESS
+    assert "VALUE=21" in prg.get_build_info(dev, cl.program_build_info.OPTIONS)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
+    prg.k(queue, (4,), None, buf)
+    out = np.empty(4, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out == 42).all()
+    with pytest.raises(cl.LogicError, match="CL_INVALID_BUILD_OPTIONS"):
+        cl.Program(ctx, src).build(options="-cl-no-such-option")
+
+
+def test_compile_with_headers_and_link(ctx, queue):
+    header = cl.Program(ctx, "#define SCALE 3\nint triple(int v);\n")
+    lib = cl.Program(ctx, '#include "scale.h"\nint triple(int v) { return v * SCALE; }\n')
+    main = cl.Program(ctx, '#include "scale.h"\n'
+                           "__kernel void k(__global int *x)"
+                           " { x[get_global_id(0)] = triple((int)get_global_id(0)); }\n")
+    lib.compile(headers=[("scale.h", header)])
+    main.compile(headers=[("scale.h", header)])
+    linked = cl.link_program(ctx, [lib, main])
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 8 * 4)
+    linked.k(queue, (8,), None, buf)
+    out = np.empty(8, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, 3 * np.arange(8))
+    with pytest.raises(cl.LogicError):
+        cl.link_program(ctx, [cl.Program(ctx, "int f(void) { return 1; }")])
+
+
+def test_kernel_args_are_snapshotted_at_enqueue(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    x = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ones(16, np.float32))
+    gate = cl.UserEvent(ctx)
+    knl = prg.scale
+    knl(queue, (16,), None, x, np.float32(3), np.int32(16), wait_for=[gate])
+    knl.set_arg(1, np.float32(100))
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    out = np.empty(16, np.float32)
+    cl.enqueue_copy(queue, out, x)
+    assert (out == 3).all()
+
+
+def test_vector_add_example_runs():
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PPCL_CTX": "0:0"}
+    result = subprocess.run([sys.executable, str(root / "examples" / "vector_add.py")],
+                            capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "0.0"
