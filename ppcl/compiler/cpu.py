@@ -206,6 +206,18 @@ def pack_args(kernel: CompiledKernel, args: Sequence[Any]) -> tuple[Any, list[An
     return array, keep, local_bytes
 
 
+BUFFER_ALIGN = 128  # bytes: the alignment of the widest OpenCL type (double16)
+
+
+def aligned_empty(shape: Any, dtype: Any) -> np.ndarray:
+    """An uninitialised array whose data starts on a ``BUFFER_ALIGN`` boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + BUFFER_ALIGN, np.uint8)
+    start = (-raw.ctypes.data) % BUFFER_ALIGN
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
 def launch_descriptor(global_size: Sequence[int], local_size: LocalSize,
                       global_offset: Sequence[int] | None) -> LaunchDescriptor:
     dims = len(global_size)
@@ -235,10 +247,22 @@ def run_kernel(kernel: CompiledKernel, global_size: Sequence[int] | int,
     if ls != kernel.local_size:
         raise ValueError(f"kernel was built for local size {kernel.local_size}, launched with {ls}")
     desc = launch_descriptor(gsize, ls, global_offset)
+    # OpenCL buffers are aligned for their widest vector type and the generated code relies on
+    # it (aligned vector loads); numpy arrays may not be, so such arrays run through a copy.
+    args = list(args)
+    copied: list[tuple[np.ndarray, np.ndarray]] = []
+    for i, value in enumerate(args):
+        if isinstance(value, np.ndarray) and value.ctypes.data % BUFFER_ALIGN:
+            aligned_array = aligned_empty(value.shape, value.dtype)
+            aligned_array[...] = value
+            copied.append((value, aligned_array))
+            args[i] = aligned_array
     array, keep, local_bytes = pack_args(kernel, args)
     local_block = ctypes.create_string_buffer(local_bytes + LOCAL_ALIGN)
     base = ctypes.addressof(local_block)
     aligned = (base + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
     groups = desc.num_groups[0] * desc.num_groups[1] * desc.num_groups[2]
     kernel.entry(array, ctypes.byref(desc), 0, groups, aligned)
+    for original, aligned_array in copied:
+        original[...] = aligned_array
     del keep
