@@ -1,0 +1,1 @@
+"""Benchmark scripts; ``python -m benchmarks`` runs the kernel suite of ``ppcl.bench``."""
