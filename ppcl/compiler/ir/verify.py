@@ -127,7 +127,7 @@ class _Verifier:
         return self.problems
 
     def report(self, loc: Loc, message: str) -> None:
-        where = f" in '{self.ctx.function.name}'" if self.ctx is not None else ""
+        where = f" in '{self.ctx.function.name}':" if self.ctx is not None else ""
         self.problems.append(f"{loc}:{where} {message}")
 
     # ------------------------------------------------------------ declarations
