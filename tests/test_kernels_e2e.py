@@ -456,3 +456,22 @@ def test_async_copy_and_printf(uniform, capfd):
     run_kernel(k, (16,), (8,), [a, out, LocalMem(32)])
     np.testing.assert_array_equal(out, a.reshape(2, 8)[:, ::-1].ravel())
     assert "v=1.000000,2.000000,3.000000,4.000000 i=7" in capfd.readouterr().out
+
+
+def test_fast_relaxed_math_builds_a_separate_fast_kernel():
+    src = """
+    __kernel void k(__global float *a) {
+        size_t i = get_global_id(0);
+        a[i] = native_sin(a[i]) + sqrt(a[i]) / (1.0f + a[i]);
+    }"""
+    precise = build_kernel(src, "k", local_size=(8,))
+    fast = build_kernel(src, "k", "-cl-fast-relaxed-math", local_size=(8,))
+    assert precise.library is not fast.library
+    x = RNG.random(64).astype(np.float32) + np.float32(0.5)
+    expect = np.sin(x) + np.sqrt(x) / (1 + x)
+    for kernel in (precise, fast):
+        a = x.copy()
+        run_kernel(kernel, (64,), (8,), [a])
+        np.testing.assert_allclose(a, expect, rtol=1e-4)
+    # loading a fast-math kernel leaves this process's denormals alone
+    assert np.float64(5e-324) * 1.0 != 0.0

@@ -24,6 +24,7 @@ from ppcl.compiler import toolchain
 from ppcl.compiler.analysis.uniformity import analyze_kernel
 from ppcl.compiler.codegen.kernel_c import ArgKind, GeneratedKernel, generate_formed_c
 from ppcl.compiler.codegen.opencl import print_opencl
+from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.transforms.workgroup import LOCAL_ALIGN, form_workgroup
 
@@ -117,7 +118,8 @@ def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: s
     kernel = module.function(kernel_name)
     if kernel is None or not kernel.is_kernel:
         raise KeyError(f"no kernel named {kernel_name!r}")
-    fast_math = "-cl-fast-relaxed-math" in options.split() or "-cl-unsafe-math-optimizations" in options.split()
+    parsed = parse_build_options(options)
+    fast_math = parsed.fast_relaxed_math or parsed.unsafe_math_optimizations
 
     start = time.perf_counter()
     uniformity = analyze_kernel(module, kernel) if use_uniformity else None
