@@ -40,6 +40,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     scalar_params,
 )
 from ppcl.compiler.codegen.c_builtins_math import lower_math
+from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import (
     PointerType,
@@ -73,7 +74,7 @@ def lower_builtin(e: Emitter, ov: Overload) -> str:
     """Define overload ``ov`` in ``e``; return its C name."""
     lower = _FAMILIES.get(ov.family)
     if lower is None:
-        raise NotImplementedError(
+        raise CodegenError(
             f"builtin '{ov.name}' ({ov.family}) is lowered by the work-group compiler")
     return lower(e, ov)
 
@@ -152,7 +153,7 @@ return ({T})({U})((v << n) | (v >> (({bits} - n) & {bits - 1})));"""
             return f"return {y} < {x} ? {y} : {x};"
         if name == "clamp":
             return f"{T} m = {x} < {y} ? {y} : {x};\nreturn {z} < m ? {z} : m;"
-        raise NotImplementedError(f"no C lowering of builtin '{name}'")
+        raise CodegenError(f"no C lowering of builtin '{name}'")
 
     return body
 
@@ -212,7 +213,7 @@ return t * t * ({lit('3.0')} - {lit('2.0')} * t);"""
             return f"""if ({x} > {lit('0.0')}) return {lit('1.0')};
 if ({x} < {lit('0.0')}) return {lit('-1.0')};
 return isnan({x}) ? {lit('0.0')} : {x};"""
-        raise NotImplementedError(f"no C lowering of builtin '{name}'")
+        raise CodegenError(f"no C lowering of builtin '{name}'")
 
     return body
 
@@ -350,7 +351,7 @@ return sqrtf({_dot_expr(t, 'd', 'd')});""")
         if not isinstance(t, VectorType):
             return define_overload(e, ov, lambda a: f"return {a[0]} == 0.0f ? {a[0]} : copysignf(1.0f, {a[0]});")
         return define_overload(e, ov, _normalize_body(t, fast=True))
-    raise NotImplementedError(f"no C lowering of builtin '{name}'")
+    raise CodegenError(f"no C lowering of builtin '{name}'")
 
 
 # ---------------------------------------------------------------- relational functions
@@ -494,7 +495,7 @@ while ({a[1]} {better} old
                                        __ATOMIC_RELAXED)) {{
 }}
 return old;""")
-    raise NotImplementedError(f"no C lowering of builtin '{ov.name}'")
+    raise CodegenError(f"no C lowering of builtin '{ov.name}'")
 
 
 _FENCES = {"mem_fence": "__ATOMIC_SEQ_CST", "read_mem_fence": "__ATOMIC_ACQUIRE",
@@ -504,13 +505,13 @@ _FENCES = {"mem_fence": "__ATOMIC_SEQ_CST", "read_mem_fence": "__ATOMIC_ACQUIRE"
 def lower_sync(e: Emitter, ov: Overload) -> str:
     order = _FENCES.get(ov.name)
     if order is None:
-        raise NotImplementedError(f"builtin '{ov.name}' is lowered by the work-group compiler")
+        raise CodegenError(f"builtin '{ov.name}' is lowered by the work-group compiler")
     return define_overload(e, ov, lambda a: f"(void){a[0]};\n__atomic_thread_fence({order});")
 
 
 def lower_async(e: Emitter, ov: Overload) -> str:
     if ov.name != "prefetch":
-        raise NotImplementedError(f"builtin '{ov.name}' is lowered by the work-group compiler")
+        raise CodegenError(f"builtin '{ov.name}' is lowered by the work-group compiler")
     return define_overload(e, ov, lambda a: f"(void){a[0]};\n(void){a[1]};")
 
 

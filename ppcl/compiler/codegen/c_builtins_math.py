@@ -21,6 +21,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     function,
     scalar_params,
 )
+from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, ScalarType
 
@@ -210,7 +211,7 @@ def _native_body(name: str, elem: ScalarType, fast: bool, x: str, y: str) -> str
         return f"return (float)pow(10.0, (double){x});"
     if base in _LIBM1:
         return f"return {base}f({x});"
-    raise NotImplementedError(f"no C lowering of builtin '{name}'")
+    raise CodegenError(f"no C lowering of builtin '{name}'")
 
 
 def math_impl(name: str, ov: Overload, fast_math: bool) -> ScalarImpl:
