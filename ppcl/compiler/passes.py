@@ -279,9 +279,11 @@ class _Reader:
                 value = self.match(r"[^,{}=\s]+", f"a value for option '{key}'")
                 options.append((key, value))
                 if self.at("}"):
+                    self.pos += 1
                     break
-                self.expect(",")
-            self.expect("}")
+                if not self.at(","):
+                    raise self.error(f"expected ',' or '}}' after option '{key}'")
+                self.pos += 1
         try:
             return make_pass(name, options)
         except PipelineError as exc:
