@@ -260,3 +260,16 @@ def test_front_end_time_of_a_typical_kernel() -> None:
         compile_source(source, "m.cl")
     per_run = (time.perf_counter() - start) / runs
     assert per_run < 0.05
+
+
+def test_constant_folding_masks_shift_counts_and_converts_floats_to_bool():
+    from ppcl.compiler.frontend import compile_source as compile_
+
+    src = """__kernel void k(__global int *o, int x) {
+        switch (x) { case 1 << 33: o[0] = 1; break; case (bool)0.5f: o[0] = 2; break; }
+    }"""
+    module = compile_(src, "fold.cl").module
+    from ppcl.compiler.ir import nodes as irn
+    from ppcl.compiler.ir.visit import find_all
+
+    assert sorted(c.value for c in find_all(module, irn.Case)) == [1, 2]

@@ -7,6 +7,8 @@ division); anything that is not an integer constant expression folds to None.
 
 from __future__ import annotations
 
+import math
+
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import EnumType, ScalarType, Type
 
@@ -40,7 +42,12 @@ def fold(e: ir.Expr) -> int | None:
         if not _is_integer(e.type):
             return None
         if isinstance(e.operand, ir.FloatLit):
-            return wrap(int(e.operand.value), e.type)
+            value = e.operand.value
+            if isinstance(e.type, ScalarType) and e.type.is_bool:
+                return int(value != 0)
+            if not math.isfinite(value):
+                return None
+            return wrap(int(value), e.type)
         inner = fold(e.operand)
         return None if inner is None else wrap(inner, e.type)
     if not _is_integer(e.type):
@@ -92,9 +99,11 @@ def _fold_binary(e: ir.Binary) -> int | None:
         quotient = abs(lhs) // abs(rhs) * (1 if (lhs >= 0) == (rhs >= 0) else -1)
         return wrap(quotient if op == "/" else lhs - quotient * rhs, t)
     if op in ("<<", ">>"):
-        if rhs < 0:
+        # OpenCL C 6.3.j: the shift count is taken modulo the width of the left operand
+        if not isinstance(t, ScalarType):
             return None
-        return wrap(lhs << rhs if op == "<<" else lhs >> rhs, t)
+        count = rhs & (t.bits - 1)
+        return wrap(lhs << count if op == "<<" else lhs >> count, t)
     results = {"+": lhs + rhs, "-": lhs - rhs, "*": lhs * rhs, "&": lhs & rhs, "|": lhs | rhs,
                "^": lhs ^ rhs}
     if op not in results:
