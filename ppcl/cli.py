@@ -3,6 +3,7 @@
 ``ppcl build FILE.cl [-D NAME[=VALUE]] [-I DIR] [--options "..."] --emit ir|opencl|c``
 compiles an OpenCL C file and prints the typed IR, the re-printed OpenCL C, or the C the CPU
 backend generates; it exits with status 1 and the located diagnostics on errors.
+``ppcl info`` describes the platforms and devices; ``ppcl bench`` runs the benchmark suite.
 """
 
 from __future__ import annotations
@@ -61,6 +62,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_info(args: argparse.Namespace) -> int:
+    from ppcl.runtime.info import print_info
+
+    print_info()
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from ppcl.bench import main as bench_main
+
+    status: int = bench_main(args.bench_args)
+    return status
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ppcl", description="A performance-portable OpenCL stack.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -74,10 +89,21 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--emit", choices=("ir", "opencl", "c"), default="ir",
                        help="what to print (default: ir)")
     build.set_defaults(func=_cmd_build)
+    info = sub.add_parser("info", help="print platform and device information, like clinfo")
+    info.set_defaults(func=_cmd_info)
+    bench = sub.add_parser("bench", help="run the benchmark suite against pocl and numpy",
+                           add_help=False)
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER,
+                       help="--only NAMES, --size small|default, --json FILE, --repeats N")
+    bench.set_defaults(func=_cmd_bench)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        # the suite parses its own options (--only, --size, --json, --repeats, --help)
+        return _cmd_bench(argparse.Namespace(bench_args=argv[1:]))
     args = make_parser().parse_args(argv)
     status: int = args.func(args)
     return status
