@@ -49,6 +49,7 @@ from ppcl.compiler.ir.types import (
     width_of,
 )
 from ppcl.compiler.ir.visit import walk
+from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 
 WORKITEM_FUNCTIONS = ("get_global_id", "get_local_id", "get_group_id", "get_local_size",
@@ -466,6 +467,7 @@ def generate_c(module: ir.Module, kernel_name: str, *,
     kernel = module.function(kernel_name)
     if kernel is None or not kernel.is_kernel:
         raise KeyError(f"no kernel named {kernel_name!r}")
+    kernel = inline_barrier_functions(module, kernel)
     uniformity = analyze_kernel(module, kernel) if use_uniformity else None
     formed = form_workgroup(module, kernel, local_size, uniformity)
     return generate_formed_c(module, formed, zero_offset=zero_offset, fast_math=fast_math)

@@ -22,7 +22,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis import liveness
-from ppcl.compiler.analysis.uniformity import Uniformity
+from ppcl.compiler.analysis.uniformity import Uniformity, analyze_kernel
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
@@ -38,6 +38,7 @@ from ppcl.compiler.ir.types import (
     VectorType,
 )
 from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+from ppcl.compiler.transforms.inline import calls_barrier_functions, inline_barrier_functions
 
 PASS_NAME = "workgroup"
 LOCAL_ALIGN = 128  # every __local object starts on a 128-byte boundary (vectors, cache lines)
@@ -118,29 +119,6 @@ def escapes(s: ir.Stmt) -> set[str]:
 
     visit(s, False, False)
     return found
-
-
-def _helper_calls(node: Node) -> set[str]:
-    return {n.name for n in walk(node) if isinstance(n, ir.Call) and n.builtin is None}
-
-
-def _check_helpers(module: ir.Module, kernel: ir.Function) -> None:
-    """Barriers are only supported in the kernel body itself."""
-    seen: set[str] = set()
-    pending = sorted(_helper_calls(kernel.body)) if kernel.body else []
-    while pending:
-        name = pending.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        helper = module.function(name)
-        if helper is None or helper.body is None:
-            continue
-        for node in walk(helper.body):
-            if _is_builtin_call(node, ("barrier", "work_group_barrier")):
-                raise _error(node.loc, "barrier in a function called from a kernel is not "
-                                       "supported")
-        pending.extend(sorted(_helper_calls(helper.body) - seen))
 
 
 # ---------------------------------------------------------------- phase 1: structure
@@ -746,8 +724,11 @@ def _local_vars(body: ir.Block) -> tuple[tuple[LocalVar, ...], int]:
 def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int, int, int],
                    uniformity: Uniformity | None = None) -> FormedKernel:
     """Work-group formation of ``kernel`` for a fixed local size."""
+    if calls_barrier_functions(module, kernel):
+        kernel = inline_barrier_functions(module, kernel)
+        if uniformity is not None:
+            uniformity = analyze_kernel(module, kernel)
     assert kernel.body is not None
-    _check_helpers(module, kernel)
     body = kernel.body
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
     probe = _Former(uniformity, False, local_size)

@@ -1,0 +1,252 @@
+"""Inlining of helpers with barriers: kernels built end to end and compared with numpy, the
+inlined IR checked by the verifier, and the located error for a barrier call on a lazy operand.
+
+Every kernel runs with the uniformity analysis (lock-step regions) and without it (masked).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+import pytest
+
+from ppcl.compiler.cpu import CompiledKernel, LocalMem, build_kernel, run_kernel
+from ppcl.compiler.diagnostics import CompileError
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.verify import verify
+from ppcl.compiler.ir.visit import walk
+from ppcl.compiler.transforms.inline import barrier_functions, inline_barrier_functions
+
+MODES = [True, False]  # use the uniformity analysis or run everything masked
+LOCAL = 8
+GROUPS = 3
+N = LOCAL * GROUPS
+
+SOURCE = """
+float group_sum(__local float *s, float v) {
+    uint lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = get_local_size(0) / 2; k > 0; k >>= 1) {
+        if (lid < k) s[lid] += s[lid + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return s[0];
+}
+
+int bcast(__local int *t, int v) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) t[0] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return t[0];
+}
+
+float neighbour_or_neg(__local float *s, float v) {
+    uint lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float r = s[(lid + 1) % get_local_size(0)];
+    if (r < 0.5f) return -r;
+    r = r * 2.0f;
+    return r + 1.0f;
+}
+
+float first_above(__local float *s, float v, float limit) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[get_local_id(0)] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = 0; i < get_local_size(0); i++) {
+        if (s[i] > limit) return (float)i;
+    }
+    return -1.0f;
+}
+
+float variance(__local float *s, float v) {
+    float mean = group_sum(s, v) / get_local_size(0);
+    float d = v - mean;
+    return group_sum(s, d * d) / get_local_size(0);
+}
+
+void store_sum(__local float *s, __global float *out, float v) {
+    float total = group_sum(s, v);
+    if (get_local_id(0) != 0) return;
+    out[get_group_id(0)] = total;
+}
+
+__kernel void sums(__global const float *in, __global float *out, __local float *s) {
+    out[get_global_id(0)] = group_sum(s, in[get_global_id(0)]);
+}
+
+__kernel void twice(__global const float *in, __global float *out, __local float *s) {
+    float v = in[get_global_id(0)];
+    float a = group_sum(s, v);
+    float b = group_sum(s, v * v);
+    out[get_global_id(0)] = a + 2.0f * b;
+}
+
+__kernel void early_return(__global const float *in, __global float *out, __local float *s) {
+    size_t g = get_global_id(0);
+    out[g] = neighbour_or_neg(s, in[g]) + first_above(s, in[g], 0.75f) * 10.0f;
+}
+
+__kernel void in_expressions(__global const float *in, __global float *out, __local float *s) {
+    size_t g = get_global_id(0);
+    float x = 1.0f + group_sum(s, in[g]) * 2.0f;
+    int rounds = 0;
+    float acc = 0.0f;
+    while (group_sum(s, (float)rounds) < 3.0f * get_local_size(0)) {
+        acc += in[g];
+        rounds++;
+        if (rounds == 1) continue;
+        acc += 0.5f;
+    }
+    out[g] = x + acc + rounds * 100;
+}
+
+__kernel void loops(__global int *out, __local int *t) {
+    int acc = 0;
+    for (int i = bcast(t, 0); i < bcast(t, 4); i += bcast(t, 1)) {
+        if (i == 1) continue;
+        acc += i;
+    }
+    int j = 0, acc2 = 0;
+    do {
+        j++;
+        if (j == 2) continue;
+        if (j > 10) break;
+        acc2 += j;
+    } while (bcast(t, j) < 5);
+    int k = 0;
+    do {
+        k++;
+        if (k == 3) break;
+        if (k == 1) continue;
+    } while (bcast(t, k) < 10);
+    int m = 0;
+    for (;;) {
+        if (bcast(t, m) >= 2 && m > 0) break;
+        m++;
+    }
+    out[get_global_id(0)] = acc + 100 * acc2 + 10000 * k + 1000000 * m;
+}
+
+__kernel void nested(__global const float *in, __global float *out, __local float *s) {
+    size_t g = get_global_id(0);
+    out[g] = variance(s, in[g]);
+    store_sum(s, out + get_global_size(0), in[g]);
+}
+"""
+
+
+@functools.cache
+def build(name: str, uniform: bool) -> CompiledKernel:
+    return build_kernel(SOURCE, name, local_size=(LOCAL,), use_uniformity=uniform)
+
+
+def _data(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).random(N).astype(np.float32)
+
+
+def _per_item(group_values: np.ndarray) -> np.ndarray:
+    return np.repeat(group_values, LOCAL)
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_local_reduction_helper(uniform):
+    a = _data(1)
+    out = np.zeros(N, np.float32)
+    run_kernel(build("sums", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    np.testing.assert_allclose(out, _per_item(a.reshape(GROUPS, LOCAL).sum(1)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_same_helper_twice(uniform):
+    a = _data(2)
+    out = np.zeros(N, np.float32)
+    run_kernel(build("twice", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    groups = a.reshape(GROUPS, LOCAL)
+    expect = groups.sum(1) + 2.0 * (groups * groups).sum(1)
+    np.testing.assert_allclose(out, _per_item(expect), rtol=1e-5)
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_early_returns(uniform):
+    a = _data(3)
+    out = np.zeros(N, np.float32)
+    run_kernel(build("early_return", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    groups = a.reshape(GROUPS, LOCAL)
+    neighbour = np.roll(groups, -1, axis=1)
+    first = np.where(neighbour < 0.5, -neighbour, neighbour * 2 + 1)
+    above = groups > 0.75
+    index = np.where(above.any(1), above.argmax(1), -1).astype(np.float32)
+    expect = first + index[:, None] * 10
+    np.testing.assert_allclose(out, expect.ravel(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_calls_in_expressions_and_loop_condition(uniform):
+    a = _data(4)
+    out = np.zeros(N, np.float32)
+    run_kernel(build("in_expressions", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    x = 1 + 2 * _per_item(a.reshape(GROUPS, LOCAL).sum(1))
+    np.testing.assert_allclose(out, x + 3 * a + 1.0 + 300, rtol=1e-5)
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_calls_in_for_and_do_while_headers_with_continue_and_break(uniform):
+    out = np.zeros(N, np.int32)
+    run_kernel(build("loops", uniform), (N,), (LOCAL,), [out, LocalMem(4)])
+    np.testing.assert_array_equal(out, np.full(N, 5 + 100 * 13 + 10000 * 3 + 1000000 * 2))
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_nested_helpers(uniform):
+    a = _data(5)
+    out = np.zeros(N + GROUPS, np.float32)
+    run_kernel(build("nested", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    groups = a.reshape(GROUPS, LOCAL).astype(np.float64)
+    np.testing.assert_allclose(out[:N], _per_item(groups.var(1)), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out[N:], groups.sum(1), rtol=1e-5)
+
+
+def test_inlined_kernels_verify_and_call_no_barrier_function():
+    module = compile_source(SOURCE).module
+    targets = barrier_functions(module)
+    kernels = {k.name for k in module.kernels}
+    assert targets - kernels == {"group_sum", "bcast", "neighbour_or_neg", "first_above", "variance",
+                       "store_sum"}
+    for kernel in module.kernels:
+        inlined = inline_barrier_functions(module, kernel)
+        assert not any(isinstance(n, ir.Call) and n.name in targets for n in walk(inlined))
+        decls = tuple(inlined if d is kernel else d for d in module.decls)
+        assert verify(ir.Module(decls, module.extensions)) == []
+
+
+LAZY = """
+int bcast(__local int *t, int v) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    t[0] = v;
+    return t[0];
+}
+__kernel void k(__global int *out, __local int *t) {
+    int x = get_local_id(0) > 3 && bcast(t, 1);
+    out[0] = x;
+}
+__kernel void c(__global int *out, __local int *t) {
+    out[0] = out[1] ? 2 : bcast(t, 1);
+}
+"""
+
+
+@pytest.mark.parametrize(("kernel", "construct", "where"),
+                         [("k", "'&&'", ":8:36:"), ("c", "'?:'", ":12:27:")])
+def test_barrier_call_on_lazy_operand_is_a_located_error(kernel, construct, where):
+    with pytest.raises(CompileError, match=re.escape(construct)) as info:
+        build_kernel(LAZY, kernel, local_size=(4,))
+    assert where in str(info.value)
+    assert "contains a barrier" in str(info.value)
