@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -195,6 +196,14 @@ def numpy_limits(size: str, repeats: int) -> dict[str, float]:
     source = np.ones(count, dtype=np.float32)
     target = np.empty_like(source)
     copy_s = min(time_samples(lambda: np.copyto(target, source), repeats))
+    threads = os.cpu_count() or 1
+    bounds = np.linspace(0, count, threads + 1).astype(int)
+    parts = [(target[lo:hi], source[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    with ThreadPoolExecutor(threads) as pool:  # np.copyto releases the GIL
+        def threaded_copy() -> None:
+            list(pool.map(lambda part: np.copyto(*part), parts))
+
+        threaded_copy_s = min(time_samples(threaded_copy, repeats))
     n = 256 if size == "small" else 1024
     a = np.random.default_rng(1).random((n, n), dtype=np.float32)
     b = np.random.default_rng(2).random((n, n), dtype=np.float32)
@@ -202,6 +211,8 @@ def numpy_limits(size: str, repeats: int) -> dict[str, float]:
     return {
         "copy_GBps": 2.0 * source.nbytes / copy_s / 1e9,
         "copy_bytes": float(2 * source.nbytes),
+        "threaded_copy_GBps": 2.0 * source.nbytes / threaded_copy_s / 1e9,
+        "copy_threads": float(threads),
         "sgemm_GFLOPs": 2.0 * n ** 3 / gemm_s / 1e9,
         "sgemm_n": float(n),
     }
@@ -347,7 +358,9 @@ def print_report(labels: list[str], backends: dict[str, Backend], limits: dict[s
                  cases: list[Case], results: dict[str, dict[str, KernelResult]],
                  speedups: dict[str, float], mean: float | None,
                  targets: list[Target]) -> None:
-    print(f"numpy copy bandwidth {limits['copy_GBps']:.2f} GB/s (read + write); "
+    print(f"numpy copy bandwidth {limits['copy_GBps']:.2f} GB/s (np.copyto, one thread, "
+          f"read + write; {limits['threaded_copy_GBps']:.2f} GB/s on "
+          f"{int(limits['copy_threads'])} threads); "
           f"numpy/BLAS sgemm {limits['sgemm_GFLOPs']:.1f} GFLOP/s (n={int(limits['sgemm_n'])})")
     print()
     header = f"{'':24}" + "".join(f"{label:>12}" for label in labels)
