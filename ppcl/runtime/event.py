@@ -111,10 +111,18 @@ class Event:
 
     def _set_times_complete(self, submit: int, start: int, end: int) -> None:
         """Record a command that ran synchronously in the enqueuing thread."""
-        self._times[1] = submit
-        self._times[2] = start
-        self._times[3] = end
-        self._status = COMPLETE
+        with self._lock:
+            self._times[1] = submit
+            self._times[2] = start
+            self._times[3] = end
+            self._status = COMPLETE
+            due = [cb for _, cb in self._callbacks]
+            self._callbacks = []
+            waiter = self._waiter
+        if waiter is not None:
+            waiter.set()
+        for callback in due:
+            callback(COMPLETE)
 
     def set_callback(self, callback_type: int, callback: StatusCallback) -> None:
         """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails)."""

@@ -1,0 +1,238 @@
+"""Events, profiling, user events, callbacks, markers, out-of-order queues and threads."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+
+mf = cl.mem_flags
+COMPLETE = cl.command_execution_status.COMPLETE
+
+SOURCE = """
+__kernel void add_one(__global int *x)
+{
+    x[get_global_id(0)] += 1;
+}
+
+__kernel void spin(__global float *x, int rounds)
+{
+    size_t i = get_global_id(0);
+    float v = x[i];
+    for (int r = 0; r < rounds; r++) v = v * 0.999f + 0.001f;
+    x[i] = v;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return cl.create_some_context(interactive=False)
+
+
+@pytest.fixture(scope="module")
+def prg(ctx):
+    return cl.Program(ctx, SOURCE).build()
+
+
+def test_profiling_timestamps_are_ordered(ctx, prg):
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 1024 * 4)
+    cl.enqueue_fill_buffer(queue, buf, np.float32(1), 0, buf.size)
+    event = prg.spin(queue, (1024,), None, buf, np.int32(100))
+    event.wait()
+    p = event.profile
+    assert 0 < p.queued <= p.submit <= p.start <= p.end
+    assert event.get_profiling_info(cl.profiling_info.END) == p.end
+    gate = cl.UserEvent(ctx)
+    held = prg.spin(queue, (1024,), None, buf, np.int32(1), wait_for=[gate])
+    assert held.command_execution_status != COMPLETE
+    gate.set_status(COMPLETE)
+    held.wait()
+    assert held.profile.queued <= held.profile.submit <= held.profile.start <= held.profile.end
+    assert held.profile.start >= event.profile.end
+
+
+def test_profiling_needs_the_queue_property(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    event = cl.enqueue_marker(queue)
+    event.wait()
+    with pytest.raises(cl.RuntimeError, match="PROFILING_INFO_NOT_AVAILABLE"):
+        event.profile.start  # noqa: B018
+
+
+def test_event_info(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    event = cl.enqueue_fill_buffer(queue, buf, np.int32(0), 0, buf.size)
+    assert event.command_type == cl.command_type.FILL_BUFFER
+    assert event.get_info(cl.event_info.COMMAND_QUEUE) is queue
+    assert event.get_info(cl.event_info.COMMAND_EXECUTION_STATUS) == COMPLETE
+    cl.wait_for_events([event])
+
+
+def test_user_event_holds_an_in_order_queue(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    data = np.zeros(16, np.int32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+    gate = cl.UserEvent(ctx)
+    assert gate.command_execution_status == cl.command_execution_status.SUBMITTED
+    first = prg.add_one(queue, (16,), None, buf, wait_for=[gate])
+    second = prg.add_one(queue, (16,), None, buf)  # in order: behind the held one
+    out = np.empty_like(data)
+    read = cl.enqueue_copy(queue, out, buf, is_blocking=False)
+    assert first.command_execution_status != COMPLETE
+    assert second.command_execution_status != COMPLETE
+    gate.set_status(COMPLETE)
+    read.wait()
+    assert (out == 2).all()
+    queue.finish()
+    with pytest.raises(cl.LogicError):
+        gate.set_status(COMPLETE)
+
+
+def test_failed_user_event_fails_dependents(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 16 * 4)
+    gate = cl.UserEvent(ctx)
+    event = prg.add_one(queue, (16,), None, buf, wait_for=[gate])
+    gate.set_status(-1)
+    with pytest.raises(cl.Error, match="EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"):
+        event.wait()
+    assert event.command_execution_status < 0
+    queue.finish()
+
+
+def test_callbacks(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    seen: list[tuple[str, int]] = []
+    done = threading.Event()
+    gate = cl.UserEvent(ctx)
+    marker = cl.enqueue_marker(queue, wait_for=[gate])
+    marker.set_callback(COMPLETE, lambda status: (seen.append(("marker", status)), done.set()))
+    gate.set_callback(COMPLETE, lambda status: seen.append(("gate", status)))
+    assert seen == []
+    gate.set_status(COMPLETE)
+    assert done.wait(10)
+    assert ("gate", COMPLETE) in seen and ("marker", COMPLETE) in seen
+    late: list[int] = []
+    marker.set_callback(COMPLETE, late.append)  # already complete: called at once
+    assert late == [COMPLETE]
+
+
+def test_out_of_order_queue_respects_wait_for(ctx, prg):
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    data = np.zeros(256, np.int32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+    gate = cl.UserEvent(ctx)
+    e1 = prg.add_one(queue, (256,), None, buf, wait_for=[gate])
+    e2 = prg.add_one(queue, (256,), None, buf, wait_for=[e1])
+    e3 = prg.add_one(queue, (256,), None, buf, wait_for=[e2])
+    other = cl.Buffer(ctx, mf.READ_WRITE, 256 * 4)
+    independent = cl.enqueue_fill_buffer(queue, other, np.int32(5), 0, other.size)
+    independent.wait()  # runs although the chain is held
+    assert e1.command_execution_status != COMPLETE
+    gate.set_status(COMPLETE)
+    out = np.empty_like(data)
+    cl.enqueue_copy(queue, out, buf, wait_for=[e3])
+    assert (out == 3).all()
+    queue.finish()
+
+
+def test_out_of_order_barrier_and_marker(ctx, prg):
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE, 1024 * 4) for _ in range(4)]
+    gate = cl.UserEvent(ctx)
+    events = [cl.enqueue_fill_buffer(queue, b, np.float32(1), 0, b.size, wait_for=[gate])
+              for b in bufs]
+    marker = cl.enqueue_marker(queue)
+    barrier = cl.enqueue_barrier(queue)
+    after = prg.spin(queue, (1024,), None, bufs[0], np.int32(1))
+    assert marker.command_execution_status != COMPLETE
+    assert after.command_execution_status != COMPLETE
+    gate.set_status(COMPLETE)
+    after.wait()
+    assert all(e.command_execution_status == COMPLETE for e in events)
+    assert marker.command_execution_status == COMPLETE
+    assert barrier.command_execution_status == COMPLETE
+    queue.finish()
+
+
+def test_out_of_order_runs_independent_kernels_concurrently(ctx, prg):
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ones(4096, np.float32))
+            for _ in range(4)]
+    events = [prg.spin(queue, (4096,), None, b, np.int32(50)) for b in bufs]
+    cl.wait_for_events(events)
+    queue.finish()
+    expected = np.ones(4096, np.float32)
+    for _ in range(50):
+        expected = expected * np.float32(0.999) + np.float32(0.001)
+    out = np.empty(4096, np.float32)
+    for b in bufs:
+        cl.enqueue_copy(queue, out, b)
+        np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+def test_blocking_read_waits_for_held_commands(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(8, np.int32))
+    gate = cl.UserEvent(ctx)
+    prg.add_one(queue, (8,), None, buf, wait_for=[gate])
+    threading.Timer(0.05, gate.set_status, args=(COMPLETE,)).start()
+    out = np.empty(8, np.int32)
+    cl.enqueue_copy(queue, out, buf)  # blocking by default
+    assert (out == 1).all()
+
+
+def test_threads_enqueueing_into_their_own_queues(ctx, prg):
+    errors: list[BaseException] = []
+    results: dict[int, np.ndarray] = {}
+
+    def worker(index: int) -> None:
+        try:
+            queue = cl.CommandQueue(ctx)
+            data = np.full(512, index, np.int32)
+            buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+            knl = prg.add_one
+            for _ in range(20):
+                knl(queue, (512,), None, buf)
+            out = np.empty_like(data)
+            cl.enqueue_copy(queue, out, buf)
+            queue.finish()
+            results[index] = out
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for index, out in results.items():
+        assert (out == index + 20).all()
+    assert len(results) == 6
+
+
+def test_one_in_order_queue_shared_by_threads_keeps_order(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(64, np.int32))
+
+    def worker() -> None:
+        knl = prg.add_one
+        for _ in range(25):
+            knl(queue, (64,), None, buf)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    queue.finish()
+    out = np.empty(64, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out == 100).all()
