@@ -13,14 +13,19 @@ class _ConstantClass:
     """Base of the enumeration classes; the int attributes in upper case are the values."""
 
     _bitfield = False
+    _names_cache: dict[type, dict[str, int]] = {}
 
     @classmethod
     def names(cls) -> dict[str, int]:
+        cached = _ConstantClass._names_cache.get(cls)
+        if cached is not None:
+            return cached
         found: dict[str, int] = {}
         for klass in reversed(cls.__mro__):
             for name, value in vars(klass).items():
                 if name.isupper() and isinstance(value, int) and not isinstance(value, bool):
                     found[name] = value
+        _ConstantClass._names_cache[cls] = found
         return found
 
     @classmethod

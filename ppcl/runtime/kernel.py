@@ -37,7 +37,7 @@ from ppcl.runtime.constants import (
     kernel_info,
     kernel_work_group_info,
 )
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import ERROR_CODES, Error, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.memory import LocalMemory, MemoryObject
 
@@ -96,6 +96,10 @@ class Kernel:
         self._args: list[_Arg | None] = [None] * len(self._params)
         self._scalar_dtypes: list[np.dtype | None] | None = None
         self._local_static: int | None = None
+        self._args_version = 0
+        self._packed: tuple[Any, Any, int, tuple[Any, ...]] | None = None
+        self._plans: dict[Any, _Plan] = {}
+        self._last_call_args: tuple[Any, ...] | None = None
 
     @property
     def num_args(self) -> int:
@@ -125,14 +129,17 @@ class Kernel:
                              f"kernel '{self.function_name}' has {self.num_args} arguments, "
                              f"not an argument {index}")
         self._args[index] = self._pack(index, value)
+        self._args_version += 1
+        self._last_call_args = None
 
     def set_args(self, *args: Any) -> None:
         if len(args) != self.num_args:
             raise make_error(_SET_ARG, "INVALID_KERNEL_ARGS",
                              f"kernel '{self.function_name}' takes {self.num_args} arguments, "
                              f"{len(args)} given")
-        for index, value in enumerate(args):
-            self._args[index] = self._pack(index, value)
+        packed = [self._pack(index, value) for index, value in enumerate(args)]
+        self._args = packed
+        self._args_version += 1
 
     def _pack(self, index: int, value: Any) -> _Arg:
         param_type = self._params[index].type
@@ -195,7 +202,14 @@ class Kernel:
                  wait_for: Sequence[Event] | None = None, g_times_l: bool = False,
                  allow_empty_ndrange: bool = False) -> Event:
         if args:
-            self.set_args(*args)
+            last = self._last_call_args
+            if last is None or len(last) != len(args) or \
+                    any(a is not b for a, b in zip(args, last)):
+                self.set_args(*args)
+                # reuse is only safe for arguments that cannot change in place
+                if all(a is None or isinstance(a, MemoryObject | np.number | np.bool_)
+                       for a in args):
+                    self._last_call_args = args
         elif self.num_args:
             self.set_args()  # raises: the call passed no arguments
         return enqueue_nd_range_kernel(queue, self, global_size, local_size, global_offset,
@@ -319,14 +333,32 @@ def _as_tuple(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
-def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_size: Sequence[int],
-                            local_work_size: Sequence[int] | None,
-                            global_work_offset: Sequence[int] | None = None,
-                            wait_for: Sequence[Event] | None = None, *, g_times_l: bool = False,
-                            allow_empty_ndrange: bool = False) -> Event:
-    """Launch ``kernel`` over the NDRange; the arguments are those set at this moment."""
-    if kernel.context is not queue.context:
-        raise make_error(_ENQUEUE, "INVALID_CONTEXT", "kernel and queue have different contexts")
+class _Plan:
+    """What a launch shape resolves to: sizes, the compiled kernel and the launch descriptor
+    (read-only for the C code, so one descriptor serves every launch of the shape)."""
+
+    __slots__ = ("local3", "compiled", "launch", "launch_ref", "num_groups", "run_groups")
+
+    def __init__(self, queue: CommandQueue, compiled: cpu.CompiledKernel, dims: int,
+                 global3: LocalSize, local3: LocalSize, offset3: LocalSize) -> None:
+        self.local3 = local3
+        self.compiled = compiled
+        launch = cpu.LaunchDescriptor()
+        launch.work_dim = dims
+        for d in range(3):
+            launch.global_size[d] = global3[d]
+            launch.global_offset[d] = offset3[d]
+            launch.local_size[d] = local3[d]
+            launch.num_groups[d] = global3[d] // local3[d]
+        self.launch = launch
+        self.launch_ref = ctypes.byref(launch)
+        self.num_groups = launch.num_groups[0] * launch.num_groups[1] * launch.num_groups[2]
+        self.run_groups = queue.device.backend.run_groups
+
+
+def _make_plan(queue: CommandQueue, kernel: Kernel, global_work_size: Any,
+               local_work_size: Any, global_work_offset: Any, g_times_l: bool) -> _Plan | None:
+    """Check a launch shape and resolve it; ``None`` for an empty NDRange."""
     global_tuple = _as_tuple(global_work_size)
     dims = len(global_tuple)
     if not 1 <= dims <= 3:
@@ -340,20 +372,14 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     if g_times_l and local_tuple is not None:
         global_tuple = tuple(g * size for g, size in zip(global_tuple, local_tuple))
     global3 = _triple(global_tuple, 1)
-    offset3 = _triple(_as_tuple(global_work_offset), 0) if global_work_offset is not None \
-        else (0, 0, 0)
-    if global_work_offset is not None and len(_as_tuple(global_work_offset)) != dims:
-        raise make_error(_ENQUEUE, "INVALID_GLOBAL_OFFSET",
-                         f"global offset {global_work_offset} does not have {dims} entries")
-
-    missing = [i for i, a in enumerate(kernel._args) if a is None]
-    if missing:
-        raise make_error(_ENQUEUE, "INVALID_KERNEL_ARGS",
-                         f"kernel '{kernel.function_name}': arguments {missing} are not set "
-                         f"({kernel.num_args} expected)")
+    offset3 = (0, 0, 0)
+    if global_work_offset is not None:
+        offset_tuple = _as_tuple(global_work_offset)
+        if len(offset_tuple) != dims:
+            raise make_error(_ENQUEUE, "INVALID_GLOBAL_OFFSET",
+                             f"global offset {global_work_offset} does not have {dims} entries")
+        offset3 = _triple(offset_tuple, 0)
     if min(global3) <= 0:
-        if allow_empty_ndrange and min(global3) == 0:
-            return queue._enqueue(command_type.MARKER, lambda: None, wait_for, routine=_ENQUEUE)
         raise make_error(_ENQUEUE, "INVALID_GLOBAL_WORK_SIZE",
                          f"global size {global_tuple} has an entry that is not above 0")
 
@@ -378,14 +404,27 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     if any(g % size for g, size in zip(global3, local3)):
         raise make_error(_ENQUEUE, "INVALID_WORK_GROUP_SIZE",
                          f"the local size {local3} does not divide the global size {global3}")
-
     compiled = kernel.program._compiled_kernel(kernel.function_name, local3,
                                                 offset3 == (0, 0, 0))
-    args = list(kernel._args)
-    local_bytes = compiled.local_mem_static_bytes
-    holders: list[Any] = []
+    return _Plan(queue, compiled, dims, global3, local3, offset3)
+
+
+def _pack_arguments(kernel: Kernel, plan: _Plan) -> tuple[Any, int, tuple[Any, ...]]:
+    """The ``void **`` array of the current arguments, the local-memory block size and the
+    objects the array refers to; reused while the arguments stay the same."""
+    key = (kernel._args_version, plan.compiled.local_mem_static_bytes)
+    packed = kernel._packed
+    if packed is not None and packed[0] == key:
+        return packed[1], packed[2], packed[3]
+    missing = [i for i, a in enumerate(kernel._args) if a is None]
+    if missing:
+        raise make_error(_ENQUEUE, "INVALID_KERNEL_ARGS",
+                         f"kernel '{kernel.function_name}': arguments {missing} are not set "
+                         f"({kernel.num_args} expected)")
+    local_bytes = plan.compiled.local_mem_static_bytes
+    holders: list[Any] = list(kernel._args)
     addresses: list[int] = []
-    for arg in args:
+    for arg in kernel._args:
         assert arg is not None
         if arg.kind == "local":
             local_bytes = (local_bytes + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
@@ -395,29 +434,53 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             local_bytes += arg.local_size
         else:
             addresses.append(arg.address)
-    if local_bytes > device.local_mem_size:
+    argv = (ctypes.c_void_p * max(1, len(addresses)))(*addresses)
+    kept = tuple(holders)
+    kernel._packed = (key, argv, local_bytes, kept)
+    return argv, local_bytes, kept
+
+
+def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_size: Sequence[int],
+                            local_work_size: Sequence[int] | None,
+                            global_work_offset: Sequence[int] | None = None,
+                            wait_for: Sequence[Event] | None = None, *, g_times_l: bool = False,
+                            allow_empty_ndrange: bool = False) -> Event:
+    """Launch ``kernel`` over the NDRange; the arguments are those set at this moment."""
+    if kernel.context is not queue.context:
+        raise make_error(_ENQUEUE, "INVALID_CONTEXT", "kernel and queue have different contexts")
+    try:
+        key: Any = (global_work_size, local_work_size, global_work_offset, g_times_l,
+                    queue.device)
+        plan = kernel._plans.get(key)
+    except TypeError:  # lists are not hashable: no plan cache for them
+        key, plan = None, None
+    if plan is None:
+        try:
+            plan = _make_plan(queue, kernel, global_work_size, local_work_size,
+                              global_work_offset, g_times_l)
+        except Error as error:
+            if allow_empty_ndrange and error.code == ERROR_CODES["INVALID_GLOBAL_WORK_SIZE"] \
+                    and 0 in _as_tuple(global_work_size):
+                return queue._enqueue(command_type.MARKER, lambda: None, wait_for,
+                                      routine=_ENQUEUE)
+            raise
+        if key is not None and plan is not None:
+            kernel._plans[key] = plan
+    argv, local_bytes, kept = _pack_arguments(kernel, plan)
+    if local_bytes > queue.device.local_mem_size:
         raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
                          f"kernel '{kernel.function_name}' needs {local_bytes} bytes of local "
-                         f"memory; the device has {device.local_mem_size}")
-    argv = (ctypes.c_void_p * max(1, len(addresses)))(*addresses)
-    launch = cpu.LaunchDescriptor()
-    launch.work_dim = dims
-    for d in range(3):
-        launch.global_size[d] = global3[d]
-        launch.global_offset[d] = offset3[d]
-        launch.local_size[d] = local3[d]
-        launch.num_groups[d] = global3[d] // local3[d]
-    num_groups = launch.num_groups[0] * launch.num_groups[1] * launch.num_groups[2]
-    entry = compiled.entry
-    launch_ref = ctypes.byref(launch)
-    run_groups = device.backend.run_groups
+                         f"memory; the device has {queue.device.local_mem_size}")
+    entry = plan.compiled.entry
+    launch_ref = plan.launch_ref
+    run_groups = plan.run_groups
+    num_groups = plan.num_groups
 
     def run_chunk(first: int, last: int, local_address: int) -> None:
         entry(argv, launch_ref, first, last, local_address)
 
-    def action() -> None:
-        # args and holders stay referenced by this closure until the command has run
-        del_guard = (args, holders)  # noqa: F841
+    def action(_arguments: tuple[Any, ...] = kept) -> None:
+        # _arguments keeps the argument objects alive until the command has run
         run_groups(run_chunk, num_groups, local_bytes)
 
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE)

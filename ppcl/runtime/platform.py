@@ -105,6 +105,11 @@ class Device:
         self.backend = backend
         self._platform = platform
         self._info = self._describe(platform, backend)
+        # plain attributes, so reading dev.max_work_group_size costs a dict lookup
+        for name, code in device_info.names().items():
+            attribute = name.lower()
+            if code in self._info and not hasattr(type(self), attribute):
+                self.__dict__[attribute] = self._info[code]
 
     @staticmethod
     def _describe(platform: Platform, backend: CPUDevice) -> dict[int, Any]:
