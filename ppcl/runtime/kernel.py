@@ -137,7 +137,8 @@ class Kernel:
             raise make_error(_SET_ARG, "INVALID_KERNEL_ARGS",
                              f"kernel '{self.function_name}' takes {self.num_args} arguments, "
                              f"{len(args)} given")
-        packed = [self._pack(index, value) for index, value in enumerate(args)]
+        packed: list[_Arg | None] = [self._pack(index, value)
+                                     for index, value in enumerate(args)]
         self._args = packed
         self._args_version += 1
 
@@ -357,8 +358,8 @@ class _Plan:
 
 
 def _make_plan(queue: CommandQueue, kernel: Kernel, global_work_size: Any,
-               local_work_size: Any, global_work_offset: Any, g_times_l: bool) -> _Plan | None:
-    """Check a launch shape and resolve it; ``None`` for an empty NDRange."""
+               local_work_size: Any, global_work_offset: Any, g_times_l: bool) -> _Plan:
+    """Check a launch shape and resolve it."""
     global_tuple = _as_tuple(global_work_size)
     dims = len(global_tuple)
     if not 1 <= dims <= 3:
@@ -464,7 +465,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                 return queue._enqueue(command_type.MARKER, lambda: None, wait_for,
                                       routine=_ENQUEUE)
             raise
-        if key is not None and plan is not None:
+        if key is not None:
             kernel._plans[key] = plan
     argv, local_bytes, kept = _pack_arguments(kernel, plan)
     if local_bytes > queue.device.local_mem_size:

@@ -1,0 +1,113 @@
+"""The PyOpenCL helper modules: cltypes, characterize, tools (fixtures, allocators, pool) and
+the clinfo-like device listing."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl import characterize, cltypes, tools
+from ppcl.runtime.info import print_info
+from ppcl.tools import pytest_generate_tests_for_pyopencl as pytest_generate_tests  # noqa: F401
+
+
+def test_ctx_factory_fixture_covers_ppcl_devices(ctx_factory):
+    ctx = ctx_factory()
+    assert isinstance(ctx, cl.Context)
+    assert ctx.devices[0].platform.name == "ppcl"
+
+
+def test_device_fixture(device, platform):
+    assert device in platform.get_devices()
+
+
+def test_test_platform_selection(monkeypatch):
+    monkeypatch.setenv("PYOPENCL_TEST", "0:0")
+    monkeypatch.delenv("PPCL_TEST", raising=False)
+    [(platform, devices)] = tools.get_test_platforms_and_devices()
+    assert platform.name == "ppcl" and len(devices) == 1
+    assert tools.get_test_platforms_and_devices("ppcl")[0][1] == devices
+    with pytest.raises(RuntimeError):
+        tools.get_test_platforms_and_devices("5")
+
+
+def test_cltypes_vectors():
+    assert cltypes.float4.itemsize == 16
+    assert cltypes.float3.itemsize == 16  # padded like OpenCL C
+    assert cltypes.double16.itemsize == 128
+    v = cltypes.make_float3(1, 2, 3)
+    assert (v["x"], v["y"], v["z"]) == (1, 2, 3)
+    assert v["s2"] == 3
+    assert cltypes.zeros_int4()["w"] == 0
+    assert cltypes.ones_uchar2()["y"] == 1
+    assert cltypes.filled_short8(7)["s7"] == 7
+    assert cltypes.vec_types[np.dtype(np.float32), 4] == cltypes.float4
+    assert cltypes.vec_type_to_scalar_and_count[cltypes.int2] == (np.dtype(np.int32), 2)
+    assert cltypes.uint is np.uint32 and cltypes.double is np.float64
+    with pytest.raises(TypeError):
+        cltypes.make_float4(1, 2)
+
+
+def test_characterize_answers():
+    dev = cl.get_platforms()[0].get_devices()[0]
+    assert characterize.has_double_support(dev)
+    assert characterize.get_pocl_version(dev.platform) is None
+    assert characterize.has_struct_arg_count_bug(dev) is False
+    assert characterize.get_simd_group_size(dev, 4) == 1
+    assert characterize.usable_local_mem_size(dev) == dev.local_mem_size
+    assert characterize.reasonable_work_group_size_multiple(dev) >= 1
+    assert characterize.nv_compute_capability(dev) is None
+    assert "-cl-fast-relaxed-math" in characterize.get_fast_inaccurate_build_options(dev)
+    assert characterize.has_coarse_grain_buffer_svm(dev) is False
+
+
+def test_allocators_and_memory_pool():
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    assert tools.DeferredAllocator(ctx)(100).size == 100
+    pool = tools.MemoryPool(tools.ImmediateAllocator(queue))
+    first = pool.allocate(1000)
+    assert first.size == 1000 and pool.active_blocks == 1
+    address = first.address
+    cl.enqueue_copy(queue, first, np.arange(250, dtype=np.int32))
+    first.release()
+    assert pool.held_blocks == 1 and pool.active_blocks == 0
+    again = pool(1000)
+    assert again.address == address  # reused
+    assert pool.held_blocks == 0
+    out = np.empty(250, np.int32)
+    cl.enqueue_copy(queue, out, again)
+    np.testing.assert_array_equal(out, np.arange(250))
+    del again  # garbage collection returns the block too
+    assert pool.held_blocks == 1
+    pool.free_held()
+    assert pool.held_blocks == 0 and pool.managed_bytes == 0
+    assert pool.bin_size(1000) == 1024 and pool.bin_size(16) == 16
+
+
+def test_memoize_and_clear():
+    calls: list[int] = []
+
+    @tools.first_arg_dependent_memoize
+    def square(x: int) -> int:
+        calls.append(x)
+        return x * x
+
+    assert square(3) == 9 and square(3) == 9 and calls == [3]
+    tools.clear_first_arg_caches()
+    square(3)
+    assert calls == [3, 3]
+
+
+def test_print_info_lists_the_device():
+    out = io.StringIO()
+    print_info(out)
+    text = out.getvalue()
+    dev = cl.get_platforms()[0].get_devices()[0]
+    assert "Platform Name" in text and "ppcl" in text
+    assert dev.name in text
+    assert "Max work group size" in text and "4096" in text
+    assert "cl_khr_fp64" in text
