@@ -7,6 +7,7 @@ in the caller's own host buffer (zero copy). Kernels get the address of those by
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,8 +34,6 @@ def context_allocator(context: Context) -> BufferAllocator:
             allocator = BufferAllocator()
             _allocators[id(context)] = allocator
             # a context lives as long as its memory objects refer to it; drop the entry after
-            import weakref
-
             weakref.finalize(context, _allocators.pop, id(context), None)
         return allocator
 

@@ -48,7 +48,7 @@ def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_o
     _check_range(routine, "read", device_offset, count, mem.size)
     source = mem.bytes_view()
 
-    def read() -> None:
+    def read(_keep: Buffer = mem) -> None:  # the buffer lives until the command ran
         host[:] = source[device_offset:device_offset + count]
 
     return queue._enqueue(command_type.READ_BUFFER, read, wait_for, blocking=is_blocking,
@@ -65,7 +65,7 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
     _check_range(routine, "write", device_offset, count, mem.size)
     target = mem.bytes_view()
 
-    def write() -> None:
+    def write(_keep: Buffer = mem) -> None:
         target[device_offset:device_offset + count] = host
 
     return queue._enqueue(command_type.WRITE_BUFFER, write, wait_for, blocking=is_blocking,
@@ -87,7 +87,7 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
     if byte_count and np.shares_memory(source, target):
         raise make_error(routine, "MEM_COPY_OVERLAP", "source and destination regions overlap")
 
-    def copy() -> None:
+    def copy(_keep: tuple[Buffer, Buffer] = (src, dst)) -> None:
         target[:] = source
 
     return queue._enqueue(command_type.COPY_BUFFER, copy, wait_for, routine=routine)
@@ -128,8 +128,9 @@ def _rect_view(data: np.ndarray, origin: Triple, region: Triple, pitches: tuple[
 
 
 def _rect_copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray,
-               source: np.ndarray, wait_for: Sequence[Event] | None, blocking: bool) -> Event:
-    def copy() -> None:
+               source: np.ndarray, wait_for: Sequence[Event] | None, blocking: bool,
+               buffers: tuple[Buffer, ...]) -> Event:
+    def copy(_keep: tuple[Buffer, ...] = buffers) -> None:  # buffers live until it ran
         target[...] = source
 
     return queue._enqueue(kind, copy, wait_for, blocking=blocking, routine=routine)
@@ -150,7 +151,7 @@ def enqueue_read_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
     target = _rect_view(host, _triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.READ_BUFFER_RECT, routine, target, source, wait_for,
-                      is_blocking)
+                      is_blocking, (mem,))
 
 
 def enqueue_write_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
@@ -168,7 +169,7 @@ def enqueue_write_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
     source = _rect_view(host, _triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.WRITE_BUFFER_RECT, routine, target, source, wait_for,
-                      is_blocking)
+                      is_blocking, (mem,))
 
 
 def enqueue_copy_buffer_rect(queue: CommandQueue, src: Buffer, dst: Buffer,
@@ -188,7 +189,7 @@ def enqueue_copy_buffer_rect(queue: CommandQueue, src: Buffer, dst: Buffer,
     if np.shares_memory(source, target):
         raise make_error(routine, "MEM_COPY_OVERLAP", "source and destination regions overlap")
     return _rect_copy(queue, command_type.COPY_BUFFER_RECT, routine, target, source, wait_for,
-                      False)
+                      False, (src, dst))
 
 
 # ---------------------------------------------------------------------- enqueue_copy
@@ -249,7 +250,7 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
     _check_range(routine, "fill", offset, size, mem.size)
     target = mem.bytes_view()[offset:offset + size].reshape(-1, width)
 
-    def fill() -> None:
+    def fill(_keep: Buffer = mem) -> None:
         target[...] = pattern_bytes
 
     return queue._enqueue(command_type.FILL_BUFFER, fill, wait_for, routine=routine)
