@@ -119,7 +119,11 @@ def _stable(e: ir.Expr) -> bool:
     kernel's variables only through pointers, which C leaves unordered anyway)."""
     if isinstance(e, ir.IntLit | ir.FloatLit | ir.StringLit | ir.SizeOf | ir.VecStep | ir.VarRef):
         return True
-    return isinstance(e, ir.Cast) and _stable(e.operand)
+    if isinstance(e, ir.Cast | ir.Swizzle) or (isinstance(e, ir.Unary) and e.op in "+-!~"):
+        return _stable(e.operand if isinstance(e, ir.Cast | ir.Unary) else e.base)
+    if isinstance(e, ir.Member) and not e.arrow:
+        return _stable(e.base)
+    return isinstance(e, ir.Binary) and _stable(e.lhs) and _stable(e.rhs)
 
 
 def _has_return(s: ir.Stmt) -> bool:
