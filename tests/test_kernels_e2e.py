@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from ppcl.compiler.cpu import CompiledKernel, LocalMem, build_kernel, run_kernel
-from ppcl.compiler.diagnostics import CompileError
 
 MODES = [True, False]  # use the uniformity analysis or run everything masked
 
@@ -428,13 +427,20 @@ def test_ranges_with_global_offsets(dims):
     np.testing.assert_array_equal(out, expect.ravel())
 
 
-def test_barrier_in_helper_is_a_located_error():
+def test_barrier_in_helper_synchronizes_the_group():
     src = """
 void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }
-__kernel void k(__global int *a) { a[0] = 1; sync(); }
+__kernel void k(__global int *a, __local int *t) {
+    int l = get_local_id(0);
+    t[l] = l * 10;
+    sync();
+    a[get_global_id(0)] = t[get_local_size(0) - 1 - l];
+}
 """
-    with pytest.raises(CompileError, match="barrier in a function called from a kernel"):
-        build_kernel(src, "k", local_size=(4,))
+    kernel = build_kernel(src, "k", local_size=(4,))
+    a = np.zeros(8, np.int32)
+    run_kernel(kernel, (8,), (4,), [a, LocalMem(16)])
+    np.testing.assert_array_equal(a, [30, 20, 10, 0, 30, 20, 10, 0])
 
 
 ASYNC_PRINTF = """
