@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ppcl.compiler.codegen.c import C_SCALAR_NAMES as PRINTER_SCALAR_NAMES
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import (
     OpaqueType,
@@ -23,20 +24,8 @@ from ppcl.compiler.ir.types import (
     VoidType,
 )
 
-C_SCALAR_NAMES: dict[str, str] = {
-    "bool": "_Bool",
-    "char": "signed char",
-    "uchar": "unsigned char",
-    "short": "short",
-    "ushort": "unsigned short",
-    "int": "int",
-    "uint": "unsigned int",
-    "long": "long",
-    "ulong": "unsigned long",
-    "half": "unsigned short",  # storage only: a half is handled as its bit pattern
-    "float": "float",
-    "double": "double",
-}
+# the printer's C spellings, except that a half is handled as its bit pattern (storage only)
+C_SCALAR_NAMES: dict[str, str] = {**PRINTER_SCALAR_NAMES, "half": "unsigned short"}
 
 PREFIX = "__ppcl_"
 
