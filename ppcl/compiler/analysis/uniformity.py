@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from ppcl.compiler.analysis.callgraph import reaching
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.builtins import lookup as lookup_builtin
 from ppcl.compiler.ir.visit import children, walk
@@ -133,7 +134,7 @@ class Uniformity:
         self.kernel = kernel
         self._vars: dict[str, Shape] = {}
         self._params = {p.name for p in kernel.params}
-        self._helper_varying: dict[str, bool] = {}
+        self._varying_helpers: frozenset[str] | None = None
         # statements (by id) executed under varying control
         self._varying_control: set[int] = set()
         # If/loop statements (by id) that every work-item traverses the same way
@@ -230,26 +231,14 @@ class Uniformity:
             return VARYING
         return _all_uniform(args)
 
-    def _helper_is_varying(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
+    def _helper_is_varying(self, name: str) -> bool:
         """A helper's result can differ across work-items with uniform arguments when it reads
         work-item ids or uses atomics, itself or through what it calls."""
-        if name in self._helper_varying:
-            return self._helper_varying[name]
-        fn = self.module.function(name)
-        if fn is None or name in seen:
-            return True
-        varying = False
-        for node in walk(fn):
-            if not isinstance(node, ir.Call):
-                continue
-            if node.builtin is None:
-                varying = self._helper_is_varying(node.name, seen | {name})
-            else:
-                varying = node.name in _ID_BUILTINS or _builtin_family(node) in _VARYING_FAMILIES
-            if varying:
-                break
-        self._helper_varying[name] = varying
-        return varying
+        if self._varying_helpers is None:
+            self._varying_helpers = reaching(
+                self.module,
+                lambda call: call.name in _ID_BUILTINS or _builtin_family(call) in _VARYING_FAMILIES)
+        return name in self._varying_helpers or self.module.function(name) is None
 
     # ------------------------------------------------------------ fixed point over statements
 

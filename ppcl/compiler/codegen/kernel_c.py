@@ -24,6 +24,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from ppcl.compiler.analysis.callgraph import reaching
 from ppcl.compiler.analysis.uniformity import analyze_kernel
 from ppcl.compiler.codegen.c import C
 from ppcl.compiler.codegen.c_builtins import TYPES_HEADER, c_builtin_definitions, c_builtin_name
@@ -453,27 +454,8 @@ def _used_overloads(nodes: list[ir.Function]) -> list[builtins.Overload]:
 
 
 def _helpers_using_workitems(module: ir.Module) -> set[str]:
-    functions = {f.name: f for f in module.functions if not f.is_kernel}
-    direct: dict[str, set[str]] = {}
-    uses: set[str] = set()
-    for f in functions.values():
-        assert f.body is not None
-        calls = set()
-        for n in walk(f.body):
-            if isinstance(n, ir.Call):
-                if n.builtin is not None and n.name in WORKITEM_FUNCTIONS:
-                    uses.add(f.name)
-                elif n.builtin is None:
-                    calls.add(n.name)
-        direct[f.name] = calls
-    changed = True
-    while changed:
-        changed = False
-        for name, calls in direct.items():
-            if name not in uses and calls & uses:
-                uses.add(name)
-                changed = True
-    return uses
+    helpers = {f.name for f in module.functions if not f.is_kernel}
+    return set(reaching(module, lambda call: call.name in WORKITEM_FUNCTIONS) & helpers)
 
 
 def _arg_kind(p: ir.Param) -> ArgKind:

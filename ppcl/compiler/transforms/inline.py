@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from ppcl.compiler.analysis.callgraph import reaching, user_calls
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT, VOID, ArrayType, Type, VoidType
@@ -49,34 +50,15 @@ def _error(loc: Loc, message: str) -> CompileError:
 # ---------------------------------------------------------------- which functions
 
 
-def _user_calls(node: Node) -> set[str]:
-    return {n.name for n in walk(node) if isinstance(n, ir.Call) and n.builtin is None}
-
-
 def barrier_functions(module: ir.Module) -> frozenset[str]:
     """The functions that reach a barrier, directly or through the functions they call."""
-    calls: dict[str, set[str]] = {}
-    found: set[str] = set()
-    for f in module.functions:
-        assert f.body is not None
-        calls[f.name] = _user_calls(f.body)
-        if any(isinstance(n, ir.Call) and n.builtin is not None and n.name in _BARRIERS
-               for n in walk(f.body)):
-            found.add(f.name)
-    changed = True
-    while changed:
-        changed = False
-        for name, callees in calls.items():
-            if name not in found and callees & found:
-                found.add(name)
-                changed = True
-    return frozenset(found)
+    return reaching(module, lambda call: call.name in _BARRIERS)
 
 
 def calls_barrier_functions(module: ir.Module, kernel: ir.Function) -> bool:
     if kernel.body is None:
         return False
-    return bool(_user_calls(kernel.body) & barrier_functions(module))
+    return bool(user_calls(kernel.body) & barrier_functions(module))
 
 
 # ---------------------------------------------------------------- small IR helpers
