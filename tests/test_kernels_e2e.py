@@ -481,3 +481,26 @@ def test_fast_relaxed_math_builds_a_separate_fast_kernel():
         np.testing.assert_allclose(a, expect, rtol=1e-4)
     # loading a fast-math kernel leaves this process's denormals alone
     assert np.float64(5e-324) * 1.0 != 0.0
+
+
+NARROW_ID = """
+__kernel void ids(__global int *out, ulong base) {
+    int i = get_global_id(0);
+    out[get_global_id(0) - base] = i;
+}
+"""
+
+
+def test_int_global_ids_beyond_int_max_need_the_wide_build():
+    offset = 2**31 + 5
+    expect = (np.arange(16, dtype=np.int64) + offset).astype(np.int32)  # modulo, as C converts
+    narrow = build_kernel(NARROW_ID, "ids", local_size=(8,))
+    out = np.zeros(16, np.int32)
+    with pytest.raises(ValueError, match="narrow_ids=False"):
+        run_kernel(narrow, (16,), (8,), [out, np.uint64(offset)], global_offset=(offset,))
+    wide = build_kernel(NARROW_ID, "ids", local_size=(8,), narrow_ids=False)
+    run_kernel(wide, (16,), (8,), [out, np.uint64(offset)], global_offset=(offset,))
+    np.testing.assert_array_equal(out, expect)
+    small = np.zeros(16, np.int32)
+    run_kernel(narrow, (16,), (8,), [small, np.uint64(3)], global_offset=(3,))
+    np.testing.assert_array_equal(small, np.arange(3, 19, dtype=np.int32))

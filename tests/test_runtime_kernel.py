@@ -290,3 +290,17 @@ def test_vector_add_example_runs():
                             capture_output=True, text=True, env=env, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "0.0"
+
+
+def test_global_ids_beyond_int_max_use_a_wide_build(ctx, queue):
+    src = """__kernel void ids(__global int *out, ulong base) {
+        int i = get_global_id(0);
+        out[get_global_id(0) - base] = i;
+    }"""
+    prg = cl.Program(ctx, src).build()
+    offset = 2**31 + 5
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY, 16 * 4)
+    prg.ids(queue, (16,), (8,), buf, np.uint64(offset), global_offset=(offset,))
+    out = np.empty(16, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, (np.arange(16, dtype=np.int64) + offset).astype(np.int32))

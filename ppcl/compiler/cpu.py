@@ -63,6 +63,7 @@ class CompiledKernel:
     entry: Any  # the ctypes function ppcl_run_<name>
     cached: bool
     timings: dict[str, float] = field(default_factory=dict)
+    narrow_ids: bool = True  # global ids computed in 32 bits: launches must fit in INT_MAX
 
     @property
     def arg_kinds(self) -> tuple[ArgKind, ...]:
@@ -96,7 +97,8 @@ def _pad3(values: Sequence[int] | int) -> LocalSize:
 
 def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: str = "",
                  local_size: Sequence[int] | int = (1, 1, 1), *, zero_offset: bool = False,
-                 use_uniformity: bool = True, want_vector_report: bool = False) -> CompiledKernel:
+                 use_uniformity: bool = True, want_vector_report: bool = False,
+                 narrow_ids: bool = True) -> CompiledKernel:
     """Compile ``kernel_name`` for ``local_size``; ``zero_offset`` specializes the global
     offset to zero (launches with an offset then need another build)."""
     debug = _debug()
@@ -132,7 +134,8 @@ def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: s
     timings["workgroup"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    generated = generate_formed_c(module, formed, zero_offset=zero_offset, fast_math=fast_math)
+    generated = generate_formed_c(module, formed, zero_offset=zero_offset, fast_math=fast_math,
+                                  narrow_ids=narrow_ids)
     timings["codegen"] = time.perf_counter() - start
     if debug:
         from ppcl.compiler.codegen.kernel_c import KernelPrinter
@@ -144,7 +147,7 @@ def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: s
     start = time.perf_counter()
     compiled = toolchain.compile_shared(
         generated.source, fast_math=fast_math, want_vector_report=want_vector_report,
-        specialization=f"local={ls};zero_offset={zero_offset}",
+        specialization=f"local={ls};zero_offset={zero_offset};narrow_ids={narrow_ids}",
         key_parts=(source_key, options, kernel_name),
     )
     library = toolchain.load(compiled.path)
@@ -155,7 +158,7 @@ def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: s
     entry.argtypes = RUN_ARGTYPES
     entry.restype = None
     kernel_obj = CompiledKernel(kernel_name, ls, generated, library, entry, compiled.cached,
-                                timings)
+                                timings, narrow_ids)
     kernel_obj.timings["vector_report"] = 0.0
     if want_vector_report:
         kernel_obj.vector_report = compiled.report or ""  # type: ignore[attr-defined]
@@ -220,6 +223,15 @@ def aligned_empty(shape: Any, dtype: Any) -> np.ndarray:
     return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
+INT_MAX = 2**31 - 1
+
+
+def ids_fit_in_int(global_size: Sequence[int], global_offset: Sequence[int] | None) -> bool:
+    """Whether every global id of a launch fits in ``int`` (what ``narrow_ids`` builds need)."""
+    offsets = list(global_offset or ()) + [0] * (len(global_size) - len(global_offset or ()))
+    return all(g + o <= INT_MAX for g, o in zip(global_size, offsets))
+
+
 def launch_descriptor(global_size: Sequence[int], local_size: LocalSize,
                       global_offset: Sequence[int] | None) -> LaunchDescriptor:
     dims = len(global_size)
@@ -248,6 +260,9 @@ def run_kernel(kernel: CompiledKernel, global_size: Sequence[int] | int,
     ls = kernel.local_size if local_size is None else _pad3(local_size)
     if ls != kernel.local_size:
         raise ValueError(f"kernel was built for local size {kernel.local_size}, launched with {ls}")
+    if kernel.narrow_ids and not ids_fit_in_int(gsize, global_offset):
+        raise ValueError(f"kernel {kernel.name!r} was built with 32-bit global ids "
+                         "(narrow_ids=True); build it with narrow_ids=False for this range")
     desc = launch_descriptor(gsize, ls, global_offset)
     # OpenCL buffers are aligned for their widest vector type and the generated code relies on
     # it (aligned vector loads); numpy arrays may not be, so such arrays run through a copy.

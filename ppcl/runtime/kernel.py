@@ -406,7 +406,8 @@ def _make_plan(queue: CommandQueue, kernel: Kernel, global_work_size: Any,
         raise make_error(_ENQUEUE, "INVALID_WORK_GROUP_SIZE",
                          f"the local size {local3} does not divide the global size {global3}")
     compiled = kernel.program._compiled_kernel(kernel.function_name, local3,
-                                                offset3 == (0, 0, 0))
+                                                offset3 == (0, 0, 0),
+                                                cpu.ids_fit_in_int(global3, offset3))
     return _Plan(queue, compiled, dims, global3, local3, offset3)
 
 

@@ -94,7 +94,7 @@ class Program:
         self._headers: dict[str, str] = {}
         self._module: ir.Module | None = None
         self._kernels: dict[str, ir.Function] = {}
-        self._compiled: dict[tuple[str, LocalSize, bool], cpu.CompiledKernel] = {}
+        self._compiled: dict[tuple[str, LocalSize, bool, bool], cpu.CompiledKernel] = {}
         self._compile_lock = threading.Lock()
         self._preprocessed_text = ""
 
@@ -181,9 +181,11 @@ class Program:
                              f"no kernel named '{name}' (kernels: {known})")
         return function
 
-    def _compiled_kernel(self, name: str, local_size: LocalSize,
-                         zero_offset: bool) -> cpu.CompiledKernel:
-        key = (name, local_size, zero_offset)
+    def _compiled_kernel(self, name: str, local_size: LocalSize, zero_offset: bool,
+                         narrow_ids: bool = True) -> cpu.CompiledKernel:
+        """The kernel built for one launch shape: ``narrow_ids`` when every global id fits in
+        an ``int`` (the usual case, which vectorizes better), a wide build otherwise."""
+        key = (name, local_size, zero_offset, narrow_ids)
         compiled = self._compiled.get(key)
         if compiled is not None:
             return compiled
@@ -193,7 +195,7 @@ class Program:
                 assert self._module is not None
                 try:
                     compiled = cpu.build_kernel(self._module, name, self._options, local_size,
-                                                zero_offset=zero_offset)
+                                                zero_offset=zero_offset, narrow_ids=narrow_ids)
                 except CompileError as error:
                     raise make_error("clEnqueueNDRangeKernel", "BUILD_PROGRAM_FAILURE",
                                      f"kernel '{name}' for local size {local_size}:\n"

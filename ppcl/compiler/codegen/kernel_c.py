@@ -156,10 +156,12 @@ def _const_dim(e: ir.Expr) -> int | None:
 class KernelPrinter(CStylePrinter):
     """The C dialect printer plus work-group nodes, work-item functions and hidden state."""
 
-    def __init__(self, formed: FormedKernel, zero_offset: bool, wi_helpers: set[str]):
+    def __init__(self, formed: FormedKernel, zero_offset: bool, wi_helpers: set[str],
+                 narrow_ids: bool = True):
         super().__init__(dataclasses.replace(C, call=_call_hook))
         self.formed = formed
         self.zero_offset = zero_offset
+        self.narrow_ids = narrow_ids
         self.wi_helpers = wi_helpers
         self.local_names = {v.name for v in formed.local_vars}
         self.in_helper = False
@@ -291,9 +293,10 @@ class KernelPrinter(CStylePrinter):
         ``base + local id`` hides from gcc that consecutive work-items get consecutive indices,
         and the work-item loop is then vectorized with gathers and scatters (3x slower for
         saxpy). Adding in the narrow type keeps the index an induction variable: for ``uint``
-        this is the same modulo arithmetic; for ``int`` it assumes the global range fits in
-        ``int``, which any kernel indexing memory with that ``int`` needs anyway."""
-        if self.in_helper or not isinstance(e.type, ScalarType) or e.type.name not in ("int", "uint"):
+        this is the same modulo arithmetic; for ``int`` it needs every global id (offset
+        included) to fit in ``int``, so it is a specialization (``narrow_ids``) that launches
+        of a larger range do not use."""
+        if not self.narrow_ids or self.in_helper or not isinstance(e.type, ScalarType) or e.type.name not in ("int", "uint"):
             return None
         call = e.operand
         if not isinstance(call, ir.Call) or call.name != "get_global_id" or not call.args:
@@ -468,7 +471,8 @@ def _arg_kind(p: ir.Param) -> ArgKind:
 
 def generate_c(module: ir.Module, kernel_name: str, *,
                local_size: tuple[int, int, int] = (1, 1, 1), zero_offset: bool = False,
-               fast_math: bool = False, use_uniformity: bool = True) -> GeneratedKernel:
+               fast_math: bool = False, use_uniformity: bool = True,
+               narrow_ids: bool = True) -> GeneratedKernel:
     """Form ``kernel_name`` for ``local_size`` and print its C translation unit."""
     kernel = module.function(kernel_name)
     if kernel is None or not kernel.is_kernel:
@@ -476,16 +480,17 @@ def generate_c(module: ir.Module, kernel_name: str, *,
     kernel = inline_barrier_functions(module, kernel)
     uniformity = analyze_kernel(module, kernel) if use_uniformity else None
     formed = form_workgroup(module, kernel, local_size, uniformity)
-    return generate_formed_c(module, formed, zero_offset=zero_offset, fast_math=fast_math)
+    return generate_formed_c(module, formed, zero_offset=zero_offset, fast_math=fast_math,
+                             narrow_ids=narrow_ids)
 
 
 def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: bool,
-                      fast_math: bool) -> GeneratedKernel:
+                      fast_math: bool, narrow_ids: bool = True) -> GeneratedKernel:
     """The C translation unit of one formed kernel (see the module docstring)."""
     kernel = formed.function
     name = kernel.name
     wi_helpers = _helpers_using_workitems(module)
-    p = KernelPrinter(formed, zero_offset, wi_helpers)
+    p = KernelPrinter(formed, zero_offset, wi_helpers, narrow_ids)
     ls = formed.local_size
     items = ls[0] * ls[1] * ls[2]
 
