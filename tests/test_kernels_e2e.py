@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 import pytest
+from kernel_sources import REDUCE
 
 from ppcl.compiler.cpu import CompiledKernel, LocalMem, build_kernel, run_kernel
 
@@ -90,18 +91,6 @@ def test_elementwise_int_double_vector_uchar():
     np.testing.assert_array_equal(ua, expect_u)
 
 
-REDUCE = """
-__kernel void reduce(__global const float *in, __global float *out, __local float *s) {
-    uint lid = get_local_id(0);
-    s[lid] = in[get_global_id(0)];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = get_local_size(0) / 2; k > 0; k >>= 1) {
-        if (lid < k) s[lid] += s[lid + k];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) out[get_group_id(0)] = s[0];
-}
-"""
 
 
 @pytest.mark.parametrize("uniform", MODES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from kernel_sources import REDUCE
 
 from ppcl.compiler.analysis.liveness import live_across_regions
 from ppcl.compiler.analysis.uniformity import analyze_kernel
@@ -11,19 +12,6 @@ from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import find_all
 from ppcl.compiler.transforms.workgroup import form_workgroup
-
-REDUCE = """
-__kernel void reduce(__global const float *in, __global float *out, __local float *s) {
-    uint lid = get_local_id(0);
-    s[lid] = in[get_global_id(0)];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = get_local_size(0) / 2; k > 0; k >>= 1) {
-        if (lid < k) s[lid] += s[lid + k];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0) out[get_group_id(0)] = s[0];
-}
-"""
 
 NAIVE_MATMUL = """
 __kernel void mm(__global const float *A, __global const float *B, __global float *C, int n) {

@@ -1,0 +1,14 @@
+"""OpenCL C kernels shared by several test modules."""
+
+REDUCE = """
+__kernel void reduce(__global const float *in, __global float *out, __local float *s) {
+    uint lid = get_local_id(0);
+    s[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = get_local_size(0) / 2; k > 0; k >>= 1) {
+        if (lid < k) s[lid] += s[lid + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) out[get_group_id(0)] = s[0];
+}
+"""
