@@ -41,7 +41,8 @@ def test_uniform_barrier_loop_runs_in_lock_step_without_masks():
     f = formed(REDUCE, (64, 1, 1))
     assert f.masks == ()
     assert "k" in f.group_scalars  # the uniform loop counter stays one scalar
-    assert "lid" in f.context_vars  # live across regions, per work-item
+    assert "lid" in f.recomputed  # live across regions, recomputed from the local id
+    assert "lid" not in f.context_vars
     assert len(find_all(f.body, wg.WorkItemLoop)) == 3
 
 
@@ -87,3 +88,36 @@ def test_generated_c_is_deterministic_and_cached():
     second = build_kernel(SAXPY, "saxpy", local_size=(32,))
     assert first.c_source == second.c_source
     assert second.cached
+
+
+RECOMPUTE = """
+__kernel void k(__global const float *in, __global float *out, int stride) {
+    __local float tile[64];
+    int lid = get_local_id(0);
+    int twice = lid * 2;
+    int mirrored = 63 - twice / 2 + stride * 0;
+    int loaded = (int)in[lid];
+    int counter = lid;
+    counter += 1;
+    tile[lid] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[mirrored] + loaded + counter;
+}
+"""
+
+
+def test_pure_id_values_are_recomputed_and_the_rest_kept_per_work_item():
+    f = formed(RECOMPUTE, (64, 1, 1))
+    # mirrored is read after the barrier; it needs twice and lid, which are recomputed too
+    assert {"lid", "twice", "mirrored"} <= set(f.recomputed)
+    assert "loaded" in f.context_vars  # a load from memory is not recomputed
+    assert "counter" in f.context_vars  # written after its declaration
+    k = build_kernel(RECOMPUTE, "k", local_size=(64,))
+    group = k.c_source[k.c_source.index("static void ppcl_group_k"):]
+    assert group.count("int mirrored =") == 2 and group.count("int twice =") == 2
+    data = np.arange(128, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    run_kernel(k, (128,), (64,), [data, out, np.int32(3)])
+    lid = np.tile(np.arange(64), 2)
+    group_base = np.repeat([0, 64], 64)
+    np.testing.assert_array_equal(out, data[group_base + 63 - lid] + lid + lid + 1)

@@ -12,6 +12,10 @@ The masked mode is correct for every valid kernel, so correctness never rests on
 After formation, private variables referenced in more than one region (or at group level)
 become context arrays indexed by the linear local id, or group scalars when they are uniform
 and only written where every work-item writes the same value once (see ``_group_scalars``).
+A variable whose one initializer is a pure function of work-item ids and kernel arguments
+(``int lid = get_local_id(0);``) is instead recomputed in every region that reads it: the
+compiler then sees ``lid`` as the loop counter, not as a load from memory, and vectorizes
+accordingly (see ``_recomputable``).
 
 Pass name: ``workgroup``.
 """
@@ -70,6 +74,7 @@ class FormedKernel:
     local_static_bytes: int
     interchanged: int = 0
     notes: tuple[str, ...] = field(default=())
+    recomputed: tuple[str, ...] = ()  # redeclared in each region that reads them
 
 
 class _NeedMasked(Exception):
@@ -487,6 +492,30 @@ def _is_effect_free(e: ir.Expr) -> bool:
     return not eff.writes and not eff.memory
 
 
+_ID_QUERIES = frozenset((
+    "get_work_dim", "get_global_size", "get_global_id", "get_local_size", "get_local_id",
+    "get_num_groups", "get_group_id", "get_global_offset", "get_enqueued_local_size",
+))
+
+
+def _pure_of(e: ir.Expr, names: set[str]) -> bool:
+    """True when ``e`` only combines literals, the variables ``names`` and work-item id queries
+    with operators: evaluating it again anywhere gives the same value and has no effect."""
+    for n in walk(e):
+        if isinstance(n, ir.Unary):
+            if n.op not in ("-", "+", "!", "~"):
+                return False
+        elif isinstance(n, ir.VarRef):
+            if n.name not in names:
+                return False
+        elif isinstance(n, ir.Call):
+            if n.builtin is None or n.name not in _ID_QUERIES:
+                return False
+        elif not isinstance(n, ir.IntLit | ir.FloatLit | ir.Binary | ir.Conditional | ir.Cast):
+            return False
+    return True
+
+
 def _scalar_like(t: Type) -> bool:
     return isinstance(t, ScalarType | VectorType | PointerType | EnumType)
 
@@ -506,12 +535,68 @@ class _Variables:
         live = liveness.live_across_regions(body, candidates)
         self.written_params = sorted(written_params)
         self.group_scalars = self._group_scalars(body, live - written_params, whole)
-        self.context = {n for n in live | written_params if n not in self.group_scalars}
+        self.recomputed = self._recomputable(body, params, whole)
+        self.context = {n for n in live | written_params
+                        if n not in self.group_scalars and n not in self.recomputed}
 
     def var_type(self, name: str) -> Type:
         if name in self.decls:
             return self.decls[name].type
         return self.params[name].type
+
+    # ------------------------------------------------------------ recomputed variables
+
+    def _recomputable(self, body: ir.Block, params: dict[str, ir.Param],
+                      whole: _Effects) -> dict[str, ir.VarDecl]:
+        """Variables declared once with a pure initializer over ids, unwritten arguments and
+        other such variables, never written after, never referenced at group level: each
+        region that reads one declares it again (``_redeclare``), in declaration order."""
+        counts: dict[str, int] = {}
+        for n in walk(body):
+            if isinstance(n, ir.DeclStmt):
+                for d in n.decls:
+                    counts[d.name] = counts.get(d.name, 0) + 1
+        at_group = _group_level_refs(body)
+        candidates = {name: d for name, d in self.decls.items()
+                      if counts.get(name) == 1 and d.init is not None
+                      and isinstance(d.type, ScalarType) and not d.volatile
+                      and name not in whole.writes and name not in whole.address_taken
+                      and name not in at_group}
+        fixed = {p for p in params if p not in whole.writes and p not in whole.address_taken}
+        changed = True
+        while changed:
+            changed = False
+            for name, d in list(candidates.items()):
+                assert d.init is not None
+                if not _pure_of(d.init, fixed | set(candidates)):
+                    del candidates[name]
+                    changed = True
+        order = {name: i for i, name in enumerate(self.decls)}
+        return dict(sorted(candidates.items(), key=lambda item: order[item[0]]))
+
+    def _redeclare(self, body: ir.Stmt) -> ir.Stmt:
+        """``body`` of a work-item loop with the recomputed variables it reads but does not
+        declare (and those their initializers read) declared first."""
+        if not self.recomputed:
+            return body
+        declared = {d.name for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+        needed = {n.name for n in walk(body) if isinstance(n, ir.VarRef)
+                  and n.name in self.recomputed and n.name not in declared}
+        pending = list(needed)
+        while pending:
+            decl = self.recomputed[pending.pop()]
+            assert decl.init is not None
+            for n in walk(decl.init):
+                if isinstance(n, ir.VarRef) and n.name in self.recomputed \
+                        and n.name not in needed and n.name not in declared:
+                    needed.add(n.name)
+                    pending.append(n.name)
+        if not needed:
+            return body
+        decls = tuple(ir.DeclStmt((d,), loc=d.loc) for name, d in self.recomputed.items()
+                      if name in needed)
+        stmts = body.stmts if isinstance(body, ir.Block) else (body,)
+        return ir.Block((*decls, *stmts), loc=body.loc)
 
     # ------------------------------------------------------------ group scalars
 
@@ -601,7 +686,7 @@ class _Variables:
 
     def _group_stmt(self, s: ir.Stmt, refs: _RefRewriter) -> list[ir.Stmt]:
         if isinstance(s, wg.WorkItemLoop):
-            body = refs.rewrite(s.body)
+            body = self._redeclare(refs.rewrite(s.body))
             return [dataclasses.replace(s, body=body, simd=self._simd_ok(s.body))]
         if isinstance(s, ir.Block):
             return [self._group_block(s, refs)]
@@ -632,7 +717,7 @@ class _Variables:
         if isinstance(s, ir.DeclStmt):
             out: list[ir.Stmt] = []
             for d in s.decls:
-                if d.space is AddressSpace.LOCAL:
+                if d.space is AddressSpace.LOCAL or d.name in self.recomputed:
                     continue
                 if d.name in self.group_scalars:
                     if d.init is not None:
@@ -664,6 +749,18 @@ class _Variables:
                     isinstance(x, wg.WorkItemExit) for x in walk(n)):
                 return False  # the exit is a goto out of a nested loop
         return True
+
+
+def _group_level_refs(node: Node) -> set[str]:
+    """Variables referenced outside every work-item loop."""
+    if isinstance(node, wg.WorkItemLoop):
+        return set()
+    if isinstance(node, ir.VarRef):
+        return {node.name}
+    found: set[str] = set()
+    for child in children(node):
+        found |= _group_level_refs(child)
+    return found
 
 
 class _RefRewriter(Rewriter):
@@ -758,4 +855,5 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         local_vars=local_vars,
         local_static_bytes=local_bytes,
         interchanged=former.interchanged,
+        recomputed=tuple(variables.recomputed),
     )
