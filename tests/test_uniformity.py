@@ -122,3 +122,39 @@ def test_atomics_and_id_reading_helpers_are_varying():
     assert u.var("old").kind is Kind.VARYING
     assert u.var("l").kind is Kind.VARYING
     assert u.var("t").is_uniform
+
+
+def test_values_declared_after_a_varying_return_are_uniform_among_those_still_running():
+    kernel, u = analyze("""
+    __kernel void kern(__global float *a, int n) {
+        int i = get_global_id(0);
+        int outer = 0;
+        if (i >= n) return;
+        float acc = 0.0f;
+        for (int k = 0; k < n; ++k) {
+            acc += a[k];
+            outer = k;
+        }
+        int late = 0;
+        if (get_local_id(0) == 1) late = 1;
+        a[i] = acc + outer + late;
+    }""")
+    loop = find_all(kernel, ir.For)[0]
+    assert u.var("k").is_uniform  # declared and stepped at the same divergence level
+    assert u.var("acc").is_uniform  # every work-item still running adds the same values
+    assert u.var("outer").kind is Kind.VARYING  # declared before the return, set after it
+    assert u.var("late").kind is Kind.VARYING  # set under a varying branch
+    assert u.convergent(loop) and not u.control_uniform(loop)
+    assert u.declared_level("k") == 1 and u.declared_level("i") == 0
+
+
+def test_loop_with_varying_trip_count_is_not_convergent():
+    kernel, u = analyze("""
+    __kernel void kern(__global float *a, int n) {
+        float acc = 0.0f;
+        for (int k = 0; k < get_global_id(0); ++k) acc += a[k];
+        a[get_global_id(0)] = acc;
+    }""")
+    loop = find_all(kernel, ir.For)[0]
+    assert not u.convergent(loop)
+    assert u.var("k").kind is Kind.VARYING

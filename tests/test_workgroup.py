@@ -9,6 +9,7 @@ from ppcl.compiler.analysis.liveness import live_across_regions
 from ppcl.compiler.analysis.uniformity import analyze_kernel
 from ppcl.compiler.cpu import build_kernel, run_kernel
 from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import find_all
 from ppcl.compiler.transforms.workgroup import form_workgroup
@@ -121,3 +122,77 @@ def test_pure_id_values_are_recomputed_and_the_rest_kept_per_work_item():
     lid = np.tile(np.arange(64), 2)
     group_base = np.repeat([0, 64], 64)
     np.testing.assert_array_equal(out, data[group_base + 63 - lid] + lid + lid + 1)
+
+
+GUARDED_MATMUL = """
+__kernel void mm(int M, int N, int K, __global const float *A, __global const float *B,
+                 __global float *C) {
+    int col = get_global_id(0), row = get_global_id(1);
+    if (row >= M || col >= N) return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++) acc += A[row * K + k] * B[k * N + col];
+    C[row * N + col] = acc;
+}
+"""
+
+
+def test_loop_after_a_varying_return_is_interchanged_under_the_function_mask():
+    f = formed(GUARDED_MATMUL, (16, 4, 1))
+    assert f.interchanged >= 1
+    # formed twice: unmasked when the whole group is active, masked at the edges
+    alternatives = [s for s in find_all(f.body, ir.If) if isinstance(s.cond, wg.MaskAll)]
+    assert len(alternatives) == 1
+    assert "acc" in f.context_vars and "k" in f.group_scalars
+    k = build_kernel(GUARDED_MATMUL, "mm", local_size=(16, 4))
+    assert "ppcl_all(" in k.c_source
+    rng = np.random.default_rng(2)
+    m, n, depth = 37, 45, 19  # ragged: the last groups in both dimensions are partial
+    a = rng.random((m, depth), dtype=np.float32)
+    b = rng.random((depth, n), dtype=np.float32)
+    c = np.full((64, 48), -1.0, np.float32)
+    run_kernel(k, (48, 64), (16, 4), [np.int32(m), np.int32(n), np.int32(depth), a, b, c])
+    flat = c.ravel()  # C is m x n, row-major, at the start of the buffer
+    np.testing.assert_allclose(flat[:m * n].reshape(m, n), a @ b, rtol=1e-5)
+    assert (flat[m * n:] == -1.0).all()  # masked-off work-items stored nothing
+
+
+ALL_PAIRS = """
+__kernel void pairs(__global const float *x, __global float *out, int n) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float xi = x[i];
+    float acc = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        float d = x[j] - xi;
+        acc += d * d;
+    }
+    out[i] = acc;
+}
+"""
+
+
+def test_loop_reading_only_broadcast_data_is_interchanged():
+    f = formed(ALL_PAIRS, (32, 1, 1))
+    assert f.interchanged >= 1
+    assert "d" not in f.context_vars  # declared and used within one region of each copy
+    k = build_kernel(ALL_PAIRS, "pairs", local_size=(32,))
+    x = np.random.default_rng(3).random(50, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    run_kernel(k, (64,), (32,), [x, out, np.int32(50)])
+    want = ((x[None, :] - x[:, None]) ** 2).sum(axis=1)
+    np.testing.assert_allclose(out[:50], want, rtol=1e-5)
+
+
+STRIDED_ROWS = """
+__kernel void gemv(int cols, __global const float *A, __global const float *x,
+                   __global float *y) {
+    int row = get_global_id(0);
+    float acc = 0.0f;
+    for (int k = 0; k < cols; ++k) acc += A[row * cols + k] * x[k];
+    y[row] = acc;
+}
+"""
+
+
+def test_loop_whose_accesses_stride_across_work_items_stays_inside_the_work_item_loop():
+    assert formed(STRIDED_ROWS, (64, 1, 1)).interchanged == 0

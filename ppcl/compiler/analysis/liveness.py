@@ -8,6 +8,11 @@ referenced in two regions, or by group-level code, carries a value from one regi
 (or is read at group level), so it needs one copy per work-item (a context array) or, when it is
 uniform, one group scalar. Variable names are unique per function (the front end guarantees
 it), so a reference is identified by name alone.
+
+An ``if`` on ``MaskAll`` chooses between two formings of the same statements (all work-items
+active, or some masked off): exactly one runs, so the i-th region of one branch and the i-th
+region of the other share a number, and a variable that lives within one region of each copy
+stays region-local.
 """
 
 from __future__ import annotations
@@ -48,6 +53,15 @@ def reference_units(body: ir.Stmt) -> dict[str, set[int]]:
             counter += 1
             for name in _names_in(node.body):
                 units.setdefault(name, set()).add(unit)
+            return
+        if isinstance(node, ir.If) and isinstance(node.cond, wg.MaskAll):
+            start = counter
+            visit(node.then)
+            end = counter
+            if node.otherwise is not None:
+                counter = start
+                visit(node.otherwise)
+            counter = max(counter, end)
             return
         if isinstance(node, ir.VarRef):
             units.setdefault(node.name, set()).add(GROUP_LEVEL)

@@ -10,12 +10,20 @@ Every value of a kernel is classified as
 * ``VARYING``: anything else (atomics, loads through varying addresses, values assigned under
   varying control).
 
-Variables take the join of every assignment to them, iterated to a fixed point; an assignment
-under varying control (a branch or loop whose condition varies, or after a varying
-``break``/``continue``/``return``) makes the variable varying. For a statement that branches or
-loops, ``control_uniform`` tells whether every work-item of the group takes the same path
-through it, which is what lets the work-group compiler run a barrier inside it in lock step
-without per-work-item bookkeeping. The analysis is conservative: VARYING is always safe.
+Variables take the join of every assignment to them, iterated to a fixed point. Control is
+counted in divergence levels: each branch or loop whose condition varies, and each varying
+``break``/``continue``/``return`` before a statement, adds one. An assignment at a deeper level
+than the variable's declaration makes the variable varying (some work-items skip it); one at
+the declaration's own level does not, since every work-item that can read the variable ran it.
+So a loop counter declared after a varying early ``return`` is uniform among the work-items
+still running.
+
+For a statement that branches or loops, ``control_uniform`` tells whether every work-item of
+the group takes the same path through it, which is what lets the work-group compiler run a
+barrier inside it in lock step without per-work-item bookkeeping. ``convergent`` is the weaker
+property that every work-item reaching it takes the same path (its trip count is uniform among
+them), which is enough to move a barrier-free loop out of the work-item loop under a mask.
+The analysis is conservative: VARYING is always safe.
 """
 
 from __future__ import annotations
@@ -139,6 +147,10 @@ class Uniformity:
         self._varying_control: set[int] = set()
         # If/loop statements (by id) that every work-item traverses the same way
         self._uniform_control: dict[int, bool] = {}
+        # If/loop statements (by id) that every work-item reaching them traverses the same way
+        self._convergent: set[int] = set()
+        # divergence level of each variable's declaration (parameters: 0)
+        self._decl_level: dict[str, int] = {}
         self._solve()
 
     # ------------------------------------------------------------ queries
@@ -159,6 +171,15 @@ class Uniformity:
         """True when every work-item of the group reaches ``stmt`` together and takes the same
         path through it (its condition, trip count and every exit from it are uniform)."""
         return self._uniform_control.get(id(stmt), False)
+
+    def convergent(self, stmt: ir.Stmt) -> bool:
+        """True when every work-item that reaches ``stmt`` takes the same path through it
+        (``control_uniform`` without the requirement that all of them reach it)."""
+        return id(stmt) in self._convergent
+
+    def declared_level(self, name: str) -> int:
+        """Divergence level of ``name``'s declaration: 0 when every work-item runs it."""
+        return self._decl_level.get(name, 0)
 
     def under_varying_control(self, stmt: ir.Stmt) -> bool:
         return id(stmt) in self._varying_control
@@ -250,24 +271,31 @@ class Uniformity:
             before = dict(self._vars)
             self._varying_control.clear()
             self._uniform_control.clear()
-            self._stmt(body, varying=False)
+            self._convergent.clear()
+            self._stmt(body, level=0)
             if self._vars == before:
                 return
         # did not settle (should not happen: shapes only move up a finite lattice)
         for name in self._vars:
             self._vars[name] = VARYING
 
-    def _assign_var(self, name: str, shape: Shape, varying: bool) -> None:
+    def _assign_var(self, name: str, shape: Shape, level: int) -> None:
+        """Join ``shape`` into ``name``; an assignment at a divergence level deeper than the
+        declaration's makes it varying (work-items that skipped it keep another value)."""
         if name in self._params:
             # a parameter is a private copy per work-item once written
             self._params.discard(name)
             self._vars[name] = UNIFORM
-        if varying:
+        if level > self._decl_level.get(name, 0):
             shape = VARYING
         old = self._vars.get(name)
         self._vars[name] = shape if old is None else join(old, shape)
 
-    def _effects(self, e: ir.Expr, varying: bool) -> None:
+    def _declare(self, name: str, shape: Shape, level: int) -> None:
+        self._decl_level[name] = level
+        self._assign_var(name, shape, level)
+
+    def _effects(self, e: ir.Expr, level: int) -> None:
         """Record the assignments an expression performs."""
         for node in walk(e):
             if isinstance(node, ir.Assign):
@@ -283,15 +311,15 @@ class Uniformity:
                         if isinstance(c, ir.Expr) and c is not node.target
                         and not isinstance(c, ir.VarRef)])
                     value = join(self.var(root), value)
-                self._assign_var(root, value, varying)
+                self._assign_var(root, value, level)
             elif isinstance(node, ir.Unary) and node.op in ("++", "--", "p++", "p--"):
                 root = _root_var(node.operand)
                 if root is not None:
-                    self._assign_var(root, self.var(root), varying)
+                    self._assign_var(root, self.var(root), level)
             elif isinstance(node, ir.Unary) and node.op == "&":
                 root = _root_var(node.operand)
                 if root is not None:  # written through a pointer we do not track
-                    self._assign_var(root, VARYING, varying)
+                    self._assign_var(root, VARYING, level)
             elif isinstance(node, ir.Call) and node.builtin is not None:
                 # builtins that write through pointer arguments (sincos, fract, ...)
                 for arg in node.args:
@@ -301,84 +329,91 @@ class Uniformity:
                     if isinstance(inner, ir.Unary) and inner.op == "&":
                         root = _root_var(inner.operand)
                         if root is not None:
-                            self._assign_var(root, VARYING, varying)
+                            self._assign_var(root, VARYING, level)
 
-    def _stmt(self, s: ir.Stmt, varying: bool) -> bool:
-        """Analyse ``s``; return True when some work-items may leave ``s`` early in a varying
-        way (a varying break/continue/return inside), which makes what follows varying."""
-        if varying:
+    def _stmt(self, s: ir.Stmt, level: int) -> bool:
+        """Analyse ``s`` at divergence ``level``; return True when some work-items may leave
+        ``s`` early in a varying way (a varying break/continue/return inside), which puts
+        what follows one level deeper."""
+        if level:
             self._varying_control.add(id(s))
         if isinstance(s, ir.Block):
-            diverged = False
+            extra = 0
             for item in s.stmts:
-                if self._stmt(item, varying or diverged):
-                    diverged = True
-            return diverged
+                if self._stmt(item, level + extra):
+                    extra = 1
+            return bool(extra)
         if isinstance(s, ir.DeclStmt):
             for d in s.decls:
                 if d.init is not None:
-                    self._effects(d.init, varying)
+                    self._effects(d.init, level)
                     shape = self.expr(d.init) if not isinstance(d.init, ir.InitList) else \
                         _all_uniform([self.expr(x) for x in walk(d.init)
                                       if isinstance(x, ir.Expr) and x is not d.init])
-                    self._assign_var(d.name, shape, varying)
+                    self._declare(d.name, shape, level)
                 else:
-                    self._assign_var(d.name, UNIFORM, varying)
+                    self._declare(d.name, UNIFORM, level)
             return False
         if isinstance(s, ir.ExprStmt):
-            self._effects(s.expr, varying)
+            self._effects(s.expr, level)
             return False
         if isinstance(s, ir.If):
-            self._effects(s.cond, varying)
-            inner = varying or not self.is_uniform(s.cond)
+            self._effects(s.cond, level)
+            split = not self.is_uniform(s.cond)
+            inner = level + split
             diverged = self._stmt(s.then, inner)
             if s.otherwise is not None:
                 diverged = self._stmt(s.otherwise, inner) or diverged
-            self._uniform_control[id(s)] = not inner and not diverged
-            return diverged or (inner and not varying and _has_exit(s, in_switch=False))
+            self._record_control(s, not split and not diverged, level)
+            return diverged or (split and _has_exit(s, in_switch=False))
         if isinstance(s, _LOOPS):
-            return self._loop(s, varying)
+            return self._loop(s, level)
         if isinstance(s, ir.Switch):
-            self._effects(s.expr, varying)
-            inner = varying or not self.is_uniform(s.expr)
-            diverged = self._stmt(s.body, inner)
-            self._uniform_control[id(s)] = not inner and not diverged
-            return diverged or (inner and not varying and _has_exit(s.body, in_switch=True))
+            self._effects(s.expr, level)
+            split = not self.is_uniform(s.expr)
+            diverged = self._stmt(s.body, level + split)
+            self._record_control(s, not split and not diverged, level)
+            return diverged or (split and _has_exit(s.body, in_switch=True))
         if isinstance(s, ir.Return):
             if s.value is not None:
-                self._effects(s.value, varying)
-            return varying
+                self._effects(s.value, level)
+            return level > 0
         if isinstance(s, ir.Break | ir.Continue):
-            return varying
+            return level > 0
         return False
 
-    def _loop(self, s: ir.For | ir.While | ir.DoWhile, varying: bool) -> bool:
+    def _record_control(self, s: ir.Stmt, same_path: bool, level: int) -> None:
+        self._uniform_control[id(s)] = same_path and level == 0
+        if same_path:
+            self._convergent.add(id(s))
+
+    def _loop(self, s: ir.For | ir.While | ir.DoWhile, level: int) -> bool:
         if isinstance(s, ir.For) and s.init is not None:
-            self._stmt(s.init, varying)
+            self._stmt(s.init, level)
         cond = s.cond if not isinstance(s, ir.For) else s.cond
         step = s.step if isinstance(s, ir.For) else None
         # loop-carried values: analyse the body twice so updates feed back into the condition
-        inner = varying
+        split = False
         diverged = False
         for _ in range(2):
             if cond is not None:
-                self._effects(cond, inner)
-                inner = inner or not self.is_uniform(cond)
-            diverged = self._stmt(s.body, inner)
+                self._effects(cond, level + split)
+                split = split or not self.is_uniform(cond)
+            diverged = self._stmt(s.body, level + split)
             if step is not None:
-                self._effects(step, inner or diverged)
+                self._effects(step, level + (split or diverged))
             if diverged:
                 # some work-items leave or skip iterations: the trip count varies, so
                 # everything the loop assigns is varying
-                inner = True
-        uniform = not inner and not diverged
-        self._uniform_control[id(s)] = uniform
-        if not uniform:
+                split = True
+        same_path = not split and not diverged
+        self._record_control(s, same_path, level)
+        if not same_path:
             for name in _assigned_vars(s):
-                self._assign_var(name, VARYING, True)
+                self._assign_var(name, VARYING, level + 1)
         # a varying return inside leaves the loop's code after it divergent; breaks do not
         # escape the loop
-        return _has_return(s) and not uniform
+        return _has_return(s) and not same_path
 
 
 def _is_integerish(e: ir.Expr) -> bool:

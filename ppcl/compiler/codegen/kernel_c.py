@@ -86,6 +86,15 @@ static inline int ppcl_any(const char *mask, size_t n)
     }
     return 0;
 }
+static inline int ppcl_all(const char *mask, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!mask[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
 """
 
 PRINTF_SUPPORT = r"""
@@ -269,6 +278,8 @@ class KernelPrinter(CStylePrinter):
             return f"{e.name}[__lid]", PREC_POSTFIX
         if isinstance(e, wg.MaskAny):
             return f"ppcl_any({e.name}, {self.group_items})", PREC_POSTFIX
+        if isinstance(e, wg.MaskAll):
+            return f"ppcl_all({e.name}, {self.group_items})", PREC_POSTFIX
         if isinstance(e, wg.GroupEval):
             return self.group_eval(e), PREC_PRIMARY
         if isinstance(e, ir.VarRef) and e.name in self.local_names and not self.in_helper:

@@ -105,6 +105,13 @@ class MaskAny(ir.Expr):
 
 
 @dataclass(frozen=True)
+class MaskAll(ir.Expr):
+    """Group level: whether every entry of mask ``name`` is set."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class GroupEval(ir.Expr):
     """Group level: evaluate ``expr`` for every work-item (it has side effects on per-work-item
     state) and yield work-item 0's value, kept in context array ``temp`` (None: value unused)."""

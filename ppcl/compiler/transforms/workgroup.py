@@ -26,7 +26,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis import liveness
-from ppcl.compiler.analysis.uniformity import Uniformity, analyze_kernel
+from ppcl.compiler.analysis.uniformity import Kind, Uniformity, analyze_kernel
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
@@ -146,6 +146,7 @@ class _Former:
         self.loops: list[str] = []  # group-level loops, innermost last: "lockstep" / "masked"
         self.lockstep_depth = 0
         self.lowered_return = False
+        self.in_masked_copy = False  # forming the partial-mask copy of an interchanged loop
 
     def _new_mask(self, prefix: str) -> str:
         name = f"__ppcl_{prefix}{len(self.mask_names)}"
@@ -153,18 +154,22 @@ class _Former:
         return name
 
     def _uniform(self, s: ir.Stmt) -> bool:
-        return self.uni is not None and self.guard is None and self.uni.control_uniform(s)
+        if self.uni is None:
+            return False
+        if self.guard is None:
+            return self.uni.control_uniform(s)
+        return self._interchangeable(s)
 
     # ------------------------------------------------------------ blocks and regions
 
     def _structural(self, s: ir.Stmt) -> bool:
         if has_barrier(s):
             return True
+        if self._interchangeable(s):
+            return True
         if self.guard is not None:
             return False
         if _has_async(s):
-            return True
-        if self._interchangeable(s):
             return True
         exits = escapes(s)
         if self.loops and self.loops[-1] == "lockstep" and exits & {"break", "continue"}:
@@ -183,16 +188,57 @@ class _Former:
         """Horizontal inner-loop parallelization: a barrier-free loop with uniform control,
         no exits and a memory access consecutive in local id 0 moves out of the work-item
         loop (it runs in lock step like a barrier loop), so the work-item loop inside its body
-        vectorizes across work-items; its accumulators become context arrays."""
-        if self.uni is None or self.guard is not None or not isinstance(s, _LOOPS):
+        vectorizes across work-items; its accumulators become context arrays.
+
+        Under a mask (after a varying early ``return``, say) the loop must be ``convergent``
+        and its control computable at group level even when no work-item is active: only
+        arguments, its own counters and variables every work-item assigned, no memory.
+        (``guard`` may still be None here while the return sits in the pending run of
+        statements; the region cut before the loop puts the function mask in place.)"""
+        if self.uni is None or not isinstance(s, _LOOPS):
             return False
-        if self.local_size[0] <= 1 or escapes(s) or not self.uni.control_uniform(s):
+        if self.local_size[0] <= 1 or escapes(s) or _has_async(s):
+            return False
+        if not (self.guard is None and self.uni.control_uniform(s)) and not (
+                self.uni.convergent(s) and self._group_computable(s)):
             return False
         for n in walk(s):
             if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(("atom", "printf"))):
                 return False
-        return any(isinstance(n, ir.Index) and self.uni.expr(n.index).consecutive_in(0)
-                   for n in walk(s.body))
+        uni = self.uni
+        shapes = [uni.expr(n.index) if isinstance(n, ir.Index) else uni.expr(n.operand)
+                  for n in walk(s.body) if isinstance(n, ir.Index)
+                  or (isinstance(n, ir.Unary) and n.op == "*")]
+        if any(shape.consecutive_in(0) for shape in shapes):
+            return True
+        # Per-work-item arithmetic on data every work-item reads alike (all-pairs n-body):
+        # every access is a broadcast along local id 0, and some private value varies.
+        if any(shape.kind is Kind.VARYING or shape.strides[0] != 0 for shape in shapes):
+            return False
+        if any(isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType)
+               for n in walk(s.body)):
+            return False  # a private array would become a context array strided by its length
+        return any(not uni.var(name).is_uniform for name in _written_vars(s.body))
+
+    def _group_computable(self, s: ir.For | ir.While | ir.DoWhile) -> bool:
+        assert self.uni is not None
+        control: list[Node] = [s.cond] if s.cond is not None else []
+        own: set[str] = set()
+        if isinstance(s, ir.For):
+            control += [n for n in (s.init, s.step) if n is not None]
+            if isinstance(s.init, ir.DeclStmt):
+                own = {d.name for d in s.init.decls}
+        for part in control:
+            for n in walk(part):
+                if isinstance(n, ir.VarRef):
+                    if n.name not in own and self.uni.declared_level(n.name) > 0:
+                        return False
+                elif isinstance(n, ir.Index | ir.Member) or (
+                        isinstance(n, ir.Unary) and n.op in ("*", "&")):
+                    return False
+                elif isinstance(n, ir.Call) and n.name not in _ID_QUERIES:
+                    return False
+        return True
 
     def block(self, stmts: tuple[ir.Stmt, ...] | list[ir.Stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
@@ -323,6 +369,28 @@ class _Former:
     def _lockstep(self, s: ir.If | ir.For | ir.While | ir.DoWhile) -> list[ir.Stmt]:
         if isinstance(s, _LOOPS) and not has_barrier(s) and not _has_async(s):
             self.interchanged += 1
+            if self.guard is not None and not self.in_masked_copy:
+                return [self._interchange_under_mask(s, self.guard)]
+        return self._lockstep_formed(s)
+
+    def _interchange_under_mask(self, s: ir.For | ir.While | ir.DoWhile, guard: str) -> ir.Stmt:
+        """An interchanged loop under a mask, formed twice: the mask cannot change inside it
+        (it has no exits), so when every work-item is active, as in all groups away from the
+        edges of the range, its work-item loops run without testing the mask and vectorize."""
+        self.guard = None
+        try:
+            full = self._lockstep_formed(s)
+        finally:
+            self.guard = guard
+        self.in_masked_copy = True  # nested loops are formed once, masked, to keep the two
+        try:                        # copies region for region alike (see liveness)
+            partial = self._lockstep_formed(s)
+        finally:
+            self.in_masked_copy = False
+        return ir.If(wg.MaskAll(INT, guard, loc=s.loc), ir.Block(tuple(full), loc=s.loc),
+                     ir.Block(tuple(partial), loc=s.loc), loc=s.loc)
+
+    def _lockstep_formed(self, s: ir.If | ir.For | ir.While | ir.DoWhile) -> list[ir.Stmt]:
         self.lockstep_depth += 1
         try:
             if isinstance(s, ir.If):
@@ -487,6 +555,10 @@ def _effects(node: Node, out: _Effects) -> _Effects:
     return out
 
 
+def _written_vars(node: Node) -> set[str]:
+    return _effects(node, _Effects()).writes
+
+
 def _is_effect_free(e: ir.Expr) -> bool:
     eff = _effects(e, _Effects())
     return not eff.writes and not eff.memory
@@ -551,14 +623,14 @@ class _Variables:
         """Variables declared once with a pure initializer over ids, unwritten arguments and
         other such variables, never written after, never referenced at group level: each
         region that reads one declares it again (``_redeclare``), in declaration order."""
-        counts: dict[str, int] = {}
+        forms: dict[str, set[ir.VarDecl]] = {}  # an interchanged loop may be formed twice
         for n in walk(body):
             if isinstance(n, ir.DeclStmt):
                 for d in n.decls:
-                    counts[d.name] = counts.get(d.name, 0) + 1
+                    forms.setdefault(d.name, set()).add(d)
         at_group = _group_level_refs(body)
         candidates = {name: d for name, d in self.decls.items()
-                      if counts.get(name) == 1 and d.init is not None
+                      if len(forms.get(name, ())) == 1 and d.init is not None
                       and isinstance(d.type, ScalarType) and not d.volatile
                       and name not in whole.writes and name not in whole.address_taken
                       and name not in at_group}
