@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ppcl.compiler.analysis.callgraph import reaching
@@ -36,10 +37,13 @@ from ppcl.compiler.codegen.cstyle import (
     PREC_UNARY,
     CStylePrinter,
 )
+from ppcl.compiler.codegen.widen import widened_ints
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import (
+    INT,
+    LONG,
     AddressSpace,
     ArrayType,
     PointerType,
@@ -179,6 +183,7 @@ class KernelPrinter(CStylePrinter):
         self.exit_label: str | None = None
         self.used_goto = False
         self.uses_printf = False
+        self.widened: set[str] = set()  # int variables declared 64 bits wide (see widen.py)
 
     # ------------------------------------------------------------ statements
 
@@ -248,6 +253,25 @@ class KernelPrinter(CStylePrinter):
         lines.append(INDENT * level + "}")
         self.exit_label, self.nest, self.used_goto = saved
         return lines
+
+    def var_decls(self, decls: Sequence[ir.VarDecl]) -> str:
+        if self.widened and not self.in_helper:
+            decls = [dataclasses.replace(d, type=LONG) if d.name in self.widened else d
+                     for d in decls]
+        return super().var_decls(decls)
+
+    def mentions_widened(self, e: ir.Expr) -> bool:
+        return bool(self.widened) and not self.in_helper and any(
+            isinstance(n, ir.VarRef) and n.name in self.widened for n in walk(e))
+
+    def cast(self, e: ir.Cast) -> tuple[str, int]:
+        """Implicit conversions that C would do differently with a widened operand (or into a
+        widened variable) are spelled out: ``long < uint`` compares signed, ``int < uint`` does
+        not, and a ``uint`` stored into a widened ``int`` must wrap as the ``int`` would."""
+        if e.implicit and self.widened and not self.in_helper and isinstance(e.type, ScalarType) \
+                and e.type != e.operand.type and (e.type == INT or self.mentions_widened(e.operand)):
+            return f"({self.type_name(e.type)})({self.expr(e.operand, PREC_ASSIGN)})", PREC_UNARY
+        return super().cast(e)
 
     def context_init(self, s: wg.ContextInit, level: int) -> list[str]:
         ind = INDENT * level
@@ -390,7 +414,10 @@ class KernelPrinter(CStylePrinter):
             value = values.pop(0)
             if vec is None:
                 pieces.append(m.group(0))
-                out_args.append(self.expr(value, PREC_ASSIGN))
+                if self.mentions_widened(value):  # a variadic argument keeps its C type
+                    out_args.append(f"({self.type_name(value.type)})({self.expr(value, PREC_ASSIGN)})")
+                else:
+                    out_args.append(self.expr(value, PREC_ASSIGN))
                 continue
             width = int(vec[1:])
             elem = scalar_of(value.type)
@@ -552,6 +579,7 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
         group.append(g + f"char {mask}[{items}];")
     for sname, t in formed.group_scalars.items():
         group.append(g + p.declaration(t, sname) + ";")
+    p.widened = widened_ints(formed.body, set(formed.context_vars) | set(formed.group_scalars))
     group += p.stmts(formed.body.stmts, 1)
     group.append("}")
 

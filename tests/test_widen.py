@@ -1,0 +1,66 @@
+"""int index arithmetic declared 64 bits wide: which variables, and that values do not change."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ppcl.compiler.codegen.widen import widened_ints
+from ppcl.compiler.cpu import build_kernel, run_kernel
+from ppcl.compiler.frontend import compile_source
+
+STENCIL = """
+__kernel void s(__global const float *in, __global float *out, int nx, int ny) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    int plane = nx * ny;
+    int idx = y * nx + x;
+    int loaded = (int)in[idx];
+    int masked = idx & 3;
+    out[idx + plane * 0] = in[idx] + in[loaded] + masked;
+}
+"""
+
+
+def test_only_index_arithmetic_is_widened():
+    kernel = compile_source(STENCIL).module.kernels[0]
+    assert kernel.body is not None
+    widened = widened_ints(kernel.body, set())
+    assert widened == {"x", "y", "plane", "idx"}  # 'loaded' is a load, 'masked' a bit operation
+    assert widened_ints(kernel.body, {"idx"}) == {"plane"}  # excluded names stop the chain
+
+
+CONVERSIONS = """
+__kernel void c(__global int *out, uint big) {
+    int i = get_global_id(0);
+    int neg = i - 5;
+    int wrapped = big;  /* an implicit uint -> int conversion wraps */
+    out[neg + 5] = neg < 1u;  /* int < uint compares as unsigned */
+    out[16 + i + wrapped + 16] = (uint)neg >> 28;
+}
+"""
+
+
+def test_widened_variables_keep_int_semantics():
+    k = build_kernel(CONVERSIONS, "c", local_size=(8,))
+    group = k.c_source[k.c_source.index("static void ppcl_group_c"):]
+    assert "long neg" in group and "long wrapped" in group
+    out = np.full(24, -1, np.int32)
+    run_kernel(k, (8,), (8,), [out, np.uint32(0xFFFFFFF0)])
+    neg = np.arange(8) - 5
+    np.testing.assert_array_equal(out[:8], (neg.astype(np.uint32) < 1).astype(np.int32))
+    np.testing.assert_array_equal(out[16:24], neg.astype(np.uint32) >> 28)
+
+
+def test_printf_of_a_widened_variable_prints_an_int(capfd):
+    source = """
+    __kernel void p(__global int *out) {
+        int i = get_global_id(0) - 3;
+        out[i + 3] = i;
+        printf("%d|", i);
+    }"""
+    k = build_kernel(source, "p", local_size=(4,))
+    assert "long i" in k.c_source
+    out = np.zeros(4, np.int32)
+    run_kernel(k, (4,), (4,), [out])
+    assert capfd.readouterr().out == "-3|-2|-1|0|"
+    np.testing.assert_array_equal(out, [-3, -2, -1, 0])
