@@ -42,7 +42,6 @@ from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import (
-    INT,
     LONG,
     AddressSpace,
     ArrayType,
@@ -265,11 +264,10 @@ class KernelPrinter(CStylePrinter):
             isinstance(n, ir.VarRef) and n.name in self.widened for n in walk(e))
 
     def cast(self, e: ir.Cast) -> tuple[str, int]:
-        """Implicit conversions that C would do differently with a widened operand (or into a
-        widened variable) are spelled out: ``long < uint`` compares signed, ``int < uint`` does
-        not, and a ``uint`` stored into a widened ``int`` must wrap as the ``int`` would."""
-        if e.implicit and self.widened and not self.in_helper and isinstance(e.type, ScalarType) \
-                and e.type != e.operand.type and (e.type == INT or self.mentions_widened(e.operand)):
+        """Implicit conversions that C would do differently with a widened operand are
+        spelled out: ``long < uint`` compares signed where ``int < uint`` does not."""
+        if e.implicit and isinstance(e.type, ScalarType) and e.type != e.operand.type \
+                and self.mentions_widened(e.operand):
             return f"({self.type_name(e.type)})({self.expr(e.operand, PREC_ASSIGN)})", PREC_UNARY
         return super().cast(e)
 
@@ -579,7 +577,9 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
         group.append(g + f"char {mask}[{items}];")
     for sname, t in formed.group_scalars.items():
         group.append(g + p.declaration(t, sname) + ";")
-    p.widened = widened_ints(formed.body, set(formed.context_vars) | set(formed.group_scalars))
+    # uniform values gain nothing from widening: they are not vectorized along work-items
+    p.widened = widened_ints(formed.body, set(formed.context_vars) | set(formed.group_scalars)
+                             | formed.uniform_vars)
     group += p.stmts(formed.body.stmts, 1)
     group.append("}")
 

@@ -9,14 +9,16 @@ the same reason.
 
 A private scalar ``int`` variable is declared 64 bits wide (``widened``) when it reaches a
 subscript or pointer offset through ``+``, ``-``, ``*`` and every value assigned to it is such
-arithmetic on literals, variables and work-item ids: not a load, a call or a bit operation.
+arithmetic on literals, variables and work-item ids: not a load, a call, a bit operation or a
+wrapping conversion. The caller excludes values uniform across the work-group: only those
+that vary along the vectorized work-item loop need it.
 Reads of it where the type matters print an explicit conversion (see ``KernelPrinter``).
 """
 
 from __future__ import annotations
 
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import INT, AddressSpace, PointerType
+from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Node, walk
 
 _ID_QUERIES = frozenset((
@@ -27,21 +29,28 @@ _AFFINE_OPS = frozenset(("+", "-", "*"))
 _AFFINE_UPDATES = frozenset(("=", "+=", "-=", "*="))
 
 
+def _small_signed(t: object) -> bool:
+    return isinstance(t, ScalarType) and t.is_integer and t.is_signed and t.size <= 4
+
+
 def _index_arithmetic(e: ir.Expr) -> bool:
-    """Whether ``e`` only combines literals, variables and id queries with + - * and casts."""
-    for n in walk(e):
-        if isinstance(n, ir.Binary):
-            if n.op not in _AFFINE_OPS:
-                return False
-        elif isinstance(n, ir.Unary):
-            if n.op not in ("-", "+"):
-                return False
-        elif isinstance(n, ir.Call):
-            if n.builtin is None or n.name not in _ID_QUERIES:
-                return False
-        elif not isinstance(n, ir.IntLit | ir.VarRef | ir.Cast):
-            return False
-    return True
+    """Whether ``e`` only combines signed literals, variables and id queries with + - * and
+    conversions that keep every value. Unsigned arithmetic wraps by definition and a
+    conversion to ``int`` from a wider type truncates, so neither may run in 64 bits."""
+    if not _small_signed(e.type):
+        return False
+    if isinstance(e, ir.IntLit | ir.VarRef):
+        return True
+    if isinstance(e, ir.Binary):
+        return e.op in _AFFINE_OPS and _index_arithmetic(e.lhs) and _index_arithmetic(e.rhs)
+    if isinstance(e, ir.Unary):
+        return e.op in ("-", "+") and _index_arithmetic(e.operand)
+    if isinstance(e, ir.Cast):
+        inner = e.operand
+        if isinstance(inner, ir.Call):  # (int)get_global_id(d): ids fit (narrow_ids)
+            return inner.builtin is not None and inner.name in _ID_QUERIES
+        return _index_arithmetic(inner)
+    return False
 
 
 def _terms(e: ir.Expr, names: set[str]) -> set[str]:

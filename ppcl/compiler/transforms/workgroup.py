@@ -75,6 +75,7 @@ class FormedKernel:
     interchanged: int = 0
     notes: tuple[str, ...] = field(default=())
     recomputed: tuple[str, ...] = ()  # redeclared in each region that reads them
+    uniform_vars: frozenset[str] = frozenset()  # the same for every work-item (by analysis)
 
 
 class _NeedMasked(Exception):
@@ -928,4 +929,6 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         local_static_bytes=local_bytes,
         interchanged=former.interchanged,
         recomputed=tuple(variables.recomputed),
+        uniform_vars=frozenset(n for n in decls if uniformity is not None
+                               and uniformity.var(n).is_uniform),
     )
