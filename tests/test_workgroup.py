@@ -196,3 +196,28 @@ __kernel void gemv(int cols, __global const float *A, __global const float *x,
 
 def test_loop_whose_accesses_stride_across_work_items_stays_inside_the_work_item_loop():
     assert formed(STRIDED_ROWS, (64, 1, 1)).interchanged == 0
+
+
+CSR = """
+__kernel void spmv(int rows, __global const int *start, __global const int *cols,
+                   __global const float *vals, __global const float *x, __global float *y) {
+    int row = get_global_id(0);
+    if (row >= rows) return;
+    float acc = 0.0f;
+    for (int k = start[row]; k < start[row + 1]; ++k) acc += vals[k] * x[cols[k]];
+    y[row] = acc;
+}
+"""
+
+
+def test_float_sum_in_a_loop_of_varying_trip_count_is_compiled_scalar():
+    k = build_kernel(CSR, "spmv", local_size=(32,))
+    assert 'optimize("no-tree-loop-vectorize")' in k.c_source
+    assert "no-tree-loop-vectorize" not in build_kernel(SAXPY, "saxpy", local_size=(32,)).c_source
+    start = np.array([0, 2, 2, 5], np.int32)
+    cols = np.array([0, 2, 1, 0, 2], np.int32)
+    vals = np.array([1, 2, 3, 4, 5], np.float32)
+    x = np.array([1, 10, 100], np.float32)
+    y = np.zeros(32, np.float32)
+    run_kernel(k, (32,), (32,), [np.int32(3), start, cols, vals, x, y])
+    np.testing.assert_array_equal(y[:3], [201, 0, 534])

@@ -52,7 +52,7 @@ from ppcl.compiler.ir.types import (
     scalar_of,
     width_of,
 )
-from ppcl.compiler.ir.visit import walk
+from ppcl.compiler.ir.visit import find_all, walk
 from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 
@@ -556,7 +556,13 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
 
     # the group function
     param_texts = [p.param(q) for q in kernel.params]
-    group = [f"static void ppcl_group_{name}("
+    loops = find_all(formed.body, wg.WorkItemLoop)
+    # Work-item loops that cannot vectorize because of a varying-trip float sum, and no other
+    # that could: gcc would vectorize the inner sums in order, which is slower than scalar.
+    scalar = not fast_math and any(w.serial_reduction for w in loops) and not any(
+        w.simd and not w.serial_reduction for w in loops)
+    attribute = '__attribute__((optimize("no-tree-loop-vectorize"))) ' if scalar else ""
+    group = [f"{attribute}static void ppcl_group_{name}("
              + ", ".join([*param_texts, "const ppcl_launch *__L", "size_t __grp0", "size_t __grp1",
                           "size_t __grp2", "char *__lm"]) + ")", "{"]
     g = INDENT

@@ -22,6 +22,9 @@ class WorkItemLoop(ir.Stmt):
     """Runs ``body`` for every work-item of the group, in linear local id order.
 
     ``mask``: the name of an activity mask; only work-items whose entry is non-zero run.
+    ``serial_reduction``: the body accumulates floats in a loop whose trip count varies
+    between work-items, so the work-item loop cannot vectorize and the inner loop could only
+    as an in-order (slower than scalar) reduction.
     ``simd``: the innermost loop may carry ``#pragma omp simd`` (no calls with side effects
     ordered across work-items, no group scalars written).
     """
@@ -29,6 +32,7 @@ class WorkItemLoop(ir.Stmt):
     body: ir.Stmt
     mask: str | None = None
     simd: bool = False
+    serial_reduction: bool = False  # a floating-point sum in a loop whose trip count varies
 
 
 @dataclass(frozen=True)

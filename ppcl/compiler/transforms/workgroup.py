@@ -760,7 +760,8 @@ class _Variables:
     def _group_stmt(self, s: ir.Stmt, refs: _RefRewriter) -> list[ir.Stmt]:
         if isinstance(s, wg.WorkItemLoop):
             body = self._redeclare(refs.rewrite(s.body))
-            return [dataclasses.replace(s, body=body, simd=self._simd_ok(s.body))]
+            return [dataclasses.replace(s, body=body, simd=self._simd_ok(s.body),
+                                        serial_reduction=self._serial_reduction(s.body))]
         if isinstance(s, ir.Block):
             return [self._group_block(s, refs)]
         if isinstance(s, ir.If):
@@ -808,6 +809,17 @@ class _Variables:
             call_target = None if s.target is None else refs.rewrite(s.target)
             return [wg.GroupCall(call, call_target, loc=s.loc)]
         return [s]
+
+    def _serial_reduction(self, body: ir.Stmt) -> bool:
+        if self.uni is None:
+            return False
+        for loop in walk(body):
+            if isinstance(loop, _LOOPS) and not self.uni.convergent(loop) and any(
+                    isinstance(n, ir.Assign) and n.op in ("+=", "-=", "*=")
+                    and isinstance(n.target, ir.VarRef) and isinstance(n.target.type, ScalarType)
+                    and n.target.type.is_float for n in walk(loop.body)):
+                return True
+        return False
 
     def _simd_ok(self, body: ir.Stmt) -> bool:
         for n in walk(body):
