@@ -493,3 +493,27 @@ def test_int_global_ids_beyond_int_max_need_the_wide_build():
     small = np.zeros(16, np.int32)
     run_kernel(narrow, (16,), (8,), [small, np.uint64(3)], global_offset=(3,))
     np.testing.assert_array_equal(small, np.arange(3, 19, dtype=np.int32))
+
+
+@pytest.mark.parametrize("uniform", MODES)
+def test_every_local_atomic_operation(uniform):
+    """Local atomics run without locked instructions (one thread runs a whole group); each
+    operation still gives what the OpenCL definition gives."""
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "kernels" / "atomics_local_uint.cl").read_text()
+    local, groups = 32, 3
+    k = build(source, "local_atomic_stats", (local,), uniform)
+    keys = RNG.integers(0, 1 << 32, local * groups, dtype=np.uint64).astype(np.uint32)
+    stats = np.zeros((groups, 4), np.uint32)
+    balance = np.zeros(groups, np.int32)
+    run_kernel(k, (local * groups,), (local,), [keys, stats, balance])
+    for g in range(groups):
+        part = keys[g * local:(g + 1) * local]
+        lor = np.bitwise_or.reduce(part)
+        land = np.bitwise_and.reduce(part)
+        lxor = np.bitwise_xor.reduce(part)
+        count = np.uint32((part & 1).sum())
+        np.testing.assert_array_equal(
+            stats[g], [part.min(), part.max(), lor ^ land, count + (lxor & 1)])
+        assert balance[g] == int(((part & 2) != 0).sum()) * 2 - local

@@ -43,6 +43,7 @@ from ppcl.compiler.codegen.c_builtins_math import lower_math
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import (
+    AddressSpace,
     PointerType,
     ScalarType,
     Type,
@@ -469,6 +470,8 @@ def lower_atomic(e: Emitter, ov: Overload) -> str:
     ptr = ov.params[0]
     assert isinstance(ptr, PointerType)
     T = c_type(ov.ret)
+    if ptr.space is AddressSpace.LOCAL:
+        return _lower_local_atomic(e, ov, op, T)
     if op in _FETCH_OPS:
         return define_overload(
             e, ov, lambda a: f"return __atomic_fetch_{_FETCH_OPS[op]}({a[0]}, {a[1]}, __ATOMIC_RELAXED);")
@@ -496,6 +499,28 @@ while ({a[1]} {better} old
 }}
 return old;""")
     raise CodegenError(f"no C lowering of builtin '{ov.name}'")
+
+
+_LOCAL_UPDATES = {"add": "old + {v}", "sub": "old - {v}", "and": "old & {v}", "or": "old | {v}",
+                  "xor": "old ^ {v}", "inc": "old + 1", "dec": "old - 1", "xchg": "{v}",
+                  "min": "{v} < old ? {v} : old", "max": "{v} > old ? {v} : old"}
+
+
+def _lower_local_atomic(e: Emitter, ov: Overload, op: str, T: str) -> str:
+    """``__local`` memory belongs to one work-group, and the CPU device runs all of a group's
+    work-items in sequence on one thread: its atomics need no locked instruction."""
+    if op == "cmpxchg":
+        return define_overload(e, ov, lambda a: f"""{T} *p = ({T} *){a[0]};
+{T} old = *p;
+if (old == {a[1]}) *p = {a[2]};
+return old;""")
+    update = _LOCAL_UPDATES.get(op)
+    if update is None:
+        raise CodegenError(f"no C lowering of builtin '{ov.name}'")
+    return define_overload(e, ov, lambda a: f"""{T} *p = ({T} *){a[0]};
+{T} old = *p;
+*p = {update.format(v=a[1] if len(a) > 1 else "")};
+return old;""")
 
 
 _FENCES = {"mem_fence": "__ATOMIC_SEQ_CST", "read_mem_fence": "__ATOMIC_ACQUIRE",
