@@ -43,6 +43,7 @@ from ppcl.compiler.ir.types import (
 )
 from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
 from ppcl.compiler.transforms.inline import calls_barrier_functions, inline_barrier_functions
+from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 
 PASS_NAME = "workgroup"
 LOCAL_ALIGN = 128  # every __local object starts on a 128-byte boundary (vectors, cache lines)
@@ -925,7 +926,7 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
              if d.space is not AddressSpace.LOCAL}
     params = {p.name: p for p in kernel.params}
     variables = _Variables(group, decls, params, uniformity)
-    rewritten = variables.rewrite(group)
+    rewritten = scalarize_hot_regions(variables.rewrite(group))
     context = {n: variables.var_type(n) for n in sorted(variables.context)}
     context.update(variables.temps)
     scalars = {n: variables.var_type(n) for n in sorted(variables.group_scalars)}

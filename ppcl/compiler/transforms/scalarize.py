@@ -1,0 +1,240 @@
+"""Vector-typed private values split into scalars inside hot work-item loops.
+
+gcc vectorizes a work-item loop only when its statements are scalar: a ``float4`` temporary or a
+``float4`` load (``ppcl_float4 q = pos[j];``) stops it ("no vectype for stmt"). A kernel written
+with OpenCL vectors, such as n-body on ``float4`` positions, then runs one work-item at a time.
+This pass rewrites the body of a work-item loop so that every vector-typed private variable
+declared in it becomes one scalar per component, and every statement that computes a vector
+(declaration, assignment to a variable, a context array entry or memory) becomes one statement
+per component. Vector values then only exist in memory, read and written a component at a time,
+and the work-item loop vectorizes along work-items (the vectors' layout is what the work-item
+loop strides over).
+
+Only regions inside a group-level loop are rewritten: they run once per iteration of an
+interchanged or barrier loop, which is where the time goes. A region with a vector construct
+that has no component form here (a call returning a vector, a vector comparison or select)
+is left as it was.
+
+Pass name: part of ``workgroup``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ppcl.compiler.diagnostics import Loc
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.types import AddressSpace, ScalarType, VectorType
+from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+
+_ELEMENTWISE = frozenset(("+", "-", "*", "/"))
+
+
+class _Unsupported(Exception):
+    """A vector construct without a component form: the region is kept as it is."""
+
+
+def _lvalue_uses(body: Node) -> set[str]:
+    """Variables whose address is taken or that are incremented (kept as vectors)."""
+    names: set[str] = set()
+    for n in walk(body):
+        if isinstance(n, ir.Unary) and n.op in ("&", "++", "--", "p++", "p--"):
+            names |= {r.name for r in walk(n.operand) if isinstance(r, ir.VarRef)}
+    return names
+
+
+def _pure(e: ir.Expr) -> bool:
+    for n in walk(e):
+        if isinstance(n, ir.Assign) or (isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--")):
+            return False
+        if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(("atom", "printf"))):
+            return False
+    return True
+
+
+class _Scalarizer(Rewriter):
+    def __init__(self, names: dict[str, VectorType], counter: list[int]):
+        self.names = names  # scalarized variable -> its vector type
+        self.counter = counter
+
+    # ------------------------------------------------------------ components
+
+    def part(self, name: str, i: int) -> str:
+        return f"{name}__s{i}"
+
+    def comp(self, e: ir.Expr, i: int) -> ir.Expr:
+        """Component ``i`` of the vector expression ``e`` as a scalar expression."""
+        t = e.type
+        assert isinstance(t, VectorType)
+        elem = t.elem
+        if isinstance(e, ir.VarRef) and e.name in self.names:
+            return ir.VarRef(elem, self.part(e.name, i), loc=e.loc)
+        if isinstance(e, ir.VarRef | wg.ContextRef | ir.Index) and _pure(e):
+            return ir.Swizzle(elem, self.rewrite(e), (i,), f"s{i:x}", loc=e.loc)
+        if isinstance(e, ir.Binary) and e.op in _ELEMENTWISE:
+            return ir.Binary(elem, e.op, self.comp(e.lhs, i), self.comp(e.rhs, i), loc=e.loc)
+        if isinstance(e, ir.Unary) and e.op in ("-", "+"):
+            return ir.Unary(elem, e.op, self.comp(e.operand, i), loc=e.loc)
+        if isinstance(e, ir.Swizzle) and isinstance(e.base.type, VectorType):
+            return self.comp(e.base, e.indices[i])
+        if isinstance(e, ir.Cast) and not isinstance(e.operand.type, VectorType):
+            if not _pure(e.operand):
+                raise _Unsupported
+            scalar = self.rewrite(e.operand)
+            return scalar if scalar.type == elem else ir.Cast(elem, scalar, True, loc=e.loc)
+        if isinstance(e, ir.Cast) and e.operand.type == t:
+            return self.comp(e.operand, i)
+        if isinstance(e, ir.VectorLiteral):
+            if len(e.elems) == 1 and not isinstance(e.elems[0].type, VectorType):
+                return self._scalar_elem(e.elems[0], elem)
+            offset = 0
+            for part in e.elems:
+                width = part.type.width if isinstance(part.type, VectorType) else 1
+                if offset <= i < offset + width:
+                    if isinstance(part.type, VectorType):
+                        return self.comp(part, i - offset)
+                    return self._scalar_elem(part, elem)
+                offset += width
+        raise _Unsupported
+
+    def _scalar_elem(self, e: ir.Expr, elem: ScalarType) -> ir.Expr:
+        if not _pure(e):
+            raise _Unsupported
+        scalar = self.rewrite(e)
+        return scalar if scalar.type == elem else ir.Cast(elem, scalar, True, loc=e.loc)
+
+    # ------------------------------------------------------------ rvalues kept as they are
+
+    def rewrite_Swizzle(self, e: ir.Swizzle) -> ir.Expr:
+        if len(e.indices) == 1 and isinstance(e.base.type, VectorType):
+            try:
+                return self.comp(e.base, e.indices[0])
+            except _Unsupported:
+                pass
+        return dataclasses.replace(e, base=self.rewrite(e.base))
+
+    def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
+        t = self.names.get(e.name)
+        if t is None:
+            return e
+        # a whole scalarized vector where no component form applies: rebuild it
+        return ir.VectorLiteral(t, tuple(self.comp(e, i) for i in range(t.width)), loc=e.loc)
+
+    # ------------------------------------------------------------ statements
+
+    def statement(self, s: ir.Stmt) -> ir.Stmt:
+        if isinstance(s, ir.Block):
+            return ir.Block(tuple(self.statement(c) for c in s.stmts), loc=s.loc)
+        if isinstance(s, ir.DeclStmt):
+            return self.declaration(s)
+        if isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.Assign) and isinstance(
+                s.expr.type, VectorType):
+            return self.assignment(s.expr, s.loc)
+        if isinstance(s, ir.If):
+            other = None if s.otherwise is None else self.statement(s.otherwise)
+            return ir.If(self.rewrite(s.cond), self.statement(s.then), other, loc=s.loc)
+        if isinstance(s, ir.For):
+            init = None if s.init is None else self.statement(s.init)
+            cond = None if s.cond is None else self.rewrite(s.cond)
+            step = None if s.step is None else self.rewrite(s.step)
+            return ir.For(init, cond, step, self.statement(s.body), loc=s.loc)
+        if isinstance(s, ir.While):
+            return ir.While(self.rewrite(s.cond), self.statement(s.body), loc=s.loc)
+        if isinstance(s, ir.DoWhile):
+            return ir.DoWhile(self.statement(s.body), self.rewrite(s.cond), loc=s.loc)
+        if isinstance(s, ir.ExprStmt):
+            return ir.ExprStmt(self.rewrite(s.expr), loc=s.loc)
+        if isinstance(s, ir.Switch):
+            raise _Unsupported
+        result = self.rewrite(s)
+        assert isinstance(result, ir.Stmt)
+        return result
+
+    def declaration(self, s: ir.DeclStmt) -> ir.Stmt:
+        """One declaration statement still (a block would end the variables' scope)."""
+        out: list[ir.VarDecl] = []
+        for d in s.decls:
+            t = self.names.get(d.name)
+            if t is None:
+                init = None if d.init is None else self.rewrite(d.init)
+                out.append(dataclasses.replace(d, init=init))
+                continue
+            if isinstance(d.init, ir.InitList):
+                raise _Unsupported
+            for i in range(t.width):
+                init = None if d.init is None else self.comp(d.init, i)
+                out.append(ir.VarDecl(self.part(d.name, i), t.elem, init=init, loc=d.loc))
+        return ir.DeclStmt(tuple(out), loc=s.loc)
+
+    def targets(self, target: ir.Expr, width: int) -> list[ir.Expr]:
+        if isinstance(target, ir.VarRef) and target.name in self.names:
+            return [self.comp(target, i) for i in range(width)]
+        if isinstance(target, ir.Swizzle) and isinstance(target.base, ir.VarRef) \
+                and target.base.name in self.names:
+            return [self.comp(target.base, k) for k in target.indices]
+        if isinstance(target, ir.VarRef | wg.ContextRef | ir.Index) and _pure(target):
+            assert isinstance(target.type, VectorType)
+            return [ir.Swizzle(target.type.elem, self.rewrite(target), (i,), f"s{i:x}")
+                    for i in range(width)]
+        raise _Unsupported
+
+    def assignment(self, e: ir.Assign, loc: Loc) -> ir.Stmt:
+        t = e.type
+        assert isinstance(t, VectorType)
+        targets = self.targets(e.target, t.width)
+        # every component of the value first: it may read the target
+        temps: list[ir.Stmt] = []
+        stores: list[ir.Stmt] = []
+        for i, target in enumerate(targets):
+            self.counter[0] += 1
+            name = f"__ppcl_sv{self.counter[0]}"
+            value = self.comp(e.value, i)
+            temps.append(ir.DeclStmt((ir.VarDecl(name, value.type, init=value, loc=loc),),
+                                     loc=loc))
+            stores.append(ir.ExprStmt(ir.Assign(target.type, e.op, target,
+                                                ir.VarRef(value.type, name, loc=loc)), loc=loc))
+        return ir.Block((*temps, *stores), loc=loc)
+
+
+def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
+    """``body`` of one work-item loop with its vector private variables split, or ``body``
+    unchanged when some vector construct in it has no component form."""
+    kept = _lvalue_uses(body)
+    names = {d.name: d.type for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls
+             if isinstance(d.type, VectorType) and d.space is AddressSpace.PRIVATE
+             and not d.volatile and d.name not in kept}
+    vector_work = names or any(isinstance(n, ir.Assign) and isinstance(n.type, VectorType)
+                               for n in walk(body))
+    if not vector_work:
+        return body
+    try:
+        return _Scalarizer(names, counter).statement(body)
+    except _Unsupported:
+        return body
+
+
+def scalarize_hot_regions(body: ir.Block) -> ir.Block:
+    """Every vectorizable work-item loop inside a group-level loop, scalarized."""
+    counter = [0]
+
+    def visit(node: ir.Stmt, in_loop: bool) -> ir.Stmt:
+        if isinstance(node, wg.WorkItemLoop):
+            if in_loop and node.simd:
+                return dataclasses.replace(node, body=scalarize_region(node.body, counter))
+            return node
+        if not any(isinstance(c, ir.Stmt) for c in children(node)):
+            return node
+        inner = in_loop or isinstance(node, ir.For | ir.While | ir.DoWhile)
+        changes: dict[str, object] = {}
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if isinstance(value, ir.Stmt):
+                changes[f.name] = visit(value, inner)
+            elif isinstance(value, tuple) and value and isinstance(value[0], ir.Stmt):
+                changes[f.name] = tuple(visit(v, inner) for v in value)
+        return dataclasses.replace(node, **changes)  # type: ignore[arg-type]
+
+    result = visit(body, False)
+    assert isinstance(result, ir.Block)
+    return result
