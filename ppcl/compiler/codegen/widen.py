@@ -20,11 +20,8 @@ from __future__ import annotations
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Node, walk
+from ppcl.compiler.transforms.workgroup import ID_QUERIES
 
-_ID_QUERIES = frozenset((
-    "get_global_id", "get_local_id", "get_group_id", "get_global_size", "get_local_size",
-    "get_num_groups", "get_global_offset",
-))
 _AFFINE_OPS = frozenset(("+", "-", "*"))
 _AFFINE_UPDATES = frozenset(("=", "+=", "-=", "*="))
 
@@ -48,7 +45,7 @@ def _index_arithmetic(e: ir.Expr) -> bool:
     if isinstance(e, ir.Cast):
         inner = e.operand
         if isinstance(inner, ir.Call):  # (int)get_global_id(d): ids fit (narrow_ids)
-            return inner.builtin is not None and inner.name in _ID_QUERIES
+            return inner.builtin is not None and inner.name in ID_QUERIES
         return _index_arithmetic(inner)
     return False
 

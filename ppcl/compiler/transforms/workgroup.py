@@ -238,7 +238,7 @@ class _Former:
                 elif isinstance(n, ir.Index | ir.Member) or (
                         isinstance(n, ir.Unary) and n.op in ("*", "&")):
                     return False
-                elif isinstance(n, ir.Call) and n.name not in _ID_QUERIES:
+                elif isinstance(n, ir.Call) and n.name not in ID_QUERIES:
                     return False
         return True
 
@@ -566,7 +566,7 @@ def _is_effect_free(e: ir.Expr) -> bool:
     return not eff.writes and not eff.memory
 
 
-_ID_QUERIES = frozenset((
+ID_QUERIES = frozenset((  # work-item id and size queries: pure, no arguments but a dimension
     "get_work_dim", "get_global_size", "get_global_id", "get_local_size", "get_local_id",
     "get_num_groups", "get_group_id", "get_global_offset", "get_enqueued_local_size",
 ))
@@ -583,7 +583,7 @@ def _pure_of(e: ir.Expr, names: set[str]) -> bool:
             if n.name not in names:
                 return False
         elif isinstance(n, ir.Call):
-            if n.builtin is None or n.name not in _ID_QUERIES:
+            if n.builtin is None or n.name not in ID_QUERIES:
                 return False
         elif not isinstance(n, ir.IntLit | ir.FloatLit | ir.Binary | ir.Conditional | ir.Cast):
             return False
