@@ -113,6 +113,8 @@ def _all_uniform(shapes: list[Shape]) -> Shape:
 _ID_BUILTINS = {"get_local_id", "get_global_id"}
 _UNIFORM_WORKITEM = {"get_group_id", "get_local_size", "get_global_size", "get_num_groups",
                      "get_global_offset", "get_work_dim"}
+# every work-item query: pure, its only argument a dimension
+ID_QUERIES = frozenset(_ID_BUILTINS | _UNIFORM_WORKITEM)
 _VARYING_FAMILIES = {"atomic"}
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
 

@@ -17,10 +17,10 @@ Reads of it where the type matters print an explicit conversion (see ``KernelPri
 
 from __future__ import annotations
 
+from ppcl.compiler.analysis.uniformity import ID_QUERIES
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Node, walk
-from ppcl.compiler.transforms.workgroup import ID_QUERIES
 
 _AFFINE_OPS = frozenset(("+", "-", "*"))
 _AFFINE_UPDATES = frozenset(("=", "+=", "-=", "*="))

@@ -26,7 +26,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis import liveness
-from ppcl.compiler.analysis.uniformity import Kind, Uniformity, analyze_kernel
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity, analyze_kernel
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
@@ -564,12 +564,6 @@ def _written_vars(node: Node) -> set[str]:
 def _is_effect_free(e: ir.Expr) -> bool:
     eff = _effects(e, _Effects())
     return not eff.writes and not eff.memory
-
-
-ID_QUERIES = frozenset((  # work-item id and size queries: pure, no arguments but a dimension
-    "get_work_dim", "get_global_size", "get_global_id", "get_local_size", "get_local_id",
-    "get_num_groups", "get_group_id", "get_global_offset", "get_enqueued_local_size",
-))
 
 
 def _pure_of(e: ir.Expr, names: set[str]) -> bool:
