@@ -274,3 +274,27 @@ def test_region_with_a_vector_call_keeps_its_vectors():
     out = np.zeros((48, 4), np.float32)
     run_kernel(k, (48,), (16,), [pos, out, np.int32(40)])
     np.testing.assert_allclose(out[:40], _accel_reference(pos, True), rtol=2e-5, atol=1e-4)
+
+
+NESTED_VECTOR_ASSIGN = """
+__kernel void k(__global const float4 *pos, __global float *out, int n) {
+    int i = get_global_id(0);
+    float acc = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        float4 d = pos[j] - pos[i];
+        float twice = (d = d * 2.0f).x;
+        acc += twice + d.x;
+    }
+    out[i] = acc;
+}
+"""
+
+
+def test_assignment_to_a_vector_inside_an_expression_keeps_the_region_as_vectors():
+    k = build_kernel(NESTED_VECTOR_ASSIGN, "k", local_size=(8,))
+    assert "d__s0" not in k.c_source  # a split vector could not take that store
+    pos = np.random.default_rng(6).random((8, 4), dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    run_kernel(k, (8,), (8,), [pos, out, np.int32(8)])
+    want = (4 * (pos[None, :, 0] - pos[:, None, 0])).sum(axis=1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)

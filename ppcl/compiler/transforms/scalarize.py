@@ -114,6 +114,16 @@ class _Scalarizer(Rewriter):
                 pass
         return dataclasses.replace(e, base=self.rewrite(e.base))
 
+    def rewrite_Assign(self, e: ir.Assign) -> ir.Expr:
+        """An assignment inside an expression to a whole (or part of a) split vector: its
+        target was rebuilt as a vector literal, and storing into that would be lost."""
+        target = e.target
+        while isinstance(target, ir.Swizzle | ir.Index | ir.Member):
+            target = target.base
+        if isinstance(target, ir.VectorLiteral):
+            raise _Unsupported
+        return e
+
     def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
         t = self.names.get(e.name)
         if t is None:
@@ -182,6 +192,8 @@ class _Scalarizer(Rewriter):
     def assignment(self, e: ir.Assign, loc: Loc) -> ir.Stmt:
         t = e.type
         assert isinstance(t, VectorType)
+        if e.op[:-1] not in _ELEMENTWISE and e.op != "=":
+            raise _Unsupported  # shifts and bit operations keep their vector form
         targets = self.targets(e.target, t.width)
         # every component of the value first: it may read the target
         temps: list[ir.Stmt] = []
