@@ -68,3 +68,16 @@ def test_printf_of_a_widened_variable_prints_an_int(capfd):
     run_kernel(k, (4,), (4,), [out])
     assert capfd.readouterr().out == "-3|-2|-1|0|"
     np.testing.assert_array_equal(out, [-3, -2, -1, 0])
+
+
+def test_left_shift_of_a_widened_variable_wraps_like_an_int():
+    source = """
+    __kernel void s(__global int *out) {
+        int i = (int)get_global_id(0);
+        out[i] = (i << 30) < 0;
+    }"""
+    k = build_kernel(source, "s", local_size=(4,))
+    assert "long i" in k.c_source
+    out = np.full(4, -1, np.int32)
+    run_kernel(k, (4,), (4,), [out])
+    np.testing.assert_array_equal(out, [0, 0, 1, 1])  # bit 1 reaches the sign bit: 2, 3 < 0

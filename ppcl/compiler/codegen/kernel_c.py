@@ -265,7 +265,8 @@ class KernelPrinter(CStylePrinter):
 
     def cast(self, e: ir.Cast) -> tuple[str, int]:
         """Implicit conversions that C would do differently with a widened operand are
-        spelled out: ``long < uint`` compares signed where ``int < uint`` does not."""
+        spelled out: ``long < uint`` compares signed where ``int < uint`` does not. (Left
+        shifts are the other operation whose 64-bit result differs: see ``expr_prec``.)"""
         if e.implicit and isinstance(e.type, ScalarType) and e.type != e.operand.type \
                 and self.mentions_widened(e.operand):
             return f"({self.type_name(e.type)})({self.expr(e.operand, PREC_ASSIGN)})", PREC_UNARY
@@ -317,6 +318,9 @@ class KernelPrinter(CStylePrinter):
             narrowed = self.narrow_global_id(e)
             if narrowed is not None:
                 return narrowed, PREC_PRIMARY
+        if isinstance(e, ir.Binary) and e.op == "<<" and self.mentions_widened(e.lhs):
+            # bits shifted past an int's sign bit must be lost as they are in 32 bits
+            return super().expr_prec(dataclasses.replace(e, lhs=ir.Cast(e.lhs.type, e.lhs)))
         return super().expr_prec(e)
 
     def narrow_global_id(self, e: ir.Cast) -> str | None:
