@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
@@ -44,15 +45,6 @@ def _lvalue_uses(body: Node) -> set[str]:
     return names
 
 
-def _pure(e: ir.Expr) -> bool:
-    for n in walk(e):
-        if isinstance(n, ir.Assign) or (isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--")):
-            return False
-        if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(("atom", "printf"))):
-            return False
-    return True
-
-
 class _Scalarizer(Rewriter):
     def __init__(self, names: dict[str, VectorType], counter: list[int]):
         self.names = names  # scalarized variable -> its vector type
@@ -70,7 +62,7 @@ class _Scalarizer(Rewriter):
         elem = t.elem
         if isinstance(e, ir.VarRef) and e.name in self.names:
             return ir.VarRef(elem, self.part(e.name, i), loc=e.loc)
-        if isinstance(e, ir.VarRef | wg.ContextRef | ir.Index) and _pure(e):
+        if isinstance(e, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(e):
             return ir.Swizzle(elem, self.rewrite(e), (i,), f"s{i:x}", loc=e.loc)
         if isinstance(e, ir.Binary) and e.op in _ELEMENTWISE:
             return ir.Binary(elem, e.op, self.comp(e.lhs, i), self.comp(e.rhs, i), loc=e.loc)
@@ -79,7 +71,7 @@ class _Scalarizer(Rewriter):
         if isinstance(e, ir.Swizzle) and isinstance(e.base.type, VectorType):
             return self.comp(e.base, e.indices[i])
         if isinstance(e, ir.Cast) and not isinstance(e.operand.type, VectorType):
-            if not _pure(e.operand):
+            if not is_effect_free(e.operand):
                 raise _Unsupported
             scalar = self.rewrite(e.operand)
             return scalar if scalar.type == elem else ir.Cast(elem, scalar, True, loc=e.loc)
@@ -99,7 +91,7 @@ class _Scalarizer(Rewriter):
         raise _Unsupported
 
     def _scalar_elem(self, e: ir.Expr, elem: ScalarType) -> ir.Expr:
-        if not _pure(e):
+        if not is_effect_free(e):
             raise _Unsupported
         scalar = self.rewrite(e)
         return scalar if scalar.type == elem else ir.Cast(elem, scalar, True, loc=e.loc)
@@ -183,7 +175,7 @@ class _Scalarizer(Rewriter):
         if isinstance(target, ir.Swizzle) and isinstance(target.base, ir.VarRef) \
                 and target.base.name in self.names:
             return [self.comp(target.base, k) for k in target.indices]
-        if isinstance(target, ir.VarRef | wg.ContextRef | ir.Index) and _pure(target):
+        if isinstance(target, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(target):
             assert isinstance(target.type, VectorType)
             return [ir.Swizzle(target.type.elem, self.rewrite(target), (i,), f"s{i:x}")
                     for i in range(width)]

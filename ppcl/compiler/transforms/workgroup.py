@@ -26,6 +26,13 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis import liveness
+from ppcl.compiler.analysis.effects import (
+    ASYNC_COPIES,
+    Effects,
+    effects,
+    is_effect_free,
+    written_vars,
+)
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity, analyze_kernel
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
@@ -49,7 +56,6 @@ PASS_NAME = "workgroup"
 LOCAL_ALIGN = 128  # every __local object starts on a 128-byte boundary (vectors, cache lines)
 
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
-_ASYNC_COPIES = ("async_work_group_copy", "async_work_group_strided_copy")
 # builtins whose calls are ordered side effects across work-items (no simd, no group scalars)
 _EFFECT_FAMILIES = ("atomic", "printf", "async", "sync")
 
@@ -101,7 +107,7 @@ def has_barrier(node: Node) -> bool:
 
 
 def _has_async(node: Node) -> bool:
-    return any(_is_builtin_call(n, _ASYNC_COPIES) for n in walk(node))
+    return any(_is_builtin_call(n, ASYNC_COPIES) for n in walk(node))
 
 
 def escapes(s: ir.Stmt) -> set[str]:
@@ -220,7 +226,7 @@ class _Former:
         if any(isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType)
                for n in walk(s.body)):
             return False  # a private array would become a context array strided by its length
-        return any(not uni.var(name).is_uniform for name in _written_vars(s.body))
+        return any(not uni.var(name).is_uniform for name in written_vars(s.body))
 
     def _group_computable(self, s: ir.For | ir.While | ir.DoWhile) -> bool:
         assert self.uni is not None
@@ -348,10 +354,10 @@ class _Former:
         e = s.expr
         if _is_builtin_call(e, ("barrier", "work_group_barrier")):
             return []
-        if self.guard is None and isinstance(e, ir.Call) and _is_builtin_call(e, _ASYNC_COPIES):
+        if self.guard is None and isinstance(e, ir.Call) and _is_builtin_call(e, ASYNC_COPIES):
             return [wg.GroupCall(e, None, loc=s.loc)]
         if (self.guard is None and isinstance(e, ir.Assign) and e.op == "="
-                and isinstance(e.value, ir.Call) and _is_builtin_call(e.value, _ASYNC_COPIES)):
+                and isinstance(e.value, ir.Call) and _is_builtin_call(e.value, ASYNC_COPIES)):
             return [wg.GroupCall(e.value, e.target, loc=s.loc)]
         if has_barrier(e):
             raise _error(s.loc, "barrier must be called as a statement of its own")
@@ -361,7 +367,7 @@ class _Former:
         out: list[ir.Stmt] = []
         for d in s.decls:
             init = d.init
-            if self.guard is None and isinstance(init, ir.Call) and _is_builtin_call(init, _ASYNC_COPIES):
+            if self.guard is None and isinstance(init, ir.Call) and _is_builtin_call(init, ASYNC_COPIES):
                 out.append(ir.DeclStmt((dataclasses.replace(d, init=None),), loc=s.loc))
                 out.append(wg.GroupCall(init, ir.VarRef(d.type, d.name, loc=s.loc), loc=s.loc))
             else:
@@ -510,62 +516,6 @@ class _Former:
 # ---------------------------------------------------------------- phase 2: variables
 
 
-def _root_var(e: ir.Expr) -> str | None:
-    """The private variable an lvalue designates (or part of), None for memory via pointers."""
-    while True:
-        if isinstance(e, ir.VarRef):
-            return e.name
-        if isinstance(e, ir.Member) and not e.arrow:
-            e = e.base
-        elif isinstance(e, ir.Swizzle):
-            e = e.base
-        elif isinstance(e, ir.Index) and isinstance(e.base.type, ArrayType):
-            e = e.base
-        else:
-            return None
-
-
-@dataclass
-class _Effects:
-    writes: set[str] = field(default_factory=set)
-    address_taken: set[str] = field(default_factory=set)
-    memory: bool = False  # stores through pointers, impure calls
-
-
-def _effects(node: Node, out: _Effects) -> _Effects:
-    for n in walk(node):
-        target: ir.Expr | None = None
-        if isinstance(n, ir.Assign):
-            target = n.target
-        elif isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--"):
-            target = n.operand
-        elif isinstance(n, ir.Unary) and n.op == "&":
-            root = _root_var(n.operand)
-            if root is not None:
-                out.address_taken.add(root)
-        elif isinstance(n, ir.Call):
-            if n.builtin is None or n.name in _ASYNC_COPIES or n.name == "printf":
-                out.memory = True
-            elif any(isinstance(a.type, PointerType) for a in n.args):
-                out.memory = True
-        if target is not None:
-            root = _root_var(target)
-            if root is None:
-                out.memory = True
-            else:
-                out.writes.add(root)
-    return out
-
-
-def _written_vars(node: Node) -> set[str]:
-    return _effects(node, _Effects()).writes
-
-
-def _is_effect_free(e: ir.Expr) -> bool:
-    eff = _effects(e, _Effects())
-    return not eff.writes and not eff.memory
-
-
 def _pure_of(e: ir.Expr, names: set[str]) -> bool:
     """True when ``e`` only combines literals, the variables ``names`` and work-item id queries
     with operators: evaluating it again anywhere gives the same value and has no effect."""
@@ -597,7 +547,7 @@ class _Variables:
         self.params = params
         self.uni = uniformity
         self.temps: dict[str, Type] = {}
-        whole = _effects(body, _Effects())
+        whole = effects(body, Effects())
         written_params = {n for n in whole.writes | whole.address_taken if n in params}
         candidates = set(decls) | written_params
         live = liveness.live_across_regions(body, candidates)
@@ -615,7 +565,7 @@ class _Variables:
     # ------------------------------------------------------------ recomputed variables
 
     def _recomputable(self, body: ir.Block, params: dict[str, ir.Param],
-                      whole: _Effects) -> dict[str, ir.VarDecl]:
+                      whole: Effects) -> dict[str, ir.VarDecl]:
         """Variables declared once with a pure initializer over ids, unwritten arguments and
         other such variables, never written after, never referenced at group level: each
         region that reads one declares it again (``_redeclare``), in declaration order."""
@@ -668,13 +618,13 @@ class _Variables:
 
     # ------------------------------------------------------------ group scalars
 
-    def _group_scalars(self, body: ir.Block, live: set[str], whole: _Effects) -> set[str]:
+    def _group_scalars(self, body: ir.Block, live: set[str], whole: Effects) -> set[str]:
         if self.uni is None:
             return set()
         candidates = {n for n in live
                       if n in self.decls and self.uni.var(n).is_uniform
                       and n not in whole.address_taken and _scalar_like(self.decls[n].type)}
-        region_writes: _Effects = _Effects()
+        region_writes: Effects = Effects()
         group_exprs: list[ir.Expr] = []
         self._collect(body, region_writes, group_exprs)
         candidates -= region_writes.writes
@@ -682,24 +632,24 @@ class _Variables:
         while changed:
             changed = False
             for e in group_exprs:
-                eff = _effects(e, _Effects())
+                eff = effects(e, Effects())
                 if eff.writes and (eff.memory or not eff.writes <= candidates):
                     if eff.writes & candidates:
                         candidates -= eff.writes
                         changed = True
         return candidates
 
-    def _collect(self, node: Node, region_writes: _Effects, group_exprs: list[ir.Expr]) -> None:
+    def _collect(self, node: Node, region_writes: Effects, group_exprs: list[ir.Expr]) -> None:
         """Writes inside regions other than pure declaration initializers, and every
         group-level expression."""
         if isinstance(node, wg.WorkItemLoop):
             for n in walk(node.body):
                 if isinstance(n, ir.DeclStmt):
                     for d in n.decls:
-                        if d.init is not None and not _is_effect_free(d.init):
+                        if d.init is not None and not is_effect_free(d.init):
                             region_writes.writes.add(d.name)
                 elif isinstance(n, ir.Assign | ir.Unary):
-                    _effects(n, region_writes)
+                    effects(n, region_writes)
             return
         if isinstance(node, ir.DeclStmt):
             for d in node.decls:
@@ -740,7 +690,7 @@ class _Variables:
     def _group_expr(self, e: ir.Expr | None, refs: _RefRewriter, value_used: bool) -> ir.Expr | None:
         if e is None:
             return None
-        eff = _effects(e, _Effects())
+        eff = effects(e, Effects())
         rewritten = refs.rewrite(e)
         if not eff.writes and not eff.memory:
             return rewritten
