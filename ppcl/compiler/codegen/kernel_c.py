@@ -183,6 +183,7 @@ class KernelPrinter(CStylePrinter):
         self.used_goto = False
         self.uses_printf = False
         self.widened: set[str] = set()  # int variables declared 64 bits wide (see widen.py)
+        self.rows = False  # the group function runs a row of groups (see ``runs_rows``)
 
     # ------------------------------------------------------------ statements
 
@@ -243,7 +244,13 @@ class KernelPrinter(CStylePrinter):
             body.append(INDENT * body_level + f"{self.exit_label}: ;")
         if s.simd and not self.used_goto:
             lines.append(INDENT * depth + "#pragma omp simd")
-        lines.append(INDENT * depth + f"for (size_t __lx = 0; __lx < {ls[0]}; __lx++) {{")
+        if self.rows:
+            # int, so that gcc sees a narrowed global id (int)__gb0 + __lx as affine
+            ctype = "int" if self.narrow_ids else "size_t"
+            lines.append(INDENT * depth + f"for ({ctype} __lx = 0; __lx < ({ctype})__nrow * "
+                         f"{ls[0]}; __lx++) {{")
+        else:
+            lines.append(INDENT * depth + f"for (size_t __lx = 0; __lx < {ls[0]}; __lx++) {{")
         lines += body
         lines.append(INDENT * depth + "}")
         for _ in range(depth - level - 1):
@@ -374,6 +381,11 @@ class KernelPrinter(CStylePrinter):
         if dim > 2:
             return "1" if name in ("get_local_size", "get_global_size", "get_num_groups") else "0"
         lid = f"__l{_DIMS[dim]}"
+        if self.rows and dim == 0 and not self.in_helper:
+            if name == "get_local_id":
+                return f"((size_t)__lx % {self.formed.local_size[0]})"
+            if name == "get_group_id":
+                return f"(__grp0 + (size_t)__lx / {self.formed.local_size[0]})"
         if name == "get_local_id":
             return lid
         if name == "get_local_size":
@@ -477,6 +489,46 @@ class KernelPrinter(CStylePrinter):
         return f"{c_builtin_name(ov)}({self.args(e.args)})"
 
 
+_GROUP_VARYING = ("get_global_id", "get_local_id", "get_group_id")
+
+
+def runs_rows(formed: FormedKernel, wi_helpers: set[str]) -> bool:
+    """Whether the group function may run a row of groups along dimension 0 at once.
+
+    Work-groups of a kernel without barriers, local memory or per-group state are independent
+    down to their work-items, so a row of groups can run as one work-item loop over the row's
+    global x range. The work-items of a 2D or 3D group then run in memory order, a whole row
+    of the NDRange after another, instead of tile by tile: a 7-point stencil on 64x4 groups
+    runs 1.6x faster because the hardware prefetchers follow long rows. A 1D range gains
+    nothing, its groups already run in memory order. Rows need one
+    work-item loop, at the top of the group function, and group-level code that does not
+    depend on the group's position along dimension 0."""
+    if formed.local_size[1] * formed.local_size[2] == 1:
+        return False  # the groups of a 1D range already run in memory order
+    stmts = formed.body.stmts
+    loops = find_all(formed.body, wg.WorkItemLoop)
+    if len(loops) != 1 or not any(s is loops[0] for s in stmts) or loops[0].mask is not None:
+        return False
+    if formed.context_vars or formed.masks or formed.local_vars or formed.group_scalars:
+        return False
+    if any(isinstance(p.type, PointerType) and p.type.space is AddressSpace.LOCAL
+           for p in formed.function.params):
+        return False
+    for node in walk(formed.body):
+        if isinstance(node, wg.GroupEval | wg.GroupCall):
+            return False
+        if isinstance(node, ir.Call) and (node.name == "printf" or node.name in wi_helpers):
+            return False
+    for s in stmts:
+        if s is loops[0]:
+            continue
+        for node in walk(s):
+            if isinstance(node, ir.Call) and node.builtin is not None \
+                    and node.name in _GROUP_VARYING and _const_dim(node.args[0]) in (None, 0):
+                return False
+    return True
+
+
 def _call_hook(p: CStylePrinter, e: ir.Expr) -> str | None:
     assert isinstance(p, KernelPrinter) and isinstance(e, ir.Call)
     return p.call(e)
@@ -566,9 +618,11 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
     scalar = not fast_math and any(w.serial_reduction for w in loops) and not any(
         w.simd and not w.serial_reduction for w in loops)
     attribute = '__attribute__((optimize("no-tree-loop-vectorize"))) ' if scalar else ""
+    p.rows = runs_rows(formed, wi_helpers)
     group = [f"{attribute}static void ppcl_group_{name}("
              + ", ".join([*param_texts, "const ppcl_launch *__L", "size_t __grp0", "size_t __grp1",
-                          "size_t __grp2", "char *__lm"]) + ")", "{"]
+                          "size_t __grp2", "char *__lm", *(["size_t __nrow"] if p.rows else [])])
+             + ")", "{"]
     g = INDENT
     group.append(g + "const size_t __lx = 0, __ly = 0, __lz = 0, __lid = 0;")
     group.append(g + "(void)__lx; (void)__ly; (void)__lz; (void)__lid; (void)__lm; (void)__L;")
@@ -604,10 +658,20 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
         else:
             run.append(g + f"{arg_decl}; memcpy(&a{i}, args[{i}], sizeof a{i});")
     run.append(g + "const size_t n0 = launch->num_groups[0], n1 = launch->num_groups[1];")
-    run.append(g + "for (size_t g = first_group; g < last_group; g++) {")
     call_args = [f"a{i}" for i in range(len(kernel.params))]
-    run.append(g * 2 + f"ppcl_group_{name}(" + ", ".join(
-        [*call_args, "launch", "g % n0", "(g / n0) % n1", "g / (n0 * n1)", "local_mem"]) + ");")
+    if p.rows:  # the rest of the chunk's current row of groups along dimension 0, in one call
+        run.append(g + "for (size_t g = first_group; g < last_group; ) {")
+        run.append(g * 2 + "size_t row = n0 - g % n0;")
+        run.append(g * 2 + "if (row > last_group - g) row = last_group - g;")
+        run.append(g * 2 + f"ppcl_group_{name}(" + ", ".join(
+            [*call_args, "launch", "g % n0", "(g / n0) % n1", "g / (n0 * n1)", "local_mem",
+             "row"]) + ");")
+        run.append(g * 2 + "g += row;")
+    else:
+        run.append(g + "for (size_t g = first_group; g < last_group; g++) {")
+        run.append(g * 2 + f"ppcl_group_{name}(" + ", ".join(
+            [*call_args, "launch", "g % n0", "(g / n0) % n1", "g / (n0 * n1)", "local_mem"])
+            + ");")
     if p.uses_printf:
         run.append(g * 2 + "ppcl_printf_flush();")
     run.append(g + "}")

@@ -1,0 +1,139 @@
+"""Rows of work-groups along dimension 0 run as one work-item loop (``runs_rows``)."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from ppcl.compiler.cpu import (
+    LOCAL_ALIGN,
+    aligned_empty,
+    build_kernel,
+    launch_descriptor,
+    pack_args,
+    run_kernel,
+)
+
+IDS = """
+__kernel void ids(__global int *out, int w, int h) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    out[y * w + x] = (int)get_local_id(0) * 1000000 + (int)get_group_id(0) * 10000
+                   + (int)get_local_id(1) * 100 + (int)get_group_id(1) + (int)get_local_size(0);
+}
+"""
+
+
+def run_in_chunks(kernel, global_size, local_size, args, chunk, offset=None):
+    """Run the groups in chunks of ``chunk`` consecutive groups, as the device's threads do."""
+    desc = launch_descriptor(global_size, kernel.local_size, offset)
+    array, keep, local_bytes = pack_args(kernel, args)
+    block = ctypes.create_string_buffer(local_bytes + 2 * LOCAL_ALIGN)
+    base = (ctypes.addressof(block) + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
+    groups = desc.num_groups[0] * desc.num_groups[1] * desc.num_groups[2]
+    for first in range(0, groups, chunk):
+        kernel.entry(array, ctypes.byref(desc), first, min(first + chunk, groups), base)
+    del keep
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 5, 1000])
+def test_row_of_groups_gives_every_work_item_its_ids(chunk):
+    k = build_kernel(IDS, "ids", local_size=(4, 2))
+    assert "__nrow" in k.c_source
+    w, h = 18, 7  # ragged in both dimensions: 5 x 4 groups
+    out = aligned_empty((h, w), np.int32)
+    out[...] = -1
+    run_in_chunks(k, (20, 8), (4, 2), [out, np.int32(w), np.int32(h)], chunk)
+    y, x = np.mgrid[0:h, 0:w]
+    want = (x % 4) * 1000000 + (x // 4) * 10000 + (y % 2) * 100 + y // 2 + 4
+    np.testing.assert_array_equal(out, want)
+
+
+def test_row_of_groups_with_a_global_offset():
+    k = build_kernel(IDS, "ids", local_size=(4, 2))
+    w, h = 12, 6
+    out = aligned_empty((h, w), np.int32)
+    out[...] = -1
+    # ids start at (4, 2): the first 4 columns and 2 rows stay untouched
+    run_in_chunks(k, (8, 4), (4, 2), [out, np.int32(w), np.int32(h)], 3, offset=(4, 2))
+    y, x = np.mgrid[0:h, 0:w]
+    gx, gy = x - 4, y - 2  # group ids count from the offset
+    want = (gx % 4) * 1000000 + (gx // 4) * 10000 + (gy % 2) * 100 + gy // 2 + 4
+    want[:2, :] = -1
+    want[:, :4] = -1
+    np.testing.assert_array_equal(out, want)
+
+
+STENCIL = """
+__kernel void st(__global const float *in, __global float *out, int nx, int ny, int nz) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    int z = get_global_id(2);
+    if (x >= nx || y >= ny || z >= nz)
+        return;
+    int idx = (z * ny + y) * nx + x;
+    if (x == 0 || y == 0 || z == 0 || x == nx - 1 || y == ny - 1 || z == nz - 1) {
+        out[idx] = in[idx];
+        return;
+    }
+    out[idx] = in[idx - 1] + in[idx + 1] + in[idx - nx] + in[idx + nx]
+             + in[idx - nx * ny] + in[idx + nx * ny] - 6.0f * in[idx];
+}
+"""
+
+
+def test_three_dimensional_stencil_in_rows_matches_numpy():
+    k = build_kernel(STENCIL, "st", local_size=(8, 2, 2))
+    assert "__nrow" in k.c_source
+    nz, ny, nx = 6, 9, 21
+    grid = np.random.default_rng(3).random((nz, ny, nx), dtype=np.float32)
+    out = np.zeros_like(grid)
+    run_in_chunks(k, (24, 10, 6), (8, 2, 2), [grid, out, np.int32(nx), np.int32(ny),
+                                              np.int32(nz)], 7)
+    want = grid.copy()
+    c = grid[1:-1, 1:-1, 1:-1]
+    want[1:-1, 1:-1, 1:-1] = (grid[1:-1, 1:-1, :-2] + grid[1:-1, 1:-1, 2:] + grid[1:-1, :-2, 1:-1]
+                              + grid[1:-1, 2:, 1:-1] + grid[:-2, 1:-1, 1:-1] + grid[2:, 1:-1, 1:-1]
+                              - np.float32(6.0) * c)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("source", [
+    # 1D: groups already run in memory order
+    "__kernel void k(__global int *o) { o[get_global_id(0)] = 1; }",
+    # per-group local memory
+    """__kernel void k(__global int *o) {
+        __local int t[4];
+        t[get_local_id(0)] = (int)get_global_id(0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        o[get_global_id(1) * 8 + get_global_id(0)] = t[3 - get_local_id(0)];
+    }""",
+    # a __local pointer argument is per-group scratch
+    """__kernel void k(__global int *o, __local int *t) {
+        t[get_local_id(0)] = 1;
+        o[get_global_id(1) * 8 + get_global_id(0)] = t[get_local_id(0)];
+    }""",
+    # printf keeps its output per group
+    """__kernel void k(__global int *o) {
+        o[get_global_id(1) * 8 + get_global_id(0)] = 1;
+        if (get_global_id(0) == 100) printf("%d", 1);
+    }""",
+])
+def test_kernels_that_need_their_groups_run_one_at_a_time(source):
+    local_size = (4,) if "get_global_id(1)" not in source else (4, 2)
+    k = build_kernel(source, "k", local_size=local_size)
+    assert "__nrow" not in k.c_source
+
+
+def test_rows_run_through_the_serial_runner():
+    k = build_kernel(IDS, "ids", local_size=(4, 2))
+    w, h = 16, 4
+    out = np.full((h, w), -1, np.int32)
+    run_kernel(k, (16, 4), (4, 2), [out, np.int32(w), np.int32(h)])
+    y, x = np.mgrid[0:h, 0:w]
+    np.testing.assert_array_equal(out % 10000, (y % 2) * 100 + y // 2 + 4)
+    np.testing.assert_array_equal(out // 10000, (x % 4) * 100 + x // 4)
