@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ppcl.compiler.analysis.callgraph import reaching
+from ppcl.compiler.analysis.effects import written_vars
 from ppcl.compiler.analysis.uniformity import analyze_kernel
 from ppcl.compiler.codegen.c import C
 from ppcl.compiler.codegen.c_builtins import TYPES_HEADER, c_builtin_definitions, c_builtin_name
@@ -54,6 +55,7 @@ from ppcl.compiler.ir.types import (
 )
 from ppcl.compiler.ir.visit import find_all, walk
 from ppcl.compiler.transforms.inline import inline_barrier_functions
+from ppcl.compiler.transforms.jam import JAM_WIDTH, JamPlan, Renamer, plan_jam
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 
 WORKITEM_FUNCTIONS = ("get_global_id", "get_local_id", "get_group_id", "get_local_size",
@@ -184,6 +186,8 @@ class KernelPrinter(CStylePrinter):
         self.uses_printf = False
         self.widened: set[str] = set()  # int variables declared 64 bits wide (see widen.py)
         self.rows = False  # the group function runs a row of groups (see ``runs_rows``)
+        params = {q.name for q in formed.function.params}
+        self.fixed_params = frozenset(params - written_vars(formed.body))
 
     # ------------------------------------------------------------ statements
 
@@ -242,22 +246,89 @@ class KernelPrinter(CStylePrinter):
         body += self.body(s.body, depth)
         if self.used_goto:
             body.append(INDENT * body_level + f"{self.exit_label}: ;")
-        if s.simd and not self.used_goto:
+        plan = None if self.rows or self.in_helper else plan_jam(
+            s, ls, self.formed.uniform_vars, self.fixed_params)
+        if plan is not None:
+            lines += self.jammed(s, plan, depth, lid)
+            lines += [INDENT + line for line in body]
+            lines += [INDENT * (depth + 1) + "}", INDENT * depth + "}"]
+        elif s.simd and not self.used_goto:
             lines.append(INDENT * depth + "#pragma omp simd")
-        if self.rows:
+        if plan is not None:
+            pass
+        elif self.rows:
             # int, so that gcc sees a narrowed global id (int)__gb0 + __lx as affine
             ctype = "int" if self.narrow_ids else "size_t"
             lines.append(INDENT * depth + f"for ({ctype} __lx = 0; __lx < ({ctype})__nrow * "
                          f"{ls[0]}; __lx++) {{")
         else:
             lines.append(INDENT * depth + f"for (size_t __lx = 0; __lx < {ls[0]}; __lx++) {{")
-        lines += body
-        lines.append(INDENT * depth + "}")
+        if plan is None:
+            lines += body
+            lines.append(INDENT * depth + "}")
         for _ in range(depth - level - 1):
             depth -= 1
             lines.append(INDENT * depth + "}")
         lines.append(INDENT * level + "}")
         self.exit_label, self.nest, self.used_goto = saved
+        return lines
+
+    def jammed(self, s: wg.WorkItemLoop, plan: JamPlan, depth: int, lid: str) -> list[str]:
+        """The work-item loop ``JAM_WIDTH`` work-items at a time (see ``transforms/jam.py``):
+        their prefixes, the loop once with their bodies in turn, their suffixes; a block in
+        which one of them exits in its prefix runs one work-item at a time."""
+        ind = INDENT * depth
+        self.labels += 1
+        slow = f"__ppcl_jam{self.labels}"
+        copies = []
+        for j in range(JAM_WIDTH):
+            names = {d.name: f"{d.name}__j{j}" for d in plan.carried}
+            self.widened |= {new for old, new in names.items() if old in self.widened}
+            copies.append((j, Renamer(names)))
+        lines = [ind + f"for (size_t __lb = 0; __lb < {self.formed.local_size[0]}; "
+                 f"__lb += {JAM_WIDTH}) {{"]
+        inner = depth + 1
+        for _, ren in copies:
+            decls = [dataclasses.replace(d, name=ren.names[d.name], init=None, const=False)
+                     for d in plan.carried]
+            lines.append(INDENT * inner + self.var_decls(decls) + ";")
+
+        def scoped(j: int, stmts: Sequence[ir.Stmt], level: int) -> list[str]:
+            out = [INDENT * level + "{",
+                   INDENT * (level + 1) + f"const size_t __lx = __lb + {j}; (void)__lx;",
+                   INDENT * (level + 1) + f"const size_t __lid = {lid}; (void)__lid;"]
+            out += self.stmts(stmts, level + 1)
+            return out + [INDENT * level + "}"]
+
+        saved = (self.exit_label, self.nest)
+        self.exit_label, self.nest = slow, 1  # an exit in a prefix leaves for the slow path
+        for j, ren in copies:
+            prefix: list[ir.Stmt] = []
+            for st in plan.prefix:
+                st = ren.rewrite(st)
+                if isinstance(st, ir.DeclStmt):
+                    prefix += [ir.ExprStmt(ir.Assign(d.type, "=", ir.VarRef(d.type,
+                                                                           ren.names[d.name]),
+                                                     d.init)) for d in st.decls if d.init is not None]
+                else:
+                    prefix.append(st)
+            lines += scoped(j, prefix, inner)
+        self.exit_label, self.nest = saved
+        bodies = [ren.rewrite(plan.loop.body) for _, ren in copies]
+        loop_lines = self.stmt(dataclasses.replace(plan.loop, body=ir.Block(())), inner)
+        # the loop header once, then each work-item's body in its own scope
+        header, close = loop_lines[0], loop_lines[-1]
+        assert header.rstrip().endswith("{") and close.strip() == "}", loop_lines
+        lines.append(header)
+        for j, body in zip(range(JAM_WIDTH), bodies):
+            lines += scoped(j, body.stmts if isinstance(body, ir.Block) else (body,), inner + 1)
+        lines.append(close)
+        for j, ren in copies:
+            lines += scoped(j, [ren.rewrite(st) for st in plan.suffix], inner)
+        lines.append(INDENT * inner + "continue;")
+        lines.append(INDENT * depth + f"{slow}:")
+        lines.append(INDENT * inner + f"for (size_t __lx = __lb; __lx < __lb + {JAM_WIDTH}; "
+                     "__lx++) {")
         return lines
 
     def var_decls(self, decls: Sequence[ir.VarDecl]) -> str:

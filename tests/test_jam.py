@@ -1,0 +1,92 @@
+"""Work-items jammed through a per-work-item float reduction (``transforms/jam.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ppcl.compiler.cpu import build_kernel, run_kernel
+
+GEMV = """
+__kernel void gemv(const int rows, const int cols, __global const float *A,
+                   __global const float *x, __global float *y) {
+    int row = get_global_id(0);
+    if (row >= rows)
+        return;
+    float acc = 0.0f;
+    for (int k = 0; k < cols; ++k)
+        acc += A[row * cols + k] * x[k];
+    y[row] = acc;
+}
+"""
+
+
+def in_order_row_sums(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Each row's sum added in k order in float32, as one work-item does."""
+    products = (a * x[None, :]).astype(np.float32)
+    return np.add.accumulate(products, axis=1, dtype=np.float32)[:, -1]
+
+
+@pytest.mark.parametrize("rows", [64, 61, 3])
+def test_jammed_rows_give_the_in_order_sums_bit_for_bit(rows):
+    k = build_kernel(GEMV, "gemv", local_size=(16,))
+    assert "__ppcl_jam" in k.c_source and "acc__j3" in k.c_source
+    cols = 37
+    rng = np.random.default_rng(rows)
+    a = rng.standard_normal((rows, cols), dtype=np.float32)
+    x = rng.standard_normal(cols, dtype=np.float32)
+    y = np.full(64, np.float32(-7.0))
+    run_kernel(k, (64,), (16,), [np.int32(rows), np.int32(cols), a, x, y])
+    np.testing.assert_array_equal(y[:rows], in_order_row_sums(a, x))
+    assert (y[rows:] == -7.0).all()  # exited work-items store nothing
+
+
+def test_jammed_double_sum_with_a_loop_local_temporary():
+    source = """
+    __kernel void norms(__global const double *v, __global double *out, int n, int len) {
+        int i = get_global_id(0);
+        if (i >= n) return;
+        const int base = i * len;
+        double s = 0.0;
+        for (int k = 0; k < len; k += 2) {
+            double t = v[base + k];
+            s += t * t;
+        }
+        out[i] = sqrt(s);
+    }"""
+    k = build_kernel(source, "norms", local_size=(8,))
+    assert "s__j0" in k.c_source
+    n, length = 21, 10
+    v = np.random.default_rng(1).random((n, length))
+    out = np.zeros(24)
+    run_kernel(k, (24,), (8,), [v, out, np.int32(n), np.int32(length)])
+    np.testing.assert_allclose(out[:n], np.sqrt((v[:, ::2] ** 2).sum(axis=1)), rtol=1e-14)
+
+
+@pytest.mark.parametrize("loop, want", [
+    # a store in the loop: the work-items' stores would interleave
+    ("for (int k = 0; k < n; ++k) { acc += a[i * n + k]; a[i * n + k] = 0.0f; }",
+     lambda a: a.sum(axis=1)),
+    # the trip count varies between work-items
+    ("for (int k = 0; k < i; ++k) acc += a[i * n + k];",
+     lambda a: np.tril(a, -1).sum(axis=1)),
+    # an integer sum vectorizes by itself
+    ("for (int k = 0; k < n; ++k) iacc += (int)a[i * n + k];",
+     lambda a: a.sum(axis=1)),
+])
+def test_loops_that_are_not_jammed(loop, want):
+    source = f"""
+    __kernel void r(__global float *a, __global float *out, int n) {{
+        int i = get_global_id(0);
+        float acc = 0.0f;
+        int iacc = 0;
+        {loop}
+        out[i] = acc + iacc;
+    }}"""
+    k = build_kernel(source, "r", local_size=(8,))
+    assert "__ppcl_jam" not in k.c_source
+    n = 8
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    out = np.zeros(8, np.float32)
+    run_kernel(k, (8,), (8,), [a.copy(), out, np.int32(n)])
+    np.testing.assert_array_equal(out, want(a))
