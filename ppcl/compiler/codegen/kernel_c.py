@@ -55,7 +55,14 @@ from ppcl.compiler.ir.types import (
 )
 from ppcl.compiler.ir.visit import find_all, walk
 from ppcl.compiler.transforms.inline import inline_barrier_functions
-from ppcl.compiler.transforms.jam import JAM_WIDTH, JamPlan, Renamer, plan_jam
+from ppcl.compiler.transforms.jam import (
+    JAM_WIDTH,
+    JamPlan,
+    Renamer,
+    StridePlan,
+    plan_jam,
+    plan_stride,
+)
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 
 WORKITEM_FUNCTIONS = ("get_global_id", "get_local_id", "get_group_id", "get_local_size",
@@ -246,16 +253,25 @@ class KernelPrinter(CStylePrinter):
         body += self.body(s.body, depth)
         if self.used_goto:
             body.append(INDENT * body_level + f"{self.exit_label}: ;")
-        plan = None if self.rows or self.in_helper else plan_jam(
-            s, ls, self.formed.uniform_vars, self.fixed_params)
-        if plan is not None:
-            lines += self.jammed(s, plan, depth, lid)
-            lines += [INDENT + line for line in body]
-            lines += [INDENT * (depth + 1) + "}", INDENT * depth + "}"]
-        elif s.simd and not self.used_goto:
+        simd = s.simd and not self.used_goto
+        jam = stride = None
+        if not self.rows and not self.in_helper:
+            jam = plan_jam(s, ls, self.formed.uniform_vars, self.fixed_params)
+            if jam is None:
+                stride = plan_stride(s, self.formed.uniform_vars, self.fixed_params)
+        if jam is not None:  # the plain loop below is the fallback for a block
+            lines += self.jammed(jam, depth, lid)
+            depth += 1
+            body = [INDENT + line for line in body]
+        elif stride is not None:  # the plain loop below is the fallback for a step <= 0
+            lines += self.strided(stride, depth, lid, simd)
+            depth += 1  # printed one level shallower than the else it sits in
+            body = [INDENT + line for line in body]
+        if simd and jam is None:
             lines.append(INDENT * depth + "#pragma omp simd")
-        if plan is not None:
-            pass
+        if jam is not None:
+            lines.append(INDENT * depth + f"for (size_t __lx = __lb; __lx < __lb + {JAM_WIDTH}; "
+                         "__lx++) {")
         elif self.rows:
             # int, so that gcc sees a narrowed global id (int)__gb0 + __lx as affine
             ctype = "int" if self.narrow_ids else "size_t"
@@ -263,9 +279,14 @@ class KernelPrinter(CStylePrinter):
                          f"{ls[0]}; __lx++) {{")
         else:
             lines.append(INDENT * depth + f"for (size_t __lx = 0; __lx < {ls[0]}; __lx++) {{")
-        if plan is None:
-            lines += body
+        lines += body
+        lines.append(INDENT * depth + "}")
+        if jam is not None:  # the block loop
+            depth -= 1
             lines.append(INDENT * depth + "}")
+        elif stride is not None:  # the else, then the scope of the uniform values
+            depth -= 1
+            lines += [INDENT * (depth + 1) + "}", INDENT * depth + "}"]
         for _ in range(depth - level - 1):
             depth -= 1
             lines.append(INDENT * depth + "}")
@@ -273,7 +294,33 @@ class KernelPrinter(CStylePrinter):
         self.exit_label, self.nest, self.used_goto = saved
         return lines
 
-    def jammed(self, s: wg.WorkItemLoop, plan: JamPlan, depth: int, lid: str) -> list[str]:
+    def strided(self, plan: StridePlan, depth: int, lid: str, simd: bool) -> list[str]:
+        """A grid-stride loop run by the work-items in lock step (``transforms/jam.py``); ends
+        inside the ``else`` that runs the plain work-item loop when the step is not positive.
+        Uniform values are evaluated at group level, where the local ids are 0."""
+        ind = INDENT * depth
+        ls0 = self.formed.local_size[0]
+        assert plan.var.init is not None
+        lines = [ind + "{",
+                 ind + INDENT + f"const long __first = (long)({self.expr(plan.var.init, PREC_ASSIGN)});",
+                 ind + INDENT + f"const long __step = (long)({self.expr(plan.step, PREC_ASSIGN)});",
+                 ind + INDENT + f"const long __end = (long)({self.expr(plan.end, PREC_ASSIGN)});",
+                 ind + INDENT + "if (__step > 0) {",
+                 ind + INDENT * 2 + "for (long __t = __first; __t < __end; __t += __step) {",
+                 ind + INDENT * 3 + f"const size_t __hi = __end - __t < {ls0} ? "
+                                    f"(size_t)(__end - __t) : {ls0};"]
+        if simd:
+            lines.append(ind + INDENT * 3 + "#pragma omp simd")
+        lines.append(ind + INDENT * 3 + "for (size_t __lx = 0; __lx < __hi; __lx++) {")
+        inner = depth + 4
+        decl = self.var_decls([dataclasses.replace(plan.var, init=None, const=False)])
+        lines += [INDENT * inner + f"const size_t __lid = {lid}; (void)__lid;",
+                  INDENT * inner + decl + " = __t + (long)__lx;"]
+        lines += self.body(plan.loop.body, inner - 1)
+        lines += [ind + INDENT * 3 + "}", ind + INDENT * 2 + "}", ind + INDENT + "} else {"]
+        return lines
+
+    def jammed(self, plan: JamPlan, depth: int, lid: str) -> list[str]:
         """The work-item loop ``JAM_WIDTH`` work-items at a time (see ``transforms/jam.py``):
         their prefixes, the loop once with their bodies in turn, their suffixes; a block in
         which one of them exits in its prefix runs one work-item at a time."""
@@ -326,9 +373,7 @@ class KernelPrinter(CStylePrinter):
         for j, ren in copies:
             lines += scoped(j, [ren.rewrite(st) for st in plan.suffix], inner)
         lines.append(INDENT * inner + "continue;")
-        lines.append(INDENT * depth + f"{slow}:")
-        lines.append(INDENT * inner + f"for (size_t __lx = __lb; __lx < __lb + {JAM_WIDTH}; "
-                     "__lx++) {")
+        lines.append(INDENT * depth + f"{slow}: ;")
         return lines
 
     def var_decls(self, decls: Sequence[ir.VarDecl]) -> str:

@@ -136,3 +136,92 @@ class Renamer(Rewriter):
     def rewrite_VarRef(self, e: ir.VarRef) -> ir.VarRef:
         new = self.names.get(e.name)
         return e if new is None else ir.VarRef(e.type, new, loc=e.loc)
+
+
+# ---------------------------------------------------------------- grid-stride loops in lock step
+
+_RANGE_QUERIES = ("get_global_size", "get_local_size", "get_num_groups")
+
+
+@dataclass(frozen=True)
+class StridePlan:
+    """``for (T i = <id along x> + u; i < end; i += step)`` run by all work-items in lock step:
+    iteration ``t`` of every work-item, then iteration ``t + 1``. With ``step`` uniform and
+    positive, the work-items still active at an iteration are those with ``x < end - i(x=0)``,
+    a prefix of the work-item loop."""
+
+    loop: ir.For
+    var: ir.VarDecl
+    end: ir.Expr  # the bound, made exclusive
+    step: ir.Expr
+
+
+def _uniform_expr(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) -> bool:
+    for n in walk(e):
+        if isinstance(n, ir.Call) and not (n.builtin is not None and n.name in _RANGE_QUERIES):
+            return False
+        if isinstance(n, ir.Index | ir.Member | ir.Assign | ir.Comma):
+            return False
+        if isinstance(n, ir.Unary) and n.op in ("*", "++", "--", "p++", "p--", "&"):
+            return False
+    return _names(e) <= uniform | params
+
+
+def _strip_casts(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Cast) and isinstance(e.type, ScalarType) and e.type.is_integer:
+        e = e.operand
+    return e
+
+
+def _starts_at_x(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) -> bool:
+    """``e`` is the work-item's id along x (global or local), plus a uniform term."""
+    e = _strip_casts(e)
+    if isinstance(e, ir.Call):
+        return e.builtin is not None and e.name in ("get_global_id", "get_local_id") \
+            and isinstance(_strip_casts(e.args[0]), ir.IntLit) \
+            and _strip_casts(e.args[0]).value == 0  # type: ignore[attr-defined]
+    if isinstance(e, ir.Binary) and e.op == "+":
+        return (_starts_at_x(e.lhs, uniform, params) and _uniform_expr(e.rhs, uniform, params)) \
+            or (_starts_at_x(e.rhs, uniform, params) and _uniform_expr(e.lhs, uniform, params))
+    return False
+
+
+def plan_stride(loop: wg.WorkItemLoop, uniform: frozenset[str],
+                params: frozenset[str]) -> StridePlan | None:
+    """The lock-step plan for a work-item loop whose body is one grid-stride loop."""
+    if loop.mask is not None:
+        return None
+    stmts = [s for s in (loop.body.stmts if isinstance(loop.body, ir.Block) else (loop.body,))
+             if not isinstance(s, ir.Empty)]
+    if len(stmts) != 1 or not isinstance(stmts[0], ir.For):
+        return None
+    f = stmts[0]
+    if not isinstance(f.init, ir.DeclStmt) or len(f.init.decls) != 1:
+        return None
+    var = f.init.decls[0]
+    t = var.type
+    if not (isinstance(t, ScalarType) and t.is_integer and t.is_signed) or var.init is None:
+        return None
+    if not _starts_at_x(var.init, uniform, params):
+        return None
+    cond, step = f.cond, f.step
+    if not isinstance(cond, ir.Binary) or not isinstance(step, ir.Assign) or step.op != "+=":
+        return None
+    if not (isinstance(step.target, ir.VarRef) and step.target.name == var.name
+            and _uniform_expr(step.value, uniform, params)):
+        return None
+    lhs, rhs = _strip_casts(cond.lhs), _strip_casts(cond.rhs)
+    op = cond.op
+    if isinstance(rhs, ir.VarRef) and rhs.name == var.name:
+        lhs, rhs, op = rhs, lhs, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
+    if not (isinstance(lhs, ir.VarRef) and lhs.name == var.name and op in ("<", "<=")
+            and _uniform_expr(rhs, uniform, params)):
+        return None
+    end = rhs if op == "<" else ir.Binary(rhs.type, "+", rhs, ir.IntLit(rhs.type, 1))
+    if any(isinstance(n, _JUMPS) for n in walk(f.body)):
+        return None
+    eff = effects(f.body, Effects())
+    local = {d.name for n in walk(f.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+    if not eff.writes <= local:
+        return None
+    return StridePlan(f, var, end, step.value)

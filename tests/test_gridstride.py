@@ -1,0 +1,65 @@
+"""Grid-stride loops run by the work-items of a group in lock step (``plan_stride``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ppcl.compiler.cpu import build_kernel, run_kernel
+
+HISTOGRAM = """
+__kernel void hist(__global const uchar *data, __global uint *bins, const int n) {
+    __local uint local_bins[64];
+    for (int b = get_local_id(0); b < 64; b += get_local_size(0))
+        local_bins[b] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = get_global_id(0); i < n; i += get_global_size(0))
+        atomic_inc(&local_bins[data[i] & 63]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int b = get_local_id(0); b < 64; b += get_local_size(0))
+        atomic_add(&bins[b], local_bins[b]);
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 5, 1000, 4096, 5003])
+def test_histogram_over_a_grid_stride_loop(n):
+    k = build_kernel(HISTOGRAM, "hist", local_size=(32,))
+    assert "__step" in k.c_source
+    data = np.random.default_rng(n).integers(0, 256, max(n, 1), dtype=np.uint8)
+    bins = np.zeros(64, np.uint32)
+    run_kernel(k, (128,), (32,), [data, bins, np.int32(n)])
+    np.testing.assert_array_equal(bins, np.bincount(data[:n] & 63, minlength=64))
+
+
+def test_strided_loop_with_a_uniform_start_and_an_inclusive_bound():
+    source = """
+    __kernel void fill(__global int *out, int first, int last) {
+        for (int i = first + get_global_id(0); i <= last; i += get_global_size(0))
+            out[i] = i * 3 + (int)get_group_id(0);
+    }"""
+    k = build_kernel(source, "fill", local_size=(8,))
+    assert "__step" in k.c_source
+    out = np.full(200, -1, np.int32)
+    run_kernel(k, (24,), (8,), [out, np.int32(7), np.int32(190)], global_offset=(2,))
+    i = np.arange(200)
+    # global ids run 2..25; item g writes first + g + 24 t; its group is (g - 2) // 8
+    group = ((i - 7 - 2) % 24) // 8
+    want = np.where((i >= 9) & (i <= 190), i * 3 + group, -1)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_loop_updating_a_private_sum_is_left_to_each_work_item():
+    source = """
+    __kernel void sums(__global const float *a, __global float *out, int n) {
+        float s = 0.0f;
+        for (int i = get_global_id(0); i < n; i += get_global_size(0))
+            s += a[i];
+        out[get_global_id(0)] = s;
+    }"""
+    k = build_kernel(source, "sums", local_size=(4,))
+    assert "__step" not in k.c_source
+    a = np.arange(30, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    run_kernel(k, (8,), (4,), [a, out, np.int32(30)])
+    np.testing.assert_array_equal(out, [a[g::8].sum() for g in range(8)])
