@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ppcl.compiler.codegen.widen import widened_ints
 from ppcl.compiler.cpu import build_kernel, run_kernel
@@ -81,3 +82,66 @@ def test_left_shift_of_a_widened_variable_wraps_like_an_int():
     out = np.full(4, -1, np.int32)
     run_kernel(k, (4,), (4,), [out])
     np.testing.assert_array_equal(out, [0, 0, 1, 1])  # bit 1 reaches the sign bit: 2, 3 < 0
+
+
+TRANSPOSE = """
+#define T 8
+__kernel void tr(__global const float *in, __global float *out, int rows, int cols) {
+    __local float tile[T][T + 1];
+    int lx = get_local_id(0);
+    int ly = get_local_id(1);
+    int x = get_group_id(0) * T + lx;
+    int y = get_group_id(1) * T + ly;
+    if (x < cols && y < rows)
+        tile[ly][lx] = in[y * cols + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int ox = get_group_id(1) * T + lx;
+    int oy = get_group_id(0) * T + ly;
+    if (ox < rows && oy < cols)
+        out[oy * rows + ox] = tile[lx][ly];
+}
+"""
+
+
+def test_group_positions_are_computed_64_bits_wide():
+    k = build_kernel(TRANSPOSE, "tr", local_size=(8, 8))
+    group = k.c_source[k.c_source.index("static void ppcl_group_tr"):]
+    for name in ("x", "y", "ox", "oy"):
+        assert f"long {name} = (long)(" in group
+    rows, cols = 13, 21
+    a = np.random.default_rng(0).random((rows, cols), dtype=np.float32)
+    out = np.zeros((cols, rows), np.float32)
+    run_kernel(k, (24, 16), (8, 8), [a, out, np.int32(rows), np.int32(cols)])
+    np.testing.assert_array_equal(out, a.T)
+
+
+@pytest.mark.parametrize("scale, local_size, narrow", [(32, 16, True), (16, 16, False)])
+def test_positions_that_might_not_fit_keep_int_conversions(scale, local_size, narrow):
+    source = f"""
+    __kernel void p(__global int *out) {{
+        int lx = get_local_id(0);
+        int x = get_group_id(0) * {scale} + lx;
+        out[x] = x;
+    }}"""
+    k = build_kernel(source, "p", local_size=(local_size,), narrow_ids=narrow)
+    assert "(long)(__grp0" not in k.c_source
+    out = np.full(2 * scale, -1, np.int32)
+    run_kernel(k, (2 * local_size,), (local_size,), [out])
+    want = np.full(2 * scale, -1, np.int32)
+    for g in range(2):
+        idx = g * scale + np.arange(local_size)
+        want[idx] = idx
+    np.testing.assert_array_equal(out, want)
+
+
+def test_printf_of_a_group_position_prints_an_int(capfd):
+    source = """
+    __kernel void p(__global int *out) {
+        int lx = get_local_id(0);
+        out[get_group_id(0) * 2 + lx] = 1;
+        printf("%d|", (int)(get_group_id(0) * 2 + lx));
+    }"""
+    k = build_kernel(source, "p", local_size=(2,))
+    out = np.zeros(4, np.int32)
+    run_kernel(k, (4,), (2,), [out])
+    assert capfd.readouterr().out == "0|1|2|3|"

@@ -38,11 +38,12 @@ from ppcl.compiler.codegen.cstyle import (
     PREC_UNARY,
     CStylePrinter,
 )
-from ppcl.compiler.codegen.widen import widened_ints
+from ppcl.compiler.codegen.widen import GroupPosition, group_position, widened_ints
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import (
+    INT,
     LONG,
     AddressSpace,
     ArrayType,
@@ -53,7 +54,7 @@ from ppcl.compiler.ir.types import (
     scalar_of,
     width_of,
 )
-from ppcl.compiler.ir.visit import find_all, walk
+from ppcl.compiler.ir.visit import Node, find_all, walk
 from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.jam import (
     JAM_WIDTH,
@@ -192,6 +193,7 @@ class KernelPrinter(CStylePrinter):
         self.used_goto = False
         self.uses_printf = False
         self.widened: set[str] = set()  # int variables declared 64 bits wide (see widen.py)
+        self.position = GroupPosition(None, {})  # group positions printed 64 bits wide
         self.rows = False  # the group function runs a row of groups (see ``runs_rows``)
         params = {q.name for q in formed.function.params}
         self.fixed_params = frozenset(params - written_vars(formed.body))
@@ -383,13 +385,20 @@ class KernelPrinter(CStylePrinter):
         return super().var_decls(decls)
 
     def mentions_widened(self, e: ir.Expr) -> bool:
-        return bool(self.widened) and not self.in_helper and any(
-            isinstance(n, ir.VarRef) and n.name in self.widened for n in walk(e))
+        return not self.in_helper and any(
+            (isinstance(n, ir.VarRef) and n.name in self.widened) or self.wide_position(n)
+            for n in walk(e))
+
+    def wide_position(self, e: Node) -> bool:
+        """A group position converted to ``int``, printed 64 bits wide (see ``GroupPosition``)."""
+        return isinstance(e, ir.Cast) and e.type == INT and self.position.covers(e.operand)
 
     def cast(self, e: ir.Cast) -> tuple[str, int]:
         """Implicit conversions that C would do differently with a widened operand are
         spelled out: ``long < uint`` compares signed where ``int < uint`` does not. (Left
         shifts are the other operation whose 64-bit result differs: see ``expr_prec``.)"""
+        if not self.in_helper and self.wide_position(e):
+            return f"(long)({self.expr(e.operand, PREC_ASSIGN)})", PREC_UNARY
         if e.implicit and isinstance(e.type, ScalarType) and e.type != e.operand.type \
                 and self.mentions_widened(e.operand):
             return f"({self.type_name(e.type)})({self.expr(e.operand, PREC_ASSIGN)})", PREC_UNARY
@@ -758,8 +767,9 @@ def generate_formed_c(module: ir.Module, formed: FormedKernel, *, zero_offset: b
     for sname, t in formed.group_scalars.items():
         group.append(g + p.declaration(t, sname) + ";")
     # uniform values gain nothing from widening: they are not vectorized along work-items
+    p.position = group_position(formed.body, ls if narrow_ids else None)
     p.widened = widened_ints(formed.body, set(formed.context_vars) | set(formed.group_scalars)
-                             | formed.uniform_vars)
+                             | formed.uniform_vars, ls if narrow_ids else None)
     group += p.stmts(formed.body.stmts, 1)
     group.append("}")
 

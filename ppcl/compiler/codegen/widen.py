@@ -30,24 +30,75 @@ def _small_signed(t: object) -> bool:
     return isinstance(t, ScalarType) and t.is_integer and t.is_signed and t.size <= 4
 
 
-def _index_arithmetic(e: ir.Expr) -> bool:
+def _index_arithmetic(e: ir.Expr, position: GroupPosition) -> bool:
     """Whether ``e`` only combines signed literals, variables and id queries with + - * and
     conversions that keep every value. Unsigned arithmetic wraps by definition and a
-    conversion to ``int`` from a wider type truncates, so neither may run in 64 bits."""
+    conversion to ``int`` from a wider type truncates, so neither may run in 64 bits, except
+    a work-item's position in the range (see ``GroupPosition``)."""
     if not _small_signed(e.type):
         return False
     if isinstance(e, ir.IntLit | ir.VarRef):
         return True
     if isinstance(e, ir.Binary):
-        return e.op in _AFFINE_OPS and _index_arithmetic(e.lhs) and _index_arithmetic(e.rhs)
+        return e.op in _AFFINE_OPS and _index_arithmetic(e.lhs, position) \
+            and _index_arithmetic(e.rhs, position)
     if isinstance(e, ir.Unary):
-        return e.op in ("-", "+") and _index_arithmetic(e.operand)
+        return e.op in ("-", "+") and _index_arithmetic(e.operand, position)
     if isinstance(e, ir.Cast):
         inner = e.operand
         if isinstance(inner, ir.Call):  # (int)get_global_id(d): ids fit (narrow_ids)
             return inner.builtin is not None and inner.name in ID_QUERIES
-        return _index_arithmetic(inner)
+        return position.covers(inner) or _index_arithmetic(inner, position)
     return False
+
+
+def _literal(e: ir.Expr) -> int | None:
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    return e.value if isinstance(e, ir.IntLit) else None
+
+
+def _query_dim(e: ir.Expr, name: str) -> int | None:
+    while isinstance(e, ir.Cast):
+        e = e.operand
+    if isinstance(e, ir.Call) and e.builtin is not None and e.name == name and e.args:
+        return _literal(e.args[0])
+    return None
+
+
+class GroupPosition:
+    """``get_group_id(d) * C + lid`` where ``lid`` is a local id along some ``d'`` (directly or
+    through an ``int`` holding only it) and ``local_size[d'] <= C <= local_size[d]``: the
+    value is below ``num_groups[d] * local_size[d]``, the global size along ``d``. With every
+    global id fitting in ``int`` (the ``narrow_ids`` specialization), converting it to ``int``
+    keeps its value, like ``(int)get_global_id(d)``.
+    """
+
+    def __init__(self, local_size: tuple[int, int, int] | None, local_id_vars: dict[str, int]):
+        self.local_size = local_size
+        self.local_id_vars = local_id_vars
+
+    def local_id(self, e: ir.Expr) -> int | None:
+        while isinstance(e, ir.Cast):
+            e = e.operand
+        if isinstance(e, ir.VarRef):
+            return self.local_id_vars.get(e.name)
+        return _query_dim(e, "get_local_id")
+
+    def covers(self, e: ir.Expr) -> bool:
+        if self.local_size is None or not isinstance(e, ir.Binary) or e.op != "+":
+            return False
+        for scaled, lid in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if not isinstance(scaled, ir.Binary) or scaled.op != "*":
+                continue
+            for group, factor in ((scaled.lhs, scaled.rhs), (scaled.rhs, scaled.lhs)):
+                d = _query_dim(group, "get_group_id")
+                c = _literal(factor)
+                d_lid = self.local_id(lid)
+                if d is not None and 0 <= d < 3 and c is not None and d_lid is not None \
+                        and 0 <= d_lid < 3 and self.local_size[d_lid] <= c <= self.local_size[d]:
+                    return True
+        return False
 
 
 def _terms(e: ir.Expr, names: set[str]) -> set[str]:
@@ -63,8 +114,34 @@ def _terms(e: ir.Expr, names: set[str]) -> set[str]:
     return set()
 
 
-def widened_ints(body: Node, exclude: set[str]) -> set[str]:
-    """The ``int`` variables declared in ``body`` (less ``exclude``) to declare 64 bits wide."""
+def group_position(body: Node, local_size: tuple[int, int, int] | None) -> GroupPosition:
+    """The ``GroupPosition`` test for ``body``: its ``int`` variables that only ever hold a
+    local id are known by name."""
+    values: dict[str, list[ir.Expr | None]] = {}  # None: a value of another kind
+    for n in walk(body):
+        if isinstance(n, ir.DeclStmt):
+            for d in n.decls:
+                values.setdefault(d.name, []).append(d.init)
+        elif isinstance(n, ir.Assign) and isinstance(n.target, ir.VarRef):
+            values.setdefault(n.target.name, []).append(None)
+        elif isinstance(n, ir.Unary) and isinstance(n.operand, ir.VarRef) \
+                and n.op in ("++", "--", "p++", "p--", "&"):
+            values.setdefault(n.operand.name, []).append(None)
+    local_id_vars: dict[str, int] = {}
+    for name, assigned in values.items():
+        dims = {None if v is None else _query_dim(v, "get_local_id") for v in assigned}
+        dim = dims.pop() if len(dims) == 1 else None
+        if dim is not None:
+            local_id_vars[name] = dim
+    return GroupPosition(local_size, local_id_vars)
+
+
+def widened_ints(body: Node, exclude: set[str],
+                 local_size: tuple[int, int, int] | None = None) -> set[str]:
+    """The ``int`` variables declared in ``body`` (less ``exclude``) to declare 64 bits wide.
+
+    ``local_size``: the group size the body was formed for, given when every global id fits in
+    ``int``; it lets a position computed from group and local ids be widened too."""
     candidates: set[str] = set()
     for n in walk(body):
         if isinstance(n, ir.DeclStmt):
@@ -97,7 +174,9 @@ def widened_ints(body: Node, exclude: set[str]) -> set[str]:
                 seeds |= _terms(n.rhs, candidates)
             elif isinstance(n.rhs.type, PointerType):
                 seeds |= _terms(n.lhs, candidates)
-    eligible = {name for name in candidates if all(_index_arithmetic(v) for v in values[name])}
+    position = group_position(body, local_size)
+    eligible = {name for name in candidates
+                if all(_index_arithmetic(v, position) for v in values[name])}
     widened: set[str] = set()
     pending = list(seeds & eligible)
     while pending:
