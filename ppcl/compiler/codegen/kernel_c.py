@@ -54,12 +54,11 @@ from ppcl.compiler.ir.types import (
     scalar_of,
     width_of,
 )
-from ppcl.compiler.ir.visit import Node, find_all, walk
+from ppcl.compiler.ir.visit import Node, Renamer, find_all, walk
 from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.jam import (
     JAM_WIDTH,
     JamPlan,
-    Renamer,
     StridePlan,
     plan_jam,
     plan_stride,
@@ -356,9 +355,8 @@ class KernelPrinter(CStylePrinter):
             for st in plan.prefix:
                 st = ren.rewrite(st)
                 if isinstance(st, ir.DeclStmt):
-                    prefix += [ir.ExprStmt(ir.Assign(d.type, "=", ir.VarRef(d.type,
-                                                                           ren.names[d.name]),
-                                                     d.init)) for d in st.decls if d.init is not None]
+                    prefix += [ir.ExprStmt(ir.Assign(d.type, "=", ir.VarRef(d.type, d.name), d.init))
+                               for d in st.decls if d.init is not None]  # d: renamed
                 else:
                     prefix.append(st)
             lines += scoped(j, prefix, inner)

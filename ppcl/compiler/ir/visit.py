@@ -100,3 +100,18 @@ class Rewriter:
         if not changes:
             return node
         return dataclasses.replace(node, **changes)
+
+
+class Renamer(Rewriter):
+    """Renames the variables in ``names``: their references and their declarations."""
+
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
+        new = self.names.get(e.name)
+        return e if new is None else dataclasses.replace(e, name=new)
+
+    def rewrite_VarDecl(self, d: ir.VarDecl) -> ir.VarDecl:
+        new = self.names.get(d.name)
+        return d if new is None else dataclasses.replace(d, name=new)

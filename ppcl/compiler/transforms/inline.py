@@ -32,7 +32,7 @@ from ppcl.compiler.analysis.callgraph import reaching, user_calls
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT, VOID, ArrayType, Type, VoidType
-from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+from ppcl.compiler.ir.visit import Node, Renamer, children, walk
 
 PASS_NAME = "inline"
 SUFFIX = "__inl"
@@ -140,19 +140,6 @@ def _replace_breaks(s: ir.Stmt, make: Callable[[Loc], ir.Stmt]) -> ir.Stmt:
         other = None if s.otherwise is None else _replace_breaks(s.otherwise, make)
         return ir.If(s.cond, _replace_breaks(s.then, make), other, loc=s.loc)
     return s
-
-
-class _Renamer(Rewriter):
-    def __init__(self, names: dict[str, str]):
-        self.names = names
-
-    def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
-        new = self.names.get(e.name)
-        return e if new is None else dataclasses.replace(e, name=new)
-
-    def rewrite_VarDecl(self, d: ir.VarDecl) -> ir.VarDecl:
-        new = self.names.get(d.name)
-        return d if new is None else dataclasses.replace(d, name=new)
 
 
 # ---------------------------------------------------------------- the inliner
@@ -449,7 +436,7 @@ class _Inliner:
         locals_ += [d.name for n in walk(callee.body) if isinstance(n, ir.DeclStmt) for d in n.decls]
         base = callee.name
         suffix = self._suffix([*locals_, base + "_result", base + "_done"])
-        body = _Renamer({n: n + suffix for n in locals_}).rewrite(callee.body)
+        body = Renamer({n: n + suffix for n in locals_}).rewrite(callee.body)
         assert isinstance(body, ir.Block)
         result = None if isinstance(callee.ret, VoidType) else base + "_result" + suffix
         if result is not None:

@@ -28,7 +28,7 @@ from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import ArrayType, ScalarType, StructType
-from ppcl.compiler.ir.visit import Node, Rewriter, walk
+from ppcl.compiler.ir.visit import Node, walk
 
 JAM_WIDTH = 4
 _FLOATS = ("float", "double", "half")
@@ -125,17 +125,6 @@ def _uniform_control(loop: ir.For, uniform: frozenset[str], params: frozenset[st
         if not _names(part) <= uniform | params | counter:
             return False
     return True
-
-
-class Renamer(Rewriter):
-    """Renames the private variables in ``names`` (references and declarations)."""
-
-    def __init__(self, names: dict[str, str]):
-        self.names = names
-
-    def rewrite_VarRef(self, e: ir.VarRef) -> ir.VarRef:
-        new = self.names.get(e.name)
-        return e if new is None else ir.VarRef(e.type, new, loc=e.loc)
 
 
 # ---------------------------------------------------------------- grid-stride loops in lock step
