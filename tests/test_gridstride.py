@@ -63,3 +63,24 @@ def test_loop_updating_a_private_sum_is_left_to_each_work_item():
     out = np.zeros(8, np.float32)
     run_kernel(k, (8,), (4,), [a, out, np.int32(30)])
     np.testing.assert_array_equal(out, [a[g::8].sum() for g in range(8)])
+
+
+def test_bound_kept_per_work_item_across_a_barrier_is_not_uniform():
+    source = """
+    __kernel void k(__global int *out, __global const int *lim) {
+        __local int t[8];
+        int end = lim[get_local_id(0)];
+        t[get_local_id(0)] = 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = get_local_id(0); i < end; i += 8)
+            out[i] += t[0];
+    }"""
+    k = build_kernel(source, "k", local_size=(8,))
+    assert "__step" not in k.c_source  # 'end' lives in a context array, one per work-item
+    out = np.zeros(64, np.int32)
+    lim = np.array([64, 8, 8, 8, 8, 8, 8, 8], np.int32)
+    run_kernel(k, (8,), (8,), [out, lim])
+    want = np.zeros(64, np.int32)
+    for lx in range(8):
+        want[lx:lim[lx]:8] += 1
+    np.testing.assert_array_equal(out, want)

@@ -146,12 +146,17 @@ class StridePlan:
 
 
 def _uniform_expr(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) -> bool:
+    """``e`` is arithmetic on literals, range sizes and variables the same for every work-item.
+    Anything else (a load, a context array entry, a call) is not known to be uniform."""
     for n in walk(e):
-        if isinstance(n, ir.Call) and not (n.builtin is not None and n.name in _RANGE_QUERIES):
-            return False
-        if isinstance(n, ir.Index | ir.Member | ir.Assign | ir.Comma):
-            return False
-        if isinstance(n, ir.Unary) and n.op in ("*", "++", "--", "p++", "p--", "&"):
+        if isinstance(n, ir.Call):
+            if n.builtin is None or n.name not in _RANGE_QUERIES:
+                return False
+        elif isinstance(n, ir.Unary):
+            if n.op not in ("-", "+", "!", "~"):
+                return False
+        elif not isinstance(n, ir.IntLit | ir.FloatLit | ir.VarRef | ir.Binary | ir.Cast
+                            | ir.Conditional):
             return False
     return _names(e) <= uniform | params
 
@@ -189,7 +194,9 @@ def plan_stride(loop: wg.WorkItemLoop, uniform: frozenset[str],
         return None
     var = f.init.decls[0]
     t = var.type
-    if not (isinstance(t, ScalarType) and t.is_integer and t.is_signed) or var.init is None:
+    # narrower counters would wrap where the 64-bit lock-step counter does not
+    if not (isinstance(t, ScalarType) and t.is_integer and t.is_signed and t.size >= 4) \
+            or var.init is None:
         return None
     if not _starts_at_x(var.init, uniform, params):
         return None
