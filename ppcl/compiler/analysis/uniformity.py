@@ -119,7 +119,8 @@ _VARYING_FAMILIES = {"atomic"}
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
 
 
-def _const_int(e: ir.Expr) -> int | None:
+def const_int(e: ir.Expr) -> int | None:
+    """The value of an integer literal, through any conversions; None for anything else."""
     while isinstance(e, ir.Cast):
         e = e.operand
     if isinstance(e, ir.IntLit):
@@ -229,11 +230,11 @@ class Uniformity:
             return _add(lhs, _neg(rhs))
         if e.op == "*":
             if lhs.kind is Kind.AFFINE and rhs.is_uniform:
-                return _scale(lhs, _const_int(e.rhs))
+                return _scale(lhs, const_int(e.rhs))
             if rhs.kind is Kind.AFFINE and lhs.is_uniform:
-                return _scale(rhs, _const_int(e.lhs))
+                return _scale(rhs, const_int(e.lhs))
         if e.op == "<<" and lhs.kind is Kind.AFFINE and rhs.is_uniform:
-            shift = _const_int(e.rhs)
+            shift = const_int(e.rhs)
             return _scale(lhs, None if shift is None else 1 << shift)
         return VARYING
 
@@ -241,7 +242,7 @@ class Uniformity:
         args = [self.expr(a) for a in call.args]
         if call.builtin is not None:
             if call.name in _ID_BUILTINS:
-                dim = _const_int(call.args[0]) if call.args else None
+                dim = const_int(call.args[0]) if call.args else None
                 if dim is None or not 0 <= dim <= 2:
                     return VARYING
                 return affine_in(dim)

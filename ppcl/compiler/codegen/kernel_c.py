@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ppcl.compiler.analysis.callgraph import reaching
 from ppcl.compiler.analysis.effects import written_vars
-from ppcl.compiler.analysis.uniformity import analyze_kernel
+from ppcl.compiler.analysis.uniformity import analyze_kernel, const_int
 from ppcl.compiler.codegen.c import C
 from ppcl.compiler.codegen.c_builtins import TYPES_HEADER, c_builtin_definitions, c_builtin_name
 from ppcl.compiler.codegen.cstyle import (
@@ -166,12 +166,6 @@ class GeneratedKernel:
     local_size: tuple[int, int, int]
     uses_printf: bool
     formed: FormedKernel
-
-
-def _const_dim(e: ir.Expr) -> int | None:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return e.value if isinstance(e, ir.IntLit) else None
 
 
 class KernelPrinter(CStylePrinter):
@@ -468,7 +462,7 @@ class KernelPrinter(CStylePrinter):
         call = e.operand
         if not isinstance(call, ir.Call) or call.name != "get_global_id" or not call.args:
             return None
-        dim = _const_dim(call.args[0])
+        dim = const_int(call.args[0])
         if dim is None or dim > 2:
             return None
         c_type = "int" if e.type.name == "int" else "unsigned int"
@@ -494,7 +488,7 @@ class KernelPrinter(CStylePrinter):
         if name == "get_work_dim":
             return "(unsigned int)__L->work_dim" if not self.in_helper else \
                 "(unsigned int)__G->launch->work_dim"
-        dim = _const_dim(args[0])
+        dim = const_int(args[0])
         launch = "__G->launch" if self.in_helper else "__L"
         if dim is None:
             d = self.expr(args[0], PREC_ASSIGN)
@@ -647,7 +641,7 @@ def runs_rows(formed: FormedKernel, wi_helpers: set[str]) -> bool:
             continue
         for node in walk(s):
             if isinstance(node, ir.Call) and node.builtin is not None \
-                    and node.name in _GROUP_VARYING and _const_dim(node.args[0]) in (None, 0):
+                    and node.name in _GROUP_VARYING and const_int(node.args[0]) in (None, 0):
                 return False
     return True
 

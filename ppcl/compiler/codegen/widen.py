@@ -17,7 +17,7 @@ Reads of it where the type matters print an explicit conversion (see ``KernelPri
 
 from __future__ import annotations
 
-from ppcl.compiler.analysis.uniformity import ID_QUERIES
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Node, walk
@@ -52,17 +52,11 @@ def _index_arithmetic(e: ir.Expr, position: GroupPosition) -> bool:
     return False
 
 
-def _literal(e: ir.Expr) -> int | None:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return e.value if isinstance(e, ir.IntLit) else None
-
-
 def _query_dim(e: ir.Expr, name: str) -> int | None:
     while isinstance(e, ir.Cast):
         e = e.operand
     if isinstance(e, ir.Call) and e.builtin is not None and e.name == name and e.args:
-        return _literal(e.args[0])
+        return const_int(e.args[0])
     return None
 
 
@@ -93,7 +87,7 @@ class GroupPosition:
                 continue
             for group, factor in ((scaled.lhs, scaled.rhs), (scaled.rhs, scaled.lhs)):
                 d = _query_dim(group, "get_group_id")
-                c = _literal(factor)
+                c = const_int(factor)
                 d_lid = self.local_id(lid)
                 if d is not None and 0 <= d < 3 and c is not None and d_lid is not None \
                         and 0 <= d_lid < 3 and self.local_size[d_lid] <= c <= self.local_size[d]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import ArrayType, ScalarType, StructType
@@ -172,8 +173,7 @@ def _starts_at_x(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) ->
     e = _strip_casts(e)
     if isinstance(e, ir.Call):
         return e.builtin is not None and e.name in ("get_global_id", "get_local_id") \
-            and isinstance(_strip_casts(e.args[0]), ir.IntLit) \
-            and _strip_casts(e.args[0]).value == 0  # type: ignore[attr-defined]
+            and const_int(e.args[0]) == 0
     if isinstance(e, ir.Binary) and e.op == "+":
         return (_starts_at_x(e.lhs, uniform, params) and _uniform_expr(e.rhs, uniform, params)) \
             or (_starts_at_x(e.rhs, uniform, params) and _uniform_expr(e.lhs, uniform, params))
