@@ -106,44 +106,7 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
     return JamPlan(prefix, body_loop, suffix, tuple(carried))
 
 
-def _uniform_control(loop: ir.For, uniform: frozenset[str], params: frozenset[str]) -> bool:
-    """The loop's init, condition and step depend only on uniform values and its counter."""
-    counter: set[str] = set()
-    if isinstance(loop.init, ir.DeclStmt):
-        counter = {d.name for d in loop.init.decls}
-    elif loop.init is not None:
-        if not isinstance(loop.init, ir.ExprStmt):
-            return False
-        counter = effects(loop.init, Effects()).writes
-    if not counter <= uniform or counter & effects(loop.body, Effects()).writes:
-        return False
-    for part in (loop.init, loop.cond, loop.step):
-        if part is None:
-            continue
-        if any(isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith("get_"))
-               for n in walk(part)):
-            return False
-        if not _names(part) <= uniform | params | counter:
-            return False
-    return True
-
-
-# ---------------------------------------------------------------- grid-stride loops in lock step
-
 _RANGE_QUERIES = ("get_global_size", "get_local_size", "get_num_groups")
-
-
-@dataclass(frozen=True)
-class StridePlan:
-    """``for (T i = <id along x> + u; i < end; i += step)`` run by all work-items in lock step:
-    iteration ``t`` of every work-item, then iteration ``t + 1``. With ``step`` uniform and
-    positive, the work-items still active at an iteration are those with ``x < end - i(x=0)``,
-    a prefix of the work-item loop."""
-
-    loop: ir.For
-    var: ir.VarDecl
-    end: ir.Expr  # the bound, made exclusive
-    step: ir.Expr
 
 
 def _uniform_expr(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) -> bool:
@@ -160,6 +123,46 @@ def _uniform_expr(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) -
                             | ir.Conditional):
             return False
     return _names(e) <= uniform | params
+
+
+def _uniform_control(loop: ir.For, uniform: frozenset[str], params: frozenset[str]) -> bool:
+    """The loop's init, condition and step compute only its counter, from uniform values."""
+    values: list[ir.Expr] = []  # what init, condition and step read
+    if isinstance(loop.init, ir.DeclStmt):
+        counter = {d.name for d in loop.init.decls}
+        values += [d.init for d in loop.init.decls if d.init is not None]
+    elif isinstance(loop.init, ir.ExprStmt) and isinstance(loop.init.expr, ir.Assign):
+        counter = effects(loop.init, Effects()).writes
+        values.append(loop.init.expr.value)
+    else:
+        return False
+    step = loop.step
+    if isinstance(step, ir.Assign) and step.op in ("=", "+=", "-="):
+        values.append(step.value)
+    elif not (isinstance(step, ir.Unary) and step.op in ("++", "--", "p++", "p--")):
+        return False
+    if loop.cond is None or effects(step, Effects()).writes != counter:
+        return False
+    values.append(loop.cond)
+    if not counter <= uniform or counter & effects(loop.body, Effects()).writes:
+        return False
+    return all(_uniform_expr(v, uniform | frozenset(counter), params) for v in values)
+
+
+# ---------------------------------------------------------------- grid-stride loops in lock step
+
+
+@dataclass(frozen=True)
+class StridePlan:
+    """``for (T i = <id along x> + u; i < end; i += step)`` run by all work-items in lock step:
+    iteration ``t`` of every work-item, then iteration ``t + 1``. With ``step`` uniform and
+    positive, the work-items still active at an iteration are those with ``x < end - i(x=0)``,
+    a prefix of the work-item loop."""
+
+    loop: ir.For
+    var: ir.VarDecl
+    end: ir.Expr  # the bound, made exclusive
+    step: ir.Expr
 
 
 def _strip_casts(e: ir.Expr) -> ir.Expr:
