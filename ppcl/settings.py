@@ -1,0 +1,118 @@
+"""The ``PPCL_*`` environment settings, parsed in this one module into frozen values.
+
+The edges of ppcl (building a program, creating a device, the command line) call
+:func:`read_settings` and pass the parts a stage needs down as arguments; nothing in the
+middle of the compiler or the runtime reads the environment itself.
+
+| variable | field | meaning |
+|---|---|---|
+| ``PPCL_DEBUG`` | ``debug`` | ``1`` or ``all``: every topic below; else a comma list of topics |
+| ``PPCL_VERIFY`` | ``debug.verify`` | ``1``: run the IR verifier after every pass (tests set it) |
+| ``PPCL_THREADS`` | ``threads`` | threads of the CPU device (default: the usable cores) |
+| ``PPCL_DEVICES`` | ``devices`` | which devices the platform lists, e.g. ``cpu`` or ``cpu,serial`` |
+| ``PPCL_CACHE_DIR`` | ``cache_dir`` | the kernel cache root |
+| ``PPCL_COMPILER_OUTPUT`` | ``compiler_output`` | ``1``: warn with non-empty build logs |
+| ``PPCL_CTX`` | ``ctx`` | device choice of ``create_some_context`` (``PYOPENCL_CTX`` too) |
+| ``PPCL_TEST`` | ``test`` | devices of ``ppcl.tools`` test helpers (``PYOPENCL_TEST`` too) |
+
+Debug topics: ``passes`` (the IR after each compiler pass), ``time`` (the time of each pass),
+``c`` (the generated C), ``cc`` (the C compiler's invocation and vectorizer report),
+``plans`` (each scheduling decision and its reason). Any topic also turns the verifier on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans")
+DEFAULT_DEVICES = ("cpu",)
+
+
+class SettingsError(ValueError):
+    """An environment variable whose value ppcl cannot use; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Debug:
+    """What ``PPCL_DEBUG`` asks the compiler to show, and whether passes are verified."""
+
+    topics: frozenset[str] = frozenset()
+    verify: bool = False
+
+    def shows(self, topic: str) -> bool:
+        return topic in self.topics
+
+    @property
+    def any(self) -> bool:
+        return bool(self.topics)
+
+
+NO_DEBUG = Debug()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every ``PPCL_*`` setting in effect (see the module docstring)."""
+
+    debug: Debug = NO_DEBUG
+    threads: int | None = None
+    devices: tuple[str, ...] = DEFAULT_DEVICES
+    cache_dir: str | None = None
+    compiler_output: bool = False
+    ctx: str | None = None
+    test: str | None = None
+
+
+def parse_debug(text: str, verify: str = "") -> Debug:
+    """``PPCL_DEBUG`` (and ``PPCL_VERIFY``) as a :class:`Debug`."""
+    text = text.strip().lower()
+    topics: frozenset[str]
+    if text in ("", "0"):
+        topics = frozenset()
+    elif text in ("1", "all", "yes", "true"):
+        topics = frozenset(DEBUG_TOPICS)
+    else:
+        words = {word.strip() for word in text.split(",") if word.strip()}
+        unknown = sorted(words - set(DEBUG_TOPICS))
+        if unknown:
+            raise SettingsError(f"PPCL_DEBUG={text!r}: unknown topic {', '.join(unknown)}; "
+                                f"use 1, all, or a comma list of {', '.join(DEBUG_TOPICS)}")
+        topics = frozenset(words)
+    return Debug(topics, bool(topics) or verify.strip() not in ("", "0"))
+
+
+def parse_threads(text: str) -> int | None:
+    """``PPCL_THREADS``: a positive number of threads, or None (unset) for the usable cores."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise SettingsError(f"PPCL_THREADS={text!r} is not a number: set a positive "
+                            "number of threads, or unset it to use every core") from None
+    if value < 1:
+        raise SettingsError(f"PPCL_THREADS={text!r}: the CPU device needs at least 1 thread")
+    return value
+
+
+def parse_devices(text: str) -> tuple[str, ...]:
+    names = tuple(word.strip().lower() for word in text.split(",") if word.strip())
+    return names or DEFAULT_DEVICES
+
+
+def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings of ``environ`` (default: this process's environment, read now)."""
+    env = os.environ if environ is None else environ
+    return Settings(
+        debug=parse_debug(env.get("PPCL_DEBUG", ""), env.get("PPCL_VERIFY", "")),
+        threads=parse_threads(env.get("PPCL_THREADS", "")),
+        devices=parse_devices(env.get("PPCL_DEVICES", "")),
+        cache_dir=env.get("PPCL_CACHE_DIR") or None,
+        compiler_output=(env.get("PPCL_COMPILER_OUTPUT")
+                         or env.get("PYOPENCL_COMPILER_OUTPUT")) == "1",
+        ctx=env.get("PPCL_CTX") or env.get("PYOPENCL_CTX") or None,
+        test=env.get("PPCL_TEST") or env.get("PYOPENCL_TEST") or None,
+    )
