@@ -10,8 +10,14 @@ import threading
 
 import pytest
 
-from ppcl.devices.cpu import LOCAL_MEM_ALIGN, WorkGroupPool, configured_threads, probe_cpu
-from ppcl.runtime.kernel import choose_local_size
+from ppcl.devices.cpu import (
+    LOCAL_MEM_ALIGN,
+    WorkGroupPool,
+    choose_local_size,
+    configured_threads,
+    probe_cpu,
+)
+from ppcl.settings import SettingsError, read_settings
 
 
 def test_every_group_runs_once_across_threads():
@@ -61,11 +67,13 @@ def test_serial_pool_runs_in_the_calling_thread():
 
 def test_thread_count_from_environment(monkeypatch):
     monkeypatch.setenv("PPCL_THREADS", "3")
-    assert configured_threads() == 3
-    monkeypatch.setenv("PPCL_THREADS", "0")
-    assert configured_threads() == 1
+    assert configured_threads(read_settings().threads) == 3
+    for bad in ("0", "abc", "-2"):
+        monkeypatch.setenv("PPCL_THREADS", bad)
+        with pytest.raises(SettingsError, match="PPCL_THREADS"):
+            read_settings()
     monkeypatch.delenv("PPCL_THREADS")
-    assert configured_threads() == probe_cpu().cores
+    assert configured_threads(read_settings().threads) == probe_cpu().cores
     script = "import ppcl; print(ppcl.get_platforms()[0].get_devices()[0].max_compute_units)"
     env = {**os.environ, "PPCL_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ppcl as cl
-from ppcl.runtime.allocator import ALIGNMENT, BufferAllocator
+from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
 
 mf = cl.mem_flags
 

@@ -130,5 +130,5 @@ def print_info(out: TextIO | None = None) -> None:
         for device in devices:
             for label, name, how in _DEVICE_ROWS:
                 _row(out, "  ", label, _show(device, name, how))
-            _row(out, "  ", "Threads (PPCL_THREADS)", str(device.backend.threads))
+            _row(out, "  ", "Threads (PPCL_THREADS)", str(device.backend.info.threads))
             out.write("\n")

@@ -1,18 +1,17 @@
 """Memory objects: buffers (with sub-buffers), local-memory arguments and mapped regions.
 
-A buffer's bytes live in host memory, from the context's allocator, or, with ``USE_HOST_PTR``,
-in the caller's own host buffer (zero copy). Kernels get the address of those bytes.
+A buffer's bytes are allocated by the context's first device (every ppcl device so far shares
+host memory), or, with ``USE_HOST_PTR``, are the caller's own host buffer (zero copy). Kernels
+get the address of those bytes.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ppcl.runtime.allocator import ALIGNMENT, Allocation, BufferAllocator
+from ppcl.devices.interface import Allocation
 from ppcl.runtime.constants import mem_flags, mem_info, mem_object_type
 from ppcl.runtime.errors import make_error
 
@@ -22,22 +21,6 @@ if TYPE_CHECKING:
     from ppcl.runtime.queue import CommandQueue
 
 _ACCESS_FLAGS = mem_flags.READ_WRITE | mem_flags.WRITE_ONLY | mem_flags.READ_ONLY
-_allocators: dict[int, BufferAllocator] = {}
-_allocators_lock = threading.Lock()
-
-
-def context_allocator(context: Context) -> BufferAllocator:
-    """The allocator of a context's global memory (one per context)."""
-    with _allocators_lock:
-        allocator = _allocators.get(id(context))
-        if allocator is None:
-            allocator = BufferAllocator()
-            _allocators[id(context)] = allocator
-            # a context lives as long as its memory objects refer to it; drop the entry after
-            weakref.finalize(context, _allocators.pop, id(context), None)
-        return allocator
-
-
 def host_bytes(obj: Any, *, writable: bool = False, what: str = "host buffer") -> np.ndarray:
     """A flat uint8 view of a contiguous host buffer (numpy array or buffer-protocol object)."""
     if isinstance(obj, np.ndarray):
@@ -158,7 +141,7 @@ class Buffer(MemoryObject):
             self._data = host[:size]
             return
         try:
-            self._allocation = context_allocator(context).allocate(size)
+            self._allocation = context.devices[0].backend.allocate(size)
         except (MemoryError, ValueError) as error:
             raise make_error(routine, "MEM_OBJECT_ALLOCATION_FAILURE", str(error)) from error
         self._data = self._allocation.array
@@ -174,9 +157,10 @@ class Buffer(MemoryObject):
             raise make_error(routine, "INVALID_VALUE",
                              f"region [{origin}, {origin + size}) is outside the buffer "
                              f"of {parent.size} bytes")
-        if origin % ALIGNMENT:
+        alignment = min(d.backend.info.mem_base_addr_align for d in parent.context.devices)
+        if origin % alignment:
             raise make_error(routine, "MISALIGNED_SUB_BUFFER_OFFSET",
-                             f"origin {origin} is not a multiple of {ALIGNMENT} bytes "
+                             f"origin {origin} is not a multiple of {alignment} bytes "
                              "(the device's mem_base_addr_align)")
         sub = cls.__new__(cls)
         MemoryObject.__init__(sub, parent.context, flags or parent.flags, size)

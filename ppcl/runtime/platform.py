@@ -1,7 +1,7 @@
 """Platforms and devices: ``get_platforms()``, ``Platform.get_devices()``, device info.
 
-ppcl has one platform with one device, the host CPU driven by ``ppcl.devices.cpu``. Info is
-read as attributes (``dev.max_work_group_size``) or with ``get_info(device_info.X)``, as in
+ppcl has one platform; its devices are those ``PPCL_DEVICES`` lists (default: the threaded
+CPU device), each behind ``ppcl.devices.interface.Device``. Info is read as attributes (``dev.max_work_group_size``) or with ``get_info(device_info.X)``, as in
 PyOpenCL.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ppcl import __version__
-from ppcl.devices.cpu import CPUDevice, default_cpu_device
+from ppcl.devices import UnknownDeviceError, listed_devices
+from ppcl.devices import interface as device_interface
 from ppcl.runtime.constants import (
     command_queue_properties,
     device_exec_capabilities,
@@ -24,33 +25,17 @@ from ppcl.runtime.constants import (
     device_type as _device_type,
 )
 from ppcl.runtime.errors import make_error
+from ppcl.settings import SettingsError, read_settings
 
 PLATFORM_NAME = "ppcl"
 PLATFORM_VENDOR = "The ppcl project"
 OPENCL_VERSION = f"OpenCL 1.2 ppcl {__version__}"
-MEM_BASE_ADDR_ALIGN_BITS = 1024  # 128 bytes, the allocator's alignment
-MAX_WORK_GROUP_SIZE = 4096
-LOCAL_MEM_SIZE = 1024 * 1024
-EXTENSIONS = (
-    "cl_khr_byte_addressable_store",
-    "cl_khr_global_int32_base_atomics",
-    "cl_khr_global_int32_extended_atomics",
-    "cl_khr_local_int32_base_atomics",
-    "cl_khr_local_int32_extended_atomics",
-    "cl_khr_fp64",
-)
+_DEVICE_TYPES = {"cpu": _device_type.CPU, "gpu": _device_type.GPU,
+                 "accelerator": _device_type.ACCELERATOR}
 _FP_CONFIG = (device_fp_config.DENORM | device_fp_config.INF_NAN
               | device_fp_config.ROUND_TO_NEAREST | device_fp_config.ROUND_TO_ZERO
               | device_fp_config.ROUND_TO_INF | device_fp_config.FMA
               | device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
-
-
-def _vector_bytes(flags: frozenset[str]) -> int:
-    if "avx512f" in flags:
-        return 64
-    if "avx" in flags or "avx2" in flags:
-        return 32
-    return 16
 
 
 class Platform:
@@ -78,7 +63,11 @@ class Platform:
 
     def _all_devices(self) -> list[Device]:
         if self._devices is None:
-            self._devices = [Device(self, default_cpu_device())]
+            try:
+                backends = listed_devices(read_settings())
+            except (SettingsError, UnknownDeviceError) as error:
+                raise make_error("clGetDeviceIDs", "DEVICE_NOT_AVAILABLE", str(error)) from error
+            self._devices = [Device(self, backend) for backend in backends]
         return self._devices
 
     def get_devices(self, device_type: int = _device_type.ALL) -> list[Device]:
@@ -101,7 +90,7 @@ class Platform:
 class Device:
     """An OpenCL device; attributes are the lower-case ``device_info`` names."""
 
-    def __init__(self, platform: Platform, backend: CPUDevice) -> None:
+    def __init__(self, platform: Platform, backend: device_interface.Device) -> None:
         self.backend = backend
         self._platform = platform
         self._info = self._describe(platform, backend)
@@ -112,21 +101,21 @@ class Device:
                 self.__dict__[attribute] = self._info[code]
 
     @staticmethod
-    def _describe(platform: Platform, backend: CPUDevice) -> dict[int, Any]:
-        cpu = backend.info
-        vector = _vector_bytes(cpu.flags)
+    def _describe(platform: Platform, backend: device_interface.Device) -> dict[int, Any]:
+        dev = backend.info
+        vector = dev.vector_bytes
         info: dict[int, Any] = {
-            device_info.TYPE: _device_type.CPU,
+            device_info.TYPE: _DEVICE_TYPES[dev.kind],
             device_info.VENDOR_ID: 0,
-            device_info.MAX_COMPUTE_UNITS: backend.threads,
+            device_info.MAX_COMPUTE_UNITS: dev.compute_units,
             device_info.MAX_WORK_ITEM_DIMENSIONS: 3,
-            device_info.MAX_WORK_GROUP_SIZE: MAX_WORK_GROUP_SIZE,
-            device_info.MAX_WORK_ITEM_SIZES: [MAX_WORK_GROUP_SIZE] * 3,
-            device_info.MAX_CLOCK_FREQUENCY: cpu.clock_mhz,
+            device_info.MAX_WORK_GROUP_SIZE: dev.max_work_group_size,
+            device_info.MAX_WORK_ITEM_SIZES: list(dev.max_work_item_sizes),
+            device_info.MAX_CLOCK_FREQUENCY: dev.clock_mhz,
             device_info.ADDRESS_BITS: 64,
             device_info.MAX_READ_IMAGE_ARGS: 0,
             device_info.MAX_WRITE_IMAGE_ARGS: 0,
-            device_info.MAX_MEM_ALLOC_SIZE: max(cpu.memory_bytes // 4, 128 * 1024 * 1024),
+            device_info.MAX_MEM_ALLOC_SIZE: dev.max_mem_alloc_size,
             device_info.IMAGE2D_MAX_WIDTH: 0,
             device_info.IMAGE2D_MAX_HEIGHT: 0,
             device_info.IMAGE3D_MAX_WIDTH: 0,
@@ -135,18 +124,18 @@ class Device:
             device_info.IMAGE_SUPPORT: 0,
             device_info.MAX_PARAMETER_SIZE: 1024,
             device_info.MAX_SAMPLERS: 0,
-            device_info.MEM_BASE_ADDR_ALIGN: MEM_BASE_ADDR_ALIGN_BITS,
+            device_info.MEM_BASE_ADDR_ALIGN: dev.mem_base_addr_align * 8,
             device_info.MIN_DATA_TYPE_ALIGN_SIZE: 128,
             device_info.SINGLE_FP_CONFIG: _FP_CONFIG,
             device_info.DOUBLE_FP_CONFIG: _FP_CONFIG,
             device_info.GLOBAL_MEM_CACHE_TYPE: device_mem_cache_type.READ_WRITE_CACHE,
-            device_info.GLOBAL_MEM_CACHELINE_SIZE: cpu.cache_line,
-            device_info.GLOBAL_MEM_CACHE_SIZE: cpu.last_level_cache_bytes,
-            device_info.GLOBAL_MEM_SIZE: cpu.memory_bytes,
-            device_info.MAX_CONSTANT_BUFFER_SIZE: LOCAL_MEM_SIZE,
+            device_info.GLOBAL_MEM_CACHELINE_SIZE: dev.cache_line,
+            device_info.GLOBAL_MEM_CACHE_SIZE: dev.global_mem_cache_size,
+            device_info.GLOBAL_MEM_SIZE: dev.global_mem_size,
+            device_info.MAX_CONSTANT_BUFFER_SIZE: dev.local_mem_size,
             device_info.MAX_CONSTANT_ARGS: 8,
             device_info.LOCAL_MEM_TYPE: device_local_mem_type.GLOBAL,
-            device_info.LOCAL_MEM_SIZE: LOCAL_MEM_SIZE,
+            device_info.LOCAL_MEM_SIZE: dev.local_mem_size,
             device_info.ERROR_CORRECTION_SUPPORT: 0,
             device_info.PROFILING_TIMER_RESOLUTION: 1,
             device_info.ENDIAN_LITTLE: 1,
@@ -156,15 +145,15 @@ class Device:
             device_info.EXECUTION_CAPABILITIES: device_exec_capabilities.KERNEL,
             device_info.QUEUE_PROPERTIES: (command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
                                            | command_queue_properties.PROFILING_ENABLE),
-            device_info.NAME: f"cpu-{cpu.model}",
-            device_info.VENDOR: cpu.vendor,
+            device_info.NAME: dev.name,
+            device_info.VENDOR: dev.vendor,
             device_info.DRIVER_VERSION: __version__,
             device_info.PROFILE: "FULL_PROFILE",
             device_info.VERSION: OPENCL_VERSION,
             device_info.OPENCL_C_VERSION: f"OpenCL C 1.2 ppcl {__version__}",
-            device_info.EXTENSIONS: " ".join(EXTENSIONS),
+            device_info.EXTENSIONS: " ".join(dev.extensions),
             device_info.PLATFORM: platform,
-            device_info.HOST_UNIFIED_MEMORY: 1,
+            device_info.HOST_UNIFIED_MEMORY: int(dev.host_unified_memory),
             device_info.BUILT_IN_KERNELS: "",
             device_info.IMAGE_MAX_BUFFER_SIZE: 0,
             device_info.IMAGE_MAX_ARRAY_SIZE: 0,

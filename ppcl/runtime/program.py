@@ -1,27 +1,31 @@
 """Programs: ``Program(ctx, source).build(options)``, separate compile and link, build info.
 
 A build runs the front end once (its typed IR is kept, and shared between builds of the same
-source and options in this process); the CPU code of a kernel is generated and compiled when
-the kernel is first launched with a given local size, because the work-group function is
-specialized for it, and cached per (kernel, local size, zero offset) in the program.
+source and options in this process) and hands the IR to each device
+(``ppcl.devices.interface.Device.build``); a device may compile a kernel when it is first
+launched with a given shape, as the CPU device does (its work-group function is specialized
+for the local size).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ppcl.compiler import cpu
-from ppcl.compiler.diagnostics import CompileError, Diagnostics
-from ppcl.compiler.frontend import compile_source
-from ppcl.compiler.frontend.options import BuildOptionsError, parse_build_options
-from ppcl.compiler.frontend.preprocess import preprocess
-from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.toolchain import ToolchainError
+from ppcl.compiler.frontend import (
+    BuildOptions,
+    BuildOptionsError,
+    CompileError,
+    KernelSignature,
+    compile_source,
+    kernel_signatures,
+    parse_build_options,
+    preprocess_source,
+)
+from ppcl.devices.interface import DeviceBuildError, DeviceProgram, KernelLaunch, NDRange
 from ppcl.runtime.constants import (
     build_status,
     program_binary_type,
@@ -29,13 +33,13 @@ from ppcl.runtime.constants import (
     program_info,
 )
 from ppcl.runtime.errors import make_error
+from ppcl.settings import Settings, read_settings
 
 if TYPE_CHECKING:
     from ppcl.runtime.context import Context
     from ppcl.runtime.kernel import Kernel
     from ppcl.runtime.platform import Device
 
-LocalSize = tuple[int, int, int]
 _FRONTEND_CACHE_SIZE = 64
 _frontend_cache: OrderedDict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = OrderedDict()
 _frontend_lock = threading.Lock()
@@ -67,11 +71,10 @@ def _frontend(source: str, options: str, headers: dict[str, str], filename: str)
     return result
 
 
-def _show_log(log: str, device: Device) -> None:
+def _show_log(log: str, device: Device, settings: Settings) -> None:
     if not log.strip():
         return
-    flag = os.environ.get("PPCL_COMPILER_OUTPUT") or os.environ.get("PYOPENCL_COMPILER_OUTPUT")
-    if flag == "1":
+    if settings.compiler_output:
         warnings.warn(f"Built kernel on {device!r} with a non-empty log:\n{log}",
                       CompilerWarning, stacklevel=3)
 
@@ -92,10 +95,12 @@ class Program:
         self._options = ""
         self._log = ""
         self._headers: dict[str, str] = {}
-        self._module: ir.Module | None = None
-        self._kernels: dict[str, ir.Function] = {}
-        self._compiled: dict[tuple[str, LocalSize, bool, bool], cpu.CompiledKernel] = {}
-        self._compile_lock = threading.Lock()
+        self._module: Any = None  # the front end's IR module, handed to devices
+        self._build_options = BuildOptions()
+        self._settings = Settings()
+        self._kernels: dict[str, KernelSignature] = {}
+        self._device_programs: dict[int, DeviceProgram] = {}
+        self._device_lock = threading.Lock()
         self._preprocessed_text = ""
 
     # ------------------------------------------------------------------ building
@@ -107,6 +112,7 @@ class Program:
         self._headers = headers
         self._status = build_status.IN_PROGRESS
         try:
+            self._settings = read_settings()
             result = _frontend(self.source, options, headers, self.filename)
         except BuildOptionsError as error:
             self._status = build_status.ERROR
@@ -121,9 +127,11 @@ class Program:
                              f"\n\nBuild on {device!r}:\n\n{error.log}") from error
         self._log = result.log
         self._module = result.module
-        self._kernels = {k.name: k for k in result.module.kernels}
+        self._build_options = result.options
+        self._kernels = kernel_signatures(result.module)
+        self._device_programs = {}
         self._status = build_status.SUCCESS
-        _show_log(result.log, device)
+        _show_log(result.log, device, self._settings)
 
     def build(self, options: str | Sequence[str] | None = None,
               devices: Sequence[Device] | None = None, cache_dir: str | None = None) -> Program:
@@ -161,50 +169,42 @@ class Program:
         return self
 
     def _preprocessed(self) -> str:
-        diagnostics = Diagnostics()
-        diagnostics.sources.add(self.filename, self.source)
-        result = preprocess(self.source, self.filename, parse_build_options(self._options),
-                            diagnostics, extra_headers=self._headers or None)
-        diagnostics.raise_if_errors()
-        return result.text
+        return preprocess_source(self.source, self.filename, parse_build_options(self._options),
+                                 self._headers)
 
     # ------------------------------------------------------------------ kernels
 
-    def _kernel_function(self, name: str) -> ir.Function:
+    def _kernel_signature(self, name: str) -> KernelSignature:
         if self._status != build_status.SUCCESS or self._module is None:
             raise make_error("clCreateKernel", "INVALID_PROGRAM_EXECUTABLE",
                              "the program has not been built")
-        function = self._kernels.get(name)
-        if function is None:
+        signature = self._kernels.get(name)
+        if signature is None:
             known = ", ".join(sorted(self._kernels)) or "none"
             raise make_error("clCreateKernel", "INVALID_KERNEL_NAME",
                              f"no kernel named '{name}' (kernels: {known})")
-        return function
+        return signature
 
-    def _compiled_kernel(self, name: str, local_size: LocalSize, zero_offset: bool,
-                         narrow_ids: bool = True) -> cpu.CompiledKernel:
-        """The kernel built for one launch shape: ``narrow_ids`` when every global id fits in
-        an ``int`` (the usual case, which vectorizes better), a wide build otherwise."""
-        key = (name, local_size, zero_offset, narrow_ids)
-        compiled = self._compiled.get(key)
-        if compiled is not None:
-            return compiled
-        with self._compile_lock:
-            compiled = self._compiled.get(key)
-            if compiled is None:
-                assert self._module is not None
-                try:
-                    compiled = cpu.build_kernel(self._module, name, self._options, local_size,
-                                                zero_offset=zero_offset, narrow_ids=narrow_ids)
-                except CompileError as error:
-                    raise make_error("clEnqueueNDRangeKernel", "BUILD_PROGRAM_FAILURE",
-                                     f"kernel '{name}' for local size {local_size}:\n"
-                                     f"{error.log}") from error
-                except ToolchainError as error:
-                    raise make_error("clEnqueueNDRangeKernel", "BUILD_PROGRAM_FAILURE",
-                                     f"{error}\n{error.stderr}") from error
-                self._compiled[key] = compiled
-        return compiled
+    def _device_program(self, device: Device) -> DeviceProgram:
+        """The program built for ``device`` (each device builds from the same IR once)."""
+        program = self._device_programs.get(id(device))
+        if program is None:
+            with self._device_lock:
+                program = self._device_programs.get(id(device))
+                if program is None:
+                    program = device.backend.build(self._module, self._build_options,
+                                                   self._settings.debug)
+                    self._device_programs[id(device)] = program
+        return program
+
+    def _prepare_launch(self, name: str, device: Device, ndrange: NDRange) -> KernelLaunch:
+        """The device's launch of kernel ``name`` over ``ndrange`` (compiling it if needed)."""
+        try:
+            return self._device_program(device).prepare(name, ndrange)
+        except DeviceBuildError as error:
+            raise make_error("clEnqueueNDRangeKernel", "BUILD_PROGRAM_FAILURE",
+                             f"kernel '{name}' for local size {ndrange.local_size}: "
+                             f"{error}\n{error.log}") from error
 
     def all_kernels(self) -> list[Kernel]:
         from ppcl.runtime.kernel import Kernel

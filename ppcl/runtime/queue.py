@@ -138,7 +138,7 @@ class CommandQueue:
             command.event._complete(_WAIT_LIST_ERROR)
             return
         command.event._advance(SUBMITTED)
-        self.device.backend.executor.submit(lambda: _execute(command))
+        self.device.backend.submit(lambda: _execute(command))
 
     # ------------------------------------------------------------------ synchronization
 

@@ -46,10 +46,11 @@ def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_o
     host = host_bytes(hostbuf, writable=True, what="destination host array")
     count = host.size
     _check_range(routine, "read", device_offset, count, mem.size)
-    source = mem.bytes_view()
+    source = mem.bytes_view()[device_offset:device_offset + count]
+    transfer = queue.device.backend.transfer
 
     def read(_keep: Buffer = mem) -> None:  # the buffer lives until the command ran
-        host[:] = source[device_offset:device_offset + count]
+        transfer(host, source)
 
     return queue._enqueue(command_type.READ_BUFFER, read, wait_for, blocking=is_blocking,
                           routine=routine)
@@ -63,10 +64,11 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
     host = host_bytes(hostbuf, what="source host array")
     count = host.size
     _check_range(routine, "write", device_offset, count, mem.size)
-    target = mem.bytes_view()
+    target = mem.bytes_view()[device_offset:device_offset + count]
+    transfer = queue.device.backend.transfer
 
     def write(_keep: Buffer = mem) -> None:
-        target[device_offset:device_offset + count] = host
+        transfer(target, host)
 
     return queue._enqueue(command_type.WRITE_BUFFER, write, wait_for, blocking=is_blocking,
                           routine=routine)
@@ -87,8 +89,10 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
     if byte_count and np.shares_memory(source, target):
         raise make_error(routine, "MEM_COPY_OVERLAP", "source and destination regions overlap")
 
+    transfer = queue.device.backend.transfer
+
     def copy(_keep: tuple[Buffer, Buffer] = (src, dst)) -> None:
-        target[:] = source
+        transfer(target, source)
 
     return queue._enqueue(command_type.COPY_BUFFER, copy, wait_for, routine=routine)
 
@@ -130,8 +134,10 @@ def _rect_view(data: np.ndarray, origin: Triple, region: Triple, pitches: tuple[
 def _rect_copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray,
                source: np.ndarray, wait_for: Sequence[Event] | None, blocking: bool,
                buffers: tuple[Buffer, ...]) -> Event:
+    transfer = queue.device.backend.transfer
+
     def copy(_keep: tuple[Buffer, ...] = buffers) -> None:  # buffers live until it ran
-        target[...] = source
+        transfer(target, source)
 
     return queue._enqueue(kind, copy, wait_for, blocking=blocking, routine=routine)
 
@@ -250,8 +256,10 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
     _check_range(routine, "fill", offset, size, mem.size)
     target = mem.bytes_view()[offset:offset + size].reshape(-1, width)
 
+    fill_bytes = queue.device.backend.fill
+
     def fill(_keep: Buffer = mem) -> None:
-        target[...] = pattern_bytes
+        fill_bytes(target, pattern_bytes)
 
     return queue._enqueue(command_type.FILL_BUFFER, fill, wait_for, routine=routine)
 
@@ -273,7 +281,8 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
         count = max((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize \
             if shape else dtype.itemsize
     _check_range(routine, "map", offset, count, buf.size)
-    view = np.ndarray(shape, dtype=dtype, buffer=buf.bytes_view()[offset:offset + count],
+    region = queue.device.backend.map(buf.bytes_view()[offset:offset + count])
+    view = np.ndarray(shape, dtype=dtype, buffer=region,
                       order=order, strides=strides)  # type: ignore[call-overload,arg-type]
     mapping = MemoryMap(queue, buf, view)
 

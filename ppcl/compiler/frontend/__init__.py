@@ -2,7 +2,8 @@
 
 ``compile_source`` runs the three stages over one program source and returns the IR module
 with the build log (warnings), or raises ``CompileError`` carrying every diagnostic, formatted
-with the source line and a caret.
+with the source line and a caret. This module is the front end's entry for the runtime: build
+options, preprocessing alone (for ``clCompileProgram``) and the kernels' host-side signatures.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
-from ppcl.compiler.frontend.options import BuildOptions, parse_build_options
+from ppcl.compiler.frontend.options import BuildOptions, BuildOptionsError, parse_build_options
 from ppcl.compiler.frontend.parse import parse_with_tokens
 from ppcl.compiler.frontend.preprocess import PreprocessedSource, preprocess
 from ppcl.compiler.frontend.sema import analyze
+from ppcl.compiler.frontend.signature import KernelSignature, ParamInfo, kernel_signatures
 from ppcl.compiler.ir import nodes as ir
 
-__all__ = ["CompileError", "FrontendResult", "check_file", "compile_source"]
+__all__ = ["BuildOptions", "BuildOptionsError", "CompileError", "FrontendResult",
+           "KernelSignature", "ParamInfo", "check_file", "compile_source", "kernel_signatures",
+           "parse_build_options", "preprocess_source"]
 
 
 @dataclass
@@ -79,3 +83,14 @@ def check_file(path: str, options: str | BuildOptions = "", *, fp64: bool = True
     with open(path, encoding="utf-8") as f:
         source = f.read()
     return compile_source(source, path, options, fp64=fp64)
+
+
+def preprocess_source(source: str, filename: str, options: str | BuildOptions,
+                      headers: dict[str, str] | None = None) -> str:
+    """The preprocessed text of one unit (with line markers); raises ``CompileError``."""
+    opts = options if isinstance(options, BuildOptions) else parse_build_options(options)
+    diagnostics = Diagnostics()
+    diagnostics.sources.add(filename, source)
+    result = preprocess(source, filename, opts, diagnostics, extra_headers=headers or None)
+    diagnostics.raise_if_errors()
+    return result.text

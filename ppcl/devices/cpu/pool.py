@@ -1,4 +1,4 @@
-"""The threaded CPU device: a persistent pool of threads running chunks of work-groups.
+"""The CPU device's work-group scheduler: a persistent pool of threads running chunks of work-groups.
 
 Work-groups are independent, so a launch is split into chunks of consecutive groups that the
 threads claim from a shared counter, as pocl's pthread scheduler does. The thread that submits a
@@ -9,120 +9,21 @@ parallel. Every thread owns one local-memory block, grown on demand and 128-byte
 
 ``PPCL_THREADS`` sets the number of threads taking part (default: the cores this process may
 run on); ``PPCL_THREADS=1`` runs every launch serially in the submitting thread.
-
-Commands that must run asynchronously (out-of-order queues, commands waiting for events) go to a
-small executor of command threads, separate from the work-group pool.
 """
 
 from __future__ import annotations
 
 import ctypes
 import itertools
-import os
-import platform
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
 LOCAL_MEM_ALIGN = 128
 CHUNKS_PER_THREAD = 4
 
 # run_chunk(first_group, last_group_exclusive, local_memory_address)
 ChunkRunner = Callable[[int, int, int], None]
-
-
-def _usable_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def configured_threads() -> int:
-    """The number of threads a launch uses: ``PPCL_THREADS`` or the usable cores."""
-    text = os.environ.get("PPCL_THREADS", "").strip()
-    if text:
-        try:
-            return max(1, int(text))
-        except ValueError:
-            pass
-    return _usable_cores()
-
-
-@dataclass(frozen=True)
-class CPUInfo:
-    """What the host tells about its processor, for the device's info queries."""
-
-    model: str
-    vendor: str
-    cores: int
-    clock_mhz: int
-    cache_line: int
-    l1d_bytes: int
-    last_level_cache_bytes: int
-    memory_bytes: int
-    flags: frozenset[str]
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _parse_size(text: str) -> int:
-    text = text.strip().upper()
-    scale = 1
-    if text.endswith("K"):
-        scale, text = 1024, text[:-1]
-    elif text.endswith("M"):
-        scale, text = 1024 * 1024, text[:-1]
-    try:
-        return int(text) * scale
-    except ValueError:
-        return 0
-
-
-def probe_cpu() -> CPUInfo:
-    cpuinfo = _read(Path("/proc/cpuinfo"))
-    fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
-        if not line.strip():
-            break
-        key, _, value = line.partition(":")
-        fields[key.strip()] = value.strip()
-    caches: dict[tuple[int, str], int] = {}
-    cache_root = Path("/sys/devices/system/cpu/cpu0/cache")
-    if cache_root.is_dir():
-        for index in cache_root.glob("index*"):
-            level = _read(index / "level").strip()
-            kind = _read(index / "type").strip()
-            if level.isdigit():
-                caches[(int(level), kind)] = _parse_size(_read(index / "size"))
-    last_level = max((size for (_, kind), size in caches.items() if kind != "Instruction"),
-                     default=8 * 1024 * 1024)
-    try:
-        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        memory = 8 * 1024**3
-    try:
-        clock = int(float(fields.get("cpu MHz", "0")))
-    except ValueError:
-        clock = 0
-    return CPUInfo(
-        model=fields.get("model name") or platform.processor() or platform.machine(),
-        vendor=fields.get("vendor_id", "unknown"),
-        cores=_usable_cores(),
-        clock_mhz=clock,
-        cache_line=int(fields.get("cache_alignment", "64") or 64),
-        l1d_bytes=caches.get((1, "Data"), 32 * 1024),
-        last_level_cache_bytes=last_level,
-        memory_bytes=memory,
-        flags=frozenset(fields.get("flags", "").split()),
-    )
 
 
 class _LocalBlock:
@@ -245,62 +146,3 @@ class WorkGroupPool:
                 self._jobs.remove(job)
         if job.error is not None:
             raise job.error
-
-
-class CommandExecutor:
-    """Threads that run queued commands asynchronously (started on first use)."""
-
-    def __init__(self, threads: int) -> None:
-        self.threads = max(1, threads)
-        self._tasks: deque[Callable[[], None]] = deque()
-        self._cond = threading.Condition(threading.Lock())
-        self._idle = 0
-        self._workers: list[threading.Thread] = []
-
-    def submit(self, task: Callable[[], None]) -> None:
-        with self._cond:
-            self._tasks.append(task)
-            if self._idle:
-                self._cond.notify()
-                return
-            if len(self._workers) < self.threads:
-                worker = threading.Thread(target=self._loop, daemon=True,
-                                          name=f"ppcl-cmd-{len(self._workers)}")
-                self._workers.append(worker)
-                worker.start()
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._tasks:
-                    self._idle += 1
-                    self._cond.wait()
-                    self._idle -= 1
-                task = self._tasks.popleft()
-            task()
-
-
-class CPUDevice:
-    """The host processor as an OpenCL device: its description, pool and command threads."""
-
-    def __init__(self, threads: int | None = None) -> None:
-        self.info = probe_cpu()
-        self.threads = threads if threads is not None else configured_threads()
-        self.pool = WorkGroupPool(self.threads)
-        self.executor = CommandExecutor(max(2, self.threads))
-
-    def run_groups(self, run_chunk: ChunkRunner, num_groups: int, local_bytes: int) -> None:
-        self.pool.run(run_chunk, num_groups, local_bytes)
-
-
-_default: CPUDevice | None = None
-_default_lock = threading.Lock()
-
-
-def default_cpu_device() -> CPUDevice:
-    """The process-wide CPU device (created on first use, ``PPCL_THREADS`` read then)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = CPUDevice()
-        return _default

@@ -1,4 +1,4 @@
-"""Device memory: regions carved first-fit out of large chunks, as pocl's bufalloc does.
+"""Host memory for devices that run on the host: regions carved first-fit out of large chunks, as pocl's bufalloc does.
 
 Small and medium buffers are regions of chunks (``CHUNK_SIZE`` bytes each, more chunks added on
 demand); a freed region merges with free neighbours. In greedy mode (pocl's "wasteful"
@@ -14,6 +14,8 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+
+from ppcl.devices import interface
 
 ALIGNMENT = 128
 CHUNK_SIZE = 16 * 1024 * 1024
@@ -88,7 +90,7 @@ class _Chunk:
         self.last = min(self.last, len(self.regions) - 1)
 
 
-class Allocation:
+class Allocation(interface.Allocation):
     """Memory handed out by the allocator; ``array`` is the uint8 view of its bytes."""
 
     __slots__ = ("array", "address", "_owner", "_chunk", "_region")

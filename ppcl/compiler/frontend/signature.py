@@ -1,0 +1,68 @@
+"""What the host side needs to know of a kernel, read off the typed IR once.
+
+The runtime checks ``set_arg`` values and answers ``get_arg_info`` and
+``get_work_group_info`` from a :class:`KernelSignature`; it never walks the IR itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.layout import static_local_layout
+from ppcl.compiler.ir.types import PointerType, ScalarType, VectorType, scalar_of
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One kernel parameter as the host sees it.
+
+    ``kind``: ``buffer`` (a ``__global``/``__constant`` pointer), ``local`` (a ``__local``
+    pointer, given a size at launch) or ``value`` (passed by value, ``size`` bytes).
+    ``element``: ``float`` or ``int`` for scalar and vector values (the numpy kinds that may
+    stand for it), None for structs and pointers.
+    """
+
+    name: str
+    kind: str
+    type_name: str
+    address_space: str  # global, local, constant or private
+    size: int
+    element: str | None = None
+    arithmetic: bool = False  # a scalar or vector value
+    const: bool = False
+    volatile: bool = False
+    restrict: bool = False
+
+
+@dataclass(frozen=True)
+class KernelSignature:
+    name: str
+    params: tuple[ParamInfo, ...]
+    reqd_work_group_size: tuple[int, int, int] | None
+    static_local_bytes: int  # the kernel's own __local variables, laid out
+
+
+def _param(p: ir.Param) -> ParamInfo:
+    t = p.type
+    if isinstance(t, PointerType):
+        space = t.space.name.lower()
+        return ParamInfo(p.name, "local" if space == "local" else "buffer", f"{t.pointee}*",
+                         space, t.size, const=t.const, volatile=t.volatile, restrict=t.restrict)
+    elem = scalar_of(t)
+    element = None if elem is None else ("float" if elem.is_float else "int")
+    return ParamInfo(p.name, "value", str(t), "private", t.size, element,
+                     arithmetic=isinstance(t, ScalarType | VectorType))
+
+
+def kernel_signature(function: ir.Function) -> KernelSignature:
+    static_bytes = 0
+    if function.body is not None:
+        static_bytes = static_local_layout(function.body)[1]
+    return KernelSignature(function.name, tuple(_param(p) for p in function.params),
+                           function.attrs.reqd_work_group_size, static_bytes)
+
+
+def kernel_signatures(module: ir.Module) -> dict[str, KernelSignature]:
+    """The signature of every kernel of ``module``, by name, in source order."""
+    return {k.name: kernel_signature(k) for k in module.kernels}

@@ -1,0 +1,44 @@
+"""Sizes and places fixed by the execution model: 3-D padding, alignment, the local block.
+
+One definition of each fact, imported by the front end (kernel signatures), work-group
+formation and the devices' argument layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import AddressSpace, Type
+from ppcl.compiler.ir.visit import Node, walk
+
+Size3 = tuple[int, int, int]
+LOCAL_ALIGN = 128  # every __local object starts on a 128-byte boundary (vectors, cache lines)
+
+
+def align_up(value: int, alignment: int = LOCAL_ALIGN) -> int:
+    """``value`` rounded up to a multiple of ``alignment``."""
+    return (value + alignment - 1) // alignment * alignment
+
+
+def pad3(values: Sequence[int] | int, fill: int = 1) -> Size3:
+    """A size or offset of 1 to 3 entries as three entries, the missing ones ``fill``."""
+    if isinstance(values, int):
+        values = (values,)
+    padded = [int(v) for v in values] + [fill] * (3 - len(values))
+    return padded[0], padded[1], padded[2]
+
+
+def static_local_layout(body: Node) -> tuple[tuple[tuple[str, Type, int], ...], int]:
+    """The ``__local`` variables declared in ``body`` with their offsets in the group's local
+    block, in declaration order, and the bytes they take (before any ``__local`` argument)."""
+    placed: list[tuple[str, Type, int]] = []
+    offset = 0
+    for n in walk(body):
+        if isinstance(n, ir.DeclStmt):
+            for d in n.decls:
+                if d.space is AddressSpace.LOCAL:
+                    offset = align_up(offset)
+                    placed.append((d.name, d.type, offset))
+                    offset += d.type.size
+    return tuple(placed), offset

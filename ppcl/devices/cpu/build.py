@@ -1,0 +1,139 @@
+"""The CPU device's compile driver: one kernel, one launch shape -> a loaded C function.
+
+``build_kernel`` runs the compiler's pipeline (``ppcl.compiler.pipeline.lower_kernel``: the
+work-group function printed as C), then the system C compiler through the on-disk cache, and
+loads the shared object. The entry point it returns runs a range of work-groups::
+
+    void ppcl_run_<kernel>(void **args, const ppcl_launch *launch,
+                           size_t first_group, size_t last_group, char *local_mem);
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ppcl.compiler import toolchain
+from ppcl.compiler.codegen.kernel_c import ArgKind, GeneratedKernel
+from ppcl.compiler.frontend.options import BuildOptions
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.pipeline import KernelSpec, lower_kernel
+from ppcl.devices.interface import DeviceBuildError, NDRange
+from ppcl.settings import NO_DEBUG, Debug
+
+INT_MAX = 2**31 - 1
+
+
+class LaunchDescriptor(ctypes.Structure):
+    """Mirror of ``ppcl_launch`` in the generated C."""
+
+    _fields_ = [
+        ("work_dim", ctypes.c_size_t),
+        ("global_size", ctypes.c_size_t * 3),
+        ("global_offset", ctypes.c_size_t * 3),
+        ("local_size", ctypes.c_size_t * 3),
+        ("num_groups", ctypes.c_size_t * 3),
+    ]
+
+
+RUN_ARGTYPES = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(LaunchDescriptor),
+                ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+
+
+@dataclass
+class CompiledKernel:
+    name: str
+    spec: KernelSpec
+    generated: GeneratedKernel
+    library: ctypes.CDLL
+    entry: Any  # the ctypes function ppcl_run_<name>
+    cached: bool
+    timings: dict[str, float] = field(default_factory=dict)
+    vector_report: str = ""
+
+    @property
+    def local_size(self) -> tuple[int, int, int]:
+        return self.spec.local_size
+
+    @property
+    def arg_kinds(self) -> tuple[ArgKind, ...]:
+        return self.generated.arg_kinds
+
+    @property
+    def local_mem_static_bytes(self) -> int:
+        return self.generated.local_mem_static_bytes
+
+    @property
+    def c_source(self) -> str:
+        return self.generated.source
+
+
+def ids_fit_in_int(ndrange: NDRange) -> bool:
+    """Whether every global id of a launch fits in ``int`` (what ``narrow_ids`` builds need)."""
+    return all(g + o <= INT_MAX for g, o in zip(ndrange.global_size, ndrange.global_offset))
+
+
+def spec_for(ndrange: NDRange) -> KernelSpec:
+    """The specialization a launch shape is built with."""
+    return KernelSpec(ndrange.local_size, ndrange.global_offset == (0, 0, 0),
+                      ids_fit_in_int(ndrange))
+
+
+def launch_descriptor(ndrange: NDRange) -> LaunchDescriptor:
+    desc = LaunchDescriptor()
+    desc.work_dim = ndrange.work_dim
+    groups = ndrange.num_groups
+    for d in range(3):
+        desc.global_size[d] = ndrange.global_size[d]
+        desc.global_offset[d] = ndrange.global_offset[d]
+        desc.local_size[d] = ndrange.local_size[d]
+        desc.num_groups[d] = groups[d]
+    return desc
+
+
+def _log(debug: Debug, topic: str, title: str, seconds: float, text: str | None = None) -> None:
+    if debug.shows("time"):
+        print(f"[ppcl] {title}: {seconds * 1000:.2f} ms", file=sys.stderr)
+    if text is not None and debug.shows(topic):
+        print(text, file=sys.stderr)
+
+
+def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
+                 debug: Debug = NO_DEBUG, *, key_parts: tuple[str, ...] = (),
+                 want_vector_report: bool = False) -> CompiledKernel:
+    """Compile ``kernel_name`` of ``module`` for ``spec``; raises :class:`DeviceBuildError`
+    when the compiler or the C compiler rejects it."""
+    from ppcl.compiler.diagnostics import CompileError
+
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    try:
+        generated = lower_kernel(module, kernel_name, spec, options, debug)
+    except CompileError as error:
+        raise DeviceBuildError("the kernel compiler rejected it",
+                               error.log) from error
+    timings["lower"] = time.perf_counter() - start
+    fast_math = options.fast_relaxed_math or options.unsafe_math_optimizations
+
+    start = time.perf_counter()
+    try:
+        compiled = toolchain.compile_shared(
+            generated.source, fast_math=fast_math, want_vector_report=want_vector_report,
+            specialization=f"local={spec.local_size};zero_offset={spec.zero_offset};"
+                           f"narrow_ids={spec.narrow_ids}",
+            key_parts=(*key_parts, kernel_name),
+        )
+        library = toolchain.load(compiled.path)
+    except toolchain.ToolchainError as error:
+        raise DeviceBuildError(str(error), error.stderr) from error
+    timings["cc"] = time.perf_counter() - start
+    _log(debug, "cc", "cc" + (" (cached)" if compiled.cached else ""), timings["cc"],
+         compiled.report)
+    entry = getattr(library, generated.entry)
+    entry.argtypes = RUN_ARGTYPES
+    entry.restype = None
+    return CompiledKernel(kernel_name, spec, generated, library, entry, compiled.cached,
+                          timings, compiled.report or "")

@@ -1,0 +1,188 @@
+"""The one interface between the runtime and a device.
+
+The runtime (``ppcl/runtime``) keeps OpenCL's semantics and checks: argument types, NDRange
+validation, events and queues. Everything a device does differently lives behind this
+interface:
+
+- ``info``: what the device is (a :class:`DeviceInfo`; the runtime maps it to ``device_info``);
+- memory: ``allocate`` host-visible memory, ``transfer``/``fill`` bytes between views of it,
+  ``map`` being a view (devices with memory of their own will add staging here);
+- programs: ``build`` takes the front end's IR module, the parsed build options and the debug
+  settings and returns a :class:`DeviceProgram`, whose ``prepare`` gives the
+  :class:`KernelLaunch` of one kernel for one NDRange shape (compiled on first use);
+- launches: ``KernelLaunch.run(args)`` runs the whole NDRange and returns when it is done;
+  the queue calls it inside a command, so its completion reaches the command's event;
+- ``submit``: runs a command asynchronously (out-of-order queues, waits on events);
+- ``default_local_size``: the group size for a launch whose host passes ``None``.
+
+A new device is a module under ``ppcl/devices`` implementing :class:`Device`, listed in the
+table of ``ppcl/devices/__init__.py``; nothing under ``ppcl/runtime`` changes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ppcl.compiler.frontend.options import BuildOptions
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.layout import Size3, pad3
+from ppcl.settings import Debug
+
+__all__ = ["Allocation", "ArgValue", "BufferArg", "Device", "DeviceBuildError", "DeviceInfo",
+           "DeviceProgram", "KernelLaunch", "LocalArg", "NDRange", "Size3", "ValueArg", "pad3"]
+
+
+class DeviceBuildError(RuntimeError):
+    """A kernel the device cannot compile; ``log`` is the compiler's output to show."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a device is, in the terms OpenCL's ``clGetDeviceInfo`` asks for."""
+
+    name: str
+    vendor: str
+    kind: str  # cpu, gpu or accelerator
+    compute_units: int
+    clock_mhz: int
+    max_work_group_size: int
+    max_work_item_sizes: Size3
+    local_mem_size: int
+    global_mem_size: int
+    max_mem_alloc_size: int
+    global_mem_cache_size: int
+    cache_line: int
+    vector_bytes: int  # the width of the native vector registers
+    mem_base_addr_align: int  # bytes
+    host_unified_memory: bool = True
+    extensions: tuple[str, ...] = ()
+    threads: int = 1  # threads a launch runs on
+
+
+@dataclass(frozen=True)
+class NDRange:
+    """A checked launch shape: three entries each, the unused dimensions 1 (offsets 0)."""
+
+    work_dim: int
+    global_size: Size3
+    local_size: Size3
+    global_offset: Size3
+
+    @property
+    def num_groups(self) -> Size3:
+        g, loc = self.global_size, self.local_size
+        return g[0] // loc[0], g[1] // loc[1], g[2] // loc[2]
+
+    @property
+    def group_count(self) -> int:
+        n = self.num_groups
+        return n[0] * n[1] * n[2]
+
+
+class BufferArg(NamedTuple):
+    """A ``__global``/``__constant`` pointer: the address of the bytes (0 for NULL) and the
+    object that keeps them alive while the launch runs."""
+
+    address: int
+    owner: Any = None
+
+
+class LocalArg(NamedTuple):
+    """A ``__local`` pointer argument of ``nbytes`` bytes per work-group."""
+
+    nbytes: int
+
+
+class ValueArg(NamedTuple):
+    """An argument passed by value: its bytes."""
+
+    data: bytes
+
+
+ArgValue = BufferArg | LocalArg | ValueArg
+
+
+class KernelLaunch(ABC):
+    """One kernel compiled for one NDRange shape, ready to run with arguments."""
+
+    ndrange: NDRange
+    static_local_bytes: int
+
+    @abstractmethod
+    def local_bytes(self, args: Sequence[ArgValue]) -> int:
+        """The bytes of local memory one work-group needs with these arguments."""
+
+    @abstractmethod
+    def run(self, args: Sequence[ArgValue]) -> None:
+        """Run every work-group; return when all have run. ``args`` is one tuple per set of
+        argument values: a device may keep what it derived from it while it is the same."""
+
+
+class DeviceProgram(ABC):
+    """A program built for one device from the front end's IR."""
+
+    @abstractmethod
+    def prepare(self, kernel_name: str, ndrange: NDRange) -> KernelLaunch:
+        """The launch of ``kernel_name`` over ``ndrange``; raises :class:`DeviceBuildError`."""
+
+
+class Allocation(ABC):
+    """Device memory that the host can see as bytes."""
+
+    array: np.ndarray  # uint8, the allocation's bytes
+    address: int  # where they start, as kernels see it
+
+    @abstractmethod
+    def release(self) -> None:
+        """Give the memory back; the allocation must not be used afterwards."""
+
+
+class Device(ABC):
+    """A device the runtime drives (see the module docstring)."""
+
+    info: DeviceInfo
+
+    # ------------------------------------------------------------------ programs
+
+    @abstractmethod
+    def build(self, module: ir.Module, options: BuildOptions,
+              debug: Debug) -> DeviceProgram:
+        """The program for ``module``; kernels may compile lazily, at ``prepare``."""
+
+    @abstractmethod
+    def default_local_size(self, global_size: Size3, work_dim: int) -> Size3:
+        """The local size for a launch whose host passes ``None``."""
+
+    # ------------------------------------------------------------------ memory
+
+    @abstractmethod
+    def allocate(self, nbytes: int) -> Allocation:
+        """``nbytes`` of memory, aligned to ``info.mem_base_addr_align``; raises MemoryError."""
+
+    def transfer(self, target: np.ndarray, source: np.ndarray) -> None:
+        """Copy the bytes of ``source`` to ``target`` (views of the same shape, either of
+        which may be device memory)."""
+        target[...] = source
+
+    def fill(self, target: np.ndarray, pattern: np.ndarray) -> None:
+        """Repeat ``pattern`` (uint8, one row) over the rows of ``target``."""
+        target[...] = pattern
+
+    def map(self, allocation_view: np.ndarray) -> np.ndarray:
+        """A host view of device memory (the memory itself for host-visible devices)."""
+        return allocation_view
+
+    # ------------------------------------------------------------------ commands
+
+    @abstractmethod
+    def submit(self, task: Callable[[], None]) -> None:
+        """Run ``task`` asynchronously, on a thread of the device's command executor."""
