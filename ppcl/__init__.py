@@ -4,7 +4,7 @@
 programs, kernels, events) running on ppcl's own devices.
 """
 
-__version__ = "0.1.0"
+from ppcl.version import __version__
 
 from ppcl.runtime.constants import (  # noqa: E402
     build_status,

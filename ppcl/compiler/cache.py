@@ -28,7 +28,6 @@ TEMP_PREFIX = ".tmp-"
 _lock = threading.Lock()
 # object path -> compiler diagnostics stored with the entry (None when none were kept)
 _known_entries: dict[str, str | None] = {}
-_version: str | None = None
 
 
 def cache_dir() -> Path:
@@ -51,13 +50,7 @@ def objects_dir() -> Path:
 
 
 def _ppcl_version() -> str:
-    # Imported lazily: ppcl/__init__ may import the runtime, which imports this module.
-    global _version
-    if _version is None:
-        import ppcl
-
-        _version = str(ppcl.__version__)
-    return _version
+    return __version__
 
 
 def cache_key(*parts: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ppcl import __version__
 from ppcl.devices import UnknownDeviceError, listed_devices
 from ppcl.devices import interface as device_interface
 from ppcl.runtime.constants import (
@@ -26,6 +25,7 @@ from ppcl.runtime.constants import (
 )
 from ppcl.runtime.errors import make_error
 from ppcl.settings import SettingsError, read_settings
+from ppcl.version import __version__
 
 PLATFORM_NAME = "ppcl"
 PLATFORM_VENDOR = "The ppcl project"
