@@ -67,11 +67,15 @@ def _builds_without_uniformity() -> Iterator[None]:
         yield
 
 
-@functools.cache
 def program(source: str, options: str = "", uniformity: bool = True) -> cl.Program:
-    """``source`` built with ``options`` in the serial context (cached: the suite launches the
-    same sources many times). A program built with ``uniformity=False`` must only be launched
-    with ``run(..., uniformity=False)``: it compiles each launch shape on first use."""
+    """``source`` built with ``options`` in the serial context, once per session (the suite
+    launches the same sources many times). A program for ``uniformity=False`` must only be
+    launched by ``run(..., uniformity=False)``: it compiles each launch shape on first use."""
+    return _built(source, options, uniformity)
+
+
+@functools.cache
+def _built(source: str, options: str, uniformity: bool) -> cl.Program:
     return cl.Program(serial_context(), source).build(options)
 
 
