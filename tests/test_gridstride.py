@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from launch import run
 
-from ppcl.compiler.cpu import build_kernel, run_kernel
+from ppcl.compiler.cpu import build_kernel
 
 HISTOGRAM = """
 __kernel void hist(__global const uchar *data, __global uint *bins, const int n) {
@@ -28,7 +29,7 @@ def test_histogram_over_a_grid_stride_loop(n):
     assert "__step" in k.c_source
     data = np.random.default_rng(n).integers(0, 256, max(n, 1), dtype=np.uint8)
     bins = np.zeros(64, np.uint32)
-    run_kernel(k, (128,), (32,), [data, bins, np.int32(n)])
+    run(HISTOGRAM, "hist", (128,), (32,), data, bins, np.int32(n))
     np.testing.assert_array_equal(bins, np.bincount(data[:n] & 63, minlength=64))
 
 
@@ -41,7 +42,7 @@ def test_strided_loop_with_a_uniform_start_and_an_inclusive_bound():
     k = build_kernel(source, "fill", local_size=(8,))
     assert "__step" in k.c_source
     out = np.full(200, -1, np.int32)
-    run_kernel(k, (24,), (8,), [out, np.int32(7), np.int32(190)], global_offset=(2,))
+    run(source, "fill", (24,), (8,), out, np.int32(7), np.int32(190), offset=(2,))
     i = np.arange(200)
     # global ids run 2..25; item g writes first + g + 24 t; its group is (g - 2) // 8
     group = ((i - 7 - 2) % 24) // 8
@@ -61,7 +62,7 @@ def test_loop_updating_a_private_sum_is_left_to_each_work_item():
     assert "__step" not in k.c_source
     a = np.arange(30, dtype=np.float32)
     out = np.zeros(8, np.float32)
-    run_kernel(k, (8,), (4,), [a, out, np.int32(30)])
+    run(source, "sums", (8,), (4,), a, out, np.int32(30))
     np.testing.assert_array_equal(out, [a[g::8].sum() for g in range(8)])
 
 
@@ -79,7 +80,7 @@ def test_bound_kept_per_work_item_across_a_barrier_is_not_uniform():
     assert "__step" not in k.c_source  # 'end' lives in a context array, one per work-item
     out = np.zeros(64, np.int32)
     lim = np.array([64, 8, 8, 8, 8, 8, 8, 8], np.int32)
-    run_kernel(k, (8,), (8,), [out, lim])
+    run(source, "k", (8,), (8,), out, lim)
     want = np.zeros(64, np.int32)
     for lx in range(8):
         want[lx:lim[lx]:8] += 1

@@ -6,13 +6,13 @@ Every kernel runs with the uniformity analysis (lock-step regions) and without i
 
 from __future__ import annotations
 
-import functools
 import re
 
 import numpy as np
 import pytest
+from launch import LocalMem, run
 
-from ppcl.compiler.cpu import CompiledKernel, LocalMem, build_kernel, run_kernel
+from ppcl.compiler.cpu import build_kernel
 from ppcl.compiler.diagnostics import CompileError
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import nodes as ir
@@ -143,11 +143,6 @@ __kernel void nested(__global const float *in, __global float *out, __local floa
 """
 
 
-@functools.cache
-def build(name: str, uniform: bool) -> CompiledKernel:
-    return build_kernel(SOURCE, name, local_size=(LOCAL,), use_uniformity=uniform)
-
-
 def _data(seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random(N).astype(np.float32)
 
@@ -160,7 +155,7 @@ def _per_item(group_values: np.ndarray) -> np.ndarray:
 def test_local_reduction_helper(uniform):
     a = _data(1)
     out = np.zeros(N, np.float32)
-    run_kernel(build("sums", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    run(SOURCE, "sums", (N,), (LOCAL,), a, out, LocalMem(4 * LOCAL), uniformity=uniform)
     np.testing.assert_allclose(out, _per_item(a.reshape(GROUPS, LOCAL).sum(1)), rtol=1e-5)
 
 
@@ -168,7 +163,7 @@ def test_local_reduction_helper(uniform):
 def test_same_helper_twice(uniform):
     a = _data(2)
     out = np.zeros(N, np.float32)
-    run_kernel(build("twice", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    run(SOURCE, "twice", (N,), (LOCAL,), a, out, LocalMem(4 * LOCAL), uniformity=uniform)
     groups = a.reshape(GROUPS, LOCAL)
     expect = groups.sum(1) + 2.0 * (groups * groups).sum(1)
     np.testing.assert_allclose(out, _per_item(expect), rtol=1e-5)
@@ -178,7 +173,7 @@ def test_same_helper_twice(uniform):
 def test_early_returns(uniform):
     a = _data(3)
     out = np.zeros(N, np.float32)
-    run_kernel(build("early_return", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    run(SOURCE, "early_return", (N,), (LOCAL,), a, out, LocalMem(4 * LOCAL), uniformity=uniform)
     groups = a.reshape(GROUPS, LOCAL)
     neighbour = np.roll(groups, -1, axis=1)
     first = np.where(neighbour < 0.5, -neighbour, neighbour * 2 + 1)
@@ -192,7 +187,7 @@ def test_early_returns(uniform):
 def test_calls_in_expressions_and_loop_condition(uniform):
     a = _data(4)
     out = np.zeros(N, np.float32)
-    run_kernel(build("in_expressions", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    run(SOURCE, "in_expressions", (N,), (LOCAL,), a, out, LocalMem(4 * LOCAL), uniformity=uniform)
     x = 1 + 2 * _per_item(a.reshape(GROUPS, LOCAL).sum(1))
     np.testing.assert_allclose(out, x + 3 * a + 1.0 + 300, rtol=1e-5)
 
@@ -200,7 +195,7 @@ def test_calls_in_expressions_and_loop_condition(uniform):
 @pytest.mark.parametrize("uniform", MODES)
 def test_calls_in_for_and_do_while_headers_with_continue_and_break(uniform):
     out = np.zeros(N, np.int32)
-    run_kernel(build("loops", uniform), (N,), (LOCAL,), [out, LocalMem(4)])
+    run(SOURCE, "loops", (N,), (LOCAL,), out, LocalMem(4), uniformity=uniform)
     np.testing.assert_array_equal(out, np.full(N, 5 + 100 * 13 + 10000 * 3 + 1000000 * 2))
 
 
@@ -208,7 +203,7 @@ def test_calls_in_for_and_do_while_headers_with_continue_and_break(uniform):
 def test_nested_helpers(uniform):
     a = _data(5)
     out = np.zeros(N + GROUPS, np.float32)
-    run_kernel(build("nested", uniform), (N,), (LOCAL,), [a, out, LocalMem(4 * LOCAL)])
+    run(SOURCE, "nested", (N,), (LOCAL,), a, out, LocalMem(4 * LOCAL), uniformity=uniform)
     groups = a.reshape(GROUPS, LOCAL).astype(np.float64)
     np.testing.assert_allclose(out[:N], _per_item(groups.var(1)), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(out[N:], groups.sum(1), rtol=1e-5)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from launch import run
 
 from ppcl.bench_kernels import SOURCE
-from ppcl.compiler.cpu import build_kernel, run_kernel
+from ppcl.compiler.cpu import build_kernel
 
 
 def in_order_row_sums(a: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -24,7 +25,7 @@ def test_jammed_rows_give_the_in_order_sums_bit_for_bit(rows):
     a = rng.standard_normal((rows, cols), dtype=np.float32)
     x = rng.standard_normal(cols, dtype=np.float32)
     y = np.full(64, np.float32(-7.0))
-    run_kernel(k, (64,), (16,), [np.int32(rows), np.int32(cols), a, x, y])
+    run(SOURCE, "gemv", (64,), (16,), np.int32(rows), np.int32(cols), a, x, y)
     np.testing.assert_array_equal(y[:rows], in_order_row_sums(a, x))
     assert (y[rows:] == -7.0).all()  # exited work-items store nothing
 
@@ -47,7 +48,7 @@ def test_jammed_double_sum_with_a_loop_local_temporary():
     n, length = 21, 10
     v = np.random.default_rng(1).random((n, length))
     out = np.zeros(24)
-    run_kernel(k, (24,), (8,), [v, out, np.int32(n), np.int32(length)])
+    run(source, "norms", (24,), (8,), v, out, np.int32(n), np.int32(length))
     np.testing.assert_allclose(out[:n], np.sqrt((v[:, ::2] ** 2).sum(axis=1)), rtol=1e-14)
 
 
@@ -76,5 +77,5 @@ def test_loops_that_are_not_jammed(loop, want):
     n = 8
     a = np.arange(64, dtype=np.float32).reshape(8, 8)
     out = np.zeros(8, np.float32)
-    run_kernel(k, (8,), (8,), [a.copy(), out, np.int32(n)])
+    run(source, "r", (8,), (8,), a.copy(), out, np.int32(n))
     np.testing.assert_array_equal(out, want(a))

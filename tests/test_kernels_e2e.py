@@ -1,4 +1,5 @@
-"""End-to-end CPU kernels: OpenCL C -> work-group C -> gcc -> run, compared with numpy.
+"""End-to-end CPU kernels: OpenCL C -> work-group C -> gcc -> run through the runtime, compared
+with numpy.
 
 Barrier kernels run twice: with the uniformity analysis (lock-step regions) and without it
 (everything masked), which must give the same results.
@@ -6,22 +7,14 @@ Barrier kernels run twice: with the uniformity analysis (lock-step regions) and 
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 from kernel_sources import REDUCE
+from launch import LocalMem, run
 
-from ppcl.compiler.cpu import CompiledKernel, LocalMem, build_kernel, run_kernel
+from ppcl.compiler.cpu import build_kernel
 
 MODES = [True, False]  # use the uniformity analysis or run everything masked
-
-
-@functools.cache
-def build(source: str, name: str, local_size: tuple[int, ...], uniform: bool = True,
-          zero_offset: bool = False) -> CompiledKernel:
-    return build_kernel(source, name, local_size=local_size, use_uniformity=uniform,
-                        zero_offset=zero_offset)
 
 
 RNG = np.random.default_rng(1234)
@@ -53,14 +46,13 @@ __kernel void uchar_sat(__global uchar *a, __global const uchar *b) {
 
 @pytest.mark.parametrize("local", [1, 7, 64])
 def test_elementwise_float_with_early_return(local):
-    k = build(ELEMENTWISE, "scale_f", (local,))
     n = 100
     a = RNG.random(n + 40).astype(np.float32)
     b = RNG.random(n + 40).astype(np.float32)
     expect = a.copy()
     expect[:n] = a[:n] * np.float32(1.5) + b[:n]
     gsize = (n + local - 1) // local * local
-    run_kernel(k, (gsize,), (local,), [a, b, np.float32(1.5), np.int32(n)])
+    run(ELEMENTWISE, "scale_f", (gsize,), (local,), a, b, np.float32(1.5), np.int32(n))
     np.testing.assert_allclose(a, expect, rtol=1e-6)
 
 
@@ -69,25 +61,25 @@ def test_elementwise_int_double_vector_uchar():
     a = RNG.integers(-100, 100, n).astype(np.int32)
     b = RNG.integers(-100, 100, n).astype(np.int32)
     expect = (a ^ b) + np.arange(n, dtype=np.int32)
-    run_kernel(build(ELEMENTWISE, "mix_i", (8,)), (n,), (8,), [a, b])
+    run(ELEMENTWISE, "mix_i", (n,), (8,), a, b)
     np.testing.assert_array_equal(a, expect)
 
     y, x = RNG.random(n), RNG.random(n)
     expect_d = 0.25 * x + y
-    run_kernel(build(ELEMENTWISE, "axpy_d", (8,)), (n,), (8,), [y, x, np.float64(0.25)])
+    run(ELEMENTWISE, "axpy_d", (n,), (8,), y, x, np.float64(0.25))
     np.testing.assert_allclose(y, expect_d)
 
     a4 = RNG.random((n, 4)).astype(np.float32)
     b4 = RNG.random((n, 4)).astype(np.float32)
     kvec = np.array([1, 2, 3, 4], np.float32)
     expect4 = a4 + b4 * kvec
-    run_kernel(build(ELEMENTWISE, "add4", (8,)), (n,), (8,), [a4, b4, kvec])
+    run(ELEMENTWISE, "add4", (n,), (8,), a4, b4, kvec)
     np.testing.assert_allclose(a4, expect4, rtol=1e-6)
 
     ua = RNG.integers(0, 256, n).astype(np.uint8)
     ub = RNG.integers(0, 256, n).astype(np.uint8)
     expect_u = np.minimum(ua.astype(int) + ub, 255).astype(np.uint8)
-    run_kernel(build(ELEMENTWISE, "uchar_sat", (8,)), (n,), (8,), [ua, ub])
+    run(ELEMENTWISE, "uchar_sat", (n,), (8,), ua, ub)
     np.testing.assert_array_equal(ua, expect_u)
 
 
@@ -96,11 +88,11 @@ def test_elementwise_int_double_vector_uchar():
 @pytest.mark.parametrize("uniform", MODES)
 @pytest.mark.parametrize("local", [1, 64, 256, 1024])
 def test_local_tree_reduction(uniform, local):
-    k = build(REDUCE, "reduce", (local,), uniform)
     groups = 3
     a = RNG.random(local * groups).astype(np.float32)
     out = np.zeros(groups, np.float32)
-    run_kernel(k, (local * groups,), (local,), [a, out, LocalMem(4 * local)])
+    run(REDUCE, "reduce", (local * groups,), (local,), a, out, LocalMem(4 * local),
+        uniformity=uniform)
     np.testing.assert_allclose(out, a.reshape(groups, local).sum(1), rtol=1e-5)
 
 
@@ -127,11 +119,11 @@ __kernel void scan(__global const int *in, __global int *out, __local int *a, __
 @pytest.mark.parametrize("uniform", MODES)
 @pytest.mark.parametrize("local", [7, 64])
 def test_inclusive_scan(uniform, local):
-    k = build(SCAN, "scan", (local,), uniform)
     groups = 3
     a = RNG.integers(-50, 50, local * groups).astype(np.int32)
     out = np.zeros_like(a)
-    run_kernel(k, (local * groups,), (local,), [a, out, LocalMem(4 * local), LocalMem(4 * local)])
+    run(SCAN, "scan", (local * groups,), (local,), a, out, LocalMem(4 * local),
+        LocalMem(4 * local), uniformity=uniform)
     np.testing.assert_array_equal(out, np.cumsum(a.reshape(groups, local), axis=1).ravel())
 
 
@@ -157,13 +149,13 @@ __kernel void matmul(__global const float *A, __global const float *B, __global 
 
 @pytest.mark.parametrize("uniform", MODES)
 def test_tiled_matmul(uniform):
-    k = build(MATMUL_TILED, "matmul", (8, 8), uniform)
     n = 24
     a = RNG.random((n, n)).astype(np.float32)
     b = RNG.random((n, n)).astype(np.float32)
     c = np.zeros((n, n), np.float32)
-    run_kernel(k, (n, n), (8, 8), [a, b, c, np.int32(n)])
+    run(MATMUL_TILED, "matmul", (n, n), (8, 8), a, b, c, np.int32(n), uniformity=uniform)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+    k = build_kernel(MATMUL_TILED, "matmul", local_size=(8, 8), use_uniformity=uniform)
     assert k.local_mem_static_bytes >= 2 * 8 * 8 * 4
 
 
@@ -223,9 +215,9 @@ def control_reference(n: int, rounds: int, groups: int) -> np.ndarray:
 @pytest.mark.parametrize("rounds", [0, 3])
 def test_barriers_in_uniform_loops_and_branches(uniform, rounds):
     n = 16
-    k = build(CONTROL, "loops", (n,), uniform)
     out = np.zeros(2 * n, np.int32)
-    run_kernel(k, (2 * n,), (n,), [out, LocalMem(4 * n), np.int32(rounds)])
+    run(CONTROL, "loops", (2 * n,), (n,), out, LocalMem(4 * n), np.int32(rounds),
+        uniformity=uniform)
     np.testing.assert_array_equal(out, control_reference(n, rounds, 2))
 
 
@@ -278,7 +270,6 @@ __kernel void varying_exit(__global int *out, __global const int *limit, __local
 @pytest.mark.parametrize("uniform", MODES)
 def test_barrier_loop_with_uniform_break_after_divergent_work(uniform):
     n = 8
-    k = build(DIVERGENT, "relax", (n,), uniform)
     vals = RNG.random(2 * n).astype(np.float32)
     budget = RNG.integers(0, 5, 2 * n).astype(np.int32)
     expect = vals.copy().reshape(2, n)
@@ -295,17 +286,17 @@ def test_barrier_loop_with_uniform_break_after_divergent_work(uniform):
             if not act.any():
                 break
         expect[g] = v
-    run_kernel(k, (2 * n,), (n,), [vals, budget, LocalMem(4 * n), LocalMem(4)])
+    run(DIVERGENT, "relax", (2 * n,), (n,), vals, budget, LocalMem(4 * n), LocalMem(4),
+        uniformity=uniform)
     np.testing.assert_allclose(vals, expect.ravel(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("uniform", MODES)
 def test_barrier_loop_with_varying_return_break_continue(uniform):
     n = 4
-    k = build(DIVERGENT, "varying_exit", (n,), uniform)
     limit = np.array([5, 1, 7, 100, 3, 0, 9, 4], np.int32)
     out = np.zeros(8, np.int32)
-    run_kernel(k, (8,), (n,), [out, limit, LocalMem(4 * n)])
+    run(DIVERGENT, "varying_exit", (8,), (n,), out, limit, LocalMem(4 * n), uniformity=uniform)
     expect = []
     for gid, lim in enumerate(limit):
         lid = gid % n
@@ -341,10 +332,10 @@ __kernel void block_sum_active(__global const int *in, __global int *out, const 
 
 @pytest.mark.parametrize("uniform", MODES)
 def test_early_return_then_barrier(uniform):
-    k = build(EARLY, "block_sum_active", (16,), uniform)
     a = RNG.integers(0, 10, 64).astype(np.int32)
     out = np.full(4, -1, np.int32)
-    run_kernel(k, (64,), (16,), [a, out, np.uint32(2), LocalMem(64)])
+    run(EARLY, "block_sum_active", (64,), (16,), a, out, np.uint32(2), LocalMem(64),
+        uniformity=uniform)
     np.testing.assert_array_equal(out, [a[:16].sum(), a[16:32].sum(), -1, -1])
 
 
@@ -363,11 +354,11 @@ __kernel void histogram(__global const uchar *data, __global uint *hist, __local
 
 @pytest.mark.parametrize("uniform", MODES)
 def test_histogram_local_and_global_atomics(uniform):
-    k = build(HISTOGRAM, "histogram", (7,), uniform)
     n = 100
     data = RNG.integers(0, 256, n).astype(np.uint8)
     hist = np.zeros(16, np.uint32)
-    run_kernel(k, (105,), (7,), [data, hist, LocalMem(64), np.int32(n)])
+    run(HISTOGRAM, "histogram", (105,), (7,), data, hist, LocalMem(64), np.int32(n),
+        uniformity=uniform)
     np.testing.assert_array_equal(hist, np.bincount(data & 15, minlength=16))
 
 
@@ -391,12 +382,11 @@ __kernel void ids3(__global int *out) {
 
 
 def test_helpers_structs_and_constant_tables():
-    k = build(MISC, "misc", (4, 2))
     out = np.zeros(32, np.float32)
     params = np.zeros(1, dtype=[("scale", "f4"), ("offset", "i4"), ("pad", "i4", 2),
                                 ("bias", "f4", 4)])
     params["scale"], params["offset"], params["bias"] = 1.5, 7, (0, 0.25, 0, 0)
-    run_kernel(k, (8, 4), (4, 2), [out, params])
+    run(MISC, "misc", (8, 4), (4, 2), out, params)
     i = np.arange(32)
     np.testing.assert_allclose(out, 3.0 * np.array([1, 10, 100, 1000])[i % 4] + 7.25)
 
@@ -406,9 +396,8 @@ def test_ranges_with_global_offsets(dims):
     local = {1: (4,), 2: (4, 2), 3: (2, 2, 2)}[dims]
     gsize = {1: (12,), 2: (8, 6), 3: (4, 6, 2)}[dims]
     offset = {1: (5,), 2: (3, 1), 3: (1, 2, 3)}[dims]
-    k = build(MISC, "ids3", local)
     out = np.zeros(int(np.prod(gsize)), np.int32)
-    run_kernel(k, gsize, local, [out], global_offset=offset)
+    run(MISC, "ids3", gsize, local, out, offset=offset)
     g = [np.arange(gsize[d]) + offset[d] if d < dims else np.zeros(1, int) for d in range(3)]
     z, y, x = np.meshgrid(g[2], g[1], g[0], indexing="ij")
     lx = (x - offset[0]) % local[0]
@@ -426,9 +415,8 @@ __kernel void k(__global int *a, __local int *t) {
     a[get_global_id(0)] = t[get_local_size(0) - 1 - l];
 }
 """
-    kernel = build_kernel(src, "k", local_size=(4,))
     a = np.zeros(8, np.int32)
-    run_kernel(kernel, (8,), (4,), [a, LocalMem(16)])
+    run(src, "k", (8,), (4,), a, LocalMem(16))
     np.testing.assert_array_equal(a, [30, 20, 10, 0, 30, 20, 10, 0])
 
 
@@ -445,10 +433,9 @@ __kernel void copy_rev(__global const float *in, __global float *out, __local fl
 
 @pytest.mark.parametrize("uniform", MODES)
 def test_async_copy_and_printf(uniform, capfd):
-    k = build(ASYNC_PRINTF, "copy_rev", (8,), uniform)
     a = np.arange(16, dtype=np.float32)
     out = np.zeros(16, np.float32)
-    run_kernel(k, (16,), (8,), [a, out, LocalMem(32)])
+    run(ASYNC_PRINTF, "copy_rev", (16,), (8,), a, out, LocalMem(32), uniformity=uniform)
     np.testing.assert_array_equal(out, a.reshape(2, 8)[:, ::-1].ravel())
     assert "v=1.000000,2.000000,3.000000,4.000000 i=7" in capfd.readouterr().out
 
@@ -464,9 +451,9 @@ def test_fast_relaxed_math_builds_a_separate_fast_kernel():
     assert precise.library is not fast.library
     x = RNG.random(64).astype(np.float32) + np.float32(0.5)
     expect = np.sin(x) + np.sqrt(x) / (1 + x)
-    for kernel in (precise, fast):
+    for options in ("", "-cl-fast-relaxed-math"):
         a = x.copy()
-        run_kernel(kernel, (64,), (8,), [a])
+        run(src, "k", (64,), (8,), a, options=options)
         np.testing.assert_allclose(a, expect, rtol=1e-4)
     # loading a fast-math kernel leaves this process's denormals alone
     assert np.float64(5e-324) * 1.0 != 0.0
@@ -483,16 +470,14 @@ __kernel void ids(__global int *out, ulong base) {
 def test_int_global_ids_beyond_int_max_need_the_wide_build():
     offset = 2**31 + 5
     expect = (np.arange(16, dtype=np.int64) + offset).astype(np.int32)  # modulo, as C converts
-    narrow = build_kernel(NARROW_ID, "ids", local_size=(8,))
-    out = np.zeros(16, np.int32)
-    with pytest.raises(ValueError, match="narrow_ids=False"):
-        run_kernel(narrow, (16,), (8,), [out, np.uint64(offset)], global_offset=(offset,))
-    wide = build_kernel(NARROW_ID, "ids", local_size=(8,), narrow_ids=False)
-    run_kernel(wide, (16,), (8,), [out, np.uint64(offset)], global_offset=(offset,))
-    np.testing.assert_array_equal(out, expect)
+    # the small range first: the program then holds the 32-bit build, which the launch
+    # beyond INT_MAX must not reuse (its ids would wrap and the stores land elsewhere)
     small = np.zeros(16, np.int32)
-    run_kernel(narrow, (16,), (8,), [small, np.uint64(3)], global_offset=(3,))
+    run(NARROW_ID, "ids", (16,), (8,), small, np.uint64(3), offset=(3,))
     np.testing.assert_array_equal(small, np.arange(3, 19, dtype=np.int32))
+    out = np.zeros(16, np.int32)
+    run(NARROW_ID, "ids", (16,), (8,), out, np.uint64(offset), offset=(offset,))
+    np.testing.assert_array_equal(out, expect)
 
 
 @pytest.mark.parametrize("uniform", MODES)
@@ -503,11 +488,11 @@ def test_every_local_atomic_operation(uniform):
 
     source = (Path(__file__).parent / "kernels" / "atomics_local_uint.cl").read_text()
     local, groups = 32, 3
-    k = build(source, "local_atomic_stats", (local,), uniform)
     keys = RNG.integers(0, 1 << 32, local * groups, dtype=np.uint64).astype(np.uint32)
     stats = np.zeros((groups, 4), np.uint32)
     balance = np.zeros(groups, np.int32)
-    run_kernel(k, (local * groups,), (local,), [keys, stats, balance])
+    run(source, "local_atomic_stats", (local * groups,), (local,), keys, stats, balance,
+        uniformity=uniform)
     for g in range(groups):
         part = keys[g * local:(g + 1) * local]
         lor = np.bitwise_or.reduce(part)

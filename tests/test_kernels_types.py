@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from ppcl.compiler.cpu import build_kernel, run_kernel
+from launch import run
 
 WIDTHS = (1, 2, 3, 4, 8, 16)
 TYPES = {
@@ -29,7 +28,6 @@ def source_for(scalar: str) -> str:
 def test_elementwise_every_type_and_width(scalar):
     dtype = TYPES[scalar]
     n, local = 24, 8
-    kernel = build_kernel(source_for(scalar), "fma_all", local_size=(local,))
     rng = np.random.default_rng(7)
     args, expected = [], []
     for w in WIDTHS:
@@ -40,7 +38,7 @@ def test_elementwise_every_type_and_width(scalar):
         b = rng.integers(lo, 10, shape).astype(dtype)
         expected.append((a * b + dtype(1)).astype(dtype))
         args += [a, b]
-    run_kernel(kernel, (n,), (local,), args)
+    run(source_for(scalar), "fma_all", (n,), (local,), *args)
     for w, want, got in zip(WIDTHS, expected, args[::2]):
         if w == 3:
             want, got = want[:, :3], got[:, :3]

@@ -6,6 +6,7 @@ import ctypes
 
 import numpy as np
 import pytest
+from launch import run
 
 from ppcl.compiler.cpu import (
     LOCAL_ALIGN,
@@ -13,7 +14,6 @@ from ppcl.compiler.cpu import (
     build_kernel,
     launch_descriptor,
     pack_args,
-    run_kernel,
 )
 
 IDS = """
@@ -129,11 +129,10 @@ def test_kernels_that_need_their_groups_run_one_at_a_time(source):
     assert "__nrow" not in k.c_source
 
 
-def test_rows_run_through_the_serial_runner():
-    k = build_kernel(IDS, "ids", local_size=(4, 2))
+def test_rows_run_through_the_runtime():
     w, h = 16, 4
     out = np.full((h, w), -1, np.int32)
-    run_kernel(k, (16, 4), (4, 2), [out, np.int32(w), np.int32(h)])
+    run(IDS, "ids", (16, 4), (4, 2), out, np.int32(w), np.int32(h))
     y, x = np.mgrid[0:h, 0:w]
     np.testing.assert_array_equal(out % 10000, (y % 2) * 100 + y // 2 + 4)
     np.testing.assert_array_equal(out // 10000, (x % 4) * 100 + x // 4)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from kernel_sources import REDUCE
+from launch import run
 
 from ppcl.compiler.analysis.liveness import live_across_regions
 from ppcl.compiler.analysis.uniformity import analyze_kernel
-from ppcl.compiler.cpu import build_kernel, run_kernel
+from ppcl.compiler.cpu import build_kernel
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
@@ -73,7 +74,7 @@ def test_naive_matmul_k_loop_is_interchanged():
     a = np.random.default_rng(0).random((n, n)).astype(np.float32)
     b = np.random.default_rng(1).random((n, n)).astype(np.float32)
     c = np.zeros((n, n), np.float32)
-    run_kernel(k, (n, n), (16, 2), [a, b, c, np.int32(n)])
+    run(NAIVE_MATMUL, "mm", (n, n), (16, 2), a, b, c, np.int32(n))
     np.testing.assert_allclose(c, a @ b, rtol=1e-4)
 
 
@@ -118,7 +119,7 @@ def test_pure_id_values_are_recomputed_and_the_rest_kept_per_work_item():
     assert group.count("int mirrored =") == 2 and group.count("int twice =") == 2
     data = np.arange(128, dtype=np.float32)
     out = np.zeros(128, np.float32)
-    run_kernel(k, (128,), (64,), [data, out, np.int32(3)])
+    run(RECOMPUTE, "k", (128,), (64,), data, out, np.int32(3))
     lid = np.tile(np.arange(64), 2)
     group_base = np.repeat([0, 64], 64)
     np.testing.assert_array_equal(out, data[group_base + 63 - lid] + lid + lid + 1)
@@ -150,7 +151,7 @@ def test_loop_after_a_varying_return_is_interchanged_under_the_function_mask():
     a = rng.random((m, depth), dtype=np.float32)
     b = rng.random((depth, n), dtype=np.float32)
     c = np.full((64, 48), -1.0, np.float32)
-    run_kernel(k, (48, 64), (16, 4), [np.int32(m), np.int32(n), np.int32(depth), a, b, c])
+    run(GUARDED_MATMUL, "mm", (48, 64), (16, 4), np.int32(m), np.int32(n), np.int32(depth), a, b, c)
     flat = c.ravel()  # C is m x n, row-major, at the start of the buffer
     np.testing.assert_allclose(flat[:m * n].reshape(m, n), a @ b, rtol=1e-5)
     assert (flat[m * n:] == -1.0).all()  # masked-off work-items stored nothing
@@ -175,10 +176,9 @@ def test_loop_reading_only_broadcast_data_is_interchanged():
     f = formed(ALL_PAIRS, (32, 1, 1))
     assert f.interchanged >= 1
     assert "d" not in f.context_vars  # declared and used within one region of each copy
-    k = build_kernel(ALL_PAIRS, "pairs", local_size=(32,))
     x = np.random.default_rng(3).random(50, dtype=np.float32)
     out = np.zeros(64, np.float32)
-    run_kernel(k, (64,), (32,), [x, out, np.int32(50)])
+    run(ALL_PAIRS, "pairs", (64,), (32,), x, out, np.int32(50))
     want = ((x[None, :] - x[:, None]) ** 2).sum(axis=1)
     np.testing.assert_allclose(out[:50], want, rtol=1e-5)
 
@@ -219,7 +219,7 @@ def test_float_sum_in_a_loop_of_varying_trip_count_is_compiled_scalar():
     vals = np.array([1, 2, 3, 4, 5], np.float32)
     x = np.array([1, 10, 100], np.float32)
     y = np.zeros(32, np.float32)
-    run_kernel(k, (32,), (32,), [np.int32(3), start, cols, vals, x, y])
+    run(CSR, "spmv", (32,), (32,), np.int32(3), start, cols, vals, x, y)
     np.testing.assert_array_equal(y[:3], [201, 0, 534])
 
 
@@ -263,7 +263,7 @@ def test_float4_temporaries_in_an_interchanged_loop_become_scalars():
     assert "__ctx_acc[__lid][3] -= " in group  # the component update of a context vector
     pos = np.random.default_rng(4).random((40, 4), dtype=np.float32)
     out = np.zeros((48, 4), np.float32)
-    run_kernel(k, (48,), (16,), [pos, out, np.int32(40)])
+    run(NBODY4, "accel", (48,), (16,), pos, out, np.int32(40))
     np.testing.assert_allclose(out[:40], _accel_reference(pos, False), rtol=2e-5, atol=1e-4)
 
 
@@ -272,7 +272,7 @@ def test_region_with_a_vector_call_keeps_its_vectors():
     assert "q__s0" not in k.c_source  # normalize(d) has no component form here
     pos = np.random.default_rng(5).random((40, 4), dtype=np.float32)
     out = np.zeros((48, 4), np.float32)
-    run_kernel(k, (48,), (16,), [pos, out, np.int32(40)])
+    run(NORMALIZED, "accel", (48,), (16,), pos, out, np.int32(40))
     np.testing.assert_allclose(out[:40], _accel_reference(pos, True), rtol=2e-5, atol=1e-4)
 
 
@@ -295,6 +295,6 @@ def test_assignment_to_a_vector_inside_an_expression_keeps_the_region_as_vectors
     assert "d__s0" not in k.c_source  # a split vector could not take that store
     pos = np.random.default_rng(6).random((8, 4), dtype=np.float32)
     out = np.zeros(8, np.float32)
-    run_kernel(k, (8,), (8,), [pos, out, np.int32(8)])
+    run(NESTED_VECTOR_ASSIGN, "k", (8,), (8,), pos, out, np.int32(8))
     want = (4 * (pos[None, :, 0] - pos[:, None, 0])).sum(axis=1)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
