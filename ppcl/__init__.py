@@ -4,8 +4,6 @@
 programs, kernels, events) running on ppcl's own devices.
 """
 
-from ppcl.version import __version__
-
 from ppcl.runtime.constants import (  # noqa: E402
     build_status,
     command_execution_status,
@@ -59,6 +57,7 @@ from ppcl.runtime.transfer import (  # noqa: E402
     enqueue_write_buffer,
     enqueue_write_buffer_rect,
 )
+from ppcl.version import __version__
 
 VERSION = tuple(int(part) for part in __version__.split("."))
 VERSION_TEXT = __version__

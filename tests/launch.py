@@ -1,7 +1,7 @@
 """Launching a kernel from a test through the runtime, the path users run.
 
 ``run(source, "name", global_size, local_size, *args)`` builds the program (once per source and
-options), copies numpy array arguments into Buffers, launches on a queue of a one-thread CPU
+options), copies numpy array arguments into Buffers, launches on a queue of the serial
 device and copies every Buffer back into its array, so a test reads its results from the arrays
 it passed, as it would from a serial launcher. Arguments follow the kernel's parameters:
 
@@ -10,26 +10,25 @@ it passed, as it would from a serial launcher. Arguments follow the kernel's par
 - a parameter passed by value takes a numpy scalar, or a numpy array holding its bytes (a
   vector such as ``float4``, a struct as a structured array of one element).
 
-A one-thread device runs the work-groups in order in the launching thread, so results that
+The serial device runs the work-groups in order in the launching thread, so results that
 depend on the order of work-groups (atomics, printf) are the same on every run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from unittest import mock
 
 import numpy as np
 
 import ppcl
 import ppcl as cl
-import ppcl.devices.cpu
 import ppcl.runtime.platform
-import ppcl.runtime.program
+from ppcl.compiler.pipeline import cpu_pipeline
+from ppcl.devices.cpu import CPUProgram
+from ppcl.devices.serial import SerialDevice
 
 
 @dataclass(frozen=True)
@@ -39,48 +38,43 @@ class LocalMem:
     nbytes: int
 
 
-def _one_thread_cpu_device() -> cl.Device:
-    """The CPU device with one thread (the one place that knows how such a device is made)."""
-    return ppcl.runtime.platform.Device(ppcl.get_platforms()[0],
-                                        ppcl.devices.cpu.CPUDevice(threads=1))
+class _MaskedSerialDevice(SerialDevice):
+    """The serial device building through a pipeline without the uniformity analysis, so
+    every statement runs under masks: the reference the lock-step formation is compared with.
+    It is made through the device interface, as any device is."""
+
+    def build(self, module: Any, options: Any, debug: Any) -> CPUProgram:
+        return CPUProgram(module, options, debug, self.run_groups,
+                          pipeline=cpu_pipeline(uniformity=False))
 
 
 @functools.cache
-def serial_context() -> cl.Context:
-    """A context on a one-thread CPU device, shared by every launch of the test session."""
-    return cl.Context([_one_thread_cpu_device()])
+def serial_context(uniformity: bool = True) -> cl.Context:
+    """A context on the serial device (every group in the launching thread, in order), shared
+    by every launch of the test session; ``uniformity=False`` builds every statement masked."""
+    backend = SerialDevice() if uniformity else _MaskedSerialDevice()
+    return cl.Context([ppcl.runtime.platform.Device(ppcl.get_platforms()[0], backend)])
 
 
 @functools.cache
-def _queue() -> cl.CommandQueue:
-    return cl.CommandQueue(serial_context())
-
-
-@contextlib.contextmanager
-def _builds_without_uniformity() -> Iterator[None]:
-    """Kernels the runtime compiles meanwhile skip the uniformity analysis, so every statement
-    runs under masks: the reference the lock-step formation is compared with. The runtime has
-    no option for it; this wraps the build step it calls."""
-    build_kernel = ppcl.runtime.program.cpu.build_kernel
-    masked = functools.partial(build_kernel, use_uniformity=False)
-    with mock.patch.object(ppcl.runtime.program.cpu, "build_kernel", masked):
-        yield
+def _queue(uniformity: bool = True) -> cl.CommandQueue:
+    return cl.CommandQueue(serial_context(uniformity))
 
 
 def program(source: str, options: str = "", uniformity: bool = True) -> cl.Program:
     """``source`` built with ``options`` in the serial context, once per session (the suite
-    launches the same sources many times). A program for ``uniformity=False`` must only be
-    launched by ``run(..., uniformity=False)``: it compiles each launch shape on first use."""
+    launches the same sources many times)."""
     return _built(source, options, uniformity)
 
 
 @functools.cache
 def _built(source: str, options: str, uniformity: bool) -> cl.Program:
-    return cl.Program(serial_context(), source).build(options)
+    return cl.Program(serial_context(uniformity), source).build(options)
 
 
 def _argument(kernel: cl.Kernel, index: int, value: Any,
               copies: list[tuple[np.ndarray, cl.Buffer]]) -> Any:
+    context = kernel.context
     if index >= kernel.num_args:
         return value  # the launch reports the count with the runtime's error
     space = kernel.get_arg_info(index, cl.kernel_arg_info.ADDRESS_QUALIFIER)
@@ -92,7 +86,7 @@ def _argument(kernel: cl.Kernel, index: int, value: Any,
         raise TypeError(f"argument {index} of kernel '{kernel.function_name}' is a pointer: "
                         f"pass a numpy array, not {type(value).__name__}")
     flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
-    buffer = cl.Buffer(serial_context(), flags, hostbuf=value)
+    buffer = cl.Buffer(context, flags, hostbuf=value)
     copies.append((value, buffer))
     return buffer
 
@@ -107,13 +101,11 @@ def run(source: str, kernel_name: str, global_size: Sequence[int],
     masked), for tests that compare both formations. Launch errors are the runtime's
     (``cl.LogicError`` with an OpenCL code, e.g. ``CL_INVALID_WORK_GROUP_SIZE``).
     """
-    queue = _queue()
+    queue = _queue(uniformity)
     kernel = cl.Kernel(program(source, options, uniformity), kernel_name)
     copies: list[tuple[np.ndarray, cl.Buffer]] = []
     values = [_argument(kernel, i, value, copies) for i, value in enumerate(args)]
-    building = contextlib.nullcontext() if uniformity else _builds_without_uniformity()
-    with building:
-        kernel(queue, global_size, local_size, *values, global_offset=offset)
+    kernel(queue, global_size, local_size, *values, global_offset=offset)
     for array, buffer in copies:
         cl.enqueue_copy(queue, array, buffer)
     queue.finish()

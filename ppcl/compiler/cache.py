@@ -20,6 +20,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ppcl.version import __version__
+
 OBJECT_SUFFIX = ".so"
 SOURCE_SUFFIX = ".c"
 LOG_SUFFIX = ".log"

@@ -21,12 +21,23 @@ class KernelSpec:
     narrow_ids: bool = True
 
 
+@dataclass(frozen=True)
+class Pipeline:
+    uniformity: bool = True
+
+
+def cpu_pipeline(uniformity: bool = True) -> Pipeline:
+    return Pipeline(uniformity)
+
+
 def lower_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
-                 debug: Debug = NO_DEBUG, pipeline: object = None) -> GeneratedKernel:
+                 debug: Debug = NO_DEBUG, pipeline: Pipeline | None = None) -> GeneratedKernel:
     kernel = module.function(kernel_name)
     if kernel is None or not kernel.is_kernel:
         raise KeyError(f"no kernel named {kernel_name!r}")
     fast_math = options.fast_relaxed_math or options.unsafe_math_optimizations
-    formed = form_workgroup(module, kernel, spec.local_size, analyze_kernel(module, kernel))
+    uniformity = pipeline is None or pipeline.uniformity
+    formed = form_workgroup(module, kernel, spec.local_size,
+                            analyze_kernel(module, kernel) if uniformity else None)
     return generate_formed_c(module, formed, zero_offset=spec.zero_offset, fast_math=fast_math,
                              narrow_ids=spec.narrow_ids)

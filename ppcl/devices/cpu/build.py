@@ -20,7 +20,7 @@ from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.kernel_c import ArgKind, GeneratedKernel
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.pipeline import KernelSpec, lower_kernel
+from ppcl.compiler.pipeline import KernelSpec, Pipeline, lower_kernel
 from ppcl.devices.interface import DeviceBuildError, NDRange
 from ppcl.settings import NO_DEBUG, Debug
 
@@ -103,15 +103,17 @@ def _log(debug: Debug, topic: str, title: str, seconds: float, text: str | None 
 
 def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
                  debug: Debug = NO_DEBUG, *, key_parts: tuple[str, ...] = (),
-                 want_vector_report: bool = False) -> CompiledKernel:
-    """Compile ``kernel_name`` of ``module`` for ``spec``; raises :class:`DeviceBuildError`
-    when the compiler or the C compiler rejects it."""
+                 want_vector_report: bool = False,
+                 pipeline: Pipeline | None = None) -> CompiledKernel:
+    """Compile ``kernel_name`` of ``module`` for ``spec`` through ``pipeline`` (default: the
+    CPU device's); raises :class:`DeviceBuildError` when the compiler or the C compiler
+    rejects it."""
     from ppcl.compiler.diagnostics import CompileError
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
     try:
-        generated = lower_kernel(module, kernel_name, spec, options, debug)
+        generated = lower_kernel(module, kernel_name, spec, options, debug, pipeline)
     except CompileError as error:
         raise DeviceBuildError("the kernel compiler rejected it",
                                error.log) from error

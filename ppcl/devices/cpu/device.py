@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
+from ppcl.compiler.pipeline import Pipeline
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cpu.args import PackedArgs, local_block_bytes
 from ppcl.devices.cpu.build import CompiledKernel, build_kernel, launch_descriptor, spec_for
@@ -134,8 +135,9 @@ class CPUProgram(DeviceProgram):
     """A program for a device running C work-group functions on the host."""
 
     def __init__(self, module: ir.Module, options: BuildOptions, debug: Debug,
-                 run_groups: GroupRunner) -> None:
+                 run_groups: GroupRunner, pipeline: Pipeline | None = None) -> None:
         self.module = module
+        self.pipeline = pipeline
         self.options = options
         self.debug = debug
         self._run_groups = run_groups
@@ -152,7 +154,8 @@ class CPUProgram(DeviceProgram):
                 compiled = self._compiled.get(key)
                 if compiled is None:
                     compiled = build_kernel(self.module, kernel_name, spec, self.options,
-                                            self.debug, key_parts=(self.options.canonical(),))
+                                            self.debug, key_parts=(self.options.canonical(),),
+                                            pipeline=self.pipeline)
                     self._compiled[key] = compiled
         return compiled
 
