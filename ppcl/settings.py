@@ -59,7 +59,7 @@ class Settings:
     debug: Debug = NO_DEBUG
     threads: int | None = None
     devices: tuple[str, ...] = DEFAULT_DEVICES
-    cache_dir: str | None = None
+    cache_dir: str = ""
     compiler_output: bool = False
     ctx: str | None = None
     test: str | None = None
@@ -103,6 +103,19 @@ def parse_devices(text: str) -> tuple[str, ...]:
     return names or DEFAULT_DEVICES
 
 
+def cache_root(environ: Mapping[str, str] | None = None) -> str:
+    """The kernel cache root: ``$PPCL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ppcl``, else
+    ``~/.cache/ppcl``."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("PPCL_CACHE_DIR")
+    if explicit:
+        return explicit
+    xdg = env.get("XDG_CACHE_HOME")
+    if xdg:
+        return os.path.join(xdg, "ppcl")
+    return os.path.join(os.path.expanduser("~"), ".cache", "ppcl")
+
+
 def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """The settings of ``environ`` (default: this process's environment, read now)."""
     env = os.environ if environ is None else environ
@@ -110,7 +123,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         debug=parse_debug(env.get("PPCL_DEBUG", ""), env.get("PPCL_VERIFY", "")),
         threads=parse_threads(env.get("PPCL_THREADS", "")),
         devices=parse_devices(env.get("PPCL_DEVICES", "")),
-        cache_dir=env.get("PPCL_CACHE_DIR") or None,
+        cache_dir=cache_root(env),
         compiler_output=(env.get("PPCL_COMPILER_OUTPUT")
                          or env.get("PYOPENCL_COMPILER_OUTPUT")) == "1",
         ctx=env.get("PPCL_CTX") or env.get("PYOPENCL_CTX") or None,

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ppcl.settings import cache_root
 from ppcl.version import __version__
 
 OBJECT_SUFFIX = ".so"
@@ -33,17 +34,9 @@ _known_entries: dict[str, str | None] = {}
 
 
 def cache_dir() -> Path:
-    """The cache root, read from the environment on every call.
-
-    ``$PPCL_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/ppcl``, else ``~/.cache/ppcl``.
-    """
-    explicit = os.environ.get("PPCL_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg) / "ppcl"
-    return Path.home() / ".cache" / "ppcl"
+    """The cache root, as ``ppcl.settings.cache_root`` reads it on every call (tests and the
+    benchmark runner point it at a temporary directory while a process runs)."""
+    return Path(cache_root())
 
 
 def objects_dir() -> Path:
