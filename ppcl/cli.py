@@ -47,7 +47,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if result.log:
         print(result.log, file=sys.stderr)
     if args.emit == "ir":
-        from ppcl.compiler.ir.printer import print_ir
+        from ppcl.compiler.codegen.irprint import print_ir
 
         sys.stdout.write(print_ir(result.module))
     elif args.emit == "opencl":

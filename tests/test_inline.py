@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from launch import LocalMem, run
 
+from ppcl.compiler.analysis.verify import verify
 from ppcl.compiler.cpu import build_kernel
 from ppcl.compiler.diagnostics import CompileError
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.verify import verify
 from ppcl.compiler.ir.visit import walk
 from ppcl.compiler.transforms.inline import barrier_functions, inline_barrier_functions
 

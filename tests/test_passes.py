@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from ppcl.compiler.analysis.verify import VerificationError
 from ppcl.compiler.codegen.cstyle import CStylePrinter
+from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.codegen.opencl import OPENCL
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
-from ppcl.compiler.ir.printer import print_ir
-from ppcl.compiler.ir.verify import VerificationError
 from ppcl.compiler.ir.visit import Rewriter, find_all
 from ppcl.compiler.passes import (
     FoldConstants,

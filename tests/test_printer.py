@@ -10,9 +10,9 @@ import pytest
 
 from ppcl.compiler.codegen.c import print_c, vector_typedefs
 from ppcl.compiler.codegen.cstyle import CodegenError, float32_repr
+from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.printer import print_ir
 from ppcl.compiler.ir.types import (
     DOUBLE,
     FLOAT,

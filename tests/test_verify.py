@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from ppcl.compiler.analysis.uniformity import analyze_kernel
+from ppcl.compiler.analysis.verify import VerificationError, check, verify, verify_barriers_uniform
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
-from ppcl.compiler.ir.verify import VerificationError, check, verify, verify_barriers_uniform
 
 KERNEL_DIR = Path(__file__).parent / "kernels"
 FILES = sorted(p.name for p in KERNEL_DIR.glob("*.cl"))

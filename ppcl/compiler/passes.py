@@ -29,11 +29,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TextIO, TypeVar
 
+from ppcl.compiler.analysis.verify import check
+from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
-from ppcl.compiler.ir.printer import print_ir
-from ppcl.compiler.ir.verify import check
 from ppcl.compiler.ir.visit import Rewriter, children
 
 __all__ = [

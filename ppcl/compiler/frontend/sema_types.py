@@ -2,8 +2,8 @@
 
 Turns pycparser declarators (``TypeDecl``/``PtrDecl``/``ArrayDecl`` chains over
 ``IdentifierType``/``Struct``/``Union``/``Enum``) into IR types, with OpenCL's address-space
-qualifiers, and builds records and enums. ``ExprSema`` (sema_expr) and ``Sema`` (sema) extend
-this class.
+qualifiers, and builds records and enums. ``ValueSema`` (sema_values), ``ExprSema``
+(sema_expr) and ``Sema`` (sema) extend this class.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ resolved to (``sqrt(x) /*builtin sqrt(float)*/``), ``sizeof``/``vec_step`` and `
 show their computed values. With ``types=True`` every operator, call and access also shows its
 result type (``(a + b) /*: float4*/``). The text is deterministic, and apart from the conversions
 that become explicit it is the OpenCL program the IR stands for.
+
+It is the OpenCL dialect of the one C-family printer with annotations added, so it lives with
+the printers in codegen; the IR itself knows nothing of how it is printed.
 """
 
 from __future__ import annotations

@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
+from ppcl.compiler.analysis.uniformity import Uniformity
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import conversions as conv
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 from ppcl.compiler.ir.visit import Node, children
-
-if TYPE_CHECKING:
-    from ppcl.compiler.analysis.uniformity import Uniformity
 
 __all__ = ["VerificationError", "check", "verify", "verify_barriers_uniform"]
 

@@ -1,0 +1,351 @@
+"""Context variables: where each private variable of a formed kernel lives.
+
+Work-group formation (``workgroup.py``) cuts a kernel into parallel regions; this module then
+decides, for every private variable, how its value crosses from region to region. A variable
+referenced in more than one region (or at group level) becomes a context array indexed by the
+linear local id, or a group scalar when it is uniform and only written where every work-item
+writes the same value once (see ``_group_scalars``). A variable whose one initializer is a pure
+function of work-item ids and kernel arguments (``int lid = get_local_id(0);``) is instead
+recomputed in every region that reads it: the compiler then sees ``lid`` as the loop counter,
+not as a load from memory, and vectorizes accordingly (see ``_recomputable``). ``_Variables``
+makes these decisions and rewrites the formed body; ``_RefRewriter`` turns references to
+context variables into ``ContextRef`` and their declarations into ``ContextInit``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ppcl.compiler.analysis import liveness
+from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, Uniformity
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.types import (
+    INT,
+    AddressSpace,
+    EnumType,
+    PointerType,
+    ScalarType,
+    Type,
+    VectorType,
+)
+from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+
+_LOOPS = (ir.For, ir.While, ir.DoWhile)
+
+
+def _pure_of(e: ir.Expr, names: set[str]) -> bool:
+    """True when ``e`` only combines literals, the variables ``names`` and work-item id queries
+    with operators: evaluating it again anywhere gives the same value and has no effect."""
+    for n in walk(e):
+        if isinstance(n, ir.Unary):
+            if n.op not in ("-", "+", "!", "~"):
+                return False
+        elif isinstance(n, ir.VarRef):
+            if n.name not in names:
+                return False
+        elif isinstance(n, ir.Call):
+            if n.builtin is None or n.name not in ID_QUERIES:
+                return False
+        elif not isinstance(n, ir.IntLit | ir.FloatLit | ir.Binary | ir.Conditional | ir.Cast):
+            return False
+    return True
+
+
+def _scalar_like(t: Type) -> bool:
+    return isinstance(t, ScalarType | VectorType | PointerType | EnumType)
+
+
+class _Variables:
+    """Decides where each private variable lives and rewrites the formed body accordingly."""
+
+    def __init__(self, body: ir.Block, decls: dict[str, ir.VarDecl], params: dict[str, ir.Param],
+                 uniformity: Uniformity | None):
+        self.decls = decls
+        self.params = params
+        self.uni = uniformity
+        self.temps: dict[str, Type] = {}
+        whole = effects(body, Effects())
+        written_params = {n for n in whole.writes | whole.address_taken if n in params}
+        candidates = set(decls) | written_params
+        live = liveness.live_across_regions(body, candidates)
+        self.written_params = sorted(written_params)
+        self.group_scalars = self._group_scalars(body, live - written_params, whole)
+        self.recomputed = self._recomputable(body, params, whole)
+        self.context = {n for n in live | written_params
+                        if n not in self.group_scalars and n not in self.recomputed}
+
+    def var_type(self, name: str) -> Type:
+        if name in self.decls:
+            return self.decls[name].type
+        return self.params[name].type
+
+    # ------------------------------------------------------------ recomputed variables
+
+    def _recomputable(self, body: ir.Block, params: dict[str, ir.Param],
+                      whole: Effects) -> dict[str, ir.VarDecl]:
+        """Variables declared once with a pure initializer over ids, unwritten arguments and
+        other such variables, never written after, never referenced at group level: each
+        region that reads one declares it again (``_redeclare``), in declaration order."""
+        forms: dict[str, set[ir.VarDecl]] = {}  # an interchanged loop may be formed twice
+        for n in walk(body):
+            if isinstance(n, ir.DeclStmt):
+                for d in n.decls:
+                    forms.setdefault(d.name, set()).add(d)
+        at_group = _group_level_refs(body)
+        candidates = {name: d for name, d in self.decls.items()
+                      if len(forms.get(name, ())) == 1 and d.init is not None
+                      and isinstance(d.type, ScalarType) and not d.volatile
+                      and name not in whole.writes and name not in whole.address_taken
+                      and name not in at_group}
+        fixed = {p for p in params if p not in whole.writes and p not in whole.address_taken}
+        changed = True
+        while changed:
+            changed = False
+            for name, d in list(candidates.items()):
+                assert d.init is not None
+                if not _pure_of(d.init, fixed | set(candidates)):
+                    del candidates[name]
+                    changed = True
+        order = {name: i for i, name in enumerate(self.decls)}
+        return dict(sorted(candidates.items(), key=lambda item: order[item[0]]))
+
+    def _redeclare(self, body: ir.Stmt) -> ir.Stmt:
+        """``body`` of a work-item loop with the recomputed variables it reads but does not
+        declare (and those their initializers read) declared first."""
+        if not self.recomputed:
+            return body
+        declared = {d.name for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+        needed = {n.name for n in walk(body) if isinstance(n, ir.VarRef)
+                  and n.name in self.recomputed and n.name not in declared}
+        pending = list(needed)
+        while pending:
+            decl = self.recomputed[pending.pop()]
+            assert decl.init is not None
+            for n in walk(decl.init):
+                if isinstance(n, ir.VarRef) and n.name in self.recomputed \
+                        and n.name not in needed and n.name not in declared:
+                    needed.add(n.name)
+                    pending.append(n.name)
+        if not needed:
+            return body
+        decls = tuple(ir.DeclStmt((d,), loc=d.loc) for name, d in self.recomputed.items()
+                      if name in needed)
+        stmts = body.stmts if isinstance(body, ir.Block) else (body,)
+        return ir.Block((*decls, *stmts), loc=body.loc)
+
+    # ------------------------------------------------------------ group scalars
+
+    def _group_scalars(self, body: ir.Block, live: set[str], whole: Effects) -> set[str]:
+        if self.uni is None:
+            return set()
+        candidates = {n for n in live
+                      if n in self.decls and self.uni.var(n).is_uniform
+                      and n not in whole.address_taken and _scalar_like(self.decls[n].type)}
+        region_writes: Effects = Effects()
+        group_exprs: list[ir.Expr] = []
+        self._collect(body, region_writes, group_exprs)
+        candidates -= region_writes.writes
+        changed = True
+        while changed:
+            changed = False
+            for e in group_exprs:
+                eff = effects(e, Effects())
+                if eff.writes and (eff.memory or not eff.writes <= candidates):
+                    if eff.writes & candidates:
+                        candidates -= eff.writes
+                        changed = True
+        return candidates
+
+    def _collect(self, node: Node, region_writes: Effects, group_exprs: list[ir.Expr]) -> None:
+        """Writes inside regions other than pure declaration initializers, and every
+        group-level expression."""
+        if isinstance(node, wg.WorkItemLoop):
+            for n in walk(node.body):
+                if isinstance(n, ir.DeclStmt):
+                    for d in n.decls:
+                        if d.init is not None and not is_effect_free(d.init):
+                            region_writes.writes.add(d.name)
+                elif isinstance(n, ir.Assign | ir.Unary):
+                    effects(n, region_writes)
+            return
+        if isinstance(node, ir.DeclStmt):
+            for d in node.decls:
+                if d.init is not None:
+                    group_exprs.append(ir.Assign(d.type, "=", ir.VarRef(d.type, d.name), d.init))
+            return
+        if isinstance(node, wg.GroupCall):
+            if node.target is not None:
+                group_exprs.append(ir.Assign(node.target.type, "=", node.target,
+                                             ir.IntLit(INT, 0)))
+            return
+        if isinstance(node, ir.Expr):
+            group_exprs.append(node)
+            return
+        for child in children(node):
+            self._collect(child, region_writes, group_exprs)
+
+    # ------------------------------------------------------------ rewriting
+
+    def rewrite(self, body: ir.Block) -> ir.Block:
+        refs = _RefRewriter(self)
+        stmts = list(self._group_stmts(body.stmts, refs))
+        if self.written_params:
+            inits = tuple(wg.ContextInit(n, ir.VarRef(self.var_type(n), n)) for n in self.written_params)
+            stmts.insert(0, wg.WorkItemLoop(ir.Block(inits), simd=False))
+        return ir.Block(tuple(stmts), loc=body.loc)
+
+    def _group_stmts(self, stmts: tuple[ir.Stmt, ...], refs: _RefRewriter) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for s in stmts:
+            out.extend(self._group_stmt(s, refs))
+        return out
+
+    def _group_block(self, s: ir.Stmt, refs: _RefRewriter) -> ir.Block:
+        stmts = s.stmts if isinstance(s, ir.Block) else (s,)
+        return ir.Block(tuple(self._group_stmts(stmts, refs)), loc=s.loc)
+
+    def _group_expr(self, e: ir.Expr | None, refs: _RefRewriter, value_used: bool) -> ir.Expr | None:
+        if e is None:
+            return None
+        eff = effects(e, Effects())
+        rewritten = refs.rewrite(e)
+        if not eff.writes and not eff.memory:
+            return rewritten
+        if not eff.memory and eff.writes <= self.group_scalars:
+            return rewritten
+        temp = None
+        if value_used:
+            temp = f"__ppcl_ge{len(self.temps)}"
+            self.temps[temp] = e.type
+        return wg.GroupEval(e.type, rewritten, temp, loc=e.loc)
+
+    def _group_stmt(self, s: ir.Stmt, refs: _RefRewriter) -> list[ir.Stmt]:
+        if isinstance(s, wg.WorkItemLoop):
+            body = self._redeclare(refs.rewrite(s.body))
+            return [dataclasses.replace(s, body=body, simd=self._simd_ok(s.body),
+                                        serial_reduction=self._serial_reduction(s.body))]
+        if isinstance(s, ir.Block):
+            return [self._group_block(s, refs)]
+        if isinstance(s, ir.If):
+            cond = self._group_expr(s.cond, refs, True)
+            assert cond is not None
+            other = None if s.otherwise is None else self._group_block(s.otherwise, refs)
+            return [ir.If(cond, self._group_block(s.then, refs), other, loc=s.loc)]
+        if isinstance(s, ir.While):
+            cond = self._group_expr(s.cond, refs, True)
+            assert cond is not None
+            return [ir.While(cond, self._group_block(s.body, refs), loc=s.loc)]
+        if isinstance(s, ir.DoWhile):
+            cond = self._group_expr(s.cond, refs, True)
+            assert cond is not None
+            return [ir.DoWhile(self._group_block(s.body, refs), cond, loc=s.loc)]
+        if isinstance(s, ir.For):
+            assert s.init is None
+            return [ir.For(None, self._group_expr(s.cond, refs, True),
+                           self._group_expr(s.step, refs, False),
+                           self._group_block(s.body, refs), loc=s.loc)]
+        if isinstance(s, ir.ExprStmt):
+            e = self._group_expr(s.expr, refs, False)
+            assert e is not None
+            if isinstance(e, wg.GroupEval):
+                return [wg.WorkItemLoop(ir.Block((ir.ExprStmt(e.expr, loc=s.loc),)), loc=s.loc)]
+            return [ir.ExprStmt(e, loc=s.loc)]
+        if isinstance(s, ir.DeclStmt):
+            out: list[ir.Stmt] = []
+            for d in s.decls:
+                if d.space is AddressSpace.LOCAL or d.name in self.recomputed:
+                    continue
+                if d.name in self.group_scalars:
+                    if d.init is not None:
+                        target = ir.VarRef(d.type, d.name, loc=s.loc)
+                        out.append(ir.ExprStmt(ir.Assign(d.type, "=", target, refs.rewrite(d.init)),
+                                               loc=s.loc))
+                    continue
+                # a context variable declared at group level: every work-item initializes it
+                decl = refs.rewrite(ir.DeclStmt((d,), loc=s.loc))
+                out.append(wg.WorkItemLoop(ir.Block((decl,) if not isinstance(decl, tuple)
+                                                    else decl), loc=s.loc))
+            return out
+        if isinstance(s, wg.GroupCall):
+            call = refs.rewrite(s.call)
+            call_target = None if s.target is None else refs.rewrite(s.target)
+            return [wg.GroupCall(call, call_target, loc=s.loc)]
+        return [s]
+
+    def _serial_reduction(self, body: ir.Stmt) -> bool:
+        if self.uni is None:
+            return False
+        for loop in walk(body):
+            if isinstance(loop, _LOOPS) and not self.uni.convergent(loop) and any(
+                    isinstance(n, ir.Assign) and n.op in ("+=", "-=", "*=")
+                    and isinstance(n.target, ir.VarRef) and isinstance(n.target.type, ScalarType)
+                    and n.target.type.is_float for n in walk(loop.body)):
+                return True
+        return False
+
+    def _simd_ok(self, body: ir.Stmt) -> bool:
+        for n in walk(body):
+            if isinstance(n, ir.Call):
+                if n.builtin is None:
+                    return False
+                if any(n.name.startswith(p) for p in ("atom", "printf", "async", "barrier")):
+                    return False
+            if isinstance(n, ir.DeclStmt) and any(d.name in self.group_scalars for d in n.decls):
+                return False
+            if isinstance(n, (*_LOOPS, ir.Switch)) and any(
+                    isinstance(x, wg.WorkItemExit) for x in walk(n)):
+                return False  # the exit is a goto out of a nested loop
+        return True
+
+
+def _group_level_refs(node: Node) -> set[str]:
+    """Variables referenced outside every work-item loop."""
+    if isinstance(node, wg.WorkItemLoop):
+        return set()
+    if isinstance(node, ir.VarRef):
+        return {node.name}
+    found: set[str] = set()
+    for child in children(node):
+        found |= _group_level_refs(child)
+    return found
+
+
+class _RefRewriter(Rewriter):
+    def __init__(self, variables: _Variables):
+        self.vars = variables
+
+    def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
+        if e.name in self.vars.context:
+            return wg.ContextRef(e.type, e.name, loc=e.loc)
+        return e
+
+    def rewrite_DeclStmt(self, s: ir.DeclStmt) -> ir.Stmt | tuple[ir.Stmt, ...]:
+        out: list[ir.Stmt] = []
+        keep: list[ir.VarDecl] = []
+        for d in s.decls:
+            if d.space is AddressSpace.LOCAL:
+                continue
+            if d.name in self.vars.context:
+                if keep:
+                    out.append(ir.DeclStmt(tuple(keep), loc=s.loc))
+                    keep = []
+                if d.init is not None:
+                    out.append(wg.ContextInit(d.name, d.init, loc=s.loc))
+            elif d.name in self.vars.group_scalars:
+                if keep:
+                    out.append(ir.DeclStmt(tuple(keep), loc=s.loc))
+                    keep = []
+                if d.init is not None:
+                    target = ir.VarRef(d.type, d.name, loc=s.loc)
+                    out.append(ir.ExprStmt(ir.Assign(d.type, "=", target, d.init), loc=s.loc))
+            else:
+                keep.append(d)
+        if keep:
+            out.append(ir.DeclStmt(tuple(keep), loc=s.loc))
+        if len(out) == 1:
+            return out[0]
+        if not out:
+            return ir.Empty(loc=s.loc)
+        return tuple(out)
