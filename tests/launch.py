@@ -16,6 +16,7 @@ depend on the order of work-groups (atomics, printf) are the same on every run.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,8 +27,14 @@ import numpy as np
 import ppcl
 import ppcl as cl
 import ppcl.runtime.platform
-from ppcl.compiler.pipeline import cpu_pipeline
+from ppcl.compiler.frontend import compile_source, parse_build_options
+from ppcl.compiler.ir.layout import LOCAL_ALIGN, align_up, pad3
+from ppcl.compiler.pipeline import KernelSpec, cpu_pipeline
 from ppcl.devices.cpu import CPUProgram
+from ppcl.devices.cpu.args import PackedArgs
+from ppcl.devices.cpu.build import CompiledKernel, launch_descriptor
+from ppcl.devices.cpu.build import build_kernel as _build_kernel
+from ppcl.devices.interface import BufferArg, LocalArg, NDRange, ValueArg
 from ppcl.devices.serial import SerialDevice
 
 
@@ -109,3 +116,55 @@ def run(source: str, kernel_name: str, global_size: Sequence[int],
     for array, buffer in copies:
         cl.enqueue_copy(queue, array, buffer)
     queue.finish()
+
+
+def build_kernel(source: str, kernel_name: str, options: str = "",
+                 local_size: Sequence[int] = (1,), *, use_uniformity: bool = True,
+                 want_vector_report: bool = False, zero_offset: bool = False,
+                 narrow_ids: bool = True) -> CompiledKernel:
+    """The CPU device's build of one kernel for one launch shape, for tests that read the
+    generated C (``.c_source``) or the compiler's vectorization report: the front end, then the
+    same compile driver a launch runs (``ppcl.devices.cpu.build``)."""
+    module = _frontend_module(source, options)
+    spec = KernelSpec(pad3(local_size), zero_offset, narrow_ids)
+    return _build_kernel(module, kernel_name, spec, parse_build_options(options),
+                         key_parts=(options,), want_vector_report=want_vector_report,
+                         pipeline=cpu_pipeline(uniformity=use_uniformity))
+
+
+@functools.cache
+def _frontend_module(source: str, options: str) -> Any:
+    return compile_source(source, options=options).module
+
+
+def run_in_chunks(kernel: CompiledKernel, global_size: Sequence[int], args: Sequence[Any],
+                  chunk: int, offset: Sequence[int] | None = None) -> None:
+    """Run the groups of a built kernel in chunks of ``chunk`` consecutive groups, as the
+    threads of the CPU device claim them; numpy arrays are passed by address (they must be
+    ``BUFFER_ALIGN``-aligned, see ``aligned_empty``) and updated in place."""
+    ndrange = NDRange(len(global_size), pad3(global_size), kernel.local_size,
+                      pad3(offset or (), 0))
+    values = [BufferArg(a.ctypes.data, a) if isinstance(a, np.ndarray)
+              else LocalArg(a.nbytes) if isinstance(a, LocalMem)
+              else ValueArg(np.asarray(a).tobytes()) for a in args]
+    packed = PackedArgs(values, kernel.local_mem_static_bytes)
+    block = ctypes.create_string_buffer(packed.local_bytes + 2 * LOCAL_ALIGN)
+    base = align_up(ctypes.addressof(block))
+    descriptor = launch_descriptor(ndrange)
+    groups = ndrange.group_count
+    for first in range(0, groups, chunk):
+        kernel.entry(packed.argv, ctypes.byref(descriptor), first, min(first + chunk, groups),
+                     base)
+
+
+BUFFER_ALIGN = 128  # bytes: what the device's allocator gives every buffer
+
+
+def aligned_empty(shape: Any, dtype: Any) -> np.ndarray:
+    """An uninitialised array whose data starts on a ``BUFFER_ALIGN`` boundary, as a buffer's
+    does (the generated code may use aligned vector loads)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + BUFFER_ALIGN, np.uint8)
+    start = (-raw.ctypes.data) % BUFFER_ALIGN
+    return raw[start:start + nbytes].view(dtype).reshape(shape)

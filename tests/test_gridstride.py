@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from launch import run
-
-from ppcl.compiler.cpu import build_kernel
+from launch import build_kernel, run
 
 HISTOGRAM = """
 __kernel void hist(__global const uchar *data, __global uint *bins, const int n) {

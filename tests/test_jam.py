@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from launch import run
+from launch import build_kernel, run
 
 from ppcl.bench_kernels import SOURCE
-from ppcl.compiler.cpu import build_kernel
 
 
 def in_order_row_sums(a: np.ndarray, x: np.ndarray) -> np.ndarray:

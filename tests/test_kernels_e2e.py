@@ -10,9 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from kernel_sources import REDUCE
-from launch import LocalMem, run
-
-from ppcl.compiler.cpu import build_kernel
+from launch import LocalMem, build_kernel, run
 
 MODES = [True, False]  # use the uniformity analysis or run everything masked
 

@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
-from launch import run
-
-from ppcl.compiler.cpu import (
-    LOCAL_ALIGN,
-    aligned_empty,
-    build_kernel,
-    launch_descriptor,
-    pack_args,
-)
+from launch import aligned_empty, build_kernel, run, run_in_chunks
 
 IDS = """
 __kernel void ids(__global int *out, int w, int h) {
@@ -28,18 +18,6 @@ __kernel void ids(__global int *out, int w, int h) {
 """
 
 
-def run_in_chunks(kernel, global_size, local_size, args, chunk, offset=None):
-    """Run the groups in chunks of ``chunk`` consecutive groups, as the device's threads do."""
-    desc = launch_descriptor(global_size, kernel.local_size, offset)
-    array, keep, local_bytes = pack_args(kernel, args)
-    block = ctypes.create_string_buffer(local_bytes + 2 * LOCAL_ALIGN)
-    base = (ctypes.addressof(block) + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
-    groups = desc.num_groups[0] * desc.num_groups[1] * desc.num_groups[2]
-    for first in range(0, groups, chunk):
-        kernel.entry(array, ctypes.byref(desc), first, min(first + chunk, groups), base)
-    del keep
-
-
 @pytest.mark.parametrize("chunk", [1, 3, 5, 1000])
 def test_row_of_groups_gives_every_work_item_its_ids(chunk):
     k = build_kernel(IDS, "ids", local_size=(4, 2))
@@ -47,7 +25,7 @@ def test_row_of_groups_gives_every_work_item_its_ids(chunk):
     w, h = 18, 7  # ragged in both dimensions: 5 x 4 groups
     out = aligned_empty((h, w), np.int32)
     out[...] = -1
-    run_in_chunks(k, (20, 8), (4, 2), [out, np.int32(w), np.int32(h)], chunk)
+    run_in_chunks(k, (20, 8), [out, np.int32(w), np.int32(h)], chunk)
     y, x = np.mgrid[0:h, 0:w]
     want = (x % 4) * 1000000 + (x // 4) * 10000 + (y % 2) * 100 + y // 2 + 4
     np.testing.assert_array_equal(out, want)
@@ -59,7 +37,7 @@ def test_row_of_groups_with_a_global_offset():
     out = aligned_empty((h, w), np.int32)
     out[...] = -1
     # ids start at (4, 2): the first 4 columns and 2 rows stay untouched
-    run_in_chunks(k, (8, 4), (4, 2), [out, np.int32(w), np.int32(h)], 3, offset=(4, 2))
+    run_in_chunks(k, (8, 4), [out, np.int32(w), np.int32(h)], 3, offset=(4, 2))
     y, x = np.mgrid[0:h, 0:w]
     gx, gy = x - 4, y - 2  # group ids count from the offset
     want = (gx % 4) * 1000000 + (gx // 4) * 10000 + (gy % 2) * 100 + gy // 2 + 4
@@ -92,7 +70,7 @@ def test_three_dimensional_stencil_in_rows_matches_numpy():
     nz, ny, nx = 6, 9, 21
     grid = np.random.default_rng(3).random((nz, ny, nx), dtype=np.float32)
     out = np.zeros_like(grid)
-    run_in_chunks(k, (24, 10, 6), (8, 2, 2), [grid, out, np.int32(nx), np.int32(ny),
+    run_in_chunks(k, (24, 10, 6), [grid, out, np.int32(nx), np.int32(ny),
                                               np.int32(nz)], 7)
     want = grid.copy()
     c = grid[1:-1, 1:-1, 1:-1]

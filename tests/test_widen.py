@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from launch import run
+from launch import build_kernel, run
 
 from ppcl.compiler.codegen.widen import widened_ints
-from ppcl.compiler.cpu import build_kernel
 from ppcl.compiler.frontend import compile_source
 
 STENCIL = """

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from kernel_sources import REDUCE
-from launch import run
+from launch import build_kernel, run
 
 from ppcl.compiler.analysis.liveness import live_across_regions
 from ppcl.compiler.analysis.uniformity import analyze_kernel
-from ppcl.compiler.cpu import build_kernel
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
