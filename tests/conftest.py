@@ -1,4 +1,5 @@
-"""Shared test setup: compiled kernels go to a per-session temporary cache directory."""
+"""Shared test setup: compiled kernels go to a per-session temporary cache directory, and
+every kernel build runs the IR verifier after each compiler pass (``PPCL_VERIFY=1``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import os
 import tempfile
 
 import pytest
+
+
+os.environ.setdefault("PPCL_VERIFY", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)
