@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ppcl.compiler.codegen.widen import widened_ints
 from ppcl.compiler.cpu import build_kernel, run_kernel
 from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.transforms.widen import widened_ints
 
 STENCIL = """
 __kernel void s(__global const float *in, __global float *out, int nx, int ny) {

@@ -1,17 +1,17 @@
 """CPU kernel compiler driver and a serial launcher.
 
-``build_kernel`` runs front end -> work-group formation -> C -> the system C compiler (through
-the on-disk cache) for one kernel and one local size. ``run_kernel`` executes every work-group
-of an NDRange in this thread, through ctypes (which releases the GIL during the call).
+``build_kernel`` runs the front end, the kernel build (``compiler/pipeline.py``: passes, then
+C) and the system C compiler (through the on-disk cache) for one kernel and one local size.
+``run_kernel`` executes every work-group of an NDRange in this thread, through ctypes (which
+releases the GIL during the call).
 
-``PPCL_DEBUG=1`` prints the IR after each pass, the generated C and the time of each pass to
-stderr.
+``debug`` (by default the ``PPCL_DEBUG`` settings, read once per build by ``ppcl.settings``)
+says what to print to stderr.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -21,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from ppcl.compiler import toolchain
-from ppcl.compiler.analysis.uniformity import analyze_kernel
-from ppcl.compiler.codegen.kernel_c import ArgKind, GeneratedKernel, generate_formed_c
+from ppcl.compiler.codegen.c_unit import ArgKind
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.transforms.workgroup import LOCAL_ALIGN, form_workgroup
+from ppcl.compiler.pipeline import GeneratedKernel, KernelSpec, cpu_pipeline, lower_kernel
+from ppcl.compiler.transforms.workgroup import LOCAL_ALIGN
+from ppcl.settings import Debug, read_settings
 
 LocalSize = tuple[int, int, int]
 
@@ -78,10 +79,6 @@ class CompiledKernel:
         return self.generated.source
 
 
-def _debug() -> bool:
-    return os.environ.get("PPCL_DEBUG", "") not in ("", "0")
-
-
 def _log(title: str, seconds: float, text: str | None = None) -> None:
     print(f"[ppcl] {title}: {seconds * 1000:.2f} ms", file=sys.stderr)
     if text is not None:
@@ -98,10 +95,11 @@ def _pad3(values: Sequence[int] | int) -> LocalSize:
 def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: str = "",
                  local_size: Sequence[int] | int = (1, 1, 1), *, zero_offset: bool = False,
                  use_uniformity: bool = True, want_vector_report: bool = False,
-                 narrow_ids: bool = True) -> CompiledKernel:
+                 narrow_ids: bool = True, debug: Debug | None = None) -> CompiledKernel:
     """Compile ``kernel_name`` for ``local_size``; ``zero_offset`` specializes the global
     offset to zero (launches with an offset then need another build)."""
-    debug = _debug()
+    if debug is None:
+        debug = read_settings().debug
     timings: dict[str, float] = {}
     ls = _pad3(local_size)
     source_key = ""
@@ -113,36 +111,17 @@ def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: s
         timings["frontend"] = time.perf_counter() - start
         module = result.module
         source_key = source_or_module
-        if debug:
+        if debug.shows("passes"):
             _log("frontend", timings["frontend"], print_opencl(module))
     else:
         module = source_or_module
-    kernel = module.function(kernel_name)
-    if kernel is None or not kernel.is_kernel:
-        raise KeyError(f"no kernel named {kernel_name!r}")
     parsed = parse_build_options(options)
     fast_math = parsed.fast_relaxed_math or parsed.unsafe_math_optimizations
 
     start = time.perf_counter()
-    uniformity = analyze_kernel(module, kernel) if use_uniformity else None
-    timings["uniformity"] = time.perf_counter() - start
-    if debug:
-        _log("uniformity", timings["uniformity"])
-
-    start = time.perf_counter()
-    formed = form_workgroup(module, kernel, ls, uniformity)
-    timings["workgroup"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    generated = generate_formed_c(module, formed, zero_offset=zero_offset, fast_math=fast_math,
-                                  narrow_ids=narrow_ids)
-    timings["codegen"] = time.perf_counter() - start
-    if debug:
-        from ppcl.compiler.codegen.kernel_c import KernelPrinter
-
-        _log("workgroup", timings["workgroup"],
-             "\n".join(KernelPrinter(formed, zero_offset, set()).stmts(formed.body.stmts, 0)))
-        _log("codegen", timings["codegen"], generated.source)
+    generated = lower_kernel(module, kernel_name, KernelSpec(ls, zero_offset, narrow_ids),
+                             parsed, debug, cpu_pipeline(use_uniformity))
+    timings["lower"] = time.perf_counter() - start
 
     start = time.perf_counter()
     compiled = toolchain.compile_shared(
@@ -152,7 +131,7 @@ def build_kernel(source_or_module: str | ir.Module, kernel_name: str, options: s
     )
     library = toolchain.load(compiled.path)
     timings["cc"] = time.perf_counter() - start
-    if debug:
+    if debug.shows("cc"):
         _log("cc" + (" (cached)" if compiled.cached else ""), timings["cc"], compiled.report)
     entry = getattr(library, generated.entry)
     entry.argtypes = RUN_ARGTYPES
