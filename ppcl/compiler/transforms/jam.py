@@ -55,13 +55,15 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
     if loop.mask is not None:
         return "masked work-item loop"
     if local_size[0] % JAM_WIDTH or local_size[0] == JAM_WIDTH:
-        return f"local size {local_size[0]} along x is not a multiple of {JAM_WIDTH} above it"
+        return f"local size {local_size[0]} along x is not {JAM_WIDTH} times 2 or more"
     if any(isinstance(n, wg.ContextRef | wg.MaskRef | wg.GroupEval) for n in walk(loop.body)):
         return "the body reads context arrays, masks or group evaluations"
     stmts = loop.body.stmts if isinstance(loop.body, ir.Block) else (loop.body,)
     fors = [i for i, s in enumerate(stmts) if isinstance(s, ir.For)]
-    if len(fors) != 1:
-        return f"{len(fors)} for loops at the top of the body, not one"
+    if not fors:
+        return "no for loop in the body"
+    if len(fors) > 1:
+        return f"{len(fors)} for loops in the body, not one"
     at = fors[0]
     prefix, body_loop, suffix = stmts[:at], stmts[at], stmts[at + 1:]
     assert isinstance(body_loop, ir.For)
