@@ -158,11 +158,20 @@ def register(cls: P) -> P:
     return cls
 
 
+def _register_kernel_passes() -> None:
+    """The passes of a kernel build register themselves in ``compiler/pipeline.py``, which
+    builds on this module; imported here on first use so that any pipeline text parses."""
+    import ppcl.compiler.pipeline  # noqa: F401
+
+
 def registered_passes() -> Mapping[str, type[Pass]]:
+    _register_kernel_passes()
     return dict(sorted(_REGISTRY.items()))
 
 
 def get_pass(name: str) -> type[Pass]:
+    if name not in _REGISTRY:
+        _register_kernel_passes()
     cls = _REGISTRY.get(name)
     if cls is None:
         known = ", ".join(sorted(_REGISTRY)) or "none"

@@ -7,50 +7,11 @@ Work-item loops print as ``workitems [mask=m] [simd] ... { ... }`` with their pl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Protocol
-
 from ppcl.compiler.codegen.cstyle import INDENT, PREC_ASSIGN, PREC_PRIMARY, PREC_UNARY
+from ppcl.compiler.codegen.kernel_c import Formed
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.printer import IRPrinter
-from ppcl.compiler.ir.types import Type
-
-
-class _LocalVariable(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def type(self) -> Type: ...
-    @property
-    def offset(self) -> int: ...
-
-
-class FormedView(Protocol):
-    """What the dump reads of a ``FormedKernel`` (``transforms/workgroup.py``)."""
-
-    @property
-    def function(self) -> ir.Function: ...
-    @property
-    def body(self) -> ir.Block: ...
-    @property
-    def local_size(self) -> tuple[int, int, int]: ...
-    @property
-    def context_vars(self) -> Mapping[str, Type]: ...
-    @property
-    def group_scalars(self) -> Mapping[str, Type]: ...
-    @property
-    def masks(self) -> tuple[str, ...]: ...
-    @property
-    def local_vars(self) -> Sequence[_LocalVariable]: ...
-    @property
-    def rows(self) -> bool: ...
-    @property
-    def vectorize(self) -> bool: ...
-    @property
-    def widened(self) -> frozenset[str]: ...
-    @property
-    def wide_positions(self) -> frozenset[ir.Expr]: ...
 
 
 def _plan_text(plan: wg.JamPlan | wg.StridePlan | None) -> str:
@@ -105,7 +66,7 @@ class FormedIRPrinter(IRPrinter):
         return super().expr_prec(e)
 
 
-def print_formed(formed: FormedView) -> str:
+def print_formed(formed: Formed) -> str:
     """The dump of a formed kernel: its group-level state, its decisions and its body."""
     p = FormedIRPrinter()
     x, y, z = formed.local_size
