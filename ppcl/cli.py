@@ -55,10 +55,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
         sys.stdout.write(print_opencl(result.module))
     else:
-        from ppcl.compiler.codegen.kernel_c import generate_c
+        from ppcl.compiler.pipeline import KernelSpec, lower_kernel
 
         for kernel in result.module.kernels:
-            sys.stdout.write(generate_c(result.module, kernel.name).source)
+            generated = lower_kernel(result.module, kernel.name, KernelSpec((1, 1, 1)),
+                                     result.options)
+            sys.stdout.write(generated.source)
     return 0
 
 

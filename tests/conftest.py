@@ -1,5 +1,6 @@
-"""Shared test setup: compiled kernels go to a per-session temporary cache directory, and
-every kernel build runs the IR verifier after each compiler pass (``PPCL_VERIFY=1``)."""
+"""Shared test setup: compiled kernels go to a per-session temporary cache directory, the IR
+verifier runs after every pass of every kernel build, and ``--regen-golden`` rewrites the
+expected files of ``test_golden.py``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,20 @@ import tempfile
 import pytest
 
 
-os.environ.setdefault("PPCL_VERIFY", "1")
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--regen-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/*.expected from the current compiler")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _verify_every_pass():
+    previous = os.environ.get("PPCL_VERIFY")
+    os.environ["PPCL_VERIFY"] = "1"
+    yield
+    if previous is None:
+        os.environ.pop("PPCL_VERIFY", None)
+    else:
+        os.environ["PPCL_VERIFY"] = previous
 
 
 @pytest.fixture(scope="session", autouse=True)

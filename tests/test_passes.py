@@ -1,5 +1,6 @@
 """Pass infrastructure: pipelines as text, options, errors, verification and debug output
-between passes, and the constant-folding pass."""
+between passes, the constant-folding pass, and the passes of a kernel build
+(``compiler/pipeline.py``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ppcl.compiler.codegen.cstyle import CStylePrinter
 from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.codegen.opencl import OPENCL
 from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 from ppcl.compiler.ir.visit import Rewriter, find_all
@@ -28,6 +30,10 @@ from ppcl.compiler.passes import (
     register,
     registered_passes,
 )
+from ppcl.compiler.pipeline import CPU_PIPELINE, KernelSpec, kernel_ir, lower_kernel
+from ppcl.settings import Debug
+
+VERIFY = Debug(verify=True)
 
 KERNEL_DIR = Path(__file__).parent / "kernels"
 FILES = sorted(p.name for p in KERNEL_DIR.glob("*.cl"))
@@ -163,7 +169,7 @@ def test_run_verifies_after_every_pass() -> None:
     pipeline = Pipeline.parse("fold-constants,test-break-types")
     assert pipeline.run(module) is not None  # no verification asked: the IR goes through
     with pytest.raises(VerificationError, match="after pass 'test-break-types'") as info:
-        pipeline.run(module, verify=True)
+        pipeline.run(module, VERIFY)
     assert all(p.startswith("t.cl:1:") for p in info.value.problems)
 
 
@@ -178,15 +184,15 @@ def test_invalid_input_is_reported_before_the_first_pass() -> None:
     broken = Pipeline.parse("test-break-types").run(
         kernel_module("out[0] = (long)(2.0f * 3.0f);"))
     with pytest.raises(VerificationError, match="given to pipeline 'fold-constants'"):
-        Pipeline.parse("fold-constants").run(broken, verify=True)
-    assert Pipeline.parse("fold-constants").run(module, verify=True) is not None
+        Pipeline.parse("fold-constants").run(broken, VERIFY)
+    assert Pipeline.parse("fold-constants").run(module, VERIFY) is not None
 
 
 def test_debug_output_names_each_pass_with_its_time() -> None:
     module = kernel_module("out[0] = 2 * 21;")
     stream = io.StringIO()
     pipeline = Pipeline.parse("fold-constants,test-sample{count=2},verify")
-    pipeline.run(module, verify=True, debug=True, stream=stream)
+    pipeline.run(module, Debug(frozenset({"passes", "time"}), verify=True), stream)
     text = stream.getvalue()
     assert "ppcl pipeline: fold-constants,test-sample{count=2},verify" in text
     for stage in ("fold-constants", "test-sample{count=2}", "verify"):
@@ -194,16 +200,21 @@ def test_debug_output_names_each_pass_with_its_time() -> None:
     assert "out[0] = 42L;" in text  # the IR after folding
 
 
-def test_debug_switch_from_the_environment(monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_debug_topics_choose_what_is_shown(capsys: pytest.CaptureFixture[str]) -> None:
     module = kernel_module("out[0] = 1;")
-    monkeypatch.setenv("PPCL_DEBUG", "1")
-    Pipeline.parse("verify,fold-constants").run(module)
+    Pipeline.parse("verify,fold-constants").run(module, Debug(frozenset({"time"})))
     err = capsys.readouterr().err
     assert re.search(r"ppcl pass verify: \d+\.\d+ ms", err)
     assert re.search(r"ppcl pass fold-constants: \d+\.\d+ ms", err)
-    monkeypatch.setenv("PPCL_DEBUG", "0")
+    assert "out[0]" not in err  # the IR is the topic 'passes'
     Pipeline.parse("verify").run(module)
+    assert capsys.readouterr().err == ""
+
+
+def test_the_environment_is_not_read(monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PPCL_DEBUG", "1")
+    Pipeline.parse("verify").run(kernel_module("out[0] = 1;"))
     assert capsys.readouterr().err == ""
 
 
@@ -211,7 +222,7 @@ def test_debug_switch_from_the_environment(monkeypatch: pytest.MonkeyPatch,
 
 
 def folded_body(body: str, params: str = "__global long *out") -> str:
-    module = Pipeline.parse("fold-constants").run(kernel_module(body, params), verify=True)
+    module = Pipeline.parse("fold-constants").run(kernel_module(body, params), VERIFY)
     return print_ir(module)
 
 
@@ -243,9 +254,72 @@ def test_fold_leaves_non_constant_and_non_integer_expressions() -> None:
 def test_fold_constants_over_the_corpus(name: str) -> None:
     path = KERNEL_DIR / name
     module = compile_source(path.read_text(encoding="utf-8"), str(path)).module
-    folded = Pipeline.parse("fold-constants").run(module, verify=True)
+    folded = Pipeline.parse("fold-constants").run(module, VERIFY)
     assert not [e for e in find_all(folded, ir.Binary)
                 if isinstance(e.lhs, ir.IntLit) and isinstance(e.rhs, ir.IntLit)
                 and e.op not in ("<<", ">>") and e.rhs.value != 0]
     source = CStylePrinter(OPENCL).print(folded)
     compile_source(source, name)  # the folded program is still valid OpenCL C
+
+
+# ---------------------------------------------------------------- the passes of a kernel build
+
+REDUCE = """
+__kernel void reduce(__global const float *in, __global float *out, __local float *tmp) {
+    size_t lid = get_local_id(0);
+    tmp[lid] = in[get_global_id(0)];
+    for (size_t s = get_local_size(0) / 2; s > 0; s /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < s)
+            tmp[lid] += tmp[lid + s];
+    }
+    if (lid == 0)
+        out[get_group_id(0)] = tmp[0];
+}
+"""
+
+
+def test_the_cpu_pipeline_is_declared_as_text() -> None:
+    assert str(CPU_PIPELINE) == "inline,workgroup,scalarize,schedule"
+    assert Pipeline.parse(str(CPU_PIPELINE)) == CPU_PIPELINE
+    assert str(Pipeline.parse("inline,workgroup{uniformity=false}")) \
+        == "inline,workgroup{uniformity=false}"
+
+
+def test_kernel_passes_verify_and_show_each_stage() -> None:
+    module = compile_source(REDUCE).module
+    stream = io.StringIO()
+    debug = Debug(frozenset({"passes", "time", "plans"}), verify=True)
+    result = kernel_ir(module, "reduce", KernelSpec((8, 1, 1)), parse_build_options(""),
+                       debug, stream=stream)
+    assert result.formed is not None and result.formed.plans
+    text = stream.getvalue()
+    for stage in ("inline", "workgroup", "scalarize", "schedule"):
+        assert re.search(rf"ppcl pass {stage}: \d+\.\d+ ms", text), stage
+    assert "workitems" in text  # the formed kernel's dump
+    assert "// ppcl plan reduce: work-item loop 1:" in text
+
+
+def test_lower_kernel_records_its_pipeline_and_prints_c_on_request() -> None:
+    module = compile_source(REDUCE).module
+    stream = io.StringIO()
+    generated = lower_kernel(module, "reduce", KernelSpec((8, 1, 1)), parse_build_options(""),
+                             Debug(frozenset({"c"})), stream=stream)
+    assert generated.pipeline == str(CPU_PIPELINE)
+    assert generated.entry == "ppcl_run_reduce"
+    assert stream.getvalue() == generated.source
+
+
+def test_passes_after_formation_need_it() -> None:
+    module = compile_source(REDUCE).module
+    with pytest.raises(PipelineError, match="pass 'schedule' needs a formed kernel"):
+        kernel_ir(module, "reduce", KernelSpec((8, 1, 1)), parse_build_options(""),
+                  pipeline=Pipeline.parse("inline,schedule"))
+
+
+def test_constant_folding_runs_on_a_kernel_before_formation() -> None:
+    module = compile_source("__kernel void k(__global long *out) { out[0] = 2 * 21; }").module
+    pipeline = Pipeline.parse("fold-constants,inline,workgroup,schedule")
+    result = kernel_ir(module, "k", KernelSpec((4, 1, 1)), parse_build_options(""), VERIFY,
+                       pipeline=pipeline)
+    assert result.formed is not None and "42" in result.dump()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from launch import build_kernel, run
 
-from ppcl.compiler.codegen.widen import widened_ints
 from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.transforms.widen import widened_ints
 
 STENCIL = """
 __kernel void s(__global const float *in, __global float *out, int nx, int ny) {

@@ -7,12 +7,13 @@ from kernel_sources import REDUCE
 from launch import build_kernel, run
 
 from ppcl.compiler.analysis.liveness import live_across_regions
-from ppcl.compiler.analysis.uniformity import analyze_kernel
 from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import find_all
-from ppcl.compiler.transforms.workgroup import form_workgroup
+from ppcl.compiler.pipeline import KernelSpec, cpu_pipeline, kernel_ir
+from ppcl.settings import Debug
 
 NAIVE_MATMUL = """
 __kernel void mm(__global const float *A, __global const float *B, __global float *C, int n) {
@@ -33,9 +34,10 @@ __kernel void saxpy(__global float *y, __global const float *x, float a) {
 
 def formed(source: str, local_size: tuple[int, int, int], uniform: bool = True):
     module = compile_source(source).module
-    kernel = module.kernels[0]
-    uni = analyze_kernel(module, kernel) if uniform else None
-    return form_workgroup(module, kernel, local_size, uni)
+    result = kernel_ir(module, module.kernels[0].name, KernelSpec(local_size),
+                       parse_build_options(""), Debug(verify=True), cpu_pipeline(uniform))
+    assert result.formed is not None
+    return result.formed
 
 
 def test_uniform_barrier_loop_runs_in_lock_step_without_masks():

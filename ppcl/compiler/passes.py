@@ -1,8 +1,10 @@
-"""Passes over IR modules, a registry by name, and pipelines written as text.
+"""The pass framework: passes with named options, a registry by name, pipelines written as text.
 
-A pass is a small object with a name and named options (a frozen dataclass). A pipeline prints
-as text and parses back from it, so it can be logged with a compiled kernel and replayed from a
-bug report::
+A pass is a small object with a name and named options (a frozen dataclass); ``run`` is a pure
+function from one IR value to the next: an ``ir.Module``, or a value that knows how to verify
+and print itself (``IRValue``, such as the ``KernelIR`` of ``compiler/pipeline.py``, which
+declares the passes of a kernel build). A pipeline prints as text and parses back from it, so
+it can be logged with a compiled kernel and replayed from a bug report::
 
     fold-constants,workgroup{local_size=8x8x1},split{dims=0}
 
@@ -11,15 +13,15 @@ Option values are integers (``8``, ``-1``, ``0x10``), booleans (``true``/``false
 how its text is read. A pass prints only the options it was given, so ``parse`` then ``str``
 gives the text back.
 
-``Pipeline.run(module, verify=True)`` runs the IR verifier after every pass (tests do);
-``debug=True`` or ``PPCL_DEBUG=1`` prints the IR after each pass and the time each pass took to
-stderr.
+``Pipeline.run(value, debug)`` takes what to show from a ``ppcl.settings.Debug``: with
+``debug.verify`` the IR verifier runs before the first pass and after every pass (tests do),
+``debug.shows("passes")`` prints the IR after each pass and ``debug.shows("time")`` the time
+each pass took, to stderr. The framework never reads the environment.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import sys
 import time
@@ -27,7 +29,7 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TextIO, TypeVar
+from typing import Any, ClassVar, Protocol, TextIO, TypeVar
 
 from ppcl.compiler.analysis.verify import check
 from ppcl.compiler.codegen.irprint import print_ir
@@ -35,9 +37,10 @@ from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 from ppcl.compiler.ir.visit import Rewriter, children
+from ppcl.settings import NO_DEBUG, Debug
 
 __all__ = [
-    "FoldConstants", "NoOptions", "Pass", "Pipeline", "PipelineError", "VerifyPass",
+    "FoldConstants", "IRValue", "NoOptions", "Pass", "Pipeline", "PipelineError", "VerifyPass",
     "get_pass", "register", "registered_passes",
 ]
 
@@ -51,8 +54,39 @@ class NoOptions:
     """Options of a pass that takes none."""
 
 
+class IRValue(Protocol):
+    """What passes may run over besides an ``ir.Module``: a frozen value that verifies and
+    prints itself and can apply a rewriter to the code it holds."""
+
+    def check(self, context: str) -> None:
+        """Raise ``VerificationError`` (naming ``context``) when the IR breaks an invariant."""
+        ...
+
+    def dump(self) -> str:
+        """The readable IR, as ``PPCL_DEBUG=passes`` shows it."""
+        ...
+
+    def rewritten(self, rewriter: Rewriter) -> IRValue:
+        """The value with ``rewriter`` applied to all of its code."""
+        ...
+
+
+def check_value(value: ir.Module | IRValue, context: str) -> None:
+    if isinstance(value, ir.Module):
+        check(value, context)
+    else:
+        value.check(context)
+
+
+def dump_value(value: ir.Module | IRValue) -> str:
+    return print_ir(value) if isinstance(value, ir.Module) else value.dump()
+
+
+V = TypeVar("V", bound="ir.Module | IRValue")
+
+
 class Pass:
-    """One step of a pipeline: ``run`` takes a module and returns a (new) module.
+    """One step of a pipeline: ``run`` takes an IR value and returns a (new) one.
 
     Subclasses set ``name`` (the pipeline spelling) and ``Options`` (a frozen dataclass whose
     fields are the named options, all with defaults), and implement ``run``.
@@ -80,7 +114,7 @@ class Pass:
         self.options = self.Options(**named)
         self.given = tuple(named)
 
-    def run(self, module: ir.Module) -> ir.Module:
+    def run(self, value: Any) -> Any:
         raise NotImplementedError
 
     def __str__(self) -> str:
@@ -124,11 +158,20 @@ def register(cls: P) -> P:
     return cls
 
 
+def _register_kernel_passes() -> None:
+    """The passes of a kernel build register themselves in ``compiler/pipeline.py``, which
+    builds on this module; imported here on first use so that any pipeline text parses."""
+    import ppcl.compiler.pipeline  # noqa: F401
+
+
 def registered_passes() -> Mapping[str, type[Pass]]:
+    _register_kernel_passes()
     return dict(sorted(_REGISTRY.items()))
 
 
 def get_pass(name: str) -> type[Pass]:
+    if name not in _REGISTRY:
+        _register_kernel_passes()
     cls = _REGISTRY.get(name)
     if cls is None:
         known = ", ".join(sorted(_REGISTRY)) or "none"
@@ -316,28 +359,29 @@ class Pipeline:
     def __str__(self) -> str:
         return ",".join(str(p) for p in self.passes)
 
-    def run(self, module: ir.Module, *, verify: bool = False, debug: bool = False,
-            stream: TextIO | None = None) -> ir.Module:
-        """``module`` through every pass. ``verify``: check the IR before the first pass and
-        after each one, raising ``VerificationError`` that names the pass. ``debug`` (or the
-        environment variable ``PPCL_DEBUG=1``): print the IR after each pass and each pass's
-        time to ``stream`` (stderr)."""
-        debug = debug or os.environ.get("PPCL_DEBUG") == "1"
+    def run(self, value: V, debug: Debug = NO_DEBUG, stream: TextIO | None = None) -> V:
+        """``value`` through every pass. With ``debug.verify``: check the IR before the first
+        pass and after each one, raising ``VerificationError`` that names the pass.
+        ``debug.shows("passes")``: print the IR after each pass; ``debug.shows("time")``: each
+        pass's time; both to ``stream`` (stderr)."""
         out = stream if stream is not None else sys.stderr
-        if verify:
-            check(module, "given to pipeline " + repr(str(self)))
-        if debug:
+        show_ir, show_time = debug.shows("passes"), debug.shows("time")
+        if debug.verify:
+            check_value(value, "given to pipeline " + repr(str(self)))
+        if show_ir or show_time:
             out.write(f"// ppcl pipeline: {self}\n")
         for stage in self.passes:
             start = time.perf_counter()
-            module = stage.run(module)
+            value = stage.run(value)
             elapsed = time.perf_counter() - start
-            if debug:
+            if show_time:
                 out.write(f"// ppcl pass {stage}: {elapsed * 1e3:.3f} ms\n")
-                out.write(print_ir(module).rstrip("\n") + "\n")
-            if verify:
-                check(module, f"after pass '{stage}'")
-        return module
+            if show_ir:
+                out.write(f"// ppcl IR after pass {stage}\n")
+                out.write(dump_value(value).rstrip("\n") + "\n")
+            if debug.verify:
+                check_value(value, f"after pass '{stage}'")
+        return value
 
 
 # ---------------------------------------------------------------- passes available now
@@ -345,13 +389,13 @@ class Pipeline:
 
 @register
 class VerifyPass(Pass):
-    """Check the IR invariants here (``ir.verify``); the module passes through unchanged."""
+    """Check the IR invariants here (``analysis.verify``); the value passes through unchanged."""
 
     name = "verify"
 
-    def run(self, module: ir.Module) -> ir.Module:
-        check(module, f"at pass '{self.name}'")
-        return module
+    def run(self, value: Any) -> Any:
+        check_value(value, f"at pass '{self.name}'")
+        return value
 
 
 _CONSTANT_LEAVES = (ir.IntLit, ir.SizeOf, ir.VecStep)
@@ -414,6 +458,7 @@ class FoldConstants(Pass):
 
     name = "fold-constants"
 
-    def run(self, module: ir.Module) -> ir.Module:
-        result: ir.Module = _ConstantFolder().rewrite(module)
-        return result
+    def run(self, value: Any) -> Any:
+        if isinstance(value, ir.Module):
+            return _ConstantFolder().rewrite(value)
+        return value.rewritten(_ConstantFolder())

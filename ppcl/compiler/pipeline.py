@@ -1,20 +1,55 @@
-"""The kernel build pipeline of the CPU device (interim: the passes land in one pipeline)."""
+"""The passes of a kernel build, declared once, and ``lower_kernel``, the entry of the CPU device.
+
+A kernel build runs passes (``compiler/passes.py``) over a frozen ``KernelIR``: the module,
+the kernel function, and once formed the work-group function (``FormedKernel``), plus the
+specialization it is built for (``KernelSpec``). The CPU device's sequence is
+``CPU_PIPELINE``::
+
+    inline,workgroup,scalarize,schedule
+
+``inline`` inlines helpers that reach a barrier, ``workgroup`` forms the work-group function
+with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
+into scalars, ``schedule`` records every decision the printer follows. The printer
+(``codegen/c_unit.py``) then prints the C. ``Debug`` says what to show: ``passes`` (the IR after
+each pass), ``time``, ``plans`` (the scheduling decisions), ``c`` (the generated C), and
+``verify`` runs the IR verifier after every pass.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import sys
+import time
 from dataclasses import dataclass
+from typing import TextIO
 
 from ppcl.compiler.analysis.uniformity import analyze_kernel
-from ppcl.compiler.codegen.kernel_c import GeneratedKernel, generate_formed_c
+from ppcl.compiler.analysis.verify import VerificationError, check, verify
+from ppcl.compiler.codegen.c_unit import ArgKind, print_c_unit
+from ppcl.compiler.codegen.formed_ir import print_formed
+from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.transforms.workgroup import form_workgroup
+from ppcl.compiler.ir.types import AddressSpace
+from ppcl.compiler.ir.visit import Rewriter
+from ppcl.compiler.passes import Pass, Pipeline, PipelineError, register
+from ppcl.compiler.transforms.inline import inline_barrier_functions
+from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
+from ppcl.compiler.transforms.schedule import schedule
+from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 from ppcl.settings import NO_DEBUG, Debug
+
+__all__ = [
+    "CPU_PIPELINE", "GeneratedKernel", "KernelIR", "KernelSpec", "cpu_pipeline", "kernel_ir",
+    "lower_kernel",
+]
 
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """The launch facts a kernel build is specialized for."""
+    """What a kernel build is specialized for: the local size baked into the group function,
+    a global offset known to be zero, and global ids that fit in ``int`` (``narrow_ids``: a
+    launch of a larger range needs a build without it)."""
 
     local_size: tuple[int, int, int]
     zero_offset: bool = False
@@ -22,22 +57,198 @@ class KernelSpec:
 
 
 @dataclass(frozen=True)
-class Pipeline:
-    uniformity: bool = True
+class KernelIR:
+    """The value the passes of a kernel build go through. ``kernel`` is the kernel function as
+    the passes have made it (``module`` keeps the program as written, for helpers and types);
+    ``formed`` is set from the ``workgroup`` pass on."""
+
+    module: ir.Module
+    kernel: ir.Function
+    spec: KernelSpec
+    fast_math: bool = False
+    formed: FormedKernel | None = None
+
+    def needs_formed(self, pass_name: str) -> FormedKernel:
+        if self.formed is None:
+            raise PipelineError(f"pass '{pass_name}' needs a formed kernel: run 'workgroup' "
+                                "before it")
+        return self.formed
+
+    def with_kernel(self) -> ir.Module:
+        """The module with this kernel function in place of the one written (for verifying)."""
+        decls = tuple(self.kernel if isinstance(d, ir.Function) and d.body is not None
+                      and d.name == self.kernel.name else d for d in self.module.decls)
+        return dataclasses.replace(self.module, decls=decls)
+
+    def check(self, context: str) -> None:
+        """The IR invariants (``ir/verify.py``). A formed kernel is checked as a function
+        whose body declares its ``__local`` variables and group scalars first. Names are
+        unique per region there, not per function: formation declares recomputed values again
+        in each region that reads them and copies the code of interchanged loops."""
+        if self.formed is None:
+            check(self.with_kernel(), context)
+            return
+        formed = self.formed
+        decls = [ir.VarDecl(v.name, v.type, AddressSpace.LOCAL) for v in formed.local_vars]
+        decls += [ir.VarDecl(name, t) for name, t in formed.group_scalars.items()]
+        group = tuple(ir.DeclStmt((d,)) for d in decls)
+        body = dataclasses.replace(formed.body, stmts=group + formed.body.stmts)
+        function = dataclasses.replace(formed.function, body=body)
+        module = dataclasses.replace(self, kernel=function).with_kernel()
+        problems = [p for p in verify(module) if "is not unique in the function" not in p]
+        if problems:
+            raise VerificationError(problems, context)
+
+    def dump(self) -> str:
+        if self.formed is None:
+            return print_ir(self.kernel)
+        return print_formed(self.formed)
+
+    def rewritten(self, rewriter: Rewriter) -> KernelIR:
+        if self.formed is not None:
+            raise PipelineError("rewriting a formed kernel: run the pass before 'workgroup'")
+        return dataclasses.replace(self, kernel=rewriter.rewrite(self.kernel))
+
+
+# ---------------------------------------------------------------- the passes of a kernel build
+
+
+@register
+class InlinePass(Pass):
+    """Inline every call of a helper that reaches a barrier (``transforms/inline.py``), so that
+    work-group formation sees every barrier of the kernel."""
+
+    name = "inline"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'inline' runs before 'workgroup'")
+        return dataclasses.replace(value, kernel=inline_barrier_functions(value.module,
+                                                                          value.kernel))
+
+
+@dataclass(frozen=True)
+class WorkgroupOptions:
+    uniformity: bool = True  # false: treat every value as varying (for tests and comparisons)
+
+
+@register
+class WorkgroupPass(Pass):
+    """Work-group formation (``transforms/workgroup.py``) for the spec's local size, with the
+    uniformity analysis of the kernel (``analysis/uniformity.py``)."""
+
+    name = "workgroup"
+    Options = WorkgroupOptions
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'workgroup' runs once")
+        uniformity = analyze_kernel(value.module, value.kernel) \
+            if self.options.uniformity else None
+        formed = form_workgroup(value.module, value.kernel, value.spec.local_size, uniformity)
+        return dataclasses.replace(value, formed=formed)
+
+
+@register
+class ScalarizePass(Pass):
+    """Vector temporaries of the vectorizable work-item loops inside group-level loops split
+    into scalars (``transforms/scalarize.py``)."""
+
+    name = "scalarize"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        formed = value.needs_formed(self.name)
+        body = scalarize_hot_regions(formed.body)
+        return dataclasses.replace(value, formed=dataclasses.replace(formed, body=body))
+
+
+@register
+class SchedulePass(Pass):
+    """Every decision the printer follows, recorded in the IR (``transforms/schedule.py``)."""
+
+    name = "schedule"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        formed = value.needs_formed(self.name)
+        decided = schedule(value.module, formed, fast_math=value.fast_math,
+                           narrow_ids=value.spec.narrow_ids)
+        return dataclasses.replace(value, formed=decided)
 
 
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
-    return Pipeline(uniformity)
+    """The passes of a kernel build for the CPU device."""
+    workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
+    return Pipeline((InlinePass(), workgroup, ScalarizePass(), SchedulePass()))
 
 
-def lower_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
-                 debug: Debug = NO_DEBUG, pipeline: Pipeline | None = None) -> GeneratedKernel:
+CPU_PIPELINE = cpu_pipeline()
+
+
+# ---------------------------------------------------------------- building a kernel
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    """The C of one kernel build and what a device needs to run it."""
+
+    source: str
+    kernel_name: str
+    entry: str
+    arg_kinds: tuple[ArgKind, ...]
+    local_mem_static_bytes: int
+    local_size: tuple[int, int, int]
+    uses_printf: bool
+    formed: FormedKernel
+    pipeline: str  # the text of the pipeline that ran
+
+
+def fast_math_of(options: BuildOptions) -> bool:
+    return options.fast_relaxed_math or options.unsafe_math_optimizations
+
+
+def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
+              debug: Debug = NO_DEBUG, pipeline: Pipeline | None = None,
+              stream: TextIO | None = None) -> KernelIR:
+    """``kernel_name`` of ``module`` after the passes of ``pipeline`` (``CPU_PIPELINE``), not
+    printed as C. ``debug.shows("plans")``: the scheduling decisions go to ``stream``."""
     kernel = module.function(kernel_name)
     if kernel is None or not kernel.is_kernel:
         raise KeyError(f"no kernel named {kernel_name!r}")
-    fast_math = options.fast_relaxed_math or options.unsafe_math_optimizations
-    uniformity = pipeline is None or pipeline.uniformity
-    formed = form_workgroup(module, kernel, spec.local_size,
-                            analyze_kernel(module, kernel) if uniformity else None)
-    return generate_formed_c(module, formed, zero_offset=spec.zero_offset, fast_math=fast_math,
-                             narrow_ids=spec.narrow_ids)
+    pipeline = CPU_PIPELINE if pipeline is None else pipeline
+    value = KernelIR(module, kernel, spec, fast_math_of(options))
+    result = pipeline.run(value, debug, stream)
+    if debug.shows("plans") and result.formed is not None:
+        out = stream if stream is not None else sys.stderr
+        for line in result.formed.plans:
+            out.write(f"// ppcl plan {kernel_name}: {line}\n")
+    return result
+
+
+def lower_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
+                 debug: Debug = NO_DEBUG, pipeline: Pipeline | None = None,
+                 stream: TextIO | None = None) -> GeneratedKernel:
+    """Build ``kernel_name`` of ``module`` for ``spec``: the passes of ``pipeline`` (default
+    ``CPU_PIPELINE``), then the C translation unit. ``debug`` says what to show on ``stream``
+    (stderr): the IR after each pass, their times, the plans and the C."""
+    pipeline = CPU_PIPELINE if pipeline is None else pipeline
+    value = kernel_ir(module, kernel_name, spec, options, debug, pipeline, stream)
+    formed = value.needs_formed("C printer")
+    out = stream if stream is not None else sys.stderr
+    start = time.perf_counter()
+    unit = print_c_unit(module, formed, zero_offset=spec.zero_offset,
+                        fast_math=value.fast_math, narrow_ids=spec.narrow_ids)
+    if debug.shows("time"):
+        out.write(f"// ppcl C printer: {(time.perf_counter() - start) * 1e3:.3f} ms\n")
+    if debug.shows("c"):
+        out.write(unit.source)
+    return GeneratedKernel(
+        source=unit.source,
+        kernel_name=kernel_name,
+        entry=unit.entry,
+        arg_kinds=unit.arg_kinds,
+        local_mem_static_bytes=formed.local_static_bytes,
+        local_size=formed.local_size,
+        uses_printf=unit.uses_printf,
+        formed=formed,
+        pipeline=str(pipeline),
+    )

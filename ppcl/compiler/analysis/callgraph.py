@@ -38,3 +38,14 @@ def reaching(module: ir.Module, uses: Callable[[ir.Call], bool]) -> frozenset[st
                 found.add(name)
                 changed = True
     return frozenset(found)
+
+
+WORKITEM_FUNCTIONS = ("get_global_id", "get_local_id", "get_group_id", "get_local_size",
+                      "get_global_size", "get_num_groups", "get_global_offset", "get_work_dim")
+
+
+def helpers_using_workitems(module: ir.Module) -> frozenset[str]:
+    """The helper (non-kernel) functions that query work-item functions, directly or through
+    a function they call: the C backend passes them the work-item's position."""
+    helpers = {f.name for f in module.functions if not f.is_kernel}
+    return reaching(module, lambda call: call.name in WORKITEM_FUNCTIONS) & helpers

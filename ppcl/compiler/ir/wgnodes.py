@@ -7,6 +7,10 @@ read from work-item 0's copy.
 
 Per-work-item state that crosses work-item loops lives in context arrays (one entry per
 linear local id, ``ContextRef``); activity masks are ``char`` arrays of the same length.
+
+The plans a work-item loop may carry (``JamPlan``, ``StridePlan``) are decided by
+``transforms/schedule.py`` and only printed by codegen. They hold parts of the loop's body
+again, so they are not children of the loop: walkers and rewriters do not enter them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,32 @@ from dataclasses import dataclass
 
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import Type
+
+
+@dataclass(frozen=True)
+class JamPlan:
+    """Unroll-and-jam of ``width`` work-items through one loop (see ``transforms/jam.py``): the
+    work-item body is ``prefix``, ``loop``, ``suffix``; ``carried`` are the prefix's
+    declarations, one copy per jammed work-item."""
+
+    prefix: tuple[ir.Stmt, ...]
+    loop: ir.For
+    suffix: tuple[ir.Stmt, ...]
+    carried: tuple[ir.VarDecl, ...]
+    width: int
+
+
+@dataclass(frozen=True)
+class StridePlan:
+    """``for (T i = <id along x> + u; i < end; i += step)`` run by all work-items in lock step:
+    iteration ``t`` of every work-item, then iteration ``t + 1``. With ``step`` uniform and
+    positive, the work-items still active at an iteration are those with ``x < end - i(x=0)``,
+    a prefix of the work-item loop (see ``transforms/jam.py``)."""
+
+    loop: ir.For
+    var: ir.VarDecl
+    end: ir.Expr  # the bound, made exclusive
+    step: ir.Expr
 
 
 @dataclass(frozen=True)
@@ -27,12 +57,15 @@ class WorkItemLoop(ir.Stmt):
     as an in-order (slower than scalar) reduction.
     ``simd``: the innermost loop may carry ``#pragma omp simd`` (no calls with side effects
     ordered across work-items, no group scalars written).
+    ``plan``: how the printer runs the work-items (``transforms/schedule.py``); None: one after
+    another, the plain loop.
     """
 
     body: ir.Stmt
     mask: str | None = None
     simd: bool = False
     serial_reduction: bool = False  # a floating-point sum in a loop whose trip count varies
+    plan: JamPlan | StridePlan | None = None
 
 
 @dataclass(frozen=True)

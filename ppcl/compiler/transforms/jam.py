@@ -14,7 +14,8 @@ A work-item body qualifies when it is::
              accumulates a float/double declared in the prefix
     suffix   anything without an exit
 
-The printer (``codegen/kernel_c.py``) runs the prefix of each of ``JAM_WIDTH`` consecutive
+``transforms/schedule.py`` records the plan on the work-item loop; the printer
+(``codegen/kernel_c.py``) runs the prefix of each of ``JAM_WIDTH`` consecutive
 work-items, the loop once with their bodies one after another, then their suffixes. If any of
 them exits in the prefix, that block of work-items runs one at a time instead, which is safe
 because the prefix has no effects.
@@ -22,28 +23,17 @@ because the prefix has no effects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import ArrayType, ScalarType, StructType
 from ppcl.compiler.ir.visit import Node, walk
+from ppcl.compiler.ir.wgnodes import JamPlan, StridePlan
 
 JAM_WIDTH = 4
 _FLOATS = ("float", "double", "half")
 _JUMPS = (ir.Break, ir.Continue, ir.Return, wg.WorkItemExit)
-
-
-@dataclass(frozen=True)
-class JamPlan:
-    """How to jam one work-item loop body (see the module docstring)."""
-
-    prefix: tuple[ir.Stmt, ...]
-    loop: ir.For
-    suffix: tuple[ir.Stmt, ...]
-    carried: tuple[ir.VarDecl, ...]  # declared in the prefix: one copy per jammed work-item
 
 
 def _is_exit(s: ir.Stmt) -> bool:
@@ -57,19 +47,23 @@ def _names(node: Node) -> set[str]:
 
 
 def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
-             uniform: frozenset[str], params: frozenset[str]) -> JamPlan | None:
-    """The jam plan for ``loop``, or None when its body does not qualify.
+             uniform: frozenset[str], params: frozenset[str]) -> JamPlan | str:
+    """The jam plan for ``loop``, or why its body does not qualify.
 
     ``uniform``: variables the same for every work-item; ``params``: kernel arguments that the
     kernel never assigns."""
-    if loop.mask is not None or local_size[0] % JAM_WIDTH or local_size[0] == JAM_WIDTH:
-        return None
+    if loop.mask is not None:
+        return "masked work-item loop"
+    if local_size[0] % JAM_WIDTH or local_size[0] == JAM_WIDTH:
+        return f"local size {local_size[0]} along x is not {JAM_WIDTH} times 2 or more"
     if any(isinstance(n, wg.ContextRef | wg.MaskRef | wg.GroupEval) for n in walk(loop.body)):
-        return None
+        return "the body reads context arrays, masks or group evaluations"
     stmts = loop.body.stmts if isinstance(loop.body, ir.Block) else (loop.body,)
     fors = [i for i, s in enumerate(stmts) if isinstance(s, ir.For)]
-    if len(fors) != 1:
-        return None
+    if not fors:
+        return "no for loop in the body"
+    if len(fors) > 1:
+        return f"{len(fors)} for loops in the body, not one"
     at = fors[0]
     prefix, body_loop, suffix = stmts[:at], stmts[at], stmts[at + 1:]
     assert isinstance(body_loop, ir.For)
@@ -78,32 +72,32 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
         if isinstance(s, ir.DeclStmt):
             for d in s.decls:
                 if isinstance(d.type, ArrayType | StructType) or d.volatile:
-                    return None
+                    return f"prefix declares '{d.name}' as an aggregate or volatile"
                 if d.init is not None and (isinstance(d.init, ir.InitList)
                                            or not is_effect_free(d.init)):
-                    return None
+                    return f"the initializer of '{d.name}' in the prefix has effects"
                 carried.append(d)
         elif isinstance(s, ir.If):
             if s.otherwise is not None or not _is_exit(s.then) or not is_effect_free(s.cond):
-                return None
+                return "an if in the prefix is not an effect-free exit"
         else:
-            return None
+            return "the prefix holds more than declarations and exits"
     if not _uniform_control(body_loop, uniform, params):
-        return None
+        return "the loop's control is not uniform"
     if any(isinstance(n, _JUMPS) for n in walk(body_loop.body)):
-        return None
+        return "the loop body jumps"
     eff = effects(body_loop.body, Effects())
     names = {d.name for d in carried}
     local = {d.name for n in walk(body_loop.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
     if eff.memory or eff.address_taken or not eff.writes <= names | local:
-        return None
+        return "the loop body writes memory or variables it does not own"
     if not any(isinstance(n, ir.Assign) and isinstance(n.target, ir.VarRef)
                and n.target.name in names and isinstance(n.target.type, ScalarType)
                and n.target.type.name in _FLOATS for n in walk(body_loop.body)):
-        return None
+        return "no floating-point accumulator declared in the prefix"
     if any(_is_exit(n) or isinstance(n, wg.WorkItemExit) for s in suffix for n in walk(s)):
-        return None
-    return JamPlan(prefix, body_loop, suffix, tuple(carried))
+        return "the suffix exits"
+    return JamPlan(prefix, body_loop, suffix, tuple(carried), JAM_WIDTH)
 
 
 _RANGE_QUERIES = ("get_global_size", "get_local_size", "get_num_groups")
@@ -152,19 +146,6 @@ def _uniform_control(loop: ir.For, uniform: frozenset[str], params: frozenset[st
 # ---------------------------------------------------------------- grid-stride loops in lock step
 
 
-@dataclass(frozen=True)
-class StridePlan:
-    """``for (T i = <id along x> + u; i < end; i += step)`` run by all work-items in lock step:
-    iteration ``t`` of every work-item, then iteration ``t + 1``. With ``step`` uniform and
-    positive, the work-items still active at an iteration are those with ``x < end - i(x=0)``,
-    a prefix of the work-item loop."""
-
-    loop: ir.For
-    var: ir.VarDecl
-    end: ir.Expr  # the bound, made exclusive
-    step: ir.Expr
-
-
 def _strip_casts(e: ir.Expr) -> ir.Expr:
     while isinstance(e, ir.Cast) and isinstance(e.type, ScalarType) and e.type.is_integer:
         e = e.operand
@@ -184,43 +165,44 @@ def _starts_at_x(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) ->
 
 
 def plan_stride(loop: wg.WorkItemLoop, uniform: frozenset[str],
-                params: frozenset[str]) -> StridePlan | None:
-    """The lock-step plan for a work-item loop whose body is one grid-stride loop."""
+                params: frozenset[str]) -> StridePlan | str:
+    """The lock-step plan for a work-item loop whose body is one grid-stride loop, or why the
+    loop is not one."""
     if loop.mask is not None:
-        return None
+        return "masked work-item loop"
     stmts = [s for s in (loop.body.stmts if isinstance(loop.body, ir.Block) else (loop.body,))
              if not isinstance(s, ir.Empty)]
     if len(stmts) != 1 or not isinstance(stmts[0], ir.For):
-        return None
+        return "the body is not one for loop"
     f = stmts[0]
     if not isinstance(f.init, ir.DeclStmt) or len(f.init.decls) != 1:
-        return None
+        return "the loop does not declare one counter"
     var = f.init.decls[0]
     t = var.type
     # narrower counters would wrap where the 64-bit lock-step counter does not
     if not (isinstance(t, ScalarType) and t.is_integer and t.is_signed and t.size >= 4) \
             or var.init is None:
-        return None
+        return f"counter '{var.name}' is not a signed integer of 32 bits or more with a start"
     if not _starts_at_x(var.init, uniform, params):
-        return None
+        return f"counter '{var.name}' does not start at the id along x plus a uniform value"
     cond, step = f.cond, f.step
     if not isinstance(cond, ir.Binary) or not isinstance(step, ir.Assign) or step.op != "+=":
-        return None
+        return "the loop is not 'i < end; i += step'"
     if not (isinstance(step.target, ir.VarRef) and step.target.name == var.name
             and _uniform_expr(step.value, uniform, params)):
-        return None
+        return "the step is not a uniform increment of the counter"
     lhs, rhs = _strip_casts(cond.lhs), _strip_casts(cond.rhs)
     op = cond.op
     if isinstance(rhs, ir.VarRef) and rhs.name == var.name:
         lhs, rhs, op = rhs, lhs, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
     if not (isinstance(lhs, ir.VarRef) and lhs.name == var.name and op in ("<", "<=")
             and _uniform_expr(rhs, uniform, params)):
-        return None
+        return "the condition is not the counter below a uniform bound"
     end = rhs if op == "<" else ir.Binary(rhs.type, "+", rhs, ir.IntLit(rhs.type, 1))
     if any(isinstance(n, _JUMPS) for n in walk(f.body)):
-        return None
+        return "the loop body jumps"
     eff = effects(f.body, Effects())
     local = {d.name for n in walk(f.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
     if not eff.writes <= local:
-        return None
+        return "the loop body writes variables declared outside it"
     return StridePlan(f, var, end, step.value)

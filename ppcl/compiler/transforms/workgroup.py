@@ -22,15 +22,14 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, written_vars
-from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity, analyze_kernel
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, Type
 from ppcl.compiler.ir.visit import Node, children, walk
 from ppcl.compiler.transforms.context import _Variables
-from ppcl.compiler.transforms.inline import calls_barrier_functions, inline_barrier_functions
-from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
+from ppcl.compiler.transforms.inline import calls_barrier_functions
 
 PASS_NAME = "workgroup"
 LOCAL_ALIGN = 128  # every __local object starts on a 128-byte boundary (vectors, cache lines)
@@ -63,6 +62,12 @@ class FormedKernel:
     notes: tuple[str, ...] = field(default=())
     recomputed: tuple[str, ...] = ()  # redeclared in each region that reads them
     uniform_vars: frozenset[str] = frozenset()  # the same for every work-item (by analysis)
+    # decisions of transforms/schedule.py, which the printer follows
+    rows: bool = False  # the group function runs a row of groups along x (``runs_rows``)
+    vectorize: bool = True  # False: gcc's loop vectorizer is turned off for the group function
+    widened: frozenset[str] = frozenset()  # int variables declared 64 bits wide
+    wide_positions: frozenset[ir.Expr] = frozenset()  # group positions read 64 bits wide
+    plans: tuple[str, ...] = ()  # one line per work-item loop: the plan chosen and why
 
 
 class _NeedMasked(Exception):
@@ -511,11 +516,10 @@ def _local_vars(body: ir.Block) -> tuple[tuple[LocalVar, ...], int]:
 
 def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int, int, int],
                    uniformity: Uniformity | None = None) -> FormedKernel:
-    """Work-group formation of ``kernel`` for a fixed local size."""
-    if calls_barrier_functions(module, kernel):
-        kernel = inline_barrier_functions(module, kernel)
-        if uniformity is not None:
-            uniformity = analyze_kernel(module, kernel)
+    """Work-group formation of ``kernel`` for a fixed local size. Helpers that reach a barrier
+    are inlined before (``transforms/inline.py``), vector temporaries scalarized after
+    (``transforms/scalarize.py``): see the ``inline`` and ``scalarize`` passes."""
+    assert not calls_barrier_functions(module, kernel), "inline barrier helpers first"
     assert kernel.body is not None
     body = kernel.body
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
@@ -531,7 +535,7 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
              if d.space is not AddressSpace.LOCAL}
     params = {p.name: p for p in kernel.params}
     variables = _Variables(group, decls, params, uniformity)
-    rewritten = scalarize_hot_regions(variables.rewrite(group))
+    rewritten = variables.rewrite(group)
     context = {n: variables.var_type(n) for n in sorted(variables.context)}
     context.update(variables.temps)
     scalars = {n: variables.var_type(n) for n in sorted(variables.group_scalars)}

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ppcl.compiler import toolchain
-from ppcl.compiler.codegen.kernel_c import ArgKind, GeneratedKernel
+from ppcl.compiler.codegen.c_unit import ArgKind
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.pipeline import KernelSpec, Pipeline, lower_kernel
+from ppcl.compiler.pipeline import GeneratedKernel, KernelSpec, Pipeline, lower_kernel
 from ppcl.devices.interface import DeviceBuildError, NDRange
 from ppcl.settings import NO_DEBUG, Debug
 

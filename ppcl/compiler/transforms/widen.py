@@ -12,7 +12,9 @@ subscript or pointer offset through ``+``, ``-``, ``*`` and every value assigned
 arithmetic on literals, variables and work-item ids: not a load, a call, a bit operation or a
 wrapping conversion. The caller excludes values uniform across the work-group: only those
 that vary along the vectorized work-item loop need it.
-Reads of it where the type matters print an explicit conversion (see ``KernelPrinter``).
+``transforms/schedule.py`` records the widened variables and the group positions (see
+``GroupPosition``) on the formed kernel; the printer declares and reads them 64 bits wide, with
+explicit conversions where the type matters (see ``KernelPrinter``).
 """
 
 from __future__ import annotations
@@ -128,6 +130,16 @@ def group_position(body: Node, local_size: tuple[int, int, int] | None) -> Group
         if dim is not None:
             local_id_vars[name] = dim
     return GroupPosition(local_size, local_id_vars)
+
+
+def group_positions(body: Node, local_size: tuple[int, int, int] | None) -> frozenset[ir.Expr]:
+    """The expressions of ``body`` that are group positions (``GroupPosition``): converted to
+    ``int``, they are printed 64 bits wide. None for ``local_size``: no global id is known to
+    fit in ``int``, so none."""
+    if local_size is None:
+        return frozenset()
+    position = group_position(body, local_size)
+    return frozenset(n for n in walk(body) if isinstance(n, ir.Binary) and position.covers(n))
 
 
 def widened_ints(body: Node, exclude: set[str],

@@ -1,0 +1,217 @@
+"""The C translation unit of one kernel for the CPU backend.
+
+Layout: ``ppcl_types.h``, the definitions of the builtins the program calls, the launch
+descriptor, the program's records/typedefs/``__constant`` tables, helper functions, the group
+function ``ppcl_group_<kernel>`` (``codegen/kernel_c.py``) and the entry point::
+
+    void ppcl_run_<kernel>(void **args, const ppcl_launch *launch,
+                           size_t first_group, size_t last_group, char *local_mem);
+
+which runs the linear group range ``[first_group, last_group)`` (groups numbered x fastest).
+``args[i]`` points at the bytes of argument ``i``: for a buffer, at the data pointer; for a
+scalar, vector or struct, at its value; for a ``__local`` pointer argument, at a ``size_t``
+offset into ``local_mem`` (one local block per executing thread; the kernel's own ``__local``
+variables occupy its first ``local_mem_static_bytes``). A kernel scheduled to run rows of
+groups (``FormedKernel.rows``) gets the rest of the chunk's row in one call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ppcl.compiler.analysis.callgraph import WORKITEM_FUNCTIONS, helpers_using_workitems
+from ppcl.compiler.codegen.c_builtins import TYPES_HEADER, c_builtin_definitions
+from ppcl.compiler.codegen.c_printf import PRINTF_SUPPORT
+from ppcl.compiler.codegen.cstyle import INDENT
+from ppcl.compiler.codegen.kernel_c import Formed, KernelPrinter
+from ppcl.compiler.ir import builtins
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, Type
+from ppcl.compiler.ir.visit import walk
+
+_LOWERED_HERE = WORKITEM_FUNCTIONS + ("barrier", "work_group_barrier", "async_work_group_copy",
+                                      "async_work_group_strided_copy", "wait_group_events",
+                                      "printf")
+
+PRELUDE = r"""
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdarg.h>
+typedef size_t event_t;
+typedef struct ppcl_launch {
+    size_t work_dim;
+    size_t global_size[3];
+    size_t global_offset[3];
+    size_t local_size[3];
+    size_t num_groups[3];
+} ppcl_launch;
+typedef struct ppcl_group {
+    size_t group[3];
+    size_t gbase[3];
+    const ppcl_launch *launch;
+} ppcl_group;
+static inline int ppcl_any(const char *mask, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (mask[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+static inline int ppcl_all(const char *mask, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!mask[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+"""
+
+
+@dataclass(frozen=True)
+class ArgKind:
+    """How argument ``index`` is passed: ``buffer``, ``local`` (a size_t offset), ``value``."""
+
+    name: str
+    kind: str
+    type: Type
+    size: int  # bytes of the value for ``value`` arguments
+
+
+
+@dataclass(frozen=True)
+class CUnit:
+    """A printed translation unit: its text, its entry point and how arguments are passed."""
+
+    source: str
+    entry: str
+    arg_kinds: tuple[ArgKind, ...]
+    uses_printf: bool
+
+
+def _used_overloads(nodes: list[ir.Function]) -> list[builtins.Overload]:
+    keys: dict[str, None] = {}
+    for f in nodes:
+        if f.body is None:
+            continue
+        for n in walk(f.body):
+            if isinstance(n, ir.Call) and n.builtin is not None and n.name not in _LOWERED_HERE:
+                keys.setdefault(n.builtin, None)
+    return [builtins.lookup(k) for k in keys]
+
+
+
+def _arg_kind(p: ir.Param) -> ArgKind:
+    t = p.type
+    if isinstance(t, PointerType):
+        kind = "local" if t.space is AddressSpace.LOCAL else "buffer"
+        return ArgKind(p.name, kind, t, 8)
+    return ArgKind(p.name, "value", t, t.size)
+
+
+
+def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_math: bool,
+                 narrow_ids: bool = True) -> CUnit:
+    """The C translation unit of one formed and scheduled kernel (see the module docstring)."""
+    kernel = formed.function
+    name = kernel.name
+    wi_helpers = helpers_using_workitems(module)
+    p = KernelPrinter(formed, zero_offset, wi_helpers, narrow_ids)
+    ls = formed.local_size
+    items = ls[0] * ls[1] * ls[2]
+    items = ls[0] * ls[1] * ls[2]
+
+    # helpers and top-level declarations
+    top: list[str] = []
+    helpers = [f for f in module.functions if not f.is_kernel]
+    for d in module.decls:
+        if isinstance(d, ir.TypeDef | ir.RecordDef | ir.EnumDef):
+            top += p.top_level(d)
+        elif isinstance(d, ir.GlobalVar):
+            decl = dataclasses.replace(d.decl, const=True, space=AddressSpace.PRIVATE)
+            top.append("static " + p.var_decls([decl]) + ";")
+    p.in_helper = True
+    headers = {}
+    for f in helpers:
+        hidden = ", const ppcl_group *__G, size_t __lx, size_t __ly, size_t __lz" \
+            if f.name in wi_helpers else ""
+        params = ", ".join(p.param(q) for q in f.params) or ("" if hidden else "void")
+        if hidden and not f.params:
+            hidden = hidden[2:]
+        headers[f.name] = "static inline " + p.declaration(f.ret, f"{f.name}({params}{hidden})")
+        top.append(headers[f.name] + ";")
+    for f in helpers:
+        assert f.body is not None
+        top += [headers[f.name], "{"] + p.stmts(f.body.stmts, 1) + ["}"]
+    p.in_helper = False
+
+    # the group function
+    param_texts = [p.param(q) for q in kernel.params]
+    attribute = "" if formed.vectorize else '__attribute__((optimize("no-tree-loop-vectorize"))) '
+    group = [f"{attribute}static void ppcl_group_{name}("
+             + ", ".join([*param_texts, "const ppcl_launch *__L", "size_t __grp0", "size_t __grp1",
+                          "size_t __grp2", "char *__lm", *(["size_t __nrow"] if p.rows else [])])
+             + ")", "{"]
+    g = INDENT
+    group.append(g + "const size_t __lx = 0, __ly = 0, __lz = 0, __lid = 0;")
+    group.append(g + "(void)__lx; (void)__ly; (void)__lz; (void)__lid; (void)__lm; (void)__L;")
+    for dim in range(3):
+        offset = "" if zero_offset else f" + __L->global_offset[{dim}]"
+        group.append(g + f"const size_t __gb{dim} = __grp{dim} * {ls[dim]}{offset}; (void)__gb{dim};")
+    group.append(g + "const ppcl_group __G_value = {{__grp0, __grp1, __grp2}, {__gb0, __gb1, __gb2}, __L};")
+    group.append(g + "const ppcl_group *__G = &__G_value; (void)__G;")
+    for v in formed.local_vars:
+        group.append(g + p.declaration(PointerType(v.type), f"__lm_{v.name}")
+                     + f" = (void *)(__lm + {v.offset});")
+    for cname, t in formed.context_vars.items():
+        group.append(g + p.declaration(ArrayType(t, items), f"__ctx_{cname}")
+                     + " __attribute__((aligned(64)));")
+    for mask in formed.masks:
+        group.append(g + f"char {mask}[{items}];")
+    for sname, t in formed.group_scalars.items():
+        group.append(g + p.declaration(t, sname) + ";")
+    group += p.stmts(formed.body.stmts, 1)
+    group.append("}")
+
+    # the entry point
+    kinds = tuple(_arg_kind(q) for q in kernel.params)
+    run = [f"void ppcl_run_{name}(void **args, const ppcl_launch *launch, size_t first_group, "
+           "size_t last_group, char *local_mem)", "{"]
+    for i, (q, kind) in enumerate(zip(kernel.params, kinds)):
+        arg_decl = p.declaration(q.type, f"a{i}")
+        if kind.kind == "local":
+            run.append(g + f"{arg_decl} = (void *)(local_mem + *(const size_t *)args[{i}]);")
+        else:
+            run.append(g + f"{arg_decl}; memcpy(&a{i}, args[{i}], sizeof a{i});")
+    run.append(g + "const size_t n0 = launch->num_groups[0], n1 = launch->num_groups[1];")
+    call_args = [f"a{i}" for i in range(len(kernel.params))]
+    if p.rows:  # the rest of the chunk's current row of groups along dimension 0, in one call
+        run.append(g + "for (size_t g = first_group; g < last_group; ) {")
+        run.append(g * 2 + "size_t row = n0 - g % n0;")
+        run.append(g * 2 + "if (row > last_group - g) row = last_group - g;")
+        run.append(g * 2 + f"ppcl_group_{name}(" + ", ".join(
+            [*call_args, "launch", "g % n0", "(g / n0) % n1", "g / (n0 * n1)", "local_mem",
+             "row"]) + ");")
+        run.append(g * 2 + "g += row;")
+    else:
+        run.append(g + "for (size_t g = first_group; g < last_group; g++) {")
+        run.append(g * 2 + f"ppcl_group_{name}(" + ", ".join(
+            [*call_args, "launch", "g % n0", "(g / n0) % n1", "g / (n0 * n1)", "local_mem"])
+            + ");")
+    if p.uses_printf:
+        run.append(g * 2 + "ppcl_printf_flush();")
+    run.append(g + "}")
+    run.append("}")
+
+    builtin_defs = c_builtin_definitions(_used_overloads([*helpers, kernel]), fast_math=fast_math)
+    parts = [TYPES_HEADER.read_text(encoding="utf-8"), PRELUDE]
+    if p.uses_printf:
+        parts.append(PRINTF_SUPPORT)
+    parts += [builtin_defs, "\n".join(top), "\n".join(group), "\n".join(run)]
+    source = "\n".join(parts) + "\n"
+    return CUnit(source, f"ppcl_run_{name}", kinds, p.uses_printf)

@@ -1,0 +1,91 @@
+"""A readable dump of a formed kernel: the IR dump (``codegen/irprint.py``) plus the work-group
+nodes (``ir/wgnodes.py``) and the decisions recorded on them, for ``PPCL_DEBUG=passes`` and
+the golden tests.
+
+Work-item loops print as ``workitems [mask=m] [simd] ... { ... }`` with their plan (``jam 4``,
+``grid-stride i``), context array entries as ``ctx.<name>``, masks as ``<mask>[lid]``."""
+
+from __future__ import annotations
+
+from ppcl.compiler.codegen.cstyle import INDENT, PREC_ASSIGN, PREC_PRIMARY, PREC_UNARY
+from ppcl.compiler.codegen.irprint import IRPrinter
+from ppcl.compiler.codegen.kernel_c import Formed
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import wgnodes as wg
+
+
+def _plan_text(plan: wg.JamPlan | wg.StridePlan | None) -> str:
+    if isinstance(plan, wg.JamPlan):
+        return f" jam={plan.width}"
+    if isinstance(plan, wg.StridePlan):
+        return f" grid-stride={plan.var.name}"
+    return ""
+
+
+class FormedIRPrinter(IRPrinter):
+    def stmt(self, s: ir.Stmt, level: int) -> list[str]:
+        ind = INDENT * level
+        if isinstance(s, wg.WorkItemLoop):
+            flags = "".join([f" mask={s.mask}" if s.mask else "", " simd" if s.simd else "",
+                             " serial-reduction" if s.serial_reduction else "",
+                             _plan_text(s.plan)])
+            return [ind + f"workitems{flags} {{", *self.body(s.body, level), ind + "}"]
+        if isinstance(s, wg.WorkItemExit):
+            return [ind + "next_workitem;"]
+        if isinstance(s, wg.ContextInit):
+            return [ind + f"ctx.{s.name} = {self.expr(s.init, PREC_ASSIGN)};"]
+        if isinstance(s, wg.MaskSet):
+            return [ind + f"{s.name}[lid] = {s.value};"]
+        if isinstance(s, wg.MaskFill):
+            return [ind + f"fill {s.name} = {s.value};"]
+        if isinstance(s, wg.MaskCopy):
+            return [ind + f"copy {s.dst} = {s.src};"]
+        if isinstance(s, wg.GroupCall):
+            call = self.expr(s.call, PREC_ASSIGN)
+            if s.target is None:
+                return [ind + f"group {call};"]
+            return [ind + f"group {self.expr(s.target, PREC_UNARY)} = {call};"]
+        if isinstance(s, wg.ContextDecl | wg.LocalVarDecl):
+            return [ind + f"// {type(s).__name__} {s.name}"]
+        if isinstance(s, wg.MaskDecl):
+            return [ind + f"// mask {s.name}"]
+        return super().stmt(s, level)
+
+    def expr_prec(self, e: ir.Expr) -> tuple[str, int]:
+        if isinstance(e, wg.ContextRef):
+            return f"ctx.{e.name}", PREC_PRIMARY
+        if isinstance(e, wg.MaskRef):
+            return f"{e.name}[lid]", PREC_PRIMARY
+        if isinstance(e, wg.MaskAny):
+            return f"any({e.name})", PREC_PRIMARY
+        if isinstance(e, wg.MaskAll):
+            return f"all({e.name})", PREC_PRIMARY
+        if isinstance(e, wg.GroupEval):
+            into = f" -> ctx.{e.temp}" if e.temp is not None else ""
+            return f"group_eval({self.expr(e.expr, PREC_ASSIGN)}{into})", PREC_PRIMARY
+        return super().expr_prec(e)
+
+
+def print_formed(formed: Formed) -> str:
+    """The dump of a formed kernel: its group-level state, its decisions and its body."""
+    p = FormedIRPrinter()
+    x, y, z = formed.local_size
+    lines = [f"// formed kernel {formed.function.name}, local size {x}x{y}x{z}"]
+    for name, t in formed.context_vars.items():
+        lines.append(f"// context {p.declaration(t, name)}")
+    for name, t in formed.group_scalars.items():
+        lines.append(f"// group scalar {p.declaration(t, name)}")
+    for mask in formed.masks:
+        lines.append(f"// mask {mask}")
+    for v in formed.local_vars:
+        lines.append(f"// local {p.declaration(v.type, v.name)} at {v.offset}")
+    if formed.rows:
+        lines.append("// runs rows of groups along x")
+    if not formed.vectorize:
+        lines.append("// loop vectorizer off")
+    if formed.widened:
+        lines.append("// 64-bit ints: " + ", ".join(sorted(formed.widened)))
+    for position in sorted(p.expr(e, PREC_ASSIGN) for e in formed.wide_positions):
+        lines.append(f"// 64-bit position: {position}")
+    lines += p.stmts(formed.body.stmts, 0)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,120 @@
+"""Scheduling (``transforms/schedule.py``): the decisions are recorded in the IR, and the C
+printer follows what it is given."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+from ppcl.compiler.codegen.c_unit import print_c_unit
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.frontend.options import parse_build_options
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.visit import find_all
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
+from ppcl.compiler.transforms.workgroup import FormedKernel
+from ppcl.settings import Debug
+
+CODEGEN = Path(__file__).parent.parent / "ppcl" / "compiler" / "codegen"
+
+ROW_SUM = """
+__kernel void rs(__global const float *A, __global float *y, int cols) {
+    int row = get_global_id(0);
+    float acc = 0.0f;
+    for (int k = 0; k < cols; ++k)
+        acc += A[row * cols + k];
+    y[row] = acc;
+}
+"""
+
+GRID_STRIDE = """
+__kernel void fill(__global int *out, int n) {
+    for (int i = get_global_id(0); i < n; i += get_global_size(0))
+        out[i] = i;
+}
+"""
+
+IDS_2D = """
+__kernel void ids(__global int *out, int w) {
+    int x = get_global_id(0), y = get_global_id(1);
+    out[y * w + x] = x + y;
+}
+"""
+
+CSR = """
+__kernel void spmv(__global const int *rowptr, __global const float *vals, __global float *y) {
+    int row = get_global_id(0);
+    float sum = 0.0f;
+    for (int j = rowptr[row]; j < rowptr[row + 1]; j++)
+        sum += vals[j];
+    y[row] = sum;
+}
+"""
+
+
+def formed(source: str, local_size: tuple[int, int, int], options: str = "") -> FormedKernel:
+    module = compile_source(source).module
+    result = kernel_ir(module, module.kernels[0].name, KernelSpec(local_size),
+                       parse_build_options(options), Debug(verify=True))
+    assert result.formed is not None
+    return result.formed
+
+
+def plans(f: FormedKernel) -> list[object]:
+    return [loop.plan for loop in find_all(f.body, wg.WorkItemLoop)]
+
+
+def test_a_row_sum_is_jammed_and_says_so() -> None:
+    f = formed(ROW_SUM, (16, 1, 1))
+    (plan,) = plans(f)
+    assert isinstance(plan, wg.JamPlan) and plan.width == 4
+    assert f.plans == ("work-item loop 1: jam by 4",)
+
+
+def test_jam_needs_several_blocks_of_work_items() -> None:
+    f = formed(ROW_SUM, (4, 1, 1))
+    assert plans(f) == [None]
+    assert "no jam: local size 4 along x" in f.plans[0]
+
+
+def test_a_grid_stride_loop_runs_in_lock_step() -> None:
+    f = formed(GRID_STRIDE, (8, 1, 1))
+    (plan,) = plans(f)
+    assert isinstance(plan, wg.StridePlan) and plan.var.name == "i"
+    assert f.plans[0].startswith("work-item loop 1: grid-stride in lock step (no jam: ")
+
+
+def test_rows_of_2d_groups_and_no_plans_then() -> None:
+    f = formed(IDS_2D, (4, 2, 1))
+    assert f.rows and plans(f) == [None]
+    assert formed(IDS_2D, (8, 1, 1)).rows is False  # 1D groups already run in memory order
+
+
+def test_the_printer_follows_the_recorded_rows() -> None:
+    module = compile_source(IDS_2D).module
+    f = formed(IDS_2D, (4, 2, 1))
+    rows = print_c_unit(module, f, zero_offset=False, fast_math=False).source
+    plain = print_c_unit(module, dataclasses.replace(f, rows=False), zero_offset=False,
+                         fast_math=False).source
+    assert "__nrow" in rows and "__nrow" not in plain
+
+
+def test_serial_reductions_turn_the_vectorizer_off_unless_fast_math() -> None:
+    assert formed(CSR, (8, 1, 1)).vectorize is False
+    assert formed(CSR, (8, 1, 1), "-cl-fast-relaxed-math").vectorize is True
+    assert formed(GRID_STRIDE, (8, 1, 1)).vectorize is True
+
+
+def test_widened_ints_and_positions_are_recorded() -> None:
+    f = formed(IDS_2D, (4, 2, 1))
+    assert {"x", "y"} <= f.widened
+
+
+def test_codegen_imports_no_transforms() -> None:
+    for path in sorted(CODEGEN.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("ppcl.compiler.transforms"), path.name
+                assert node.module != "ppcl.compiler.pipeline", path.name
