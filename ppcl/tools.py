@@ -8,13 +8,13 @@
 from __future__ import annotations
 
 import gc
-import os
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import ppcl as cl
 from ppcl.runtime.memory import Buffer, MemoryObject
+from ppcl.settings import read_settings
 
 
 class _ContextFactory:
@@ -49,7 +49,7 @@ def get_test_platforms_and_devices(
         plat_dev_string: str | None = None) -> list[tuple[cl.Platform, list[cl.Device]]]:
     """Parse ``"0:0,1;ppcl:cpu"`` style selections (default: every device)."""
     if plat_dev_string is None:
-        plat_dev_string = os.environ.get("PPCL_TEST") or os.environ.get("PYOPENCL_TEST")
+        plat_dev_string = read_settings().test
     if not plat_dev_string:
         return [(platform, platform.get_devices()) for platform in cl.get_platforms()]
     result: list[tuple[cl.Platform, list[cl.Device]]] = []

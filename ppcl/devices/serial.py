@@ -12,6 +12,7 @@ import ctypes
 
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.layout import align_up
 from ppcl.devices.cpu.device import CPUProgram, HostDevice, host_device_info
 from ppcl.devices.cpu.pool import LOCAL_MEM_ALIGN, ChunkRunner
 from ppcl.devices.cpu.probe import probe_cpu
@@ -32,7 +33,7 @@ class SerialDevice(HostDevice):
         address = 0
         if block is not None:
             base = ctypes.addressof(block)
-            address = (base + LOCAL_MEM_ALIGN - 1) // LOCAL_MEM_ALIGN * LOCAL_MEM_ALIGN
+            address = align_up(base, LOCAL_MEM_ALIGN)
         run_chunk(0, num_groups, address)
 
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> CPUProgram:

@@ -8,7 +8,6 @@ there is more than one device to choose from.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from ppcl.runtime.constants import context_info, context_properties
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.platform import Device, Platform, get_platforms
+from ppcl.settings import read_settings
 
 
 class Context:
@@ -98,7 +98,7 @@ def create_some_context(interactive: bool | None = None,
                         answers: Sequence[str] | None = None) -> Context:
     """A context on a device chosen by the environment, ``answers`` or the user."""
     if answers is None:
-        spec = os.environ.get("PPCL_CTX") or os.environ.get("PYOPENCL_CTX")
+        spec = read_settings().ctx
         answers = spec.split(":") if spec else []
     answers = list(answers)
     if interactive is None:

@@ -26,13 +26,13 @@ from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.layout import static_local_layout
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, Type
 from ppcl.compiler.ir.visit import Node, children, walk
 from ppcl.compiler.transforms.context import _Variables
 from ppcl.compiler.transforms.inline import calls_barrier_functions
 
 PASS_NAME = "workgroup"
-LOCAL_ALIGN = 128  # every __local object starts on a 128-byte boundary (vectors, cache lines)
 
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
 # builtins whose calls are ordered side effects across work-items (no simd, no group scalars)
@@ -502,16 +502,8 @@ class _Former:
 
 
 def _local_vars(body: ir.Block) -> tuple[tuple[LocalVar, ...], int]:
-    placed: list[LocalVar] = []
-    offset = 0
-    for n in walk(body):
-        if isinstance(n, ir.DeclStmt):
-            for d in n.decls:
-                if d.space is AddressSpace.LOCAL:
-                    offset = (offset + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
-                    placed.append(LocalVar(d.name, d.type, offset))
-                    offset += d.type.size
-    return tuple(placed), offset
+    placed, total = static_local_layout(body)
+    return tuple(LocalVar(name, t, offset) for name, t, offset in placed), total
 
 
 def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int, int, int],

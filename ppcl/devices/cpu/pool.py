@@ -19,7 +19,9 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-LOCAL_MEM_ALIGN = 128
+from ppcl.compiler.ir.layout import LOCAL_ALIGN as LOCAL_MEM_ALIGN
+from ppcl.compiler.ir.layout import align_up
+
 CHUNKS_PER_THREAD = 4
 
 # run_chunk(first_group, last_group_exclusive, local_memory_address)
@@ -39,7 +41,7 @@ class _LocalBlock:
             storage = ctypes.create_string_buffer(size + LOCAL_MEM_ALIGN)
             base = ctypes.addressof(storage)
             self._storage = storage
-            self.address = (base + LOCAL_MEM_ALIGN - 1) // LOCAL_MEM_ALIGN * LOCAL_MEM_ALIGN
+            self.address = align_up(base, LOCAL_MEM_ALIGN)
             self.size = size
         return self.address
 
