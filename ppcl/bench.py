@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ppcl.bench_kernels import CASES, SOURCE, Case, make_case
+from ppcl.bench_kernels import CASES, Case, make_case
+from ppcl.bench_source import SOURCE
 
 POCL_PLATFORM = "Portable Computing Language"
 SYSTEM_ICD_VENDORS = "/etc/OpenCL/vendors"

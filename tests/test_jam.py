@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from launch import build_kernel, run
 
-from ppcl.bench_kernels import SOURCE
+from ppcl.bench_source import SOURCE
 
 
 def in_order_row_sums(a: np.ndarray, x: np.ndarray) -> np.ndarray:
