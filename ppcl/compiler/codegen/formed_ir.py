@@ -7,11 +7,19 @@ Work-item loops print as ``workitems [mask=m] [simd] ... { ... }`` with their pl
 
 from __future__ import annotations
 
-from ppcl.compiler.codegen.cstyle import INDENT, PREC_ASSIGN, PREC_PRIMARY, PREC_UNARY
+from ppcl.compiler.codegen.cstyle import INDENT, PREC_ASSIGN, PREC_PRIMARY
 from ppcl.compiler.codegen.irprint import IRPrinter
-from ppcl.compiler.codegen.kernel_c import Formed
+from ppcl.compiler.codegen.kernel_c import Formed, group_node_stmt
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
+
+DUMP_GROUP_SPELLINGS = {
+    "MaskSet": "{name}[lid] = {value};",
+    "MaskFill": "fill {name} = {value};",
+    "MaskCopy": "copy {dst} = {src};",
+    "GroupCall": "group {call};",
+    "GroupCallTo": "group {target} = {call};",
+}
 
 
 def _plan_text(plan: wg.JamPlan | wg.StridePlan | None) -> str:
@@ -34,17 +42,9 @@ class FormedIRPrinter(IRPrinter):
             return [ind + "next_workitem;"]
         if isinstance(s, wg.ContextInit):
             return [ind + f"ctx.{s.name} = {self.expr(s.init, PREC_ASSIGN)};"]
-        if isinstance(s, wg.MaskSet):
-            return [ind + f"{s.name}[lid] = {s.value};"]
-        if isinstance(s, wg.MaskFill):
-            return [ind + f"fill {s.name} = {s.value};"]
-        if isinstance(s, wg.MaskCopy):
-            return [ind + f"copy {s.dst} = {s.src};"]
-        if isinstance(s, wg.GroupCall):
-            call = self.expr(s.call, PREC_ASSIGN)
-            if s.target is None:
-                return [ind + f"group {call};"]
-            return [ind + f"group {self.expr(s.target, PREC_UNARY)} = {call};"]
+        simple = group_node_stmt(self, s, DUMP_GROUP_SPELLINGS)
+        if simple is not None:
+            return [ind + simple]
         if isinstance(s, wg.ContextDecl | wg.LocalVarDecl):
             return [ind + f"// {type(s).__name__} {s.name}"]
         if isinstance(s, wg.MaskDecl):

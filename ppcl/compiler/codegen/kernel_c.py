@@ -89,6 +89,31 @@ class Formed(Protocol):
     def wide_positions(self) -> frozenset[ir.Expr]: ...
 
 
+# How the printers spell the simple work-group nodes: the C of the CPU backend here, the
+# readable dump in ``formed_ir.py``. Fields: name, value, dst, src, call, target.
+C_GROUP_SPELLINGS: Mapping[str, str] = {
+    "MaskSet": "{name}[__lid] = {value};",
+    "MaskFill": "memset({name}, {value}, sizeof {name});",
+    "MaskCopy": "memcpy({dst}, {src}, sizeof {dst});",
+    "GroupCall": "(void){call};",
+    "GroupCallTo": "{target} = {call};",
+}
+
+
+def group_node_stmt(p: CStylePrinter, s: ir.Stmt, spellings: Mapping[str, str]) -> str | None:
+    """``s`` printed with ``spellings`` when it is a mask or group-call node, else None."""
+    if isinstance(s, wg.MaskSet | wg.MaskFill):
+        return spellings[type(s).__name__].format(name=s.name, value=s.value)
+    if isinstance(s, wg.MaskCopy):
+        return spellings["MaskCopy"].format(dst=s.dst, src=s.src)
+    if isinstance(s, wg.GroupCall):
+        call = p.expr(s.call, PREC_ASSIGN)
+        if s.target is None:
+            return spellings["GroupCall"].format(call=call)
+        return spellings["GroupCallTo"].format(target=p.expr(s.target, PREC_UNARY), call=call)
+    return None
+
+
 class KernelPrinter(CStylePrinter):
     """The C dialect printer plus work-group nodes, work-item functions and hidden state."""
 
@@ -123,17 +148,9 @@ class KernelPrinter(CStylePrinter):
             return [ind + f"goto {self.exit_label};"]
         if isinstance(s, wg.ContextInit):
             return self.context_init(s, level)
-        if isinstance(s, wg.MaskSet):
-            return [ind + f"{s.name}[__lid] = {s.value};"]
-        if isinstance(s, wg.MaskFill):
-            return [ind + f"memset({s.name}, {s.value}, sizeof {s.name});"]
-        if isinstance(s, wg.MaskCopy):
-            return [ind + f"memcpy({s.dst}, {s.src}, sizeof {s.dst});"]
-        if isinstance(s, wg.GroupCall):
-            call = self.expr(s.call, PREC_ASSIGN)
-            if s.target is None:
-                return [ind + f"(void){call};"]
-            return [ind + f"{self.expr(s.target, PREC_UNARY)} = {call};"]
+        simple = group_node_stmt(self, s, C_GROUP_SPELLINGS)
+        if simple is not None:
+            return [ind + simple]
         if isinstance(s, ir.For | ir.While | ir.DoWhile | ir.Switch) and self.exit_label:
             self.nest += 1
             try:
