@@ -57,13 +57,17 @@ def _option_string(options: str | Sequence[str] | None) -> str:
     return " ".join(str(o) for o in options)
 
 
-def _frontend(source: str, options: str, headers: dict[str, str], filename: str) -> Any:
+def _frontend(source: str, options: str, headers: dict[str, str],
+              filename: str) -> tuple[Any, dict[str, KernelSignature]]:
+    """The front end's result and the kernels' signatures, shared by every build of the same
+    source, options and headers in this process."""
     key = (source, options, tuple(sorted(headers.items())))
     with _frontend_lock:
         if key in _frontend_cache:
             _frontend_cache.move_to_end(key)
             return _frontend_cache[key]
-    result = compile_source(source, filename, options, headers=headers or None)
+    compiled = compile_source(source, filename, options, headers=headers or None)
+    result = (compiled, kernel_signatures(compiled.module))
     with _frontend_lock:
         _frontend_cache[key] = result
         while len(_frontend_cache) > _FRONTEND_CACHE_SIZE:
@@ -113,7 +117,7 @@ class Program:
         self._status = build_status.IN_PROGRESS
         try:
             self._settings = read_settings()
-            result = _frontend(self.source, options, headers, self.filename)
+            result, signatures = _frontend(self.source, options, headers, self.filename)
         except BuildOptionsError as error:
             self._status = build_status.ERROR
             self._log = str(error)
@@ -128,7 +132,7 @@ class Program:
         self._log = result.log
         self._module = result.module
         self._build_options = result.options
-        self._kernels = kernel_signatures(result.module)
+        self._kernels = signatures
         self._device_programs = {}
         self._status = build_status.SUCCESS
         _show_log(result.log, device, self._settings)
