@@ -29,6 +29,8 @@ from pathlib import Path
 from ppcl.compiler import cache
 
 FALLBACK_COMPILERS = ("gcc", "clang", "cc")
+# What every "no working compiler" message tells the user to do.
+FIX_COMPILER = "install gcc or set CC to a C compiler (e.g. CC=gcc or CC=clang)"
 
 BASE_FLAGS = (
     "-O3",
@@ -127,36 +129,39 @@ def _requested_argv() -> tuple[str, ...]:
 
 def _search_argv(cc: str) -> tuple[str, ...]:
     if cc:
-        argv = tuple(shlex.split(cc))
+        try:
+            argv = tuple(shlex.split(cc))
+        except ValueError as error:
+            raise ToolchainError(f"no C compiler found: CC={cc!r} cannot be split into words "
+                                 f"({error}); {FIX_COMPILER}") from error
         if shutil.which(argv[0]) is None:
             raise ToolchainError(
-                f"no C compiler found: CC={cc!r} is not an executable; "
-                "install gcc or set CC to a C compiler"
+                f"no C compiler found: CC={cc!r} is not an executable; {FIX_COMPILER}"
             )
         return argv
     for name in FALLBACK_COMPILERS:
         if shutil.which(name) is not None:
             return (name,)
-    raise ToolchainError(
-        "no C compiler found on PATH (tried gcc, clang, cc); install gcc or set CC to a C compiler"
-    )
+    raise ToolchainError(f"no C compiler found on PATH (tried gcc, clang, cc); {FIX_COMPILER}")
 
 
 def _identify(argv: tuple[str, ...]) -> Compiler:
     resolved = shutil.which(argv[0])
-    assert resolved is not None
+    if resolved is None:  # removed since $CC or PATH was searched
+        raise ToolchainError(f"no C compiler found: {argv[0]!r} is gone; {FIX_COMPILER}")
     resolved = os.path.realpath(resolved)
     try:
         result = subprocess.run(
             [*argv, "--version"], capture_output=True, text=True, env=_COMPILER_ENV, check=False
         )
     except OSError as error:
-        raise ToolchainError(f"no C compiler found: cannot run {argv[0]!r}: {error}") from error
+        raise ToolchainError(
+            f"no C compiler found: cannot run {argv[0]!r}: {error}; {FIX_COMPILER}"
+        ) from error
     lines = result.stdout.strip().splitlines()
     if result.returncode != 0 or not lines:
         raise ToolchainError(
-            f"no C compiler found: {shlex.join(argv)} --version failed; "
-            "install gcc or set CC to a C compiler",
+            f"no C compiler found: {shlex.join(argv)} --version failed; {FIX_COMPILER}",
             stderr=result.stderr,
         )
     version = lines[0].strip()
@@ -220,7 +225,9 @@ def _run_compiler(
     try:
         return subprocess.run(argv, capture_output=True, text=True, env=_COMPILER_ENV, check=False)
     except OSError as error:
-        raise ToolchainError(f"cannot run the C compiler {compiler.argv[0]!r}: {error}") from error
+        raise ToolchainError(
+            f"cannot run the C compiler {compiler.argv[0]!r}: {error}; {FIX_COMPILER}"
+        ) from error
 
 
 def compile_shared(
@@ -253,7 +260,10 @@ def compile_shared(
     hit = cache.lookup(key, want_log=want_vector_report)
     if hit is not None:
         return CompiledObject(hit.path, key, hit.log, cached=True, compile_seconds=0.0)
-    return _build(compiler, flags, c_source, key, keep_log=want_vector_report)
+    try:
+        return _build(compiler, flags, c_source, key, keep_log=want_vector_report)
+    except cache.CacheError as error:
+        raise ToolchainError(str(error)) from error
 
 
 def _build(
@@ -266,7 +276,7 @@ def _build(
     final_object = cache.object_path(key)
     log: str | None = None
     try:
-        temp_source.write_text(c_source, encoding="utf-8")
+        cache.write_text(temp_source, c_source)
         start = time.perf_counter()
         effective = _effective_flags(compiler, flags)
         result = _run_compiler(compiler, effective, temp_source, temp_object)
@@ -283,24 +293,39 @@ def _build(
         # Messages name the temp file; point them at the file that is kept instead.
         stderr = result.stderr.replace(str(temp_source), str(final_source))
         if result.returncode != 0:
-            cache.publish(temp_source, final_source)
+            cache.publish([(temp_source, final_source)])
             raise ToolchainError(
                 f"C compiler failed ({shlex.join([*compiler.argv, *effective])}); "
                 f"source kept at {final_source}:\n{stderr}",
                 stderr=stderr,
                 source_path=final_source,
             )
+        _check_output(compiler, effective, temp_object)
+        cache.seal_object(temp_object)
+        moves = [(temp_source, final_source), (temp_object, final_object)]
         if keep_log:
             log = stderr
-            temp_log.write_text(stderr, encoding="utf-8")
-            cache.publish(temp_log, cache.log_path(key))
-        cache.publish(temp_source, final_source)
-        cache.publish(temp_object, final_object)
+            cache.write_text(temp_log, stderr)
+            moves.insert(0, (temp_log, cache.log_path(key)))
+        cache.publish(moves)
     finally:
         for leftover in (temp_source, temp_object, temp_log):
             cache.discard(leftover)
     cache.remember(final_object, log)
     return CompiledObject(final_object, key, log, cached=False, compile_seconds=seconds)
+
+
+def _check_output(compiler: Compiler, flags: tuple[str, ...], output: Path) -> None:
+    """A command that exits 0 without writing an object (``CC=echo``) is not a C compiler."""
+    try:
+        size = output.stat().st_size
+    except OSError:
+        size = 0
+    if size == 0:
+        raise ToolchainError(
+            f"the C compiler {shlex.join([*compiler.argv, *flags])} reported success but wrote "
+            f"no shared object to {output}; it is not a working C compiler: {FIX_COMPILER}"
+        )
 
 
 def load(path: Path | str) -> ctypes.CDLL:
@@ -310,7 +335,13 @@ def load(path: Path | str) -> ctypes.CDLL:
         library = _libraries.get(name)
         if library is not None:
             return library
-    library = ctypes.CDLL(name)
+    try:
+        library = ctypes.CDLL(name)
+    except OSError as error:
+        raise ToolchainError(
+            f"cannot load the compiled kernel {name}: {error}; remove the file to have "
+            "it rebuilt"
+        ) from error
     with _lock:
         return _libraries.setdefault(name, library)
 
