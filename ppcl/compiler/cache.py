@@ -48,6 +48,7 @@ TEMP_PREFIX = ".tmp-"
 CHECKSUM_MAGIC = b"PPCLSUM1"
 CHECKSUM_TRAILER_SIZE = len(CHECKSUM_MAGIC) + hashlib.sha256().digest_size
 DIRECTORY_MODE = 0o700
+MISSING = "missing"  # what damage_of says of an entry that is simply not there
 FIX_DIRECTORY = "set PPCL_CACHE_DIR to a writable directory"
 
 _lock = threading.Lock()
@@ -158,11 +159,8 @@ def lookup(key: str, *, want_log: bool = False) -> CacheHit | None:
     return CacheHit(path, log)
 
 
-MISSING = "missing"
-
-
 def checksum_trailer(data: bytes) -> bytes:
-    """What ``publish_object`` appends to an object: the magic and the sha256 of ``data``."""
+    """What ``seal_object`` appends to an object: the magic and the sha256 of ``data``."""
     return CHECKSUM_MAGIC + hashlib.sha256(data).digest()
 
 
