@@ -77,6 +77,7 @@ class Kernel:
         self._params: tuple[ParamInfo, ...] = self._signature.params
         self._args: list[ArgValue | None] = [None] * len(self._params)
         self._arg_values: tuple[ArgValue, ...] | None = None  # all set: what launches pass
+        self._arg_buffers: tuple[MemoryObject, ...] = ()  # the memory objects among them
         self._scalar_dtypes: list[np.dtype | None] | None = None
         self._launches: dict[Any, KernelLaunch] = {}
         self._last_call_args: tuple[Any, ...] | None = None
@@ -137,6 +138,7 @@ class Kernel:
                 raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
                                  f"{self._describe(index)} is a pointer: pass a Buffer (or None),"
                                  f" not {type(value).__name__}")
+            value.check_live(_SET_ARG)
             if value.context is not self.context:
                 raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
                                  f"{self._describe(index)}: the buffer belongs to another context")
@@ -328,6 +330,8 @@ def _arg_values(kernel: Kernel) -> tuple[ArgValue, ...]:
                          f"kernel '{kernel.function_name}': arguments {missing} are not set "
                          f"({kernel.num_args} expected)")
     values = tuple(a for a in kernel._args if a is not None)
+    kernel._arg_buffers = tuple(a.owner for a in values
+                                if isinstance(a, BufferArg) and a.owner is not None)
     kernel._arg_values = values
     return values
 
@@ -360,6 +364,12 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         if key is not None:
             kernel._launches[key] = launch
     args = _arg_values(kernel)
+    buffers = kernel._arg_buffers
+    for mem in buffers:
+        if mem.released:
+            raise make_error(_ENQUEUE, "INVALID_MEM_OBJECT",
+                             f"kernel '{kernel.function_name}': an argument is {mem!r}, which "
+                             "was released after it was set")
     local_bytes = launch.local_bytes(args)
     if local_bytes > queue.device.local_mem_size:
         raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
@@ -370,7 +380,8 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     def action() -> None:
         run(args)  # args keeps the argument objects alive until the command has run
 
-    return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE)
+    return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
+                          uses=buffers)
 
 
 def _check_local_size(kernel: Kernel, global3: LocalSize, local3: LocalSize, max_group: int,
