@@ -166,3 +166,53 @@ def test_release_while_a_transfer_waits_does_not_free_the_memory(ctx):
     gate.set_status(cl.command_execution_status.COMPLETE)
     event.wait()
     np.testing.assert_array_equal(out, np.arange(N))
+
+
+# ---------------------------------------------------------------------- NDRange limits
+
+
+def _launch_error(queue, program, global_size, local_size=None, offset=None, *,
+                  g_times_l=False):
+    src = _buffer(ctx=queue.context)
+    dst = _buffer(ctx=queue.context)
+    with pytest.raises(cl.LogicError) as info:
+        program.copy(queue, global_size, local_size, src, dst, global_offset=offset,
+                     g_times_l=g_times_l)
+    return info.value
+
+
+@pytest.mark.parametrize(("global_size", "local_size", "offset", "code", "words"), [
+    ((2 ** 64,), None, None, "INVALID_GLOBAL_WORK_SIZE", "entry 0 is 18446744073709551616"),
+    ((64, 2 ** 64 + 64), None, None, "INVALID_GLOBAL_WORK_SIZE", "entry 1"),
+    ((-64,), None, None, "INVALID_GLOBAL_WORK_SIZE", "entry 0 is -64"),
+    ((64,), None, (-1,), "INVALID_GLOBAL_OFFSET", "entry 0 is -1, which is negative"),
+    ((64, 64), None, (0, -64), "INVALID_GLOBAL_OFFSET", "entry 1 is -64"),
+    ((64,), None, (2 ** 64 - 64,), "INVALID_GLOBAL_OFFSET", "exceeds"),
+    ((2 ** 63,), None, (2 ** 63,), "INVALID_GLOBAL_OFFSET", "exceeds"),
+    ((64.0,), None, None, "INVALID_VALUE", "entry 0 of the global size"),
+    ((64, None), None, None, "INVALID_VALUE", "entry 1 of the global size is None"),
+    (64.5, None, None, "INVALID_VALUE", "neither an integer"),
+    (("64",), None, None, "INVALID_VALUE", "not an integer"),
+    ((True,), None, None, "INVALID_VALUE", "not an integer"),
+    ((64,), (32.0,), None, "INVALID_VALUE", "entry 0 of the local size"),
+    ((64,), None, (0.5,), "INVALID_VALUE", "entry 0 of the global offset"),
+    ((64,), None, (None,), "INVALID_VALUE", "entry 0 of the global offset is None"),
+])
+def test_ndrange_outside_the_limits_raises(queue, program, global_size, local_size, offset,
+                                           code, words):
+    error = _launch_error(queue, program, global_size, local_size, offset)
+    assert error.code == _code(code)
+    assert words in str(error)
+
+
+def test_g_times_l_product_is_checked(queue, program):
+    error = _launch_error(queue, program, (2 ** 62,), (64,), g_times_l=True)
+    assert error.code == _code("INVALID_GLOBAL_WORK_SIZE")
+
+
+def test_ndrange_at_the_limits_still_launches(ctx, queue, program):
+    src = _buffer(ctx, np.arange(N, dtype=np.int32))
+    dst = _buffer(ctx)
+    program.copy(queue, (N,), (64,), src, dst, global_offset=(0,)).wait()
+    np.testing.assert_array_equal(_read(queue, dst), np.arange(N) + 1)
+    program.copy(queue, np.int64(N), None, src, dst, global_offset=[np.int32(0)]).wait()
