@@ -120,9 +120,11 @@ def test_kernel_whose_argument_was_released_does_not_launch(ctx, queue, program)
     _raises_released(lambda: cl.enqueue_nd_range_kernel(queue, kernel, (N,), None))
 
 
+@pytest.mark.parametrize("properties", [OUT_OF_ORDER, 0], ids=["out-of-order", "in-order"])
 @pytest.mark.parametrize("released", ["source", "destination"])
-def test_release_while_a_command_waits_does_not_free_the_memory(ctx, program, released):
-    queue = cl.CommandQueue(ctx, properties=OUT_OF_ORDER)
+def test_release_while_a_command_waits_does_not_free_the_memory(ctx, program, released,
+                                                                properties):
+    queue = cl.CommandQueue(ctx, properties=properties)
     sizes_live = _buffer(ctx, np.arange(N, dtype=np.int32))
     src = _buffer(ctx, np.arange(N, dtype=np.int32) * 10)
     dst = _buffer(ctx, np.zeros(N, np.int32))
@@ -166,6 +168,22 @@ def test_release_while_a_transfer_waits_does_not_free_the_memory(ctx):
     gate.set_status(cl.command_execution_status.COMPLETE)
     event.wait()
     np.testing.assert_array_equal(out, np.arange(N))
+
+
+def test_memory_of_a_command_whose_wait_list_failed_is_freed(ctx, program):
+    queue = cl.CommandQueue(ctx, properties=OUT_OF_ORDER)
+    allocator = ctx.devices[0].backend.allocator
+    src = _buffer(ctx)
+    dst = _buffer(ctx)
+    gate = cl.UserEvent(ctx)
+    event = program.copy(queue, (N,), None, src, dst, wait_for=[gate])
+    src.release()
+    dst.release()
+    held = allocator.bytes_in_use()
+    gate.set_status(_code("INVALID_VALUE"))
+    with pytest.raises(cl.Error):
+        event.wait()
+    assert allocator.bytes_in_use() < held
 
 
 # ---------------------------------------------------------------------- NDRange limits
