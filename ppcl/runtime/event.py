@@ -101,10 +101,10 @@ class Event:
             due = [cb for wanted, cb in self._callbacks if status <= wanted]
             self._callbacks = [(wanted, cb) for wanted, cb in self._callbacks if status > wanted]
             waiter = self._waiter if status <= COMPLETE else None
+        for callback in due:  # before waking waiters: a wait returns with the command's
+            callback(status)  # memory already released to the allocator
         if waiter is not None:
             waiter.set()
-        for callback in due:
-            callback(status)
 
     def _complete(self, status: int = COMPLETE, error: BaseException | None = None) -> None:
         self._advance(status, error)
@@ -119,10 +119,10 @@ class Event:
             due = [cb for _, cb in self._callbacks]
             self._callbacks = []
             waiter = self._waiter
-        if waiter is not None:
-            waiter.set()
         for callback in due:
             callback(COMPLETE)
+        if waiter is not None:
+            waiter.set()
 
     def set_callback(self, callback_type: int, callback: StatusCallback) -> None:
         """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails)."""

@@ -77,6 +77,7 @@ class Kernel:
         self._params: tuple[ParamInfo, ...] = self._signature.params
         self._args: list[ArgValue | None] = [None] * len(self._params)
         self._arg_values: tuple[ArgValue, ...] | None = None  # all set: what launches pass
+        self._arg_buffers: tuple[MemoryObject, ...] = ()  # the memory objects among them
         self._scalar_dtypes: list[np.dtype | None] | None = None
         self._launches: dict[Any, KernelLaunch] = {}
         self._last_call_args: tuple[Any, ...] | None = None
@@ -137,6 +138,7 @@ class Kernel:
                 raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
                                  f"{self._describe(index)} is a pointer: pass a Buffer (or None),"
                                  f" not {type(value).__name__}")
+            value.check_live(_SET_ARG)
             if value.context is not self.context:
                 raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
                                  f"{self._describe(index)}: the buffer belongs to another context")
@@ -261,40 +263,82 @@ class Kernel:
 # ---------------------------------------------------------------------- NDRange
 
 
-def _as_tuple(values: Any) -> tuple[int, ...]:
-    if isinstance(values, int | np.integer):
+def _as_tuple(values: Any, what: str) -> tuple[int, ...]:
+    """The entries of a size or offset argument (one integer or a sequence of them) as ints;
+    anything that is not an integer raises ``CL_INVALID_VALUE`` naming the entry."""
+    if _is_integer(values):
         return (int(values),)
-    return tuple(int(v) for v in values)
+    try:
+        entries = tuple(values)
+    except TypeError:
+        raise make_error(_ENQUEUE, "INVALID_VALUE",
+                         f"the {what} {values!r} is neither an integer nor a sequence of "
+                         "integers") from None
+    for index, entry in enumerate(entries):
+        if not _is_integer(entry):
+            raise make_error(_ENQUEUE, "INVALID_VALUE",
+                             f"entry {index} of the {what} is {entry!r} "
+                             f"({type(entry).__name__}), not an integer: {values!r}")
+    return tuple(int(entry) for entry in entries)
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def _check_global_range(global_tuple: tuple[int, ...], offset_tuple: tuple[int, ...],
+                        address_bits: int) -> None:
+    """Sizes and offsets within what the device's ``size_t`` holds (the specification's
+    CL_INVALID_GLOBAL_WORK_SIZE and CL_INVALID_GLOBAL_OFFSET), so no work-item id wraps."""
+    limit = 1 << address_bits
+    for index, size in enumerate(global_tuple):
+        if size <= 0:
+            raise make_error(_ENQUEUE, "INVALID_GLOBAL_WORK_SIZE",
+                             f"global size {global_tuple}: entry {index} is {size}, "
+                             "not above 0")
+        if size >= limit:
+            raise make_error(_ENQUEUE, "INVALID_GLOBAL_WORK_SIZE",
+                             f"global size {global_tuple}: entry {index} is {size}, which "
+                             f"does not fit the device's {address_bits}-bit size_t")
+    for index, (size, offset) in enumerate(zip(global_tuple, offset_tuple)):
+        if offset < 0:
+            raise make_error(_ENQUEUE, "INVALID_GLOBAL_OFFSET",
+                             f"global offset {offset_tuple}: entry {index} is {offset}, "
+                             "which is negative")
+        if size + offset > limit - 1:
+            raise make_error(_ENQUEUE, "INVALID_GLOBAL_OFFSET",
+                             f"global offset {offset_tuple}: entry {index} ({offset}) plus "
+                             f"the global size {size} exceeds the device's {address_bits}-bit "
+                             "size_t")
 
 
 def _ndrange(queue: CommandQueue, kernel: Kernel, global_work_size: Any,
              local_work_size: Any, global_work_offset: Any, g_times_l: bool) -> NDRange:
     """Check a launch shape and resolve it (the device picks a local size left to it)."""
-    global_tuple = _as_tuple(global_work_size)
+    global_tuple = _as_tuple(global_work_size, "global size")
     dims = len(global_tuple)
     if not 1 <= dims <= 3:
         raise make_error(_ENQUEUE, "INVALID_WORK_DIMENSION",
                          f"work dimension {dims}: the global size needs 1 to 3 entries")
-    local_tuple = _as_tuple(local_work_size) if local_work_size is not None else None
+    local_tuple = _as_tuple(local_work_size, "local size") \
+        if local_work_size is not None else None
     if local_tuple is not None and len(local_tuple) != dims:
         raise make_error(_ENQUEUE, "INVALID_WORK_DIMENSION" if len(local_tuple) > 3
                          else "INVALID_WORK_GROUP_SIZE",
                          f"local size {local_tuple} and global size {global_tuple} differ in rank")
     if g_times_l and local_tuple is not None:
         global_tuple = tuple(g * size for g, size in zip(global_tuple, local_tuple))
-    global3 = pad3(global_tuple, 1)
-    offset3 = (0, 0, 0)
+    offset_tuple = (0,) * dims
     if global_work_offset is not None:
-        offset_tuple = _as_tuple(global_work_offset)
+        offset_tuple = _as_tuple(global_work_offset, "global offset")
         if len(offset_tuple) != dims:
             raise make_error(_ENQUEUE, "INVALID_GLOBAL_OFFSET",
                              f"global offset {global_work_offset} does not have {dims} entries")
-        offset3 = pad3(offset_tuple, 0)
-    if min(global3) <= 0:
-        raise make_error(_ENQUEUE, "INVALID_GLOBAL_WORK_SIZE",
-                         f"global size {global_tuple} has an entry that is not above 0")
-
     device = queue.device
+    _check_global_range(global_tuple, offset_tuple, device.address_bits)
+    global3 = pad3(global_tuple, 1)
+    offset3 = pad3(offset_tuple, 0)
+
     max_group = device.max_work_group_size
     max_items = tuple(device.max_work_item_sizes)
     reqd = kernel.reqd_work_group_size
@@ -328,6 +372,8 @@ def _arg_values(kernel: Kernel) -> tuple[ArgValue, ...]:
                          f"kernel '{kernel.function_name}': arguments {missing} are not set "
                          f"({kernel.num_args} expected)")
     values = tuple(a for a in kernel._args if a is not None)
+    kernel._arg_buffers = tuple(a.owner for a in values
+                                if isinstance(a, BufferArg) and a.owner is not None)
     kernel._arg_values = values
     return values
 
@@ -352,7 +398,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                                global_work_offset, g_times_l)
         except Error as error:
             if allow_empty_ndrange and error.code == ERROR_CODES["INVALID_GLOBAL_WORK_SIZE"] \
-                    and 0 in _as_tuple(global_work_size):
+                    and 0 in _as_tuple(global_work_size, "global size"):
                 return queue._enqueue(command_type.MARKER, lambda: None, wait_for,
                                       routine=_ENQUEUE)
             raise
@@ -360,6 +406,12 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         if key is not None:
             kernel._launches[key] = launch
     args = _arg_values(kernel)
+    buffers = kernel._arg_buffers
+    for mem in buffers:
+        if mem.released:
+            raise make_error(_ENQUEUE, "INVALID_MEM_OBJECT",
+                             f"kernel '{kernel.function_name}': an argument is {mem!r}, which "
+                             "was released after it was set")
     local_bytes = launch.local_bytes(args)
     if local_bytes > queue.device.local_mem_size:
         raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
@@ -370,7 +422,8 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     def action() -> None:
         run(args)  # args keeps the argument objects alive until the command has run
 
-    return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE)
+    return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
+                          uses=buffers)
 
 
 def _check_local_size(kernel: Kernel, global3: LocalSize, local3: LocalSize, max_group: int,

@@ -3,10 +3,16 @@
 A buffer's bytes are allocated by the context's first device (every ppcl device so far shares
 host memory), or, with ``USE_HOST_PTR``, are the caller's own host buffer (zero copy). Kernels
 get the address of those bytes.
+
+A released memory object refuses every use (``CL_INVALID_MEM_OBJECT``), but its bytes go back to
+the allocator only when nothing can still reach them: no sub-buffer of it is alive and no
+enqueued command that uses it is pending (commands hold it with ``hold``/``unhold``). So the
+allocator never hands out memory a queued command will still read or write.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +27,10 @@ if TYPE_CHECKING:
     from ppcl.runtime.queue import CommandQueue
 
 _ACCESS_FLAGS = mem_flags.READ_WRITE | mem_flags.WRITE_ONLY | mem_flags.READ_ONLY
+# guards the counts that decide when released memory is freed (commands end on other threads)
+_FREE_LOCK = threading.Lock()
+
+
 def host_bytes(obj: Any, *, writable: bool = False, what: str = "host buffer") -> np.ndarray:
     """A flat uint8 view of a contiguous host buffer (numpy array or buffer-protocol object)."""
     if isinstance(obj, np.ndarray):
@@ -54,6 +64,38 @@ class MemoryObject:
         self.hostbuf: Any = None
         self._allocation: Allocation | None = None
         self.map_count = 0
+        self.released = False  # set by release(); every later use raises
+        # the object owning the bytes: a sub-buffer's parent, None for itself (no reference
+        # cycle, so dropping the last reference frees the bytes at once)
+        self._root: MemoryObject | None = None
+        self._holds = 0  # pending commands and live sub-buffers that use the root's bytes
+
+    def check_live(self, routine: str) -> None:
+        """Raise ``CL_INVALID_MEM_OBJECT`` if the object was released."""
+        if self.released:
+            raise make_error(routine, "INVALID_MEM_OBJECT",
+                             f"{self!r} was released and cannot be used any more")
+
+    def hold(self) -> None:
+        """Keep the bytes allocated until ``unhold`` (a pending command that uses them)."""
+        root = self._root if self._root is not None else self
+        with _FREE_LOCK:
+            root._holds += 1
+
+    def unhold(self) -> None:
+        root = self._root if self._root is not None else self
+        with _FREE_LOCK:
+            root._holds -= 1
+            allocation = root._take_allocation_if_unused()
+        if allocation is not None:
+            allocation.release()
+
+    def _take_allocation_if_unused(self) -> Allocation | None:
+        """The allocation to free now, if released and unused (call with ``_FREE_LOCK``)."""
+        if not self.released or self._holds:
+            return None
+        allocation, self._allocation = self._allocation, None
+        return allocation
 
     @property
     def address(self) -> int:
@@ -77,13 +119,15 @@ class MemoryObject:
         return self._data
 
     def get_info(self, param: int) -> Any:
+        if param != mem_info.REFERENCE_COUNT:
+            self.check_live("clGetMemObjectInfo")
         values: dict[int, Any] = {
             mem_info.TYPE: self.type,
             mem_info.FLAGS: self.flags,
             mem_info.SIZE: self.size,
             mem_info.HOST_PTR: self.hostbuf,
             mem_info.MAP_COUNT: self.map_count,
-            mem_info.REFERENCE_COUNT: 1,
+            mem_info.REFERENCE_COUNT: 0 if self.released else 1,
             mem_info.CONTEXT: self.context,
             mem_info.ASSOCIATED_MEMOBJECT: getattr(self, "parent", None),
             mem_info.OFFSET: self.offset,
@@ -93,7 +137,15 @@ class MemoryObject:
         return values[param]
 
     def release(self) -> None:
-        allocation, self._allocation = self._allocation, None
+        """Release the object; its bytes are freed once no command or sub-buffer uses them."""
+        if self.released:
+            return
+        root = self._root if self._root is not None else self
+        with _FREE_LOCK:
+            self.released = True
+            if root is not self:
+                root._holds -= 1  # a sub-buffer's hold on its parent ends with it
+            allocation = root._take_allocation_if_unused()
         if allocation is not None:
             allocation.release()
 
@@ -151,6 +203,7 @@ class Buffer(MemoryObject):
     @classmethod
     def _sub(cls, parent: Buffer, origin: int, size: int, flags: int) -> Buffer:
         routine = "clCreateSubBuffer"
+        parent.check_live(routine)
         if parent.parent is not None:
             raise make_error(routine, "INVALID_MEM_OBJECT", "a sub-buffer cannot be split again")
         if origin < 0 or size <= 0 or origin + size > parent.size:
@@ -168,6 +221,8 @@ class Buffer(MemoryObject):
         sub._origin = origin
         sub.hostbuf = parent.hostbuf
         sub._data = parent._data[origin:origin + size]
+        sub._root = parent
+        parent.hold()  # the parent's bytes stay while the sub-buffer lives (OpenCL)
         return sub
 
     def get_sub_region(self, origin: int, size: int, flags: int = 0) -> Buffer:
@@ -244,6 +299,7 @@ class MemoryMap:
 
         def unmap() -> None:
             buffer.map_count -= 1
+            buffer.unhold()  # held since the map was enqueued
 
         return (queue or self._queue)._enqueue(command_type.UNMAP_MEM_OBJECT, unmap, wait_for,
                                                 routine="clEnqueueUnmapMemObject")

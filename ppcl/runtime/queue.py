@@ -22,6 +22,7 @@ from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
 
 if TYPE_CHECKING:
     from ppcl.runtime.context import Context
+    from ppcl.runtime.memory import MemoryObject
     from ppcl.runtime.platform import Device
 
 Action = Callable[[], None]
@@ -79,11 +80,13 @@ class CommandQueue:
 
     def _enqueue(self, kind: int, action: Action, wait_for: Sequence[Event] | None = None,
                  *, blocking: bool = False, after_all: bool = False,
-                 routine: str = "clEnqueue") -> Event:
+                 routine: str = "clEnqueue", uses: Sequence[MemoryObject] = ()) -> Event:
         """Enqueue ``action`` as a command of type ``kind`` and return its event.
 
         ``after_all`` makes the command wait for every command enqueued before it (markers and
-        barriers). Errors of a command run synchronously are raised here.
+        barriers). Errors of a command run synchronously are raised here. A command that is held
+        holds the memory objects in ``uses`` until it completes, so releasing one of them
+        meanwhile does not free bytes the command will still read or write.
         """
         waits = _check_wait_list(wait_for, self.context, routine)
         event = Event(self.context, self, kind)
@@ -107,7 +110,9 @@ class CommandQueue:
         if run_now:
             self._run_synchronously(event, action)
             return event
-        event._on_done(lambda _status: self._forget(event))
+        for mem in uses:
+            mem.hold()
+        event._on_done(lambda _status: self._forget(event, uses))
         command = _HeldCommand(self, event, action, len(deps))
         command.failed = failed
         if not deps:
@@ -118,9 +123,11 @@ class CommandQueue:
             event.wait()
         return event
 
-    def _forget(self, event: Event) -> None:
+    def _forget(self, event: Event, uses: Sequence[MemoryObject]) -> None:
         with self._lock:
             self._pending.discard(event)
+        for mem in uses:
+            mem.unhold()
 
     def _run_synchronously(self, event: Event, action: Action) -> None:
         submit = time.perf_counter_ns()

@@ -2,7 +2,8 @@
 rectangular), fills and maps, with PyOpenCL's keyword names.
 
 Every command checks its bounds when enqueued (``CL_INVALID_VALUE`` outside the buffer) and
-moves the bytes with numpy when it runs.
+that its buffers were not released (``CL_INVALID_MEM_OBJECT``), and moves the bytes with numpy
+when it runs. A command that waits holds its buffers' bytes until it has run.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def _check_range(routine: str, what: str, offset: int, count: int, size: int) ->
 def _check_queue(queue: CommandQueue, mem: MemoryObject, routine: str) -> None:
     if not isinstance(queue, CommandQueue):
         raise make_error(routine, "INVALID_COMMAND_QUEUE", f"{queue!r} is not a CommandQueue")
+    mem.check_live(routine)
     if mem.context is not queue.context:
         raise make_error(routine, "INVALID_CONTEXT",
                          "the memory object and the queue belong to different contexts")
@@ -53,7 +55,7 @@ def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_o
         transfer(host, source)
 
     return queue._enqueue(command_type.READ_BUFFER, read, wait_for, blocking=is_blocking,
-                          routine=routine)
+                          routine=routine, uses=(mem,))
 
 
 def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_offset: int = 0,
@@ -71,7 +73,7 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
         transfer(target, host)
 
     return queue._enqueue(command_type.WRITE_BUFFER, write, wait_for, blocking=is_blocking,
-                          routine=routine)
+                          routine=routine, uses=(mem,))
 
 
 def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_count: int = -1,
@@ -94,7 +96,8 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
     def copy(_keep: tuple[Buffer, Buffer] = (src, dst)) -> None:
         transfer(target, source)
 
-    return queue._enqueue(command_type.COPY_BUFFER, copy, wait_for, routine=routine)
+    return queue._enqueue(command_type.COPY_BUFFER, copy, wait_for, routine=routine,
+                          uses=(src, dst))
 
 
 # ---------------------------------------------------------------------- rectangular copies
@@ -139,7 +142,8 @@ def _rect_copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray,
     def copy(_keep: tuple[Buffer, ...] = buffers) -> None:  # buffers live until it ran
         transfer(target, source)
 
-    return queue._enqueue(kind, copy, wait_for, blocking=blocking, routine=routine)
+    return queue._enqueue(kind, copy, wait_for, blocking=blocking, routine=routine,
+                          uses=buffers)
 
 
 def enqueue_read_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
@@ -261,7 +265,8 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
     def fill(_keep: Buffer = mem) -> None:
         fill_bytes(target, pattern_bytes)
 
-    return queue._enqueue(command_type.FILL_BUFFER, fill, wait_for, routine=routine)
+    return queue._enqueue(command_type.FILL_BUFFER, fill, wait_for, routine=routine,
+                          uses=(mem,))
 
 
 def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int, shape: Any,
@@ -291,11 +296,14 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
 
     event = queue._enqueue(command_type.MAP_BUFFER, map_region, wait_for, blocking=is_blocking,
                            routine=routine)
+    buf.hold()  # the mapped bytes stay allocated until the region is unmapped
     return np.asarray(mapping), event
 
 
 def enqueue_migrate_mem_objects(queue: CommandQueue, mem_objects: Sequence[MemoryObject],
                                 flags: int = 0, wait_for: Sequence[Event] | None = None) -> Event:
     """Memory is host memory on this device: migration is an ordering point only."""
+    for mem in mem_objects:
+        mem.check_live("clEnqueueMigrateMemObjects")
     return queue._enqueue(command_type.MIGRATE_MEM_OBJECTS, lambda: None, wait_for,
                           routine="clEnqueueMigrateMemObjects")
