@@ -165,6 +165,7 @@ class PooledBuffer(Buffer):
         lent.parent = None
         lent._origin = 0
         lent._data = block.bytes_view()[:size]
+        lent._root = block  # commands pending on the lent buffer hold the block
         lent._pool = pool
         lent._block = block
         lent._bin = bin_size
@@ -173,8 +174,11 @@ class PooledBuffer(Buffer):
     def release(self) -> None:
         pool, block = self._pool, self._block
         self._pool = self._block = None
+        self.released = True  # later uses raise CL_INVALID_MEM_OBJECT
         if pool is not None and block is not None:
-            pool._give_back(self._bin, block)
+            bin_size = self._bin
+            # lent again only once the commands queued on it have run
+            block.when_unused(lambda: pool._give_back(bin_size, block))
 
 
 class MemoryPool:

@@ -234,3 +234,28 @@ def test_ndrange_at_the_limits_still_launches(ctx, queue, program):
     program.copy(queue, (N,), (64,), src, dst, global_offset=(0,)).wait()
     np.testing.assert_array_equal(_read(queue, dst), np.arange(N) + 1)
     program.copy(queue, np.int64(N), None, src, dst, global_offset=[np.int32(0)]).wait()
+
+
+def test_memory_pool_lends_a_block_again_only_after_its_commands_ran() -> None:
+    from ppcl.tools import ImmediateAllocator, MemoryPool
+
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(
+        ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    pool = MemoryPool(ImmediateAllocator(queue))
+    lent = pool.allocate(4096)
+    gate = cl.UserEvent(ctx)
+    cl.enqueue_fill_buffer(queue, lent, np.float32(2), 0, 4096, wait_for=[gate])
+    address = lent.address
+    lent.release()
+    with pytest.raises(cl.Error, match="INVALID_MEM_OBJECT"):
+        cl.enqueue_fill_buffer(queue, lent, np.float32(1), 0, 4096)
+    meanwhile = pool.allocate(4096)
+    assert meanwhile.address != address  # the block is still in use by the pending fill
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    queue.finish()
+    again = pool.allocate(4096)
+    assert again.address == address
+    out = np.empty(1024, np.float32)
+    cl.enqueue_copy(queue, out, again)
+    np.testing.assert_array_equal(out, 2)

@@ -13,6 +13,7 @@ allocator never hands out memory a queued command will still read or write.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -69,6 +70,7 @@ class MemoryObject:
         # cycle, so dropping the last reference frees the bytes at once)
         self._root: MemoryObject | None = None
         self._holds = 0  # pending commands and live sub-buffers that use the root's bytes
+        self._when_unused: Callable[[], None] | None = None  # run once the holds end
 
     def check_live(self, routine: str) -> None:
         """Raise ``CL_INVALID_MEM_OBJECT`` if the object was released."""
@@ -84,11 +86,26 @@ class MemoryObject:
 
     def unhold(self) -> None:
         root = self._root if self._root is not None else self
+        idle: Callable[[], None] | None = None
         with _FREE_LOCK:
             root._holds -= 1
             allocation = root._take_allocation_if_unused()
+            if not root._holds:
+                idle, root._when_unused = root._when_unused, None
         if allocation is not None:
             allocation.release()
+        if idle is not None:
+            idle()
+
+    def when_unused(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once no pending command holds the bytes (now, if none does): how a
+        memory pool takes back a lent block only after the commands using it have run."""
+        root = self._root if self._root is not None else self
+        with _FREE_LOCK:
+            if root._holds:
+                root._when_unused = action
+                return
+        action()
 
     def _take_allocation_if_unused(self) -> Allocation | None:
         """The allocation to free now, if released and unused (call with ``_FREE_LOCK``)."""
