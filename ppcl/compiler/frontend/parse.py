@@ -68,6 +68,15 @@ class SyntaxErrorAt(Exception):
 class _Parser(OpenCLCParser):  # type: ignore[misc]
     """OpenCLCParser with C-compiler-like syntax errors and type names in attributes."""
 
+    def _lex_error_func(self, msg: str, line: int, column: int) -> None:
+        # Raised here, not through _parse_error: that peeks at the next token, which lexes the
+        # same bad character again and recurses until the interpreter's limit.
+        if msg.startswith("Illegal character "):
+            message = f"unexpected character {msg[len('Illegal character '):]} in source"
+        else:
+            message = msg[:1].lower() + msg[1:]
+        raise SyntaxErrorAt(self.clex.filename, line, column, message)
+
     def _expect(self, token_type: str) -> Any:
         tok = self._peek()
         if tok is not None and tok.type == token_type:
