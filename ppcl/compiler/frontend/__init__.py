@@ -112,6 +112,11 @@ def check_file(path: str, options: str | BuildOptions = "", *, fp64: bool = True
 def preprocess_source(source: str, filename: str, options: str | BuildOptions,
                       headers: dict[str, str] | None = None) -> str:
     """The preprocessed text of one unit (with line markers); raises ``CompileError``."""
+    return run_deep(_preprocess_source, source, filename, options, headers)
+
+
+def _preprocess_source(source: str, filename: str, options: str | BuildOptions,
+                       headers: dict[str, str] | None) -> str:
     opts = options if isinstance(options, BuildOptions) else parse_build_options(options)
     diagnostics = Diagnostics()
     diagnostics.sources.add(filename, source)

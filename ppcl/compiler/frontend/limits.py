@@ -28,7 +28,7 @@ from pycparser import c_ast
 MAX_BRACKET_DEPTH = 1000
 MAX_TREE_DEPTH = 5000
 MAX_INCLUDE_DEPTH = 64
-MAX_EXPANSION_TOKENS = 1 << 18
+MAX_EXPANSION_TOKENS = 1 << 17
 
 # Enough frames for the limits above (about 15 frames a bracket in the parser, 5 a tree level
 # in the analysis), and a stack that holds them.
