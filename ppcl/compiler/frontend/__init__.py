@@ -16,7 +16,7 @@ from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
 from ppcl.compiler.frontend.limits import (
     MAX_BRACKET_DEPTH,
     MAX_TREE_DEPTH,
-    run_deep,
+    run_deep_if_needed,
     too_deep_bracket,
     too_deep_node,
 )
@@ -60,8 +60,9 @@ def compile_source(source: str, filename: str = "<source>", options: str | Build
                    *, headers: dict[str, str] | None = None, fp64: bool = True) -> FrontendResult:
     """Front end of one program build; raises ``CompileError`` when the source has errors.
 
-    It runs on a deep stack (see ``limits``), so long and deeply nested expressions compile."""
-    return run_deep(_compile_source, source, filename, options, headers=headers, fp64=fp64)
+    A source that runs the caller's thread out of recursion (a long sum, deep parentheses) is
+    compiled again on a deep stack (see ``limits``), up to the limits documented there."""
+    return run_deep_if_needed(_compile_source, source, filename, options, headers=headers, fp64=fp64)
 
 
 def _compile_source(source: str, filename: str, options: str | BuildOptions,
@@ -112,7 +113,7 @@ def check_file(path: str, options: str | BuildOptions = "", *, fp64: bool = True
 def preprocess_source(source: str, filename: str, options: str | BuildOptions,
                       headers: dict[str, str] | None = None) -> str:
     """The preprocessed text of one unit (with line markers); raises ``CompileError``."""
-    return run_deep(_preprocess_source, source, filename, options, headers)
+    return run_deep_if_needed(_preprocess_source, source, filename, options, headers)
 
 
 def _preprocess_source(source: str, filename: str, options: str | BuildOptions,

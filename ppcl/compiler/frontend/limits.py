@@ -4,7 +4,8 @@ pycparser's parser and the semantic analysis are recursive descents: each level 
 parentheses costs the parser about a dozen Python frames, each operand of a flat sum a few
 frames of the analysis. Python's default limit (1000 frames on an 8 MiB stack) stops at about
 80 parentheses or 300 terms with a bare ``RecursionError``. So the front end runs in a thread of
-its own with a large stack and a raised recursion limit (``run_deep``), and inputs deeper than
+its own with a large stack and a raised recursion limit (``run_deep``, used when a first run on
+the caller's thread runs out of recursion), and inputs deeper than
 the documented limits below get a located error instead of exhausting even that stack:
 
 * ``MAX_BRACKET_DEPTH``: parentheses, brackets and braces open at once, checked on the text
@@ -86,6 +87,16 @@ def run_deep(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]  # type: ignore[no-any-return]
+
+
+def run_deep_if_needed(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """``fn(*args, **kwargs)`` on this thread, and again through ``run_deep`` if it ran out of
+    recursion: ordinary programs pay nothing for the deep stack (a thread with one costs about
+    1 ms to start). ``fn`` must have no effect outside its result, so it can run twice."""
+    try:
+        return fn(*args, **kwargs)
+    except RecursionError:
+        return run_deep(fn, *args, **kwargs)
 
 
 _OPENING = "([{"
