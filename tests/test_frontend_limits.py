@@ -24,12 +24,12 @@ from ppcl.compiler.frontend.limits import (
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Compiles SOURCE (with HEADERS and OPTIONS) and prints the build log to stderr: exit status 1
+# Compiles the source read from stdin (with HEADERS and OPTIONS) and prints the build log to stderr: exit status 1
 # for a CompileError, 0 for a build that succeeds, anything else for a crash.
 _CHILD = """
 import sys
 from ppcl.compiler.frontend import CompileError, compile_source
-source, headers, options = {source!r}, {headers!r}, {options!r}
+source, headers, options = sys.stdin.read(), {headers!r}, {options!r}
 try:
     compile_source(source, "k.cl", options, headers=headers or None)
 except CompileError as exc:
@@ -41,9 +41,9 @@ except CompileError as exc:
 def _compile_in_child(source: str, headers: dict[str, str] | None = None,
                       options: str = "", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    code = _CHILD.format(source=source, headers=headers or {}, options=options)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, env=env, cwd=cwd)
+    code = _CHILD.format(headers=headers or {}, options=options)
+    return subprocess.run([sys.executable, "-c", code], input=source, capture_output=True,
+                          text=True, timeout=60, env=env, cwd=cwd)
 
 
 def _kernel(expr: str) -> str:
@@ -137,3 +137,12 @@ def test_self_doubling_macro_stops_quickly_at_its_use():
            f"{MAX_EXPANSION_TOKENS} tokens)" in done.stderr
     assert done.stderr.splitlines()[1:3] == ["  out[0] = A20;", " " * 11 + "^"]
     assert elapsed < 10
+
+
+def test_statements_nested_past_the_deep_stack_are_located():
+    source = "__kernel void f(__global int *out, int a) {\n" + "if (a) " * 20000 + "out[0] = a;\n}\n"
+    done = _compile_in_child(source)
+    assert done.returncode == 1, done.stderr
+    assert "error: program nests too deeply to parse" in done.stderr
+    assert done.stderr.startswith("k.cl:2:")
+    assert "RecursionError" not in done.stderr

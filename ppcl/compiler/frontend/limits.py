@@ -12,6 +12,9 @@ the documented limits below get a located error instead of exhausting even that 
   before it is parsed ("expression nests deeper than N").
 * ``MAX_TREE_DEPTH``: depth of the syntax tree (a flat sum of n terms is n deep), checked by an
   iterative walk before the analysis.
+* Input that stays under those limits and still exhausts the deep stack (twenty thousand
+  nested ``if`` statements, say) is reported where the parser stopped ("program nests too
+  deeply to parse").
 * ``MAX_INCLUDE_DEPTH``: ``#include`` nesting; the error names the chain of headers.
 * ``MAX_EXPANSION_TOKENS``: tokens produced while expanding one macro use, so a macro that
   doubles itself twenty times fails in well under a second instead of running for minutes.
@@ -39,6 +42,7 @@ _STACK_BYTES = 512 * 1024 * 1024
 _T = TypeVar("_T")
 
 _deep_lock = threading.Lock()
+_deep_thread = threading.local()
 _deep_runs = 0
 _saved_limit = 0
 
@@ -66,6 +70,7 @@ def run_deep(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     outcome: dict[str, Any] = {}
 
     def body() -> None:
+        _deep_thread.active = True
         try:
             outcome["result"] = fn(*args, **kwargs)
         except BaseException as exc:  # re-raised in the calling thread
@@ -87,6 +92,11 @@ def run_deep(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]  # type: ignore[no-any-return]
+
+
+def on_deep_stack() -> bool:
+    """True on the thread of a ``run_deep``: running out of recursion there is final."""
+    return bool(getattr(_deep_thread, "active", False))
 
 
 def run_deep_if_needed(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
