@@ -13,6 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
+from ppcl.compiler.frontend.limits import (
+    MAX_BRACKET_DEPTH,
+    MAX_TREE_DEPTH,
+    run_deep_if_needed,
+    too_deep_bracket,
+    too_deep_node,
+)
 from ppcl.compiler.frontend.options import BuildOptions, BuildOptionsError, parse_build_options
 from ppcl.compiler.frontend.parse import parse_with_tokens
 from ppcl.compiler.frontend.preprocess import PreprocessedSource, preprocess
@@ -51,7 +58,15 @@ def _locator(pre: PreprocessedSource) -> Callable[[str, int, int], Loc]:
 
 def compile_source(source: str, filename: str = "<source>", options: str | BuildOptions = "",
                    *, headers: dict[str, str] | None = None, fp64: bool = True) -> FrontendResult:
-    """Front end of one program build; raises ``CompileError`` when the source has errors."""
+    """Front end of one program build; raises ``CompileError`` when the source has errors.
+
+    A source that runs the caller's thread out of recursion (a long sum, deep parentheses) is
+    compiled again on a deep stack (see ``limits``), up to the limits documented there."""
+    return run_deep_if_needed(_compile_source, source, filename, options, headers=headers, fp64=fp64)
+
+
+def _compile_source(source: str, filename: str, options: str | BuildOptions,
+                    *, headers: dict[str, str] | None, fp64: bool) -> FrontendResult:
     opts = options if isinstance(options, BuildOptions) else parse_build_options(options)
     diagnostics = Diagnostics(werror=opts.werror, warnings_enabled=not opts.warnings_disabled)
     diagnostics.sources.add(filename, source)
@@ -62,12 +77,22 @@ def compile_source(source: str, filename: str = "<source>", options: str | Build
     timings["preprocess"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
 
+    bracket = too_deep_bracket(pre.text)
+    if bracket is not None:
+        diagnostics.error(pre.locate(*bracket), f"expression nests deeper than {MAX_BRACKET_DEPTH}")
+        diagnostics.raise_if_errors()
+
     locate = _locator(pre)
     start = time.perf_counter()
     ast, tokens = parse_with_tokens(pre.text, filename, diagnostics, locate)
     timings["parse"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
     assert ast is not None
+    deep = too_deep_node(ast)
+    if deep is not None:
+        diagnostics.error(locate(deep.file, deep.line, deep.column or 1),
+                          f"expression nests deeper than {MAX_TREE_DEPTH}")
+        diagnostics.raise_if_errors()
 
     start = time.perf_counter()
     module = analyze(ast, diagnostics, filename=filename, tokens=tokens, fp64=fp64,
@@ -88,6 +113,11 @@ def check_file(path: str, options: str | BuildOptions = "", *, fp64: bool = True
 def preprocess_source(source: str, filename: str, options: str | BuildOptions,
                       headers: dict[str, str] | None = None) -> str:
     """The preprocessed text of one unit (with line markers); raises ``CompileError``."""
+    return run_deep_if_needed(_preprocess_source, source, filename, options, headers)
+
+
+def _preprocess_source(source: str, filename: str, options: str | BuildOptions,
+                       headers: dict[str, str] | None) -> str:
     opts = options if isinstance(options, BuildOptions) else parse_build_options(options)
     diagnostics = Diagnostics()
     diagnostics.sources.add(filename, source)

@@ -24,6 +24,7 @@ from pycparser.c_parser import ParseError
 from pycparserext.ext_c_parser import OpenCLCParser
 
 from ppcl.compiler.diagnostics import Diagnostics, Loc
+from ppcl.compiler.frontend.limits import on_deep_stack
 
 VECTOR_ELEMENT_NAMES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                         "float", "double", "half")
@@ -67,6 +68,15 @@ class SyntaxErrorAt(Exception):
 
 class _Parser(OpenCLCParser):  # type: ignore[misc]
     """OpenCLCParser with C-compiler-like syntax errors and type names in attributes."""
+
+    def _lex_error_func(self, msg: str, line: int, column: int) -> None:
+        # Raised here, not through _parse_error: that peeks at the next token, which lexes the
+        # same bad character again and recurses until the interpreter's limit.
+        if msg.startswith("Illegal character "):
+            message = f"unexpected character {msg[len('Illegal character '):]} in source"
+        else:
+            message = msg[:1].lower() + msg[1:]
+        raise SyntaxErrorAt(self.clex.filename, line, column, message)
 
     def _expect(self, token_type: str) -> Any:
         tok = self._peek()
@@ -221,7 +231,24 @@ def parse_with_tokens(text: str, filename: str, diagnostics: Diagnostics,
             diagnostics.error(loc, exc.message)
         except ParseError as exc:
             diagnostics.error(_loc_of_parse_error(str(exc), filename), _message_of(str(exc)))
+        except RecursionError:
+            if not on_deep_stack():
+                raise  # compiled again on a deep stack
+            tok = _current_token(p)
+            line, col = (tok.lineno, tok.column) if tok is not None else (1, 1)
+            file = p.clex.filename or filename
+            loc = locate(file, line, col) if locate else Loc(file, line, col)
+            diagnostics.error(loc, "program nests too deeply to parse")
     return None, Tokens([])
+
+
+def _current_token(p: _Parser) -> Any:
+    """The token the parser had reached (the next one it would read), or the last one."""
+    stream = p._tokens
+    buffer = stream._buffer
+    if not buffer:
+        return None
+    return buffer[min(stream.mark(), len(buffer) - 1)]
 
 
 def _loc_of_parse_error(text: str, filename: str) -> Loc:

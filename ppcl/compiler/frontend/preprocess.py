@@ -51,6 +51,7 @@ import pcpp
 from pcpp.parser import Action, OutputDirective
 
 from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
+from ppcl.compiler.frontend.limits import MAX_EXPANSION_TOKENS, MAX_INCLUDE_DEPTH
 from ppcl.compiler.frontend.options import BuildOptions
 
 # Extensions ppcl implements; each is predefined as a macro and may be named in #pragma OPENCL
@@ -206,6 +207,13 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         self.line_renames: dict[str, list[tuple[int, int, str | None]]] = {}
         # The first token of the #include being handled, to locate "file not found".
         self.include_token: Any = None
+        # The headers being read, outermost first, to stop an #include loop.
+        self.include_chain: list[str] = []
+        # Macro expansion under way: nesting of expand_macros, tokens it was given below the
+        # outermost call (the cost of the current macro use), and the name being expanded there.
+        self.expansion_depth = 0
+        self.expansion_tokens = 0
+        self.expanding: str | None = None
 
     def register_source(self, name: str, text: str, real_file: bool) -> None:
         self.diagnostics.sources.add(name, text)
@@ -274,6 +282,42 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         tok.value = re.sub(r"[^\n]", " ", tok.value)
         tok.type = self.t_SPACE
         return True
+
+    def expand_macros(self, tokens: list[Any], expanding_from: list[str] | None = None) -> Any:
+        """pcpp's expansion, stopped with a located error when one macro use produces more
+        than ``MAX_EXPANSION_TOKENS`` tokens (a macro doubling itself 20 times would otherwise
+        expand for minutes)."""
+        from_names = expanding_from if expanding_from is not None else []
+        if self.expansion_depth == 0:
+            return self._expand_outermost(tokens, from_names)
+        if self.expansion_depth == 1 and from_names:
+            self.expanding = from_names[-1]
+        self.expansion_tokens += len(tokens)
+        if self.expansion_tokens > MAX_EXPANSION_TOKENS:
+            raise _ExpansionTooLarge
+        self.expansion_depth += 1
+        try:
+            return super().expand_macros(tokens, from_names)
+        finally:
+            self.expansion_depth -= 1
+
+    def _expand_outermost(self, tokens: list[Any], expanding_from: list[str]) -> Any:
+        original = list(tokens)
+        self.expansion_depth, self.expansion_tokens, self.expanding = 1, 0, None
+        try:
+            return super().expand_macros(tokens, expanding_from)
+        except _ExpansionTooLarge:
+            name = self.expanding
+            use = next((tok for tok in original if tok.value == name), None)
+            use = use if use is not None else next(iter(original), None)
+            loc = self.token_loc(use) if use is not None else self.line_loc(self.source, 0)
+            self.diagnostics.error(loc, f"expansion of macro '{name}' is too large (more than "
+                                        f"{MAX_EXPANSION_TOKENS} tokens)")
+            # Expanding it again would take as long and fail the same way.
+            self.macros.pop(name, None)
+            return [tok for tok in original if tok.value != name]
+        finally:
+            self.expansion_depth = 0
 
     # --- OpenCL behaviour ---
 
@@ -363,10 +407,20 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         display, text, real_file = found
         if display in self.include_once:
             return
+        if len(self.include_chain) >= MAX_INCLUDE_DEPTH:
+            chain = " -> ".join([self.result.filename, *self.include_chain, display])
+            self.diagnostics.error(self.token_loc(self.include_token),
+                                   f"#include nested deeper than {MAX_INCLUDE_DEPTH}: {chain}")
+            # No deeper: the rest of this header's includes would fail the same way.
+            raise OutputDirective(Action.IgnoreAndRemove)
         if display not in self.result.includes:
             self.result.includes.append(display)
         self.register_source(display, text, real_file)
-        yield from self.parsegen(text, display, display)
+        self.include_chain.append(display)
+        try:
+            yield from self.parsegen(text, display, display)
+        finally:
+            self.include_chain.pop()
 
     def _find_header(self, name: str, is_system: bool) -> tuple[str, str, bool] | None:
         if name in self.extra_headers:
@@ -390,6 +444,10 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
                 continue
             return path, text.removeprefix("\ufeff"), True
         return None
+
+
+class _ExpansionTooLarge(Exception):
+    """One macro use expanded past ``MAX_EXPANSION_TOKENS``."""
 
 
 def preprocess(
