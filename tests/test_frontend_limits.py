@@ -82,10 +82,11 @@ def test_deep_parentheses_run():
     assert out[0] == 42
 
 
-def test_long_sum_runs():
+@pytest.mark.parametrize("terms", [200, 1000])
+def test_long_sum_runs(terms):
     out = np.zeros(1, np.int32)
-    run(_kernel("+".join(["a"] * 200)), "f", (1,), (1,), out, np.int32(3))
-    assert out[0] == 600
+    run(_kernel("+".join(["a"] * terms)), "f", (1,), (1,), out, np.int32(3))
+    assert out[0] == 3 * terms
 
 
 def test_parentheses_past_the_limit_are_located():

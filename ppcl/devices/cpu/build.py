@@ -18,6 +18,7 @@ from typing import Any
 
 from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.c_unit import ArgKind
+from ppcl.compiler.frontend.limits import run_deep_if_needed
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.pipeline import GeneratedKernel, KernelSpec, Pipeline, lower_kernel
@@ -113,7 +114,9 @@ def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
     timings: dict[str, float] = {}
     start = time.perf_counter()
     try:
-        generated = lower_kernel(module, kernel_name, spec, options, debug, pipeline)
+        # deep expressions (a sum of thousands of terms) recurse deeply in the passes
+        generated = run_deep_if_needed(lower_kernel, module, kernel_name, spec, options, debug,
+                                       pipeline)
     except CompileError as error:
         raise DeviceBuildError("the kernel compiler rejected it",
                                error.log) from error
