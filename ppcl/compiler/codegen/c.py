@@ -45,6 +45,25 @@ C_SCALAR_NAMES: dict[str, str] = {
 }
 
 
+# Every name the program declares is spelled with this prefix in C, so that no program name
+# meets a name of the C library, its macros or the compiler's builtins (``puts``, ``FILE``,
+# ``errno``, ``__builtin_*``), nor a name of the generated C itself (``ppcl_run_<kernel>``,
+# ``__lx``, ``__ctx_*``): the library uses none of it, and the generated C names its own
+# things ``__*`` or ``ppcl_<word>`` with no ``u_`` after ``ppcl_``.
+USER_PREFIX = "ppcl_u_"
+
+# Names the compiler makes itself inside the IR (masks, temporaries, anonymous tags); they are
+# printed as they are, and the generated C refers to them by the same spelling.
+COMPILER_NAME_PREFIXES = ("__ppcl_", "__anon_")
+
+
+def c_identifier(name: str) -> str:
+    """The C spelling of a name the program declares: ``x`` -> ``ppcl_u_x``."""
+    if name.startswith(COMPILER_NAME_PREFIXES):
+        return name
+    return USER_PREFIX + name
+
+
 def c_vector_name(t: VectorType) -> str:
     return f"{VECTOR_PREFIX}{t.elem.name}{t.width}"
 
@@ -167,6 +186,7 @@ C = Dialect(
     restrict="restrict",
     inline="static inline",
     kernel_attributes=False,
+    identifier=c_identifier,
     vector_literal=c_vector_literal,
     swizzle=c_swizzle,
     cast=c_cast,
