@@ -85,7 +85,38 @@ def test_the_generated_c_spells_program_names_apart_and_keeps_the_entry_point():
     assert " puts(" not in source
 
 
-def test_compiler_made_names_keep_their_spelling():
+# Built without the uniformity analysis, every statement is masked: the masks, labels and
+# temporaries of the generated C are named ``__ppcl_*``.
+DIVERGENT = r"""
+__kernel void k(__global int *out, int n)
+{
+    size_t i = get_global_id(0);
+    int __ppcl_m_then0 = 5, __ppcl_m_else1 = 6, __ppcl_next1 = 7, __ppcl_part0 = 8;
+    int __ppcl_base = 9, __ctx_x = 10, __lid = 11;
+    int x = 0;
+    if (i % 2 == 0) {
+        x = __ppcl_m_then0 + __ppcl_m_else1 + __ppcl_next1;
+    } else {
+        x = __ppcl_part0;
+    }
+    if (n > 0) {  /* uniform, but not known so without the analysis: masked */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        x += n;
+    }
+    out[i] = x + __ppcl_base + __ctx_x + __lid;
+}
+"""
+
+
+def test_program_names_spelled_like_the_names_the_compiler_makes_do_not_meet_them():
+    k = build_kernel(DIVERGENT, "k", local_size=(8,), use_uniformity=False)
+    assert "char __ppcl_m_then0[8]" in k.c_source  # the compiler's mask, beside the variable
+    assert "int ppcl_u___ppcl_m_then0 = 5" in k.c_source
+    out = np.full(8, -1, np.int32)
+    run(DIVERGENT, "k", (8,), (8,), out, np.int32(100), uniformity=False)
+    np.testing.assert_array_equal(out, np.where(np.arange(8) % 2 == 0, 18, 8) + 130)
+
+
+def test_names_of_the_ir_get_the_prefix():
     assert c_identifier("memset") == "ppcl_u_memset"
-    assert c_identifier("__ppcl_mask0") == "__ppcl_mask0"
-    assert c_identifier("__anon_struct_1") == "__anon_struct_1"
+    assert c_identifier("__ppcl_mask0") == "ppcl_u___ppcl_mask0"

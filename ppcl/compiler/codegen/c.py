@@ -45,22 +45,17 @@ C_SCALAR_NAMES: dict[str, str] = {
 }
 
 
-# Every name the program declares is spelled with this prefix in C, so that no program name
+# Every name of the program's IR is spelled with this prefix in C, so that no program name
 # meets a name of the C library, its macros or the compiler's builtins (``puts``, ``FILE``,
-# ``errno``, ``__builtin_*``), nor a name of the generated C itself (``ppcl_run_<kernel>``,
-# ``__lx``, ``__ctx_*``): the library uses none of it, and the generated C names its own
-# things ``__*`` or ``ppcl_<word>`` with no ``u_`` after ``ppcl_``.
+# ``errno``, ``__builtin_*``), nor a name the generated C gives its own things (``__lx``,
+# ``__ctx_*``, masks ``__ppcl_*``, ``ppcl_run_<kernel>``), which it spells without the prefix:
+# the C library uses no name starting ``ppcl_u_``, and the generated C names its own things
+# ``__*`` or ``ppcl_<word>`` with no ``u_`` after ``ppcl_``.
 USER_PREFIX = "ppcl_u_"
-
-# Names the compiler makes itself inside the IR (masks, temporaries, anonymous tags); they are
-# printed as they are, and the generated C refers to them by the same spelling.
-COMPILER_NAME_PREFIXES = ("__ppcl_", "__anon_")
 
 
 def c_identifier(name: str) -> str:
-    """The C spelling of a name the program declares: ``x`` -> ``ppcl_u_x``."""
-    if name.startswith(COMPILER_NAME_PREFIXES):
-        return name
+    """The C spelling of a name of the IR: ``x`` -> ``ppcl_u_x``."""
     return USER_PREFIX + name
 
 
