@@ -106,3 +106,12 @@ def test_escapes_of_the_format_are_checked_and_printed_as_checked(capfd):
 def test_decoding_and_canonical_spelling():
     assert decode(r"a\x25i\n\101\\") == ("a%i\nA\\", [0, 1, 5, 6, 8, 12])
     assert canonical_literal("a%d\n\"\\\x01é") == 'a%d\\n\\"\\\\\\001\\303\\251'
+
+
+def test_checked_formats_print_as_c_prints_them(capfd):
+    source = ('__kernel void k(__global int *out, float f)\n{\n'
+              '    printf("a%d" "b%s" "\\n", 1, "x" "y");\n'
+              '    printf("%5.1f|%v2hld|%c|%%|%.3s\\n", f, (int2)(3, 4), \'Z\', "abcdef");\n'
+              '    out[0] = 1;\n}\n')
+    run(source, "k", (1,), (1,), np.zeros(1, np.int32), np.float32(2.25))
+    assert capfd.readouterr().out == "a1bxy\n  2.2|3,4|Z|%|abc\n"
