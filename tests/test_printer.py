@@ -356,19 +356,19 @@ def test_c_dialect_spellings() -> None:
     q = v("q", FLOAT4)
     assert print_c(FLOAT4) == "ppcl_float4"
     assert print_c(PointerType(UINT, AddressSpace.GLOBAL, const=True)) == "const unsigned int *"
-    assert print_c(ir.Swizzle(FLOAT, q, (2,), "z")) == "q[2]"
-    assert print_c(ir.Swizzle(FLOAT2, q, (0, 1), "xy")) == "__builtin_shufflevector(q, q, 0, 1)"
+    assert print_c(ir.Swizzle(FLOAT, q, (2,), "z")) == "ppcl_u_q[2]"
+    assert print_c(ir.Swizzle(FLOAT2, q, (0, 1), "xy")) == "__builtin_shufflevector(ppcl_u_q, ppcl_u_q, 0, 1)"
     lit4 = ir.VectorLiteral(FLOAT4, (ir.Swizzle(FLOAT2, q, (1, 3), "yw"), v("f", FLOAT),
                                      ir.FloatLit(FLOAT, 1.0)))
-    assert print_c(lit4) == "((ppcl_float4){q[1], q[3], f, 1.0f})"
+    assert print_c(lit4) == "((ppcl_float4){ppcl_u_q[1], ppcl_u_q[3], ppcl_u_f, 1.0f})"
     assert print_c(ir.VecStep(INT, FLOAT4, 4)) == "4"
-    assert print_c(ir.Cast(FLOAT4, v("f", FLOAT))) == "((ppcl_float4){} + f)"
-    assert print_c(ir.Cast(FLOAT4, v("i"))) == "((ppcl_float4){} + (float)i)"
+    assert print_c(ir.Cast(FLOAT4, v("f", FLOAT))) == "((ppcl_float4){} + ppcl_u_f)"
+    assert print_c(ir.Cast(FLOAT4, v("i"))) == "((ppcl_float4){} + (float)ppcl_u_i)"
     half = ir.Swizzle(FLOAT2, b("+", q, q), (0, 1), "lo")
     assert print_c(ir.VectorLiteral(FLOAT4, (half, v("w", FLOAT2)))) == (
-        "({ ppcl_float2 __ppcl_part0 = ({ ppcl_float4 __ppcl_base = q + q; "
+        "({ ppcl_float2 __ppcl_part0 = ({ ppcl_float4 __ppcl_base = ppcl_u_q + ppcl_u_q; "
         "__builtin_shufflevector(__ppcl_base, __ppcl_base, 0, 1); }); "
-        "((ppcl_float4){__ppcl_part0[0], __ppcl_part0[1], w[0], w[1]}); })")
+        "((ppcl_float4){__ppcl_part0[0], __ppcl_part0[1], ppcl_u_w[0], ppcl_u_w[1]}); })")
     target = ir.Swizzle(FLOAT2, q, (0, 1), "xy")
     with pytest.raises(CodegenError):
         print_c(ir.Assign(FLOAT2, "=", target, target))
@@ -406,7 +406,7 @@ C_FUNCTION = ir.Function(
 
 def test_c_dialect_compiles_with_gcc(tmp_path: pathlib.Path) -> None:
     source = vector_typedefs() + "\n" + print_c(C_FUNCTION)
-    assert "static inline float f(ppcl_float4 q, int i, ppcl_float2 w, const float *restrict p)" \
+    assert "static inline float ppcl_u_f(ppcl_float4 ppcl_u_q, int ppcl_u_i, ppcl_float2 ppcl_u_w, const float *restrict ppcl_u_p)" \
         in source
     path = tmp_path / "f.c"
     path.write_text(source)

@@ -47,8 +47,8 @@ __kernel void c(__global int *out, uint big) {
 def test_widened_variables_keep_int_semantics():
     k = build_kernel(CONVERSIONS, "c", local_size=(8,))
     group = k.c_source[k.c_source.index("static void ppcl_group_c"):]
-    assert "long neg" in group
-    assert "int wrapped" in group  # assigned a wrapping conversion: stays 32 bits
+    assert "long ppcl_u_neg" in group
+    assert "int ppcl_u_wrapped" in group  # assigned a wrapping conversion: stays 32 bits
     out = np.full(24, -1, np.int32)
     run(CONVERSIONS, "c", (8,), (8,), out, np.uint32(0xFFFFFFF0))
     neg = np.arange(8) - 5
@@ -64,7 +64,7 @@ def test_printf_of_a_widened_variable_prints_an_int(capfd):
         printf("%d|", i);
     }"""
     k = build_kernel(source, "p", local_size=(4,))
-    assert "long i" in k.c_source
+    assert "long ppcl_u_i" in k.c_source
     out = np.zeros(4, np.int32)
     run(source, "p", (4,), (4,), out)
     assert capfd.readouterr().out == "-3|-2|-1|0|"
@@ -78,7 +78,7 @@ def test_left_shift_of_a_widened_variable_wraps_like_an_int():
         out[i] = (i << 30) < 0;
     }"""
     k = build_kernel(source, "s", local_size=(4,))
-    assert "long i" in k.c_source
+    assert "long ppcl_u_i" in k.c_source
     out = np.full(4, -1, np.int32)
     run(source, "s", (4,), (4,), out)
     np.testing.assert_array_equal(out, [0, 0, 1, 1])  # bit 1 reaches the sign bit: 2, 3 < 0
@@ -107,7 +107,7 @@ def test_group_positions_are_computed_64_bits_wide():
     k = build_kernel(TRANSPOSE, "tr", local_size=(8, 8))
     group = k.c_source[k.c_source.index("static void ppcl_group_tr"):]
     for name in ("x", "y", "ox", "oy"):
-        assert f"long {name} = (long)(" in group
+        assert f"long ppcl_u_{name} = (long)(" in group
     rows, cols = 13, 21
     a = np.random.default_rng(0).random((rows, cols), dtype=np.float32)
     out = np.zeros((cols, rows), np.float32)

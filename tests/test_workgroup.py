@@ -70,7 +70,7 @@ def test_naive_matmul_k_loop_is_interchanged():
     source = k.c_source
     group = source[source.index("static void ppcl_group_mm"):]
     # the k loop is at group level, the work-item loops inside its body
-    assert group.index("for (; k < n; k++)") < group.index("__ctx_acc[__lid] +=")
+    assert group.index("for (; ppcl_u_k < ppcl_u_n; ppcl_u_k++)") < group.index("__ctx_acc[__lid] +=")
     n = 32
     a = np.random.default_rng(0).random((n, n)).astype(np.float32)
     b = np.random.default_rng(1).random((n, n)).astype(np.float32)
@@ -117,7 +117,7 @@ def test_pure_id_values_are_recomputed_and_the_rest_kept_per_work_item():
     assert "counter" in f.context_vars  # written after its declaration
     k = build_kernel(RECOMPUTE, "k", local_size=(64,))
     group = k.c_source[k.c_source.index("static void ppcl_group_k"):]
-    assert group.count("int mirrored =") == 2 and group.count("int twice =") == 2
+    assert group.count("int ppcl_u_mirrored =") == 2 and group.count("int ppcl_u_twice =") == 2
     data = np.arange(128, dtype=np.float32)
     out = np.zeros(128, np.float32)
     run(RECOMPUTE, "k", (128,), (64,), data, out, np.int32(3))
@@ -260,7 +260,7 @@ def _accel_reference(pos: np.ndarray, normalized: bool) -> np.ndarray:
 def test_float4_temporaries_in_an_interchanged_loop_become_scalars():
     k = build_kernel(NBODY4, "accel", local_size=(16,))
     group = k.c_source[k.c_source.index("static void ppcl_group_accel"):]
-    assert "float q__s0 = " in group and "d__s3 = 0.0f" in group
+    assert "float ppcl_u_q__s0 = " in group and "ppcl_u_d__s3 = 0.0f" in group
     assert "__ctx_acc[__lid][3] -= " in group  # the component update of a context vector
     pos = np.random.default_rng(4).random((40, 4), dtype=np.float32)
     out = np.zeros((48, 4), np.float32)
@@ -270,7 +270,7 @@ def test_float4_temporaries_in_an_interchanged_loop_become_scalars():
 
 def test_region_with_a_vector_call_keeps_its_vectors():
     k = build_kernel(NORMALIZED, "accel", local_size=(16,))
-    assert "q__s0" not in k.c_source  # normalize(d) has no component form here
+    assert "ppcl_u_q__s0" not in k.c_source  # normalize(d) has no component form here
     pos = np.random.default_rng(5).random((40, 4), dtype=np.float32)
     out = np.zeros((48, 4), np.float32)
     run(NORMALIZED, "accel", (48,), (16,), pos, out, np.int32(40))

@@ -45,6 +45,20 @@ C_SCALAR_NAMES: dict[str, str] = {
 }
 
 
+# Every name of the program's IR is spelled with this prefix in C, so that no program name
+# meets a name of the C library, its macros or the compiler's builtins (``puts``, ``FILE``,
+# ``errno``, ``__builtin_*``), nor a name the generated C gives its own things (``__lx``,
+# ``__ctx_*``, masks ``__ppcl_*``, ``ppcl_run_<kernel>``), which it spells without the prefix:
+# the C library uses no name starting ``ppcl_u_``, and the generated C names its own things
+# ``__*`` or ``ppcl_<word>`` with no ``u_`` after ``ppcl_``.
+USER_PREFIX = "ppcl_u_"
+
+
+def c_identifier(name: str) -> str:
+    """The C spelling of a name of the IR: ``x`` -> ``ppcl_u_x``."""
+    return USER_PREFIX + name
+
+
 def c_vector_name(t: VectorType) -> str:
     return f"{VECTOR_PREFIX}{t.elem.name}{t.width}"
 
@@ -167,6 +181,7 @@ C = Dialect(
     restrict="restrict",
     inline="static inline",
     kernel_attributes=False,
+    identifier=c_identifier,
     vector_literal=c_vector_literal,
     swizzle=c_swizzle,
     cast=c_cast,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ppcl.compiler.codegen.cstyle import PREC_ASSIGN, PREC_POSTFIX, CStylePrinter
+from ppcl.compiler.codegen.cstyle import PREC_ASSIGN, PREC_POSTFIX, CodegenError, CStylePrinter
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import scalar_of, width_of
 
@@ -47,7 +47,11 @@ static int ppcl_printf(const char *format, ...)
 }
 """
 
-_PRINTF_SPEC = re.compile(r"%([-+ #0]*[0-9]*(?:\.[0-9]+)?)(v(?:2|3|4|8|16))?(hh|hl|h|ll|l)?([diouxXfFeEgGaAcsp%])")
+# The conversions of OpenCL C 1.2 printf, read as the front end reads them
+# (``frontend/printf_format.py``), which has checked every call against its format and spelled
+# the format canonically (no escape stands for a ``%``).
+_PRINTF_SPEC = re.compile(r"%([-+ #0]*[0-9]*(?:\.[0-9]*)?)(v(?:16|2|3|4|8))?(hh|hl|h|l)?"
+                          r"([diouxXfFeEgGaAcsp%])")
 
 
 def lower_printf(p: CStylePrinter, e: ir.Call, keeps_type: Callable[[ir.Expr], bool]) -> str:
@@ -57,8 +61,8 @@ def lower_printf(p: CStylePrinter, e: ir.Call, keeps_type: Callable[[ir.Expr], b
     fmt_expr = e.args[0]
     while isinstance(fmt_expr, ir.Cast):
         fmt_expr = fmt_expr.operand
-    if not isinstance(fmt_expr, ir.StringLit):
-        return f"ppcl_printf({p.args(e.args)})"
+    if not isinstance(fmt_expr, ir.StringLit):  # refused by the front end's checks
+        raise CodegenError("printf format is not a string literal")
     values = list(e.args[1:])
     out_args: list[str] = []
     pieces: list[str] = []
@@ -71,9 +75,8 @@ def lower_printf(p: CStylePrinter, e: ir.Call, keeps_type: Callable[[ir.Expr], b
         if conv == "%":
             pieces.append("%%")
             continue
-        if not values:
-            pieces.append(m.group(0))
-            continue
+        if not values:  # refused by the front end's checks
+            raise CodegenError(f"printf conversion {m.group(0)} has no argument")
         value = values.pop(0)
         if vec is None:
             pieces.append(m.group(0))

@@ -143,7 +143,8 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
         params = ", ".join(p.param(q) for q in f.params) or ("" if hidden else "void")
         if hidden and not f.params:
             hidden = hidden[2:]
-        headers[f.name] = "static inline " + p.declaration(f.ret, f"{f.name}({params}{hidden})")
+        header = f"{p.name(f.name)}({params}{hidden})"
+        headers[f.name] = "static inline " + p.declaration(f.ret, header)
         top.append(headers[f.name] + ";")
     for f in helpers:
         assert f.body is not None
@@ -174,7 +175,7 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
     for mask in formed.masks:
         group.append(g + f"char {mask}[{items}];")
     for sname, t in formed.group_scalars.items():
-        group.append(g + p.declaration(t, sname) + ";")
+        group.append(g + p.declaration(t, p.name(sname)) + ";")
     group += p.stmts(formed.body.stmts, 1)
     group.append("}")
 

@@ -66,6 +66,10 @@ def gnu_attribute(items: Sequence[str]) -> str:
     return f"__attribute__(({', '.join(items)}))"
 
 
+def same_name(name: str) -> str:
+    return name
+
+
 def opencl_vector_name(t: VectorType) -> str:
     return f"{t.elem.name}{t.width}"
 
@@ -95,6 +99,9 @@ class Dialect:
     kernel_attributes: bool = True  # print reqd_work_group_size and friends
     infinity: str = "INFINITY"
     nan: str = "NAN"
+    # The spelling of a name the program declares (function, variable, parameter, tag,
+    # typedef, field, enumerator); names the compiler makes pass through unchanged.
+    identifier: Callable[[str], str] = same_name
     # hooks, see the class docstring
     vector_literal: ExprHook | None = None
     swizzle: ExprHook | None = None
@@ -159,6 +166,10 @@ class CStylePrinter:
 
     # ------------------------------------------------------------ types and declarations
 
+    def name(self, name: str) -> str:
+        """How the dialect spells a name the program declares."""
+        return self.dialect.identifier(name)
+
     def base_type_name(self, t: Type) -> str:
         """The specifier of a type that has no declarator part."""
         if isinstance(t, ScalarType):
@@ -166,9 +177,9 @@ class CStylePrinter:
         if isinstance(t, VectorType):
             return self.dialect.vector_type(t)
         if isinstance(t, StructType):
-            return f"{'union' if t.is_union else 'struct'} {t.name}"
+            return f"{'union' if t.is_union else 'struct'} {self.name(t.name)}"
         if isinstance(t, EnumType):
-            return f"enum {t.name}"
+            return f"enum {self.name(t.name)}"
         if isinstance(t, VoidType):
             return "void"
         if isinstance(t, OpaqueType):
@@ -228,7 +239,7 @@ class CStylePrinter:
         groups: list[tuple[str, list[str]]] = []
         for d in decls:
             quals = self.object_qualifiers(d.space, d.const, d.volatile)
-            spec, decl = self.declarator(d.type, d.name, quals)
+            spec, decl = self.declarator(d.type, self.name(d.name), quals)
             if d.align is not None:
                 decl += " " + self.dialect.attribute([f"aligned({d.align})"])
             if d.init is not None:
@@ -244,7 +255,7 @@ class CStylePrinter:
 
     def param(self, p: ir.Param) -> str:
         quals = self.object_qualifiers(AddressSpace.PRIVATE, p.const, p.volatile)
-        return self.declaration(p.type, p.name, quals)
+        return self.declaration(p.type, self.name(p.name), quals)
 
     # ------------------------------------------------------------ top level
 
@@ -270,7 +281,7 @@ class CStylePrinter:
         if isinstance(d, ir.Function):
             return self.function(d)
         if isinstance(d, ir.TypeDef):
-            return [f"typedef {self.declaration(d.type, d.name)};"]
+            return [f"typedef {self.declaration(d.type, self.name(d.name))};"]
         if isinstance(d, ir.RecordDef):
             return self.record(d.type)
         if isinstance(d, ir.EnumDef):
@@ -285,9 +296,9 @@ class CStylePrinter:
         keyword = "union" if t.is_union else "struct"
         if attrs:
             keyword += " " + self.dialect.attribute(attrs)
-        lines = [f"{keyword} {t.name} {{"]
+        lines = [f"{keyword} {self.name(t.name)} {{"]
         for f in t.fields:
-            decl = self.declaration(f.type, f.name)
+            decl = self.declaration(f.type, self.name(f.name))
             if f.align is not None:
                 decl += " " + self.dialect.attribute([f"aligned({f.align})"])
             lines.append(f"{INDENT}{decl};")
@@ -298,11 +309,12 @@ class CStylePrinter:
             raise TypeError(f"EnumDef of non-enum type {t}")
         items: list[str] = []
         implied = 0
-        for name, value in t.enumerators:
+        for enumerator, value in t.enumerators:
+            name = self.name(enumerator)
             items.append(name if value == implied else f"{name} = {value}")
             implied = value + 1
         body = "".join(f"{INDENT}{item},\n" for item in items)
-        return f"enum {t.name} {{\n{body}}};".split("\n")
+        return f"enum {self.name(t.name)} {{\n{body}}};".split("\n")
 
     def kernel_attributes(self, attrs: ir.KernelAttrs) -> list[str]:
         if not self.dialect.kernel_attributes:
@@ -325,7 +337,7 @@ class CStylePrinter:
         if f.inline:
             prefix.append(self.dialect.inline)
         params = ", ".join(self.param(p) for p in f.params)
-        header = self.declaration(f.ret, f"{f.name}({params})")
+        header = self.declaration(f.ret, f"{self.name(f.name)}({params})")
         return " ".join([p for p in prefix if p] + [header])
 
     def function(self, f: ir.Function) -> list[str]:
@@ -436,7 +448,7 @@ class CStylePrinter:
         if isinstance(e, ir.StringLit):
             return f'"{e.value}"', PREC_PRIMARY
         if isinstance(e, ir.VarRef):
-            return e.name, PREC_PRIMARY
+            return self.name(e.name), PREC_PRIMARY
         if isinstance(e, ir.Binary):
             prec = BINARY_PREC[e.op]
             return f"{self.expr(e.lhs, prec)} {e.op} {self.expr(e.rhs, prec + 1)}", prec
@@ -462,12 +474,13 @@ class CStylePrinter:
                 spelled = self.dialect.call(self, e)
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
-            return f"{e.name}({self.args(e.args)})", PREC_POSTFIX
+            name = e.name if e.builtin is not None else self.name(e.name)
+            return f"{name}({self.args(e.args)})", PREC_POSTFIX
         if isinstance(e, ir.Index):
             return f"{self.expr(e.base, PREC_POSTFIX)}[{self.expr(e.index)}]", PREC_POSTFIX
         if isinstance(e, ir.Member):
             op = "->" if e.arrow else "."
-            return f"{self.expr(e.base, PREC_POSTFIX)}{op}{e.field_name}", PREC_POSTFIX
+            return f"{self.expr(e.base, PREC_POSTFIX)}{op}{self.name(e.field_name)}", PREC_POSTFIX
         if isinstance(e, ir.Swizzle):
             if self.dialect.swizzle is not None:
                 spelled = self.dialect.swizzle(self, e)
@@ -518,6 +531,8 @@ class CStylePrinter:
         return f"({self.type_name(e.type)}){self.expr(e.operand, PREC_UNARY)}", PREC_UNARY
 
     def int_literal(self, e: ir.IntLit) -> tuple[str, int]:
+        if e.text is not None and e.text.isidentifier():  # an enumerator
+            return self.name(e.text), PREC_PRIMARY
         if e.text is not None:
             return e.text, PREC_PRIMARY
         name = e.type.name if isinstance(e.type, ScalarType) else "int"

@@ -478,7 +478,7 @@ class KernelPrinter(CStylePrinter):
             args = [self.expr(a, PREC_ASSIGN) for a in e.args]
             if e.name in self.wi_helpers:
                 args += ["__G", "__lx", "__ly", "__lz"]
-            return f"{e.name}({', '.join(args)})"
+            return f"{self.name(e.name)}({', '.join(args)})"
         if e.name in WORKITEM_FUNCTIONS:
             return self.workitem(e.name, e.args)
         if e.name in ("barrier", "work_group_barrier", "wait_group_events"):

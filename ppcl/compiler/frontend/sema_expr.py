@@ -9,11 +9,18 @@ expressions) is ``ValueSema`` in sema_values.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import Loc
+from ppcl.compiler.frontend.printf_format import (
+    FormatError,
+    canonical_literal,
+    check_printf,
+    decode,
+)
 from ppcl.compiler.frontend.sema_types import Symbol, _first_coord_node
 from ppcl.compiler.frontend.sema_values import (
     ValueSema,
@@ -521,7 +528,31 @@ class ExprSema(ValueSema):
                 converted.append(self._builtin_arg(arg, params[i], name, i))
             else:
                 converted.append(arg)
+        if name == "printf" and converted:
+            converted = self._checked_printf(converted, loc)
         return ir.Call(overload.ret, name, tuple(converted), builtin=overload.key, loc=loc)
+
+    def _checked_printf(self, args: list[ir.Expr], loc: Loc) -> list[ir.Expr]:
+        """The arguments of a ``printf`` call checked against its format, the format spelled
+        as it was checked (``printf_format.py``); a mismatch is an error of the build."""
+        def error(at: Loc, message: str) -> None:
+            self.error(at if at.line > 0 else loc, message)
+
+        fmt = args[0]
+        while isinstance(fmt, ir.Cast):
+            fmt = fmt.operand
+        canonical = check_printf(fmt, args[1:], loc, error)
+        if canonical is None or not isinstance(fmt, ir.StringLit):
+            return args
+        spelled: list[ir.Expr] = [dataclasses.replace(fmt, value=canonical)]
+        for arg in args[1:]:
+            if isinstance(arg, ir.StringLit):
+                try:
+                    arg = dataclasses.replace(arg, value=canonical_literal(decode(arg.value)[0]))
+                except FormatError as exc:
+                    error(arg.loc, str(exc))
+            spelled.append(arg)
+        return spelled
 
     def _builtin_arg(self, arg: ir.Expr, param: T.Type, name: str, index: int) -> ir.Expr:
         if arg.type == param:

@@ -1,0 +1,271 @@
+"""The ``printf`` format of OpenCL C 1.2 (section 6.12.13), checked against the arguments.
+
+A conversion is ``%[flags][width][.precision][vector][length]conversion``: flags ``-+ #0``,
+decimal width and precision, a vector specifier ``v2 v3 v4 v8 v16``, a length modifier ``hh h
+hl l`` and one of ``d i o u x X f F e E g G a A c s p``; ``%%`` prints a percent sign. The
+front end checks every call before code is generated, so what reaches the C library is a
+format whose conversions match their arguments: a mismatch is an error located at the
+argument, worded as clang words it. ``%s`` takes a string literal only (OpenCL C 1.2 allows no
+other), ``%n`` is refused.
+
+The format is checked as the C compiler will read it, escapes decoded (``"\\x25d"`` is
+``%d``), and handed on spelled canonically (``canonical_literal``), so that the C backend,
+which reads the format text again to expand vector conversions, sees exactly the conversions
+checked here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ppcl.compiler.diagnostics import Loc
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import types as T
+
+CONVERSION = re.compile(
+    r"%(?P<flags>[-+ #0]*)(?P<width>[0-9]*)(?P<precision>\.[0-9]*)?"
+    r"(?P<vector>v(?:16|2|3|4|8))?(?P<length>hh|hl|h|l)?(?P<conversion>[diouxXfFeEgGaAcsp%])")
+
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "?": "?", "a": "\a",
+                   "b": "\b", "f": "\f", "r": "\r", "v": "\v"}
+_SPELLED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\\": "\\\\", '"': '\\"'}
+
+_INTEGER = "diouxXc"
+_FLOATING = "fFeEgGaA"
+_SIGNED = "di"
+
+# length modifier -> the integer element types a vector conversion takes (OpenCL C 1.2 table
+# 6.24); no modifier: 32-bit elements, as ``%v4d`` is read by implementations that accept it
+_VECTOR_INTEGERS = {"hh": ("char", "uchar"), "h": ("short", "ushort"), "hl": ("int", "uint"),
+                    "l": ("long", "ulong"), None: ("int", "uint")}
+_VECTOR_FLOATS = {"h": ("half",), "hl": ("float",), "l": ("double",), None: ("float", "double")}
+# the scalar types a promoted integer argument may have under each length modifier
+_SCALAR_INTEGERS = {None: ("bool", "char", "uchar", "short", "ushort", "int", "uint"),
+                    "hh": ("bool", "char", "uchar", "short", "ushort", "int", "uint"),
+                    "h": ("bool", "char", "uchar", "short", "ushort", "int", "uint"),
+                    "l": ("long", "ulong")}
+_C_INTEGER_NAMES = {(None, True): "int", ("hh", True): "char", ("h", True): "short",
+                    ("l", True): "long", (None, False): "unsigned int",
+                    ("hh", False): "unsigned char", ("h", False): "unsigned short",
+                    ("l", False): "unsigned long"}
+
+
+class FormatError(Exception):
+    """A string literal whose escapes cannot be decoded."""
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """One ``%`` conversion: its text and where it starts in the literal's spelling."""
+
+    text: str
+    spelled_at: int  # offset in the spelling between the quotes
+    flags: str
+    precision: str | None
+    vector: int | None
+    length: str | None
+    conversion: str
+
+
+def decode(spelling: str) -> tuple[str, list[int]]:
+    """The characters of a string literal spelled ``spelling`` (escapes decoded), and for each
+    character the offset of its spelling."""
+    chars: list[str] = []
+    offsets: list[int] = []
+    i = 0
+    while i < len(spelling):
+        start = i
+        c = spelling[i]
+        if c != "\\":
+            chars.append(c)
+            offsets.append(start)
+            i += 1
+            continue
+        if i + 1 >= len(spelling):
+            raise FormatError("string literal ends in a lone backslash")
+        c = spelling[i + 1]
+        if c in _SIMPLE_ESCAPES:
+            chars.append(_SIMPLE_ESCAPES[c])
+            i += 2
+        elif c in "01234567":
+            digits = re.match(r"[0-7]{1,3}", spelling[i + 1:])
+            assert digits is not None
+            chars.append(chr(int(digits.group(0), 8) & 0xFF))
+            i += 1 + len(digits.group(0))
+        elif c == "x":
+            digits = re.match(r"[0-9a-fA-F]+", spelling[i + 2:])
+            if digits is None:
+                raise FormatError("\\x used with no following hex digits")
+            value = int(digits.group(0), 16)
+            if value > 0xFF:
+                raise FormatError("hex escape sequence out of range")
+            chars.append(chr(value))
+            i += 2 + len(digits.group(0))
+        else:  # an unknown escape stands for the character, as C compilers read it
+            chars.append(c)
+            i += 2
+        offsets.append(start)
+    return "".join(chars), offsets
+
+
+def canonical_literal(text: str) -> str:
+    """The spelling between quotes of a string literal holding ``text``: printable ASCII as
+    itself, the rest as escapes (octal, three digits, so no following digit joins them)."""
+    out: list[str] = []
+    for c in text:
+        if c in _SPELLED_ESCAPES:
+            out.append(_SPELLED_ESCAPES[c])
+        elif " " <= c <= "~":
+            out.append(c)
+        else:
+            out += [f"\\{byte:03o}" for byte in c.encode("utf-8")]
+    return "".join(out)
+
+
+def conversions(text: str, offsets: list[int]) -> tuple[list[Conversion], tuple[int, str] | None]:
+    """The conversions of a decoded format, and the first malformed one as (spelling offset,
+    message), if any."""
+    found: list[Conversion] = []
+    i = 0
+    while True:
+        i = text.find("%", i)
+        if i < 0:
+            return found, None
+        m = CONVERSION.match(text, i)
+        if m is None:
+            return found, (offsets[i], _malformed(text, i))
+        if m.group("conversion") == "%" and m.group(0) != "%%":
+            return found, (offsets[i], "'%%' takes no flags, width, precision or modifiers")
+        vector = m.group("vector")
+        found.append(Conversion(m.group(0), offsets[i], m.group("flags"), m.group("precision"),
+                                int(vector[1:]) if vector else None, m.group("length"),
+                                m.group("conversion")))
+        i = m.end()
+
+
+def _malformed(text: str, i: int) -> str:
+    rest = re.match(r"%[-+ #0]*[0-9]*(?:\.[0-9]*)?(?:v[0-9]*)?(?:hh|hl|h|ll|l|j|z|t|L)?(.)?",
+                    text[i:])
+    assert rest is not None
+    spec = rest.group(1)
+    if spec is None:
+        return "incomplete format specifier"
+    if spec == "n":
+        return "'%n' specifier not supported in OpenCL C"
+    if spec == "*" or "*" in text[i:i + len(rest.group(0))]:
+        return "'*' field width or precision is not supported in OpenCL C printf"
+    if rest.group(0)[1:].find("v") >= 0 and not re.search(r"v(16|2|3|4|8)", rest.group(0)):
+        return "invalid vector specifier: the vector length must be 2, 3, 4, 8 or 16"
+    if spec.isprintable() and not spec.isspace():
+        return f"invalid conversion specifier '{spec}'"
+    return "invalid conversion specifier"
+
+
+def _scalar_name(t: T.Type) -> str | None:
+    return t.name if isinstance(t, T.ScalarType) else None
+
+
+def expected_type(c: Conversion) -> str:
+    """The argument type a conversion specifies, in clang's words."""
+    if c.vector is not None:
+        if c.conversion in _FLOATING:
+            elem = {"h": "half", "hl": "float", "l": "double", None: "float"}[c.length]
+        else:
+            elem = {"hh": "char", "h": "short", "hl": "int", "l": "long", None: "int"}[c.length]
+            if c.conversion not in _SIGNED:
+                elem = "u" + elem
+        return f"{elem}{c.vector}"
+    if c.conversion in _FLOATING:
+        return "double"
+    if c.conversion == "c":
+        return "int"
+    if c.conversion == "s":
+        return "char *"
+    if c.conversion == "p":
+        return "void *"
+    return _C_INTEGER_NAMES[(c.length, c.conversion in _SIGNED)]
+
+
+def _length_problem(c: Conversion) -> str | None:
+    """Why a length modifier cannot go with the conversion, if it cannot."""
+    if c.length is None:
+        return None
+    if c.vector is None and c.length == "hl":
+        return "length modifier 'hl' is only allowed with a vector specifier"
+    if c.conversion in "csp" or (c.vector is None and c.conversion in _FLOATING
+                                 and c.length != "l"):
+        return (f"length modifier '{c.length}' results in undefined behavior or no effect with "
+                f"'{c.conversion}' conversion specifier")
+    if c.vector is not None and c.conversion in _FLOATING and c.length == "hh":
+        return "length modifier 'hh' cannot be used with a floating-point vector conversion"
+    return None
+
+
+def _matches(c: Conversion, arg: ir.Expr) -> bool:
+    t = arg.type
+    if c.vector is not None:
+        if not isinstance(t, T.VectorType) or t.width != c.vector:
+            return False
+        allowed = (_VECTOR_FLOATS if c.conversion in _FLOATING else _VECTOR_INTEGERS)[c.length]
+        return t.elem.name in allowed
+    if c.conversion in _FLOATING:
+        return _scalar_name(t) in ("float", "double")
+    if c.conversion == "s":
+        return isinstance(arg, ir.StringLit)
+    if c.conversion == "p":
+        return isinstance(t, T.PointerType)
+    if c.conversion == "c":
+        return _scalar_name(t) in _SCALAR_INTEGERS[None]
+    return _scalar_name(t) in _SCALAR_INTEGERS[c.length]
+
+
+def check_printf(fmt: ir.Expr, args: list[ir.Expr], call_loc: Loc,
+                 error: Callable[[Loc, str], None]) -> str | None:
+    """Check a ``printf`` call of format ``fmt`` and arguments ``args``; report problems
+    through ``error``. Returns the canonical spelling of the format (see the module
+    docstring), or None when the call was reported."""
+    if not isinstance(fmt, ir.StringLit):
+        error(fmt.loc, "format string is not a string literal (OpenCL C 1.2 printf takes a "
+                       "literal format)")
+        return None
+    try:
+        text, offsets = decode(fmt.value)
+    except FormatError as exc:
+        error(fmt.loc, str(exc))
+        return None
+
+    def at(offset: int) -> Loc:
+        if fmt.loc.line <= 0:
+            return fmt.loc
+        return Loc(fmt.loc.file, fmt.loc.line, fmt.loc.col + 1 + offset)
+
+    found, malformed = conversions(text, offsets)
+    if malformed is not None:
+        error(at(malformed[0]), malformed[1])
+        return None
+    ok = True
+    values = [c for c in found if c.conversion != "%"]
+    for i, c in enumerate(values):
+        problem = _length_problem(c)
+        if problem is not None:
+            error(at(c.spelled_at), problem)
+            ok = False
+            continue
+        if i >= len(args):
+            error(at(c.spelled_at), "more '%' conversions than data arguments")
+            return None
+        arg = args[i]
+        if c.conversion == "s" and isinstance(arg.type, T.PointerType) \
+                and not isinstance(arg, ir.StringLit):
+            error(arg.loc, "'%s' takes only a string literal in OpenCL C 1.2")
+            ok = False
+        elif not _matches(c, arg):
+            error(arg.loc, f"format specifies type '{expected_type(c)}' but the argument has "
+                           f"type '{arg.type}'")
+            ok = False
+    if len(args) > len(values):
+        error(args[len(values)].loc, "data argument not used by format string")
+        ok = False
+    return canonical_literal(text) if ok else None
