@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from ppcl.compiler.codegen.cstyle import INDENT, PREC_ASSIGN, PREC_PRIMARY
 from ppcl.compiler.codegen.irprint import IRPrinter
-from ppcl.compiler.codegen.kernel_c import Formed, group_node_stmt
+from ppcl.compiler.codegen.kernel_c import Formed, group_node_expr, group_node_stmt
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 
 DUMP_GROUP_SPELLINGS = {
+    "ContextRef": "ctx.{name}",
+    "MaskRef": "{name}[lid]",
+    "MaskAny": "any({name})",
+    "MaskAll": "all({name})",
     "MaskSet": "{name}[lid] = {value};",
     "MaskFill": "fill {name} = {value};",
     "MaskCopy": "copy {dst} = {src};",
@@ -52,14 +56,9 @@ class FormedIRPrinter(IRPrinter):
         return super().stmt(s, level)
 
     def expr_prec(self, e: ir.Expr) -> tuple[str, int]:
-        if isinstance(e, wg.ContextRef):
-            return f"ctx.{e.name}", PREC_PRIMARY
-        if isinstance(e, wg.MaskRef):
-            return f"{e.name}[lid]", PREC_PRIMARY
-        if isinstance(e, wg.MaskAny):
-            return f"any({e.name})", PREC_PRIMARY
-        if isinstance(e, wg.MaskAll):
-            return f"all({e.name})", PREC_PRIMARY
+        simple = group_node_expr(e, DUMP_GROUP_SPELLINGS, 0)
+        if simple is not None:
+            return simple, PREC_PRIMARY
         if isinstance(e, wg.GroupEval):
             into = f" -> ctx.{e.temp}" if e.temp is not None else ""
             return f"group_eval({self.expr(e.expr, PREC_ASSIGN)}{into})", PREC_PRIMARY

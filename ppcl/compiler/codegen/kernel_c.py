@@ -90,8 +90,12 @@ class Formed(Protocol):
 
 
 # How the printers spell the simple work-group nodes: the C of the CPU backend here, the
-# readable dump in ``formed_ir.py``. Fields: name, value, dst, src, call, target.
+# readable dump in ``formed_ir.py``. Fields: name, value, dst, src, call, target, items.
 C_GROUP_SPELLINGS: Mapping[str, str] = {
+    "ContextRef": "__ctx_{name}[__lid]",
+    "MaskRef": "{name}[__lid]",
+    "MaskAny": "ppcl_any({name}, {items})",
+    "MaskAll": "ppcl_all({name}, {items})",
     "MaskSet": "{name}[__lid] = {value};",
     "MaskFill": "memset({name}, {value}, sizeof {name});",
     "MaskCopy": "memcpy({dst}, {src}, sizeof {dst});",
@@ -111,6 +115,14 @@ def group_node_stmt(p: CStylePrinter, s: ir.Stmt, spellings: Mapping[str, str]) 
         if s.target is None:
             return spellings["GroupCall"].format(call=call)
         return spellings["GroupCallTo"].format(target=p.expr(s.target, PREC_UNARY), call=call)
+    return None
+
+
+def group_node_expr(e: ir.Expr, spellings: Mapping[str, str], items: int) -> str | None:
+    """``e`` printed with ``spellings`` when it is a context-array or mask node, else None
+    (``items``: the work-items of the group)."""
+    if isinstance(e, wg.ContextRef | wg.MaskRef | wg.MaskAny | wg.MaskAll):
+        return spellings[type(e).__name__].format(name=e.name, items=items)
     return None
 
 
@@ -353,14 +365,9 @@ class KernelPrinter(CStylePrinter):
     # ------------------------------------------------------------ expressions
 
     def expr_prec(self, e: ir.Expr) -> tuple[str, int]:
-        if isinstance(e, wg.ContextRef):
-            return f"__ctx_{e.name}[__lid]", PREC_POSTFIX
-        if isinstance(e, wg.MaskRef):
-            return f"{e.name}[__lid]", PREC_POSTFIX
-        if isinstance(e, wg.MaskAny):
-            return f"ppcl_any({e.name}, {self.group_items})", PREC_POSTFIX
-        if isinstance(e, wg.MaskAll):
-            return f"ppcl_all({e.name}, {self.group_items})", PREC_POSTFIX
+        simple = group_node_expr(e, C_GROUP_SPELLINGS, self.group_items)
+        if simple is not None:
+            return simple, PREC_POSTFIX
         if isinstance(e, wg.GroupEval):
             return self.group_eval(e), PREC_PRIMARY
         if isinstance(e, ir.VarRef) and e.name in self.local_names and not self.in_helper:
