@@ -320,3 +320,20 @@ def test_corpus_barrier_kernels_report_without_error(name: str) -> None:
     for kernel in m.kernels:
         for line in verify_barriers_uniform(kernel, analyze_kernel(m, kernel)):
             assert "barrier under" in line
+
+
+def test_formed_kernels_are_checked_without_the_unique_name_rule() -> None:
+    from ppcl.compiler.analysis.verify import verify
+    from ppcl.compiler.frontend import compile_source
+    from ppcl.compiler.ir import nodes as ir
+
+    module = compile_source("__kernel void k(__global int *o) { int a = 1; o[0] = a; }").module
+    kernel = module.kernels[0]
+    assert kernel.body is not None
+    twice = ir.Block(kernel.body.stmts[:1] + kernel.body.stmts, loc=kernel.body.loc)
+    redeclared = ir.Module(tuple(ir.Function(kernel.name, kernel.ret, kernel.params, twice,
+                                             kernel.is_kernel) if d is kernel else d
+                                 for d in module.decls), module.extensions)
+    problems = verify(redeclared)
+    assert len(problems) == 1 and "is not unique in the function" in problems[0]
+    assert verify(redeclared, unique_names=False) == []

@@ -57,16 +57,20 @@ class VerificationError(Exception):
         super().__init__("\n".join([head, *("  " + p for p in problems)]))
 
 
-def check(module: ir.Module, context: str = "") -> None:
+def check(module: ir.Module, context: str = "", *, unique_names: bool = True) -> None:
     """Raise ``VerificationError`` when ``module`` breaks any invariant."""
-    problems = verify(module)
+    problems = verify(module, unique_names=unique_names)
     if problems:
         raise VerificationError(problems, context)
 
 
-def verify(module: ir.Module) -> list[str]:
-    """Every violated invariant of ``module``, located; empty when the IR is valid."""
-    return _Verifier(module).run()
+def verify(module: ir.Module, *, unique_names: bool = True) -> list[str]:
+    """Every violated invariant of ``module``, located; empty when the IR is valid.
+
+    ``unique_names``: a variable name is declared once per function, as the front end leaves
+    it. Work-group formation declares a recomputed value again in each region that reads it
+    and copies the code of interchanged loops, so formed kernels are checked without it."""
+    return _Verifier(module, unique_names).run()
 
 
 # ---------------------------------------------------------------- type comparison
@@ -105,8 +109,9 @@ class _Context:
 
 
 class _Verifier:
-    def __init__(self, module: ir.Module):
+    def __init__(self, module: ir.Module, unique_names: bool = True):
         self.module = module
+        self.unique_names = unique_names
         self.problems: list[str] = []
         self.globals: dict[str, T.Type] = {}
         self.signatures: dict[str, ir.Function] = {}
@@ -155,8 +160,9 @@ class _Verifier:
         assert self.ctx is not None
         previous = self.ctx.names.get(name)
         if previous is not None:
-            self.report(loc, f"variable name '{name}' is not unique in the function (also "
-                             f"declared at {previous})")
+            if self.unique_names:
+                self.report(loc, f"variable name '{name}' is not unique in the function "
+                                 f"(also declared at {previous})")
         elif name in self.globals:
             self.report(loc, f"local variable '{name}' has the name of a program-scope "
                              "variable")
