@@ -27,6 +27,7 @@ built, so a warm rebuild is a hash and a dict lookup, with no file system access
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import shutil
@@ -256,40 +257,42 @@ def _fall_back(configured: Path, error: OSError) -> Path:
     return fallback
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` (a temp file of a build) and flush it to disk."""
+def _write_synced(path: Path, data: bytes, what: str) -> None:
+    """``data`` as the whole of ``path``, flushed to disk before returning."""
     try:
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(text)
+        with open(path, "wb") as file:
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
     except OSError as error:
-        raise CacheError(f"cannot write {path}: {_describe(error)}; free space there "
+        raise CacheError(f"cannot {what} {path}: {_describe(error)}; free space there "
                          f"or {FIX_DIRECTORY}") from error
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (a temp file of a build) and flush it to disk."""
+    _write_synced(path, text.encode("utf-8"), "write")
 
 
 def seal_object(path: Path) -> None:
     """Append the checksum trailer to a freshly built object and flush it to disk."""
     try:
-        with open(path, "r+b") as file:
-            data = file.read()
-            file.write(checksum_trailer(data))
-            file.flush()
-            os.fsync(file.fileno())
+        data = path.read_bytes()
     except OSError as error:
-        raise CacheError(f"cannot finish the object {path}: {_describe(error)}; free space "
-                         f"there or {FIX_DIRECTORY}") from error
+        raise CacheError(f"cannot read the object {path}: {_describe(error)}") from error
+    _write_synced(path, data + checksum_trailer(data), "finish the object")
 
 
 def _fsync_directory(directory: Path) -> None:
+    """Make the renames in ``directory`` durable where the platform can: some systems have no
+    directory handles and some file systems refuse fsync on one; the renames hold regardless."""
     try:
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
-        return  # a platform or file system without directory handles; the renames still hold
+        return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems refuse fsync on a directory; nothing more can be done
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
     finally:
         os.close(fd)
 
