@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,28 @@ def _temporary_kernel_cache():
         os.environ.pop("PPCL_CACHE_DIR", None)
     else:
         os.environ["PPCL_CACHE_DIR"] = previous
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kernel cache of the test's own, and the default C compiler (``CC`` unset)."""
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("PPCL_CACHE_DIR", str(directory))
+    monkeypatch.delenv("CC", raising=False)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    """A context as ``create_some_context`` picks it (the listed devices' first)."""
+    import ppcl
+
+    return ppcl.create_some_context(interactive=False)
+
+
+@pytest.fixture(scope="module")
+def queue(ctx):
+    """An in-order queue on ``ctx``."""
+    import ppcl
+
+    return ppcl.CommandQueue(ctx)

@@ -21,12 +21,8 @@ from ppcl.compiler.toolchain import ToolchainError
 SOURCE = "int twice(int x) { return 2 * x; }\n"
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("PPCL_CACHE_DIR", str(directory))
-    monkeypatch.delenv("CC", raising=False)
-    return directory
+# every test builds into its own empty cache with the default compiler (conftest.py)
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 # Builds SOURCE, loads and calls it, in a fresh process (which knows no entry yet, so it reads

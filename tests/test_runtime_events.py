@@ -29,11 +29,6 @@ __kernel void spin(__global float *x, int rounds)
 
 
 @pytest.fixture(scope="module")
-def ctx():
-    return cl.create_some_context(interactive=False)
-
-
-@pytest.fixture(scope="module")
 def prg(ctx):
     return cl.Program(ctx, SOURCE).build()
 

@@ -11,16 +11,6 @@ from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
 mf = cl.mem_flags
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    return cl.create_some_context(interactive=False)
-
-
-@pytest.fixture(scope="module")
-def queue(ctx):
-    return cl.CommandQueue(ctx)
-
-
 def test_copy_host_ptr_and_read_back(ctx, queue):
     a = np.arange(1000, dtype=np.float32)
     buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)

@@ -25,16 +25,6 @@ N = 256
 
 
 @pytest.fixture(scope="module")
-def ctx():
-    return cl.create_some_context(interactive=False)
-
-
-@pytest.fixture(scope="module")
-def queue(ctx):
-    return cl.CommandQueue(ctx)
-
-
-@pytest.fixture(scope="module")
 def program(ctx):
     return cl.Program(ctx, SOURCE).build()
 

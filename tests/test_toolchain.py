@@ -24,12 +24,8 @@ void scale(float *restrict a, const float *restrict b, int n)
 """
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("PPCL_CACHE_DIR", str(directory))
-    monkeypatch.delenv("CC", raising=False)
-    return directory
+# every test builds into its own empty cache with the default compiler (conftest.py)
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def test_find_compiler_has_identity() -> None:
