@@ -34,6 +34,7 @@ from ppcl.devices.cpu import CPUProgram
 from ppcl.devices.cpu.args import PackedArgs
 from ppcl.devices.cpu.build import CompiledKernel, launch_descriptor
 from ppcl.devices.cpu.build import build_kernel as _build_kernel
+from ppcl.devices.host_memory import aligned_bytes
 from ppcl.devices.interface import BufferArg, LocalArg, NDRange, ValueArg
 from ppcl.devices.serial import SerialDevice
 
@@ -141,7 +142,7 @@ def run_in_chunks(kernel: CompiledKernel, global_size: Sequence[int], args: Sequ
                   chunk: int, offset: Sequence[int] | None = None) -> None:
     """Run the groups of a built kernel in chunks of ``chunk`` consecutive groups, as the
     threads of the CPU device claim them; numpy arrays are passed by address (they must be
-    ``BUFFER_ALIGN``-aligned, see ``aligned_empty``) and updated in place."""
+    aligned as buffers are, see ``aligned_empty``) and updated in place."""
     ndrange = NDRange(len(global_size), pad3(global_size), kernel.local_size,
                       pad3(offset or (), 0))
     values = [BufferArg(a.ctypes.data, a) if isinstance(a, np.ndarray)
@@ -157,14 +158,8 @@ def run_in_chunks(kernel: CompiledKernel, global_size: Sequence[int], args: Sequ
                      base)
 
 
-BUFFER_ALIGN = 128  # bytes: what the device's allocator gives every buffer
-
-
 def aligned_empty(shape: Any, dtype: Any) -> np.ndarray:
-    """An uninitialised array whose data starts on a ``BUFFER_ALIGN`` boundary, as a buffer's
-    does (the generated code may use aligned vector loads)."""
+    """An uninitialised array aligned as the device's buffers are (the generated code may use
+    aligned vector loads): host memory from the device's own ``aligned_bytes``."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    raw = np.empty(nbytes + BUFFER_ALIGN, np.uint8)
-    start = (-raw.ctypes.data) % BUFFER_ALIGN
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
+    return aligned_bytes(int(np.prod(shape)) * dtype.itemsize).view(dtype).reshape(shape)
