@@ -190,10 +190,10 @@ class HostDevice(Device):
 class CPUDevice(HostDevice):
     """The host processor, its work-groups spread over a pool of ``threads`` threads."""
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, kind: str = "cpu") -> None:
         self.cpu = probe_cpu()
         count = configured_threads(threads)
-        super().__init__(host_device_info(self.cpu, f"cpu-{self.cpu.model}", count))
+        super().__init__(host_device_info(self.cpu, f"{kind}-{self.cpu.model}", count))
         self.pool = WorkGroupPool(count)
 
     def run_groups(self, run_chunk: ChunkRunner, num_groups: int, local_bytes: int) -> None:
