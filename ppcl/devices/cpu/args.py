@@ -15,15 +15,6 @@ from ppcl.compiler.ir.layout import align_up
 from ppcl.devices.interface import ArgValue, BufferArg, LocalArg
 
 
-def local_block_bytes(static_bytes: int, args: Sequence[ArgValue]) -> int:
-    """The local block one work-group needs: its own variables, then the ``__local`` args."""
-    total = static_bytes
-    for arg in args:
-        if isinstance(arg, LocalArg):
-            total = align_up(total) + arg.nbytes
-    return total
-
-
 class PackedArgs:
     """The ``void **`` array of one tuple of argument values and the objects it points into."""
 

@@ -18,7 +18,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
 from ppcl.compiler.pipeline import Pipeline
 from ppcl.devices.commands import CommandExecutor
-from ppcl.devices.cpu.args import PackedArgs, local_block_bytes
+from ppcl.devices.cpu.args import PackedArgs
 from ppcl.devices.cpu.build import CompiledKernel, build_kernel, launch_descriptor, spec_for
 from ppcl.devices.cpu.pool import ChunkRunner, WorkGroupPool
 from ppcl.devices.cpu.probe import CPUInfo, configured_threads, probe_cpu
@@ -113,14 +113,19 @@ class CPULaunch(KernelLaunch):
         self._run_groups = run_groups
         self._packed: PackedArgs | None = None
 
-    def local_bytes(self, args: Sequence[ArgValue]) -> int:
-        return local_block_bytes(self.static_local_bytes, args)
-
-    def run(self, args: Sequence[ArgValue]) -> None:
+    def _packed_for(self, args: Sequence[ArgValue]) -> PackedArgs:
+        """The packed form of ``args``, kept while the runtime passes the same tuple."""
         packed = self._packed
         if packed is None or packed.source is not args:
             packed = PackedArgs(args, self.static_local_bytes)
             self._packed = packed
+        return packed
+
+    def local_bytes(self, args: Sequence[ArgValue]) -> int:
+        return self._packed_for(args).local_bytes
+
+    def run(self, args: Sequence[ArgValue]) -> None:
+        packed = self._packed_for(args)
         entry = self.compiled.entry
         argv = packed.argv
         descriptor = self._descriptor_ref
