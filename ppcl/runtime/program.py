@@ -103,7 +103,7 @@ class Program:
         self._build_options = BuildOptions()
         self._settings = Settings()
         self._kernels: dict[str, KernelSignature] = {}
-        self._device_programs: dict[int, DeviceProgram] = {}
+        self._device_programs: dict[Device, DeviceProgram] = {}
         self._device_lock = threading.Lock()
         self._preprocessed_text = ""
 
@@ -191,14 +191,14 @@ class Program:
 
     def _device_program(self, device: Device) -> DeviceProgram:
         """The program built for ``device`` (each device builds from the same IR once)."""
-        program = self._device_programs.get(id(device))
+        program = self._device_programs.get(device)
         if program is None:
             with self._device_lock:
-                program = self._device_programs.get(id(device))
+                program = self._device_programs.get(device)
                 if program is None:
                     program = device.backend.build(self._module, self._build_options,
                                                    self._settings.debug)
-                    self._device_programs[id(device)] = program
+                    self._device_programs[device] = program
         return program
 
     def _prepare_launch(self, name: str, device: Device, ndrange: NDRange) -> KernelLaunch:
