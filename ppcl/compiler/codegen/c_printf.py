@@ -8,11 +8,11 @@ lines of concurrently running groups do not interleave.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from ppcl.compiler.codegen.cstyle import PREC_ASSIGN, PREC_POSTFIX, CodegenError, CStylePrinter
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.printf_spec import CONVERSION
 from ppcl.compiler.ir.types import scalar_of, width_of
 
 PRINTF_SUPPORT = r"""
@@ -47,17 +47,12 @@ static int ppcl_printf(const char *format, ...)
 }
 """
 
-# The conversions of OpenCL C 1.2 printf, read as the front end reads them
-# (``frontend/printf_format.py``), which has checked every call against its format and spelled
-# the format canonically (no escape stands for a ``%``).
-_PRINTF_SPEC = re.compile(r"%([-+ #0]*[0-9]*(?:\.[0-9]*)?)(v(?:16|2|3|4|8))?(hh|hl|h|l)?"
-                          r"([diouxXfFeEgGaAcsp%])")
-
-
 def lower_printf(p: CStylePrinter, e: ir.Call, keeps_type: Callable[[ir.Expr], bool]) -> str:
     """The C call of the OpenCL ``printf`` call ``e``. ``keeps_type``: whether an argument is
     printed wider than its OpenCL type, so that it needs an explicit conversion (a variadic
-    argument keeps its C type)."""
+    argument keeps its C type). The format is read with the front end's grammar
+    (``ir/printf_spec.py``); the front end has checked every call against it and spelled the
+    format canonically (no escape stands for a ``%``)."""
     fmt_expr = e.args[0]
     while isinstance(fmt_expr, ir.Cast):
         fmt_expr = fmt_expr.operand
@@ -68,10 +63,11 @@ def lower_printf(p: CStylePrinter, e: ir.Call, keeps_type: Callable[[ir.Expr], b
     pieces: list[str] = []
     pos = 0
     text = fmt_expr.value
-    for m in _PRINTF_SPEC.finditer(text):
+    for m in CONVERSION.finditer(text):
         pieces.append(text[pos:m.start()])
         pos = m.end()
-        flags, vec, length, conv = m.groups()
+        flags = m["flags"] + m["width"] + (m["precision"] or "")
+        vec, conv = m["vector"], m["conversion"]
         if conv == "%":
             pieces.append("%%")
             continue
@@ -94,10 +90,10 @@ def lower_printf(p: CStylePrinter, e: ir.Call, keeps_type: Callable[[ir.Expr], b
         else:
             spec, cast = f"%{flags}ll{conv}", "unsigned long long"
         temp = p.expr(value, PREC_POSTFIX)
-        if elem is not None and width_of(value.type) == width:
-            comps = [f"({cast}){temp}[{k}]" for k in range(width)]
-        else:
-            comps = [f"({cast})0"] * width
+        if elem is None or width_of(value.type) != width:  # refused by the front end's checks
+            raise CodegenError(f"printf conversion {m.group(0)} takes a {width}-component "
+                               f"vector, not '{value.type}'")
+        comps = [f"({cast}){temp}[{k}]" for k in range(width)]
         pieces.append(",".join([spec] * width))
         out_args += comps
     pieces.append(text[pos:])

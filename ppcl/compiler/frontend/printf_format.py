@@ -23,10 +23,7 @@ from dataclasses import dataclass
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
-
-CONVERSION = re.compile(
-    r"%(?P<flags>[-+ #0]*)(?P<width>[0-9]*)(?P<precision>\.[0-9]*)?"
-    r"(?P<vector>v(?:16|2|3|4|8))?(?P<length>hh|hl|h|l)?(?P<conversion>[diouxXfFeEgGaAcsp%])")
+from ppcl.compiler.ir.printf_spec import CONVERSION
 
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "?": "?", "a": "\a",
                    "b": "\b", "f": "\f", "r": "\r", "v": "\v"}
