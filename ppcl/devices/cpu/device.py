@@ -147,6 +147,7 @@ class CPUProgram(DeviceProgram):
         self.debug = debug
         self._run_groups = run_groups
         self._compiled: dict[tuple[str, object], CompiledKernel] = {}
+        self._launches: dict[tuple[str, NDRange], CPULaunch] = {}
         self._lock = threading.Lock()
 
     def compiled(self, kernel_name: str, ndrange: NDRange) -> CompiledKernel:
@@ -165,7 +166,14 @@ class CPUProgram(DeviceProgram):
         return compiled
 
     def prepare(self, kernel_name: str, ndrange: NDRange) -> CPULaunch:
-        return CPULaunch(self.compiled(kernel_name, ndrange), ndrange, self._run_groups)
+        """One launch object per kernel and shape, shared by every ``Kernel`` of the program
+        (``prg.name(...)`` makes a new one each time, as in PyOpenCL)."""
+        key = (kernel_name, ndrange)
+        launch = self._launches.get(key)
+        if launch is None:
+            launch = CPULaunch(self.compiled(kernel_name, ndrange), ndrange, self._run_groups)
+            self._launches[key] = launch
+        return launch
 
 
 class HostDevice(Device):
