@@ -168,3 +168,11 @@ def test_argument_values_reach_the_device_as_interface_values() -> None:
     scale = prg.scale
     scale.set_arg(1, np.float32(0.5))
     assert scale._args[1] == ValueArg(np.float32(0.5).tobytes())
+
+
+def test_an_unusable_debug_setting_fails_the_build_with_its_name(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = cl.create_some_context(interactive=False)
+    monkeypatch.setenv("PPCL_DEBUG", "everything")
+    with pytest.raises(cl.Error, match="BUILD_PROGRAM_FAILURE.*PPCL_DEBUG"):
+        cl.Program(ctx, SOURCE).build()

@@ -33,7 +33,7 @@ from ppcl.runtime.constants import (
     program_info,
 )
 from ppcl.runtime.errors import make_error
-from ppcl.settings import Settings, read_settings
+from ppcl.settings import Settings, SettingsError, read_settings
 
 if TYPE_CHECKING:
     from ppcl.runtime.context import Context
@@ -122,6 +122,10 @@ class Program:
             self._status = build_status.ERROR
             self._log = str(error)
             raise make_error(routine, "INVALID_BUILD_OPTIONS", str(error)) from error
+        except SettingsError as error:  # PPCL_DEBUG changed to a value ppcl cannot use
+            self._status = build_status.ERROR
+            self._log = str(error)
+            raise make_error(routine, "BUILD_PROGRAM_FAILURE", str(error)) from error
         except CompileError as error:
             self._status = build_status.ERROR
             self._log = error.log
