@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
 from ppcl.compiler.frontend.limits import (
     MAX_BRACKET_DEPTH,
     MAX_TREE_DEPTH,
-    run_deep_if_needed,
     too_deep_bracket,
     too_deep_node,
 )

@@ -23,8 +23,8 @@ from pycparser import c_ast
 from pycparser.c_parser import ParseError
 from pycparserext.ext_c_parser import OpenCLCParser
 
+from ppcl.compiler.deepstack import on_deep_stack
 from ppcl.compiler.diagnostics import Diagnostics, Loc
-from ppcl.compiler.frontend.limits import on_deep_stack
 
 VECTOR_ELEMENT_NAMES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                         "float", "double", "half")

@@ -18,7 +18,7 @@ from typing import Any
 
 from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.c_unit import ArgKind
-from ppcl.compiler.frontend.limits import run_deep_if_needed
+from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.pipeline import GeneratedKernel, KernelSpec, Pipeline, lower_kernel
