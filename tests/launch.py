@@ -31,7 +31,7 @@ from ppcl.compiler.frontend import compile_source, parse_build_options
 from ppcl.compiler.ir.layout import LOCAL_ALIGN, align_up, pad3
 from ppcl.compiler.pipeline import KernelSpec, cpu_pipeline
 from ppcl.devices.cpu import CPUProgram
-from ppcl.devices.cpu.args import PackedArgs
+from ppcl.devices.cpu.args import ArgBlock
 from ppcl.devices.cpu.build import CompiledKernel, launch_descriptor
 from ppcl.devices.cpu.build import build_kernel as _build_kernel
 from ppcl.devices.host_memory import aligned_bytes
@@ -52,7 +52,7 @@ class _MaskedSerialDevice(SerialDevice):
     It is made through the device interface, as any device is."""
 
     def build(self, module: Any, options: Any, debug: Any) -> CPUProgram:
-        return CPUProgram(module, options, debug, self.run_groups,
+        return CPUProgram(module, options, debug, self.pool,
                           pipeline=cpu_pipeline(uniformity=False))
 
 
@@ -148,7 +148,7 @@ def run_in_chunks(kernel: CompiledKernel, global_size: Sequence[int], args: Sequ
     values = [BufferArg(a.ctypes.data, a) if isinstance(a, np.ndarray)
               else LocalArg(a.nbytes) if isinstance(a, LocalMem)
               else ValueArg(np.asarray(a).tobytes()) for a in args]
-    packed = PackedArgs(values, kernel.local_mem_static_bytes)
+    packed = ArgBlock(values, kernel.local_mem_static_bytes)
     block = ctypes.create_string_buffer(packed.local_bytes + 2 * LOCAL_ALIGN)
     base = align_up(ctypes.addressof(block))
     descriptor = launch_descriptor(ndrange)

@@ -34,7 +34,7 @@ from ppcl.compiler.ir.layout import Size3, pad3
 from ppcl.settings import Debug
 
 __all__ = ["Allocation", "ArgValue", "BufferArg", "Device", "DeviceBuildError", "DeviceInfo",
-           "DeviceProgram", "KernelLaunch", "LocalArg", "NDRange", "Size3", "ValueArg", "pad3"]
+           "DeviceProgram", "KernelFault", "KernelLaunch", "LocalArg", "NDRange", "Size3", "ValueArg", "pad3"]
 
 
 class DeviceBuildError(RuntimeError):
@@ -43,6 +43,11 @@ class DeviceBuildError(RuntimeError):
     def __init__(self, message: str, log: str = "") -> None:
         super().__init__(message)
         self.log = log
+
+
+class KernelFault(RuntimeError):
+    """A launch that stopped because its kernel code faulted (an access outside valid memory,
+    an integer division by zero): the process goes on, the command fails."""
 
 
 @dataclass(frozen=True)

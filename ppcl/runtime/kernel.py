@@ -20,6 +20,7 @@ from ppcl.compiler.frontend import ParamInfo
 from ppcl.devices.interface import (
     ArgValue,
     BufferArg,
+    KernelFault,
     KernelLaunch,
     LocalArg,
     NDRange,
@@ -420,7 +421,10 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     run = launch.run
 
     def action() -> None:
-        run(args)  # args keeps the argument objects alive until the command has run
+        try:
+            run(args)  # args keeps the argument objects alive until the command has run
+        except KernelFault as fault:
+            raise make_error(_ENQUEUE, "OUT_OF_RESOURCES", str(fault)) from None
 
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
                           uses=buffers)

@@ -1,9 +1,9 @@
 """The threaded CPU device: programs compiled to C, work-groups spread over a native pool.
 
 A program's kernels compile at their first launch with each shape (the local size is baked
-into the work-group function) and are kept per shape. A launch runs the groups of its NDRange
-through the device's ``run_groups``: the threaded pool here, the calling thread in the serial
-device (``ppcl/devices/serial.py``), which shares this compile path.
+into the work-group function) and are kept per shape. A launch is one call into the native
+runtime (``native.py``, ``runtime.c``), which runs the groups of its NDRange on the device's
+thread pool; the serial device (``ppcl/devices/serial.py``) is the same with one thread.
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import ctypes
 import functools
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
 from ppcl.compiler.pipeline import Pipeline
 from ppcl.devices.commands import CommandExecutor
-from ppcl.devices.cpu.args import PackedArgs
+from ppcl.devices.cpu.args import ArgBlock, local_bytes
 from ppcl.devices.cpu.build import CompiledKernel, build_kernel, launch_descriptor, spec_for
-from ppcl.devices.cpu.pool import ChunkRunner, WorkGroupPool
+from ppcl.devices.cpu.native import NativePool, Task
 from ppcl.devices.cpu.probe import CPUInfo, configured_threads, probe_cpu
 from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
 from ppcl.devices.interface import (
@@ -45,10 +46,6 @@ EXTENSIONS = (
     "cl_khr_local_int32_extended_atomics",
     "cl_khr_fp64",
 )
-
-# run_groups(run_chunk, num_groups, local_bytes): run groups 0 .. num_groups-1
-GroupRunner = Callable[[ChunkRunner, int, int], None]
-
 
 def vector_bytes(flags: frozenset[str]) -> int:
     if "avx512f" in flags:
@@ -100,52 +97,74 @@ def choose_local_size(global_size: Size3, dims: int, max_group: int, max_items: 
 
 class CPULaunch(KernelLaunch):
     """One compiled kernel for one NDRange; the launch descriptor is read-only for the C code,
-    so one serves every launch of the shape."""
+    so one serves every launch of the shape. The argument block is kept and updated in place
+    when the arguments change; a launch that finds it in use by another thread (out-of-order
+    queues, several Python threads) packs a block of its own."""
 
-    def __init__(self, compiled: CompiledKernel, ndrange: NDRange,
-                 run_groups: GroupRunner) -> None:
+    def __init__(self, compiled: CompiledKernel, ndrange: NDRange, pool: NativePool) -> None:
         self.compiled = compiled
         self.ndrange = ndrange
         self.static_local_bytes = compiled.local_mem_static_bytes
         self._descriptor = launch_descriptor(ndrange)
-        self._descriptor_ref = ctypes.byref(self._descriptor)
         self._num_groups = ndrange.group_count
-        self._run_groups = run_groups
-        self._packed: PackedArgs | None = None
-
-    def _packed_for(self, args: Sequence[ArgValue]) -> PackedArgs:
-        """The packed form of ``args``, kept while the runtime passes the same tuple."""
-        packed = self._packed
-        if packed is None or packed.source is not args:
-            packed = PackedArgs(args, self.static_local_bytes)
-            self._packed = packed
-        return packed
+        self._entry_address = ctypes.cast(compiled.entry, ctypes.c_void_p).value
+        self._pool = pool
+        self._name = compiled.name
+        self._block: ArgBlock | None = None
+        self._task: Task | None = None
+        self._task_ref: Any = None
+        self._in_use = threading.Lock()
+        self._local: tuple[Sequence[ArgValue], int] | None = None
 
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
-        return self._packed_for(args).local_bytes
+        known = self._local
+        if known is not None and known[0] is args:
+            return known[1]
+        total = local_bytes(args, self.static_local_bytes)
+        self._local = (args, total)
+        return total
+
+    def _task_for(self, block: ArgBlock) -> Task:
+        return Task(self._entry_address, ctypes.addressof(block.argv),
+                    ctypes.addressof(self._descriptor), self._num_groups, block.local_bytes)
+
+    def _shared_task(self, args: Sequence[ArgValue]) -> Any:
+        """The task of the kept block, updated to ``args`` (the caller holds ``_in_use``)."""
+        block = self._block
+        if block is not None and (block.source is args or block.update(args)):
+            return self._task_ref
+        block = ArgBlock(args, self.static_local_bytes)
+        self._block = block
+        self._task = self._task_for(block)
+        self._task_ref = ctypes.byref(self._task)
+        return self._task_ref
 
     def run(self, args: Sequence[ArgValue]) -> None:
-        packed = self._packed_for(args)
-        entry = self.compiled.entry
-        argv = packed.argv
-        descriptor = self._descriptor_ref
-
-        def run_chunk(first: int, last: int, local_address: int) -> None:
-            entry(argv, descriptor, first, last, local_address)
-
-        self._run_groups(run_chunk, self._num_groups, packed.local_bytes)
+        if not self._in_use.acquire(blocking=False):
+            block = ArgBlock(args, self.static_local_bytes)
+            task = self._task_for(block)
+            self._pool.run(ctypes.byref(task), (block, task), self._name)
+            return
+        try:
+            task_ref = self._shared_task(args)
+            self._pool.run(task_ref, (self._block, self._task), self._name)
+        except KeyboardInterrupt:
+            self._block = None  # the abandoned launch keeps its block; later ones get another
+            raise
+        finally:
+            self._in_use.release()
 
 
 class CPUProgram(DeviceProgram):
     """A program for a device running C work-group functions on the host."""
 
     def __init__(self, module: ir.Module, options: BuildOptions, debug: Debug,
-                 run_groups: GroupRunner, pipeline: Pipeline | None = None) -> None:
+                 pool: NativePool, pipeline: Pipeline | None = None) -> None:
         self.module = module
         self.pipeline = pipeline
         self.options = options
         self.debug = debug
-        self._run_groups = run_groups
+        self._pool = pool
         self._compiled: dict[tuple[str, object], CompiledKernel] = {}
         self._launches: dict[tuple[str, NDRange], CPULaunch] = {}
         self._lock = threading.Lock()
@@ -171,7 +190,7 @@ class CPUProgram(DeviceProgram):
         key = (kernel_name, ndrange)
         launch = self._launches.get(key)
         if launch is None:
-            launch = CPULaunch(self.compiled(kernel_name, ndrange), ndrange, self._run_groups)
+            launch = CPULaunch(self.compiled(kernel_name, ndrange), ndrange, self._pool)
             self._launches[key] = launch
         return launch
 
@@ -207,10 +226,7 @@ class CPUDevice(HostDevice):
         self.cpu = probe_cpu()
         count = configured_threads(threads)
         super().__init__(host_device_info(self.cpu, f"{kind}-{self.cpu.model}", count))
-        self.pool = WorkGroupPool(count)
-
-    def run_groups(self, run_chunk: ChunkRunner, num_groups: int, local_bytes: int) -> None:
-        self.pool.run(run_chunk, num_groups, local_bytes)
+        self.pool = NativePool(count)
 
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> CPUProgram:
-        return CPUProgram(module, options, debug, self.run_groups)
+        return CPUProgram(module, options, debug, self.pool)
