@@ -20,6 +20,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -363,3 +364,71 @@ def build_library(
         key_parts=key_parts,
     )
     return load(compiled.path)
+
+
+SYNTAX_FLAGS = ("-fsyntax-only", "-std=gnu11", "-march=native", "-fopenmp-simd")
+CHECKED_SUFFIX = ".checked"
+
+
+def _run_check(compiler: Compiler, paths: Sequence[Path]) -> subprocess.CompletedProcess[str]:
+    argv = [*compiler.argv, *_effective_flags(compiler, SYNTAX_FLAGS), *map(str, paths)]
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, env=_COMPILER_ENV,
+                              check=False)
+    except OSError as error:
+        raise ToolchainError(
+            f"cannot run the C compiler {compiler.argv[0]!r}: {error}; {FIX_COMPILER}"
+        ) from error
+
+
+def _check_key(key_parts: Sequence[str]) -> tuple[Compiler, str]:
+    compiler = find_compiler()
+    key = cache.cache_key("c-check", *key_parts, shlex.join(compiler.argv), compiler.identity)
+    return compiler, key
+
+
+def _check_marker(key: str) -> Path:
+    return cache.objects_dir() / f"{key}{CHECKED_SUFFIX}"
+
+
+def checked(key_parts: Sequence[str]) -> bool:
+    """Whether sources made from ``key_parts`` passed ``check_sources`` with this compiler."""
+    return _check_marker(_check_key(key_parts)[1]).exists()
+
+
+def _remember_check(key: str) -> None:
+    try:
+        temp = cache.new_temp_source(key)
+        cache.publish([(temp, _check_marker(key))])
+    except (OSError, cache.CacheError):
+        pass  # only a shortcut for the next build
+
+
+def check_sources(sources: Sequence[tuple[str, str]],
+                  key_parts: Sequence[str]) -> list[tuple[str, str]]:
+    """Have the C compiler check every ``(name, c_source)`` in one run, without building them;
+    returns ``(name, messages)`` of each it rejects. A passing set is remembered in the cache
+    under ``key_parts`` (what the sources are made from), so ``checked`` says so next time."""
+    compiler, key = _check_key(key_parts)
+    if _check_marker(key).exists():
+        return []
+    with tempfile.TemporaryDirectory(prefix="ppcl-check-") as directory:
+        paths = []
+        for index, (_, source) in enumerate(sources):
+            path = Path(directory) / f"unit{index}.c"
+            path.write_text(source)
+            paths.append(path)
+        result = _run_check(compiler, paths)
+        if result.returncode != 0 and _rejects_march_native(result.stderr):
+            with _lock:
+                _march_native_rejected.add(compiler.identity)
+            result = _run_check(compiler, paths)
+    if result.returncode == 0:
+        _remember_check(key)
+        return []
+    rejected = []
+    for (name, _), path in zip(sources, paths):
+        lines = [line for line in result.stderr.splitlines() if str(path) in line]
+        if lines:
+            rejected.append((name, "\n".join(lines).replace(str(path), f"<C of {name}>")))
+    return rejected or [(sources[0][0] if sources else "", result.stderr)]

@@ -145,8 +145,21 @@ class Program:
               devices: Sequence[Device] | None = None, cache_dir: str | None = None) -> Program:
         """Compile the source for the context's devices; returns ``self`` as PyOpenCL does."""
         self._run_frontend(_option_string(options), {}, "clBuildProgram", devices)
+        self._build_for_devices("clBuildProgram", devices)
         self._binary_type = program_binary_type.EXECUTABLE
         return self
+
+    def _build_for_devices(self, routine: str, devices: Sequence[Device] | None) -> None:
+        """Each device's program now, so what a device's compiler rejects (its C compiler on
+        the CPU device) fails the build, not the first launch."""
+        for device in list(devices) if devices else self.context.devices:
+            try:
+                self._device_program(device)
+            except DeviceBuildError as error:
+                self._status = build_status.ERROR
+                self._log = f"{error}\n{error.log}"
+                raise make_error(routine, "BUILD_PROGRAM_FAILURE",
+                                 f"\n\nBuild on {device!r}:\n\n{self._log}") from error
 
     def compile(self, options: str | Sequence[str] | None = None,
                 devices: Sequence[Device] | None = None,

@@ -102,6 +102,18 @@ def _log(debug: Debug, topic: str, title: str, seconds: float, text: str | None 
         print(text, file=sys.stderr)
 
 
+def lower_for_check(module: ir.Module, kernel_name: str, spec: KernelSpec,
+                    options: BuildOptions, pipeline: Pipeline | None) -> str:
+    """The C of a kernel, for the C compiler's check at ``build()``."""
+    from ppcl.compiler.diagnostics import CompileError
+
+    try:
+        return run_deep_if_needed(lower_kernel, module, kernel_name, spec, options, NO_DEBUG,
+                                  pipeline).source
+    except CompileError as error:
+        raise DeviceBuildError("the kernel compiler rejected it", error.log) from error
+
+
 def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
                  debug: Debug = NO_DEBUG, *, key_parts: tuple[str, ...] = (),
                  want_vector_report: bool = False,

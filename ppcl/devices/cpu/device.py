@@ -14,13 +14,21 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ppcl.compiler import toolchain
+from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
-from ppcl.compiler.pipeline import Pipeline
+from ppcl.compiler.pipeline import KernelSpec, Pipeline
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cpu.args import ArgBlock, local_bytes
-from ppcl.devices.cpu.build import CompiledKernel, build_kernel, launch_descriptor, spec_for
+from ppcl.devices.cpu.build import (
+    CompiledKernel,
+    build_kernel,
+    launch_descriptor,
+    lower_for_check,
+    spec_for,
+)
 from ppcl.devices.cpu.native import NativePool, Task
 from ppcl.devices.cpu.probe import CPUInfo, configured_threads, probe_cpu
 from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
@@ -28,6 +36,7 @@ from ppcl.devices.interface import (
     Allocation,
     ArgValue,
     Device,
+    DeviceBuildError,
     DeviceInfo,
     DeviceProgram,
     KernelLaunch,
@@ -35,6 +44,9 @@ from ppcl.devices.interface import (
 )
 from ppcl.settings import Debug
 
+# The local size kernels without reqd_work_group_size are checked with at build(): every
+# dimension above 1, so no work-item loop is folded away.
+CHECK_LOCAL_SIZE = (8, 4, 2)
 MAX_WORK_GROUP_SIZE = 4096
 LOCAL_MEM_SIZE = 1024 * 1024
 PREFERRED_GROUP_ITEMS = 256
@@ -169,6 +181,41 @@ class CPUProgram(DeviceProgram):
         self._launches: dict[tuple[str, NDRange], CPULaunch] = {}
         self._lock = threading.Lock()
 
+    def check(self) -> None:
+        """Have the C compiler check the code of every kernel (lowered for a representative
+        launch shape) so that what it rejects fails ``build()``, not a later launch; raises
+        :class:`DeviceBuildError` naming the kernel and its source location."""
+        kernels = self.module.kernels
+        if not kernels:
+            return
+        # a deep expression (a sum of a thousand terms) recurses deeply in repr
+        module_text = run_deep_if_needed(repr, self.module)
+        key = (module_text, self.options.canonical(), str(self.pipeline or ""))
+        try:
+            if toolchain.checked(key):
+                return
+            sources, failures = [], []
+            for kernel in kernels:
+                spec = KernelSpec(kernel.attrs.reqd_work_group_size or CHECK_LOCAL_SIZE,
+                                  True, True)
+                try:
+                    sources.append((kernel.name, lower_for_check(
+                        self.module, kernel.name, spec, self.options, self.pipeline)))
+                except DeviceBuildError as error:
+                    failures.append(error)
+            if failures:  # every kernel's messages, the first error as the cause
+                raise DeviceBuildError(str(failures[0]), "\n".join(f.log for f in failures)) \
+                    from failures[0].__cause__
+            rejected = toolchain.check_sources(sources, key)
+        except toolchain.ToolchainError as error:
+            raise DeviceBuildError(str(error), error.stderr) from error
+        if rejected:
+            locations = {kernel.name: kernel.loc for kernel in kernels}
+            name, messages = rejected[0]
+            raise DeviceBuildError(
+                f"{locations[name]}: the C compiler rejected the code ppcl generated for "
+                f"kernel '{name}' (a ppcl bug; please report it with this kernel)", messages)
+
     def compiled(self, kernel_name: str, ndrange: NDRange) -> CompiledKernel:
         """The kernel built for the specialization of ``ndrange`` (built once, then kept)."""
         spec = spec_for(ndrange)
@@ -229,4 +276,6 @@ class CPUDevice(HostDevice):
         self.pool = NativePool(count)
 
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> CPUProgram:
-        return CPUProgram(module, options, debug, self.pool)
+        program = CPUProgram(module, options, debug, self.pool)
+        program.check()
+        return program
