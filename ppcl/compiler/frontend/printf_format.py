@@ -61,8 +61,9 @@ class Conversion:
 
 
 def canonical_literal(text: str) -> str:
-    """The spelling between quotes of a string literal holding ``text``: printable ASCII as
-    itself, the rest as escapes (octal, three digits, so no following digit joins them)."""
+    """The spelling between quotes of a string literal holding the bytes ``text`` (characters
+    of code 0-255, as ``decode`` gives them): printable ASCII as itself, the rest as escapes
+    (octal, three digits, so no following digit joins them)."""
     out: list[str] = []
     for c in text:
         if c in _SPELLED_ESCAPES:
@@ -70,7 +71,7 @@ def canonical_literal(text: str) -> str:
         elif " " <= c <= "~":
             out.append(c)
         else:
-            out += [f"\\{byte:03o}" for byte in c.encode("utf-8")]
+            out += [f"\\{byte:03o}" for byte in c.encode("latin-1")]
     return "".join(out)
 
 

@@ -39,17 +39,19 @@ class FormatError(Exception):
 
 
 def decode(spelling: str) -> tuple[str, list[int]]:
-    """The characters of a string literal spelled ``spelling`` (escapes decoded, each escape a
-    character of code 0-255), and for each character the offset of its spelling."""
+    """The bytes of a string literal spelled ``spelling``, as characters of code 0-255 (escapes
+    decoded, other characters as their UTF-8 bytes), and for each byte the offset of the
+    spelling it comes from."""
     chars: list[str] = []
     offsets: list[int] = []
     i = 0
     while i < len(spelling):
         start = i
         c = spelling[i]
-        if c != "\\":
-            chars.append(c)
-            offsets.append(start)
+        if c != "\\":  # a character of the source: its UTF-8 bytes, as a C compiler stores it
+            utf8 = c.encode("utf-8", "surrogateescape")
+            chars += [chr(b) for b in utf8]
+            offsets += [start] * len(utf8)
             i += 1
             continue
         if i + 1 >= len(spelling):
