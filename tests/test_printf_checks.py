@@ -1,5 +1,5 @@
 """printf checked at build time (``frontend/printf_format.py``): every conversion of the format
-against its argument, as clang checks it, so that nothing unchecked reaches the C library."""
+against its argument, as clang checks it, so that the device prints only checked records."""
 
 from __future__ import annotations
 

@@ -92,6 +92,12 @@ class Spec:
     length: str | None
     conversion: str
 
+    def __str__(self) -> str:
+        width = "" if self.width is None else str(self.width)
+        precision = "" if self.precision is None else f".{self.precision}"
+        vector = "" if self.vector is None else f"v{self.vector}"
+        return f"%{self.flags}{width}{precision}{vector}{self.length or ''}{self.conversion}"
+
     @property
     def slots(self) -> int:
         """The 8-byte slots of a record that the conversion prints."""
@@ -115,6 +121,9 @@ class PrintfFormat:
 
     pieces: tuple[str | Spec, ...]
     strings: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "".join(str(p) for p in self.pieces)
 
     @property
     def slots(self) -> int:

@@ -133,7 +133,15 @@ class CPULaunch(KernelLaunch):
         def run_chunk(first: int, last: int, local_address: int) -> None:
             entry(argv, descriptor, first, last, local_address)
 
-        self._run_groups(run_chunk, self._num_groups, packed.local_bytes)
+        printf = self.compiled.printf
+        if printf is None:
+            self._run_groups(run_chunk, self._num_groups, packed.local_bytes)
+            return
+        with printf.lock:  # the library's one buffer holds this launch's records only
+            try:
+                self._run_groups(run_chunk, self._num_groups, packed.local_bytes)
+            finally:
+                printf.print_records()
 
 
 class CPUProgram(DeviceProgram):
