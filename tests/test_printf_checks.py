@@ -1,5 +1,5 @@
 """printf checked at build time (``frontend/printf_format.py``): every conversion of the format
-against its argument, as clang checks it, so that nothing unchecked reaches the C library."""
+against its argument, as clang checks it, so that the device prints only checked records."""
 
 from __future__ import annotations
 
@@ -105,7 +105,8 @@ def test_escapes_of_the_format_are_checked_and_printed_as_checked(capfd):
 
 def test_decoding_and_canonical_spelling():
     assert decode(r"a\x25i\n\101\\") == ("a%i\nA\\", [0, 1, 5, 6, 8, 12])
-    assert canonical_literal("a%d\n\"\\\x01é") == 'a%d\\n\\"\\\\\\001\\303\\251'
+    assert decode("é\\351") == ("\xc3\xa9\xe9", [0, 0, 1])  # the bytes a C compiler stores
+    assert canonical_literal("a%d\n\"\\\x01\xc3\xa9") == 'a%d\\n\\"\\\\\\001\\303\\251'
 
 
 def test_checked_formats_print_as_c_prints_them(capfd):

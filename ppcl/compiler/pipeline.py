@@ -30,6 +30,7 @@ from ppcl.compiler.codegen.formed_ir import print_formed
 from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.printf_spec import PrintfFormat
 from ppcl.compiler.ir.types import AddressSpace
 from ppcl.compiler.ir.visit import Rewriter
 from ppcl.compiler.passes import Pass, Pipeline, PipelineError, register
@@ -195,9 +196,13 @@ class GeneratedKernel:
     arg_kinds: tuple[ArgKind, ...]
     local_mem_static_bytes: int
     local_size: tuple[int, int, int]
-    uses_printf: bool
+    printf_formats: tuple[PrintfFormat, ...]  # the format table of the printf records
     formed: FormedKernel
     pipeline: str  # the text of the pipeline that ran
+
+    @property
+    def uses_printf(self) -> bool:
+        return bool(self.printf_formats)
 
 
 def fast_math_of(options: BuildOptions) -> bool:
@@ -246,7 +251,7 @@ def lower_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
         arg_kinds=unit.arg_kinds,
         local_mem_static_bytes=formed.local_static_bytes,
         local_size=formed.local_size,
-        uses_printf=unit.uses_printf,
+        printf_formats=unit.printf_formats,
         formed=formed,
         pipeline=str(pipeline),
     )

@@ -1,101 +1,130 @@
-"""printf for the C backend: OpenCL's vector conversions spelled out, output buffered.
+"""printf for the C backend: a record appended to the kernel's printf buffer, never a call of
+the C library.
 
-OpenCL's ``%v4f`` prints a vector's components separated by commas; C's printf has no such
-conversion, so each component becomes an argument of its own. Output goes to a per-thread
-buffer (``PRINTF_SUPPORT``) that the entry point flushes after each chunk of work-groups, so
-lines of concurrently running groups do not interleave.
+A call stores its format id and its values (``ir/printf_spec.py`` defines the record); the
+device reads the buffer after the launch and prints the records with ppcl's own formatter
+(``devices/printf_buffer.py``). The buffer and its counters are symbols the unit exports, so
+the entry point's signature is that of a kernel without printf. Space is reserved with an
+atomic compare-and-swap on ``ppcl_printf_used``, so work-groups running on several threads
+never share bytes, and ``ppcl_printf_used`` is always the end of the last whole record; a
+record that does not fit is dropped and counted in ``ppcl_printf_dropped``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ppcl.compiler.codegen.cstyle import PREC_ASSIGN, PREC_POSTFIX, CodegenError, CStylePrinter
+from ppcl.compiler.codegen.cstyle import PREC_ASSIGN, CodegenError, CStylePrinter
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.printf_spec import CONVERSION
-from ppcl.compiler.ir.types import scalar_of, width_of
+from ppcl.compiler.ir.printf_spec import HEADER_BYTES, PrintfFormat, printf_format
+from ppcl.compiler.ir.types import PointerType, Type, scalar_of, width_of
 
-PRINTF_SUPPORT = r"""
-static _Thread_local char ppcl_printf_buffer[1 << 16];
-static _Thread_local size_t ppcl_printf_used;
-static void ppcl_printf_flush(void)
+# OpenCL 1.2 asks a full-profile device for at least 1 MB (CL_DEVICE_PRINTF_BUFFER_SIZE)
+PRINTF_BUFFER_BYTES = 1 << 20
+
+PRINTF_SUPPORT = f"""
+#define PPCL_PRINTF_CAPACITY ((size_t){PRINTF_BUFFER_BYTES})""" + r"""
+char ppcl_printf_buffer[PPCL_PRINTF_CAPACITY] __attribute__((aligned(8)));
+size_t ppcl_printf_used;
+size_t ppcl_printf_dropped;
+const size_t ppcl_printf_capacity = PPCL_PRINTF_CAPACITY;
+typedef union ppcl_printf_slot {
+    long long i;
+    unsigned long long u;
+    double f;
+} ppcl_printf_slot;
+static int ppcl_printf_record(uint32_t format, uint32_t size, const ppcl_printf_slot *slots)
 {
-    if (ppcl_printf_used == 0) {
-        return;
+    size_t at = __atomic_load_n(&ppcl_printf_used, __ATOMIC_RELAXED);
+    do {
+        if (size > PPCL_PRINTF_CAPACITY - at) {
+            __atomic_fetch_add(&ppcl_printf_dropped, 1, __ATOMIC_RELAXED);
+            return -1;
+        }
+    } while (!__atomic_compare_exchange_n(&ppcl_printf_used, &at, at + size, 1,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    const uint32_t header[2] = {format, size};
+    memcpy(ppcl_printf_buffer + at, header, sizeof header);
+    if (size > sizeof header) {
+        memcpy(ppcl_printf_buffer + at + sizeof header, slots, size - sizeof header);
     }
-    fwrite(ppcl_printf_buffer, 1, ppcl_printf_used, stdout);
-    fflush(stdout);
-    ppcl_printf_used = 0;
-}
-static int ppcl_printf(const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    char line[4096];
-    int n = vsnprintf(line, sizeof line, format, ap);
-    va_end(ap);
-    if (n < 0) {
-        return -1;
-    }
-    size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-    if (ppcl_printf_used + len > sizeof ppcl_printf_buffer) {
-        ppcl_printf_flush();
-    }
-    memcpy(ppcl_printf_buffer + ppcl_printf_used, line, len);
-    ppcl_printf_used += len;
     return 0;
 }
 """
 
-def lower_printf(p: CStylePrinter, e: ir.Call, keeps_type: Callable[[ir.Expr], bool]) -> str:
-    """The C call of the OpenCL ``printf`` call ``e``. ``keeps_type``: whether an argument is
-    printed wider than its OpenCL type, so that it needs an explicit conversion (a variadic
-    argument keeps its C type). The format is read with the front end's grammar
-    (``ir/printf_spec.py``); the front end has checked every call against it and spelled the
-    format canonically (no escape stands for a ``%``)."""
-    fmt_expr = e.args[0]
-    while isinstance(fmt_expr, ir.Cast):
-        fmt_expr = fmt_expr.operand
-    if not isinstance(fmt_expr, ir.StringLit):  # refused by the front end's checks
-        raise CodegenError("printf format is not a string literal")
-    values = list(e.args[1:])
-    out_args: list[str] = []
-    pieces: list[str] = []
-    pos = 0
-    text = fmt_expr.value
-    for m in CONVERSION.finditer(text):
-        pieces.append(text[pos:m.start()])
-        pos = m.end()
-        flags = m["flags"] + m["width"] + (m["precision"] or "")
-        vec, conv = m["vector"], m["conversion"]
-        if conv == "%":
-            pieces.append("%%")
-            continue
-        if not values:  # refused by the front end's checks
-            raise CodegenError(f"printf conversion {m.group(0)} has no argument")
-        value = values.pop(0)
-        if vec is None:
-            pieces.append(m.group(0))
-            if keeps_type(value):
-                out_args.append(f"({p.type_name(value.type)})({p.expr(value, PREC_ASSIGN)})")
-            else:
-                out_args.append(p.expr(value, PREC_ASSIGN))
-            continue
-        width = int(vec[1:])
-        elem = scalar_of(value.type)
-        if conv in "fFeEgGaA":
-            spec, cast = f"%{flags}{conv}", "double"
-        elif conv in "di":
-            spec, cast = f"%{flags}ll{conv}", "long long"
+
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\\": "\\\\", '"': '\\"'}
+
+
+def _quoted(text: str) -> str:
+    """``text`` (bytes as characters 0-255) as a C string literal that can sit in a comment."""
+    out: list[str] = []
+    for c in text:
+        if c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif " " <= c <= "~":
+            out.append(c)
         else:
-            spec, cast = f"%{flags}ll{conv}", "unsigned long long"
-        temp = p.expr(value, PREC_POSTFIX)
-        if elem is None or width_of(value.type) != width:  # refused by the front end's checks
-            raise CodegenError(f"printf conversion {m.group(0)} takes a {width}-component "
-                               f"vector, not '{value.type}'")
-        comps = [f"({cast}){temp}[{k}]" for k in range(width)]
-        pieces.append(",".join([spec] * width))
-        out_args += comps
-    pieces.append(text[pos:])
-    fmt = "".join(pieces)
-    return "ppcl_printf(" + ", ".join([f'"{fmt}"', *out_args]) + ")"
+            out.append(f"\\{ord(c):03o}")
+    return '"' + "".join(out).replace("*/", "*\\/") + '"'
+
+
+def format_table_comment(formats: tuple[PrintfFormat, ...]) -> str:
+    """The unit's format table as a C comment, one line per format id with the strings its
+    ``%s`` conversions print, for readers of the C (``PPCL_DEBUG=c``): the records carry only
+    the ids."""
+    lines = ["/* printf formats, by the id their records carry:"]
+    for i, fmt in enumerate(formats):
+        lines.append(f"   {i}: " + " ".join(_quoted(t) for t in (str(fmt), *fmt.strings)))
+    return "\n".join(lines) + " */"
+
+
+def _slot(t: Type, value: str) -> str:
+    """The initializer of the record slot holding ``value`` of OpenCL type ``t``."""
+    if isinstance(t, PointerType):
+        return f"{{.u = (unsigned long long)(uintptr_t)({value})}}"
+    elem = scalar_of(t)
+    if elem is None:  # refused by the front end's checks
+        raise CodegenError(f"printf cannot print a value of type '{t}'")
+    if elem.is_float:
+        return f"{{.f = (double)({value})}}"
+    if elem.is_signed or elem.is_bool:
+        return f"{{.i = (long long)({value})}}"
+    return f"{{.u = (unsigned long long)({value})}}"
+
+
+def lower_printf(p: CStylePrinter, e: ir.Call, format_ids: dict[PrintfFormat, int],
+                 keeps_type: Callable[[ir.Expr], bool]) -> str:
+    """The C of the OpenCL ``printf`` call ``e``: an expression of type ``int`` (0, or -1 when
+    the buffer is full) appending the call's record. ``format_ids``: the unit's format table
+    (``printf_table``); ``keeps_type``: whether an argument is printed wider than its OpenCL
+    type, so that it needs converting to that type first. A vector argument is evaluated once,
+    into a temporary, and stored one component per slot."""
+    fmt = printf_format(e)
+    format_id = format_ids[fmt]
+    temps: list[str] = []
+    slots: list[str] = []
+    for value in e.args[1:]:
+        if isinstance(value, ir.StringLit):
+            continue  # the format table holds it
+        text = p.expr(value, PREC_ASSIGN)
+        if keeps_type(value):
+            text = f"({p.type_name(value.type)})({text})"
+        width = width_of(value.type)
+        if width == 1:
+            slots.append(_slot(value.type, text))
+            continue
+        temp = f"__pf{len(temps)}"
+        temps.append(f"{p.declaration(value.type, temp)} = {text};")
+        elem = scalar_of(value.type)
+        assert elem is not None
+        slots += [_slot(elem, f"{temp}[{k}]") for k in range(width)]
+    if len(slots) != fmt.slots:  # refused by the front end's checks
+        raise CodegenError(f"printf format takes {fmt.slots} values, the call passes "
+                           f"{len(slots)}")
+    size = HEADER_BYTES + 8 * len(slots)
+    array = "(const ppcl_printf_slot[]){" + ", ".join(slots) + "}" if slots else "0"
+    call = f"ppcl_printf_record({format_id}u, {size}u, {array})"
+    if not temps:
+        return call
+    return "({ " + " ".join(temps) + " " + call + "; })"

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 from ppcl.compiler.analysis.callgraph import WORKITEM_FUNCTIONS, helpers_using_workitems
 from ppcl.compiler.codegen.c_builtins import TYPES_HEADER, c_builtin_definitions
-from ppcl.compiler.codegen.c_printf import PRINTF_SUPPORT
+from ppcl.compiler.codegen.c_printf import PRINTF_SUPPORT, format_table_comment
 from ppcl.compiler.codegen.cstyle import INDENT
 from ppcl.compiler.codegen.kernel_c import Formed, KernelPrinter
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.printf_spec import PrintfFormat, printf_table
 from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, Type
 from ppcl.compiler.ir.visit import walk
 
@@ -91,7 +92,11 @@ class CUnit:
     source: str
     entry: str
     arg_kinds: tuple[ArgKind, ...]
-    uses_printf: bool
+    printf_formats: tuple[PrintfFormat, ...]  # the records' format table; empty: no printf
+
+    @property
+    def uses_printf(self) -> bool:
+        return bool(self.printf_formats)
 
 
 def _used_overloads(nodes: list[ir.Function]) -> list[builtins.Overload]:
@@ -124,11 +129,13 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
     p = KernelPrinter(formed, zero_offset, wi_helpers, narrow_ids)
     ls = formed.local_size
     items = ls[0] * ls[1] * ls[2]
-    items = ls[0] * ls[1] * ls[2]
 
     # helpers and top-level declarations
     top: list[str] = []
     helpers = [f for f in module.functions if not f.is_kernel]
+    printf_formats = printf_table([*(f.body for f in helpers if f.body is not None),
+                                   formed.body])
+    p.printf_ids = {f: i for i, f in enumerate(printf_formats)}
     for d in module.decls:
         if isinstance(d, ir.TypeDef | ir.RecordDef | ir.EnumDef):
             top += p.top_level(d)
@@ -204,15 +211,13 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
         run.append(g * 2 + f"ppcl_group_{name}(" + ", ".join(
             [*call_args, "launch", "g % n0", "(g / n0) % n1", "g / (n0 * n1)", "local_mem"])
             + ");")
-    if p.uses_printf:
-        run.append(g * 2 + "ppcl_printf_flush();")
     run.append(g + "}")
     run.append("}")
 
     builtin_defs = c_builtin_definitions(_used_overloads([*helpers, kernel]), fast_math=fast_math)
     parts = [TYPES_HEADER.read_text(encoding="utf-8"), PRELUDE]
-    if p.uses_printf:
-        parts.append(PRINTF_SUPPORT)
+    if printf_formats:
+        parts += [PRINTF_SUPPORT, format_table_comment(printf_formats)]
     parts += [builtin_defs, "\n".join(top), "\n".join(group), "\n".join(run)]
     source = "\n".join(parts) + "\n"
-    return CUnit(source, f"ppcl_run_{name}", kinds, p.uses_printf)
+    return CUnit(source, f"ppcl_run_{name}", kinds, printf_formats)

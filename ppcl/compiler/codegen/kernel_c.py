@@ -32,6 +32,7 @@ from ppcl.compiler.codegen.cstyle import (
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.printf_spec import PrintfFormat
 from ppcl.compiler.ir.types import (
     INT,
     LONG,
@@ -142,7 +143,8 @@ class KernelPrinter(CStylePrinter):
         self.nest = 0  # loops/switches entered inside the current work-item loop
         self.exit_label: str | None = None
         self.used_goto = False
-        self.uses_printf = False
+        # the unit's printf format table (``printf_table``): format -> id
+        self.printf_ids: dict[PrintfFormat, int] = {}
         # int variables declared 64 bits wide, with their copies in jammed work-items
         self.widened: set[str] = set(formed.widened)
         self.rows = formed.rows  # the group function runs a row of groups
@@ -491,8 +493,7 @@ class KernelPrinter(CStylePrinter):
         if e.name in ("barrier", "work_group_barrier", "wait_group_events"):
             return "((void)0)"
         if e.name == "printf":
-            self.uses_printf = True
-            return lower_printf(self, e, self.mentions_widened)
+            return lower_printf(self, e, self.printf_ids, self.mentions_widened)
         if e.name in ("async_work_group_copy", "async_work_group_strided_copy"):
             return self.async_copy(e)
         ov = builtins.lookup(e.builtin)

@@ -3,15 +3,15 @@
 A conversion is ``%[flags][width][.precision][vector][length]conversion``: flags ``-+ #0``,
 decimal width and precision, a vector specifier ``v2 v3 v4 v8 v16``, a length modifier ``hh h
 hl l`` and one of ``d i o u x X f F e E g G a A c s p``; ``%%`` prints a percent sign. The
-front end checks every call before code is generated, so what reaches the C library is a
-format whose conversions match their arguments: a mismatch is an error located at the
+front end checks every call before code is generated, so what the device's formatter prints
+is a format whose conversions match their arguments: a mismatch is an error located at the
 argument, worded as clang words it. ``%s`` takes a string literal only (OpenCL C 1.2 allows no
 other), ``%n`` is refused.
 
 The format is checked as the C compiler will read it, escapes decoded (``"\\x25d"`` is
-``%d``), and handed on spelled canonically (``canonical_literal``), so that the C backend,
-which reads the format text again to expand vector conversions, sees exactly the conversions
-checked here.
+``%d``), and handed on spelled canonically (``canonical_literal``), so that the record
+layout (``ir/printf_spec.py``), which reads the format text again, sees exactly the
+conversions checked here.
 """
 
 from __future__ import annotations
@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
-from ppcl.compiler.ir.printf_spec import CONVERSION
+from ppcl.compiler.ir.printf_spec import CONVERSION, FormatError, decode
 
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "?": "?", "a": "\a",
-                   "b": "\b", "f": "\f", "r": "\r", "v": "\v"}
 _SPELLED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\\": "\\\\", '"': '\\"'}
 
 _INTEGER = "diouxXc"
@@ -49,10 +47,6 @@ _C_INTEGER_NAMES = {(None, True): "int", ("hh", True): "char", ("h", True): "sho
                     ("l", False): "unsigned long"}
 
 
-class FormatError(Exception):
-    """A string literal whose escapes cannot be decoded."""
-
-
 @dataclass(frozen=True)
 class Conversion:
     """One ``%`` conversion: its text and where it starts in the literal's spelling."""
@@ -66,50 +60,10 @@ class Conversion:
     conversion: str
 
 
-def decode(spelling: str) -> tuple[str, list[int]]:
-    """The characters of a string literal spelled ``spelling`` (escapes decoded), and for each
-    character the offset of its spelling."""
-    chars: list[str] = []
-    offsets: list[int] = []
-    i = 0
-    while i < len(spelling):
-        start = i
-        c = spelling[i]
-        if c != "\\":
-            chars.append(c)
-            offsets.append(start)
-            i += 1
-            continue
-        if i + 1 >= len(spelling):
-            raise FormatError("string literal ends in a lone backslash")
-        c = spelling[i + 1]
-        if c in _SIMPLE_ESCAPES:
-            chars.append(_SIMPLE_ESCAPES[c])
-            i += 2
-        elif c in "01234567":
-            digits = re.match(r"[0-7]{1,3}", spelling[i + 1:])
-            assert digits is not None
-            chars.append(chr(int(digits.group(0), 8) & 0xFF))
-            i += 1 + len(digits.group(0))
-        elif c == "x":
-            digits = re.match(r"[0-9a-fA-F]+", spelling[i + 2:])
-            if digits is None:
-                raise FormatError("\\x used with no following hex digits")
-            value = int(digits.group(0), 16)
-            if value > 0xFF:
-                raise FormatError("hex escape sequence out of range")
-            chars.append(chr(value))
-            i += 2 + len(digits.group(0))
-        else:  # an unknown escape stands for the character, as C compilers read it
-            chars.append(c)
-            i += 2
-        offsets.append(start)
-    return "".join(chars), offsets
-
-
 def canonical_literal(text: str) -> str:
-    """The spelling between quotes of a string literal holding ``text``: printable ASCII as
-    itself, the rest as escapes (octal, three digits, so no following digit joins them)."""
+    """The spelling between quotes of a string literal holding the bytes ``text`` (characters
+    of code 0-255, as ``decode`` gives them): printable ASCII as itself, the rest as escapes
+    (octal, three digits, so no following digit joins them)."""
     out: list[str] = []
     for c in text:
         if c in _SPELLED_ESCAPES:
@@ -117,7 +71,7 @@ def canonical_literal(text: str) -> str:
         elif " " <= c <= "~":
             out.append(c)
         else:
-            out += [f"\\{byte:03o}" for byte in c.encode("utf-8")]
+            out += [f"\\{byte:03o}" for byte in c.encode("latin-1")]
     return "".join(out)
 
 

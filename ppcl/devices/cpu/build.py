@@ -23,6 +23,7 @@ from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.pipeline import GeneratedKernel, KernelSpec, Pipeline, lower_kernel
 from ppcl.devices.interface import DeviceBuildError, NDRange
+from ppcl.devices.printf_buffer import PrintfBuffer
 from ppcl.settings import NO_DEBUG, Debug
 
 INT_MAX = 2**31 - 1
@@ -54,6 +55,7 @@ class CompiledKernel:
     cached: bool
     timings: dict[str, float] = field(default_factory=dict)
     vector_report: str = ""
+    printf: PrintfBuffer | None = None  # the library's printf buffer, for kernels that print
 
     @property
     def local_size(self) -> tuple[int, int, int]:
@@ -152,5 +154,7 @@ def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
     entry = getattr(library, generated.entry)
     entry.argtypes = RUN_ARGTYPES
     entry.restype = None
+    printf = PrintfBuffer(library, generated.printf_formats, kernel_name) \
+        if generated.uses_printf else None
     return CompiledKernel(kernel_name, spec, generated, library, entry, compiled.cached,
-                          timings, compiled.report or "")
+                          timings, compiled.report or "", printf)

@@ -152,6 +152,17 @@ class CPULaunch(KernelLaunch):
         return self._task_ref
 
     def run(self, args: Sequence[ArgValue]) -> None:
+        printf = self.compiled.printf
+        if printf is None:
+            self._run_groups(args)
+            return
+        with printf.lock:  # the library's one buffer holds this launch's records only
+            try:
+                self._run_groups(args)
+            finally:
+                printf.print_records()
+
+    def _run_groups(self, args: Sequence[ArgValue]) -> None:
         if not self._in_use.acquire(blocking=False):
             block = ArgBlock(args, self.static_local_bytes)
             task = self._task_for(block)
