@@ -10,7 +10,7 @@ spellings a kernel may use for the same code into that one, before work-group fo
   ``||``, ``!`` and integer comparisons, so both spellings give the same IR;
 * **counted loops**: ``while (c) { body; step; }`` whose last statement steps an integer that
   ``c`` reads becomes ``for (; c; step) body``; a ``for`` whose counter is declared before it
-  and read nowhere else gets the declaration as its ``init``;
+  and read nowhere else gets the declaration as its ``init`` (``int k; for (k = 0; ...)`` too);
   ``int i = i0; do { body; i += s; } while (i < n);`` with a constant ``s > 0`` becomes
   ``for (int i = i0; i < (n > i0 ? n : i0 + 1); i += s) body`` (the first iteration always
   runs);
@@ -324,6 +324,8 @@ class _Loops(Rewriter):
                 stmts[i] = self._do_loop(stmts, i)
             elif self.loops and isinstance(s, ir.For) and s.init is None:
                 stmts[i] = self._declare_counter(stmts, i)
+            elif self.loops and isinstance(s, ir.For) and isinstance(s.init, ir.ExprStmt):
+                stmts[i] = self._declare_assigned_counter(stmts, i)
             if self.pointers and isinstance(stmts[i], ir.For):
                 stmts[i] = self._pointer_walks(stmts, i)
         stmts = [self._unread_constants_dropped(s) for s in stmts]
@@ -387,6 +389,32 @@ class _Loops(Rewriter):
         j, d = found
         self._take_decl(stmts, j, d)
         return dataclasses.replace(loop, init=ir.DeclStmt((d,), loc=d.loc))
+
+    def _declare_assigned_counter(self, stmts: list[ir.Stmt], i: int) -> ir.Stmt:
+        """``int k; ... for (k = k0; c; k++)`` with ``k`` read nowhere else (PolyBench's
+        spelling): ``for (int k = k0; c; k++)``, ``k0`` evaluated where it was."""
+        loop = stmts[i]
+        assert isinstance(loop, ir.For) and isinstance(loop.init, ir.ExprStmt)
+        init = loop.init.expr
+        counter = _stepped_var(loop.step)
+        if counter is None or not isinstance(init, ir.Assign) or init.op != "=" \
+                or not isinstance(init.target, ir.VarRef) or init.target.name != counter \
+                or counter in self.address_taken \
+                or _refs(stmts[i])[counter] != self.refs[counter]:
+            return loop
+        for j in range(i - 1, -1, -1):
+            s = stmts[j]
+            if not isinstance(s, ir.DeclStmt):
+                continue
+            for d in s.decls:
+                if d.name != counter:
+                    continue
+                if d.init is not None or d.volatile or d.type != init.target.type:
+                    return loop
+                self._take_decl(stmts, j, d)
+                decl = dataclasses.replace(d, init=init.value)
+                return dataclasses.replace(loop, init=ir.DeclStmt((decl,), loc=loop.init.loc))
+        return loop
 
     def _do_loop(self, stmts: list[ir.Stmt], i: int) -> ir.Stmt:
         """``int i = i0; do { body; i += s; } while (i < n);`` with a constant ``s > 0`` and
