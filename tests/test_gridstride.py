@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from launch import build_kernel, run
+from launch import LocalMem, build_kernel, run
 
 HISTOGRAM = """
 __kernel void hist(__global const uchar *data, __global uint *bins, const int n) {
@@ -83,3 +83,30 @@ def test_bound_kept_per_work_item_across_a_barrier_is_not_uniform():
     for lx in range(8):
         want[lx:lim[lx]:8] += 1
     np.testing.assert_array_equal(out, want)
+
+
+def test_const_stride_named_before_the_loop_and_read_after_a_barrier():
+    # tried as a new user would: the stride kept in a const variable, read again after a
+    # barrier. It was both recomputed in each region and a group scalar assigned once, so
+    # the generated C assigned to the const redeclaration and gcc refused it.
+    source = """
+    __kernel void red(__global const float *in, __global float *out, __local float *part,
+                      const int size) {
+        const int numThreads = get_global_size(0);
+        float sum = 0.0f;
+        for (int tid = get_global_id(0); tid < size; tid += numThreads)
+            sum += in[tid];
+        part[get_local_id(0)] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (get_local_id(0) == 0) {
+            float t = 0.0f;
+            for (int i = 0; i < get_local_size(0); i++)
+                t += part[i];
+            out[get_group_id(0)] = t + numThreads;
+        }
+    }"""
+    a = np.arange(1000, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    run(source, "red", (64,), (32,), a, out, LocalMem(32 * 4), np.int32(1000))
+    idx = np.arange(1000)
+    np.testing.assert_allclose(out, [a[(idx % 64) // 32 == g].sum() + 64 for g in range(2)])

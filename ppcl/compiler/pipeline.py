@@ -5,9 +5,10 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,workgroup,scalarize,schedule
+    inline,normalize,workgroup,scalarize,schedule
 
-``inline`` inlines helpers that reach a barrier, ``workgroup`` forms the work-group function
+``inline`` inlines helpers that reach a barrier, ``normalize`` makes equivalent shapes of a
+kernel one (guards, counted loops, pointer walks) so that the plans see one, ``workgroup`` forms the work-group function
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
 into scalars, ``schedule`` records every decision the printer follows. The printer
 (``codegen/c_unit.py``) then prints the C. ``Debug`` says what to show: ``passes`` (the IR after
@@ -35,6 +36,7 @@ from ppcl.compiler.ir.types import AddressSpace
 from ppcl.compiler.ir.visit import Rewriter
 from ppcl.compiler.passes import Pass, Pipeline, PipelineError, register
 from ppcl.compiler.transforms.inline import inline_barrier_functions
+from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
@@ -127,6 +129,29 @@ class InlinePass(Pass):
 
 
 @dataclass(frozen=True)
+class NormalizeOptions:
+    guards: bool = True  # a guard around the rest of the kernel as an early return
+    loops: bool = True  # counted while and do loops as for loops, counters declared in them
+    pointers: bool = True  # pointer walks in counted loops as index arithmetic
+
+
+@register
+class NormalizePass(Pass):
+    """The equivalent shapes of a kernel made one before the plans are decided
+    (``transforms/normalize.py``)."""
+
+    name = "normalize"
+    Options = NormalizeOptions
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'normalize' runs before 'workgroup'")
+        o = self.options
+        kernel = normalize(value.kernel, guards=o.guards, loops=o.loops, pointers=o.pointers)
+        return dataclasses.replace(value, kernel=kernel)
+
+
+@dataclass(frozen=True)
 class WorkgroupOptions:
     uniformity: bool = True  # false: treat every value as varying (for tests and comparisons)
 
@@ -177,7 +202,7 @@ class SchedulePass(Pass):
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
-    return Pipeline((InlinePass(), workgroup, ScalarizePass(), SchedulePass()))
+    return Pipeline((InlinePass(), NormalizePass(), workgroup, ScalarizePass(), SchedulePass()))
 
 
 CPU_PIPELINE = cpu_pipeline()
@@ -224,6 +249,8 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
         out = stream if stream is not None else sys.stderr
         for line in result.formed.plans:
             out.write(f"// ppcl plan {kernel_name}: {line}\n")
+        for loop in result.formed.loop_plans:
+            out.write(f"// ppcl plan {kernel_name}: {loop.line()}\n")
     return result
 
 

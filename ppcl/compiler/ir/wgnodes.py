@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import Type
 
@@ -45,6 +46,31 @@ class StridePlan:
     var: ir.VarDecl
     end: ir.Expr  # the bound, made exclusive
     step: ir.Expr
+
+
+@dataclass(frozen=True)
+class LoopPlan:
+    """The plan that fired for one loop of the kernel, and why the others did not, decided by
+    formation and ``transforms/schedule.py`` (``PPCL_DEBUG=plans`` prints it).
+
+    ``plan``: ``interchange`` (the loop runs at group level with work-item loops inside its
+    body), ``jam`` or ``grid-stride`` (the plan of the work-item loop it sits in is about this
+    loop), ``lock step`` (a barrier in it), ``rows`` or ``plain`` (the work-item loop runs
+    its work-items one after another, each running this loop). ``work_item_loop``: the number
+    of the work-item loop it runs in (as ``FormedKernel.plans`` counts them), None at group
+    level. ``why_not``: one short reason per plan that did not fire."""
+
+    loc: Loc
+    kind: str  # for, while, do
+    plan: str
+    work_item_loop: int | None = None
+    why_not: tuple[tuple[str, str], ...] = ()  # (plan, reason)
+
+    def line(self) -> str:
+        where = "" if self.work_item_loop is None else f" in work-item loop {self.work_item_loop}"
+        others = "; ".join(f"no {plan}: {reason}" for plan, reason in self.why_not)
+        return f"{self.kind} loop at {self.loc}: {self.plan}{where}" + (
+            f" ({others})" if others else "")
 
 
 @dataclass(frozen=True)

@@ -71,8 +71,12 @@ class _Variables:
         candidates = set(decls) | written_params
         live = liveness.live_across_regions(body, candidates)
         self.written_params = sorted(written_params)
-        self.group_scalars = self._group_scalars(body, live - written_params, whole)
+        # a recomputed variable is declared again in every region that reads it, so it cannot
+        # also be a group scalar assigned once at the top: the redeclaration would shadow it,
+        # and a const one would be assigned (gcc: assignment of read-only variable)
         self.recomputed = self._recomputable(body, params, whole)
+        self.group_scalars = self._group_scalars(
+            body, live - written_params - set(self.recomputed), whole)
         self.context = {n for n in live | written_params
                         if n not in self.group_scalars and n not in self.recomputed}
 

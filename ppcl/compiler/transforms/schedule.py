@@ -11,7 +11,8 @@ The printer (``codegen/kernel_c.py``) prints what this pass decides and decides 
 * ``FormedKernel.widened`` and ``wide_positions``: ``int`` index arithmetic and group
   positions computed in 64 bits (``transforms/widen.py``);
 * ``FormedKernel.plans``: one line per work-item loop saying which plan fired and why the
-  others did not (``PPCL_DEBUG=plans`` prints them).
+  others did not, and ``FormedKernel.loop_plans``: the same per loop of the kernel, with the
+  interchange decided by formation (``PPCL_DEBUG=plans`` prints both).
 """
 
 from __future__ import annotations
@@ -85,24 +86,69 @@ class _Planner(Rewriter):
         self.formed = formed
         self.params = params
         self.notes: list[str] = []
+        # per work-item loop: the loop as planned, why no jam, why no grid-stride
+        self.decided: list[tuple[wg.WorkItemLoop, str, str]] = []
 
     def rewrite_WorkItemLoop(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop:
+        planned, why_jam, why_stride = self._plan(loop)
+        self.decided.append((planned, why_jam, why_stride))
+        return planned
+
+    def _plan(self, loop: wg.WorkItemLoop) -> tuple[wg.WorkItemLoop, str, str]:
         number = len(self.notes) + 1
         if self.formed.rows:
             self.notes.append(f"work-item loop {number}: rows of groups, no jam or grid-stride")
-            return loop
+            return loop, "rows of groups", "rows of groups"
         jam = plan_jam(loop, self.formed.local_size, self.formed.uniform_vars, self.params)
         if not isinstance(jam, str):
             self.notes.append(f"work-item loop {number}: jam by {jam.width}")
-            return dataclasses.replace(loop, plan=jam)
+            return dataclasses.replace(loop, plan=jam), "", "jammed instead"
         stride = plan_stride(loop, self.formed.uniform_vars, self.params)
         if not isinstance(stride, str):
             self.notes.append(f"work-item loop {number}: grid-stride in lock step (no jam: "
                               f"{jam})")
-            return dataclasses.replace(loop, plan=stride)
+            return dataclasses.replace(loop, plan=stride), jam, ""
         self.notes.append(f"work-item loop {number}: plain (no jam: {jam}; no grid-stride: "
                           f"{stride})")
-        return loop
+        return loop, jam, stride
+
+
+_LOOPS = (ir.For, ir.While, ir.DoWhile)
+
+
+def loop_plans(formed: FormedKernel,
+               decided: list[tuple[wg.WorkItemLoop, str, str]]) -> tuple[wg.LoopPlan, ...]:
+    """Per loop of the kernel, the plan that fired and why the others did not: formation's
+    interchange decision, then the plan of the work-item loop the loop runs in."""
+    out: list[wg.LoopPlan] = []
+    for d in formed.loops:
+        if d.interchanged:
+            out.append(wg.LoopPlan(d.loc, d.kind, "interchange"))
+            continue
+        if d.lockstep:
+            out.append(wg.LoopPlan(d.loc, d.kind, "lock step"))
+            continue
+        no_interchange = ("interchange", d.reason)
+        where = next((i for i, (w, _, _) in enumerate(decided) if any(
+            isinstance(n, _LOOPS) and n.loc == d.loc for n in walk(w.body))), None)
+        if where is None:  # a loop formation dropped or rebuilt (masked): no work-item plan
+            out.append(wg.LoopPlan(d.loc, d.kind, "plain", None, (no_interchange,)))
+            continue
+        wil, why_jam, why_stride = decided[where]
+        number = where + 1
+        plan = wil.plan
+        if isinstance(plan, wg.JamPlan) and plan.loop.loc == d.loc:
+            out.append(wg.LoopPlan(d.loc, d.kind, "jam", number, (no_interchange,)))
+        elif isinstance(plan, wg.StridePlan) and plan.loop.loc == d.loc:
+            out.append(wg.LoopPlan(d.loc, d.kind, "grid-stride", number,
+                                   (no_interchange, ("jam", why_jam))))
+        else:
+            if plan is not None:
+                why_jam = why_stride = f"the plan is about the loop at {plan.loop.loc}"
+            name = "rows" if formed.rows else "plain"
+            out.append(wg.LoopPlan(d.loc, d.kind, name, number, (
+                no_interchange, ("jam", why_jam), ("grid-stride", why_stride))))
+    return tuple(out)
 
 
 def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
@@ -125,4 +171,5 @@ def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
     params = frozenset({q.name for q in formed.function.params} - written_vars(formed.body))
     planner = _Planner(decided, params)
     body = planner.rewrite(formed.body)
-    return dataclasses.replace(decided, body=body, plans=tuple(planner.notes))
+    return dataclasses.replace(decided, body=body, plans=tuple(planner.notes),
+                               loop_plans=loop_plans(decided, planner.decided))

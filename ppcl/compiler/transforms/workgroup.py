@@ -47,6 +47,18 @@ class LocalVar:
 
 
 @dataclass(frozen=True)
+class LoopDecision:
+    """What formation decided for one loop of the kernel: interchanged with the work-item
+    loop (it runs at group level, the work-items inside its body), or why not."""
+
+    loc: Loc
+    kind: str  # for, while, do
+    interchanged: bool
+    reason: str = ""  # why not, when not interchanged
+    lockstep: bool = False  # a barrier in it: it runs at group level in lock step
+
+
+@dataclass(frozen=True)
 class FormedKernel:
     """A kernel after work-group formation; ``body`` is group-level code."""
 
@@ -68,6 +80,8 @@ class FormedKernel:
     widened: frozenset[str] = frozenset()  # int variables declared 64 bits wide
     wide_positions: frozenset[ir.Expr] = frozenset()  # group positions read 64 bits wide
     plans: tuple[str, ...] = ()  # one line per work-item loop: the plan chosen and why
+    loops: tuple[LoopDecision, ...] = ()  # per loop of the kernel, in source order
+    loop_plans: tuple[wg.LoopPlan, ...] = ()  # per loop: the plan that fired, why no other
 
 
 class _NeedMasked(Exception):
@@ -140,6 +154,8 @@ class _Former:
         self.lockstep_depth = 0
         self.lowered_return = False
         self.in_masked_copy = False  # forming the partial-mask copy of an interchanged loop
+        self.refusals: dict[int, str] = {}  # loop (by id) -> why it was not interchanged
+        self.interchanged_loops: set[int] = set()
 
     def _new_mask(self, prefix: str) -> str:
         name = f"__ppcl_{prefix}{len(self.mask_names)}"
@@ -178,7 +194,15 @@ class _Former:
         return False
 
     def _interchangeable(self, s: ir.Stmt) -> bool:
-        """Horizontal inner-loop parallelization: a barrier-free loop with uniform control,
+        refusal = self.interchange_refusal(s)
+        if refusal is not None and isinstance(s, _LOOPS):
+            self.refusals[id(s)] = refusal
+        return refusal is None
+
+    def interchange_refusal(self, s: ir.Stmt) -> str | None:
+        """Why loop ``s`` does not move out of the work-item loop, None when it does.
+
+        Horizontal inner-loop parallelization: a barrier-free loop with uniform control,
         no exits and a memory access consecutive in local id 0 moves out of the work-item
         loop (it runs in lock step like a barrier loop), so the work-item loop inside its body
         vectorizes across work-items; its accumulators become context arrays.
@@ -188,30 +212,39 @@ class _Former:
         arguments, its own counters and variables every work-item assigned, no memory.
         (``guard`` may still be None here while the return sits in the pending run of
         statements; the region cut before the loop puts the function mask in place.)"""
-        if self.uni is None or not isinstance(s, _LOOPS):
-            return False
-        if self.local_size[0] <= 1 or escapes(s) or _has_async(s):
-            return False
+        if self.uni is None:
+            return "no uniformity analysis"
+        if not isinstance(s, _LOOPS):
+            return "not a loop"
+        if self.local_size[0] <= 1:
+            return "local size 1 along x"
+        if escapes(s):
+            return "break, continue or return leaves it"
+        if _has_async(s):
+            return "async copies in it"
         if not (self.guard is None and self.uni.control_uniform(s)) and not (
                 self.uni.convergent(s) and self._group_computable(s)):
-            return False
+            return "its trip count is not the same for the work-items that reach it"
         for n in walk(s):
             if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(("atom", "printf"))):
-                return False
+                return "it calls a function, an atomic or printf"
         uni = self.uni
         shapes = [uni.expr(n.index) if isinstance(n, ir.Index) else uni.expr(n.operand)
                   for n in walk(s.body) if isinstance(n, ir.Index)
                   or (isinstance(n, ir.Unary) and n.op == "*")]
         if any(shape.consecutive_in(0) for shape in shapes):
-            return True
+            return None
         # Per-work-item arithmetic on data every work-item reads alike (all-pairs n-body):
         # every access is a broadcast along local id 0, and some private value varies.
         if any(shape.kind is Kind.VARYING or shape.strides[0] != 0 for shape in shapes):
-            return False
+            return "no memory access in it is consecutive along x, and some are not broadcasts"
         if any(isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType)
                for n in walk(s.body)):
-            return False  # a private array would become a context array strided by its length
-        return any(not uni.var(name).is_uniform for name in written_vars(s.body))
+            # a private array would become a context array strided by its length
+            return "it indexes a private array"
+        if not any(not uni.var(name).is_uniform for name in written_vars(s.body)):
+            return "it computes nothing per work-item"
+        return None
 
     def _group_computable(self, s: ir.For | ir.While | ir.DoWhile) -> bool:
         assert self.uni is not None
@@ -362,6 +395,7 @@ class _Former:
     def _lockstep(self, s: ir.If | ir.For | ir.While | ir.DoWhile) -> list[ir.Stmt]:
         if isinstance(s, _LOOPS) and not has_barrier(s) and not _has_async(s):
             self.interchanged += 1
+            self.interchanged_loops.add(id(s))
             if self.guard is not None and not self.in_masked_copy:
                 return [self._interchange_under_mask(s, self.guard)]
         return self._lockstep_formed(s)
@@ -532,6 +566,8 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     context.update(variables.temps)
     scalars = {n: variables.var_type(n) for n in sorted(variables.group_scalars)}
     local_vars, local_bytes = _local_vars(body)
+    loops = tuple(_loop_decision(loop, probe, former) for loop in walk(body)
+                  if isinstance(loop, _LOOPS))
     return FormedKernel(
         function=kernel,
         body=rewritten,
@@ -545,4 +581,21 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         recomputed=tuple(variables.recomputed),
         uniform_vars=frozenset(n for n in decls if uniformity is not None
                                and uniformity.var(n).is_uniform),
+        loops=loops,
     )
+
+
+_LOOP_KINDS = {ir.For: "for", ir.While: "while", ir.DoWhile: "do"}
+
+
+def _loop_decision(loop: ir.For | ir.While | ir.DoWhile, probe: _Former,
+                   former: _Former) -> LoopDecision:
+    kind = _LOOP_KINDS[type(loop)]
+    if id(loop) in former.interchanged_loops:
+        return LoopDecision(loop.loc, kind, True)
+    if has_barrier(loop):
+        return LoopDecision(loop.loc, kind, False, "a barrier in it", lockstep=True)
+    else:
+        reason = former.refusals.get(id(loop)) or probe.refusals.get(id(loop)) \
+            or "inside a statement that runs per work-item"
+    return LoopDecision(loop.loc, kind, False, reason)
