@@ -77,7 +77,7 @@ def test_a_passing_check_is_remembered_and_kernels_still_run(
     monkeypatch.setenv("CC", str(_compiler(tmp_path, ":")))
     cl.Program(ctx, SOURCE).build()
     checks = [run for run in _runs(tmp_path) if "-fsyntax-only" in run]
-    assert len(checks) == 1 and checks[0].count(".c") == 2  # both kernels, one run
+    assert len(checks) == 2  # one run a kernel
     program = cl.Program(ctx, SOURCE).build()
     assert [run for run in _runs(tmp_path) if "-fsyntax-only" in run] == checks
     x = np.ones(64, np.float32)

@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -370,15 +370,27 @@ SYNTAX_FLAGS = ("-fsyntax-only", "-std=gnu11", "-march=native", "-fopenmp-simd")
 CHECKED_SUFFIX = ".checked"
 
 
-def _run_check(compiler: Compiler, paths: Sequence[Path]) -> subprocess.CompletedProcess[str]:
-    argv = [*compiler.argv, *_effective_flags(compiler, SYNTAX_FLAGS), *map(str, paths)]
+def _start_check(compiler: Compiler, path: Path) -> subprocess.Popen[str]:
+    argv = [*compiler.argv, *_effective_flags(compiler, SYNTAX_FLAGS), str(path)]
     try:
-        return subprocess.run(argv, capture_output=True, text=True, env=_COMPILER_ENV,
-                              check=False)
+        return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, env=_COMPILER_ENV)
     except OSError as error:
         raise ToolchainError(
             f"cannot run the C compiler {compiler.argv[0]!r}: {error}; {FIX_COMPILER}"
         ) from error
+
+
+def _finish_check(compiler: Compiler, path: Path, run: subprocess.Popen[str]) -> str | None:
+    """The compiler's messages if it rejected ``path``, else None (retrying once without
+    ``-march=native`` when that is what it rejected)."""
+    _, stderr = run.communicate()
+    if run.returncode != 0 and MARCH_NATIVE in _effective_flags(compiler, SYNTAX_FLAGS) \
+            and _rejects_march_native(stderr):
+        with _lock:
+            _march_native_rejected.add(compiler.identity)
+        _, stderr = (run := _start_check(compiler, path)).communicate()
+    return stderr if run.returncode != 0 else None
 
 
 def _check_key(key_parts: Sequence[str]) -> tuple[Compiler, str]:
@@ -392,11 +404,14 @@ def _check_marker(key: str) -> Path:
 
 
 def checked(key_parts: Sequence[str]) -> bool:
-    """Whether sources made from ``key_parts`` passed ``check_sources`` with this compiler."""
+    """Whether sources made from ``key_parts`` passed the check (``remember_check``) with
+    this compiler."""
     return _check_marker(_check_key(key_parts)[1]).exists()
 
 
-def _remember_check(key: str) -> None:
+def remember_check(key_parts: Sequence[str]) -> None:
+    """Note in the cache that the sources made from ``key_parts`` passed ``check_sources``."""
+    key = _check_key(key_parts)[1]
     try:
         temp = cache.new_temp_source(key)
         cache.publish([(temp, _check_marker(key))])
@@ -404,31 +419,20 @@ def _remember_check(key: str) -> None:
         pass  # only a shortcut for the next build
 
 
-def check_sources(sources: Sequence[tuple[str, str]],
-                  key_parts: Sequence[str]) -> list[tuple[str, str]]:
-    """Have the C compiler check every ``(name, c_source)`` in one run, without building them;
-    returns ``(name, messages)`` of each it rejects. A passing set is remembered in the cache
-    under ``key_parts`` (what the sources are made from), so ``checked`` says so next time."""
-    compiler, key = _check_key(key_parts)
-    if _check_marker(key).exists():
-        return []
+def check_sources(sources: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Have the C compiler check every ``(name, c_source)`` without building it; returns
+    ``(name, messages)`` of each it rejects. Each source is checked as soon as ``sources``
+    yields it, so the compiler runs while the next one is made."""
+    compiler = find_compiler()
+    rejected = []
     with tempfile.TemporaryDirectory(prefix="ppcl-check-") as directory:
-        paths = []
-        for index, (_, source) in enumerate(sources):
+        runs = []
+        for index, (name, source) in enumerate(sources):
             path = Path(directory) / f"unit{index}.c"
             path.write_text(source)
-            paths.append(path)
-        result = _run_check(compiler, paths)
-        if result.returncode != 0 and _rejects_march_native(result.stderr):
-            with _lock:
-                _march_native_rejected.add(compiler.identity)
-            result = _run_check(compiler, paths)
-    if result.returncode == 0:
-        _remember_check(key)
-        return []
-    rejected = []
-    for (name, _), path in zip(sources, paths):
-        lines = [line for line in result.stderr.splitlines() if str(path) in line]
-        if lines:
-            rejected.append((name, "\n".join(lines).replace(str(path), f"<C of {name}>")))
-    return rejected or [(sources[0][0] if sources else "", result.stderr)]
+            runs.append((name, path, _start_check(compiler, path)))
+        for name, path, run in runs:
+            messages = _finish_check(compiler, path, run)
+            if messages is not None:
+                rejected.append((name, messages.replace(str(path), f"<C of {name}>")))
+    return rejected

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ppcl.compiler import toolchain
@@ -43,6 +43,10 @@ from ppcl.devices.interface import (
     NDRange,
 )
 from ppcl.settings import Debug
+
+# Modules whose kernels passed the C compiler's check in this process (kept alive, so that
+# their ids stay theirs), a build of the same program object skips even the cache lookup.
+_checked_modules: dict[int, ir.Module] = {}
 
 # The local size kernels without reqd_work_group_size are checked with at build(): every
 # dimension above 1, so no work-item loop is folded away.
@@ -199,33 +203,41 @@ class CPUProgram(DeviceProgram):
         kernels = self.module.kernels
         if not kernels:
             return
+        if id(self.module) in _checked_modules:
+            return
         # a deep expression (a sum of a thousand terms) recurses deeply in repr
         module_text = run_deep_if_needed(repr, self.module)
         key = (module_text, self.options.canonical(), str(self.pipeline or ""))
-        try:
-            if toolchain.checked(key):
-                return
-            sources, failures = [], []
+        failures: list[DeviceBuildError] = []
+
+        def lowered() -> Iterator[tuple[str, str]]:
             for kernel in kernels:
                 spec = KernelSpec(kernel.attrs.reqd_work_group_size or CHECK_LOCAL_SIZE,
                                   True, True)
                 try:
-                    sources.append((kernel.name, lower_for_check(
-                        self.module, kernel.name, spec, self.options, self.pipeline)))
+                    yield kernel.name, lower_for_check(self.module, kernel.name, spec,
+                                                       self.options, self.pipeline)
                 except DeviceBuildError as error:
                     failures.append(error)
-            if failures:  # every kernel's messages, the first error as the cause
-                raise DeviceBuildError(str(failures[0]), "\n".join(f.log for f in failures)) \
-                    from failures[0].__cause__
-            rejected = toolchain.check_sources(sources, key)
+
+        try:
+            if toolchain.checked(key):
+                _checked_modules[id(self.module)] = self.module
+                return
+            rejected = toolchain.check_sources(lowered())
         except toolchain.ToolchainError as error:
             raise DeviceBuildError(str(error), error.stderr) from error
+        if failures:  # every kernel's messages, the first error as the cause
+            raise DeviceBuildError(str(failures[0]), "\n".join(f.log for f in failures)) \
+                from failures[0].__cause__
         if rejected:
             locations = {kernel.name: kernel.loc for kernel in kernels}
             name, messages = rejected[0]
             raise DeviceBuildError(
                 f"{locations[name]}: the C compiler rejected the code ppcl generated for "
                 f"kernel '{name}' (a ppcl bug; please report it with this kernel)", messages)
+        toolchain.remember_check(key)
+        _checked_modules[id(self.module)] = self.module
 
     def compiled(self, kernel_name: str, ndrange: NDRange) -> CompiledKernel:
         """The kernel built for the specialization of ``ndrange`` (built once, then kept)."""
