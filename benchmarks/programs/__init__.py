@@ -6,11 +6,14 @@ or per pivot). ``python -m benchmarks.programs`` runs them on ppcl and on pocl; 
 
 from __future__ import annotations
 
-from benchmarks.programs import products
+from benchmarks.programs import matvec, products, rankk, stats
 from benchmarks.programs.program import Program
 
 PROGRAMS: list[Program] = [
     *products.PROGRAMS,
+    *matvec.PROGRAMS,
+    *rankk.PROGRAMS,
+    *stats.PROGRAMS,
 ]
 
 BY_NAME: dict[str, Program] = {program.name: program for program in PROGRAMS}
