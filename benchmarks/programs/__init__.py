@@ -6,7 +6,7 @@ or per pivot). ``python -m benchmarks.programs`` runs them on ppcl and on pocl; 
 
 from __future__ import annotations
 
-from benchmarks.programs import factor, filters, matvec, products, rankk, stats
+from benchmarks.programs import factor, filters, matvec, products, rankk, stats, stencils
 from benchmarks.programs.program import Program
 
 PROGRAMS: list[Program] = [
@@ -16,6 +16,7 @@ PROGRAMS: list[Program] = [
     *stats.PROGRAMS,
     *factor.PROGRAMS,
     *filters.PROGRAMS,
+    *stencils.PROGRAMS,
 ]
 
 BY_NAME: dict[str, Program] = {program.name: program for program in PROGRAMS}
