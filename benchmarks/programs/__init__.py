@@ -6,7 +6,16 @@ or per pivot). ``python -m benchmarks.programs`` runs them on ppcl and on pocl; 
 
 from __future__ import annotations
 
-from benchmarks.programs import factor, filters, matvec, products, rankk, stats, stencils
+from benchmarks.programs import (
+    factor,
+    filters,
+    irregular,
+    matvec,
+    products,
+    rankk,
+    stats,
+    stencils,
+)
 from benchmarks.programs.program import Program
 
 PROGRAMS: list[Program] = [
@@ -17,6 +26,7 @@ PROGRAMS: list[Program] = [
     *factor.PROGRAMS,
     *filters.PROGRAMS,
     *stencils.PROGRAMS,
+    *irregular.PROGRAMS,
 ]
 
 BY_NAME: dict[str, Program] = {program.name: program for program in PROGRAMS}

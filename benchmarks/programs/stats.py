@@ -181,7 +181,7 @@ def _correlation_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
 
 
 def _correlation_reference(size: Size, inputs: Arrays) -> Result:
-    return (np.corrcoef(inputs["data"].astype(np.float64), rowvar=False),)
+    return (np.asarray(np.corrcoef(inputs["data"].astype(np.float64), rowvar=False)),)
 
 
 CORRELATION = Program(
