@@ -62,6 +62,7 @@ def _kmeans_inputs(size: Size, rng: np.random.Generator) -> Arrays:
     npoints, nclusters, nfeatures = size["points"], size["clusters"], size["features"]
     centres = rng.random((nclusters, nfeatures)) * 10.0
     labels = rng.integers(0, nclusters, npoints)
+    labels[:nclusters] = np.arange(nclusters)  # start from one point of every blob
     points = centres[labels] + rng.normal(0.0, 0.6, (npoints, nfeatures))
     return {
         "features": np.ascontiguousarray(points.T, dtype=np.float32),
