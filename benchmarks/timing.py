@@ -1,0 +1,76 @@
+"""How the benchmarks time a run: warm up until the times settle, then time a fixed number of runs.
+
+A first run pays for work a later one does not (kernel compilation at the first launch, page
+faults on fresh buffers, a thread pool starting), and a second run may still be faster than the
+third. ``measure`` therefore warms up until two consecutive runs agree within ``agree`` (5%), or
+until ``max_warmup`` runs or ``warmup_cap_s`` seconds of warm-up have passed, whichever comes
+first, and only then times ``repeats`` runs. It reports the minimum and the median of the timed
+runs, and returns the result of the last timed run so that the caller checks an output that was
+timed, not only one from the warm-up.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The times of one measurement, in seconds."""
+
+    times_s: tuple[float, ...]  # the timed runs, in order
+    warmup_s: tuple[float, ...]  # the warm-up runs, in order
+    settled: bool  # two consecutive warm-up runs agreed within the tolerance
+
+    @property
+    def min_s(self) -> float:
+        return min(self.times_s)
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.times_s)
+
+
+@dataclass(frozen=True)
+class Measurement(Generic[Result]):
+    timing: Timing
+    result: Result  # what the last timed run returned
+
+
+def _agree(previous: float, current: float, tolerance: float) -> bool:
+    return abs(current - previous) <= tolerance * min(previous, current)
+
+
+def measure(action: Callable[[], Result], repeats: int = 5, agree: float = 0.05,
+            max_warmup: int = 10, warmup_cap_s: float = 10.0) -> Measurement[Result]:
+    """Warm ``action`` up, then time ``repeats`` runs of it; ``action`` must finish its work
+    (wait for its queue) before it returns. At least two warm-up runs are made, so that the
+    first timed run is never the one that compiled."""
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    warmup: list[float] = []
+    settled = False
+    warmup_start = time.perf_counter()
+    while len(warmup) < max(max_warmup, 2):
+        start = time.perf_counter()
+        action()
+        warmup.append(time.perf_counter() - start)
+        if len(warmup) >= 2 and _agree(warmup[-2], warmup[-1], agree):
+            settled = True
+            break
+        if len(warmup) >= 2 and time.perf_counter() - warmup_start > warmup_cap_s:
+            break
+    times: list[float] = []
+    result: Result | None = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = action()
+        times.append(time.perf_counter() - start)
+    timing = Timing(times_s=tuple(times), warmup_s=tuple(warmup), settled=settled)
+    return Measurement(timing=timing, result=result)  # type: ignore[arg-type]
