@@ -10,9 +10,7 @@ from benchmarks.programs.program import Data, Program, compare
 from benchmarks.programs.runner import main
 
 # Programs ppcl does not yet run, with the reason; strict, so a fix shows up as a failure here.
-KNOWN_FAILURES = {
-    "kmeans": "FLT_MAX as a float initializer fails in the C printer (float32_repr overflows)",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def _marked(program: Program) -> object:

@@ -123,8 +123,11 @@ def float32_repr(value: float) -> str:
     target = struct.pack("<f", value)
     for digits in range(1, 10):
         text = f"{value:.{digits}g}"
-        if struct.pack("<f", float(text)) == target:
-            return text
+        try:
+            if struct.pack("<f", float(text)) == target:
+                return text
+        except OverflowError:  # a rounding of FLT_MAX past the largest float
+            continue
     return f"{value:.9g}"
 
 
