@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -28,6 +27,7 @@ from typing import Any
 from benchmarks.programs import BY_NAME, PROGRAMS
 from benchmarks.programs.program import Data, Program, Result, compare, describe_size
 from benchmarks.timing import measure
+from ppcl.bench import geometric_mean
 
 POCL_PLATFORM = "Portable Computing Language"
 SYSTEM_ICD_VENDORS = "/etc/OpenCL/vendors"
@@ -122,12 +122,6 @@ def speedup(outcomes: dict[str, Outcome]) -> float | None:
         return None
     assert ppcl.median_s is not None and pocl.median_s is not None
     return pocl.median_s / ppcl.median_s
-
-
-def geometric_mean(values: Sequence[float]) -> float | None:
-    if not values:
-        return None
-    return math.exp(sum(math.log(value) for value in values) / len(values))
 
 
 def _ms(seconds: float | None) -> str:
