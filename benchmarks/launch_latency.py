@@ -9,7 +9,7 @@ Prints, measured in one run on this machine:
 * the time of a compute-bound kernel with every thread and with ``PPCL_THREADS=1``, and
   their ratio (each measured in a fresh process, since the thread count is read once).
 
-Usage: ``python benchmarks/launch_latency.py [--repeat N]``
+Usage: ``python3 -m benchmarks.launch_latency [--repeat N] [--jacobi-steps N]``
 """
 
 from __future__ import annotations
@@ -130,10 +130,10 @@ def jacobi_ms(cl: Any, steps: int, n: int = 4096) -> tuple[float, np.ndarray]:
     flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
     best = float("inf")
     out = np.empty_like(host)
+    ka, kb = prg.step_a, prg.step_b
     for _ in range(4):
         a = cl.Buffer(ctx, flags, hostbuf=host)
         b = cl.Buffer(ctx, flags, hostbuf=host)
-        ka, kb = prg.step_a, prg.step_b
         ka.set_args(a, b, np.int32(n))
         kb.set_args(a, b, np.int32(n))
         start = time.perf_counter()
@@ -179,8 +179,9 @@ def compute_seconds(repeat: int) -> float:
 def _child_compute(threads: str) -> float:
     env = {**os.environ, "PPCL_THREADS": threads} if threads else \
         {k: v for k, v in os.environ.items() if k != "PPCL_THREADS"}
-    result = subprocess.run([sys.executable, __file__, "--child-compute"], env=env,
-                            capture_output=True, text=True, check=True)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    result = subprocess.run([sys.executable, "-m", "benchmarks.launch_latency", "--child-compute"],
+                            env=env, cwd=root, capture_output=True, text=True, check=True)
     return float(json.loads(result.stdout.strip().splitlines()[-1])["seconds"])
 
 
