@@ -16,7 +16,12 @@ from collections.abc import Callable
 
 from ppcl.compiler.codegen.cstyle import PREC_ASSIGN, CodegenError, CStylePrinter
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.printf_spec import HEADER_BYTES, PrintfFormat, printf_format
+from ppcl.compiler.ir.printf_spec import (
+    HEADER_BYTES,
+    PrintfFormat,
+    canonical_literal,
+    printf_format,
+)
 from ppcl.compiler.ir.types import PointerType, Type, scalar_of, width_of
 
 # OpenCL 1.2 asks a full-profile device for at least 1 MB (CL_DEVICE_PRINTF_BUFFER_SIZE)
@@ -53,20 +58,9 @@ static int ppcl_printf_record(uint32_t format, uint32_t size, const ppcl_printf_
 """
 
 
-_ESCAPES = {"\n": "\\n", "\t": "\\t", "\\": "\\\\", '"': '\\"'}
-
-
 def _quoted(text: str) -> str:
     """``text`` (bytes as characters 0-255) as a C string literal that can sit in a comment."""
-    out: list[str] = []
-    for c in text:
-        if c in _ESCAPES:
-            out.append(_ESCAPES[c])
-        elif " " <= c <= "~":
-            out.append(c)
-        else:
-            out.append(f"\\{ord(c):03o}")
-    return '"' + "".join(out).replace("*/", "*\\/") + '"'
+    return '"' + canonical_literal(text).replace("*/", "*\\/") + '"'
 
 
 def format_table_comment(formats: tuple[PrintfFormat, ...]) -> str:

@@ -23,9 +23,7 @@ from dataclasses import dataclass
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
-from ppcl.compiler.ir.printf_spec import CONVERSION, FormatError, decode
-
-_SPELLED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\\": "\\\\", '"': '\\"'}
+from ppcl.compiler.ir.printf_spec import CONVERSION, FormatError, canonical_literal, decode
 
 _INTEGER = "diouxXc"
 _FLOATING = "fFeEgGaA"
@@ -58,21 +56,6 @@ class Conversion:
     vector: int | None
     length: str | None
     conversion: str
-
-
-def canonical_literal(text: str) -> str:
-    """The spelling between quotes of a string literal holding the bytes ``text`` (characters
-    of code 0-255, as ``decode`` gives them): printable ASCII as itself, the rest as escapes
-    (octal, three digits, so no following digit joins them)."""
-    out: list[str] = []
-    for c in text:
-        if c in _SPELLED_ESCAPES:
-            out.append(_SPELLED_ESCAPES[c])
-        elif " " <= c <= "~":
-            out.append(c)
-        else:
-            out += [f"\\{byte:03o}" for byte in c.encode("latin-1")]
-    return "".join(out)
 
 
 def conversions(text: str, offsets: list[int]) -> tuple[list[Conversion], tuple[int, str] | None]:

@@ -38,6 +38,24 @@ class FormatError(Exception):
     """A string literal whose escapes cannot be decoded."""
 
 
+_SPELLED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\\": "\\\\", '"': '\\"'}
+
+
+def canonical_literal(text: str) -> str:
+    """The spelling between quotes of a string literal holding the bytes ``text`` (characters
+    of code 0-255, as ``decode`` gives them): printable ASCII as itself, the rest as escapes
+    (octal, three digits, so no following digit joins them)."""
+    out: list[str] = []
+    for c in text:
+        if c in _SPELLED_ESCAPES:
+            out.append(_SPELLED_ESCAPES[c])
+        elif " " <= c <= "~":
+            out.append(c)
+        else:
+            out += [f"\\{byte:03o}" for byte in c.encode("latin-1")]
+    return "".join(out)
+
+
 def decode(spelling: str) -> tuple[str, list[int]]:
     """The bytes of a string literal spelled ``spelling``, as characters of code 0-255 (escapes
     decoded, other characters as their UTF-8 bytes), and for each byte the offset of the
