@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -44,9 +45,10 @@ from ppcl.devices.interface import (
 )
 from ppcl.settings import Debug
 
-# Modules whose kernels passed the C compiler's check in this process (kept alive, so that
-# their ids stay theirs), a build of the same program object skips even the cache lookup.
-_checked_modules: dict[int, ir.Module] = {}
+# Modules whose kernels passed the C compiler's check in this process, by id: a new build of
+# the same program object skips even the cache lookup. Weak, so a module that is gone takes
+# its id with it (and the table does not grow with every program ever built).
+_checked_modules: weakref.WeakValueDictionary[int, ir.Module] = weakref.WeakValueDictionary()
 
 # The local size kernels without reqd_work_group_size are checked with at build(): every
 # dimension above 1, so no work-item loop is folded away.
