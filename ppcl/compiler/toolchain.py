@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -368,6 +369,7 @@ def build_library(
 
 SYNTAX_FLAGS = ("-fsyntax-only", "-std=gnu11", "-march=native", "-fopenmp-simd")
 CHECKED_SUFFIX = ".checked"
+CHECKS_AT_ONCE = max(1, os.cpu_count() or 1)
 
 
 def _start_check(compiler: Compiler, path: Path) -> subprocess.Popen[str]:
@@ -425,14 +427,21 @@ def check_sources(sources: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     yields it, so the compiler runs while the next one is made."""
     compiler = find_compiler()
     rejected = []
+    running: deque[tuple[str, Path, subprocess.Popen[str]]] = deque()
+
+    def finish_oldest() -> None:
+        name, path, run = running.popleft()
+        messages = _finish_check(compiler, path, run)
+        if messages is not None:
+            rejected.append((name, messages.replace(str(path), f"<C of {name}>")))
+
     with tempfile.TemporaryDirectory(prefix="ppcl-check-") as directory:
-        runs = []
         for index, (name, source) in enumerate(sources):
             path = Path(directory) / f"unit{index}.c"
             path.write_text(source)
-            runs.append((name, path, _start_check(compiler, path)))
-        for name, path, run in runs:
-            messages = _finish_check(compiler, path, run)
-            if messages is not None:
-                rejected.append((name, messages.replace(str(path), f"<C of {name}>")))
+            if len(running) >= CHECKS_AT_ONCE:  # a program of many kernels: not all at once
+                finish_oldest()
+            running.append((name, path, _start_check(compiler, path)))
+        while running:
+            finish_oldest()
     return rejected
