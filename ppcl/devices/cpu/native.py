@@ -79,6 +79,7 @@ class NativePool:
     def __init__(self, threads: int) -> None:
         self.threads = max(1, threads)
         self._handle: ctypes.c_void_p | None = None
+        self._run: Any = None  # ppcl_pool_run, bound with the first pool
         self._lock = threading.Lock()
         self._abandoned: list[Any] = []
 
@@ -86,6 +87,7 @@ class NativePool:
         with self._lock:
             if self._handle is None:
                 library = runtime_library()
+                self._run = library.ppcl_pool_run
                 address = library.ppcl_pool_create(self.threads)
                 if not address:
                     raise MemoryError("cannot create the CPU device's thread pool")
@@ -96,7 +98,7 @@ class NativePool:
         """Run ``task`` (a ``byref`` of a :class:`Task`); ``keep`` is what it points into,
         kept alive for good if the launch is abandoned."""
         handle = self._handle or self._create()
-        status = runtime_library().ppcl_pool_run(handle, task)
+        status = self._run(handle, task)
         if status:
             self._failed(status, handle, keep, kernel_name)
 
