@@ -9,18 +9,8 @@ from benchmarks.programs import PROGRAMS
 from benchmarks.programs.program import Data, Program, compare
 from benchmarks.programs.runner import main
 
-# Programs ppcl does not yet run, with the reason; strict, so a fix shows up as a failure here.
-KNOWN_FAILURES: dict[str, str] = {}
 
-
-def _marked(program: Program) -> object:
-    reason = KNOWN_FAILURES.get(program.name)
-    if reason is None:
-        return program
-    return pytest.param(program, marks=pytest.mark.xfail(reason=reason, strict=True))
-
-
-@pytest.mark.parametrize("program", [_marked(p) for p in PROGRAMS], ids=lambda p: p.name)
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
 def test_program_matches_numpy(program: Program, ctx, queue) -> None:
     import ppcl
 
