@@ -61,6 +61,17 @@ def _has_barrier(node: Node) -> bool:
                for n in walk(node))
 
 
+def _last_decl(stmts: list[ir.Stmt], i: int, name: str) -> tuple[int, ir.VarDecl] | None:
+    """The last declaration of ``name`` among ``stmts[:i]``, with its index."""
+    for j in range(i - 1, -1, -1):
+        s = stmts[j]
+        if isinstance(s, ir.DeclStmt):
+            for d in s.decls:
+                if d.name == name:
+                    return j, d
+    return None
+
+
 def _reads_no_memory(e: ir.Expr) -> bool:
     """``e`` has no effects and reads no memory: evaluated later or again, it gives the same
     value as long as the variables it reads keep theirs."""
@@ -354,21 +365,17 @@ class _Loops(Rewriter):
         reference to ``name`` is in ``stmts[i]``."""
         if name in self.address_taken or _refs(stmts[i])[name] != self.refs[name]:
             return None
-        for j in range(i - 1, -1, -1):
-            s = stmts[j]
-            if not isinstance(s, ir.DeclStmt):
-                continue
-            for d in s.decls:
-                if d.name != name:
-                    continue
-                if d.init is None or d.volatile or isinstance(d.init, ir.InitList) \
-                        or not _reads_no_memory(d.init):
-                    return None
-                between = effects(ir.Block(tuple(stmts[j + 1:i])), Effects())
-                if set(_refs(d.init)) & (between.writes | self.address_taken):
-                    return None
-                return j, d
-        return None
+        found = _last_decl(stmts, i, name)
+        if found is None:
+            return None
+        j, d = found
+        if d.init is None or d.volatile or isinstance(d.init, ir.InitList) \
+                or not _reads_no_memory(d.init):
+            return None
+        between = effects(ir.Block(tuple(stmts[j + 1:i])), Effects())
+        if set(_refs(d.init)) & (between.writes | self.address_taken):
+            return None
+        return j, d
 
     def _take_decl(self, stmts: list[ir.Stmt], j: int, d: ir.VarDecl) -> None:
         s = stmts[j]
@@ -402,19 +409,15 @@ class _Loops(Rewriter):
                 or counter in self.address_taken \
                 or _refs(stmts[i])[counter] != self.refs[counter]:
             return loop
-        for j in range(i - 1, -1, -1):
-            s = stmts[j]
-            if not isinstance(s, ir.DeclStmt):
-                continue
-            for d in s.decls:
-                if d.name != counter:
-                    continue
-                if d.init is not None or d.volatile or d.type != init.target.type:
-                    return loop
-                self._take_decl(stmts, j, d)
-                decl = dataclasses.replace(d, init=init.value)
-                return dataclasses.replace(loop, init=ir.DeclStmt((decl,), loc=loop.init.loc))
-        return loop
+        found = _last_decl(stmts, i, counter)
+        if found is None:
+            return loop
+        j, d = found
+        if d.init is not None or d.volatile or d.type != init.target.type:
+            return loop
+        self._take_decl(stmts, j, d)
+        decl = dataclasses.replace(d, init=init.value)
+        return dataclasses.replace(loop, init=ir.DeclStmt((decl,), loc=loop.init.loc))
 
     def _do_loop(self, stmts: list[ir.Stmt], i: int) -> ir.Stmt:
         """``int i = i0; do { body; i += s; } while (i < n);`` with a constant ``s > 0`` and
