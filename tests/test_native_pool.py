@@ -163,8 +163,7 @@ def test_a_faulting_kernel_is_an_error_and_the_device_goes_on(threads: int) -> N
     assert "kernel 'wild'" in str(info.value)
     ints = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                      hostbuf=np.arange(64, dtype=np.int32))
-    with pytest.raises(cl.Error, match="SIGFPE"):
-        prg.divide(queue, (64,), (8,), ints, np.int32(0))
+    prg.divide(queue, (64,), (8,), ints, np.int32(0))  # unspecified values, never a trap
     # through an event: an out-of-order queue runs the command on a command thread
     async_queue = cl.CommandQueue(
         ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
@@ -173,6 +172,7 @@ def test_a_faulting_kernel_is_an_error_and_the_device_goes_on(threads: int) -> N
         event.wait()
     assert event.command_execution_status < 0
     # the device still runs kernels
+    cl.enqueue_copy(queue, ints, np.arange(64, dtype=np.int32))
     prg.divide(queue, (64,), (8,), ints, np.int32(2))
     got = np.empty(64, np.int32)
     cl.enqueue_copy(queue, got, ints)

@@ -23,6 +23,7 @@ from ppcl.compiler.ir.types import (
     VECTOR_WIDTHS,
     AddressSpace,
     VectorType,
+    scalar_of,
     width_of,
 )
 
@@ -172,6 +173,53 @@ def c_assign_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
                        "printing C")
 
 
+def _constant_divisor(e: ir.Expr) -> int | None:
+    """The value of a divisor that is an integer constant, through casts and splats."""
+    if isinstance(e, ir.IntLit):
+        return e.value
+    if isinstance(e, ir.Cast):
+        return _constant_divisor(e.operand)
+    if isinstance(e, ir.VectorLiteral) and len(e.elems) == 1:
+        return _constant_divisor(e.elems[0])
+    return None
+
+
+def c_divide(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """Integer ``/`` and ``%`` that never trap: OpenCL C gives an unspecified value for a zero
+    divisor and for the most negative value divided by -1, where C's division raises SIGFPE.
+    The ``PPCL_DIV`` macros of the unit's prelude divide by 1 in those cases. A constant
+    divisor other than 0 and -1 needs no check and keeps C's operator (and its strength
+    reduction)."""
+    if isinstance(e, ir.Binary):
+        op, target, dividend, divisor, t = e.op, None, e.lhs, e.rhs, e.type
+    else:
+        assert isinstance(e, ir.Assign)
+        op, target, dividend, divisor, t = e.op[0], e.target, e.target, e.value, e.value.type
+    elem = scalar_of(t)
+    if elem is None or not elem.is_integer:
+        return None
+    constant = _constant_divisor(divisor)
+    if constant is not None and constant != 0 and (constant != -1 or not elem.is_signed):
+        return None
+    kind = "V" if isinstance(t, VectorType) else "S"
+    sign = "S" if elem.is_signed else "U"
+    smallest = f"(-{2 ** (elem.bits - 1) - 1} - 1)" if elem.is_signed and elem.bits < 64 \
+        else "(-0x7fffffffffffffffL - 1)" if elem.is_signed else "0"
+    value = p.expr(divisor, PREC_ASSIGN)
+    if target is None:
+        dividend_text = p.expr(dividend, PREC_ASSIGN)
+        return f"PPCL_{sign}DIV_{kind}({op}, {p.type_name(t)}, {dividend_text}, {value}, " \
+               f"{smallest})"
+    if _is_simple(target):
+        place = p.expr(target, PREC_UNARY)
+        return f"({place} = PPCL_{sign}DIV_{kind}({op}, {p.type_name(t)}, {place}, {value}, " \
+               f"{smallest}))"
+    place = p.expr(target, PREC_POSTFIX)
+    pointer = f"__typeof__({place}) *__ppcl_place = &{place};"
+    return f"({{ {pointer} *__ppcl_place = PPCL_{sign}DIV_{kind}({op}, {p.type_name(t)}, " \
+           f"*__ppcl_place, {value}, {smallest}); }})"
+
+
 C = Dialect(
     name="c",
     kernel_qualifier="",
@@ -187,6 +235,7 @@ C = Dialect(
     cast=c_cast,
     vec_step=c_vec_step,
     assign_swizzle=c_assign_swizzle,
+    divide=c_divide,
 )
 
 _PRINTER = CStylePrinter(C)

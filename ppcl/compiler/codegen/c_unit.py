@@ -53,6 +53,19 @@ typedef struct ppcl_group {
     size_t gbase[3];
     const ppcl_launch *launch;
 } ppcl_group;
+/* Integer division and remainder as OpenCL C defines them (the C dialect prints them for
+ * divisors that are not constants): a zero divisor, or the most negative value divided by -1,
+ * gives an unspecified value where C traps, here that of dividing by 1. S: scalars, whose
+ * a conditional divisor; V: GCC vectors, whose comparisons give 0 or -1 per lane, a mask. */
+#define PPCL_SDIV_S(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
+    __pn op (__pd == 0 || (__pd == -1 && __pn == (min)) ? 1 : __pd); })
+#define PPCL_UDIV_S(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
+    __pn op (__pd == 0 ? 1 : __pd); })
+#define PPCL_SDIV_V(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
+    T __pm = (T)((__pd == 0) | ((__pn == (min)) & (__pd == -1))); \
+    __pn op ((__pd & ~__pm) | (__pm & 1)); })
+#define PPCL_UDIV_V(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
+    __pn op (__pd | ((T)(__pd == 0) & 1)); })
 static inline int ppcl_any(const char *mask, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -110,6 +110,8 @@ class Dialect:
     vec_step: ExprHook | None = None
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
+    # Integer ``/`` and ``%`` and their compound assignments; the default prints C's operators.
+    divide: ExprHook | None = None
 
     def space(self, space: AddressSpace) -> str:
         return self.address_spaces.get(space, "")
@@ -453,6 +455,10 @@ class CStylePrinter:
         if isinstance(e, ir.VarRef):
             return self.name(e.name), PREC_PRIMARY
         if isinstance(e, ir.Binary):
+            if e.op in ("/", "%") and self.dialect.divide is not None:
+                spelled = self.dialect.divide(self, e)
+                if spelled is not None:
+                    return spelled, PREC_POSTFIX
             prec = BINARY_PREC[e.op]
             return f"{self.expr(e.lhs, prec)} {e.op} {self.expr(e.rhs, prec + 1)}", prec
         if isinstance(e, ir.Unary):
@@ -460,6 +466,10 @@ class CStylePrinter:
         if isinstance(e, ir.Assign):
             if isinstance(e.target, ir.Swizzle) and self.dialect.assign_swizzle is not None:
                 spelled = self.dialect.assign_swizzle(self, e)
+                if spelled is not None:
+                    return spelled, PREC_POSTFIX
+            if e.op in ("/=", "%=") and self.dialect.divide is not None:
+                spelled = self.dialect.divide(self, e)
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             target = self.expr(e.target, PREC_UNARY)

@@ -1,0 +1,107 @@
+"""Integer division and remainder as OpenCL C defines them on the CPU device: a zero divisor and
+the most negative value divided by -1 give unspecified values, never a trap (C's division would
+raise SIGFPE and, before the native pool reported faults, end the interpreter); every other
+quotient truncates toward zero as in C, for scalars and vectors of every integer type, through
+operators and compound assignments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.compiler.codegen.c import print_c
+from ppcl.compiler.frontend import compile_source
+
+TYPES = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+         "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64}
+
+
+@pytest.fixture(scope="module")
+def ctx() -> cl.Context:
+    return cl.create_some_context(interactive=False)
+
+
+def _wrap(value: int, dtype: type) -> int:
+    info = np.iinfo(dtype)
+    span = int(info.max) - int(info.min) + 1
+    return (value - int(info.min)) % span + int(info.min)
+
+
+def _c_division(n: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """C's truncating quotient and remainder of nonzero divisors, wrapped to the operands'
+    type; a zero divisor gives 0 here (the kernel's value there is unspecified)."""
+    q, r = [], []
+    for a, b in zip(n.tolist(), d.tolist()):
+        quotient = 0 if b == 0 else abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        q.append(_wrap(quotient, n.dtype.type))
+        r.append(_wrap(a - quotient * b, n.dtype.type))
+    return np.array(q, dtype=n.dtype), np.array(r, dtype=n.dtype)
+
+
+def _operands(dtype: type, count: int) -> tuple[np.ndarray, np.ndarray]:
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(7)
+    n = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
+    d = rng.integers(-9 if info.min < 0 else 0, 9, count, dtype=dtype, endpoint=True)
+    n[:4] = [info.min, info.min, info.max, 0]
+    d[:4] = [-1 if info.min < 0 else 1, 0, 0, 0]
+    return n, d
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("width", [1, 4])
+def test_division_never_traps_and_truncates(ctx: cl.Context, name: str, width: int) -> None:
+    t = name if width == 1 else f"{name}{width}"
+    src = f"""
+    __kernel void k(__global const {t} *n, __global const {t} *d,
+                    __global {t} *q, __global {t} *r, __global {t} *c)
+    {{
+        size_t i = get_global_id(0);
+        q[i] = n[i] / d[i];
+        r[i] = n[i] % d[i];
+        {t} x = n[i];
+        x /= d[i];
+        c[i] = x;
+        c[i] %= ({t})5;
+    }}
+    """
+    dtype = TYPES[name]
+    count = 64
+    n, d = _operands(dtype, count * width)
+    queue = cl.CommandQueue(ctx)
+    mf = cl.mem_flags
+    nb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=n)
+    db = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
+    outs = [cl.Buffer(ctx, mf.READ_WRITE, n.nbytes) for _ in range(3)]
+    cl.Program(ctx, src).build().k(queue, (count,), None, nb, db, *outs)
+    q, r, c = (np.empty_like(n) for _ in range(3))
+    for host, buf in zip((q, r, c), outs):
+        cl.enqueue_copy(queue, host, buf)
+    info = np.iinfo(dtype)
+    defined = d != 0
+    promoted = width == 1 and np.dtype(dtype).itemsize < 4  # C divides these in int
+    if info.min < 0 and not promoted:  # the most negative value over -1 overflows
+        defined &= ~((n == info.min) & (d == dtype(-1)))
+    want_q, want_r = _c_division(n, d)
+    _, want_c = _c_division(want_q, np.full_like(want_q, 5))
+    np.testing.assert_array_equal(q[defined], want_q[defined])
+    np.testing.assert_array_equal(r[defined], want_r[defined])
+    np.testing.assert_array_equal(c[defined], want_c[defined])
+
+
+def test_constant_divisors_keep_the_operator() -> None:
+    """A constant divisor other than 0 and -1 cannot trap: C's operator is printed, so the
+    compiler's strength reduction of constant divisions stays."""
+    src = """
+    __kernel void k(__global int *x, int d)
+    {
+        size_t i = get_global_id(0);
+        x[i] = x[i] / 7 + x[i] % 16 + x[i] / d + x[i] / -1;
+    }
+    """
+    module = compile_source(src).module
+    text = print_c(module)
+    assert "/ 7" in text and "% 16" in text
+    assert "PPCL_SDIV_S(/, int, ppcl_u_x[ppcl_u_i], ppcl_u_d" in text
+    assert "PPCL_SDIV_S(/, int, ppcl_u_x[ppcl_u_i], -1" in text
