@@ -161,6 +161,7 @@ def test_a_faulting_kernel_is_an_error_and_the_device_goes_on(threads: int) -> N
     with pytest.raises(cl.Error, match="OUT_OF_RESOURCES.*segmentation fault") as info:
         prg.wild(queue, (64,), (8,), buf, np.int64(1 << 40))
     assert "kernel 'wild'" in str(info.value)
+    assert "launch: global size (64,), local size (8,)" in str(info.value)
     ints = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                      hostbuf=np.arange(64, dtype=np.int32))
     prg.divide(queue, (64,), (8,), ints, np.int32(0))  # unspecified values, never a trap
@@ -243,3 +244,37 @@ def test_ctrl_c_abandons_an_endless_kernel(properties: int) -> None:
         pytest.fail(f"Ctrl-C did not stop the wait: {out!r} {err!r}")
     assert child.returncode == 0, err
     assert out.split() == ["interrupted", "after", "512.0"], err
+
+
+LARGE_CONTEXT = """
+__kernel void k(__global float *out)
+{
+    float p[512];
+    int l = get_local_id(0);
+    for (int j = 0; j < 512; j++)
+        p[j] = l + j;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float s = 0.0f;
+    for (int j = 0; j < 512; j++)
+        s += p[j];
+    out[get_global_id(0)] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("local", [4096, 64])
+def test_context_arrays_larger_than_a_stack_run(local: int) -> None:
+    """A 512-float private array live across a barrier at the largest local size the device
+    advertises takes 8 MiB of context arrays: more than a thread's stack, so they live in the
+    group's block (64 work-items: 128 KiB, on the stack)."""
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    kernel = cl.Program(ctx, LARGE_CONTEXT).build().k
+    device = ctx.devices[0]
+    assert kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, device) >= 4096
+    out = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * 8192)
+    kernel(queue, (8192,), (local,), out)
+    got = np.empty(8192, np.float32)
+    cl.enqueue_copy(queue, got, out)
+    lid = np.arange(8192) % local
+    np.testing.assert_array_equal(got, (512 * lid + 511 * 512 // 2).astype(np.float32))

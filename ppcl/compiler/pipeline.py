@@ -219,7 +219,8 @@ class GeneratedKernel:
     kernel_name: str
     entry: str
     arg_kinds: tuple[ArgKind, ...]
-    local_mem_static_bytes: int
+    local_mem_static_bytes: int  # the kernel's own __local variables
+    block_static_bytes: int  # the group's block before the __local arguments (context arrays)
     local_size: tuple[int, int, int]
     printf_formats: tuple[PrintfFormat, ...]  # the format table of the printf records
     formed: FormedKernel
@@ -277,6 +278,7 @@ def lower_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
         entry=unit.entry,
         arg_kinds=unit.arg_kinds,
         local_mem_static_bytes=formed.local_static_bytes,
+        block_static_bytes=max(formed.block_bytes, formed.local_static_bytes),
         local_size=formed.local_size,
         printf_formats=unit.printf_formats,
         formed=formed,

@@ -424,10 +424,21 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         try:
             run(args)  # args keeps the argument objects alive until the command has run
         except KernelFault as fault:
-            raise make_error(_ENQUEUE, "OUT_OF_RESOURCES", str(fault)) from None
+            raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
+                             f"{fault} (launch: {_launch_text(launch.ndrange)})") from None
 
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
                           uses=buffers)
+
+
+def _launch_text(ndrange: NDRange) -> str:
+    """The shape of a launch as a user wrote it: only the dimensions it has."""
+    dims = ndrange.work_dim
+    text = (f"global size {ndrange.global_size[:dims]}, local size "
+            f"{ndrange.local_size[:dims]}")
+    if any(ndrange.global_offset):
+        text += f", offset {ndrange.global_offset[:dims]}"
+    return text
 
 
 def _check_local_size(kernel: Kernel, global3: LocalSize, local3: LocalSize, max_group: int,

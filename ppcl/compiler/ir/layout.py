@@ -29,6 +29,28 @@ def pad3(values: Sequence[int] | int, fill: int = 1) -> Size3:
     return padded[0], padded[1], padded[2]
 
 
+# Context arrays (a private value per work-item, live across a barrier) of more bytes than this
+# do not go on the executing thread's stack, which a group of 4096 work-items with a private
+# array of 512 floats (8 MiB) would overflow; they take their place in the group's block.
+CONTEXT_STACK_BYTES = 256 * 1024
+
+
+def context_block_layout(sizes: Sequence[tuple[str, int]], start: int,
+                         items: int) -> tuple[dict[str, int], int]:
+    """Offsets in the group's block, from ``start``, of context arrays of ``items`` entries of
+    the given element sizes, and the end of the last; none (and ``start``) when together they
+    fit ``CONTEXT_STACK_BYTES`` and live on the stack."""
+    if sum(size for _, size in sizes) * items <= CONTEXT_STACK_BYTES:
+        return {}, start
+    offsets: dict[str, int] = {}
+    offset = start
+    for name, size in sizes:
+        offset = align_up(offset)
+        offsets[name] = offset
+        offset += size * items
+    return offsets, offset
+
+
 def static_local_layout(body: Node) -> tuple[tuple[tuple[str, Type, int], ...], int]:
     """The ``__local`` variables declared in ``body`` with their offsets in the group's local
     block, in declaration order, and the bytes they take (before any ``__local`` argument)."""

@@ -26,7 +26,7 @@ from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
-from ppcl.compiler.ir.layout import static_local_layout
+from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, Type
 from ppcl.compiler.ir.visit import Node, children, walk
 from ppcl.compiler.transforms.context import _Variables
@@ -70,6 +70,11 @@ class FormedKernel:
     masks: tuple[str, ...]
     local_vars: tuple[LocalVar, ...]
     local_static_bytes: int
+    # context arrays too large for a thread's stack, at these offsets of the group's block
+    # (``ir/layout.context_block_layout``), which then takes ``block_bytes`` before the
+    # ``__local`` arguments; without them ``block_bytes`` is ``local_static_bytes``
+    context_offsets: dict[str, int] = field(default_factory=dict)
+    block_bytes: int = 0
     interchanged: int = 0
     notes: tuple[str, ...] = field(default=())
     recomputed: tuple[str, ...] = ()  # redeclared in each region that reads them
@@ -566,6 +571,9 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     context.update(variables.temps)
     scalars = {n: variables.var_type(n) for n in sorted(variables.group_scalars)}
     local_vars, local_bytes = _local_vars(body)
+    items = local_size[0] * local_size[1] * local_size[2]
+    in_block, block_bytes = context_block_layout(
+        [(name, t.size) for name, t in context.items()], local_bytes, items)
     loops = tuple(_loop_decision(loop, probe, former) for loop in walk(body)
                   if isinstance(loop, _LOOPS))
     return FormedKernel(
@@ -577,6 +585,8 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         masks=tuple(former.mask_names),
         local_vars=local_vars,
         local_static_bytes=local_bytes,
+        context_offsets=in_block,
+        block_bytes=block_bytes,
         interchanged=former.interchanged,
         recomputed=tuple(variables.recomputed),
         uniform_vars=frozenset(n for n in decls if uniformity is not None

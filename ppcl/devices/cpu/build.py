@@ -70,6 +70,10 @@ class CompiledKernel:
         return self.generated.local_mem_static_bytes
 
     @property
+    def block_static_bytes(self) -> int:
+        return self.generated.block_static_bytes
+
+    @property
     def c_source(self) -> str:
         return self.generated.source
 

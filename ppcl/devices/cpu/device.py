@@ -123,6 +123,7 @@ class CPULaunch(KernelLaunch):
         self.compiled = compiled
         self.ndrange = ndrange
         self.static_local_bytes = compiled.local_mem_static_bytes
+        self._block_static = compiled.block_static_bytes  # context arrays too large for stacks
         self._descriptor = launch_descriptor(ndrange)
         self._num_groups = ndrange.group_count
         self._entry_address = ctypes.cast(compiled.entry, ctypes.c_void_p).value
@@ -151,7 +152,7 @@ class CPULaunch(KernelLaunch):
         block = self._block
         if block is not None and (block.source is args or block.update(args)):
             return self._task_ref
-        block = ArgBlock(args, self.static_local_bytes)
+        block = ArgBlock(args, self._block_static)
         self._block = block
         self._task = self._task_for(block)
         self._task_ref = ctypes.byref(self._task)
@@ -170,7 +171,7 @@ class CPULaunch(KernelLaunch):
 
     def _run_groups(self, args: Sequence[ArgValue]) -> None:
         if not self._in_use.acquire(blocking=False):
-            block = ArgBlock(args, self.static_local_bytes)
+            block = ArgBlock(args, self._block_static)
             task = self._task_for(block)
             self._pool.run(ctypes.byref(task), (block, task), self._name)
             return
