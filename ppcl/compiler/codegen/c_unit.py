@@ -190,13 +190,13 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
         group.append(g + p.declaration(PointerType(v.type), f"__lm_{v.name}")
                      + f" = (void *)(__lm + {v.offset});")
     for cname, t in formed.context_vars.items():
-        offset = formed.context_offsets.get(cname)
-        if offset is None:
+        place = formed.context_offsets.get(cname)
+        if place is None:
             group.append(g + p.declaration(ArrayType(t, items), f"__ctx_{cname}")
                          + " __attribute__((aligned(64)));")
         else:  # too large for the stack: in the thread's block (ir/layout.py)
             group.append(g + p.declaration(PointerType(t), f"restrict __ctx_{cname}")
-                         + f" = (void *)(__lm + {offset});")
+                         + f" = (void *)(__lm + {place});")
     for mask in formed.masks:
         group.append(g + f"char {mask}[{items}];")
     for sname, t in formed.group_scalars.items():
