@@ -3,7 +3,8 @@
 ``compile_source`` runs the three stages over one program source and returns the IR module
 with the build log (warnings), or raises ``CompileError`` carrying every diagnostic, formatted
 with the source line and a caret. This module is the front end's entry for the runtime: build
-options, preprocessing alone (for ``clCompileProgram``) and the kernels' host-side signatures.
+options, preprocessing alone (for ``clCompileProgram``), the kernels' host-side signatures and
+program binaries (``binary.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
+from ppcl.compiler.frontend.binary import BinaryError, ProgramBinary, decode_binary, encode_binary
 from ppcl.compiler.frontend.limits import (
     MAX_BRACKET_DEPTH,
     MAX_TREE_DEPTH,
@@ -27,9 +29,10 @@ from ppcl.compiler.frontend.sema import analyze
 from ppcl.compiler.frontend.signature import KernelSignature, ParamInfo, kernel_signatures
 from ppcl.compiler.ir import nodes as ir
 
-__all__ = ["BuildOptions", "BuildOptionsError", "CompileError", "FrontendResult",
-           "KernelSignature", "ParamInfo", "check_file", "compile_source", "kernel_signatures",
-           "parse_build_options", "preprocess_source"]
+__all__ = ["BinaryError", "BuildOptions", "BuildOptionsError", "CompileError", "FrontendResult",
+           "KernelSignature", "ParamInfo", "ProgramBinary", "check_file", "compile_source",
+           "decode_binary", "encode_binary", "kernel_signatures", "parse_build_options",
+           "preprocess_source"]
 
 
 @dataclass

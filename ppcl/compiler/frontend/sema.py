@@ -130,7 +130,7 @@ class Sema(ExprSema):
         if isinstance(ret, T.ArrayType):
             self.fail(loc, f"function '{name}' cannot return an array")
         attrs = self.kernel_attributes(decl, fnode, is_kernel)
-        params = self.parameters(fnode, name, is_kernel)
+        params = self.parameters(fnode, name, is_kernel, definition=body is not None)
         ftype = T.FunctionType(ret, tuple(p.type for p in params))
         previous = self.scopes[0].get(name)
         if previous is not None:
@@ -153,7 +153,10 @@ class Sema(ExprSema):
         block = self.function_body(name, is_kernel, ret, params, body)
         return ir.Function(name, ret, params, block, is_kernel, attrs, inline, loc=loc)
 
-    def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool) -> tuple[ir.Param, ...]:
+    def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool,
+                   definition: bool = True) -> tuple[ir.Param, ...]:
+        """The parameters of a function; a prototype (``definition`` false, as separately
+        compiled units declare what another unit defines) may leave them unnamed."""
         args = fnode.args
         if args is None:
             return ()
@@ -166,7 +169,11 @@ class Sema(ExprSema):
                 t = self.type_name(param)
                 if isinstance(t, T.VoidType) and len(args.params) == 1:
                     return ()
-                self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+                if definition:
+                    self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+                param = c_ast.Decl(f"__unnamed{index}", param.quals, None, [], [], param.type,
+                                   None, None, coord=param.coord)
+                _name_declarator(param.type, param.name)
             ploc = self.loc(_declname_node(param.type)) or ploc
             qt = self.declarator(param.type)
             t = qt.type
@@ -576,3 +583,10 @@ def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<s
                 single_precision_constant=single_precision_constant, locate=locate)
     sema.tokens = tokens
     return sema.module(ast)
+
+
+def _name_declarator(node: c_ast.Node, name: str) -> None:
+    """Give the innermost declarator of an unnamed parameter's type the name ``name``."""
+    while not isinstance(node, c_ast.TypeDecl):
+        node = node.type
+    node.declname = name
