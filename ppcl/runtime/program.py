@@ -280,9 +280,10 @@ class Program:
                 headers: Sequence[tuple[str, Program]] | None = None) -> Program:
         """Compile to an object for ``link_program``; ``headers`` are (include name, Program).
 
-        An object may call functions that another object defines, so compiling preprocesses
-        the unit (reporting include and macro errors) and the semantic checks run at link time,
-        over the linked program.
+        The unit is checked as a whole (its errors fail the compile with
+        ``CL_COMPILE_PROGRAM_FAILURE``), except that a function it declares may be defined by
+        another unit; the object is its preprocessed text, which ``link_program`` joins with
+        the others and builds as one program.
         """
         targets = self._target("clCompileProgram", devices)
         device = targets[0]
@@ -292,6 +293,8 @@ class Program:
         self._headers = {name: program.source for name, program in (headers or [])}
         try:
             self._preprocessed_text = self._preprocessed()
+            log = compile_source(self.source, self.filename, self._options,
+                                 headers=self._headers or None, separate_unit=True).log
         except BuildOptionsError as error:
             self._status = build_status.ERROR
             self._log = str(error)
@@ -301,7 +304,7 @@ class Program:
             self._log = error.log
             raise make_error("clCompileProgram", "COMPILE_PROGRAM_FAILURE",
                              f"\n\nBuild on {device!r}:\n\n{error.log}") from error
-        self._log = ""
+        self._log = log
         self._status = build_status.SUCCESS
         self._binary_type = program_binary_type.COMPILED_OBJECT
         return self

@@ -200,6 +200,16 @@ def test_a_call_no_unit_defines_fails_the_link(ctx):
         cl.link_program(ctx, [main], "-no-such-link-option")
 
 
+def test_compile_reports_the_errors_of_its_unit(ctx):
+    unit = cl.Program(ctx, "int helper(int);\n"
+                           "__kernel void k(__global int *x) { x[0] = helper(x[0]) + nope; }\n")
+    with pytest.raises(cl.RuntimeError, match="(?s)CL_COMPILE_PROGRAM_FAILURE.*:2:.*'nope'"):
+        unit.compile()
+    device = ctx.devices[0]
+    assert unit.get_build_info(device, cl.program_build_info.STATUS) == cl.build_status.ERROR
+    assert "nope" in unit.get_build_info(device, cl.program_build_info.LOG)
+
+
 def test_kernel_arg_info_follows_the_compile_options_through_a_link(ctx):
     unit = cl.Program(ctx, "__kernel void k(__global int *data) { data[0] = 1; }")
     linked = cl.link_program(ctx, [unit.compile("-cl-kernel-arg-info")])

@@ -60,16 +60,21 @@ def _locator(pre: PreprocessedSource) -> Callable[[str, int, int], Loc]:
 
 
 def compile_source(source: str, filename: str = "<source>", options: str | BuildOptions = "",
-                   *, headers: dict[str, str] | None = None, fp64: bool = True) -> FrontendResult:
+                   *, headers: dict[str, str] | None = None, fp64: bool = True,
+                   separate_unit: bool = False) -> FrontendResult:
     """Front end of one program build; raises ``CompileError`` when the source has errors.
+    ``separate_unit``: a unit of ``clCompileProgram``, whose declared functions another unit
+    may define.
 
     A source that runs the caller's thread out of recursion (a long sum, deep parentheses) is
     compiled again on a deep stack (see ``limits``), up to the limits documented there."""
-    return run_deep_if_needed(_compile_source, source, filename, options, headers=headers, fp64=fp64)
+    return run_deep_if_needed(_compile_source, source, filename, options, headers=headers,
+                              fp64=fp64, separate_unit=separate_unit)
 
 
 def _compile_source(source: str, filename: str, options: str | BuildOptions,
-                    *, headers: dict[str, str] | None, fp64: bool) -> FrontendResult:
+                    *, headers: dict[str, str] | None, fp64: bool,
+                    separate_unit: bool = False) -> FrontendResult:
     opts = options if isinstance(options, BuildOptions) else parse_build_options(options)
     diagnostics = Diagnostics(werror=opts.werror, warnings_enabled=not opts.warnings_disabled)
     diagnostics.sources.add(filename, source)
@@ -100,7 +105,8 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     start = time.perf_counter()
     module = analyze(ast, diagnostics, filename=filename, tokens=tokens, fp64=fp64,
                      cl_version=opts.opencl_c_version, extensions=pre.extensions,
-                     single_precision_constant=opts.single_precision_constant, locate=locate)
+                     single_precision_constant=opts.single_precision_constant, locate=locate,
+                     separate_unit=separate_unit)
     timings["sema"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
     return FrontendResult(module, diagnostics.format(), opts, timings)

@@ -36,6 +36,8 @@ class Sema(ExprSema):
         self.functions: dict[str, ir.Function] = {}
         self.call_sites: dict[str, list[tuple[str, Loc]]] = {}
         self.prototype_only: set[str] = set()
+        # a unit compiled apart (clCompileProgram): what it declares another unit may define
+        self.separate_unit = False
 
     # ------------------------------------------------------------ translation unit
 
@@ -49,7 +51,10 @@ class Sema(ExprSema):
             self.decls.extend(self.pending)
             self.pending.clear()
             self.decls.extend(produced)
-        checks.check_calls(self.diags, self.call_sites, self.defined_functions())
+        defined = self.defined_functions()
+        if self.separate_unit:
+            defined |= {d.name for d in self.decls if isinstance(d, ir.Function)}
+        checks.check_calls(self.diags, self.call_sites, defined)
         return ir.Module(tuple(self.decls), tuple(self.extensions.items()))
 
     def defined_functions(self) -> set[str]:
@@ -576,12 +581,16 @@ def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<s
             tokens: Tokens | None = None,
             fp64: bool = True, cl_version: int = 120, extensions: dict[str, bool] | None = None,
             single_precision_constant: bool = False,
-            locate: Callable[[str, int, int], Loc] | None = None) -> ir.Module:
-    """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``."""
+            locate: Callable[[str, int, int], Loc] | None = None,
+            separate_unit: bool = False) -> ir.Module:
+    """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``.
+    ``separate_unit``: the unit is compiled apart and linked later, so a function it declares
+    may be defined by another unit."""
     sema = Sema(diagnostics, filename=filename, fp64=fp64, cl_version=cl_version,
                 extensions=dict(extensions or {}),
                 single_precision_constant=single_precision_constant, locate=locate)
     sema.tokens = tokens
+    sema.separate_unit = separate_unit
     return sema.module(ast)
 
 
