@@ -230,7 +230,7 @@ class Kernel:
             kernel_work_group_info.LOCAL_MEM_SIZE: self._signature.static_local_bytes + local_args,
             kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
                 device.preferred_vector_width_float,
-            kernel_work_group_info.PRIVATE_MEM_SIZE: 0,
+            kernel_work_group_info.PRIVATE_MEM_SIZE: self._signature.private_bytes,
         }
         if param not in values:
             raise make_error("clGetKernelWorkGroupInfo", "INVALID_VALUE",

@@ -276,7 +276,9 @@ def test_work_group_info(ctx):
     assert apply.get_work_group_info(info.COMPILE_WORK_GROUP_SIZE, device) == [0, 0, 0]
     multiple = apply.get_work_group_info(info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, device)
     assert multiple >= 1 and device.max_work_group_size % multiple == 0
-    assert apply.get_work_group_info(info.PRIVATE_MEM_SIZE, device) >= 0
+    # pointers, the struct and the int i; blocked: three pointers, n and v
+    assert apply.get_work_group_info(info.PRIVATE_MEM_SIZE, device) >= 8 + 8 + 8 + 4
+    assert blocked.get_work_group_info(info.PRIVATE_MEM_SIZE, device) >= 3 * 8 + 4 + 16
     with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
         apply.get_work_group_info(0x12345, device)
 
