@@ -210,3 +210,48 @@ def test_the_device_reports_the_printf_buffer_it_has(capfd):
     dropped = n * per_item - kept
     assert "kernel 'flood'" in captured.err and f"{dropped} printf calls not printed" \
         in captured.err
+
+
+POCL_KERNEL = r"""
+__kernel void k(long l, ulong ul, int n, float f)
+{
+    printf("%d|%5d|%-5d|%05d|%+d|% d|%.3d|%x|%X|%#x|%o|%#o|%u|%i|%c|%hhd|%hd|%hhu|%hx\n",
+           n, n, n, n, n, n, n, n, n, n, n, n, n, n, 65, n, n, n, n);
+    printf("%ld|%lu|%lx|%lX|%lo|%20ld|%-20lu|\n", l, ul, l, l, ul, l, ul);
+    printf("%f|%e|%g|%E|%G|%F|%10.3f|%-10.2e|%+.0f|%#.0f|%a|%A|%.1a\n",
+           f, f, f, f, f, f, f, f, f, f, f, f, f);
+    printf("%v2hhd|%v2hhx|%v3hd|%v4hlu|%v4hlx|%v2ld|%v2lx|%v8hlf|%v4hle|%v4hlg\n",
+           (char2)(-3, 100), (uchar2)(255, 16), (short3)(-1, 0, 32767),
+           (uint4)(1, 2, 3, 4000000000u), (uint4)(10, 11, 12, 13), (long2)(-1, 1L << 50),
+           (ulong2)(255, 256), (float8)(1.5f), (float4)(1e-3f, 2.0f, 3.5f, -4.0f),
+           (float4)(1e-5f, 123456789.0f, 0.5f, 100.0f));
+    printf("%s|%10s|%-10s|%.2s|%s|%%|%c%c\n", "hello", "hi", "hi", "hello", "", 'o', 'k');
+}
+"""
+POCL_ARGS = "np.int64(-(2**40) - 5), np.uint64(2**63 + 11), np.int32(-1234), np.float32(3.14159)"
+POCL_SCRIPT = f"""
+import numpy as np, pyopencl as cl
+ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
+queue = cl.CommandQueue(ctx)
+cl.Program(ctx, {POCL_KERNEL!r}).build().k(queue, (1,), None, {POCL_ARGS})
+queue.finish()
+"""
+
+
+def test_output_matches_pocl(capfd):
+    """The same kernel through pyopencl on pocl, where installed (formats where pocl prints
+    what C prints: not ``%.Ns`` with a width, ``%p`` of null, doubles, or ``%v..a``)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("pyopencl")
+    env = dict(os.environ, OCL_ICD_VENDORS=os.environ.get("OCL_ICD_VENDORS",
+                                                          "/etc/OpenCL/vendors"))
+    done = subprocess.run([sys.executable, "-c", POCL_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"pyopencl with pocl does not run here: {done.stderr.strip()[-200:]}")
+    run(POCL_KERNEL, "k", (1,), (1,), np.int64(-(2**40) - 5), np.uint64(2**63 + 11),
+        np.int32(-1234), np.float32(3.14159))
+    assert capfd.readouterr().out == done.stdout
