@@ -15,6 +15,7 @@ import ppcl
 import ppcl as cl
 import ppcl.runtime.platform
 from ppcl.compiler.codegen.c_printf import PRINTF_BUFFER_BYTES
+from ppcl.compiler.ir.printf_spec import HEADER_BYTES
 from ppcl.devices.cpu import CPUDevice
 from tests.launch import build_kernel, run
 from tests.test_cformat import c_snprintf
@@ -213,7 +214,7 @@ def test_launches_on_an_out_of_order_queue_print_their_records_together(threaded
 
 
 def test_a_full_buffer_drops_records_with_a_warning_and_empties_for_the_next_launch(capfd):
-    record = 8 + 3 * 8  # header and three values
+    record = HEADER_BYTES + 3 * 8  # header and three values
     n = (PRINTF_BUFFER_BYTES // record + 1000) // 64 * 64
     source = ITEMS_KERNEL
     out = np.ones(n, np.int32)

@@ -95,11 +95,6 @@ def test_three_dimensional_stencil_in_rows_matches_numpy():
         t[get_local_id(0)] = 1;
         o[get_global_id(1) * 8 + get_global_id(0)] = t[get_local_id(0)];
     }""",
-    # printf keeps its output per group
-    """__kernel void k(__global int *o) {
-        o[get_global_id(1) * 8 + get_global_id(0)] = 1;
-        if (get_global_id(0) == 100) printf("%d", 1);
-    }""",
 ])
 def test_kernels_that_need_their_groups_run_one_at_a_time(source):
     local_size = (4,) if "get_global_id(1)" not in source else (4, 2)

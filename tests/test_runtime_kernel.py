@@ -158,7 +158,8 @@ def test_work_group_info(ctx, prg):
         cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, dev)
     assert multiple >= 1
     assert knl.get_work_group_info(cl.kernel_work_group_info.LOCAL_MEM_SIZE, dev) == 0
-    assert knl.get_arg_info(1, cl.kernel_arg_info.NAME) == "factor"
+    named = cl.Program(prg.context, prg.source).build("-cl-kernel-arg-info").scale
+    assert named.get_arg_info(1, cl.kernel_arg_info.NAME) == "factor"
     assert knl.get_arg_info(0, cl.kernel_arg_info.ADDRESS_QUALIFIER) == \
         cl.kernel_arg_address_qualifier.GLOBAL
 

@@ -71,6 +71,7 @@ class DeviceInfo:
     host_unified_memory: bool = True
     extensions: tuple[str, ...] = ()
     threads: int = 1  # threads a launch runs on
+    printf_buffer_size: int = 0  # bytes of printf records one launch can hold
 
 
 @dataclass(frozen=True)

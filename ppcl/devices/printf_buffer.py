@@ -3,10 +3,14 @@
 A kernel that calls ``printf`` appends records to a buffer its C unit exports
 (``ppcl_printf_buffer``, with the counters ``ppcl_printf_used`` and ``ppcl_printf_dropped``;
 ``compiler/codegen/c_printf.py``); no C library call prints anything. After the launch's groups
-have run, the device decodes the records in buffer order (the order of one work-item's calls is
-kept; OpenCL leaves the order between work-items open), prints them with ppcl's formatter
-(``cformat.py``) to ``sys.stdout``, and empties the buffer. Records that did not fit were
-dropped by the kernel; a line on stderr says how many.
+have run, the device decodes the records, orders them by the global linear id of the work-item
+that wrote them (a stable sort: one work-item's records stay in the order of its calls, and its
+output comes in one piece, even where its calls sit between barriers or other threads' records
+came between them; OpenCL leaves the order between work-items open, ppcl prints them in
+work-item order), prints them with ppcl's formatter (``cformat.py``) to ``sys.stdout``, and
+empties the buffer, all before the launch's event completes, so ``finish`` and ``wait``
+return after the output. Records that did not fit were dropped by the kernel; a line on
+stderr names the kernel and says how many calls and bytes were lost.
 
 One buffer serves every launch of the loaded library, and the process loads a library once
 (``toolchain.load``), so launches of kernels that print hold the buffer's lock from their first
@@ -24,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from ppcl.compiler.ir.printf_spec import HEADER_BYTES, PrintfFormat
 from ppcl.devices.cformat import render
 
-_HEADER = struct.Struct("<II")  # format id, record bytes
+_HEADER = struct.Struct("<IIQ")  # format id, record bytes, work-item
 _locks: dict[int, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -40,19 +44,26 @@ class PrintfBufferError(RuntimeError):
 
 
 def decode_records(data: bytes, formats: Sequence[PrintfFormat]) -> Iterator[str]:
-    """The text of each record of ``data``, in order."""
+    """The text of each record of ``data``, by work-item, each work-item's in buffer order."""
+    records = sorted(_records(data, formats), key=lambda record: record[0])
+    return (render(fmt, slots) for _, fmt, slots in records)
+
+
+def _records(data: bytes, formats: Sequence[PrintfFormat]
+             ) -> Iterator[tuple[int, PrintfFormat, tuple[int, ...]]]:
+    """Each record of ``data`` in buffer order: work-item, format, slots."""
     pos = 0
     while pos < len(data):
         if pos + HEADER_BYTES > len(data):
             raise PrintfBufferError(f"printf record at byte {pos} is cut short")
-        format_id, size = _HEADER.unpack_from(data, pos)
+        format_id, size, item = _HEADER.unpack_from(data, pos)
         if format_id >= len(formats) or size != formats[format_id].record_bytes \
                 or pos + size > len(data):
             raise PrintfBufferError(f"printf record at byte {pos} has format {format_id} and "
                                     f"{size} bytes, which the kernel's table does not hold")
         fmt = formats[format_id]
         slots = struct.unpack_from(f"<{fmt.slots}Q", data, pos + HEADER_BYTES)
-        yield render(fmt, slots)
+        yield item, fmt, slots
         pos += size
 
 

@@ -218,6 +218,9 @@ class Kernel:
         return values[param]
 
     def get_work_group_info(self, param: int, device: Device) -> Any:
+        if device not in self.program.devices:
+            raise make_error("clGetKernelWorkGroupInfo", "INVALID_DEVICE",
+                             f"{device!r} is not a device of the kernel's program")
         reqd = self.reqd_work_group_size
         local_args = sum(a.nbytes for a in self._args if isinstance(a, LocalArg))
         values: dict[int, Any] = {
@@ -227,7 +230,7 @@ class Kernel:
             kernel_work_group_info.LOCAL_MEM_SIZE: self._signature.static_local_bytes + local_args,
             kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
                 device.preferred_vector_width_float,
-            kernel_work_group_info.PRIVATE_MEM_SIZE: 0,
+            kernel_work_group_info.PRIVATE_MEM_SIZE: self._signature.private_bytes,
         }
         if param not in values:
             raise make_error("clGetKernelWorkGroupInfo", "INVALID_VALUE",
@@ -235,11 +238,24 @@ class Kernel:
         return values[param]
 
     def get_arg_info(self, index: int, param: int) -> Any:
+        """What OpenCL says of argument ``index``: the address and access qualifiers and the
+        type qualifiers always; its name and type name only when the program was built with
+        ``-cl-kernel-arg-info`` (else ``CL_KERNEL_ARG_INFO_NOT_AVAILABLE``, as OpenCL 1.2
+        allows and pocl answers)."""
         if not 0 <= index < self.num_args:
             raise make_error("clGetKernelArgInfo", "INVALID_ARG_INDEX", f"no argument {index}")
+        if param in (kernel_arg_info.NAME, kernel_arg_info.TYPE_NAME) \
+                and not self.program._build_options.kernel_arg_info:
+            raise make_error("clGetKernelArgInfo", "KERNEL_ARG_INFO_NOT_AVAILABLE",
+                             f"the {'name' if param == kernel_arg_info.NAME else 'type name'} "
+                             f"of argument {index} of kernel '{self.function_name}': argument "
+                             "names and types are kept only when the program is built with "
+                             "-cl-kernel-arg-info")
         p = self._params[index]
         quals = kernel_arg_type_qualifier.NONE
-        quals |= kernel_arg_type_qualifier.CONST if p.const else 0
+        # a __constant pointee is const, as OpenCL reports it
+        quals |= kernel_arg_type_qualifier.CONST \
+            if p.const or p.address_space == "constant" else 0
         quals |= kernel_arg_type_qualifier.VOLATILE if p.volatile else 0
         quals |= kernel_arg_type_qualifier.RESTRICT if p.restrict else 0
         values: dict[int, Any] = {

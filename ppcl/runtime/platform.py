@@ -164,7 +164,7 @@ class Device:
             device_info.PARTITION_TYPE: [],
             device_info.REFERENCE_COUNT: 1,
             device_info.PREFERRED_INTEROP_USER_SYNC: 1,
-            device_info.PRINTF_BUFFER_SIZE: 0,
+            device_info.PRINTF_BUFFER_SIZE: dev.printf_buffer_size,
         }
         for name, size in (("CHAR", 1), ("SHORT", 2), ("INT", 4), ("LONG", 8), ("FLOAT", 4),
                            ("DOUBLE", 8)):

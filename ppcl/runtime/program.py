@@ -1,10 +1,17 @@
-"""Programs: ``Program(ctx, source).build(options)``, separate compile and link, build info.
+"""Programs: ``Program(ctx, source).build(options)``, ``Program(ctx, devices, binaries)``,
+separate compile and link (``-create-library``), per-device build info and program info.
 
 A build runs the front end once (its typed IR is kept, and shared between builds of the same
 source and options in this process) and hands the IR to each device
 (``ppcl.devices.interface.Device.build``); a device may compile a kernel when it is first
 launched with a given shape, as the CPU device does (its work-group function is specialized
 for the local size).
+
+A program's binary (``program.binaries``) is the front end's result made self-describing
+(``compiler/frontend/binary.py``): the typed IR and build options of an executable, the
+preprocessed text of a compiled object or library, so ``Program(ctx, devices, binaries)``
+rebuilds it without the source; bytes that are not such a binary are refused with
+``CL_INVALID_BINARY`` and the reason.
 """
 
 from __future__ import annotations
@@ -16,15 +23,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ppcl.compiler.frontend import (
+    BinaryError,
     BuildOptions,
     BuildOptionsError,
     CompileError,
     KernelSignature,
+    ProgramBinary,
     compile_source,
+    decode_binary,
+    encode_binary,
     kernel_signatures,
     parse_build_options,
     preprocess_source,
 )
+from ppcl.compiler.frontend import binary as binary_kinds
 from ppcl.devices.interface import DeviceBuildError, DeviceProgram, KernelLaunch, NDRange
 from ppcl.runtime.constants import (
     build_status,
@@ -83,17 +95,38 @@ def _show_log(log: str, device: Device, settings: Settings) -> None:
                       CompilerWarning, stacklevel=3)
 
 
-class Program:
-    """An OpenCL program: source text, its build options, status, log and kernels."""
+_BINARY_TYPES = {binary_kinds.EXECUTABLE: program_binary_type.EXECUTABLE,
+                 binary_kinds.COMPILED_OBJECT: program_binary_type.COMPILED_OBJECT,
+                 binary_kinds.LIBRARY: program_binary_type.LIBRARY}
+# options of clLinkProgram that are not build options
+_LINK_ONLY_OPTIONS = ("-create-library", "-enable-link-options")
 
-    def __init__(self, context: Context, source: str | Sequence[Any],
+
+class Program:
+    """An OpenCL program: source text (or a binary), its build options, status, log and
+    kernels.
+
+    ``Program(context, source)`` or, as PyOpenCL spells clCreateProgramWithBinary,
+    ``Program(context, devices, binaries)`` with one binary per device."""
+
+    def __init__(self, context: Context, source: str | Sequence[Device],
                  binaries: Sequence[bytes] | None = None) -> None:
-        if not isinstance(source, str) or binaries is not None:
-            raise make_error("clCreateProgramWithBinary", "INVALID_BINARY",
-                             "ppcl builds programs from OpenCL C source only")
         self.context = context
-        self.source = source
         self.filename = "<source>"
+        self._loaded: ProgramBinary | None = None  # what the binaries held
+        self._devices: list[Device] = list(context.devices)
+        self._targets: set[Device] = set()  # the devices of the last build, compile or link
+        self._binaries: bytes | None = None  # the binary of the built program, made once
+        self._loaded_bytes = b""  # the binary the program was made from
+        if binaries is None:
+            if not isinstance(source, str):
+                raise make_error("clCreateProgramWithSource", "INVALID_VALUE",
+                                 "Program(context, source) takes OpenCL C text; a program "
+                                 "from binaries is Program(context, devices, binaries)")
+            self.source = source
+        else:
+            self.source = ""
+            self._loaded = self._load_binaries(context, source, binaries)
         self._status = build_status.NONE
         self._binary_type = program_binary_type.NONE
         self._options = ""
@@ -106,18 +139,75 @@ class Program:
         self._device_programs: dict[Device, DeviceProgram] = {}
         self._device_lock = threading.Lock()
         self._preprocessed_text = ""
+        if self._loaded is not None:
+            self._binary_type = _BINARY_TYPES[self._loaded.kind]
+            self._preprocessed_text = self._loaded.text
+
+    def _load_binaries(self, context: Context, devices: Any,
+                       binaries: Sequence[bytes]) -> ProgramBinary:
+        """The program the binaries hold (each device's is checked; ppcl's devices all build
+        from the same IR, so the first is used)."""
+        routine = "clCreateProgramWithBinary"
+        if isinstance(devices, str) or not isinstance(devices, Sequence):
+            raise make_error(routine, "INVALID_VALUE", "Program(context, devices, binaries) "
+                             "takes a list of devices")
+        devices = list(devices)
+        if not devices or len(devices) != len(binaries):
+            raise make_error(routine, "INVALID_VALUE",
+                             f"{len(devices)} devices and {len(binaries)} binaries: give one "
+                             "binary per device")
+        for device in devices:
+            if device not in context.devices:
+                raise make_error(routine, "INVALID_DEVICE",
+                                 f"{device!r} is not a device of the context")
+        loaded = []
+        for index, data in enumerate(binaries):
+            if not isinstance(data, bytes | bytearray | memoryview):
+                raise make_error(routine, "INVALID_VALUE",
+                                 f"binary {index} is a {type(data).__name__}, not bytes")
+            try:
+                loaded.append(decode_binary(bytes(data)))
+            except BinaryError as error:
+                raise make_error(routine, "INVALID_BINARY",
+                                 f"binary {index} (for {devices[index]!r}): {error}") from error
+        self._devices = devices
+        self._loaded_bytes = bytes(binaries[0])
+        return loaded[0]
+
+    @property
+    def devices(self) -> list[Device]:
+        """The devices the program is for."""
+        return list(self._devices)
+
+    def _check_device(self, routine: str, device: Device) -> None:
+        if device not in self._devices:
+            raise make_error(routine, "INVALID_DEVICE",
+                             f"{device!r} is not a device of the program")
+
+    def _target(self, routine: str, devices: Sequence[Device] | None) -> list[Device]:
+        """The devices a build, compile or link is for: ``devices`` checked, or all of the
+        program's."""
+        if not devices:
+            return list(self._devices)
+        for device in devices:
+            self._check_device(routine, device)
+        return list(devices)
 
     # ------------------------------------------------------------------ building
 
     def _run_frontend(self, options: str, headers: dict[str, str], routine: str,
-                      devices: Sequence[Device] | None) -> None:
-        device = (list(devices) if devices else self.context.devices)[0]
+                      devices: Sequence[Device] | None, source: str | None = None) -> None:
+        targets = self._target(routine, devices)
+        device = targets[0]
+        self._targets = set(targets)
+        self._binaries = None
         self._options = options
         self._headers = headers
         self._status = build_status.IN_PROGRESS
         try:
             self._settings = read_settings()
-            result, signatures = _frontend(self.source, options, headers, self.filename)
+            result, signatures = _frontend(self.source if source is None else source,
+                                           options, headers, self.filename)
         except BuildOptionsError as error:
             self._status = build_status.ERROR
             self._log = str(error)
@@ -143,11 +233,35 @@ class Program:
 
     def build(self, options: str | Sequence[str] | None = None,
               devices: Sequence[Device] | None = None, cache_dir: str | None = None) -> Program:
-        """Compile the source for the context's devices; returns ``self`` as PyOpenCL does."""
-        self._run_frontend(_option_string(options), {}, "clBuildProgram", devices)
+        """Compile the source (or load the binaries) for the program's devices; returns
+        ``self`` as PyOpenCL does."""
+        if self._loaded is not None:
+            self._build_loaded(devices)
+        else:
+            self._run_frontend(_option_string(options), {}, "clBuildProgram", devices)
         self._build_for_devices("clBuildProgram", devices)
         self._binary_type = program_binary_type.EXECUTABLE
         return self
+
+    def _build_loaded(self, devices: Sequence[Device] | None) -> None:
+        """The program of the binaries made executable: an executable's IR as it is, a
+        compiled object's or library's text through the front end (a link of one unit)."""
+        loaded = self._loaded
+        assert loaded is not None
+        if loaded.kind != binary_kinds.EXECUTABLE:
+            self.filename = "<binary>"
+            self._run_frontend(loaded.options, {}, "clBuildProgram", devices, loaded.text)
+            return
+        assert loaded.module is not None and loaded.build_options is not None
+        self._targets = set(self._target("clBuildProgram", devices))
+        self._settings = read_settings()
+        self._module = loaded.module
+        self._build_options = loaded.build_options
+        self._kernels = kernel_signatures(loaded.module)
+        self._log = loaded.log
+        self._options = loaded.options
+        self._device_programs = {}
+        self._status = build_status.SUCCESS
 
     def _build_for_devices(self, routine: str, devices: Sequence[Device] | None) -> None:
         """Each device's program now, so what a device's compiler rejects (its C compiler on
@@ -166,15 +280,21 @@ class Program:
                 headers: Sequence[tuple[str, Program]] | None = None) -> Program:
         """Compile to an object for ``link_program``; ``headers`` are (include name, Program).
 
-        An object may call functions that another object defines, so compiling preprocesses
-        the unit (reporting include and macro errors) and the semantic checks run at link time,
-        over the linked program.
+        The unit is checked as a whole (its errors fail the compile with
+        ``CL_COMPILE_PROGRAM_FAILURE``), except that a function it declares may be defined by
+        another unit; the object is its preprocessed text, which ``link_program`` joins with
+        the others and builds as one program.
         """
-        device = (list(devices) if devices else self.context.devices)[0]
+        targets = self._target("clCompileProgram", devices)
+        device = targets[0]
+        self._targets = set(targets)
+        self._binaries = None
         self._options = _option_string(options)
         self._headers = {name: program.source for name, program in (headers or [])}
         try:
             self._preprocessed_text = self._preprocessed()
+            log = compile_source(self.source, self.filename, self._options,
+                                 headers=self._headers or None, separate_unit=True).log
         except BuildOptionsError as error:
             self._status = build_status.ERROR
             self._log = str(error)
@@ -184,7 +304,7 @@ class Program:
             self._log = error.log
             raise make_error("clCompileProgram", "COMPILE_PROGRAM_FAILURE",
                              f"\n\nBuild on {device!r}:\n\n{error.log}") from error
-        self._log = ""
+        self._log = log
         self._status = build_status.SUCCESS
         self._binary_type = program_binary_type.COMPILED_OBJECT
         return self
@@ -239,9 +359,14 @@ class Program:
     def kernel_names(self) -> str:
         return ";".join(self._kernels)
 
-    def __getattr__(self, name: str) -> Kernel:
+    def __getattr__(self, name: str) -> Any:
+        """A program info by its lower-case name (``program.binaries``), else the kernel of
+        that name, as PyOpenCL looks them up."""
         if name.startswith("_"):
             raise AttributeError(name)
+        info = program_info.names().get(name.upper())
+        if info is not None:
+            return self.get_info(info)
         from ppcl.runtime.errors import Error
         from ppcl.runtime.kernel import Kernel
 
@@ -253,26 +378,56 @@ class Program:
     # ------------------------------------------------------------------ info
 
     def get_build_info(self, device: Device, param: int) -> Any:
+        """What the last build, compile or link did on ``device``: a device it was not for
+        reports no build (``build_status.NONE``), as OpenCL asks."""
+        self._check_device("clGetProgramBuildInfo", device)
+        built = device in self._targets
         values: dict[int, Any] = {
-            program_build_info.STATUS: self._status,
-            program_build_info.OPTIONS: self._options,
-            program_build_info.LOG: self._log,
-            program_build_info.BINARY_TYPE: self._binary_type,
+            program_build_info.STATUS: self._status if built else build_status.NONE,
+            program_build_info.OPTIONS: self._options if built else "",
+            program_build_info.LOG: self._log if built else "",
+            program_build_info.BINARY_TYPE: self._binary_type
+            if built or self._loaded is not None else program_binary_type.NONE,
         }
         if param not in values:
             raise make_error("clGetProgramBuildInfo", "INVALID_VALUE",
                              f"unknown program_build_info {param}")
         return values[param]
 
+    def _binary(self) -> bytes:
+        """The binary of the program as built, compiled or linked; the binary it was made
+        from before it is built; empty otherwise."""
+        if self._binaries is not None:
+            return self._binaries
+        if self._status != build_status.SUCCESS:
+            return self._loaded_bytes
+        if self._binary_type == program_binary_type.EXECUTABLE:
+            program = ProgramBinary(binary_kinds.EXECUTABLE, self._options, self._log,
+                                    self._module, self._build_options)
+        else:
+            kind = binary_kinds.LIBRARY if self._binary_type == program_binary_type.LIBRARY \
+                else binary_kinds.COMPILED_OBJECT
+            program = ProgramBinary(kind, self._options, self._log,
+                                    text=self._preprocessed_text)
+        self._binaries = encode_binary(program)
+        return self._binaries
+
+    def _device_binaries(self) -> list[bytes]:
+        """One binary per device of the program; empty for a device not built for."""
+        binary = self._binary()
+        built = self._targets if self._status == build_status.SUCCESS else set(self._devices)
+        return [binary if device in built else b"" for device in self._devices]
+
     def get_info(self, param: int) -> Any:
+        if param in (program_info.BINARY_SIZES, program_info.BINARIES):
+            binaries = self._device_binaries()
+            return binaries if param == program_info.BINARIES else [len(b) for b in binaries]
         values: dict[int, Any] = {
             program_info.REFERENCE_COUNT: 1,
             program_info.CONTEXT: self.context,
-            program_info.NUM_DEVICES: len(self.context.devices),
-            program_info.DEVICES: list(self.context.devices),
+            program_info.NUM_DEVICES: len(self._devices),
+            program_info.DEVICES: list(self._devices),
             program_info.SOURCE: self.source,
-            program_info.BINARY_SIZES: [0] * len(self.context.devices),
-            program_info.BINARIES: [b""] * len(self.context.devices),
             program_info.NUM_KERNELS: len(self._kernels),
             program_info.KERNEL_NAMES: self.kernel_names,
         }
@@ -288,27 +443,62 @@ class Program:
         return f"<ppcl.Program at 0x{id(self):x}>"
 
 
+def _link_options(programs: Sequence[Program],
+                  options: str | Sequence[str] | None) -> tuple[str, bool]:
+    """The build options of a link (``-cl-kernel-arg-info`` kept when a unit was compiled with
+    it) and whether it makes a library (``-create-library``)."""
+    words = _option_string(options).split()
+    library = "-create-library" in words
+    kept = [w for w in words if w not in _LINK_ONLY_OPTIONS]
+    try:
+        parsed = parse_build_options(" ".join(kept))
+    except BuildOptionsError as error:
+        raise make_error("clLinkProgram", "INVALID_LINKER_OPTIONS", str(error)) from error
+    if not parsed.kernel_arg_info and any(
+            "-cl-kernel-arg-info" in p._options.split() for p in programs):
+        kept.append("-cl-kernel-arg-info")
+    return " ".join(kept), library
+
+
 def link_program(context: Context, programs: Sequence[Program],
                  options: str | Sequence[str] | None = None,
                  devices: Sequence[Device] | None = None) -> Program:
-    """Link compiled programs into one executable program.
+    """Link compiled programs and libraries into one executable program, or with
+    ``-create-library`` into a library that later links take.
 
     Each unit is preprocessed with its own options and headers; the texts (which carry line
-    markers naming the original files) are joined and built as one program.
+    markers naming the original files) are joined and built as one program, so what one unit
+    calls and no unit defines fails the link (``CL_LINK_PROGRAM_FAILURE``, with the log).
     """
-    for program in programs:
-        if program._binary_type != program_binary_type.COMPILED_OBJECT:
+    if not programs:
+        raise make_error("clLinkProgram", "INVALID_VALUE", "no programs to link")
+    for index, program in enumerate(programs):
+        loaded = program._loaded is not None and program._status == build_status.NONE
+        if (program._status != build_status.SUCCESS and not loaded) or program._binary_type \
+                not in (program_binary_type.COMPILED_OBJECT, program_binary_type.LIBRARY):
             raise make_error("clLinkProgram", "INVALID_PROGRAM",
-                             "link_program takes programs made by Program.compile")
+                             f"program {index} is not a compiled object or library: "
+                             "link_program takes programs made by Program.compile, "
+                             "link_program(..., '-create-library') or their binaries")
+    build_options, library = _link_options(programs, options)
     text = "\n".join(program._preprocessed_text for program in programs)
     linked = Program(context, text)
     linked.filename = "<linked>"
+    if library:
+        targets = linked._target("clLinkProgram", devices)
+        linked._targets = set(targets)
+        linked._options = _option_string(options)
+        linked._preprocessed_text = text
+        linked._status = build_status.SUCCESS
+        linked._binary_type = program_binary_type.LIBRARY
+        return linked
     try:
-        linked.build(options, devices)
+        linked.build(build_options, devices)
     except Exception as error:
         from ppcl.runtime.errors import Error
 
         if isinstance(error, Error) and error.code == -11:
-            raise make_error("clLinkProgram", "LINK_PROGRAM_FAILURE", str(error)) from error
+            raise make_error("clLinkProgram", "LINK_PROGRAM_FAILURE",
+                             error.what.message) from error
         raise
     return linked

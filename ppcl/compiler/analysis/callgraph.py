@@ -45,7 +45,9 @@ WORKITEM_FUNCTIONS = ("get_global_id", "get_local_id", "get_group_id", "get_loca
 
 
 def helpers_using_workitems(module: ir.Module) -> frozenset[str]:
-    """The helper (non-kernel) functions that query work-item functions, directly or through
-    a function they call: the C backend passes them the work-item's position."""
+    """The helper (non-kernel) functions that query work-item functions or print (a printf
+    record carries the work-item's id), directly or through a function they call: the C
+    backend passes them the work-item's position."""
     helpers = {f.name for f in module.functions if not f.is_kernel}
-    return reaching(module, lambda call: call.name in WORKITEM_FUNCTIONS) & helpers
+    return reaching(module, lambda call: call.name in (*WORKITEM_FUNCTIONS, "printf")) \
+        & helpers

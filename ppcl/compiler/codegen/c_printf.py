@@ -1,7 +1,8 @@
 """printf for the C backend: a record appended to the kernel's printf buffer, never a call of
 the C library.
 
-A call stores its format id and its values (``ir/printf_spec.py`` defines the record); the
+A call stores its format id, the global linear id of the work-item printing and its values
+(``ir/printf_spec.py`` defines the record); the
 device reads the buffer after the launch and prints the records with ppcl's own formatter
 (``devices/printf_buffer.py``). The buffer and its counters are symbols the unit exports, so
 the entry point's signature is that of a kernel without printf. Space is reserved with an
@@ -38,7 +39,8 @@ typedef union ppcl_printf_slot {
     unsigned long long u;
     double f;
 } ppcl_printf_slot;
-static int ppcl_printf_record(uint32_t format, uint32_t size, const ppcl_printf_slot *slots)
+static int ppcl_printf_record(uint32_t format, uint32_t size, uint64_t item,
+                              const ppcl_printf_slot *slots)
 {
     size_t at = __atomic_load_n(&ppcl_printf_used, __ATOMIC_RELAXED);
     do {
@@ -50,8 +52,10 @@ static int ppcl_printf_record(uint32_t format, uint32_t size, const ppcl_printf_
                                           __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     const uint32_t header[2] = {format, size};
     memcpy(ppcl_printf_buffer + at, header, sizeof header);
-    if (size > sizeof header) {
-        memcpy(ppcl_printf_buffer + at + sizeof header, slots, size - sizeof header);
+    memcpy(ppcl_printf_buffer + at + sizeof header, &item, sizeof item);
+    if (size > sizeof header + sizeof item) {
+        memcpy(ppcl_printf_buffer + at + sizeof header + sizeof item, slots,
+               size - sizeof header - sizeof item);
     }
     return 0;
 }
@@ -88,11 +92,12 @@ def _slot(t: Type, value: str) -> str:
 
 
 def lower_printf(p: CStylePrinter, e: ir.Call, format_ids: dict[PrintfFormat, int],
-                 keeps_type: Callable[[ir.Expr], bool]) -> str:
+                 keeps_type: Callable[[ir.Expr], bool], work_item: str) -> str:
     """The C of the OpenCL ``printf`` call ``e``: an expression of type ``int`` (0, or -1 when
     the buffer is full) appending the call's record. ``format_ids``: the unit's format table
     (``printf_table``); ``keeps_type``: whether an argument is printed wider than its OpenCL
-    type, so that it needs converting to that type first. A vector argument is evaluated once,
+    type, so that it needs converting to that type first; ``work_item``: the C of the calling
+    work-item's global linear id. A vector argument is evaluated once,
     into a temporary, and stored one component per slot."""
     fmt = printf_format(e)
     format_id = format_ids[fmt]
@@ -118,7 +123,7 @@ def lower_printf(p: CStylePrinter, e: ir.Call, format_ids: dict[PrintfFormat, in
                            f"{len(slots)}")
     size = HEADER_BYTES + 8 * len(slots)
     array = "(const ppcl_printf_slot[]){" + ", ".join(slots) + "}" if slots else "0"
-    call = f"ppcl_printf_record({format_id}u, {size}u, {array})"
+    call = f"ppcl_printf_record({format_id}u, {size}u, (uint64_t)({work_item}), {array})"
     if not temps:
         return call
     return "({ " + " ".join(temps) + " " + call + "; })"

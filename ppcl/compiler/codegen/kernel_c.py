@@ -465,6 +465,19 @@ class KernelPrinter(CStylePrinter):
             return "(size_t)0" if self.zero_offset else f"{launch}->global_offset[{dim}]"
         raise AssertionError(name)
 
+    def global_linear_id(self) -> str:
+        """The C of the work-item's global linear id (OpenCL 2.0's ``get_global_linear_id``:
+        row-major over the global range, offsets removed)."""
+        def of(name: str, dim: int) -> str:
+            return self.workitem(name, (ir.IntLit(ScalarType("uint"), dim),))
+
+        linear = ""
+        for dim in (2, 1, 0):
+            position = f"({of('get_global_id', dim)} - {of('get_global_offset', dim)})"
+            linear = position if not linear else \
+                f"{position} + {of('get_global_size', dim)} * ({linear})"
+        return linear
+
     def async_copy(self, e: ir.Call) -> str:
         dst, src, count = e.args[0], e.args[1], e.args[2]
         assert isinstance(dst.type, PointerType)
@@ -495,7 +508,8 @@ class KernelPrinter(CStylePrinter):
         if e.name in ("barrier", "work_group_barrier", "wait_group_events"):
             return "((void)0)"
         if e.name == "printf":
-            return lower_printf(self, e, self.printf_ids, self.mentions_widened)
+            return lower_printf(self, e, self.printf_ids, self.mentions_widened,
+                                self.global_linear_id())
         if e.name in ("async_work_group_copy", "async_work_group_strided_copy"):
             return self.async_copy(e)
         ov = builtins.lookup(e.builtin)

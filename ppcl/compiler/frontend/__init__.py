@@ -3,7 +3,8 @@
 ``compile_source`` runs the three stages over one program source and returns the IR module
 with the build log (warnings), or raises ``CompileError`` carrying every diagnostic, formatted
 with the source line and a caret. This module is the front end's entry for the runtime: build
-options, preprocessing alone (for ``clCompileProgram``) and the kernels' host-side signatures.
+options, preprocessing alone (for ``clCompileProgram``), the kernels' host-side signatures and
+program binaries (``binary.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
+from ppcl.compiler.frontend.binary import BinaryError, ProgramBinary, decode_binary, encode_binary
 from ppcl.compiler.frontend.limits import (
     MAX_BRACKET_DEPTH,
     MAX_TREE_DEPTH,
@@ -27,9 +29,10 @@ from ppcl.compiler.frontend.sema import analyze
 from ppcl.compiler.frontend.signature import KernelSignature, ParamInfo, kernel_signatures
 from ppcl.compiler.ir import nodes as ir
 
-__all__ = ["BuildOptions", "BuildOptionsError", "CompileError", "FrontendResult",
-           "KernelSignature", "ParamInfo", "check_file", "compile_source", "kernel_signatures",
-           "parse_build_options", "preprocess_source"]
+__all__ = ["BinaryError", "BuildOptions", "BuildOptionsError", "CompileError", "FrontendResult",
+           "KernelSignature", "ParamInfo", "ProgramBinary", "check_file", "compile_source",
+           "decode_binary", "encode_binary", "kernel_signatures", "parse_build_options",
+           "preprocess_source"]
 
 
 @dataclass
@@ -57,16 +60,21 @@ def _locator(pre: PreprocessedSource) -> Callable[[str, int, int], Loc]:
 
 
 def compile_source(source: str, filename: str = "<source>", options: str | BuildOptions = "",
-                   *, headers: dict[str, str] | None = None, fp64: bool = True) -> FrontendResult:
+                   *, headers: dict[str, str] | None = None, fp64: bool = True,
+                   separate_unit: bool = False) -> FrontendResult:
     """Front end of one program build; raises ``CompileError`` when the source has errors.
+    ``separate_unit``: a unit of ``clCompileProgram``, whose declared functions another unit
+    may define.
 
     A source that runs the caller's thread out of recursion (a long sum, deep parentheses) is
     compiled again on a deep stack (see ``limits``), up to the limits documented there."""
-    return run_deep_if_needed(_compile_source, source, filename, options, headers=headers, fp64=fp64)
+    return run_deep_if_needed(_compile_source, source, filename, options, headers=headers,
+                              fp64=fp64, separate_unit=separate_unit)
 
 
 def _compile_source(source: str, filename: str, options: str | BuildOptions,
-                    *, headers: dict[str, str] | None, fp64: bool) -> FrontendResult:
+                    *, headers: dict[str, str] | None, fp64: bool,
+                    separate_unit: bool = False) -> FrontendResult:
     opts = options if isinstance(options, BuildOptions) else parse_build_options(options)
     diagnostics = Diagnostics(werror=opts.werror, warnings_enabled=not opts.warnings_disabled)
     diagnostics.sources.add(filename, source)
@@ -97,7 +105,8 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     start = time.perf_counter()
     module = analyze(ast, diagnostics, filename=filename, tokens=tokens, fp64=fp64,
                      cl_version=opts.opencl_c_version, extensions=pre.extensions,
-                     single_precision_constant=opts.single_precision_constant, locate=locate)
+                     single_precision_constant=opts.single_precision_constant, locate=locate,
+                     separate_unit=separate_unit)
     timings["sema"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
     return FrontendResult(module, diagnostics.format(), opts, timings)

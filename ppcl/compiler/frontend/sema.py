@@ -36,6 +36,8 @@ class Sema(ExprSema):
         self.functions: dict[str, ir.Function] = {}
         self.call_sites: dict[str, list[tuple[str, Loc]]] = {}
         self.prototype_only: set[str] = set()
+        # a unit compiled apart (clCompileProgram): what it declares another unit may define
+        self.separate_unit = False
 
     # ------------------------------------------------------------ translation unit
 
@@ -49,7 +51,10 @@ class Sema(ExprSema):
             self.decls.extend(self.pending)
             self.pending.clear()
             self.decls.extend(produced)
-        checks.check_calls(self.diags, self.call_sites, self.defined_functions())
+        defined = self.defined_functions()
+        if self.separate_unit:
+            defined |= {d.name for d in self.decls if isinstance(d, ir.Function)}
+        checks.check_calls(self.diags, self.call_sites, defined)
         return ir.Module(tuple(self.decls), tuple(self.extensions.items()))
 
     def defined_functions(self) -> set[str]:
@@ -130,7 +135,7 @@ class Sema(ExprSema):
         if isinstance(ret, T.ArrayType):
             self.fail(loc, f"function '{name}' cannot return an array")
         attrs = self.kernel_attributes(decl, fnode, is_kernel)
-        params = self.parameters(fnode, name, is_kernel)
+        params = self.parameters(fnode, name, is_kernel, definition=body is not None)
         ftype = T.FunctionType(ret, tuple(p.type for p in params))
         previous = self.scopes[0].get(name)
         if previous is not None:
@@ -153,7 +158,10 @@ class Sema(ExprSema):
         block = self.function_body(name, is_kernel, ret, params, body)
         return ir.Function(name, ret, params, block, is_kernel, attrs, inline, loc=loc)
 
-    def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool) -> tuple[ir.Param, ...]:
+    def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool,
+                   definition: bool = True) -> tuple[ir.Param, ...]:
+        """The parameters of a function; a prototype (``definition`` false, as separately
+        compiled units declare what another unit defines) may leave them unnamed."""
         args = fnode.args
         if args is None:
             return ()
@@ -166,7 +174,11 @@ class Sema(ExprSema):
                 t = self.type_name(param)
                 if isinstance(t, T.VoidType) and len(args.params) == 1:
                     return ()
-                self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+                if definition:
+                    self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+                param = c_ast.Decl(f"__unnamed{index}", param.quals, None, [], [], param.type,
+                                   None, None, coord=param.coord)
+                _name_declarator(param.type, param.name)
             ploc = self.loc(_declname_node(param.type)) or ploc
             qt = self.declarator(param.type)
             t = qt.type
@@ -569,10 +581,21 @@ def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<s
             tokens: Tokens | None = None,
             fp64: bool = True, cl_version: int = 120, extensions: dict[str, bool] | None = None,
             single_precision_constant: bool = False,
-            locate: Callable[[str, int, int], Loc] | None = None) -> ir.Module:
-    """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``."""
+            locate: Callable[[str, int, int], Loc] | None = None,
+            separate_unit: bool = False) -> ir.Module:
+    """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``.
+    ``separate_unit``: the unit is compiled apart and linked later, so a function it declares
+    may be defined by another unit."""
     sema = Sema(diagnostics, filename=filename, fp64=fp64, cl_version=cl_version,
                 extensions=dict(extensions or {}),
                 single_precision_constant=single_precision_constant, locate=locate)
     sema.tokens = tokens
+    sema.separate_unit = separate_unit
     return sema.module(ast)
+
+
+def _name_declarator(node: c_ast.Node, name: str) -> None:
+    """Give the innermost declarator of an unnamed parameter's type the name ``name``."""
+    while not isinstance(node, c_ast.TypeDecl):
+        node = node.type
+    node.declname = name

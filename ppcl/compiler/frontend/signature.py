@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.layout import static_local_layout
-from ppcl.compiler.ir.types import PointerType, ScalarType, VectorType, scalar_of
+from ppcl.compiler.ir.layout import align_up, static_local_layout
+from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType, VectorType, scalar_of
+from ppcl.compiler.ir.visit import walk
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class KernelSignature:
     params: tuple[ParamInfo, ...]
     reqd_work_group_size: tuple[int, int, int] | None
     static_local_bytes: int  # the kernel's own __local variables, laid out
+    private_bytes: int = 0  # a work-item's parameters and private variables, each aligned
 
 
 def _param(p: ir.Param) -> ParamInfo:
@@ -57,10 +59,14 @@ def _param(p: ir.Param) -> ParamInfo:
 
 def kernel_signature(function: ir.Function) -> KernelSignature:
     static_bytes = 0
+    private = sum(align_up(p.type.size, p.type.align) for p in function.params)
     if function.body is not None:
         static_bytes = static_local_layout(function.body)[1]
+        private += sum(align_up(d.type.size, d.type.align) for n in walk(function.body)
+                       if isinstance(n, ir.DeclStmt) for d in n.decls
+                       if d.space is AddressSpace.PRIVATE)
     return KernelSignature(function.name, tuple(_param(p) for p in function.params),
-                           function.attrs.reqd_work_group_size, static_bytes)
+                           function.attrs.reqd_work_group_size, static_bytes, private)
 
 
 def kernel_signatures(module: ir.Module) -> dict[str, KernelSignature]:

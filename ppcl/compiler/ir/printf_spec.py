@@ -3,9 +3,10 @@ the front end's format check, the C backend's lowering and the device's printing
 record a ``printf`` call writes.
 
 ppcl prints with its own formatter, never the C library's: a call appends a record to the
-kernel's printf buffer, and the device prints the records after the launch. A record is an
-8-byte header (``uint32`` format id, ``uint32`` record size in bytes) and one 8-byte slot per
-printed value: an integer as a 64-bit integer (the conversion's length modifier applies when it
+kernel's printf buffer, and the device prints the records after the launch. A record is a
+16-byte header (``uint32`` format id, ``uint32`` record size in bytes, ``uint64`` the printing
+work-item's global linear id, by which the device keeps each work-item's output in one piece)
+and one 8-byte slot per printed value: an integer as a 64-bit integer (the conversion's length modifier applies when it
 is printed, as C's printf applies it to the promoted argument), a floating value as a
 ``double``, a pointer as its address, a vector as one slot per component. The format id indexes
 the kernel's table of ``PrintfFormat`` (``printf_table``), which holds the format and the
@@ -27,7 +28,7 @@ CONVERSION = re.compile(
     r"%(?P<flags>[-+ #0]*)(?P<width>[0-9]*)(?P<precision>\.[0-9]*)?"
     r"(?P<vector>v(?:16|2|3|4|8))?(?P<length>hh|hl|h|l)?(?P<conversion>[diouxXfFeEgGaAcsp%])")
 
-HEADER_BYTES = 8
+HEADER_BYTES = 16
 SLOT_BYTES = 8
 
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "?": "?", "a": "\a",

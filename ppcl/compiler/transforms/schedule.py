@@ -58,7 +58,7 @@ def runs_rows(formed: FormedKernel, wi_helpers: frozenset[str]) -> bool:
     for node in walk(formed.body):
         if isinstance(node, wg.GroupEval | wg.GroupCall):
             return False
-        if isinstance(node, ir.Call) and (node.name == "printf" or node.name in wi_helpers):
+        if isinstance(node, ir.Call) and node.name in wi_helpers:
             return False
     for s in stmts:
         if s is loops[0]:

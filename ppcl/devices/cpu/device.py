@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ppcl.compiler import toolchain
+from ppcl.compiler.codegen.c_printf import PRINTF_BUFFER_BYTES
 from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
@@ -83,7 +84,8 @@ def host_device_info(cpu: CPUInfo, name: str, threads: int) -> DeviceInfo:
         max_mem_alloc_size=max(cpu.memory_bytes // 4, 128 * 1024 * 1024),
         global_mem_cache_size=cpu.last_level_cache_bytes, cache_line=cpu.cache_line,
         vector_bytes=vector_bytes(cpu.flags), mem_base_addr_align=ALIGNMENT,
-        host_unified_memory=True, extensions=EXTENSIONS, threads=threads)
+        host_unified_memory=True, extensions=EXTENSIONS, threads=threads,
+        printf_buffer_size=PRINTF_BUFFER_BYTES)
 
 
 def _largest_divisor(n: int, limit: int) -> int:
