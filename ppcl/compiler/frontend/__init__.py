@@ -25,11 +25,14 @@ from ppcl.compiler.frontend.parse import parse_with_tokens
 from ppcl.compiler.frontend.preprocess import PreprocessedSource, preprocess
 from ppcl.compiler.frontend.sema import analyze
 from ppcl.compiler.frontend.signature import KernelSignature, ParamInfo, kernel_signatures
+from ppcl.compiler.ir import image_formats
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.layout import IMAGE_DESCRIPTOR
 
-__all__ = ["BuildOptions", "BuildOptionsError", "CompileError", "FrontendResult",
+__all__ = ["IMAGE_DESCRIPTOR", "BuildOptions", "BuildOptionsError", "CompileError",
+           "FrontendResult",
            "KernelSignature", "ParamInfo", "check_file", "compile_source", "kernel_signatures",
-           "parse_build_options", "preprocess_source"]
+           "image_formats", "parse_build_options", "preprocess_source"]
 
 
 @dataclass

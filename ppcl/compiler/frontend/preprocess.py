@@ -457,7 +457,7 @@ def preprocess(
     diagnostics: Diagnostics,
     *,
     extra_headers: dict[str, str] | None = None,
-    image_support: bool = False,
+    image_support: bool = True,
     fp64: bool = True,
 ) -> PreprocessedSource:
     """Run the OpenCL C preprocessor over ``source``; problems go to ``diagnostics``."""
