@@ -2,7 +2,7 @@
 """A 3x3 box blur and a 2x bilinear downscale of a grayscale picture through OpenCL images:
 ``image2d_t`` arguments, a program-scope sampler and one passed from the host,
 ``cl.image_from_array`` and ``enqueue_copy`` back to numpy. Written against PyOpenCL: the
-``import ppcl as cl`` line is the only difference."""
+line importing ppcl is the only difference."""
 
 import numpy as np
 

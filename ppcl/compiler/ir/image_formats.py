@@ -51,7 +51,7 @@ CHANNEL_WRITE: dict[str, str] = {
     "BGRA": "2103", "ARGB": "3012", "INTENSITY": "0", "LUMINANCE": "0",
 }
 # §8.2: orders whose border color is (0, 0, 0, 0); the others' is (0, 0, 0, 1)
-ALPHA_BORDER_ORDERS = ("A", "INTENSITY", "RA", "ARGB", "BGRA", "RGBA")
+ALPHA_BORDER_ORDERS = ("A", "INTENSITY", "Rx", "RA", "RGx", "RGBx", "ARGB", "BGRA", "RGBA")
 
 _ALL_TYPES = tuple(CHANNEL_BYTES)
 _EIGHT_BIT = ("UNORM_INT8", "SNORM_INT8", "SIGNED_INT8", "UNSIGNED_INT8")
