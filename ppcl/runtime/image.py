@@ -179,7 +179,8 @@ class Image(MemoryObject):
             shape = tuple(np.asarray(hostbuf).shape)
         dims_shape = tuple(int(s) for s in shape)
         kind = _image_type(dims_shape, is_array, buffer)
-        extent = (dims_shape + (1, 1))[:3]
+        padded = dims_shape + (1, 1)
+        extent: Triple = (padded[0], padded[1], padded[2])
         _check_extent(kind, extent)
         if hostbuf is None and pitches is not None:
             raise make_error(routine, "INVALID_VALUE", "'pitches' may only be given with "
@@ -375,7 +376,8 @@ def image_from_array(context: Context, ary: np.ndarray, num_channels: int | None
     modes = {"r": mem_flags.READ_ONLY, "w": mem_flags.WRITE_ONLY}
     if mode not in modes:
         raise make_error(routine, "INVALID_VALUE", f"mode {mode!r} is not 'r' or 'w'")
-    orders = {1: channel_order.R, 2: channel_order.RG, 4: channel_order.RGBA}
+    orders = {count: image_formats.CHANNEL_ORDERS[name]
+              for count, name in ((1, "R"), (2, "RG"), (4, "RGBA"))}
     if num_channels not in orders:
         raise make_error(routine, "IMAGE_FORMAT_NOT_SUPPORTED",
                          f"{num_channels} channels: ppcl images have 1, 2 or 4")
@@ -389,16 +391,12 @@ def image_from_array(context: Context, ary: np.ndarray, num_channels: int | None
                  pitches=strides[::-1][1:], hostbuf=ary)
 
 
-_CHANNEL_TYPES = {
-    "f4": channel_type.FLOAT, "f2": channel_type.HALF_FLOAT, "i1": channel_type.SIGNED_INT8,
-    "i2": channel_type.SIGNED_INT16, "i4": channel_type.SIGNED_INT32,
-    "u1": channel_type.UNSIGNED_INT8, "u2": channel_type.UNSIGNED_INT16,
-    "u4": channel_type.UNSIGNED_INT32,
-}
-_NORM_CHANNEL_TYPES = {
-    "i1": channel_type.SNORM_INT8, "i2": channel_type.SNORM_INT16,
-    "u1": channel_type.UNORM_INT8, "u2": channel_type.UNORM_INT16,
-}
+_CHANNEL_TYPES = {dtype: image_formats.CHANNEL_TYPES[name] for dtype, name in (
+    ("f4", "FLOAT"), ("f2", "HALF_FLOAT"), ("i1", "SIGNED_INT8"), ("i2", "SIGNED_INT16"),
+    ("i4", "SIGNED_INT32"), ("u1", "UNSIGNED_INT8"), ("u2", "UNSIGNED_INT16"),
+    ("u4", "UNSIGNED_INT32"))}
+_NORM_CHANNEL_TYPES = {dtype: image_formats.CHANNEL_TYPES[name] for dtype, name in (
+    ("i1", "SNORM_INT8"), ("i2", "SNORM_INT16"), ("u1", "UNORM_INT8"), ("u2", "UNORM_INT16"))}
 
 # ---------------------------------------------------------------------- samplers
 

@@ -243,7 +243,7 @@ def enqueue_map_image(queue: CommandQueue, img: Image, flags: int, origin: Seque
     offset = start[2] * img.pitches[2] + start[1] * img.pitches[1] + start[0] * img.pitches[0]
     try:
         view = np.ndarray(shape, dtype=dtype, buffer=img.bytes_view(), offset=offset,
-                          strides=strides, order=order)  # type: ignore[call-overload]
+                          strides=strides, order=order)  # type: ignore[call-overload,arg-type]
     except (TypeError, ValueError) as error:
         raise make_error(routine, "INVALID_VALUE", f"cannot map the region as {shape} "
                                                    f"{dtype}: {error}") from error
