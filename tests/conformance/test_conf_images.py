@@ -542,6 +542,31 @@ def test_program_scope_sampler_and_literal_sampler_bits(ctx, queue) -> None:
     np.testing.assert_array_equal(out, [[0, 0, 0, 0], texels[2], texels[0], texels[4]])
 
 
+def test_images_and_samplers_through_helper_functions_and_barriers(ctx, queue) -> None:
+    source = """
+    float4 get(read_only image2d_t img, sampler_t s, int2 p) { return read_imagef(img, s, p); }
+    void put(write_only image2d_t img, int2 p, float4 v) { write_imagef(img, p, v); }
+    __kernel void k(read_only image2d_t a, write_only image2d_t b)
+    {
+        const sampler_t edge = CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
+        sampler_t border = CLK_ADDRESS_CLAMP;
+        int2 p = (int2)(get_global_id(0), get_global_id(1));
+        float4 v = get(a, edge, p - 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v += get(a, border, p + 100);
+        put(b, p, v);
+    }
+    """
+    picture = np.random.default_rng(2).random((4, 8), dtype=f32)
+    src = cl.image_from_array(ctx, picture, 1)
+    dst = cl.Image(ctx, cl.mem_flags.WRITE_ONLY, src.format, shape=(8, 4))
+    cl.Program(ctx, source).build().k(queue, (8, 4), (4, 2), src, dst)
+    out = np.zeros_like(picture)
+    cl.enqueue_copy(queue, out, dst, origin=(0, 0), region=(8, 4))
+    shifted = np.pad(picture, ((1, 0), (1, 0)), mode="edge")[:4, :8]  # texel p - 1, clamped
+    np.testing.assert_array_equal(out, shifted)  # + the border's red, 0
+
+
 # ---------------------------------------------------------------------- the host API
 
 
