@@ -694,6 +694,7 @@ def test_image1d_buffer_reads_and_writes_the_buffer(ctx, queue) -> None:
      "access qualifier 'read_only' applies only to image types"),
     ("__kernel void k(image2d_t img) { image2d_t copy = img; }",
      "images can only be function parameters"),
+    ("__kernel void k(__global image2d_t *imgs) { }", "pointer to 'image2d_t'"),
 ])
 def test_misuse_is_a_located_compile_error(ctx, body, message) -> None:
     with pytest.raises(cl.Error) as info:

@@ -62,6 +62,53 @@ def _write_cases() -> str:
     return "\n".join(lines)
 
 
+# section 8.3: channel type -> (C storage type, texel field, the value read from stored
+# channel {s}); FLOAT and the 32-bit integer types are copied as they are
+_DECODE = {
+    "SNORM_INT8": ("signed char", "f", "fmaxf(-1.0f, (float){s} / 127.0f)"),
+    "SNORM_INT16": ("short", "f", "fmaxf(-1.0f, (float){s} / 32767.0f)"),
+    "UNORM_INT8": ("unsigned char", "f", "(float){s} / 255.0f"),
+    "UNORM_INT16": ("unsigned short", "f", "(float){s} / 65535.0f"),
+    "SIGNED_INT8": ("signed char", "i", "{s}"),
+    "SIGNED_INT16": ("short", "i", "{s}"),
+    "UNSIGNED_INT8": ("unsigned char", "u", "{s}"),
+    "UNSIGNED_INT16": ("unsigned short", "u", "{s}"),
+    "HALF_FLOAT": ("unsigned short", "f", "{half}({s})"),
+}
+# the value stored for component {v}: convert_<type>_sat_rte(v * scale) for normalized types,
+# convert_<type>_sat(v) for integers, half rounded to nearest even
+_ENCODE = {
+    "SNORM_INT8": ("f", "__ppcl_img_sat({v} * 127.0f, -128, 127)"),
+    "SNORM_INT16": ("f", "__ppcl_img_sat({v} * 32767.0f, -32768, 32767)"),
+    "UNORM_INT8": ("f", "__ppcl_img_sat({v} * 255.0f, 0, 255)"),
+    "UNORM_INT16": ("f", "__ppcl_img_sat({v} * 65535.0f, 0, 65535)"),
+    "SIGNED_INT8": ("i", "__ppcl_img_clampi({v}, -128, 127)"),
+    "SIGNED_INT16": ("i", "__ppcl_img_clampi({v}, -32768, 32767)"),
+    "UNSIGNED_INT8": ("u", "({v} > 255u ? 255u : {v})"),
+    "UNSIGNED_INT16": ("u", "({v} > 65535u ? 65535u : {v})"),
+    "HALF_FLOAT": ("f", "{half}({v})"),
+}
+
+
+def _decode_cases(from_half: str) -> str:
+    lines = []
+    for kind, (ctype, field, value) in _DECODE.items():
+        read = value.replace("{s}", f"((const {ctype} *)p)[n]").replace("{half}", from_half)
+        lines.append(f"    case {_T[kind]}: for (int n = 0; n < channels; n++) "
+                     f"c->{field}[n] = {read}; break;")
+    return "\n".join(lines)
+
+
+def _encode_cases(to_half: str) -> str:
+    lines = []
+    for kind, (field, value) in _ENCODE.items():
+        ctype = _DECODE[kind][0]
+        stored = value.replace("{v}", f"c.{field}[n]").replace("{half}", to_half)
+        lines.append(f"    case {_T[kind]}: for (int n = 0; n < channels; n++) "
+                     f"(({ctype} *)p)[n] = ({ctype}){stored}; break;")
+    return "\n".join(lines)
+
+
 def _support(e: Emitter) -> str:
     """The descriptor struct and the shared reading, sampling and writing functions."""
     from_half = define_from_half(e)
@@ -77,34 +124,23 @@ def _support(e: Emitter) -> str:
         return f"""
 {_struct()}
 typedef union {{ float f[4]; int i[4]; unsigned int u[4]; }} ppcl_texel;
-static inline void __ppcl_img_border(const {STRUCT} *im, ppcl_texel *r)
+static inline __attribute__((always_inline)) void __ppcl_img_border(const {STRUCT} *im, ppcl_texel *r)
 {{
     r->u[0] = r->u[1] = r->u[2] = 0u;
     r->u[3] = ({alpha_border}) ? 0u : ({is_int} ? 1u : 0x3f800000u);
 }}
 /* section 8.3: the channels of the texel at p as floats (normalized integer, half and
    float types) or as integers (signed and unsigned integer types) */
-static inline void __ppcl_img_channels(const {STRUCT} *im, const char *p, ppcl_texel *c)
+static inline __attribute__((always_inline)) void __ppcl_img_channels(const {STRUCT} *im, const char *p, ppcl_texel *c)
 {{
-    for (int n = 0; n < im->channels; n++) {{
-        switch (im->type) {{
-        case {_T['SNORM_INT8']}: c->f[n] = fmaxf(-1.0f, (float)((const signed char *)p)[n] / 127.0f); break;
-        case {_T['SNORM_INT16']}: c->f[n] = fmaxf(-1.0f, (float)((const short *)p)[n] / 32767.0f); break;
-        case {_T['UNORM_INT8']}: c->f[n] = (float)((const unsigned char *)p)[n] / 255.0f; break;
-        case {_T['UNORM_INT16']}: c->f[n] = (float)((const unsigned short *)p)[n] / 65535.0f; break;
-        case {_T['SIGNED_INT8']}: c->i[n] = ((const signed char *)p)[n]; break;
-        case {_T['SIGNED_INT16']}: c->i[n] = ((const short *)p)[n]; break;
-        case {_T['SIGNED_INT32']}: c->i[n] = ((const int *)p)[n]; break;
-        case {_T['UNSIGNED_INT8']}: c->u[n] = ((const unsigned char *)p)[n]; break;
-        case {_T['UNSIGNED_INT16']}: c->u[n] = ((const unsigned short *)p)[n]; break;
-        case {_T['UNSIGNED_INT32']}: c->u[n] = ((const unsigned int *)p)[n]; break;
-        case {_T['HALF_FLOAT']}: c->f[n] = {from_half}(((const unsigned short *)p)[n]); break;
-        default: c->f[n] = ((const float *)p)[n]; break;
-        }}
+    int channels = im->channels;
+    switch (im->type) {{
+{_decode_cases(from_half)}
+    default: memcpy(c, p, 4 * (size_t)channels); break;  /* float and 32-bit integers */
     }}
 }}
 /* the texel at (i, j, k) as (r, g, b, a); the border color outside the image */
-static inline ppcl_texel __ppcl_img_texel(const {STRUCT} *im, long i, long j, long k)
+static inline __attribute__((always_inline)) ppcl_texel __ppcl_img_texel(const {STRUCT} *im, long i, long j, long k)
 {{
     ppcl_texel c = {{{{0}}}}, r;
     if (i < 0 || j < 0 || k < 0 || (size_t)i >= im->extent[0] || (size_t)j >= im->extent[1]
@@ -121,14 +157,14 @@ static inline ppcl_texel __ppcl_img_texel(const {STRUCT} *im, long i, long j, lo
     }}
     return r;
 }}
-static inline long __ppcl_img_floor(float u)
+static inline __attribute__((always_inline)) long __ppcl_img_floor(float u)
 {{
     if (!(u > -1e9f)) u = -1e9f;  /* NaN and far outside: any index outside the image */
     if (u > 1e9f) u = 1e9f;
     return (long)floorf(u);
 }}
 /* section 8.2: the texel indices i0, i1 and the weight a of coordinate s on an axis of n texels */
-static inline void __ppcl_img_axis(float s, long n, unsigned int smp, long *i0, long *i1, float *a)
+static inline __attribute__((always_inline)) void __ppcl_img_axis(float s, long n, unsigned int smp, long *i0, long *i1, float *a)
 {{
     int norm = smp & 1, mode = smp & 0xe;
     float u;
@@ -162,7 +198,7 @@ static inline void __ppcl_img_axis(float s, long n, unsigned int smp, long *i0, 
 }}
 /* a read through a sampler: `axes` coordinates addressed and filtered, then the layer of an
    array (rounded and clamped); linear filtering only where `filter` (reads of floats) */
-static inline ppcl_texel __ppcl_img_sample(const {STRUCT} *im, unsigned int smp, int axes,
+static inline __attribute__((always_inline)) ppcl_texel __ppcl_img_sample(const {STRUCT} *im, unsigned int smp, int axes,
                                            int layered, int filter, float x, float y, float z)
 {{
     const float s[3] = {{x, y, z}};
@@ -191,20 +227,20 @@ static inline ppcl_texel __ppcl_img_sample(const {STRUCT} *im, unsigned int smp,
     }}
     return r;
 }}
-static inline long __ppcl_img_sat(float x, long lo, long hi)
+static inline __attribute__((always_inline)) long __ppcl_img_sat(float x, long lo, long hi)
 {{
     if (x != x) return 0;
     if (x <= (float)lo) return lo;
     if (x >= (float)hi) return hi;
     return (long)rintf(x);
 }}
-static inline long __ppcl_img_clampi(long x, long lo, long hi)
+static inline __attribute__((always_inline)) long __ppcl_img_clampi(long x, long lo, long hi)
 {{
     return x < lo ? lo : (x > hi ? hi : x);
 }}
 /* section 8.3.1: (r, g, b, a) converted to the channel type and stored at (i, j, k); a write
    outside the image does nothing */
-static inline void __ppcl_img_write(const {STRUCT} *im, long i, long j, long k, ppcl_texel v)
+static inline __attribute__((always_inline)) void __ppcl_img_write(const {STRUCT} *im, long i, long j, long k, ppcl_texel v)
 {{
     if (i < 0 || j < 0 || k < 0 || (size_t)i >= im->extent[0] || (size_t)j >= im->extent[1]
             || (size_t)k >= im->extent[2]) return;
@@ -214,21 +250,10 @@ static inline void __ppcl_img_write(const {STRUCT} *im, long i, long j, long k, 
 {_write_cases()}
     default: break;
     }}
-    for (int n = 0; n < im->channels; n++) {{
-        switch (im->type) {{
-        case {_T['SNORM_INT8']}: ((signed char *)p)[n] = (signed char)__ppcl_img_sat(c.f[n] * 127.0f, -128, 127); break;
-        case {_T['SNORM_INT16']}: ((short *)p)[n] = (short)__ppcl_img_sat(c.f[n] * 32767.0f, -32768, 32767); break;
-        case {_T['UNORM_INT8']}: ((unsigned char *)p)[n] = (unsigned char)__ppcl_img_sat(c.f[n] * 255.0f, 0, 255); break;
-        case {_T['UNORM_INT16']}: ((unsigned short *)p)[n] = (unsigned short)__ppcl_img_sat(c.f[n] * 65535.0f, 0, 65535); break;
-        case {_T['SIGNED_INT8']}: ((signed char *)p)[n] = (signed char)__ppcl_img_clampi(c.i[n], -128, 127); break;
-        case {_T['SIGNED_INT16']}: ((short *)p)[n] = (short)__ppcl_img_clampi(c.i[n], -32768, 32767); break;
-        case {_T['SIGNED_INT32']}: ((int *)p)[n] = c.i[n]; break;
-        case {_T['UNSIGNED_INT8']}: ((unsigned char *)p)[n] = (unsigned char)(c.u[n] > 255u ? 255u : c.u[n]); break;
-        case {_T['UNSIGNED_INT16']}: ((unsigned short *)p)[n] = (unsigned short)(c.u[n] > 65535u ? 65535u : c.u[n]); break;
-        case {_T['UNSIGNED_INT32']}: ((unsigned int *)p)[n] = c.u[n]; break;
-        case {_T['HALF_FLOAT']}: ((unsigned short *)p)[n] = {to_half}(c.f[n]); break;
-        default: ((float *)p)[n] = c.f[n]; break;
-        }}
+    int channels = im->channels;
+    switch (im->type) {{
+{_encode_cases(to_half)}
+    default: memcpy(p, &c, 4 * (size_t)channels); break;  /* float and 32-bit integers */
     }}
 }}
 """

@@ -313,6 +313,9 @@ class TypeSema:
         if isinstance(node, c_ast.PtrDecl):
             inner = self.declarator(node.type, pointee_default=pointee_default)
             self.with_access(T.VOID, node.quals, loc)
+            if isinstance(inner.type, T.ImageType):
+                self.fail(loc, f"pointer to '{inner.type.name}': images can only be function "
+                               "parameters")
             const, volatile, space = self.qualifiers(node.quals, loc)
             pointer = T.PointerType(inner.type, inner.space or pointee_default, inner.const,
                                     inner.volatile, restrict="restrict" in node.quals)
