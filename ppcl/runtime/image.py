@@ -194,7 +194,7 @@ class Image(MemoryObject):
         self.extent = extent
         element = format.itemsize
         tight = (element, extent[0] * element, extent[0] * extent[1] * element)
-        host_pitches = _host_pitches(pitches, tight)
+        from_host = host_pitches(pitches, extent, element, kind, routine)
         size = extent[2] * tight[2]
         super().__init__(context, flags, size)
         self.buffer = buffer
@@ -212,8 +212,8 @@ class Image(MemoryObject):
             self.hostbuf = hostbuf
             host = host_bytes(hostbuf, writable=not flags & mem_flags.READ_ONLY)
             self._data = host
-            self.pitches = host_pitches
-            _check_host_extent(host, extent, host_pitches, routine)
+            self.pitches = from_host
+            _check_host_extent(host, extent, from_host, routine)
         else:
             try:
                 self._allocation = context.devices[0].backend.allocate(size)
@@ -223,9 +223,9 @@ class Image(MemoryObject):
             self.pitches = tight
             if hostbuf is not None:
                 host = host_bytes(hostbuf, what="hostbuf")
-                _check_host_extent(host, extent, host_pitches, routine)
+                _check_host_extent(host, extent, from_host, routine)
                 self.region((0, 0, 0), extent)[...] = texel_view(host, (0, 0, 0), extent,
-                                                                 host_pitches, element)
+                                                                 from_host, element)
         self._descriptor = np.zeros(1, dtype=DESCRIPTOR_DTYPE)
         d = self._descriptor[0]
         d["data"] = self.address
@@ -276,7 +276,8 @@ class Image(MemoryObject):
         values: dict[int, Any] = {
             image_info.FORMAT: self.format,
             image_info.ELEMENT_SIZE: self.format.itemsize,
-            image_info.ROW_PITCH: self.pitches[1],
+            image_info.ROW_PITCH: self.pitches[1] if dims > 1 or not layered else (
+                self.extent[0] * self.format.itemsize),
             image_info.SLICE_PITCH: self.pitches[2] if dims + layered == 3 else (
                 self.pitches[1] if layered else 0),
             image_info.WIDTH: self.extent[0],
@@ -324,14 +325,22 @@ class Image(MemoryObject):
         return f"<ppcl.Image {kind} {self.shape} {self.format!r} at 0x{id(self):x}>"
 
 
-def _host_pitches(pitches: Sequence[int] | None, tight: Triple) -> Triple:
-    given = [int(p) for p in (pitches or ())]
-    row = given[0] if given and given[0] else tight[1]
-    slice_ = given[1] if len(given) > 1 and given[1] else row * (tight[2] // tight[1])
-    if row < tight[1] or slice_ < row:
-        raise make_error("clCreateImage", "INVALID_IMAGE_SIZE",
-                         f"pitches ({row}, {slice_}) are smaller than a row ({tight[1]} bytes)")
-    return tight[0], row, slice_
+def host_pitches(pitches: Sequence[int] | None, area: Triple, element: int, image_type: int,
+                 routine: str) -> Triple:
+    """The byte pitches of the (x, y, z) axes of host memory holding ``area`` texels, from
+    the (row_pitch, slice_pitch) a caller gives (0 or missing: tightly packed). The layers of a
+    1D image array are its y axis, ``slice_pitch`` apart, as ``clCreateImage`` has them."""
+    given = [int(p) for p in (pitches or ())] + [0, 0]
+    row = given[0] or area[0] * element
+    layered_1d = image_type == mem_object_type.IMAGE1D_ARRAY
+    slice_ = given[1] or (row if layered_1d else row * area[1])
+    if row < area[0] * element or slice_ < (row if layered_1d else row * area[1]):
+        raise make_error(routine, "INVALID_VALUE",
+                         f"pitches ({row}, {slice_}) are too small for {area} texels of "
+                         f"{element} bytes")
+    if layered_1d:
+        return element, slice_, slice_ * area[1]
+    return element, row, slice_
 
 
 def _check_host_extent(host: np.ndarray, extent: Triple, pitches: Triple, routine: str) -> None:

@@ -19,7 +19,7 @@ from ppcl.runtime import transfer
 from ppcl.runtime.constants import channel_type, command_type, map_flags
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.event import Event
-from ppcl.runtime.image import Image, ImageFormat, Triple, texel_view
+from ppcl.runtime.image import Image, ImageFormat, Triple, host_pitches, texel_view
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
 from ppcl.runtime.queue import CommandQueue
 
@@ -49,21 +49,17 @@ def _image_region(queue: CommandQueue, image: Image, origin: Sequence[int] | Non
     return start, area
 
 
-def _host_view(hostbuf: Any, area: Triple, element: int, pitches: Sequence[int] | None,
+def _host_view(hostbuf: Any, image: Image, area: Triple, pitches: Sequence[int] | None,
                routine: str, *, writable: bool) -> np.ndarray:
     host = host_bytes(hostbuf, writable=writable,
                       what="destination host array" if writable else "source host array")
-    given = [int(p) for p in (pitches or ())]
-    row = given[0] if given and given[0] else area[0] * element
-    slice_ = given[1] if len(given) > 1 and given[1] else row * area[1]
-    if row < area[0] * element or slice_ < row * area[1]:
-        raise make_error(routine, "INVALID_VALUE",
-                         f"host pitches ({row}, {slice_}) are smaller than the region {area}")
-    needed = (area[2] - 1) * slice_ + (area[1] - 1) * row + area[0] * element
+    element = image.format.itemsize
+    strides = host_pitches(pitches, area, element, image.image_type, routine)
+    needed = (area[2] - 1) * strides[2] + (area[1] - 1) * strides[1] + area[0] * element
     if host.size < needed:
         raise make_error(routine, "INVALID_VALUE",
                          f"the host array has {host.size} bytes; the region needs {needed}")
-    return texel_view(host, (0, 0, 0), area, (element, row, slice_), element)
+    return texel_view(host, (0, 0, 0), area, strides, element)
 
 
 def _pitches(kwargs: dict[str, Any]) -> Sequence[int] | None:
@@ -78,7 +74,7 @@ def enqueue_read_image(queue: CommandQueue, image: Image, origin: Sequence[int],
                        is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadImage"
     start, area = _image_region(queue, image, origin, region, routine, "image")
-    target = _host_view(hostbuf, area, image.format.itemsize, pitches, routine, writable=True)
+    target = _host_view(hostbuf, image, area, pitches, routine, writable=True)
     return _copy(queue, command_type.READ_IMAGE, routine, target, image.region(start, area),
                  wait_for, is_blocking, (image,))
 
@@ -90,7 +86,7 @@ def enqueue_write_image(queue: CommandQueue, image: Image, origin: Sequence[int]
                         is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteImage"
     start, area = _image_region(queue, image, origin, region, routine, "image")
-    source = _host_view(hostbuf, area, image.format.itemsize, pitches, routine, writable=False)
+    source = _host_view(hostbuf, image, area, pitches, routine, writable=False)
     return _copy(queue, command_type.WRITE_IMAGE, routine, image.region(start, area), source,
                  wait_for, is_blocking, (image,))
 

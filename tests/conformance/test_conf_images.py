@@ -601,6 +601,46 @@ def test_enqueue_copy_between_host_images_and_buffers(ctx, queue) -> None:
         cl.enqueue_copy(queue, small, third, origin=(1, 1), region=(4, 4))
 
 
+def test_host_pitches_use_host_ptr_and_1d_array_layers(ctx, queue) -> None:
+    """Host memory with padded rows (USE_HOST_PTR: the kernel reads it in place), and a 1D
+    image array whose layers are ``slice_pitch`` apart on the host."""
+    source = """
+    __kernel void copy2d(__read_only image2d_t src, __global float *out)
+    {
+        int x = get_global_id(0), y = get_global_id(1);
+        out[y * get_image_width(src) + x] = read_imagef(src, (int2)(x, y)).x;
+    }
+    __kernel void layers(__read_only image1d_array_t src, __global float *out)
+    {
+        int x = get_global_id(0), l = get_global_id(1);
+        out[l * get_image_width(src) + x] = read_imagef(src, (int2)(x, l)).x;
+    }
+    """
+    prg = cl.Program(ctx, source).build()
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    mf = cl.mem_flags
+    padded = np.arange(4 * 8, dtype=f32).reshape(4, 8)  # 5 texels used of each 8-float row
+    image = cl.Image(ctx, mf.READ_ONLY | mf.USE_HOST_PTR, fmt, shape=(5, 4), pitches=(32,),
+                     hostbuf=padded)
+    out = np.zeros((4, 5), f32)
+    out_buf = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
+    prg.copy2d(queue, (5, 4), None, image, out_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    np.testing.assert_array_equal(out, padded[:, :5])
+    spaced = np.arange(3 * 10, dtype=f32).reshape(3, 10)  # 3 layers of 6 texels, 40 bytes apart
+    array = cl.Image(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, fmt, shape=(6, 3), pitches=(24, 40),
+                     hostbuf=spaced, is_array=True)
+    assert array.get_image_info(cl.image_info.ROW_PITCH) == 24
+    out = np.zeros((3, 6), f32)
+    out_buf = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
+    prg.layers(queue, (6, 3), None, array, out_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    np.testing.assert_array_equal(out, spaced[:, :6])
+    back = np.zeros((3, 10), f32)
+    cl.enqueue_copy(queue, back, array, origin=(0, 0), region=(6, 3), pitches=(24, 40))
+    np.testing.assert_array_equal(back[:, :6], spaced[:, :6])
+
+
 def test_fill_converts_the_color_and_map_sees_the_texels(ctx, queue) -> None:
     fmt = cl.ImageFormat(cl.channel_order.BGRA, cl.channel_type.UNORM_INT8)
     image = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(5, 3))
