@@ -22,10 +22,7 @@ from ppcl.runtime.event import Event
 from ppcl.runtime.image import Image, ImageFormat, Triple, host_pitches, texel_view
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
 from ppcl.runtime.queue import CommandQueue
-
-
-def _triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> Triple:
-    return transfer._triple(values, fill, what, routine)
+from ppcl.runtime.transfer import check_queue, check_range, triple
 
 
 def _copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray, source: np.ndarray,
@@ -42,9 +39,9 @@ def _copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray, sour
 
 def _image_region(queue: CommandQueue, image: Image, origin: Sequence[int] | None,
                   region: Sequence[int] | None, routine: str, what: str) -> tuple[Triple, Triple]:
-    transfer._check_queue(queue, image, routine)
-    start = _triple(origin, 0, f"{what} origin", routine)
-    area = _triple(region if region is not None else image.extent, 1, f"{what} region", routine)
+    check_queue(queue, image, routine)
+    start = triple(origin, 0, f"{what} origin", routine)
+    area = triple(region if region is not None else image.extent, 1, f"{what} region", routine)
     image.check_region(routine, start, area, what)
     return start, area
 
@@ -109,9 +106,9 @@ def enqueue_copy_image(queue: CommandQueue, src: Image, dest: Image, src_origin:
 
 def _buffer_view(queue: CommandQueue, buffer: Buffer, offset: int, area: Triple, element: int,
                  routine: str) -> np.ndarray:
-    transfer._check_queue(queue, buffer, routine)
+    check_queue(queue, buffer, routine)
     count = area[0] * area[1] * area[2] * element
-    transfer._check_range(routine, "buffer", offset, count, buffer.size)
+    check_range(routine, "buffer", offset, count, buffer.size)
     row = area[0] * element
     return texel_view(buffer.bytes_view()[offset:], (0, 0, 0), area,
                       (element, row, row * area[1]), element)
