@@ -542,6 +542,26 @@ def test_program_scope_sampler_and_literal_sampler_bits(ctx, queue) -> None:
     np.testing.assert_array_equal(out, [[0, 0, 0, 0], texels[2], texels[0], texels[4]])
 
 
+def test_3d_image_writes(ctx, queue) -> None:
+    """cl_khr_3d_image_writes: the device lists it and a kernel enabling it writes slices."""
+    assert "cl_khr_3d_image_writes" in ctx.devices[0].extensions
+    source = """
+    #pragma OPENCL EXTENSION cl_khr_3d_image_writes : enable
+    __kernel void k(__write_only image3d_t img)
+    {
+        int4 p = (int4)(get_global_id(0), get_global_id(1), get_global_id(2), 0);
+        write_imageui(img, p, (uint4)(p.x + 10 * p.y + 100 * p.z, 0, 0, 0));
+    }
+    """
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.UNSIGNED_INT16)
+    image = cl.Image(ctx, cl.mem_flags.WRITE_ONLY, fmt, shape=(5, 4, 3))
+    cl.Program(ctx, source).build().k(queue, (5, 4, 3), None, image)
+    out = np.zeros((3, 4, 5), np.uint16)
+    cl.enqueue_copy(queue, out, image, origin=(0, 0, 0), region=(5, 4, 3))
+    z, y, x = np.indices((3, 4, 5))
+    np.testing.assert_array_equal(out, x + 10 * y + 100 * z)
+
+
 def test_images_and_samplers_through_helper_functions_and_barriers(ctx, queue) -> None:
     source = """
     float4 get(read_only image2d_t img, sampler_t s, int2 p) { return read_imagef(img, s, p); }
