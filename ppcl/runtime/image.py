@@ -313,6 +313,14 @@ class Image(MemoryObject):
         return self.format.itemsize
 
     @property
+    def num_mip_levels(self) -> int:
+        return 0
+
+    @property
+    def num_samples(self) -> int:
+        return 0
+
+    @property
     def row_pitch(self) -> int:
         return int(self.get_image_info(image_info.ROW_PITCH))
 
