@@ -1,10 +1,12 @@
 """The CPU backend's lowering of the image builtins (OpenCL 1.2 sections 6.12.14 and 8).
 
 An image argument is a pointer to a ``struct ppcl_image`` the host fills in
-(``ir.layout.IMAGE_DESCRIPTOR``, which ``runtime/image.py`` writes): the data pointer, the extent of each addressed
-axis (an array's layers are its last axis), the byte pitch of each axis, and the channel order,
-channel data type and channel count as the host API's ``CL_*`` codes. A sampler is its
-``CLK_*`` bits (``ir.builtins.SAMPLER_BITS``).
+(``ir.layout.IMAGE_DESCRIPTOR``, which ``runtime/image.py`` writes): the data pointer, the
+extent of each addressed axis (an array's layers are its last axis), the byte pitch of each
+axis, and the channel order, channel data type and channel count as the host API's ``CL_*``
+codes. A sampler is its ``CLK_*`` bits (``ir.image_formats.SAMPLER_BITS``). The helpers are
+always inlined, so a sampler known when the kernel is compiled (a program-scope constant)
+folds its addressing and filtering branches away.
 
 One support block does the work for every overload: ``__ppcl_img_axis`` turns one coordinate
 into texel indices and a weight by the formulas of section 8.2 (for each addressing mode, with
