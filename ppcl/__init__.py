@@ -5,7 +5,10 @@ programs, kernels, events) running on ppcl's own devices.
 """
 
 from ppcl.runtime.constants import (  # noqa: E402
+    addressing_mode,
     build_status,
+    channel_order,
+    channel_type,
     command_execution_status,
     command_queue_info,
     command_queue_properties,
@@ -19,6 +22,8 @@ from ppcl.runtime.constants import (  # noqa: E402
     device_mem_cache_type,
     device_type,
     event_info,
+    filter_mode,
+    image_info,
     kernel_arg_access_qualifier,
     kernel_arg_address_qualifier,
     kernel_arg_info,
@@ -35,18 +40,35 @@ from ppcl.runtime.constants import (  # noqa: E402
     program_binary_type,
     program_build_info,
     program_info,
+    sampler_info,
     status_code,
 )
 from ppcl.runtime.context import Context, create_some_context  # noqa: E402
 from ppcl.runtime.errors import Error, LogicError, MemoryError, RuntimeError  # noqa: E402
 from ppcl.runtime.event import Event, UserEvent, wait_for_events  # noqa: E402
+from ppcl.runtime.image import (  # noqa: E402
+    Image,
+    ImageFormat,
+    Sampler,
+    get_supported_image_formats,
+    image_from_array,
+)
+from ppcl.runtime.image_transfer import (  # noqa: E402
+    enqueue_copy,
+    enqueue_copy_buffer_to_image,
+    enqueue_copy_image,
+    enqueue_copy_image_to_buffer,
+    enqueue_fill_image,
+    enqueue_map_image,
+    enqueue_read_image,
+    enqueue_write_image,
+)
 from ppcl.runtime.kernel import Kernel, enqueue_nd_range_kernel  # noqa: E402
 from ppcl.runtime.memory import Buffer, LocalMemory, MemoryMap, MemoryObject  # noqa: E402
 from ppcl.runtime.platform import Device, Platform, get_platforms  # noqa: E402
 from ppcl.runtime.program import CompilerWarning, Program, link_program  # noqa: E402
 from ppcl.runtime.queue import CommandQueue, enqueue_barrier, enqueue_marker  # noqa: E402
 from ppcl.runtime.transfer import (  # noqa: E402
-    enqueue_copy,
     enqueue_copy_buffer,
     enqueue_copy_buffer_rect,
     enqueue_fill_buffer,
@@ -78,4 +100,10 @@ __all__ = [
     "map_flags", "mem_flags", "mem_info", "mem_migration_flags", "mem_object_type",
     "platform_info", "profiling_info", "program_binary_type", "program_build_info",
     "program_info", "status_code", "wait_for_events",
+    # images and samplers
+    "Image", "ImageFormat", "Sampler", "addressing_mode", "channel_order", "channel_type",
+    "enqueue_copy_buffer_to_image", "enqueue_copy_image", "enqueue_copy_image_to_buffer",
+    "enqueue_fill_image", "enqueue_map_image", "enqueue_read_image", "enqueue_write_image",
+    "filter_mode", "get_supported_image_formats", "image_from_array", "image_info",
+    "sampler_info",
 ]

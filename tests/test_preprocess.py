@@ -60,7 +60,7 @@ def test_defines_and_undefines_apply_in_order() -> None:
         ("cl_khr_fp64", "", "1"),
         ("cl_khr_global_int32_base_atomics", "", "1"),
         ("cl_khr_byte_addressable_store", "", "1"),
-        ("__IMAGE_SUPPORT__", "", "__IMAGE_SUPPORT__"),
+        ("__IMAGE_SUPPORT__", "", "1"),
         ("__FAST_RELAXED_MATH__", "", "__FAST_RELAXED_MATH__"),
         ("__FAST_RELAXED_MATH__", "-cl-fast-relaxed-math", "1"),
         ("NULL", "", "((void*)0)"),

@@ -6,6 +6,7 @@ Bit-field classes also name combinations (``"READ_ONLY | COPY_HOST_PTR"``).
 
 from __future__ import annotations
 
+from ppcl.compiler.frontend import image_formats
 from ppcl.runtime.errors import ERROR_CODES
 
 
@@ -219,6 +220,60 @@ class mem_object_type(_ConstantClass):
     BUFFER = 0x10F0
     IMAGE2D = 0x10F1
     IMAGE3D = 0x10F2
+    IMAGE2D_ARRAY = 0x10F3
+    IMAGE1D = 0x10F4
+    IMAGE1D_ARRAY = 0x10F5
+    IMAGE1D_BUFFER = 0x10F6
+
+
+class channel_order(_ConstantClass):
+    pass
+
+
+class channel_type(_ConstantClass):
+    pass
+
+
+# the codes kernels see through get_image_channel_order/_data_type: one table for both sides
+for _name, _code in image_formats.CHANNEL_ORDERS.items():
+    setattr(channel_order, _name, _code)
+for _name, _code in image_formats.CHANNEL_TYPES.items():
+    setattr(channel_type, _name, _code)
+
+
+class image_info(_ConstantClass):
+    FORMAT = 0x1110
+    ELEMENT_SIZE = 0x1111
+    ROW_PITCH = 0x1112
+    SLICE_PITCH = 0x1113
+    WIDTH = 0x1114
+    HEIGHT = 0x1115
+    DEPTH = 0x1116
+    ARRAY_SIZE = 0x1117
+    BUFFER = 0x1118
+    NUM_MIP_LEVELS = 0x1119
+    NUM_SAMPLES = 0x111A
+
+
+class addressing_mode(_ConstantClass):
+    NONE = 0x1130
+    CLAMP_TO_EDGE = 0x1131
+    CLAMP = 0x1132
+    REPEAT = 0x1133
+    MIRRORED_REPEAT = 0x1134
+
+
+class filter_mode(_ConstantClass):
+    NEAREST = 0x1140
+    LINEAR = 0x1141
+
+
+class sampler_info(_ConstantClass):
+    REFERENCE_COUNT = 0x1150
+    CONTEXT = 0x1151
+    NORMALIZED_COORDS = 0x1152
+    ADDRESSING_MODE = 0x1153
+    FILTER_MODE = 0x1154
 
 
 class mem_info(_ConstantClass):

@@ -38,6 +38,7 @@ from ppcl.runtime.constants import (
 )
 from ppcl.runtime.errors import ERROR_CODES, Error, make_error
 from ppcl.runtime.event import Event
+from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
 
 if TYPE_CHECKING:
@@ -144,7 +145,29 @@ class Kernel:
                 raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
                                  f"{self._describe(index)}: the buffer belongs to another context")
             return BufferArg(value.address, value)
+        if param.kind == "image":
+            return self._image_arg(index, param, value)
+        if param.kind == "sampler":
+            if not isinstance(value, Sampler):
+                raise make_error(_SET_ARG, "INVALID_SAMPLER",
+                                 f"{self._describe(index)} is a sampler: pass a Sampler, not "
+                                 f"{type(value).__name__}")
+            return ValueArg(np.uint64(value.bits).tobytes())
         return ValueArg(self._value_bytes(index, param, value))
+
+    def _image_arg(self, index: int, param: ParamInfo, value: Any) -> BufferArg:
+        if not isinstance(value, Image):
+            raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
+                             f"{self._describe(index)} is an image: pass an Image, not "
+                             f"{type(value).__name__}")
+        value.check_live(_SET_ARG)
+        if value.context is not self.context:
+            raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
+                             f"{self._describe(index)}: the image belongs to another context")
+        if KERNEL_IMAGE_TYPES[param.type_name] != value.image_type:
+            raise make_error(_SET_ARG, "INVALID_ARG_VALUE",
+                             f"{self._describe(index)} got {value!r}")
+        return BufferArg(value.descriptor_address, value)
 
     def _value_bytes(self, index: int, param: ParamInfo, value: Any) -> bytes:
         size = param.size
@@ -260,7 +283,8 @@ class Kernel:
         quals |= kernel_arg_type_qualifier.RESTRICT if p.restrict else 0
         values: dict[int, Any] = {
             kernel_arg_info.ADDRESS_QUALIFIER: _ADDRESS_QUALIFIERS[p.address_space],
-            kernel_arg_info.ACCESS_QUALIFIER: kernel_arg_access_qualifier.NONE,
+            kernel_arg_info.ACCESS_QUALIFIER: getattr(kernel_arg_access_qualifier,
+                                                      p.access.upper()),
             kernel_arg_info.TYPE_NAME: p.type_name,
             kernel_arg_info.TYPE_QUALIFIER: quals,
             kernel_arg_info.NAME: p.name,

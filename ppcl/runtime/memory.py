@@ -178,7 +178,7 @@ class Buffer(MemoryObject):
 
     def __init__(self, context: Context, flags: int, size: int = 0, hostbuf: Any = None) -> None:
         routine = "clCreateBuffer"
-        _check_flags(flags, routine)
+        check_flags(flags, routine)
         uses_host = bool(flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR))
         if hostbuf is not None and not uses_host:
             raise make_error(routine, "INVALID_HOST_PTR",
@@ -268,7 +268,7 @@ class Buffer(MemoryObject):
         return f"<ppcl.Buffer {self.size} bytes at 0x{id(self):x}>"
 
 
-def _check_flags(flags: int, routine: str) -> None:
+def check_flags(flags: int, routine: str) -> None:
     access = flags & _ACCESS_FLAGS
     if access & (access - 1):
         raise make_error(routine, "INVALID_VALUE",

@@ -22,14 +22,14 @@ from ppcl.runtime.queue import CommandQueue
 Triple = tuple[int, int, int]
 
 
-def _check_range(routine: str, what: str, offset: int, count: int, size: int) -> None:
+def check_range(routine: str, what: str, offset: int, count: int, size: int) -> None:
     if offset < 0 or count < 0 or offset + count > size:
         raise make_error(routine, "INVALID_VALUE",
                          f"{what}: bytes [{offset}, {offset + count}) are outside "
                          f"the {size} bytes available")
 
 
-def _check_queue(queue: CommandQueue, mem: MemoryObject, routine: str) -> None:
+def check_queue(queue: CommandQueue, mem: MemoryObject, routine: str) -> None:
     if not isinstance(queue, CommandQueue):
         raise make_error(routine, "INVALID_COMMAND_QUEUE", f"{queue!r} is not a CommandQueue")
     mem.check_live(routine)
@@ -44,10 +44,10 @@ def _check_queue(queue: CommandQueue, mem: MemoryObject, routine: str) -> None:
 def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_offset: int = 0,
                         wait_for: Sequence[Event] | None = None, is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadBuffer"
-    _check_queue(queue, mem, routine)
+    check_queue(queue, mem, routine)
     host = host_bytes(hostbuf, writable=True, what="destination host array")
     count = host.size
-    _check_range(routine, "read", device_offset, count, mem.size)
+    check_range(routine, "read", device_offset, count, mem.size)
     source = mem.bytes_view()[device_offset:device_offset + count]
     transfer = queue.device.backend.transfer
 
@@ -62,10 +62,10 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
                          wait_for: Sequence[Event] | None = None,
                          is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteBuffer"
-    _check_queue(queue, mem, routine)
+    check_queue(queue, mem, routine)
     host = host_bytes(hostbuf, what="source host array")
     count = host.size
-    _check_range(routine, "write", device_offset, count, mem.size)
+    check_range(routine, "write", device_offset, count, mem.size)
     target = mem.bytes_view()[device_offset:device_offset + count]
     transfer = queue.device.backend.transfer
 
@@ -80,12 +80,12 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
                         src_offset: int = 0, dst_offset: int = 0,
                         wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueCopyBuffer"
-    _check_queue(queue, src, routine)
-    _check_queue(queue, dst, routine)
+    check_queue(queue, src, routine)
+    check_queue(queue, dst, routine)
     if byte_count is None or byte_count < 0:
         byte_count = min(src.size - src_offset, dst.size - dst_offset)
-    _check_range(routine, "copy source", src_offset, byte_count, src.size)
-    _check_range(routine, "copy destination", dst_offset, byte_count, dst.size)
+    check_range(routine, "copy source", src_offset, byte_count, src.size)
+    check_range(routine, "copy destination", dst_offset, byte_count, dst.size)
     source = src.bytes_view()[src_offset:src_offset + byte_count]
     target = dst.bytes_view()[dst_offset:dst_offset + byte_count]
     if byte_count and np.shares_memory(source, target):
@@ -103,7 +103,7 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
 # ---------------------------------------------------------------------- rectangular copies
 
 
-def _triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> Triple:
+def triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> Triple:
     values = tuple(int(v) for v in (values or ()))
     if len(values) > 3:
         raise make_error(routine, "INVALID_VALUE", f"{what} has more than 3 components")
@@ -129,7 +129,7 @@ def _rect_view(data: np.ndarray, origin: Triple, region: Triple, pitches: tuple[
     if min(origin) < 0 or min(region) <= 0:
         raise make_error(routine, "INVALID_VALUE", f"{what}: bad origin {origin} or region {region}")
     extent = (region[2] - 1) * slice_ + (region[1] - 1) * row + region[0]
-    _check_range(routine, what, start, extent, data.size)
+    check_range(routine, what, start, extent, data.size)
     return np.lib.stride_tricks.as_strided(
         data[start:], shape=(region[2], region[1], region[0]), strides=(slice_, row, 1))
 
@@ -153,12 +153,12 @@ def enqueue_read_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
                              wait_for: Sequence[Event] | None = None,
                              is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadBufferRect"
-    _check_queue(queue, mem, routine)
-    area = _triple(region, 1, "region", routine)
-    source = _rect_view(mem.bytes_view(), _triple(buffer_origin, 0, "buffer_origin", routine),
+    check_queue(queue, mem, routine)
+    area = triple(region, 1, "region", routine)
+    source = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
     host = host_bytes(hostbuf, writable=True, what="destination host array")
-    target = _rect_view(host, _triple(host_origin, 0, "host_origin", routine), area,
+    target = _rect_view(host, triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.READ_BUFFER_RECT, routine, target, source, wait_for,
                       is_blocking, (mem,))
@@ -171,12 +171,12 @@ def enqueue_write_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
                               wait_for: Sequence[Event] | None = None,
                               is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteBufferRect"
-    _check_queue(queue, mem, routine)
-    area = _triple(region, 1, "region", routine)
-    target = _rect_view(mem.bytes_view(), _triple(buffer_origin, 0, "buffer_origin", routine),
+    check_queue(queue, mem, routine)
+    area = triple(region, 1, "region", routine)
+    target = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
     host = host_bytes(hostbuf, what="source host array")
-    source = _rect_view(host, _triple(host_origin, 0, "host_origin", routine), area,
+    source = _rect_view(host, triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.WRITE_BUFFER_RECT, routine, target, source, wait_for,
                       is_blocking, (mem,))
@@ -188,12 +188,12 @@ def enqueue_copy_buffer_rect(queue: CommandQueue, src: Buffer, dst: Buffer,
                              dst_pitches: Sequence[int] | None = None,
                              wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueCopyBufferRect"
-    _check_queue(queue, src, routine)
-    _check_queue(queue, dst, routine)
-    area = _triple(region, 1, "region", routine)
-    source = _rect_view(src.bytes_view(), _triple(src_origin, 0, "src_origin", routine), area,
+    check_queue(queue, src, routine)
+    check_queue(queue, dst, routine)
+    area = triple(region, 1, "region", routine)
+    source = _rect_view(src.bytes_view(), triple(src_origin, 0, "src_origin", routine), area,
                         _pitches(src_pitches, area, routine, "source"), routine, "source buffer")
-    target = _rect_view(dst.bytes_view(), _triple(dst_origin, 0, "dst_origin", routine), area,
+    target = _rect_view(dst.bytes_view(), triple(dst_origin, 0, "dst_origin", routine), area,
                         _pitches(dst_pitches, area, routine, "destination"), routine,
                         "destination buffer")
     if np.shares_memory(source, target):
@@ -246,7 +246,7 @@ def _device_offset(kwargs: dict[str, Any]) -> dict[str, Any]:
 def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: int, size: int,
                         wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueFillBuffer"
-    _check_queue(queue, mem, routine)
+    check_queue(queue, mem, routine)
     pattern_bytes = host_bytes(np.asarray(pattern) if not isinstance(pattern, bytes | bytearray)
                                else pattern, what="fill pattern").copy()
     width = pattern_bytes.size
@@ -257,7 +257,7 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
         raise make_error(routine, "INVALID_VALUE",
                          f"offset {offset} and size {size} must be multiples of the pattern "
                          f"size {width}")
-    _check_range(routine, "fill", offset, size, mem.size)
+    check_range(routine, "fill", offset, size, mem.size)
     target = mem.bytes_view()[offset:offset + size].reshape(-1, width)
 
     fill_bytes = queue.device.backend.fill
@@ -275,7 +275,7 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
                        is_blocking: bool = True) -> tuple[np.ndarray, Event]:
     """Map a region of ``buf`` as an array (zero copy); unmap with ``ary.base.release()``."""
     routine = "clEnqueueMapBuffer"
-    _check_queue(queue, buf, routine)
+    check_queue(queue, buf, routine)
     known = map_flags.READ | map_flags.WRITE | map_flags.WRITE_INVALIDATE_REGION
     if flags & ~known:
         raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
@@ -285,7 +285,7 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
     if strides is not None:
         count = max((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize \
             if shape else dtype.itemsize
-    _check_range(routine, "map", offset, count, buf.size)
+    check_range(routine, "map", offset, count, buf.size)
     region = queue.device.backend.map(buf.bytes_view()[offset:offset + count])
     view = np.ndarray(shape, dtype=dtype, buffer=region,
                       order=order, strides=strides)  # type: ignore[call-overload,arg-type]

@@ -8,7 +8,7 @@ kernel carries ``c_builtin_definitions`` of exactly the overloads it calls (afte
 Work-item functions, barriers, async copies and printf depend on the work-item loops and are
 lowered by the work-group compiler, not here. Families by module: math and native functions in
 ``c_builtins_math``, conversions, reinterpretation and vector loads/stores in
-``c_builtins_convert``; integer, common, geometric, relational, shuffle, atomic and fence
+``c_builtins_convert``, images in ``c_builtins_image``; integer, common, geometric, relational, shuffle, atomic and fence
 functions below.
 """
 
@@ -39,6 +39,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     int_literal,
     scalar_params,
 )
+from ppcl.compiler.codegen.c_builtins_image import lower_image
 from ppcl.compiler.codegen.c_builtins_math import lower_math
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
@@ -555,4 +556,5 @@ _FAMILIES: dict[str, Callable[[Emitter, Overload], str]] = {
     "atomic": lower_atomic,
     "sync": lower_sync,
     "async": lower_async,
+    "image": lower_image,
 }

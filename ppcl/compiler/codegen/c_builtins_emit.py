@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ppcl.compiler.codegen.c import C_SCALAR_NAMES as PRINTER_SCALAR_NAMES
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import (
+    ImageType,
     OpaqueType,
     PointerType,
     ScalarType,
@@ -41,8 +42,10 @@ def c_type(t: Type) -> str:
         return f"{quals}{c_type(t.pointee)} *"
     if isinstance(t, VoidType):
         return "void"
+    if isinstance(t, ImageType):
+        return "const struct ppcl_image *"
     if isinstance(t, OpaqueType):
-        return "unsigned long"
+        return "unsigned long"  # event_t and sampler_t
     raise TypeError(f"type '{t}' has no C spelling in builtin definitions")
 
 

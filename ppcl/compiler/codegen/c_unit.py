@@ -28,7 +28,7 @@ from ppcl.compiler.codegen.kernel_c import Formed, KernelPrinter
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.printf_spec import PrintfFormat, printf_table
-from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, Type
+from ppcl.compiler.ir.types import AddressSpace, ArrayType, ImageType, PointerType, Type
 from ppcl.compiler.ir.visit import walk
 
 _LOWERED_HERE = WORKITEM_FUNCTIONS + ("barrier", "work_group_barrier", "async_work_group_copy",
@@ -41,6 +41,11 @@ PRELUDE = r"""
 #include <stdio.h>
 #include <stdarg.h>
 typedef size_t event_t;
+typedef unsigned long sampler_t;
+typedef struct ppcl_image *image1d_t, *image1d_buffer_t, *image1d_array_t, *image2d_t,
+    *image2d_array_t, *image3d_t;
+#define __read_only
+#define __write_only
 typedef struct ppcl_launch {
     size_t work_dim;
     size_t global_size[3];
@@ -129,6 +134,8 @@ def _arg_kind(p: ir.Param) -> ArgKind:
     if isinstance(t, PointerType):
         kind = "local" if t.space is AddressSpace.LOCAL else "buffer"
         return ArgKind(p.name, kind, t, 8)
+    if isinstance(t, ImageType):
+        return ArgKind(p.name, "buffer", t, 8)  # the address of the image's descriptor
     return ArgKind(p.name, "value", t, t.size)
 
 

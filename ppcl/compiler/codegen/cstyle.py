@@ -21,6 +21,7 @@ from ppcl.compiler.ir.types import (
     ArrayType,
     EnumType,
     FunctionType,
+    ImageType,
     OpaqueType,
     PointerType,
     ScalarType,
@@ -187,6 +188,8 @@ class CStylePrinter:
             return f"enum {self.name(t.name)}"
         if isinstance(t, VoidType):
             return "void"
+        if isinstance(t, ImageType):
+            return f"__{t.access} {t.name}"
         if isinstance(t, OpaqueType):
             return t.name
         raise TypeError(f"type {t} has a declarator part")

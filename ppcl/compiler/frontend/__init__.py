@@ -27,12 +27,14 @@ from ppcl.compiler.frontend.parse import parse_with_tokens
 from ppcl.compiler.frontend.preprocess import PreprocessedSource, preprocess
 from ppcl.compiler.frontend.sema import analyze
 from ppcl.compiler.frontend.signature import KernelSignature, ParamInfo, kernel_signatures
+from ppcl.compiler.ir import image_formats
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.layout import IMAGE_DESCRIPTOR
 
-__all__ = ["BinaryError", "BuildOptions", "BuildOptionsError", "CompileError", "FrontendResult",
-           "KernelSignature", "ParamInfo", "ProgramBinary", "check_file", "compile_source",
-           "decode_binary", "encode_binary", "kernel_signatures", "parse_build_options",
-           "preprocess_source"]
+__all__ = ["IMAGE_DESCRIPTOR", "BinaryError", "BuildOptions", "BuildOptionsError",
+           "CompileError", "FrontendResult", "KernelSignature", "ParamInfo", "ProgramBinary",
+           "check_file", "compile_source", "decode_binary", "encode_binary", "image_formats",
+           "kernel_signatures", "parse_build_options", "preprocess_source"]
 
 
 @dataclass

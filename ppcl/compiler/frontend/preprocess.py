@@ -62,6 +62,7 @@ SUPPORTED_EXTENSIONS: tuple[str, ...] = (
     "cl_khr_local_int32_base_atomics",
     "cl_khr_local_int32_extended_atomics",
     "cl_khr_byte_addressable_store",
+    "cl_khr_3d_image_writes",
 )
 FP64_EXTENSION = "cl_khr_fp64"
 
@@ -457,7 +458,7 @@ def preprocess(
     diagnostics: Diagnostics,
     *,
     extra_headers: dict[str, str] | None = None,
-    image_support: bool = False,
+    image_support: bool = True,
     fp64: bool = True,
 ) -> PreprocessedSource:
     """Run the OpenCL C preprocessor over ``source``; problems go to ``diagnostics``."""

@@ -89,6 +89,8 @@ class Sema(ExprSema):
         qt = self.declarator(node.type)
         if node.name is None:
             return []  # a struct, union or enum definition alone: already in self.pending
+        if qt.type == T.SAMPLER_T and qt.space is None and qt.const:
+            qt.space = T.AddressSpace.CONSTANT  # `const sampler_t s = ...;` (section 6.12.14.1)
         if qt.space is not T.AddressSpace.CONSTANT:
             where = f"the {qt.space.spelling} address space" if qt.space else "no address space"
             self.fail(loc, f"program scope variable '{node.name}' must be declared in the "

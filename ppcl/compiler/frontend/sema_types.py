@@ -27,8 +27,6 @@ SPACE_QUALIFIERS: dict[str, T.AddressSpace] = {
 }
 IMAGE_QUALIFIERS = {"__read_only", "read_only", "__write_only", "write_only", "__read_write",
                     "read_write"}
-IMAGE_TYPE_NAMES = {"image1d_t", "image1d_array_t", "image1d_buffer_t", "image2d_t",
-                    "image2d_array_t", "image3d_t", "sampler_t"}
 
 # OpenCL type names that are typedefs in the language, mapped to their IR types.
 NAMED_TYPES: dict[str, T.Type] = {
@@ -226,8 +224,10 @@ class TypeSema:
                 return T.VOID
             if name in ("bool", "_Bool"):
                 return T.BOOL
-            if name in IMAGE_TYPE_NAMES:
-                self.fail(loc, f"images are not supported by ppcl ('{name}')")
+            if name == "sampler_t":
+                return T.SAMPLER_T
+            if name in T.IMAGE_GEOMETRY:
+                return T.ImageType(name)
             if name in NAMED_TYPES:
                 return NAMED_TYPES[name]
             scalar = T.scalar_type_named(name)
@@ -276,14 +276,28 @@ class TypeSema:
         const = "const" in quals
         volatile = "volatile" in quals
         spaces = {SPACE_QUALIFIERS[q] for q in quals if q in SPACE_QUALIFIERS}
-        if any(q in IMAGE_QUALIFIERS for q in quals):
-            self.fail(loc, "images are not supported by ppcl (access qualifiers are for images)")
         if len(spaces) > 1:
             self.fail(loc, "multiple address spaces specified for one type")
         space = spaces.pop() if spaces else None
         if space is T.AddressSpace.CONSTANT:
             const = True
         return const, volatile, space
+
+    def with_access(self, base: T.Type, quals: list[str], loc: Loc) -> T.Type:
+        """``base`` with the access qualifier among ``quals`` (images only; read-only when
+        none is written)."""
+        written = {q.strip("_") for q in quals if q in IMAGE_QUALIFIERS}
+        if not written:
+            return base
+        if not isinstance(base, T.ImageType):
+            self.fail(loc, f"access qualifier '{sorted(written)[0]}' applies only to image "
+                           f"types, not to '{base}'")
+        if "read_write" in written:
+            self.fail(loc, "read_write images are OpenCL C 2.0; ppcl implements OpenCL C 1.2 "
+                           "(use __read_only or __write_only)")
+        if len(written) > 1:
+            self.fail(loc, "an image has one access qualifier")
+        return T.ImageType(base.name, written.pop())
 
     def declarator(self, node: c_ast.Node, *, pointee_default: T.AddressSpace
                    = T.AddressSpace.PRIVATE) -> QualType:
@@ -292,12 +306,16 @@ class TypeSema:
         loc = self.loc(node)
         if isinstance(node, c_ast.TypeDecl):
             base_loc = self.loc(node.type) if getattr(node.type, "coord", None) else loc
-            base = self.base_type(node.type, base_loc)
+            base = self.with_access(self.base_type(node.type, base_loc), node.quals, loc)
             const, volatile, space = self.qualifiers(node.quals, loc)
             align = self.align_attribute(getattr(node, "attributes", None))
             return QualType(base, const, volatile, space, align)
         if isinstance(node, c_ast.PtrDecl):
             inner = self.declarator(node.type, pointee_default=pointee_default)
+            self.with_access(T.VOID, node.quals, loc)
+            if isinstance(inner.type, T.ImageType):
+                self.fail(loc, f"pointer to '{inner.type.name}': images can only be function "
+                               "parameters")
             const, volatile, space = self.qualifiers(node.quals, loc)
             pointer = T.PointerType(inner.type, inner.space or pointee_default, inner.const,
                                     inner.volatile, restrict="restrict" in node.quals)
@@ -463,6 +481,9 @@ class TypeSema:
         if isinstance(t, T.ArrayType):
             self.check_object_type(t.elem, loc, what=what)
             return
+        if isinstance(t, T.ImageType) and not what.startswith("parameter"):
+            self.fail(loc, f"{what} has type '{t.name}': images can only be function "
+                           "parameters")
         elem = T.scalar_of(t)
         if elem == T.HALF and not self.extensions.get("cl_khr_fp16", False):
             self.fail(loc, f"{what} has type '{t}': 'half' may only be used through pointers "

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import align_up, static_local_layout
-from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType, VectorType, scalar_of
+from ppcl.compiler.ir.types import (
+    SAMPLER_T,
+    AddressSpace,
+    ImageType,
+    PointerType,
+    ScalarType,
+    VectorType,
+    scalar_of,
+)
 from ppcl.compiler.ir.visit import walk
 
 
@@ -19,7 +27,8 @@ class ParamInfo:
     """One kernel parameter as the host sees it.
 
     ``kind``: ``buffer`` (a ``__global``/``__constant`` pointer), ``local`` (a ``__local``
-    pointer, given a size at launch) or ``value`` (passed by value, ``size`` bytes).
+    pointer, given a size at launch), ``image`` (an image, ``access`` says how the kernel
+    uses it), ``sampler`` or ``value`` (passed by value, ``size`` bytes).
     ``element``: ``float`` or ``int`` for scalar and vector values (the numpy kinds that may
     stand for it), None for structs and pointers.
     """
@@ -34,6 +43,7 @@ class ParamInfo:
     const: bool = False
     volatile: bool = False
     restrict: bool = False
+    access: str = "none"  # read_only or write_only for images
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,10 @@ def _param(p: ir.Param) -> ParamInfo:
         space = t.space.name.lower()
         return ParamInfo(p.name, "local" if space == "local" else "buffer", f"{t.pointee}*",
                          space, t.size, const=t.const, volatile=t.volatile, restrict=t.restrict)
+    if isinstance(t, ImageType):
+        return ParamInfo(p.name, "image", t.name, "global", t.size, access=t.access)
+    if t == SAMPLER_T:
+        return ParamInfo(p.name, "sampler", t.name, "private", t.size)
     elem = scalar_of(t)
     element = None if elem is None else ("float" if elem.is_float else "int")
     return ParamInfo(p.name, "value", str(t), "private", t.size, element,

@@ -21,15 +21,18 @@ from ppcl.compiler.ir.types import (
     EVENT_T,
     FLOAT,
     HALF,
+    IMAGE_GEOMETRY,
     INT,
     INTEGER_TYPES,
     LONG,
+    SAMPLER_T,
     SHORT,
     SIZE_T,
     UINT,
     ULONG,
     VOID,
     AddressSpace,
+    ImageType,
     OpaqueType,
     PointerType,
     ScalarType,
@@ -43,7 +46,7 @@ from ppcl.compiler.ir.types import (
 
 FAMILIES = (
     "workitem", "math", "native", "integer", "common", "geometric", "relational", "vload",
-    "vstore", "sync", "async", "atomic", "convert", "reinterpret", "shuffle", "printf",
+    "vstore", "sync", "async", "atomic", "convert", "reinterpret", "shuffle", "printf", "image",
 )
 
 _SPACE_CODES = {
@@ -64,6 +67,8 @@ def type_code(t: Type) -> str:
     if isinstance(t, PointerType):
         quals = ("c" if t.const else "") + ("v" if t.volatile else "")
         return quals + _SPACE_CODES[t.space] + type_code(t.pointee)
+    if isinstance(t, ImageType):
+        return ("ro_" if t.access == "read_only" else "wo_") + t.name
     if isinstance(t, (ScalarType, VectorType, OpaqueType, VoidType)):
         return str(t)
     raise ValueError(f"type '{t}' cannot appear in a builtin signature")
@@ -386,9 +391,40 @@ def _printf(b: _Builder) -> None:
     b.add("printf", INT, (fmt,), "printf", variadic=True)
 
 
+_READS = (("read_imagef", FLOAT), ("read_imagei", INT), ("read_imageui", UINT))
+_WRITES = (("write_imagef", FLOAT), ("write_imagei", INT), ("write_imageui", UINT))
+
+
+def _images(b: _Builder) -> None:
+    """Section 6.12.14: reads (with a sampler at float or int coordinates, or without one at
+    int coordinates), writes at int coordinates, and the queries, for every image type."""
+    for name in IMAGE_GEOMETRY:
+        ro, wo = ImageType(name, "read_only"), ImageType(name, "write_only")
+        n = ro.coord_width
+        for fname, elem in _READS:
+            ret = _vt(elem, 4)
+            if name != "image1d_buffer_t":  # a buffer image is read without a sampler only
+                b.add(fname, ret, (ro, SAMPLER_T, _vt(FLOAT, n)), "image")
+                b.add(fname, ret, (ro, SAMPLER_T, _vt(INT, n)), "image")
+            b.add(fname, ret, (ro, _vt(INT, n)), "image")
+        for fname, elem in _WRITES:
+            b.add(fname, VOID, (wo, _vt(INT, n), _vt(elem, 4)), "image")
+        for image in (ro, wo):
+            for query in ("get_image_width", "get_image_channel_data_type",
+                          "get_image_channel_order"):
+                b.add(query, INT, (image,), "image")
+            if ro.axes >= 2:
+                b.add("get_image_height", INT, (image,), "image")
+                b.add("get_image_dim", _vt(INT, 4 if ro.axes == 3 else 2), (image,), "image")
+            if ro.axes == 3:
+                b.add("get_image_depth", INT, (image,), "image")
+            if ro.layer is not None:
+                b.add("get_image_array_size", SIZE_T, (image,), "image")
+
+
 _FIXED_FAMILIES: tuple[Callable[[_Builder], None], ...] = (
     _workitem, _math, _integer, _common, _geometric, _relational, _vector_data, _sync_and_async,
-    _atomics, _shuffles, _printf,
+    _atomics, _shuffles, _printf, _images,
 )
 
 

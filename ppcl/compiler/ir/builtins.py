@@ -38,6 +38,7 @@ from ppcl.compiler.ir.conversions import (
     implicit_conversion_rank,
     is_floating_type,
 )
+from ppcl.compiler.ir.image_formats import CHANNEL_ORDERS, CHANNEL_TYPES, SAMPLER_BITS
 from ppcl.compiler.ir.types import DOUBLE, EVENT_T, FLOAT, INT, LONG, UINT, ULONG, ScalarType, Type
 
 __all__ = [
@@ -336,6 +337,11 @@ BUILTIN_CONSTANTS: dict[str, tuple[Type, int | float]] = {
     "LONG_MIN": (LONG, -(2**63)),
     "ULONG_MAX": (ULONG, 2**64 - 1),
 }
+# §6.12.14.1 sampler bits and §6.12.14.5 channel orders and data types
+for _name, _bits in SAMPLER_BITS.items():
+    BUILTIN_CONSTANTS[_name] = (INT, _bits)
+for _name, _code in {**CHANNEL_ORDERS, **CHANNEL_TYPES}.items():
+    BUILTIN_CONSTANTS["CLK_" + _name] = (INT, _code)
 for _name, _value in _MATH_CONSTANTS.items():
     BUILTIN_CONSTANTS[_name] = (DOUBLE, _value)
     BUILTIN_CONSTANTS[_name + "_F"] = (FLOAT, _value)

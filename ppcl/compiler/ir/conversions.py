@@ -11,6 +11,7 @@ from ppcl.compiler.ir.types import (
     DOUBLE,
     FLOAT,
     INT,
+    SAMPLER_T,
     EnumType,
     PointerType,
     ScalarType,
@@ -191,6 +192,8 @@ def implicit_conversion_rank(src: Type, dst: Type) -> int | None:
         return WIDENING
     if isinstance(src, PointerType) and isinstance(dst, PointerType):
         return _pointer_conversion_rank(src, dst)
+    if dst == SAMPLER_T and isinstance(src, ScalarType) and src.is_integer:
+        return CONVERSION  # a sampler is initialized from its CLK_* bits
     return None
 
 

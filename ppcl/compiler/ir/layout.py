@@ -16,6 +16,16 @@ Size3 = tuple[int, int, int]
 LOCAL_ALIGN = 128  # every __local object starts on a 128-byte boundary (vectors, cache lines)
 
 
+# What an image argument points at, filled by the host and read by the image builtins:
+# (field, C element type, count), each field naturally aligned in this order. ``extent`` and
+# ``pitch`` are per addressed axis (x, y, z; an array's layers are its last axis, 1 past the
+# image's dimensions), ``order``/``type`` the CL_* channel order and data type codes.
+IMAGE_DESCRIPTOR: tuple[tuple[str, str, int], ...] = (
+    ("data", "char *", 1), ("extent", "size_t", 3), ("pitch", "size_t", 3),
+    ("order", "int", 1), ("type", "int", 1), ("channels", "int", 1), ("reserved", "int", 1),
+)
+
+
 def align_up(value: int, alignment: int = LOCAL_ALIGN) -> int:
     """``value`` rounded up to a multiple of ``alignment``."""
     return (value + alignment - 1) // alignment * alignment

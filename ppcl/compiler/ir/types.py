@@ -193,6 +193,53 @@ class OpaqueType(Type):
 
 
 EVENT_T = OpaqueType("event_t")
+SAMPLER_T = OpaqueType("sampler_t")
+
+# image type name -> (coordinate components addressed by a sampler, the array's layer
+# component or None); the coordinate vector a builtin takes has these components, padded
+# to OpenCL's widths (1, 2 or 4)
+IMAGE_GEOMETRY: dict[str, tuple[int, int | None]] = {
+    "image1d_t": (1, None),
+    "image1d_buffer_t": (1, None),
+    "image1d_array_t": (1, 1),
+    "image2d_t": (2, None),
+    "image2d_array_t": (2, 2),
+    "image3d_t": (3, None),
+}
+IMAGE_ACCESS = ("read_only", "write_only")
+
+
+@dataclass(frozen=True)
+class ImageType(OpaqueType):
+    """An image handle (``image2d_t`` ...) with its access qualifier, ``read_only`` (the
+    default) or ``write_only``: a builtin that reads takes only read-only images."""
+
+    access: str = "read_only"
+
+    def __post_init__(self) -> None:
+        if self.name not in IMAGE_GEOMETRY:
+            raise ValueError(f"unknown image type {self.name!r}")
+        if self.access not in IMAGE_ACCESS:
+            raise ValueError(f"unknown image access {self.access!r}")
+
+    def __str__(self) -> str:
+        return f"__{self.access} {self.name}"
+
+    @property
+    def axes(self) -> int:
+        """Coordinate components a sampler addresses and filters (the layer excluded)."""
+        return IMAGE_GEOMETRY[self.name][0]
+
+    @property
+    def layer(self) -> int | None:
+        """The coordinate component that selects an array's layer, None for other images."""
+        return IMAGE_GEOMETRY[self.name][1]
+
+    @property
+    def coord_width(self) -> int:
+        """Components of the coordinate vector builtins take: 1, 2 or 4."""
+        used = self.axes + (self.layer is not None)
+        return 4 if used == 3 else used
 
 
 @dataclass(frozen=True)

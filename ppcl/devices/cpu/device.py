@@ -64,6 +64,7 @@ EXTENSIONS = (
     "cl_khr_local_int32_base_atomics",
     "cl_khr_local_int32_extended_atomics",
     "cl_khr_fp64",
+    "cl_khr_3d_image_writes",
 )
 
 def vector_bytes(flags: frozenset[str]) -> int:
