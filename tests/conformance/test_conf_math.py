@@ -1,0 +1,544 @@
+"""Conformance, math: every math builtin of OpenCL C 1.2 (section 6.12.2) against a 128-bit
+``mpmath`` reference, within the ULP bounds of the specification's table (section 7.4) for
+float and double, at special values (zeros, denormals, limits, infinities, NaN), random bit
+patterns (huge arguments of the trigonometric functions, values near overflow) and points of
+each function's domain. ``half_*`` have their own bound; with ``-cl-fast-relaxed-math`` the
+relaxed bounds apply (the table of OpenCL 2.0 section 7.4, the first to write them down).
+
+Each kernel evaluates a whole family of functions at thousands of points in one launch: work-item
+``(i, f)`` applies function ``f`` to point ``i``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+import numpy as np
+import pytest
+from conf_ulp import abs_error, flush_denormals, reference, sample, ulp_error, worst
+
+from tests.launch import run
+
+FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+POINTS = {"float": 2048, "double": 1024}
+# binary functions: every pair of 30 special values, then random pairs
+BINARY_POINTS = {"float": 3072, "double": 2048}
+DTYPES = {"float": np.float32, "double": np.float64}
+mp = mpmath
+
+
+def _finite(*args: float) -> bool:
+    return all(math.isfinite(a) for a in args)
+
+
+def _with_specials(mp_fn: Callable[..., Any], c_fn: Callable[..., Any] | None) -> Callable[..., Any]:
+    """The reference: ``c_fn`` (numpy's float64 function, which follows C99 Annex F) where an
+    argument is infinite, NaN or zero (mpmath has no signed zero), ``mp_fn`` elsewhere."""
+
+    def fn(*args: float) -> Any:
+        if c_fn is not None and (not _finite(*args) or 0 in args):
+            with np.errstate(all="ignore"):
+                return float(c_fn(*[np.float64(a) for a in args]))
+        if any(math.isnan(a) for a in args):
+            return None
+        return mp_fn(*[mpmath.mpf(a) for a in args])
+
+    return fn
+
+
+def _real(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def real(*args: Any) -> Any:
+        value = fn(*args)
+        if isinstance(value, mpmath.mpc):
+            return None if value.imag != 0 else value.real
+        return value
+    return real
+
+
+def _cbrt(x: Any) -> Any:
+    return mp.sign(x) * mp.cbrt(abs(x))
+
+
+def _reduced(x: Any) -> Any:
+    """``x`` minus the nearest even integer, exactly (``x`` is a float)."""
+    return x - 2 * mp.nint(x / 2)
+
+
+def _sinpi(x: Any) -> Any:
+    return mp.sinpi(_reduced(x))
+
+
+def _cospi(x: Any) -> Any:
+    return mp.cospi(_reduced(x))
+
+
+def _tanpi(x: Any) -> Any:
+    r = _reduced(x)
+    c = mp.cospi(r)
+    return mp.inf * mp.sinpi(r) if c == 0 else mp.sinpi(r) / c
+
+
+def _tgamma(x: Any) -> Any:
+    if x == 0:
+        return mp.inf
+    if x < 0 and x == mp.floor(x):
+        return None
+    if x > 200:
+        return mp.inf
+    if x < -200:
+        return mp.mpf(0)
+    return mp.gamma(x)
+
+
+def _log_any(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def log(x: Any) -> Any:
+        if x < 0:
+            return None
+        if x == 0:
+            return -mp.inf
+        return fn(x)
+    return log
+
+
+def _atanh(x: Any) -> Any:
+    if abs(x) > 1:
+        return None
+    if abs(x) == 1:
+        return mp.inf * x
+    return mp.atanh(x)
+
+
+def _log1p(x: Any) -> Any:
+    if x < -1:
+        return None
+    if x == -1:
+        return -mp.inf
+    return mp.log1p(x)
+
+
+def _pow(x: Any, y: Any) -> Any:
+    if x == 0:
+        if y < 0:
+            return mp.inf
+        return mp.mpf(0) if y > 0 else mp.mpf(1)
+    if x < 0 and y != mp.floor(y):
+        return None
+    return mp.power(x, y)
+
+
+def _powr(x: Any, y: Any) -> Any:
+    if x < 0:
+        return None
+    if x == 0:
+        if y == 0:
+            return None
+        return mp.inf if y < 0 else mp.mpf(0)
+    return mp.power(x, y)
+
+
+def _c_powr(x: float, y: float) -> float:
+    """powr's special values (OpenCL 1.2 section 7.5.1), which differ from pow's."""
+    if math.isnan(x) or math.isnan(y) or x < 0:
+        return math.nan
+    if math.isinf(x):
+        if y == 0:
+            return math.nan
+        return 0.0 if y < 0 else math.inf
+    if x == 0:
+        if y == 0:
+            return math.nan
+        return math.inf if y < 0 else 0.0
+    if x == 1:
+        return math.nan if math.isinf(y) else 1.0
+    return float(np.power(np.float64(x), np.float64(y)))
+
+
+def _ldexp(x: Any, n: Any) -> Any:
+    return mp.ldexp(x, int(n))
+
+
+def _rootn(x: Any, n: Any) -> Any:
+    n = int(n)
+    if n == 0:
+        return None
+    if x < 0 and n % 2 == 0:
+        return None
+    if x == 0:
+        return mp.inf if n < 0 else mp.mpf(0)
+    return mp.sign(x) * mp.power(abs(x), mp.mpf(1) / n)
+
+
+def _c_rootn(x: float, n: float) -> float:
+    n = int(n)
+    if n == 0 or math.isnan(x) or (x < 0 and n % 2 == 0):
+        return math.nan
+    if x == 0:
+        magnitude = math.inf if n < 0 else 0.0
+        return math.copysign(magnitude, x) if n % 2 else magnitude
+    if math.isinf(x):
+        return math.copysign(0.0 if n < 0 else math.inf, x)
+    return math.nan
+
+
+def _pown(x: Any, n: Any) -> Any:
+    n = int(n)
+    if x == 0 and n < 0:
+        return mp.inf
+    return mp.power(x, n)
+
+
+def _c_pown(x: float, n: float) -> float:
+    with np.errstate(all="ignore"):
+        return float(np.power(np.float64(x), np.float64(int(n))))
+
+
+def _c_erfc(x: float) -> float:
+    if math.isnan(x):
+        return math.nan
+    return 1.0 if x == 0 else 0.0 if x > 0 else 2.0
+
+
+def _c_logb(x: float) -> float:
+    if x == 0:
+        return -math.inf
+    return math.inf if math.isinf(x) else math.nan
+
+
+def _c_tgamma(x: float) -> float:
+    if x == 0:
+        return math.copysign(math.inf, x)
+    return math.inf if x == math.inf else math.nan
+
+
+def _exact(c_fn: Callable[..., float]) -> Callable[..., Any]:
+    """The reference of a function whose result is exact in the argument's format
+    (``fmod``, ``remainder``): the C library's double function."""
+    return lambda *args: c_fn(*args)
+
+
+def _c_fmod(x: float, y: float) -> float:
+    try:
+        return math.fmod(x, y)
+    except ValueError:
+        return math.nan
+
+
+def _odd_integer(y: float) -> bool:
+    return math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2) != 0
+
+
+def _c_pow(x: float, y: float) -> float:
+    """C99 pow's special values (Annex F.9.4.4)."""
+    if x == 0 and not math.isnan(y):
+        if y == 0:
+            return 1.0
+        magnitude = math.inf if y < 0 else 0.0
+        return math.copysign(magnitude, x) if _odd_integer(y) else magnitude
+    try:
+        return math.pow(x, y)
+    except ValueError:
+        return math.nan
+    except OverflowError:
+        return math.inf
+
+
+def _c_remainder(x: float, y: float) -> float:
+    try:
+        return math.remainder(x, y)
+    except ValueError:
+        return math.nan
+
+
+def _maxmag(x: Any, y: Any) -> Any:
+    if abs(x) > abs(y):
+        return x
+    if abs(y) > abs(x):
+        return y
+    return max(x, y)
+
+
+def _minmag(x: Any, y: Any) -> Any:
+    if abs(x) < abs(y):
+        return x
+    if abs(y) < abs(x):
+        return y
+    return min(x, y)
+
+
+def _c_maxmag(x: float, y: float) -> float:
+    if math.isnan(x):
+        return y
+    if math.isnan(y):
+        return x
+    if abs(x) != abs(y):
+        return x if abs(x) > abs(y) else y
+    return max(x, y)
+
+
+def _c_minmag(x: float, y: float) -> float:
+    if math.isnan(x):
+        return y
+    if math.isnan(y):
+        return x
+    if abs(x) != abs(y):
+        return x if abs(x) < abs(y) else y
+    return min(x, y)
+
+
+def _fdim(x: Any, y: Any) -> Any:
+    return x - y if x > y else mp.mpf(0)
+
+
+def _hypot(x: Any, y: Any) -> Any:
+    return mp.hypot(x, y)
+
+
+def _rsqrt(x: Any) -> Any:
+    if x < 0:
+        return None
+    if x == 0:
+        return mp.inf
+    return 1 / mp.sqrt(x)
+
+
+def _logb(x: Any) -> Any:
+    if x == 0:
+        return -mp.inf
+    return mp.floor(mp.log(abs(x), 2)) if abs(x) >= 1 else _floor_log2(abs(x))
+
+
+def _floor_log2(x: Any) -> Any:
+    e = mp.frexp(x)[1] - 1
+    return mp.mpf(e)
+
+
+def _rint(x: Any) -> Any:
+    return mp.nint(x)  # ties to even
+
+
+def _round(x: Any) -> Any:
+    return mp.sign(x) * mp.floor(abs(x) + mp.mpf(0.5))
+
+
+def _nextafter(dtype: Any) -> Callable[[float, float], float]:
+    def fn(x: float, y: float) -> float:
+        return float(np.nextafter(dtype(x), dtype(y)))
+    return fn
+
+
+@dataclass(frozen=True)
+class Fn:
+    """A math builtin: its reference, the OpenCL ULP bounds for float and double, the domain
+    of its random points, and whether it is odd (f(-0) = -0)."""
+
+    name: str
+    ref: Callable[..., Any]
+    bound: tuple[float, float]
+    domain: tuple[float, float] = (-100.0, 100.0)
+    odd: bool = False
+
+
+def _u(name: str, mp_fn: Callable[..., Any], c_fn: Any, bound: tuple[float, float],
+       domain: tuple[float, float] = (-100.0, 100.0), odd: bool = False) -> Fn:
+    return Fn(name, _with_specials(_real(mp_fn), c_fn), bound, domain, odd)
+
+
+UNARY = [
+    _u("acos", mp.acos, np.arccos, (4, 4), (-1, 1)),
+    _u("acosh", mp.acosh, np.arccosh, (4, 4), (1, 1e6)),
+    _u("acospi", lambda x: mp.acos(x) / mp.pi, lambda x: np.arccos(x) / np.pi, (5, 5), (-1, 1)),
+    _u("asin", mp.asin, np.arcsin, (4, 4), (-1, 1), odd=True),
+    _u("asinh", mp.asinh, np.arcsinh, (4, 4), odd=True),
+    _u("asinpi", lambda x: mp.asin(x) / mp.pi, lambda x: np.arcsin(x) / np.pi, (5, 5), (-1, 1),
+       odd=True),
+    _u("atan", mp.atan, np.arctan, (5, 5), odd=True),
+    _u("atanh", _atanh, np.arctanh, (5, 5), (-1, 1), odd=True),
+    _u("atanpi", lambda x: mp.atan(x) / mp.pi, lambda x: np.arctan(x) / np.pi, (5, 5),
+       odd=True),
+    _u("cbrt", _cbrt, np.cbrt, (2, 2), odd=True),
+    _u("ceil", mp.ceil, np.ceil, (0, 0), odd=True),
+    _u("cos", mp.cos, np.cos, (4, 4), (-1e4, 1e4)),
+    _u("cosh", mp.cosh, np.cosh, (4, 4), (-90, 90)),
+    _u("cospi", _cospi, lambda x: 1.0 if x == 0 else np.nan, (4, 4), (-10, 10)),
+    _u("erfc", lambda x: mp.mpf(0) if x > 40 else mp.erfc(x), _c_erfc, (16, 16), (-10, 30)),
+    _u("erf", mp.erf, lambda x: x if x == 0 else np.sign(x), (16, 16), (-6, 6), odd=True),
+    _u("exp", mp.exp, np.exp, (3, 3), (-750, 710)),
+    _u("exp2", lambda x: mp.power(2, x), np.exp2, (3, 3), (-1080, 1030)),
+    _u("exp10", lambda x: mp.power(10, x), lambda x: np.power(10.0, x), (3, 3), (-320, 310)),
+    _u("expm1", mp.expm1, np.expm1, (3, 3), (-80, 710), odd=True),
+    _u("fabs", abs, np.fabs, (0, 0)),
+    _u("floor", mp.floor, np.floor, (0, 0), odd=True),
+    _u("log", _log_any(mp.log), np.log, (3, 3), (0, 1e6)),
+    _u("log2", _log_any(lambda x: mp.log(x, 2)), np.log2, (3, 3), (0, 1e6)),
+    _u("log10", _log_any(mp.log10), np.log10, (3, 3), (0, 1e6)),
+    _u("log1p", _log1p, np.log1p, (2, 2), (-1, 1e6), odd=True),
+    _u("logb", _logb, _c_logb, (0, 0)),
+    _u("rint", _rint, np.rint, (0, 0), (-1e7, 1e7), odd=True),
+    _u("round", _round, np.trunc, (0, 0), (-1e7, 1e7), odd=True),
+    _u("rsqrt", _rsqrt, lambda x: 1 / np.sqrt(x), (2, 2), (0, 1e10)),
+    _u("sin", mp.sin, np.sin, (4, 4), (-1e4, 1e4), odd=True),
+    _u("sinh", mp.sinh, np.sinh, (4, 4), (-90, 90), odd=True),
+    _u("sinpi", _sinpi, lambda x: x if x == 0 else np.nan, (4, 4), (-10, 10), odd=True),
+    _u("sqrt", _real(mp.sqrt), np.sqrt, (3, 0), (0, 1e10), odd=True),
+    _u("tan", mp.tan, np.tan, (5, 5), (-1e4, 1e4), odd=True),
+    _u("tanh", mp.tanh, np.tanh, (5, 5), (-20, 20), odd=True),
+    _u("tanpi", _tanpi, lambda x: x if x == 0 else np.nan, (6, 6), (-10, 10), odd=True),
+    _u("tgamma", _tgamma, _c_tgamma, (16, 16), (-40, 40)),
+    _u("trunc", lambda x: mp.sign(x) * mp.floor(abs(x)), np.trunc, (0, 0), (-1e7, 1e7), odd=True),
+]
+
+BINARY = [
+    Fn("atan2", _with_specials(mp.atan2, np.arctan2), (6, 6)),
+    Fn("atan2pi", _with_specials(lambda y, x: mp.atan2(y, x) / mp.pi,
+                                 lambda y, x: np.arctan2(y, x) / np.pi), (6, 6)),
+    Fn("copysign", _with_specials(lambda x, y: abs(x) * mp.sign(y) if y != 0 else abs(x),
+                                  np.copysign), (0, 0)),
+    Fn("fdim", _with_specials(_fdim, lambda x, y: np.nan if np.isnan(x) or np.isnan(y)
+                              else x - y if x > y else 0.0), (0, 0)),
+    Fn("fmod", _exact(_c_fmod), (0, 0)),
+    Fn("hypot", _with_specials(_hypot, np.hypot), (4, 4)),
+    Fn("pow", _with_specials(_real(_pow), _c_pow), (16, 16), (-20, 20)),
+    Fn("powr", _with_specials(_powr, _c_powr), (16, 16), (0, 20)),
+    Fn("remainder", _exact(_c_remainder), (0, 0)),
+    Fn("maxmag", _with_specials(_maxmag, _c_maxmag), (0, 0)),
+    Fn("minmag", _with_specials(_minmag, _c_minmag), (0, 0)),
+    Fn("fmax", _with_specials(max, np.fmax), (0, 0)),
+    Fn("fmin", _with_specials(min, np.fmin), (0, 0)),
+]
+WITH_INT = [
+    Fn("ldexp", _with_specials(_ldexp, lambda x, n: x), (0, 0)),
+    Fn("pown", _with_specials(_pown, _c_pown), (16, 16), (-20, 20)),
+    Fn("rootn", _with_specials(_rootn, _c_rootn), (16, 16), (-1e6, 1e6)),
+]
+
+
+def _source(type_name: str, kind: str, names: list[str]) -> str:
+    T = type_name
+    head = FP64 if T == "double" else ""
+    arg = {"unary": "(a)", "binary": "(a, b)", "int": "(a, k)"}[kind]
+    cases = "\n".join(f"    case {i}: r = {name}{arg}; break;" for i, name in enumerate(names))
+    return head + f"""
+__kernel void family(__global const {T} *x, __global const {T} *y, __global const int *n,
+                     __global {T} *out, uint count)
+{{
+    size_t i = get_global_id(0) + get_global_id(1) * count;
+    {T} a = x[i], b = y[i];
+    int k = n[i];
+    {T} r = 0;
+    switch (get_global_id(1)) {{
+{cases}
+    }}
+    out[i] = r;
+}}
+"""
+
+
+def _unary_points(fn: Fn, dtype: Any, n: int, seed: int) -> np.ndarray:
+    return sample(dtype, n, fn.domain[0], fn.domain[1], seed)
+
+
+def _binary_points(fn: Fn, dtype: Any, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    picked = np.array([0.0, np.inf, np.nan, 1e-45 if dtype == np.float32 else 5e-324,
+                       float(np.finfo(dtype).tiny), float(np.finfo(dtype).max), 0.5, 1.0, 1.5,
+                       2.0, 3.0, 10.0, np.pi, 1e30, 88.5])
+    specials = np.concatenate([picked, -picked]).astype(dtype)
+    gx, gy = np.meshgrid(specials, specials)
+    rest = n - gx.size
+    x = np.concatenate([gx.ravel(), sample(dtype, rest, *fn.domain, seed + 1)])
+    y = np.concatenate([gy.ravel(), sample(dtype, rest, *fn.domain, seed + 2)[::-1]])
+    return x.astype(dtype), y.astype(dtype)
+
+
+def _int_points(fn: Fn, dtype: Any, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = sample(dtype, n, *fn.domain, seed)
+    if fn.name == "ldexp":
+        k = rng.integers(-1200, 1200, size=n)
+    else:
+        k = rng.integers(-12, 13, size=n)
+    k[:16] = [0, 1, -1, 2, -2, 3, -3, 5, 0, 1, -1, 2, -2, 3, -3, 7]
+    return x, k.astype(np.int32)
+
+
+@dataclass
+class Family:
+    names: list[str]
+    x: np.ndarray
+    y: np.ndarray
+    k: np.ndarray
+    got: np.ndarray
+
+
+@functools.cache
+def _family(type_name: str, kind: str, options: str = "") -> Family:
+    dtype = DTYPES[type_name]
+    n = (BINARY_POINTS if kind == "binary" else POINTS)[type_name]
+    fns = {"unary": UNARY, "binary": BINARY, "int": WITH_INT}[kind]
+    xs, ys, ks = [], [], []
+    for index, fn in enumerate(fns):
+        seed = 1000 * index + (7 if type_name == "double" else 0)
+        if kind == "unary":
+            x = _unary_points(fn, dtype, n, seed)
+            y, k = np.zeros(n, dtype), np.zeros(n, np.int32)
+        elif kind == "binary":
+            x, y = _binary_points(fn, dtype, n, seed)
+            k = np.zeros(n, np.int32)
+        else:
+            x, k = _int_points(fn, dtype, n, seed)
+            y = np.zeros(n, dtype)
+        xs.append(x)
+        ys.append(y)
+        ks.append(k)
+    x, y, k = np.concatenate(xs), np.concatenate(ys), np.concatenate(ks)
+    out = np.zeros_like(x)
+    names = [fn.name for fn in fns]
+    run(_source(type_name, kind, names), "family", (n, len(fns)), None, x, y, k, out,
+        np.uint32(n), options=options)
+    return Family(names, x, y, k, out)
+
+
+def _slice(family: Family, name: str) -> tuple[np.ndarray, ...]:
+    n = len(family.x) // len(family.names)
+    f = family.names.index(name)
+    part = slice(f * n, (f + 1) * n)
+    return family.x[part], family.y[part], family.k[part], family.got[part]
+
+
+def _check(fn: Fn, type_name: str, kind: str) -> None:
+    x, y, k, got = _slice(_family(type_name, kind), fn.name)
+    args = {"unary": (x,), "binary": (x, y), "int": (x, k.astype(np.float64))}[kind]
+    ref = reference(fn.ref, *args)
+    error = ulp_error(got, ref)
+    # a bound of 0 means correctly rounded: within half an ulp
+    bound = fn.bound[0 if type_name == "float" else 1] or 0.5
+    assert error.max() <= bound, f"{fn.name}({type_name}): {worst(error, *args, got=got)}"
+    if fn.odd:
+        zeros = x == 0
+        assert np.array_equal(np.signbit(got[zeros]), np.signbit(x[zeros])), \
+            f"{fn.name}(-0) must be -0 and {fn.name}(+0) must be +0"
+
+
+TYPES = ["float", "double"]
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+@pytest.mark.parametrize("fn", UNARY, ids=lambda f: f.name)
+def test_unary_within_ulp_bound(fn: Fn, type_name: str) -> None:
+    _check(fn, type_name, "unary")
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+@pytest.mark.parametrize("fn", BINARY, ids=lambda f: f.name)
+def test_binary_within_ulp_bound(fn: Fn, type_name: str) -> None:
+    _check(fn, type_name, "binary")
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+@pytest.mark.parametrize("fn", WITH_INT, ids=lambda f: f.name)
+def test_with_int_argument_within_ulp_bound(fn: Fn, type_name: str) -> None:
+    _check(fn, type_name, "int")
