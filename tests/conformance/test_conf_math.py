@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -542,3 +543,212 @@ def test_binary_within_ulp_bound(fn: Fn, type_name: str) -> None:
 @pytest.mark.parametrize("fn", WITH_INT, ids=lambda f: f.name)
 def test_with_int_argument_within_ulp_bound(fn: Fn, type_name: str) -> None:
     _check(fn, type_name, "int")
+
+
+# ------------------------------------------------------------ functions with a second result
+
+def _outputs_source(T: str) -> str:
+    I = "int"
+    return (FP64 if T == "double" else "") + f"""
+__kernel void outputs(__global const {T} *x, __global const {T} *y, __global {T} *r,
+                      __global {I} *q)
+{{
+    size_t i = get_global_id(0);
+    size_t n = get_global_size(0);
+    {T} a = x[i], b = y[i], p;
+    {I} e;
+    r[i] = fract(a, &p);          r[n + i] = p;
+    r[2 * n + i] = modf(a, &p);   r[3 * n + i] = p;
+    r[4 * n + i] = sincos(a, &p); r[5 * n + i] = p;
+    r[6 * n + i] = frexp(a, &e);  q[i] = e;
+    r[7 * n + i] = remquo(a, b, &e); q[n + i] = e;
+    q[2 * n + i] = ilogb(a);
+    r[8 * n + i] = lgamma_r(a, &e); q[3 * n + i] = e;
+    r[9 * n + i] = a / b;
+    r[10 * n + i] = 1 / b;
+    r[11 * n + i] = mad(a, b, a);
+    r[12 * n + i] = fma(a, b, a);
+}}
+"""
+
+
+@functools.cache
+def _outputs(type_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    dtype = DTYPES[type_name]
+    x, y = _binary_points(Fn("outputs", abs, (0, 0), (-1e3, 1e3)), dtype,
+                          BINARY_POINTS[type_name], 77)
+    n = len(x)
+    r = np.zeros(13 * n, dtype)
+    q = np.zeros(4 * n, np.int32)
+    run(_outputs_source(type_name), "outputs", (n,), None, x, y, r, q)
+    return x, y, r.reshape(13, n), q.reshape(4, n)
+
+
+def _c_fract(x: float) -> tuple[float, float]:
+    if math.isnan(x):
+        return x, x
+    if math.isinf(x):
+        return math.copysign(0.0, x), x
+    fl = math.floor(x)
+    return (x if x == 0 else min(x - fl, float(np.nextafter(1.0, 0.0)))), float(fl)
+
+
+def _ilogb(x: float, type_name: str) -> int:
+    if math.isnan(x) or math.isinf(x):
+        return 2**31 - 1  # FP_ILOGNAN and INT_MAX, as OpenCL defines them
+    if x == 0:
+        return -(2**31)  # FP_ILOGB0 is INT_MIN
+    return math.frexp(x)[1] - 1
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_fract_modf_frexp_ilogb_exact(type_name: str) -> None:
+    dtype = DTYPES[type_name]
+    x, _, r, q = _outputs(type_name)
+    fract_ref = np.array([_c_fract(v) for v in x.tolist()], dtype=dtype)
+    with np.errstate(invalid="ignore"):
+        fract_ref[:, 0] = np.minimum(fract_ref[:, 0], np.nextafter(dtype(1), dtype(0)))
+    np.testing.assert_array_equal(r[0], fract_ref[:, 0])
+    np.testing.assert_array_equal(r[1], fract_ref[:, 1])
+    frac, whole = np.modf(x)
+    np.testing.assert_array_equal(r[2], frac)
+    np.testing.assert_array_equal(r[3], whole)
+    assert np.array_equal(np.signbit(r[2]), np.signbit(frac)), "modf keeps the sign of zero"
+    mant, exp = np.frexp(x)
+    np.testing.assert_array_equal(r[6], mant)
+    finite = np.isfinite(x)
+    np.testing.assert_array_equal(q[0][finite], exp[finite])
+    np.testing.assert_array_equal(q[2], [_ilogb(v, type_name) for v in x.tolist()])
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_sincos_within_ulp_bound(type_name: str) -> None:
+    x, _, r, _ = _outputs(type_name)
+    for got, fn in ((r[4], mp.sin), (r[5], mp.cos)):
+        ref = reference(_with_specials(fn, np.sin if fn is mp.sin else np.cos), x)
+        error = ulp_error(got, ref)
+        assert error.max() <= 4, f"sincos({type_name}): {worst(error, x, got=got)}"
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_remquo_remainder_and_quotient_bits(type_name: str) -> None:
+    x, y, r, q = _outputs(type_name)
+    ref = np.array([_c_remainder(a, b) for a, b in zip(x.tolist(), y.tolist())])
+    np.testing.assert_array_equal(r[7], ref.astype(x.dtype))
+    ok = np.isfinite(x) & np.isfinite(y) & (y != 0)
+    for a, b, k in zip(x[ok].tolist(), y[ok].tolist(), q[1][ok].tolist()):
+        quotient = (Fraction(a) - Fraction(_c_remainder(a, b))) / Fraction(b)  # exact
+        low = abs(quotient.numerator) % 128
+        want = -low if (a < 0) != (b < 0) else low
+        assert k % 128 == want % 128 and (k < 0) == (want < 0) or low == 0 and k == 0, \
+            f"remquo({a!r}, {b!r}): quotient bits {k}, want {want}"
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_lgamma_r_sign(type_name: str) -> None:
+    x, _, r, q = _outputs(type_name)
+    pick = np.isfinite(x) & (np.abs(x) < 30) & (x != np.floor(x))
+    want = np.array([1 if mpmath.gamma(v) > 0 else -1 for v in x[pick].tolist()])
+    np.testing.assert_array_equal(q[3][pick], want)
+    ref = np.array([math.lgamma(v) for v in x[pick].tolist()])
+    np.testing.assert_allclose(r[8][pick], ref, rtol=1e-4 if type_name == "float" else 1e-10,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_division_and_reciprocal(type_name: str) -> None:
+    """x / y: 2.5 ulp for float, correctly rounded for double; 1 / x the same."""
+    x, y, r, _ = _outputs(type_name)
+    bound = 2.5 if type_name == "float" else 0.5
+    for got, args in ((r[9], (x, y)), (r[10], (y,))):
+        fn = (lambda a, b: a / b) if len(args) == 2 else (lambda b: 1 / b)
+        c_fn = (lambda a, b: np.float64(a) / b) if len(args) == 2 else (lambda b: 1 / np.float64(b))
+        ref = reference(_with_specials(fn, c_fn), *args)
+        error = ulp_error(got, ref)
+        assert error.max() <= bound, f"division ({type_name}): {worst(error, *args, got=got)}"
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_fma_correctly_rounded(type_name: str) -> None:
+    x, y, r, _ = _outputs(type_name)
+    ref = reference(_with_specials(lambda a, b: a * b + a, lambda a, b: a * b + a), x, y)
+    error = ulp_error(r[12], ref)
+    assert error.max() <= 0.5, f"fma ({type_name}): {worst(error, x, y, got=r[12])}"
+    finite = np.isfinite(ref[0]) & (np.abs(ref[0]) < 1e30)
+    # mad may be any value the implementation chooses; ppcl's is fma or a*b+c
+    with np.errstate(all="ignore"):
+        two_roundings = (x * y + x)[finite]
+    assert np.all((r[11][finite] == r[12][finite]) | (r[11][finite] == two_roundings))
+
+
+# ------------------------------------------------------------ special values of section 7.5.1
+
+INF, NAN = math.inf, math.nan
+EDGE_CASES = [
+    ("acospi(1)", 0.0), ("asinpi(-0.0)", -0.0), ("atan2pi(0.0, -0.0)", 1.0),
+    ("atan2pi(-0.0, -0.0)", -1.0), ("atan2pi(-0.0, 0.0)", -0.0), ("atan2pi(0.0, -2)", 1.0),
+    ("atanpi(-INFINITY)", -0.5), ("cospi(2.5)", 0.0), ("cospi(-3.5)", 0.0),
+    ("exp10(-INFINITY)", 0.0), ("exp10(INFINITY)", INF), ("fdim(1, NAN)", NAN),
+    ("fmod(0.0, NAN)", NAN), ("fmod(-0.0, 3)", -0.0),
+    ("pow(0.0, -INFINITY)", INF), ("pow(-0.0, -3)", -INF), ("pow(-1, INFINITY)", 1.0),
+    ("pow(1, NAN)", 1.0), ("pow(NAN, 0)", 1.0), ("pow(-8, 1.0/3)", NAN),
+    ("pown(NAN, 0)", 1.0), ("pown(-0.0, -3)", -INF), ("pown(-0.0, -2)", INF),
+    ("pown(-0.0, 2)", 0.0), ("pown(-0.0, 3)", -0.0), ("pown(-2, 3)", -8.0),
+    ("powr(2, 0.0)", 1.0), ("powr(0.0, -2)", INF), ("powr(-0.0, -INFINITY)", INF),
+    ("powr(0.0, 3)", 0.0), ("powr(1, 5)", 1.0), ("powr(-2, 2)", NAN), ("powr(0.0, 0.0)", NAN),
+    ("powr(INFINITY, 0.0)", NAN), ("powr(1, INFINITY)", NAN), ("powr(2, NAN)", NAN),
+    ("rint(-0.5)", -0.0), ("rint(2.5)", 2.0), ("rint(-3.5)", -4.0),
+    ("rootn(-0.0, -3)", -INF), ("rootn(-0.0, -2)", INF), ("rootn(-0.0, 2)", 0.0),
+    ("rootn(-0.0, 3)", -0.0), ("rootn(-8, 2)", NAN), ("rootn(8, 0)", NAN), ("rootn(-8, 3)", -2.0),
+    ("round(-0.4)", -0.0), ("round(2.5)", 3.0), ("round(-2.5)", -3.0),
+    ("sinpi(-0.0)", -0.0), ("sinpi(3)", 0.0), ("sinpi(-3)", -0.0), ("sinpi(INFINITY)", NAN),
+    ("tanpi(-0.0)", -0.0), ("tanpi(INFINITY)", NAN), ("tanpi(2)", 0.0), ("tanpi(-2)", -0.0),
+    ("tanpi(3)", -0.0), ("tanpi(-3)", 0.0), ("tanpi(2.5)", INF), ("tanpi(3.5)", -INF),
+    ("trunc(-0.7)", -0.0), ("ceil(-0.5)", -0.0), ("nextafter(-0.0, 1)", "denorm"),
+    ("fmax(NAN, 2)", 2.0), ("fmin(3, NAN)", 3.0), ("ldexp(1, -2000)", 0.0),
+    ("ldexp(1.5, 3)", 12.0), ("copysign(2, -0.0)", -2.0), ("logb(0.0)", -INF),
+    ("log(-0.0)", -INF), ("log1p(-1)", -INF), ("exp(-INFINITY)", 0.0), ("expm1(-INFINITY)", -1.0),
+    ("atanh(1)", INF), ("acosh(1)", 0.0), ("asinh(-0.0)", -0.0), ("tgamma(-0.0)", -INF),
+    ("tgamma(-2)", NAN), ("hypot(INFINITY, NAN)", INF), ("cbrt(-27)", -3.0),
+    ("sqrt(-0.0)", -0.0), ("rsqrt(4)", 0.5), ("erf(INFINITY)", 1.0), ("erfc(-INFINITY)", 2.0),
+    ("maxmag(-3, 2)", -3.0), ("minmag(-3, 2)", 2.0), ("maxmag(-2, 2)", 2.0),
+    ("minmag(-2, 2)", -2.0), ("remainder(5, 2)", 1.0), ("remainder(7, 2)", -1.0),
+]
+
+
+def _typed(expr: str, T: str) -> str:
+    """``expr`` with its floating arguments cast to ``T`` (an int literal or a double constant
+    would make the call ambiguous between the float and double overloads)."""
+    name, args = expr[:-1].split("(", 1)
+    parts = [a.strip() for a in args.split(",")]
+    int_second = name in ("pown", "rootn", "ldexp")
+    cast = [a if (int_second and i == 1) else f"({T})({a})" for i, a in enumerate(parts)]
+    return f"{name}({', '.join(cast)})"
+
+
+def _edge_source(T: str) -> str:
+    lines = "\n".join(f"    r[{i}] = {_typed(expr, T)};" for i, (expr, _) in enumerate(EDGE_CASES))
+    return (FP64 if T == "double" else "") + f"""
+__kernel void edges(__global {T} *r)
+{{
+{lines}
+}}
+"""
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_special_values_of_the_specification(type_name: str) -> None:
+    dtype = DTYPES[type_name]
+    got = np.zeros(len(EDGE_CASES), dtype)
+    run(_edge_source(type_name), "edges", (1,), None, got)
+    wrong = []
+    for (expr, want), value in zip(EDGE_CASES, got.tolist()):
+        if want == "denorm":
+            want = float(np.nextafter(dtype(0), dtype(1)))
+        if math.isnan(want):
+            ok = math.isnan(value)
+        else:
+            ok = value == want and math.copysign(1, value) == math.copysign(1, want)
+        if not ok:
+            wrong.append(f"{expr} = {value!r}, want {want!r}")
+    assert not wrong, f"{type_name}: " + "; ".join(wrong)

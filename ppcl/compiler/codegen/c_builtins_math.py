@@ -179,7 +179,7 @@ return {f('pow')}({x}, {y});"""
 int odd = {y} & 1;
 if ({x} < {lit('0.0')} && !odd) return NAN;
 if ({y} == 1) return {x};
-if ({y} == 2) return {f('sqrt')}({x});
+if ({y} == 2) return {f('sqrt')}({f('fabs')}({x}));  /* rootn(-0, 2) is +0 */
 if ({y} == 3) return {f('cbrt')}({x});
 {F} m = ({F}){wf}(({wide}){f('fabs')}({x}), {one} / ({wide}){y});
 return odd ? {f('copysign')}(m, {x}) : m;"""
