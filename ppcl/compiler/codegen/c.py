@@ -187,6 +187,7 @@ C = Dialect(
     cast=c_cast,
     vec_step=c_vec_step,
     assign_swizzle=c_assign_swizzle,
+    masks_shift_count=True,
 )
 
 _PRINTER = CStylePrinter(C)
