@@ -194,8 +194,8 @@ def test_as_type_reinterprets_bits(src: str, dst: str) -> None:
     raw = rng.integers(0, 256, 64 * np.dtype(sdt).itemsize * sw, dtype=np.uint8)
     x = raw.view(sdt)
     out = np.zeros(len(raw) // np.dtype(ddt).itemsize, ddt)
-    load = f"x[i]" if sw == 1 else f"vload{sw}(i, x)"
-    store = f"out[i] = r;" if dw == 1 else f"vstore{dw}(r, i, out);"
+    load = "x[i]" if sw == 1 else f"vload{sw}(i, x)"
+    store = "out[i] = r;" if dw == 1 else f"vstore{dw}(r, i, out);"
     sbase, dbase = src.rstrip("0123456789"), dst.rstrip("0123456789")
     source = FP64 + f"""
 __kernel void k(__global const {sbase} *x, __global {dbase} *out)
