@@ -105,9 +105,10 @@ def test_address_spaces() -> None:
     out = np.zeros(32, np.float32)
     run(ADDRESS_SPACES, "spaces", (32,), (8,), x, coeff, LocalMem(8 * 4), out)
     g = np.arange(32)
-    l, base = g % 8, g - g % 8
+    lid, base = g % 8, g - g % 8
     table = np.array([1, 2, 4, 8], np.float32)
-    want = x + coeff[l % 4] + table[g % 4] + x[base + 7 - l] * 2 + x[base + (l + 1) % 8] + 1
+    want = (x + coeff[lid % 4] + table[g % 4] + x[base + 7 - lid] * 2
+            + x[base + (lid + 1) % 8] + 1)
     np.testing.assert_allclose(out, want, rtol=1e-6)
 
 
