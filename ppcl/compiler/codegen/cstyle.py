@@ -448,7 +448,10 @@ class CStylePrinter:
         """``count`` modulo the bit width of ``shifted``'s elements (a power of two, so a
         mask, which also views a negative count as unsigned as OpenCL does); a literal
         already in range is printed as it is."""
-        bits = (shifted.elem if isinstance(shifted, VectorType) else shifted).bits
+        elem = shifted.elem if isinstance(shifted, VectorType) else shifted
+        if not isinstance(elem, ScalarType):
+            raise CodegenError(f"shift of a value of type '{shifted}'")
+        bits = elem.bits
         if isinstance(count, ir.IntLit) and 0 <= count.value < bits:
             return self.expr(count, BINARY_PREC["&"] + 1)
         return f"({self.expr(count, BINARY_PREC['&'])} & {bits - 1})"
