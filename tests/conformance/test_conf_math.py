@@ -463,6 +463,11 @@ def _int_points(fn: Fn, dtype: Any, n: int, seed: int) -> tuple[np.ndarray, np.n
     else:
         k = rng.integers(-12, 13, size=n)
     k[:16] = [0, 1, -1, 2, -2, 3, -3, 5, 0, 1, -1, 2, -2, 3, -3, 7]
+    # a quarter with large counts: ldexp to the limits, high powers and roots
+    big = rng.choice([1000, 2**20 + 1, 2**30, 2**31 - 1, 99999], size=n // 4)
+    k[16:16 + n // 4] = big * rng.choice([-1, 1], size=n // 4)
+    if fn.name != "ldexp":  # near 1 for the high powers
+        x[16:16 + n // 8] = (1 + rng.uniform(-1e-3, 1e-3, n // 8)).astype(dtype)
     return x, k.astype(np.int32)
 
 
@@ -717,7 +722,9 @@ EDGE_CASES = [
     ("tanpi(-0.0)", -0.0), ("tanpi(INFINITY)", NAN), ("tanpi(2)", 0.0), ("tanpi(-2)", -0.0),
     ("tanpi(3)", -0.0), ("tanpi(-3)", 0.0), ("tanpi(2.5)", INF), ("tanpi(3.5)", -INF),
     ("trunc(-0.7)", -0.0), ("ceil(-0.5)", -0.0), ("nextafter(-0.0, 1)", "denorm"),
-    ("fmax(NAN, 2)", 2.0), ("fmin(3, NAN)", 3.0), ("ldexp(1, -2000)", 0.0),
+    ("fmax(NAN, 2)", 2.0), ("fmin(3, NAN)", 3.0), ("fmax(-0.0, 0.0)", 0.0),
+    ("fmax(0.0, -0.0)", 0.0), ("fmin(0.0, -0.0)", -0.0), ("fmin(-0.0, 0.0)", -0.0),
+    ("maxmag(-0.0, 0.0)", 0.0), ("minmag(0.0, -0.0)", -0.0), ("ldexp(1, -2000)", 0.0),
     ("ldexp(1.5, 3)", 12.0), ("copysign(2, -0.0)", -2.0), ("logb(0.0)", -INF),
     ("log(-0.0)", -INF), ("log1p(-1)", -INF), ("exp(-INFINITY)", 0.0), ("expm1(-INFINITY)", -1.0),
     ("atanh(1)", INF), ("acosh(1)", 0.0), ("asinh(-0.0)", -0.0), ("tgamma(-0.0)", -INF),
@@ -968,3 +975,45 @@ def test_math_options_keep_finite_results_within_bounds(option: str) -> None:
         error = ulp_error(got, ref, ftz=ftz, alt=alt)[keep]
         assert error.max() <= (fn.bound[0] or 0.5), \
             f"{fn.name} with {option}: {worst(error, xs[keep], got=got[keep])}"
+
+
+# ------------------------------------------------------------ vector forms
+
+def _vector_source(type_name: str, kind: str, names: list[str], width: int) -> str:
+    T, V = type_name, f"{type_name}{width}"
+    arg = {"unary": "(a)", "binary": "(a, b)", "int": "(a, k)"}[kind]
+    cases = "\n".join(f"    case {i}: r = {name}{arg}; break;" for i, name in enumerate(names))
+    return (FP64 if T == "double" else "") + f"""
+__kernel void family(__global const {T} *x, __global const {T} *y, __global const int *n,
+                     __global {T} *out, uint count)
+{{
+    size_t i = get_global_id(0) + get_global_id(1) * count;
+    {V} a = vload{width}(i, x), b = vload{width}(i, y);
+    int{width} k = vload{width}(i, n);
+    {V} r = 0;
+    switch (get_global_id(1)) {{
+{cases}
+    }}
+    vstore{width}(r, i, out);
+}}
+"""
+
+
+@pytest.mark.parametrize("kind", ["unary", "binary", "int"])
+@pytest.mark.parametrize("type_name, width", [("float", 4), ("double", 2), ("float", 16)])
+def test_vector_forms_equal_the_scalar_function(type_name: str, width: int, kind: str) -> None:
+    """Each component of a vector call is the scalar function of that component."""
+    scalar = _family(type_name, kind)
+    fns = _FNS[kind]
+    n = len(scalar.x) // len(fns)
+    out = np.zeros_like(scalar.x)
+    run(_vector_source(type_name, kind, scalar.names, width), "family",
+        (n // width, len(fns)), None, scalar.x, scalar.y, scalar.k, out,
+        np.uint32(n // width))
+    same = (out == scalar.got) | (np.isnan(out) & np.isnan(scalar.got))
+    same &= (np.signbit(out) == np.signbit(scalar.got)) | np.isnan(out)
+    if not same.all():
+        i = int(np.argmin(same))
+        name = scalar.names[i // n]
+        raise AssertionError(f"{name}({type_name}{width}) component {scalar.x[i]!r}: "
+                             f"{out[i]!r}, scalar {scalar.got[i]!r}")

@@ -31,8 +31,7 @@ _LIBM1 = {
     "erf", "exp", "exp2", "expm1", "fabs", "floor", "lgamma", "log", "log2", "log10", "log1p",
     "logb", "rint", "round", "sin", "sinh", "sqrt", "tan", "tanh", "tgamma", "trunc",
 }
-_LIBM2 = {"atan2", "copysign", "fdim", "fmod", "hypot", "nextafter", "pow", "remainder", "fmax",
-          "fmin"}
+_LIBM2 = {"atan2", "copysign", "fdim", "fmod", "hypot", "nextafter", "pow", "remainder"}
 # the argument is divided by pi after the C function
 _PI_SCALED = {"acospi": "acos", "asinpi": "asin", "atanpi": "atan", "atan2pi": "atan2"}
 
@@ -98,6 +97,15 @@ return (double)r;"""
             return f"return {f(name)}({x});"
         if name in _LIBM2:
             return f"return {f(name)}({x}, {y});"
+        if name in ("fmax", "fmin"):
+            # +0 is the larger zero (IEEE 754-2019 maximumNumber): the C library's fmax may
+            # return either zero, and gcc's vector and scalar code chose differently
+            keep_x = "!signbit" if name == "fmax" else "signbit"
+            better = ">" if name == "fmax" else "<"
+            return f"""if (isnan({y})) return {x};
+if (isnan({x})) return {y};
+if ({x} == {y}) return {keep_x}({x}) ? {x} : {y};
+return {x} {better} {y} ? {x} : {y};"""
         if name == "fma":
             return f"return {f('fma')}({x}, {y}, {z});"
         if name == "mad":
@@ -144,12 +152,16 @@ return {f('ilogb')}({x});"""
             return f"""{F} ax = {f('fabs')}({x}), ay = {f('fabs')}({y});
 if (ax > ay) return {x};
 if (ay > ax) return {y};
-return {f('fmax')}({x}, {y});"""
+if (isnan({x})) return {y};
+if (isnan({y})) return {x};
+return signbit({x}) ? {y} : {x};  /* equal magnitudes: the larger, +0 over -0 */"""
         if name == "minmag":
             return f"""{F} ax = {f('fabs')}({x}), ay = {f('fabs')}({y});
 if (ax < ay) return {x};
 if (ay < ax) return {y};
-return {f('fmin')}({x}, {y});"""
+if (isnan({x})) return {y};
+if (isnan({y})) return {x};
+return signbit({x}) ? {x} : {y};  /* equal magnitudes: the smaller, -0 under +0 */"""
         if name == "nan":
             if is_float:
                 return f"return __ppcl_bits_float(0x7fc00000u | {x});"
