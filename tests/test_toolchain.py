@@ -149,6 +149,8 @@ def test_default_flags_preserve_ieee_and_fast_math_relaxes() -> None:
      ["-ffp-contract=fast", "-fno-signed-zeros", "-fassociative-math", "-freciprocal-math",
       "-ffinite-math-only"], ["-ffast-math"]),
     ("-cl-denorms-are-zero", ["-ffp-contract=off"], ["-ffast-math", "-ffinite-math-only"]),
+    ("-cl-fast-relaxed-math -cl-fp32-correctly-rounded-divide-sqrt",
+     ["-fassociative-math", "-ffinite-math-only"], ["-freciprocal-math"]),
 ])
 def test_each_math_option_adds_the_flags_that_realize_it(options: str, present: list[str],
                                                          absent: list[str]) -> None:

@@ -202,6 +202,9 @@ def c_math_flags(options: BuildOptions) -> tuple[str, ...]:
     for option, spelled in MATH_OPTION_FLAGS.items():
         if getattr(options, option):
             flags += spelled
+    if options.fp32_correctly_rounded_divide_sqrt:
+        # division and sqrt are correctly rounded unless a division becomes a multiplication
+        flags = [flag for flag in flags if flag != "-freciprocal-math"]
     return tuple(flags)
 
 

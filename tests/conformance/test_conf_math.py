@@ -590,14 +590,15 @@ __kernel void outputs(__global const {T} *x, __global const {T} *y, __global {T}
 
 
 @functools.cache
-def _outputs(type_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _outputs(type_name: str, options: str = "") -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                           np.ndarray]:
     dtype = DTYPES[type_name]
     x, y = _binary_points(Fn("outputs", abs, (0, 0), (-1e3, 1e3)), dtype,
                           BINARY_POINTS[type_name], 77)
     n = len(x)
     r = np.zeros(13 * n, dtype)
     q = np.zeros(4 * n, np.int32)
-    run(_outputs_source(type_name), "outputs", (n,), None, x, y, r, q)
+    run(_outputs_source(type_name), "outputs", (n,), None, x, y, r, q, options=options)
     return x, y, r.reshape(13, n), q.reshape(4, n)
 
 
@@ -1017,3 +1018,19 @@ def test_vector_forms_equal_the_scalar_function(type_name: str, width: int, kind
         name = scalar.names[i // n]
         raise AssertionError(f"{name}({type_name}{width}) component {scalar.x[i]!r}: "
                              f"{out[i]!r}, scalar {scalar.got[i]!r}")
+
+
+@pytest.mark.parametrize("options, bound", [
+    ("-cl-fast-relaxed-math", 2.5),
+    ("-cl-fast-relaxed-math -cl-fp32-correctly-rounded-divide-sqrt", 0.5),
+    ("-cl-fp32-correctly-rounded-divide-sqrt", 0.5),
+])
+def test_float_division_under_options(options: str, bound: float) -> None:
+    """x / y within 2.5 ulp under relaxed math for |x|, |y| in [2^-62, 2^62]; correctly
+    rounded with -cl-fp32-correctly-rounded-divide-sqrt."""
+    x, y, r, _ = _outputs("float", options)
+    ref = reference(lambda a, b: a / b, x, y)
+    ranged = (np.abs(x) >= 2.0**-62) & (np.abs(x) <= 2.0**62)
+    ranged &= (np.abs(y) >= 2.0**-62) & (np.abs(y) <= 2.0**62)
+    error = ulp_error(r[9], ref)[ranged]
+    assert error.max() <= bound, worst(error, x[ranged], y[ranged], got=r[9][ranged])
