@@ -1,7 +1,7 @@
 """Conformance, conversions (OpenCL C 1.2 section 6.2.3) and reinterpretation (6.2.4).
 
-``convert_<dst>4[_sat][_rte|_rtz|_rtp|_rtn]`` for every pair of the ten scalar element types,
-on 4-vectors, against exact Python arithmetic: integers wrap modulo 2^bits or saturate;
+``convert_<dst>[n][_sat][_rte|_rtz|_rtp|_rtn]`` for every pair of the ten scalar element types,
+on 4-vectors (and scalars: the default and one directed mode), against exact Python arithmetic: integers wrap modulo 2^bits or saturate;
 floating to integer rounds by the mode (default toward zero) and, with ``_sat``, clamps and
 maps NaN to 0 (without ``_sat`` an out-of-range result is undefined and not compared);
 integer and double to floating round by the mode (default to nearest even), with the overflow
@@ -37,18 +37,26 @@ def _variants(dst: str) -> list[tuple[bool, str]]:
 
 
 def _source(src: str) -> str:
-    params = ", ".join(f"__global {d} *o_{d}" for d in TYPES)
+    params = ", ".join(f"__global {d} *o_{d}, __global {d} *s_{d}" for d in TYPES)
     lines = []
+    scalar = []
     for dst in TYPES:
         for k, (sat, mode) in enumerate(_variants(dst)):
-            name = f"convert_{dst}4{'_sat' if sat else ''}{mode}"
-            lines.append(f"    vstore4({name}(v), {k} * m + i, o_{dst});")
+            suffix = f"{'_sat' if sat else ''}{mode}"
+            lines.append(f"    vstore4(convert_{dst}4{suffix}(v), {k} * m + i, o_{dst});")
+            if mode in ("", "_rtn"):  # the C casts, and one helper of a rounding mode
+                scalar.append(
+                    f"        s_{dst}[{k} * 4 * m + 4 * i + c] = convert_{dst}{suffix}(s);")
     return FP64 + f"""
 __kernel void conv(__global const {src} *x, {params})
 {{
     size_t i = get_global_id(0), m = get_global_size(0);
     {src}4 v = vload4(i, x);
 {chr(10).join(lines)}
+    for (int c = 0; c < 4; ++c) {{
+        {src} s = x[4 * i + c];
+{chr(10).join(scalar)}
+    }}
 }}
 """
 
@@ -82,8 +90,13 @@ def _points(src: str) -> np.ndarray:
 def _run(src: str) -> dict[str, np.ndarray]:
     x = _points(src)
     outs = {dst: np.zeros(len(_variants(dst)) * len(x), TYPES[dst]) for dst in TYPES}
-    run(_source(src), "conv", (COUNT,), None, x, *outs.values())
-    return {"x": x, **{d: o.reshape(len(_variants(d)), len(x)) for d, o in outs.items()}}
+    scalars = {dst: np.zeros(len(_variants(dst)) * len(x), TYPES[dst]) for dst in TYPES}
+    run(_source(src), "conv", (COUNT,), None, x,
+        *[a for dst in TYPES for a in (outs[dst], scalars[dst])])
+    result = {"x": x, **{d: o.reshape(len(_variants(d)), len(x)) for d, o in outs.items()}}
+    result.update({f"scalar {d}": o.reshape(len(_variants(d)), len(x))
+                   for d, o in scalars.items()})
+    return result
 
 
 def _round_integer(value: Fraction, mode: str) -> int:
@@ -159,11 +172,17 @@ def test_convert_every_destination_saturation_and_rounding(src: str) -> None:
     wrong = []
     for dst in TYPES:
         for k, (sat, mode) in enumerate(_variants(dst)):
-            got = r[dst][k].tolist()
-            for value, result in zip(values, got):
+            vector, scalar = r[dst][k].tolist(), r[f"scalar {dst}"][k].tolist()
+            for value, result, alone in zip(values, vector, scalar):
                 want = _expected(value, dst, sat, mode)
                 if want is None:
                     continue
+                if mode in ("", "_rtn") and not (alone == result or
+                                                 alone != alone and result != result):
+                    name = f"convert_{dst}{'_sat' if sat else ''}{mode}"
+                    wrong.append(f"scalar {name}(({src}){value!r}) = {alone!r}, "
+                                 f"vector {result!r}")
+                    break
                 same = (want != want and result != result) or (
                     want == result and (not _is_float(dst) or np.signbit(want) ==
                                         np.signbit(result) or want != 0))
