@@ -307,3 +307,26 @@ __kernel void sizes(__global ulong *out)
     wrong = [f"{expr} = {got}, want {want}" for (expr, want), got in zip(rows, out.tolist())
              if got != want]
     assert not wrong, "; ".join(wrong)
+
+
+OUT_OF_RANGE_DIM = """
+__kernel void past(__global uint *out, uint d)
+{
+    size_t i = get_global_id(0) - get_global_offset(0);
+    out[7 * i + 0] = get_global_id(d);
+    out[7 * i + 1] = get_local_id(d);
+    out[7 * i + 2] = get_group_id(d);
+    out[7 * i + 3] = get_global_size(d);
+    out[7 * i + 4] = get_local_size(d);
+    out[7 * i + 5] = get_num_groups(d);
+    out[7 * i + 6] = get_global_offset(d);
+}
+"""
+
+
+@pytest.mark.parametrize("dim", [3, 4, 1000])
+def test_work_item_functions_past_the_last_dimension(dim: int) -> None:
+    """Section 6.12.1: for a dimension index of 3 or more the sizes are 1, ids and offsets 0."""
+    out = np.full(8 * 7, 99, np.uint32)
+    run(OUT_OF_RANGE_DIM, "past", (8,), (4,), out, np.uint32(dim), offset=(2,))
+    np.testing.assert_array_equal(out.reshape(8, 7), np.tile([0, 0, 0, 1, 1, 1, 0], (8, 1)))
