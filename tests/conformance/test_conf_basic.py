@@ -228,11 +228,12 @@ __kernel void half_io(__global const half *h, __global const float *f, __global 
 
 
 def _half_round(f: np.ndarray, mode: str) -> np.ndarray:
-    """float32 -> float16 by a rounding mode: the nearest-even result stepped by one half ulp
+    """float32 or float64 -> float16 by a rounding mode (numpy converts either directly, to
+    nearest even): the nearest-even result stepped by one half ulp
     where it went the wrong way."""
     with np.errstate(over="ignore"):  # beyond 65504: infinity, stepped back below
         near = f.astype(np.float16)
-    back = near.astype(np.float32)
+    back = near.astype(f.dtype)
     if mode == "rte":
         return near
     with np.errstate(invalid="ignore", over="ignore"):
@@ -330,3 +331,34 @@ def test_work_item_functions_past_the_last_dimension(dim: int) -> None:
     out = np.full(8 * 7, 99, np.uint32)
     run(OUT_OF_RANGE_DIM, "past", (8,), (4,), out, np.uint32(dim), offset=(2,))
     np.testing.assert_array_equal(out.reshape(8, 7), np.tile([0, 0, 0, 1, 1, 1, 0], (8, 1)))
+
+
+HALF_FROM_DOUBLE = """
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void store(__global const double *d, __global half *rte, __global half *rtz,
+                    __global half *rtp, __global half *rtn, __global half *v2)
+{
+    size_t i = get_global_id(0);
+    vstore_half_rte(d[i], i, rte);
+    vstore_half_rtz(d[i], i, rtz);
+    vstore_half_rtp(d[i], i, rtp);
+    vstore_half_rtn(d[i], i, rtn);
+    if (i % 2 == 0)
+        vstore_half2(vload2(i / 2, d), i / 2, v2);
+}
+"""
+
+
+def test_vstore_half_of_double_rounds_once() -> None:
+    """A double is rounded to half directly: through float first, 1 + 2^-11 + 2^-40 would
+    become the tie 1 + 2^-11 and then 1, instead of 1 + 2^-10."""
+    rng = np.random.default_rng(12)
+    n = 256
+    d = rng.choice([-1, 1], n) * np.exp2(rng.uniform(-27, 17, n))
+    d[:6] = [1 + 2.0**-11 + 2.0**-40, -(1 + 2.0**-11 + 2.0**-40), 2.0**-24 * 1.5 + 2.0**-60,
+             65504 + 16 - 2.0**-30, 0.0, -0.0]
+    outs = [np.zeros(n, np.float16) for _ in range(5)]
+    run(HALF_FROM_DOUBLE, "store", (n,), None, d, *outs)
+    for mode, out in zip(["rte", "rtz", "rtp", "rtn", "rte"], outs):
+        np.testing.assert_array_equal(out.view(np.uint16), _half_round(d, mode).view(np.uint16),
+                                      err_msg=mode)
