@@ -212,7 +212,8 @@ __kernel void k(__global const {type_name} *in, {params})
 HALF = """
 __kernel void half_io(__global const half *h, __global const float *f, __global float *loaded,
                       __global half *rte, __global half *rtz, __global half *rtp,
-                      __global half *rtn, __global half *plain, __global float *loaded4)
+                      __global half *rtn, __global half *plain, __global float *loaded4,
+                      __global float *aligned3, __global half *stored3)
 {
     size_t i = get_global_id(0);
     loaded[i] = vload_half(i, h);
@@ -221,8 +222,12 @@ __kernel void half_io(__global const half *h, __global const float *f, __global 
     vstore_half_rtp(f[i], i, rtp);
     vstore_half_rtn(f[i], i, rtn);
     vstore_half(f[i], i, plain);
-    if (i % 4 == 0)
+    if (i % 4 == 0) {
         vstore4(vload_half4(i / 4, h), i / 4, loaded4);
+        /* the aligned forms address 3-component vectors in steps of 4 */
+        vstore3(vloada_half3(i / 4, h), i / 4, aligned3);
+        vstorea_half3_rtz(vload3(i / 4, f), i / 4, stored3);
+    }
 }
 """
 
@@ -260,9 +265,17 @@ def test_vload_half_and_vstore_half_rounding_modes() -> None:
     loaded = np.zeros(n, np.float32)
     outs = [np.zeros(n, np.float16) for _ in range(5)]
     loaded4 = np.zeros(n, np.float32)
-    run(HALF, "half_io", (n,), None, h, f, loaded, *outs, loaded4)
+    aligned3 = np.zeros(3 * n // 4, np.float32)
+    stored3 = np.full(n, 7, np.float16)
+    run(HALF, "half_io", (n,), None, h, f, loaded, *outs, loaded4, aligned3, stored3)
     np.testing.assert_array_equal(loaded, h.astype(np.float32))
     np.testing.assert_array_equal(loaded4, h.astype(np.float32))
+    np.testing.assert_array_equal(aligned3.reshape(-1, 3), h.reshape(-1, 4)[:, :3])
+    want3 = np.full((n // 4, 4), 7, np.float16)
+    want3[:, :3] = _half_round(f[:3 * n // 4], "rtz").reshape(-1, 3)
+    same = (stored3.reshape(-1, 4) == want3) | (np.isnan(stored3.reshape(-1, 4)) &
+                                                 np.isnan(want3))
+    assert same.all(), "vstorea_half3 writes 3 halves at every fourth position"
     for mode, out in zip(["rte", "rtz", "rtp", "rtn", "rte"], outs):
         want = _half_round(f, mode)
         np.testing.assert_array_equal(out.view(np.uint16)[~np.isnan(f)],
