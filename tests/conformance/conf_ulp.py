@@ -17,7 +17,7 @@ the denormals). The rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import mpmath
@@ -31,10 +31,6 @@ def _format(dtype: Any) -> tuple[int, int, float]:
     """(precision in bits, minimum normal exponent, largest finite) of float32 or float64."""
     info = np.finfo(dtype)
     return info.nmant + 1, info.minexp, float(info.max)
-
-
-def mp_value(x: Any) -> Any:
-    return mpmath.mpf(float(x))
 
 
 def reference(fn: Callable[..., Any], *args: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,6 +160,3 @@ def flush_denormals(x: np.ndarray) -> np.ndarray:
     tiny = np.finfo(x.dtype).tiny
     return np.where(np.abs(x) < tiny, np.copysign(np.zeros_like(x), x), x).astype(x.dtype)
 
-
-def as_arrays(*values: Sequence[float], dtype: Any) -> list[np.ndarray]:
-    return [np.asarray(v, dtype=dtype) for v in values]

@@ -326,12 +326,6 @@ def _round(x: Any) -> Any:
     return mp.sign(x) * mp.floor(abs(x) + mp.mpf(0.5))
 
 
-def _nextafter(dtype: Any) -> Callable[[float, float], float]:
-    def fn(x: float, y: float) -> float:
-        return float(np.nextafter(dtype(x), dtype(y)))
-    return fn
-
-
 @dataclass(frozen=True)
 class Fn:
     """A math builtin: its reference, the OpenCL ULP bounds for float and double, the domain
@@ -1034,3 +1028,24 @@ def test_float_division_under_options(options: str, bound: float) -> None:
     ranged &= (np.abs(y) >= 2.0**-62) & (np.abs(y) <= 2.0**62)
     error = ulp_error(r[9], ref)[ranged]
     assert error.max() <= bound, worst(error, x[ranged], y[ranged], got=r[9][ranged])
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_nextafter_exact(type_name: str) -> None:
+    dtype = DTYPES[type_name]
+    x, y = _binary_points(Fn("nextafter", abs, (0, 0)), dtype, BINARY_POINTS[type_name], 5)
+    out = np.zeros_like(x)
+    source = (FP64 if type_name == "double" else "") + f"""
+__kernel void k(__global const {type_name} *x, __global const {type_name} *y,
+                __global {type_name} *out)
+{{ size_t i = get_global_id(0); out[i] = nextafter(x[i], y[i]); }}
+"""
+    run(source, "k", (len(x),), None, x, y, out)
+    with np.errstate(over="ignore"):  # nextafter(max, inf) is inf
+        want = np.nextafter(x, y)
+    same = (out.view(_BITS[type_name]) == want.view(_BITS[type_name]))
+    same |= np.isnan(out) & np.isnan(want)
+    assert same.all(), worst((~same).astype(float), x, y, got=out)
+
+
+_BITS = {"float": np.uint32, "double": np.uint64}
