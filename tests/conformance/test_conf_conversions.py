@@ -1,7 +1,7 @@
 """Conformance, conversions (OpenCL C 1.2 section 6.2.3) and reinterpretation (6.2.4).
 
 ``convert_<dst>[n][_sat][_rte|_rtz|_rtp|_rtn]`` for every pair of the ten scalar element types,
-on 4-vectors (and scalars: the default and one directed mode), against exact Python arithmetic: integers wrap modulo 2^bits or saturate;
+on 4-vectors (and scalars, default rounding), against exact Python arithmetic: integers wrap modulo 2^bits or saturate;
 floating to integer rounds by the mode (default toward zero) and, with ``_sat``, clamps and
 maps NaN to 0 (without ``_sat`` an out-of-range result is undefined and not compared);
 integer and double to floating round by the mode (default to nearest even), with the overflow
@@ -44,7 +44,7 @@ def _source(src: str) -> str:
         for k, (sat, mode) in enumerate(_variants(dst)):
             suffix = f"{'_sat' if sat else ''}{mode}"
             lines.append(f"    vstore4(convert_{dst}4{suffix}(v), {k} * m + i, o_{dst});")
-            if mode in ("", "_rtn"):  # the C casts, and one helper of a rounding mode
+            if mode == "":  # the C casts (vectors use __builtin_convertvector)
                 scalar.append(
                     f"        s_{dst}[{k} * 4 * m + 4 * i + c] = convert_{dst}{suffix}(s);")
     return FP64 + f"""
@@ -177,7 +177,7 @@ def test_convert_every_destination_saturation_and_rounding(src: str) -> None:
                 want = _expected(value, dst, sat, mode)
                 if want is None:
                     continue
-                if mode in ("", "_rtn") and not (alone == result or
+                if mode == "" and not (alone == result or
                                                  alone != alone and result != result):
                     name = f"convert_{dst}{'_sat' if sat else ''}{mode}"
                     wrong.append(f"scalar {name}(({src}){value!r}) = {alone!r}, "
