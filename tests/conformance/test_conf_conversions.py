@@ -177,8 +177,7 @@ def test_convert_every_destination_saturation_and_rounding(src: str) -> None:
                 want = _expected(value, dst, sat, mode)
                 if want is None:
                     continue
-                if mode == "" and not (alone == result or
-                                                 alone != alone and result != result):
+                if mode == "" and not (alone == result or alone != alone and result != result):
                     name = f"convert_{dst}{'_sat' if sat else ''}{mode}"
                     wrong.append(f"scalar {name}(({src}){value!r}) = {alone!r}, "
                                  f"vector {result!r}")
