@@ -74,7 +74,7 @@ def test_flags_and_specialization_change_the_key() -> None:
     base = toolchain.compile_shared(SOURCE)
     keys = {
         base.key,
-        toolchain.compile_shared(SOURCE, fast_math=True).key,
+        toolchain.compile_shared(SOURCE, math_flags=("-ffp-contract=fast",)).key,
         toolchain.compile_shared(SOURCE, extra_flags=("-DEXTRA=1",)).key,
         toolchain.compile_shared(SOURCE, specialization="local=64,1,1").key,
         toolchain.compile_shared(SOURCE, specialization="local=32,1,1").key,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ppcl.compiler import cache, toolchain
+from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.toolchain import ToolchainError
 
 ADD_ONE = "int add_one(int x) { return x + 1; }\n"
@@ -123,18 +124,44 @@ def test_march_native_rejected_falls_back(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert toolchain.compiler_invocations() == before + 1
 
 
+RELAXED = toolchain.c_math_flags(parse_build_options("-cl-fast-relaxed-math"))
+
+
 def test_default_flags_preserve_ieee_and_fast_math_relaxes() -> None:
     compiler = toolchain.find_compiler()
     strict = toolchain.compiler_flags(compiler)
-    relaxed = toolchain.compiler_flags(compiler, fast_math=True)
+    relaxed = toolchain.compiler_flags(compiler, math_flags=RELAXED)
     assert "-ffp-contract=off" in strict
     assert "-fassociative-math" not in strict
     assert "-fassociative-math" in relaxed
     assert "-march=native" in strict and "-fopenmp-simd" in strict
 
 
+@pytest.mark.parametrize("options, present, absent", [
+    ("", ["-ffp-contract=off"], ["-ffp-contract=fast", "-ffinite-math-only", "-ffast-math"]),
+    ("-cl-mad-enable", ["-ffp-contract=fast"], ["-ffp-contract=off", "-fno-signed-zeros"]),
+    ("-cl-no-signed-zeros", ["-ffp-contract=off", "-fno-signed-zeros"], ["-fassociative-math"]),
+    ("-cl-finite-math-only", ["-ffp-contract=off", "-ffinite-math-only"], ["-fno-signed-zeros"]),
+    ("-cl-unsafe-math-optimizations",
+     ["-ffp-contract=fast", "-fno-signed-zeros", "-fassociative-math", "-freciprocal-math"],
+     ["-ffinite-math-only"]),
+    ("-cl-fast-relaxed-math",
+     ["-ffp-contract=fast", "-fno-signed-zeros", "-fassociative-math", "-freciprocal-math",
+      "-ffinite-math-only"], ["-ffast-math"]),
+    ("-cl-denorms-are-zero", ["-ffp-contract=off"], ["-ffast-math", "-ffinite-math-only"]),
+    ("-cl-fast-relaxed-math -cl-fp32-correctly-rounded-divide-sqrt",
+     ["-fassociative-math", "-ffinite-math-only"], ["-freciprocal-math"]),
+])
+def test_each_math_option_adds_the_flags_that_realize_it(options: str, present: list[str],
+                                                         absent: list[str]) -> None:
+    flags = toolchain.c_math_flags(parse_build_options(options))
+    assert all(flag in flags for flag in present), flags
+    assert not any(flag in flags for flag in absent), flags
+
+
 def test_fast_math_object_does_not_flush_denormals_in_this_process() -> None:
-    library = toolchain.build_library("float half(float x) { return x * 0.5f; }\n", fast_math=True)
+    library = toolchain.build_library("float half(float x) { return x * 0.5f; }\n",
+                                      math_flags=RELAXED)
     assert library is not None
     tiny = 5e-324
     one = 1.0

@@ -5,12 +5,13 @@ the compiler links the ``.so`` directly next to it (``-shared``), which is then 
 atomically (see ``cache.py``). Invoking gcc on a tiny file costs about 30 ms, almost all of it
 process start-up of the driver, cc1 and the linker, so a cache hit must never call it.
 
-Default flags keep IEEE semantics (no contraction into FMA, no reassociation); only
-``-fno-math-errno`` and ``-fno-trapping-math`` are added, which do not change results because
-OpenCL has neither errno nor floating-point traps. ``fast_math`` (for ``-cl-fast-relaxed-math``)
-adds the individual flags that ``-ffast-math`` stands for rather than ``-ffast-math`` itself:
-GCC before 13 links ``crtfastmath.o`` into a shared object built with ``-ffast-math``, and
-loading it turns on flush-to-zero for the whole process, numpy included.
+Default flags keep IEEE semantics (``-ffp-contract=off``: no contraction into FMA, no
+reassociation); only ``-fno-math-errno`` and ``-fno-trapping-math`` are added, which do not
+change results because OpenCL has neither errno nor floating-point traps. Each OpenCL math
+option (``-cl-mad-enable``, ``-cl-fast-relaxed-math``...) adds the individual flags that realize
+it (``c_math_flags``), never ``-ffast-math`` itself: GCC before 13 links ``crtfastmath.o`` into a
+shared object built with ``-ffast-math``, and loading it turns on flush-to-zero for the whole
+process, numpy included.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ppcl.compiler import cache
+from ppcl.compiler.frontend.options import BuildOptions
 
 FALLBACK_COMPILERS = ("gcc", "clang", "cc")
 # What every "no working compiler" message tells the user to do.
@@ -49,15 +51,17 @@ BASE_FLAGS = (
 )
 MARCH_NATIVE = "-march=native"
 IEEE_FLAGS = ("-ffp-contract=off",)
-FAST_MATH_FLAGS = (
-    "-ffp-contract=fast",
-    "-fno-signed-zeros",
-    "-fassociative-math",
-    "-freciprocal-math",
-    "-ffinite-math-only",
-    "-fno-rounding-math",
-    "-fcx-limited-range",
-)
+# The C compiler flags that realize each OpenCL math build option (a BuildOptions field, after
+# the implications the specification writes: -cl-fast-relaxed-math sets the other four).
+# -cl-denorms-are-zero is a permission to flush denormals that ppcl does not take: flushing
+# needs the MXCSR of the calling thread, which numpy shares.
+MATH_OPTION_FLAGS: dict[str, tuple[str, ...]] = {
+    "mad_enable": ("-ffp-contract=fast",),
+    "no_signed_zeros": ("-fno-signed-zeros",),
+    "unsafe_math_optimizations": ("-fassociative-math", "-freciprocal-math"),
+    "finite_math_only": ("-ffinite-math-only",),
+    "fast_relaxed_math": ("-fcx-limited-range",),
+}
 VECTOR_REPORT_FLAGS = {
     "gcc": ("-fopt-info-vec-optimized",),
     "clang": ("-Rpass=loop-vectorize",),
@@ -192,16 +196,28 @@ def find_compiler() -> Compiler:
         return _compilers[argv]
 
 
+def c_math_flags(options: BuildOptions) -> tuple[str, ...]:
+    """The floating-point flags of the C compile for a program built with ``options``."""
+    flags: list[str] = [] if options.mad_enable else list(IEEE_FLAGS)
+    for option, spelled in MATH_OPTION_FLAGS.items():
+        if getattr(options, option):
+            flags += spelled
+    if options.fp32_correctly_rounded_divide_sqrt:
+        # division and sqrt are correctly rounded unless a division becomes a multiplication
+        flags = [flag for flag in flags if flag != "-freciprocal-math"]
+    return tuple(flags)
+
+
 def compiler_flags(
     compiler: Compiler,
     *,
-    fast_math: bool = False,
+    math_flags: Sequence[str] = IEEE_FLAGS,
     extra_flags: Sequence[str] = (),
     want_vector_report: bool = False,
 ) -> tuple[str, ...]:
     """The flags a build asks for (before any fallback for options the compiler rejects)."""
     flags = list(BASE_FLAGS)
-    flags += FAST_MATH_FLAGS if fast_math else IEEE_FLAGS
+    flags += math_flags
     if want_vector_report:
         flags += VECTOR_REPORT_FLAGS.get(compiler.family, ())
     flags += extra_flags
@@ -235,7 +251,7 @@ def _run_compiler(
 def compile_shared(
     c_source: str,
     *,
-    fast_math: bool = False,
+    math_flags: Sequence[str] = IEEE_FLAGS,
     extra_flags: Sequence[str] = (),
     want_vector_report: bool = False,
     specialization: str = "",
@@ -251,7 +267,7 @@ def compile_shared(
     compiler = find_compiler()
     flags = compiler_flags(
         compiler,
-        fast_math=fast_math,
+        math_flags=math_flags,
         extra_flags=extra_flags,
         want_vector_report=want_vector_report,
     )
@@ -351,7 +367,7 @@ def load(path: Path | str) -> ctypes.CDLL:
 def build_library(
     c_source: str,
     *,
-    fast_math: bool = False,
+    math_flags: Sequence[str] = IEEE_FLAGS,
     extra_flags: Sequence[str] = (),
     specialization: str = "",
     key_parts: Sequence[str] = (),
@@ -359,7 +375,7 @@ def build_library(
     """``compile_shared`` then ``load``: the usual way a backend gets a callable library."""
     compiled = compile_shared(
         c_source,
-        fast_math=fast_math,
+        math_flags=math_flags,
         extra_flags=extra_flags,
         specialization=specialization,
         key_parts=key_parts,

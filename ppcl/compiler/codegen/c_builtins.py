@@ -395,6 +395,9 @@ def lower_relational(e: Emitter, ov: Overload) -> str:
         if name == "isordered":
             return define_overload(
                 e, ov, lambda a: f"return ({RT})(({a[0]} == {a[0]}) & ({a[1]} == {a[1]}));")
+        if name == "islessgreater":
+            return define_overload(
+                e, ov, lambda a: f"return ({RT})(({a[0]} < {a[1]}) | ({a[0]} > {a[1]}));")
         if name == "isunordered":
             return define_overload(
                 e, ov, lambda a: f"return ({RT})(({a[0]} != {a[0]}) | ({a[1]} != {a[1]}));")
@@ -406,6 +409,8 @@ def lower_relational(e: Emitter, ov: Overload) -> str:
             return f"return {a[0]} {_COMPARISONS[name]} {a[1]};"
         if name == "isordered":
             return f"return !isunordered({a[0]}, {a[1]});"
+        if name == "islessgreater":
+            return f"return islessgreater({a[0]}, {a[1]});"
         if name == "isunordered":
             return f"return isunordered({a[0]}, {a[1]});"
         if name == "signbit":

@@ -31,8 +31,7 @@ _LIBM1 = {
     "erf", "exp", "exp2", "expm1", "fabs", "floor", "lgamma", "log", "log2", "log10", "log1p",
     "logb", "rint", "round", "sin", "sinh", "sqrt", "tan", "tanh", "tgamma", "trunc",
 }
-_LIBM2 = {"atan2", "copysign", "fdim", "fmod", "hypot", "nextafter", "pow", "remainder", "fmax",
-          "fmin"}
+_LIBM2 = {"atan2", "copysign", "fdim", "fmod", "hypot", "nextafter", "pow", "remainder"}
 # the argument is divided by pi after the C function
 _PI_SCALED = {"acospi": "acos", "asinpi": "asin", "atanpi": "atan", "atan2pi": "atan2"}
 
@@ -87,10 +86,26 @@ def _math_body(  # noqa: C901 - one case per builtin
         x = a[0]
         y = a[1] if len(a) > 1 else ""
         z = a[2] if len(a) > 2 else ""
+        if name == "cbrt" and not is_float:
+            # glibc's cbrt is off by up to 3 ulp (the bound is 2): one Newton step in long
+            # double brings it within half an ulp and a rounding
+            return f"""if ({x} == 0.0 || !isfinite({x})) return cbrt({x});
+long double r = cbrt({x});
+r -= (r * r * r - {x}) / (3.0L * r * r);
+return (double)r;"""
         if name in _LIBM1:
             return f"return {f(name)}({x});"
         if name in _LIBM2:
             return f"return {f(name)}({x}, {y});"
+        if name in ("fmax", "fmin"):
+            # +0 is the larger zero (IEEE 754-2019 maximumNumber): the C library's fmax may
+            # return either zero, and gcc's vector and scalar code chose differently
+            keep_x = "!signbit" if name == "fmax" else "signbit"
+            better = ">" if name == "fmax" else "<"
+            return f"""if (isnan({y})) return {x};
+if (isnan({x})) return {y};
+if ({x} == {y}) return {keep_x}({x}) ? {x} : {y};
+return {x} {better} {y} ? {x} : {y};"""
         if name == "fma":
             return f"return {f('fma')}({x}, {y}, {z});"
         if name == "mad":
@@ -137,12 +152,16 @@ return {f('ilogb')}({x});"""
             return f"""{F} ax = {f('fabs')}({x}), ay = {f('fabs')}({y});
 if (ax > ay) return {x};
 if (ay > ax) return {y};
-return {f('fmax')}({x}, {y});"""
+if (isnan({x})) return {y};
+if (isnan({y})) return {x};
+return signbit({x}) ? {y} : {x};  /* equal magnitudes: the larger, +0 over -0 */"""
         if name == "minmag":
             return f"""{F} ax = {f('fabs')}({x}), ay = {f('fabs')}({y});
 if (ax < ay) return {x};
 if (ay < ax) return {y};
-return {f('fmin')}({x}, {y});"""
+if (isnan({x})) return {y};
+if (isnan({y})) return {x};
+return signbit({x}) ? {x} : {y};  /* equal magnitudes: the smaller, -0 under +0 */"""
         if name == "nan":
             if is_float:
                 return f"return __ppcl_bits_float(0x7fc00000u | {x});"
@@ -172,7 +191,7 @@ return {f('pow')}({x}, {y});"""
 int odd = {y} & 1;
 if ({x} < {lit('0.0')} && !odd) return NAN;
 if ({y} == 1) return {x};
-if ({y} == 2) return {f('sqrt')}({x});
+if ({y} == 2) return {f('sqrt')}({f('fabs')}({x}));  /* rootn(-0, 2) is +0 */
 if ({y} == 3) return {f('cbrt')}({x});
 {F} m = ({F}){wf}(({wide}){f('fabs')}({x}), {one} / ({wide}){y});
 return odd ? {f('copysign')}(m, {x}) : m;"""

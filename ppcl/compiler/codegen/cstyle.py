@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.conversions import promote
 from ppcl.compiler.ir.types import (
     AddressSpace,
     ArrayType,
@@ -32,6 +33,7 @@ from ppcl.compiler.ir.types import (
 )
 
 INDENT = "    "
+_SHIFTS = ("<<", ">>")
 
 # C precedence levels, loosest first; a sub-expression is parenthesized when its level is below
 # the level its position requires.
@@ -113,6 +115,9 @@ class Dialect:
     assign_swizzle: ExprHook | None = None
     # Integer ``/`` and ``%`` and their compound assignments; the default prints C's operators.
     divide: ExprHook | None = None
+    # OpenCL takes a shift count modulo the width of the shifted (promoted) element type; C
+    # leaves a count out of range undefined, so the C dialect masks it explicitly.
+    masks_shift_count: bool = False
 
     def space(self, space: AddressSpace) -> str:
         return self.address_spaces.get(space, "")
@@ -444,6 +449,18 @@ class CStylePrinter:
             return f"({text})"
         return text
 
+    def shift_count(self, shifted: Type, count: ir.Expr) -> str:
+        """``count`` modulo the bit width of ``shifted``'s elements (a power of two, so a
+        mask, which also views a negative count as unsigned as OpenCL does); a literal
+        already in range is printed as it is."""
+        elem = shifted.elem if isinstance(shifted, VectorType) else shifted
+        if not isinstance(elem, ScalarType):
+            raise CodegenError(f"shift of a value of type '{shifted}'")
+        bits = elem.bits
+        if isinstance(count, ir.IntLit) and 0 <= count.value < bits:
+            return self.expr(count, BINARY_PREC["&"] + 1)
+        return f"({self.expr(count, BINARY_PREC['&'])} & {bits - 1})"
+
     def args(self, exprs: Sequence[ir.Expr]) -> str:
         return ", ".join(self.expr(a, PREC_ASSIGN) for a in exprs)
 
@@ -463,6 +480,8 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             prec = BINARY_PREC[e.op]
+            if e.op in _SHIFTS and self.dialect.masks_shift_count:
+                return f"{self.expr(e.lhs, prec)} {e.op} {self.shift_count(e.type, e.rhs)}", prec
             return f"{self.expr(e.lhs, prec)} {e.op} {self.expr(e.rhs, prec + 1)}", prec
         if isinstance(e, ir.Unary):
             return self.unary(e)
@@ -476,6 +495,9 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             target = self.expr(e.target, PREC_UNARY)
+            if e.op in ("<<=", ">>=") and self.dialect.masks_shift_count:
+                count = self.shift_count(promote(e.target.type), e.value)
+                return f"{target} {e.op} {count}", PREC_ASSIGN
             return f"{target} {e.op} {self.expr(e.value, PREC_ASSIGN)}", PREC_ASSIGN
         if isinstance(e, ir.Conditional):
             text = (f"{self.expr(e.cond, PREC_COND + 1)} ? {self.expr(e.then, PREC_ASSIGN)}"

@@ -286,7 +286,7 @@ def _geometric(b: _Builder) -> None:
 
 
 _REL2 = ("isequal", "isnotequal", "isgreater", "isgreaterequal", "isless", "islessequal",
-         "isordered", "isunordered")
+         "islessgreater", "isordered", "isunordered")
 _REL1 = ("isfinite", "isinf", "isnan", "isnormal", "signbit")
 
 

@@ -139,12 +139,11 @@ def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
         raise DeviceBuildError("the kernel compiler rejected it",
                                error.log) from error
     timings["lower"] = time.perf_counter() - start
-    fast_math = options.fast_relaxed_math or options.unsafe_math_optimizations
 
     start = time.perf_counter()
     try:
         compiled = toolchain.compile_shared(
-            generated.source, fast_math=fast_math, want_vector_report=want_vector_report,
+            generated.source, math_flags=toolchain.c_math_flags(options), want_vector_report=want_vector_report,
             specialization=f"local={spec.local_size};zero_offset={spec.zero_offset};"
                            f"narrow_ids={spec.narrow_ids}",
             key_parts=(*key_parts, kernel_name),
