@@ -1,4 +1,4 @@
-"""The one printer of the C family: OpenCL C, C for the CPU backend, and later CUDA.
+"""The one printer of the C family: OpenCL C, C for the CPU backend, and CUDA.
 
 ``CStylePrinter`` prints IR as C text: expressions with C precedence and the fewest parentheses
 that keep the tree, statements with braces around every body (so printing, parsing and printing
@@ -91,6 +91,10 @@ class Dialect:
         AddressSpace.LOCAL: "__local",
         AddressSpace.CONSTANT: "__constant",
     })
+    # The spelling of the space a pointer points into, when it differs from the space of an
+    # object (CUDA declares ``__shared__`` objects but has generic pointers); None: the same.
+    pointee_spaces: Mapping[AddressSpace, str] | None = None
+    function_qualifier: str = ""  # before every function that is not a kernel
     scalar_names: Mapping[str, str] = field(default_factory=dict)  # OpenCL name -> spelling
     vector_type: Callable[[VectorType], str] = opencl_vector_name
     restrict: str = "restrict"
@@ -110,6 +114,10 @@ class Dialect:
     vec_step: ExprHook | None = None
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
+    # A kernel's parameter list and the statements that open its body, when the dialect's
+    # kernels take their arguments otherwise than OpenCL's (CUDA's ``__local`` arguments).
+    kernel_params: Callable[[CStylePrinter, ir.Function], list[str]] | None = None
+    kernel_prologue: Callable[[CStylePrinter, ir.Function], list[str]] | None = None
 
     def space(self, space: AddressSpace) -> str:
         return self.address_spaces.get(space, "")
@@ -190,7 +198,8 @@ class CStylePrinter:
         raise TypeError(f"type {t} has a declarator part")
 
     def pointee_qualifiers(self, p: PointerType) -> list[str]:
-        quals = [self.dialect.space(p.space)]
+        spaces = self.dialect.pointee_spaces
+        quals = [self.dialect.space(p.space) if spaces is None else spaces.get(p.space, "")]
         quals += ["const"] * p.const + ["volatile"] * p.volatile
         return [q for q in quals if q]
 
@@ -337,9 +346,14 @@ class CStylePrinter:
         prefix: list[str] = []
         if f.is_kernel:
             prefix += [self.dialect.kernel_qualifier] + self.kernel_attributes(f.attrs)
+        else:
+            prefix.append(self.dialect.function_qualifier)
         if f.inline:
             prefix.append(self.dialect.inline)
-        params = ", ".join(self.param(p) for p in f.params)
+        if f.is_kernel and self.dialect.kernel_params is not None:
+            params = ", ".join(self.dialect.kernel_params(self, f))
+        else:
+            params = ", ".join(self.param(p) for p in f.params)
         header = self.declaration(f.ret, f"{self.name(f.name)}({params})")
         return " ".join([p for p in prefix if p] + [header])
 
@@ -347,7 +361,10 @@ class CStylePrinter:
         header = self.function_header(f)
         if f.body is None:
             return [header + ";"]
-        return [header, "{"] + self.stmts(f.body.stmts, 1) + ["}"]
+        prologue: list[str] = []
+        if f.is_kernel and self.dialect.kernel_prologue is not None:
+            prologue = [INDENT + line for line in self.dialect.kernel_prologue(self, f)]
+        return [header, "{"] + prologue + self.stmts(f.body.stmts, 1) + ["}"]
 
     # ------------------------------------------------------------ statements
 
