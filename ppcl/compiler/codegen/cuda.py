@@ -27,7 +27,6 @@ from ppcl.compiler.codegen.cstyle import (
 )
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.builtins import BUILTIN_CONSTANTS, lookup
-from ppcl.compiler.ir.visit import Rewriter
 from ppcl.compiler.ir.types import (
     AddressSpace,
     PointerType,
@@ -36,6 +35,7 @@ from ppcl.compiler.ir.types import (
     VectorType,
     width_of,
 )
+from ppcl.compiler.ir.visit import Rewriter
 
 HEADER = "ppcl_cuda.h"
 NDRANGE_PARAM = "ppcl_nd_arg"

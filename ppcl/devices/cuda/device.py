@@ -305,15 +305,15 @@ class CUDADevice(Device):
 
     def stream(self) -> int:
         """The calling thread's stream on this device."""
-        stream = getattr(self._threads, "stream", None)
+        stream: int | None = getattr(self._threads, "stream", None)
         if stream is None:
             self.current()
             handle = ctypes.c_void_p()
             self.driver.cuStreamCreate(ctypes.byref(handle), STREAM_NON_BLOCKING)
-            stream = handle.value
+            stream = handle.value or 0
             self._threads.stream = stream
             self._threads.synchronize = self.driver.raw("cuStreamSynchronize")
-        return int(stream)
+        return stream
 
     def wait(self, stream: int, what: str) -> None:
         code = self._threads.synchronize(stream)
