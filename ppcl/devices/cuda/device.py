@@ -57,7 +57,7 @@ from ppcl.devices.interface import (
 )
 from ppcl.settings import Debug
 
-MEM_BASE_ADDR_ALIGN = 256  # bytes; cuMemAlloc* returns at least this alignment
+MEM_BASE_ADDR_ALIGN = 128  # bytes: a sub-buffer starts on a whole cache line
 LOCAL_ARG_ALIGN = 128  # each __local argument starts at a multiple of this in shared memory
 DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic shared memory above this needs an opt-in per kernel
 PREFERRED_GROUP_ITEMS = 256

@@ -48,7 +48,8 @@ def compile_unit(source: str, options: Sequence[str]) -> tuple[bytes, str]:
     """The cubin of ``source`` and NVRTC's log; raises :class:`NVRTCError`."""
     nvrtc = _nvrtc()
     header = HEADER_PATH.read_text(encoding="utf-8")
-    program = nvrtc.createProgram(source, "ppcl_program.cu", [header], [HEADER])
+    program = nvrtc.createProgram(source, "ppcl_program.cu", [header.encode()],
+                                  [HEADER.encode()])
     try:
         try:
             nvrtc.compileProgram(program, list(options))
