@@ -135,8 +135,10 @@ def run_suite(cl: Any, ctx: Any, repeats: int) -> dict[str, Any]:
         cl.enqueue_copy(queue, out, buf)
         return out
 
+    # every kernel is retrieved once (pyopencl makes a new kernel object at each retrieval)
+    empty, reduce, conv5 = prg.empty, prg.reduce, prg.conv5
     dummy = cl.Buffer(ctx, mf.READ_WRITE, 4)
-    timed("empty launch", lambda: prg.empty(queue, (1,), (1,), dummy), lambda: True)
+    timed("empty launch", lambda: empty(queue, (1,), (1,), dummy), lambda: True)
 
     x = rng.random(SAXPY_N, dtype=np.float32)
     y = rng.random(SAXPY_N, dtype=np.float32)
@@ -164,7 +166,7 @@ def run_suite(cl: Any, ctx: Any, repeats: int) -> dict[str, Any]:
     bp = cl.Buffer(ctx, mf.WRITE_ONLY, partial.nbytes)
     scratch = cl.LocalMemory(REDUCE_LOCAL * 4)
     timed("reduction 16M",
-          lambda: prg.reduce(queue, (REDUCE_GROUPS * REDUCE_LOCAL,), (REDUCE_LOCAL,), bd, bp,
+          lambda: reduce(queue, (REDUCE_GROUPS * REDUCE_LOCAL,), (REDUCE_LOCAL,), bd, bp,
                              scratch, np.uint32(REDUCE_N)),
           lambda: math.isclose(float(read(bp, partial).astype(np.float64).sum()),
                                float(data.astype(np.float64).sum()), rel_tol=1e-4))
@@ -176,7 +178,7 @@ def run_suite(cl: Any, ctx: Any, repeats: int) -> dict[str, Any]:
     bo = cl.Buffer(ctx, mf.WRITE_ONLY, img.nbytes)
     conv = _conv_reference(img, filt)
     timed("conv2d 2048^2 5x5",
-          lambda: prg.conv5(queue, (CONV_N, CONV_N), (32, 8), bi, bf, bo, np.int32(CONV_N),
+          lambda: conv5(queue, (CONV_N, CONV_N), (32, 8), bi, bf, bo, np.int32(CONV_N),
                             np.int32(CONV_N)),
           lambda: np.allclose(read(bo, conv), conv, rtol=1e-4, atol=1e-4))
     return results

@@ -31,6 +31,7 @@ from ppcl.compiler.ir.layout import Size3
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cuda.driver import (
     ATTRIBUTES,
+    CTX_SCHED_SPIN,
     CUDA_SUCCESS,
     FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
     FUNC_SHARED_SIZE_BYTES,
@@ -274,6 +275,10 @@ class CUDADevice(Device):
         handle = ctypes.c_int()
         driver.cuDeviceGet(ctypes.byref(handle), ordinal)
         self.handle = handle.value
+        flags, active = ctypes.c_uint(), ctypes.c_int()
+        driver.cuDevicePrimaryCtxGetState(self.handle, ctypes.byref(flags), ctypes.byref(active))
+        if not active.value:  # the flags of a context another library started stay its own
+            driver.cuDevicePrimaryCtxSetFlags_v2(self.handle, CTX_SCHED_SPIN)
         context = ctypes.c_void_p()
         driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), self.handle)
         self.context = context.value

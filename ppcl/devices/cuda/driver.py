@@ -34,6 +34,7 @@ FUNC_MAX_THREADS_PER_BLOCK = 0
 FUNC_SHARED_SIZE_BYTES = 1
 FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 MEM_ATTACH_GLOBAL = 1
+CTX_SCHED_SPIN = 1  # a waiting host thread spins: a launch's wait ends microseconds sooner
 STREAM_NON_BLOCKING = 1
 
 _SIGNATURES: dict[str, list[Any]] = {
@@ -45,6 +46,9 @@ _SIGNATURES: dict[str, list[Any]] = {
     "cuDeviceGetAttribute": [ctypes.POINTER(ctypes.c_int), ctypes.c_int, ctypes.c_int],
     "cuDeviceTotalMem_v2": [ctypes.POINTER(ctypes.c_size_t), ctypes.c_int],
     "cuDevicePrimaryCtxRetain": [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int],
+    "cuDevicePrimaryCtxGetState": [ctypes.c_int, ctypes.POINTER(ctypes.c_uint),
+                                   ctypes.POINTER(ctypes.c_int)],
+    "cuDevicePrimaryCtxSetFlags_v2": [ctypes.c_int, ctypes.c_uint],
     "cuCtxSetCurrent": [ctypes.c_void_p],
     "cuMemGetInfo_v2": [ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)],
     "cuMemAllocManaged": [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint],
