@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -146,7 +147,7 @@ class CUDALaunch(KernelLaunch):
         nd.offset[:] = list(ndrange.global_offset)
         nd.work_dim = ndrange.work_dim
         self._nd = nd
-        self._packed: tuple[Sequence[ArgValue], object, int, list[object]] | None = None
+        self._packed: tuple[Any, ...] | None = None
         self._dynamic_opt_in = DEFAULT_SHARED_LIMIT
         self._launch = device.driver.raw("cuLaunchKernel")
         self._lock = threading.Lock()
@@ -178,26 +179,35 @@ class CUDALaunch(KernelLaunch):
             *[ctypes.addressof(h) for h in holders])  # type: ignore[arg-type]
         return argv, offset, holders
 
-    def run(self, args: Sequence[ArgValue]) -> None:
+    def _call_for(self, args: Sequence[ArgValue], thread: int) -> tuple[object, ...]:
+        """The launch call's arguments, made once per argument tuple and calling thread."""
         with self._lock:
-            packed = self._packed
-            if packed is None or packed[0] is not args:
-                argv, dynamic, holders = self._pack(args)
-                self._packed = (args, argv, dynamic, holders)
-            else:
-                _, argv, dynamic, holders = packed
+            argv, dynamic, holders = self._pack(args)
             if dynamic > self._dynamic_opt_in:
                 self._device.driver.cuFuncSetAttribute(
                     self._function, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
                 self._dynamic_opt_in = dynamic
             stream = self._device.stream()
             grid, block = self._grid, self._block
-            code = self._launch(self._function, grid[0], grid[1], grid[2], block[0], block[1],
-                                block[2], dynamic, stream, argv, None)
+            call = (ctypes.c_void_p(self._function), ctypes.c_uint(grid[0]),
+                    ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
+                    ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
+                    ctypes.c_void_p(stream), argv, None)
+            self._packed = (args, thread, call, stream, holders)
+            return self._packed
+
+    def run(self, args: Sequence[ArgValue]) -> None:
+        # the kept call is read without the lock: a thread that packs anew replaces the tuple
+        # whole, and the old one stays alive while this launch holds it
+        packed = self._packed
+        thread = threading.get_ident()
+        if packed is None or packed[0] is not args or packed[1] != thread:
+            packed = self._call_for(args, thread)
+        code = self._launch(*packed[2])
         if code != CUDA_SUCCESS:
             raise RuntimeError(f"kernel '{self._name}' could not be launched on the GPU: "
                                f"{self._device.driver.error_name(code)} ({code})")
-        self._device.wait(stream, self._name)
+        self._device.wait(packed[3], self._name)
 
 
 class CUDAProgram(DeviceProgram):
@@ -321,7 +331,8 @@ class CUDADevice(Device):
         return stream
 
     def wait(self, stream: int, what: str) -> None:
-        code = self._threads.synchronize(stream)
+        """Wait for the calling thread's ``stream``; a kernel fault raises KernelFault."""
+        code = self._threads.synchronize(ctypes.c_void_p(stream))
         if code == CUDA_SUCCESS:
             return
         name = self.driver.error_name(code)

@@ -96,9 +96,12 @@ class Driver:
         return text.value.decode()
 
     def raw(self, name: str) -> Callable[..., int]:
-        """The unchecked function (for the launch path, which checks the result itself)."""
-        function: Callable[..., int] = getattr(self._lib, name)
-        return function
+        """The unchecked function of ctypes values, converted by no argtypes (for the launch
+        path, which makes its arguments once and checks the result itself)."""
+        function = getattr(ctypes.CDLL(self._lib._name), name)
+        function.restype = ctypes.c_int
+        raw: Callable[..., int] = function
+        return raw
 
     def __getattr__(self, name: str) -> Callable[..., None]:
         function = getattr(self._lib, name)
