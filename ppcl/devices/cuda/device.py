@@ -179,7 +179,7 @@ class CUDALaunch(KernelLaunch):
             *[ctypes.addressof(h) for h in holders])  # type: ignore[arg-type]
         return argv, offset, holders
 
-    def _call_for(self, args: Sequence[ArgValue], thread: int) -> tuple[object, ...]:
+    def _call_for(self, args: Sequence[ArgValue], thread: int) -> tuple[Any, ...]:
         """The launch call's arguments, made once per argument tuple and calling thread."""
         with self._lock:
             argv, dynamic, holders = self._pack(args)
