@@ -136,3 +136,27 @@ def test_a_kernel_compiles_to_an_object_with_its_c_name(tmp_path):
     symbols = subprocess.run(["nm", str(tmp_path / "saxpy.o")], capture_output=True, text=True,
                              check=False).stdout
     assert "ppcl_u_saxpy" in symbols
+
+
+def test_kernels_with_buffers_get_a_noalias_copy():
+    text = unit("""
+        __kernel void two(__global const float *x, __global float *y) { y[0] = x[0]; }
+        __kernel void one(__global float *y, __local float *s) { y[0] = s[0]; }""")
+    assert ('extern "C" __global__ void ppcl_u_two__noalias(const ppcl_ndrange ppcl_nd_arg, '
+            'const float *__restrict__ ppcl_u_x, float *__restrict__ ppcl_u_y)') in text
+    assert "ppcl_u_one__noalias" not in text
+
+
+def test_noalias_copy_only_for_disjoint_buffers():
+    from ppcl.devices.cuda.device import buffers_disjoint
+    from ppcl.devices.interface import BufferArg, LocalArg, ValueArg
+
+    class Owner:
+        def __init__(self, size):
+            self.size = size
+
+    a, b = BufferArg(4096, Owner(1024)), BufferArg(8192, Owner(64))
+    inside = BufferArg(4096 + 512, Owner(128))
+    assert buffers_disjoint([a, b, LocalArg(64), ValueArg(b"1234"), BufferArg(0)])
+    assert not buffers_disjoint([a, inside])
+    assert not buffers_disjoint([a, a])

@@ -184,3 +184,23 @@ def test_cubins_come_from_the_cache_the_second_time(gctx, private_cache):
     second = cached_cubin(source, ["--std=c++17"], device.arch)
     assert not first.cached and second.cached
     assert first.data == second.data
+
+
+@needs_gpu
+def test_a_buffer_passed_twice_runs_the_kernel_as_written(gctx, gqueue):
+    # with restrict pointers the compiler may read x[i] before y[i] = 0 is stored
+    prg = _build(gctx, """__kernel void k(__global const int *x, __global int *y) {
+        size_t i = get_global_id(0); y[i] = 0; y[i] += x[i]; }""")
+    ones = np.ones(1 << 12, dtype=np.int32)
+    a = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=ones)
+    b = cl.Buffer(gctx, mf.READ_WRITE, ones.nbytes)
+    prg.k(gqueue, ones.shape, None, a, a)
+    prg.k(gqueue, ones.shape, None, a, b)
+    got_a, got_b = np.empty_like(ones), np.empty_like(ones)
+    cl.enqueue_copy(gqueue, got_a, a)
+    cl.enqueue_copy(gqueue, got_b, b)
+    assert (got_a == 0).all() and (got_b == 0).all()
+    c = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=ones)
+    prg.k(gqueue, ones.shape, None, c, b)
+    cl.enqueue_copy(gqueue, got_b, b)
+    assert (got_b == 1).all()

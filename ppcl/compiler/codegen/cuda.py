@@ -10,6 +10,11 @@ work-group formation: ``barrier`` is ``__syncthreads()`` and ``__local`` variabl
 A kernel's first parameter is the launch's ``ppcl_ndrange`` (global offset, work dimension), and
 each ``__local`` pointer parameter is passed as an ``unsigned int`` offset into the block's
 dynamic shared memory (``ppcl_dynamic_local``), the host adding up the sizes the program set.
+
+A kernel with two or more ``__global``/``__constant`` pointers is printed a second time as
+``<name>__noalias``, every such pointer ``__restrict__`` (so loads of data it only reads may go
+through the read-only cache): the device launches that copy when the buffers of a launch do not
+overlap, which it knows from the argument values and OpenCL's compiler cannot assume.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from ppcl.compiler.ir.visit import Rewriter
 HEADER = "ppcl_cuda.h"
 NDRANGE_PARAM = "ppcl_nd_arg"
 LOCAL_OFFSET_PREFIX = "ppcl_local_"
+NOALIAS_SUFFIX = "__noalias"
 _ROUNDING_MODES = {"": 0, "rte": 1, "rtz": 2, "rtp": 3, "rtn": 4}
 
 CUDA_SCALAR_NAMES: dict[str, str] = {**C_SCALAR_NAMES, "bool": "bool", "half": "unsigned short"}
@@ -234,13 +240,36 @@ class _ConstantValues(Rewriter):
         return e
 
 
-def cuda_unit(module: ir.Module) -> str:
+def _global_pointer(p: ir.Param) -> bool:
+    return isinstance(p.type, PointerType) and p.type.space in (AddressSpace.GLOBAL,
+                                                                 AddressSpace.CONSTANT)
+
+
+def _restricted(p: ir.Param) -> ir.Param:
+    assert isinstance(p.type, PointerType)
+    return dataclasses.replace(p, type=dataclasses.replace(p.type, restrict=True))
+
+
+def noalias_variant(f: ir.Function) -> ir.Function | None:
+    """The copy of kernel ``f`` whose buffer pointers are restrict, if it has two or more."""
+    if sum(_global_pointer(p) for p in f.params) < 2:
+        return None
+    params = tuple(_restricted(p) if _global_pointer(p) else p for p in f.params)
+    return dataclasses.replace(f, name=f.name + NOALIAS_SUFFIX, params=params)
+
+
+def cuda_unit(module: ir.Module, noalias: bool = True) -> str:
     """The translation unit of a program: the header, then the module (OpenCL's extension
-    pragmas mean nothing to CUDA and are left out)."""
-    module = _ConstantValues().rewrite(dataclasses.replace(module, extensions=()))
+    pragmas mean nothing to CUDA and are left out), then the ``__noalias`` copies of its
+    kernels when ``noalias``."""
+    decls = module.decls
+    if noalias:
+        variants = (noalias_variant(k) for k in module.kernels)
+        decls += tuple(v for v in variants if v is not None)
+    module = _ConstantValues().rewrite(dataclasses.replace(module, decls=decls, extensions=()))
     return f'#include "{HEADER}"\n\n' + print_cuda(module)
 
 
-def kernel_symbol(name: str) -> str:
-    """The name a kernel has in the compiled module."""
-    return c_identifier(name)
+def kernel_symbol(name: str, noalias: bool = False) -> str:
+    """The name a kernel (or its ``__noalias`` copy) has in the compiled module."""
+    return c_identifier(name + NOALIAS_SUFFIX if noalias else name)

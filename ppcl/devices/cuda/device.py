@@ -6,7 +6,8 @@ the whole program is one NVRTC unit, compiled at ``build()`` (cubins cached on d
 as one module. A launch is one ``cuLaunchKernel`` on the calling thread's stream (every command
 thread has a stream of its own, so out-of-order queues and several queues overlap on the GPU)
 followed by a wait for that stream, since the runtime's commands complete when ``run``
-returns.
+returns. A launch whose buffers do not overlap runs the kernel's ``__noalias`` copy (restrict
+pointers), chosen once per set of argument values.
 
 Memory is CUDA managed memory: the runtime and the program see a buffer's bytes as a host
 array (buffers made from host data, maps, the host side of copies) while kernels use the same
@@ -33,6 +34,7 @@ from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cuda.driver import (
     ATTRIBUTES,
     CTX_SCHED_SPIN,
+    CUDA_ERROR_NOT_FOUND,
     CUDA_SUCCESS,
     FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
     FUNC_SHARED_SIZE_BYTES,
@@ -130,16 +132,30 @@ class ManagedAllocation(Allocation):
             self.address = 0
 
 
+def buffers_disjoint(args: Sequence[ArgValue]) -> bool:
+    """Whether no two buffer arguments of a launch share a byte (sub-buffers of one buffer
+    may), so that the kernel's ``__noalias`` copy computes what the kernel does."""
+    spans = []
+    for arg in args:
+        if isinstance(arg, BufferArg) and arg.address:
+            size = getattr(arg.owner, "size", None)
+            if not isinstance(size, int):
+                return False
+            spans.append((arg.address, arg.address + size))
+    spans.sort()
+    return all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+
+
 class CUDALaunch(KernelLaunch):
     """One kernel over one NDRange; the packed parameters are kept while the argument tuple is
     the same, so a repeated launch is one driver call and a wait."""
 
-    def __init__(self, device: CUDADevice, function: int, name: str, ndrange: NDRange,
-                 static_local_bytes: int) -> None:
+    def __init__(self, device: CUDADevice, functions: tuple[int, int | None], name: str,
+                 ndrange: NDRange, static_local_bytes: int) -> None:
         self.ndrange = ndrange
         self.static_local_bytes = static_local_bytes
         self._device = device
-        self._function = function
+        self._functions = functions  # the kernel, and its __noalias copy if it has one
         self._name = name
         self._grid = ndrange.num_groups
         self._block = ndrange.local_size
@@ -183,13 +199,17 @@ class CUDALaunch(KernelLaunch):
         """The launch call's arguments, made once per argument tuple and calling thread."""
         with self._lock:
             argv, dynamic, holders = self._pack(args)
+            plain, noalias = self._functions
+            function = noalias if noalias is not None and buffers_disjoint(args) else plain
             if dynamic > self._dynamic_opt_in:
-                self._device.driver.cuFuncSetAttribute(
-                    self._function, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
+                for f in (plain, noalias):
+                    if f is not None:
+                        self._device.driver.cuFuncSetAttribute(
+                            f, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
                 self._dynamic_opt_in = dynamic
             stream = self._device.stream()
             grid, block = self._grid, self._block
-            call = (ctypes.c_void_p(self._function), ctypes.c_uint(grid[0]),
+            call = (ctypes.c_void_p(function), ctypes.c_uint(grid[0]),
                     ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
                     ctypes.c_void_p(stream), argv, None)
@@ -238,23 +258,35 @@ class CUDAProgram(DeviceProgram):
         handle = ctypes.c_void_p()
         device.driver.cuModuleLoadData(ctypes.byref(handle), cubin.data)
         self._module = handle
-        self._functions: dict[str, tuple[int, int]] = {}
+        self._functions: dict[str, tuple[int, int | None, int]] = {}
         self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
         self._lock = threading.Lock()
 
-    def _function(self, kernel_name: str) -> tuple[int, int]:
+    def _lookup(self, symbol: str) -> int | None:
+        function = ctypes.c_void_p()
+        try:
+            self._device.driver.cuModuleGetFunction(ctypes.byref(function), self._module,
+                                                    symbol.encode())
+        except CUDAError as error:
+            if error.code == CUDA_ERROR_NOT_FOUND:
+                return None
+            raise
+        return function.value
+
+    def _function(self, kernel_name: str) -> tuple[int, int | None, int]:
+        """The kernel, its ``__noalias`` copy (None if it has none) and its static shared
+        memory in bytes."""
         known = self._functions.get(kernel_name)
         if known is not None:
             return known
         self._device.current()
-        function = ctypes.c_void_p()
-        self._device.driver.cuModuleGetFunction(ctypes.byref(function), self._module,
-                                                kernel_symbol(kernel_name).encode())
+        function = self._lookup(kernel_symbol(kernel_name))
+        assert function is not None, f"the module has no kernel {kernel_name}"
+        noalias = self._lookup(kernel_symbol(kernel_name, noalias=True))
         shared = ctypes.c_int()
         self._device.driver.cuFuncGetAttribute(ctypes.byref(shared), FUNC_SHARED_SIZE_BYTES,
                                                function)
-        assert function.value is not None
-        known = (function.value, shared.value)
+        known = (function, noalias, shared.value)
         self._functions[kernel_name] = known
         return known
 
@@ -268,8 +300,9 @@ class CUDAProgram(DeviceProgram):
             if launch is None:
                 if kernel_name not in self._kernels:
                     raise DeviceBuildError(f"the program has no kernel '{kernel_name}'")
-                function, shared = self._function(kernel_name)
-                launch = CUDALaunch(self._device, function, kernel_name, ndrange, shared)
+                function, noalias, shared = self._function(kernel_name)
+                launch = CUDALaunch(self._device, (function, noalias), kernel_name, ndrange,
+                                    shared)
                 self._launches[key] = launch
         return launch
 
