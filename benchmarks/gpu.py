@@ -2,14 +2,16 @@
 
 The same OpenCL program runs on both with the same launch shapes: an empty launch, saxpy of
 16M floats, sgemm 1024 (naive and tiled in local memory), a reduction of 16M floats and a 5x5
-convolution of a 2048x2048 image. Each result is checked against numpy; each time is the
-median of timed samples after warm-up (``benchmarks/timing.py``), a sample being ten launches,
-each followed by a wait for it (``finish``), divided by ten. Waiting for each launch is what a
+convolution of a 2048x2048 image. Each result is checked against numpy. A time is the time of
+one launch followed by a wait for it (``finish``): a sample is ten of them, a round the median
+of ``--repeats`` samples after warm-up (``benchmarks/timing.py``), and the figure the median of
+``--rounds`` rounds, ppcl and NVIDIA taking turns in each. Waiting for each launch is what a
 ppcl command does (a command completes when its kernel has run); NVIDIA's driver could also
-overlap back-to-back launches, which this measure leaves out. The cold build is the whole program built with an empty kernel cache (ppcl) and with
-``CUDA_CACHE_DISABLE=1`` (NVIDIA's driver, set before pyopencl loads it).
+overlap back-to-back launches, which this measure leaves out. The cold builds are this
+program and the 16 kernels of ``ppcl bench`` (``ppcl/bench_source.py``), built with an empty
+kernel cache (ppcl) and with ``CUDA_CACHE_DISABLE=1`` and ``PYOPENCL_NO_CACHE=1`` (NVIDIA).
 
-Usage: ``python3 -m benchmarks.gpu [--json FILE] [--repeats N]``. pyopencl finds NVIDIA's
+Usage: ``python3 -m benchmarks.gpu [--json FILE] [--repeats N] [--rounds N]``. pyopencl finds NVIDIA's
 driver through ``OCL_ICD_VENDORS`` (a directory holding ``nvidia.icd``) where the system has
 no ``/etc/OpenCL/vendors``.
 """
@@ -20,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -29,8 +32,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.timing import measure
+from ppcl.bench_source import SOURCE as BENCH_SUITE_SOURCE
 
-os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
+os.environ.setdefault("CUDA_CACHE_DISABLE", "1")  # NVIDIA's driver compiles from source
+os.environ.setdefault("PYOPENCL_NO_CACHE", "1")  # and pyopencl keeps no binaries of its own
 
 SOURCE = """
 __kernel void empty(__global float *x) { }
@@ -101,10 +106,6 @@ REDUCE_N = 1 << 24
 REDUCE_GROUPS, REDUCE_LOCAL = 1024, 256
 CONV_N = 2048
 BATCH = 10  # launches per timed sample, each waited for: the GPU stays at its working clock
-# NVIDIA's OpenCL on the H100, as the issue measured it (for reference beside this run's)
-ISSUE_NVIDIA = {"empty launch": 150e-6, "saxpy 16M": 0.28e-3, "reduction 16M": 0.25e-3,
-                "conv2d 2048^2 5x5": 0.4e-3}
-
 
 def _conv_reference(img: np.ndarray, filt: np.ndarray) -> np.ndarray:
     padded = np.pad(img, 2, mode="edge")
@@ -115,24 +116,35 @@ def _conv_reference(img: np.ndarray, filt: np.ndarray) -> np.ndarray:
     return out
 
 
-def run_suite(cl: Any, ctx: Any, repeats: int) -> dict[str, Any]:
-    """Times (s) and checks of every benchmark on one OpenCL implementation."""
-    mf = cl.mem_flags
-    queue = cl.CommandQueue(ctx)
-    start = time.perf_counter()
-    prg = cl.Program(ctx, SOURCE).build()
-    build_s = time.perf_counter() - start
-    rng = np.random.default_rng(0)
-    results: dict[str, Any] = {"cold build": build_s}
+class Suite:
+    """One implementation's program, buffers and launches, ready to time."""
 
-    def timed(name: str, launch: Callable[[], Any], check: Callable[[], bool]) -> None:
-        def batch() -> None:
+    def __init__(self, cl: Any, ctx: Any) -> None:
+        self.queue = cl.CommandQueue(ctx)
+        start = time.perf_counter()
+        self.program = cl.Program(ctx, SOURCE).build()
+        self.build_s = time.perf_counter() - start
+        start = time.perf_counter()  # the 16 kernels of ``ppcl bench``
+        cl.Program(ctx, BENCH_SUITE_SOURCE).build()
+        self.suite_build_s = time.perf_counter() - start
+        # name -> (one launch, check of the output)
+        self.cases: dict[str, tuple[Callable[[], Any], Callable[[], bool]]] = {}
+        _add_cases(self, cl, ctx)
+
+    def batch(self, name: str) -> Callable[[], None]:
+        launch, queue = self.cases[name][0], self.queue
+
+        def run() -> None:
             for _ in range(BATCH):
                 launch()
                 queue.finish()
-        m = measure(batch, repeats=repeats)
-        results[name] = m.timing.median_s / BATCH
-        results[name + " ok"] = bool(check())
+        return run
+
+
+def _add_cases(suite: Suite, cl: Any, ctx: Any) -> None:
+    mf = cl.mem_flags
+    queue, prg = suite.queue, suite.program
+    rng = np.random.default_rng(0)
 
     def read(buf: Any, like: np.ndarray) -> np.ndarray:
         out = np.empty_like(like)
@@ -140,40 +152,44 @@ def run_suite(cl: Any, ctx: Any, repeats: int) -> dict[str, Any]:
         return out
 
     # every kernel is retrieved once (pyopencl makes a new kernel object at each retrieval)
-    empty, reduce, conv5 = prg.empty, prg.reduce, prg.conv5
+    empty, saxpy, reduce, conv5 = prg.empty, prg.saxpy, prg.reduce, prg.conv5
+    naive, tiled = prg.sgemm_naive, prg.sgemm_tiled
     dummy = cl.Buffer(ctx, mf.READ_WRITE, 4)
-    timed("empty launch", lambda: empty(queue, (1,), (1,), dummy), lambda: True)
+    suite.cases["empty launch"] = (lambda: empty(queue, (1,), (1,), dummy), lambda: True)
 
     x = rng.random(SAXPY_N, dtype=np.float32)
     y = rng.random(SAXPY_N, dtype=np.float32)
     bx = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
     by = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=y)
-    saxpy = prg.saxpy
-    timed("saxpy 16M", lambda: saxpy(queue, (SAXPY_N,), (256,), np.float32(0.0), bx, by),
-          lambda: np.array_equal(read(by, y), y))
+    suite.cases["saxpy 16M"] = (
+        lambda: saxpy(queue, (SAXPY_N,), (256,), np.float32(0.0), bx, by),
+        lambda: np.array_equal(read(by, y), y))
 
     a = rng.random((GEMM_N, GEMM_N), dtype=np.float32)
     b = rng.random((GEMM_N, GEMM_N), dtype=np.float32)
     ba = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
     bb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
-    bc = cl.Buffer(ctx, mf.WRITE_ONLY, a.nbytes)
+    bc1 = cl.Buffer(ctx, mf.WRITE_ONLY, a.nbytes)
+    bc2 = cl.Buffer(ctx, mf.WRITE_ONLY, a.nbytes)
     expected = a @ b
-    for name, kernel, local in (("sgemm naive", prg.sgemm_naive, (16, 16)),
-                                ("sgemm tiled", prg.sgemm_tiled, (32, 32))):
-        timed(name, lambda k=kernel, lo=local: k(queue, (GEMM_N, GEMM_N), lo,
-                                                   np.int32(GEMM_N), ba, bb, bc),
-              lambda: np.allclose(read(bc, expected), expected, rtol=1e-3, atol=1e-2))
+    n = np.int32(GEMM_N)
+    suite.cases["sgemm naive"] = (
+        lambda: naive(queue, (GEMM_N, GEMM_N), (16, 16), n, ba, bb, bc1),
+        lambda: np.allclose(read(bc1, expected), expected, rtol=1e-3, atol=1e-2))
+    suite.cases["sgemm tiled"] = (
+        lambda: tiled(queue, (GEMM_N, GEMM_N), (32, 32), n, ba, bb, bc2),
+        lambda: np.allclose(read(bc2, expected), expected, rtol=1e-3, atol=1e-2))
 
     data = rng.random(REDUCE_N, dtype=np.float32)
     bd = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data)
     partial = np.empty(REDUCE_GROUPS, dtype=np.float32)
     bp = cl.Buffer(ctx, mf.WRITE_ONLY, partial.nbytes)
     scratch = cl.LocalMemory(REDUCE_LOCAL * 4)
-    timed("reduction 16M",
-          lambda: reduce(queue, (REDUCE_GROUPS * REDUCE_LOCAL,), (REDUCE_LOCAL,), bd, bp,
-                             scratch, np.uint32(REDUCE_N)),
-          lambda: math.isclose(float(read(bp, partial).astype(np.float64).sum()),
-                               float(data.astype(np.float64).sum()), rel_tol=1e-4))
+    suite.cases["reduction 16M"] = (
+        lambda: reduce(queue, (REDUCE_GROUPS * REDUCE_LOCAL,), (REDUCE_LOCAL,), bd, bp, scratch,
+                       np.uint32(REDUCE_N)),
+        lambda: math.isclose(float(read(bp, partial).astype(np.float64).sum()),
+                             float(data.astype(np.float64).sum()), rel_tol=1e-4))
 
     img = rng.random((CONV_N, CONV_N), dtype=np.float32)
     filt = rng.random((5, 5), dtype=np.float32)
@@ -181,10 +197,29 @@ def run_suite(cl: Any, ctx: Any, repeats: int) -> dict[str, Any]:
     bf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=filt)
     bo = cl.Buffer(ctx, mf.WRITE_ONLY, img.nbytes)
     conv = _conv_reference(img, filt)
-    timed("conv2d 2048^2 5x5",
-          lambda: conv5(queue, (CONV_N, CONV_N), (32, 8), bi, bf, bo, np.int32(CONV_N),
-                            np.int32(CONV_N)),
-          lambda: np.allclose(read(bo, conv), conv, rtol=1e-4, atol=1e-4))
+    suite.cases["conv2d 2048^2 5x5"] = (
+        lambda: conv5(queue, (CONV_N, CONV_N), (32, 8), bi, bf, bo, np.int32(CONV_N),
+                      np.int32(CONV_N)),
+        lambda: np.allclose(read(bo, conv), conv, rtol=1e-4, atol=1e-4))
+
+
+def time_suites(suites: dict[str, Suite], repeats: int, rounds: int) -> dict[str, Any]:
+    """Per implementation and benchmark: the median over ``rounds`` of each round's median
+    time of one launch, the implementations taking turns within every round (so that a drift
+    of the GPU's clock or temperature meets both alike), and whether the output checked."""
+    results: dict[str, dict[str, Any]] = {
+        label: {"cold build": suite.build_s, "cold build, bench suite": suite.suite_build_s}
+        for label, suite in suites.items()}
+    names = list(next(iter(suites.values())).cases)
+    for name in names:
+        per_round: dict[str, list[float]] = {label: [] for label in suites}
+        for _ in range(rounds):
+            for label, suite in suites.items():
+                m = measure(suite.batch(name), repeats=repeats)
+                per_round[label].append(m.timing.median_s / BATCH)
+        for label, suite in suites.items():
+            results[label][name] = statistics.median(per_round[label])
+            results[label][name + " ok"] = bool(suite.cases[name][1]())
     return results
 
 
@@ -211,7 +246,7 @@ def _nvidia_context() -> tuple[Any, Any] | None:
 def _show(name: str, seconds: float) -> str:
     if name.startswith("sgemm"):
         return f"{2 * GEMM_N ** 3 / seconds / 1e12:6.2f} TFLOP/s"
-    if seconds < 1e-3:
+    if seconds < 1e-3 or name.startswith("empty"):
         return f"{seconds * 1e6:7.1f} us"
     return f"{seconds * 1e3:7.3f} ms"
 
@@ -219,15 +254,17 @@ def _show(name: str, seconds: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", help="write the figures to this file")
-    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=5, help="timed samples per round")
+    parser.add_argument("--rounds", type=int, default=5, help="turns of each implementation")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ppcl-gpu-bench-") as cache:
         os.environ["PPCL_CACHE_DIR"] = cache  # the cold build starts from an empty cache
         ppcl, ctx = _ppcl_context()
-        figures = {"ppcl CUDA": run_suite(ppcl, ctx, args.repeats)}
+        suites = {"ppcl CUDA": Suite(ppcl, ctx)}
         nvidia = _nvidia_context()
         if nvidia is not None:
-            figures["NVIDIA OpenCL"] = run_suite(nvidia[0], nvidia[1], args.repeats)
+            suites["NVIDIA OpenCL"] = Suite(nvidia[0], nvidia[1])
+        figures = time_suites(suites, args.repeats, args.rounds)
     device = ctx.devices[0].name
     print(f"device: {device}")
     ours = figures["ppcl CUDA"]
@@ -239,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         mine = ours[name]
         other = theirs[name] if theirs else None
         ratio = other / mine if other else None
-        if ratio is not None and name != "cold build":
+        if ratio is not None and not name.startswith(("cold build", "empty launch")):
             ratios.append(ratio)
         checks = "ok" if ours.get(name + " ok", True) and (
             theirs is None or theirs.get(name + " ok", True)) else "WRONG"
@@ -248,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:20} {_show(name, mine):>16} {other_text:>16} {ratio_text:>8}  {checks}")
     if ratios:
         geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print(f"geometric mean of kernel speedups over NVIDIA OpenCL: {geomean:.2f}x "
-              f"(lowest {min(ratios):.2f}x)")
+        print(f"geometric mean of the kernels' speedups over NVIDIA OpenCL: {geomean:.2f}x "
+              f"(lowest {min(ratios):.2f}x; empty launch and build not counted)")
         figures["geomean"] = {"speedup": geomean, "lowest": min(ratios)}
     else:
         print("NVIDIA OpenCL: not found (pyopencl and NVIDIA's ICD are needed)")
