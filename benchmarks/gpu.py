@@ -223,22 +223,23 @@ def time_suites(suites: dict[str, Suite], repeats: int, rounds: int) -> dict[str
     return results
 
 
-def _ppcl_context() -> Any:
+def _ppcl_context(platform_name: str) -> Any:
     import ppcl
 
-    cuda = [p for p in ppcl.get_platforms() if p.name == "ppcl CUDA"]
-    if not cuda:
-        raise SystemExit("no ppcl CUDA platform here (needs an NVIDIA GPU and cupy)")
-    return ppcl, ppcl.Context([cuda[0].get_devices()[0]])
+    found = [p for p in ppcl.get_platforms() if p.name == platform_name]
+    if not found:
+        raise SystemExit(f"no ppcl platform '{platform_name}' here (the CUDA platform needs an "
+                         "NVIDIA GPU and cupy)")
+    return ppcl, ppcl.Context([found[0].get_devices()[0]])
 
 
-def _nvidia_context() -> tuple[Any, Any] | None:
+def _vendor_context(vendor: str) -> tuple[Any, Any] | None:
     try:
         import pyopencl
     except ImportError:
         return None
     for platform in pyopencl.get_platforms():
-        if "NVIDIA" in platform.name:
+        if vendor in platform.name:
             return pyopencl, pyopencl.Context(platform.get_devices())
     return None
 
@@ -256,14 +257,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--repeats", type=int, default=5, help="timed samples per round")
     parser.add_argument("--rounds", type=int, default=5, help="turns of each implementation")
+    parser.add_argument("--platform", default="ppcl CUDA", help="the ppcl platform to time")
+    parser.add_argument("--vendor", default="NVIDIA",
+                        help="the pyopencl platform to compare with (a word of its name)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ppcl-gpu-bench-") as cache:
         os.environ["PPCL_CACHE_DIR"] = cache  # the cold build starts from an empty cache
-        ppcl, ctx = _ppcl_context()
+        ppcl, ctx = _ppcl_context(args.platform)
         suites = {"ppcl CUDA": Suite(ppcl, ctx)}
-        nvidia = _nvidia_context()
-        if nvidia is not None:
-            suites["NVIDIA OpenCL"] = Suite(nvidia[0], nvidia[1])
+        vendor = _vendor_context(args.vendor)
+        if vendor is not None:
+            suites["NVIDIA OpenCL"] = Suite(vendor[0], vendor[1])
         figures = time_suites(suites, args.repeats, args.rounds)
     device = ctx.devices[0].name
     print(f"device: {device}")

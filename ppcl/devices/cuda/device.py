@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.compiler.codegen.cstyle import CodegenError
-from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol
+from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
@@ -34,7 +34,6 @@ from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cuda.driver import (
     ATTRIBUTES,
     CTX_SCHED_SPIN,
-    CUDA_ERROR_NOT_FOUND,
     CUDA_SUCCESS,
     FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
     FUNC_SHARED_SIZE_BYTES,
@@ -262,15 +261,11 @@ class CUDAProgram(DeviceProgram):
         self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
         self._lock = threading.Lock()
 
-    def _lookup(self, symbol: str) -> int | None:
+    def _lookup(self, symbol: str) -> int:
         function = ctypes.c_void_p()
-        try:
-            self._device.driver.cuModuleGetFunction(ctypes.byref(function), self._module,
-                                                    symbol.encode())
-        except CUDAError as error:
-            if error.code == CUDA_ERROR_NOT_FOUND:
-                return None
-            raise
+        self._device.driver.cuModuleGetFunction(ctypes.byref(function), self._module,
+                                                symbol.encode())
+        assert function.value is not None
         return function.value
 
     def _function(self, kernel_name: str) -> tuple[int, int | None, int]:
@@ -281,8 +276,9 @@ class CUDAProgram(DeviceProgram):
             return known
         self._device.current()
         function = self._lookup(kernel_symbol(kernel_name))
-        assert function is not None, f"the module has no kernel {kernel_name}"
-        noalias = self._lookup(kernel_symbol(kernel_name, noalias=True))
+        noalias = None
+        if noalias_variant(self._kernels[kernel_name]) is not None:
+            noalias = self._lookup(kernel_symbol(kernel_name, noalias=True))
         shared = ctypes.c_int()
         self._device.driver.cuFuncGetAttribute(ctypes.byref(shared), FUNC_SHARED_SIZE_BYTES,
                                                function)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 CUDA_SUCCESS = 0
-CUDA_ERROR_NOT_FOUND = 500
 # Errors of a kernel that ran and faulted; the context cannot be used again afterwards.
 KERNEL_FAULTS = {700: "illegal address", 715: "illegal instruction", 716: "misaligned address",
                  717: "invalid address space", 719: "launch failure"}
