@@ -9,7 +9,7 @@ middle of the compiler or the runtime reads the environment itself.
 | ``PPCL_DEBUG`` | ``debug`` | ``1`` or ``all``: every topic below; else a comma list of topics |
 | ``PPCL_VERIFY`` | ``debug.verify`` | ``1``: run the IR verifier after every pass (tests set it) |
 | ``PPCL_THREADS`` | ``threads`` | threads of the CPU device (default: the usable cores) |
-| ``PPCL_DEVICES`` | ``devices`` | which devices the platform lists, e.g. ``cpu`` or ``cpu,serial`` |
+| ``PPCL_DEVICES`` | ``devices`` | which devices the platform lists, e.g. ``cpu``, ``cpu,serial`` or ``cuda`` |
 | ``PPCL_CACHE_DIR`` | ``cache_dir`` | the kernel cache root |
 | ``PPCL_COMPILER_OUTPUT`` | ``compiler_output`` | ``1``: warn with non-empty build logs |
 | ``PPCL_CTX`` | ``ctx`` | device choice of ``create_some_context`` (``PYOPENCL_CTX`` too) |

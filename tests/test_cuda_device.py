@@ -204,3 +204,11 @@ def test_a_buffer_passed_twice_runs_the_kernel_as_written(gctx, gqueue):
     prg.k(gqueue, ones.shape, None, c, b)
     cl.enqueue_copy(gqueue, got_b, b)
     assert (got_b == 1).all()
+
+
+@pytest.mark.skipif(GPUS > 0, reason="a CUDA GPU is here")
+def test_asking_for_cuda_without_a_gpu_says_what_is_missing():
+    from ppcl.devices import UnknownDeviceError, cuda_device
+
+    with pytest.raises(UnknownDeviceError, match="no CUDA GPU here"):
+        cuda_device(0)
