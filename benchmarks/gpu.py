@@ -264,17 +264,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ppcl-gpu-bench-") as cache:
         os.environ["PPCL_CACHE_DIR"] = cache  # the cold build starts from an empty cache
         ppcl, ctx = _ppcl_context(args.platform)
-        suites = {"ppcl CUDA": Suite(ppcl, ctx)}
+        ours_label, theirs_label = args.platform, f"{args.vendor} OpenCL"
+        suites = {ours_label: Suite(ppcl, ctx)}
         vendor = _vendor_context(args.vendor)
         if vendor is not None:
-            suites["NVIDIA OpenCL"] = Suite(vendor[0], vendor[1])
+            suites[theirs_label] = Suite(vendor[0], vendor[1])
         figures = time_suites(suites, args.repeats, args.rounds)
     device = ctx.devices[0].name
     print(f"device: {device}")
-    ours = figures["ppcl CUDA"]
-    theirs = figures.get("NVIDIA OpenCL")
+    ours = figures[ours_label]
+    theirs = figures.get(theirs_label)
     names = [k for k in ours if not k.endswith(" ok")]
-    print(f"{'benchmark':20} {'ppcl CUDA':>16} {'NVIDIA OpenCL':>16} {'speedup':>8}  checks")
+    print(f"{'benchmark':24} {ours_label:>16} {theirs_label:>16} {'speedup':>8}  checks")
     ratios = []
     for name in names:
         mine = ours[name]
@@ -286,14 +287,14 @@ def main(argv: list[str] | None = None) -> int:
             theirs is None or theirs.get(name + " ok", True)) else "WRONG"
         other_text = _show(name, other) if other else "-"
         ratio_text = f"{ratio:7.2f}x" if ratio else "-"
-        print(f"{name:20} {_show(name, mine):>16} {other_text:>16} {ratio_text:>8}  {checks}")
+        print(f"{name:24} {_show(name, mine):>16} {other_text:>16} {ratio_text:>8}  {checks}")
     if ratios:
         geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print(f"geometric mean of the kernels' speedups over NVIDIA OpenCL: {geomean:.2f}x "
+        print(f"geometric mean of the kernels' speedups over {theirs_label}: {geomean:.2f}x "
               f"(lowest {min(ratios):.2f}x; empty launch and build not counted)")
         figures["geomean"] = {"speedup": geomean, "lowest": min(ratios)}
     else:
-        print("NVIDIA OpenCL: not found (pyopencl and NVIDIA's ICD are needed)")
+        print(f"{theirs_label}: not found (pyopencl and the vendor's ICD are needed)")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"device": device, **figures}, f, indent=2)
