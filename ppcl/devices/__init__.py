@@ -83,6 +83,13 @@ def gpu_devices() -> list[Device]:
     return [cuda_device(ordinal) for ordinal in range(gpu_count())]
 
 
+def vendor_devices() -> list[tuple[str, list[Device]]]:
+    """``(platform name, devices)`` of the vendor OpenCL platforms pyopencl finds."""
+    from ppcl.devices.vendor import vendor_platforms
+
+    return vendor_platforms()
+
+
 def listed_devices(settings: Settings) -> list[Device]:
     """The devices ``settings.devices`` lists, in its order."""
     return [device_of_kind(kind, settings) for kind in settings.devices]

@@ -2,7 +2,8 @@
 
 ppcl's first platform lists the devices ``PPCL_DEVICES`` names (default: the threaded CPU
 device), each behind ``ppcl.devices.interface.Device``; where cupy imports and the NVIDIA driver
-finds GPUs, a second platform, ``ppcl CUDA``, lists one CUDA device per GPU. Info is read as attributes (``dev.max_work_group_size``) or with ``get_info(device_info.X)``, as in
+finds GPUs, a second platform, ``ppcl CUDA``, lists one CUDA device per GPU; with
+``PPCL_VENDORS=1``, every OpenCL platform pyopencl finds follows as ``ppcl on <name>``. Info is read as attributes (``dev.max_work_group_size``) or with ``get_info(device_info.X)``, as in
 PyOpenCL.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ppcl.devices import UnknownDeviceError, gpu_devices, listed_devices
+from ppcl.devices import UnknownDeviceError, gpu_devices, listed_devices, vendor_devices
 from ppcl.devices import interface as device_interface
 from ppcl.runtime.constants import (
     command_queue_properties,
@@ -212,9 +213,17 @@ class Device:
 _platforms: list[Platform] = []
 
 
+def _listing(devices: list[device_interface.Device]
+             ) -> Callable[[], list[device_interface.Device]]:
+    return lambda: devices
+
+
 def get_platforms() -> list[Platform]:
     if not _platforms:
         _platforms.append(Platform())
         if gpu_devices():
             _platforms.append(Platform(CUDA_PLATFORM_NAME, gpu_devices))
+        if read_settings().vendors:
+            for name, devices in vendor_devices():
+                _platforms.append(Platform(f"ppcl on {name}", _listing(devices)))
     return list(_platforms)
