@@ -160,3 +160,32 @@ def test_noalias_copy_only_for_disjoint_buffers():
     assert buffers_disjoint([a, b, LocalArg(64), ValueArg(b"1234"), BufferArg(0)])
     assert not buffers_disjoint([a, inside])
     assert not buffers_disjoint([a, a])
+
+
+def test_vector_conditions_select_and_kernel_constants_are_const():
+    text = unit("""
+        __kernel void k(__global float4 *a, __global int *o) {
+            __constant float table[3] = {1.0f, 2.0f, 3.0f};
+            float4 x = a[0];
+            a[1] = (x > (float4)(0.5f)) ? x : (float4)(0.0f);
+            o[0] = (int)table[get_global_id(0) % 3] + (o[1] > 0 ? 1 : 2);
+        }""")
+    assert "    const float ppcl_u_table[3] = {1.0f, 2.0f, 3.0f};" in text
+    assert ("ppcl_select(ppcl_splat<float, 4>((float)0.0f), ppcl_u_x, "
+            "ppcl_u_x > ppcl_splat<float, 4>((float)0.5f))") in text
+    assert "ppcl_u_o[1] > 0 ? 1 : 2" in text
+    if NVCC is not None:
+        assert _nvcc_accepts(text)
+
+
+def _nvcc_accepts(text: str) -> bool:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        source = pathlib.Path(directory) / "unit.cu"
+        source.write_text(text)
+        result = subprocess.run(
+            [str(NVCC), "-arch=sm_90", "-std=c++17", "--ptx", "-I", str(HEADER_PATH.parent),
+             str(source), "-o", str(source.with_suffix(".ptx"))],
+            capture_output=True, text=True, check=False)
+    return result.returncode == 0

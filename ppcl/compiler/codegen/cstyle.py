@@ -112,6 +112,7 @@ class Dialect:
     cast: ExprHook | None = None  # consulted for implicit and explicit casts
     call: ExprHook | None = None  # builtin and user calls
     vec_step: ExprHook | None = None
+    conditional: ExprHook | None = None  # ``c ? a : b``, e.g. with a vector condition
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
     # A kernel's parameter list and the statements that open its body, when the dialect's
@@ -482,6 +483,10 @@ class CStylePrinter:
             target = self.expr(e.target, PREC_UNARY)
             return f"{target} {e.op} {self.expr(e.value, PREC_ASSIGN)}", PREC_ASSIGN
         if isinstance(e, ir.Conditional):
+            if self.dialect.conditional is not None:
+                spelled = self.dialect.conditional(self, e)
+                if spelled is not None:
+                    return spelled, PREC_POSTFIX
             text = (f"{self.expr(e.cond, PREC_COND + 1)} ? {self.expr(e.then, PREC_ASSIGN)}"
                     f" : {self.expr(e.otherwise, PREC_COND)}")
             return text, PREC_COND

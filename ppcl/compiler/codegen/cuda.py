@@ -112,6 +112,14 @@ def cuda_cast(p: CStylePrinter, e: ir.Expr) -> str | None:
     return None
 
 
+def cuda_conditional(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """A vector condition chooses per component, as ``select`` does (OpenCL 6.3.i)."""
+    assert isinstance(e, ir.Conditional)
+    if not isinstance(e.cond.type, VectorType):
+        return None
+    return f"ppcl_select({p.args((e.otherwise, e.then, e.cond))})"
+
+
 def cuda_vec_step(p: CStylePrinter, e: ir.Expr) -> str | None:
     assert isinstance(e, ir.VecStep)
     return str(e.value)
@@ -212,6 +220,7 @@ CUDA = Dialect(
     cast=cuda_cast,
     call=cuda_call,
     vec_step=cuda_vec_step,
+    conditional=cuda_conditional,
     assign_swizzle=cuda_assign_swizzle,
     kernel_params=cuda_kernel_params,
     kernel_prologue=cuda_kernel_prologue,
@@ -225,9 +234,17 @@ def print_cuda(node: object) -> str:
     return _PRINTER.print(node)
 
 
-class _ConstantValues(Rewriter):
-    """Builtin constants (``CLK_LOCAL_MEM_FENCE``, ``FLT_MAX``) printed as their values: CUDA
-    has no OpenCL headers to define their names."""
+class _ForCUDA(Rewriter):
+    """Builtin constants (``CLK_LOCAL_MEM_FENCE``, ``FLT_MAX``) printed as their values, since
+    CUDA has no OpenCL headers to define their names; ``__constant`` variables of a kernel's
+    body as ``const`` ones, since CUDA has ``__constant__`` at file scope only."""
+
+    def rewrite_DeclStmt(self, s: ir.DeclStmt) -> ir.DeclStmt:
+        if not any(d.space is AddressSpace.CONSTANT for d in s.decls):
+            return s
+        return dataclasses.replace(s, decls=tuple(
+            dataclasses.replace(d, space=AddressSpace.PRIVATE, const=True)
+            if d.space is AddressSpace.CONSTANT else d for d in s.decls))
 
     def rewrite_IntLit(self, e: ir.IntLit) -> ir.IntLit:
         if e.text in BUILTIN_CONSTANTS:
@@ -266,7 +283,7 @@ def cuda_unit(module: ir.Module, noalias: bool = True) -> str:
     if noalias:
         variants = (noalias_variant(k) for k in module.kernels)
         decls += tuple(v for v in variants if v is not None)
-    module = _ConstantValues().rewrite(dataclasses.replace(module, decls=decls, extensions=()))
+    module = _ForCUDA().rewrite(dataclasses.replace(module, decls=decls, extensions=()))
     return f'#include "{HEADER}"\n\n' + print_cuda(module)
 
 
