@@ -189,3 +189,57 @@ def _nvcc_accepts(text: str) -> bool:
              str(source), "-o", str(source.with_suffix(".ptx"))],
             capture_output=True, text=True, check=False)
     return result.returncode == 0
+
+
+# Families whose calls need a work-group around them or a format: tested through the corpus.
+_NOT_SAMPLED = {"printf", "async", "workitem", "sync"}
+
+
+def _call_kernel(index: int, ov) -> str | None:
+    """A kernel calling overload ``ov`` with arguments of its parameter types."""
+    from ppcl.compiler.ir.types import AddressSpace, OpaqueType, PointerType
+
+    lines, args = [], []
+    for i, param in enumerate(ov.params):
+        if isinstance(param, OpaqueType):
+            return None
+        name = f"a{i}"
+        if isinstance(param, PointerType):
+            space = "__constant" if param.space is AddressSpace.CONSTANT else "__global"
+            quals = "const " * param.const + "volatile " * param.volatile
+            spelled = f"{space} {quals}{param.pointee} *"
+            lines.append(f"{spelled}{name} = ({spelled})"
+                         f"{'cbuf' if space == '__constant' else 'buf'};")
+        else:
+            lines.append(f"{param} {name} = ({param})(1);")
+        args.append(name)
+    call = f"{ov.name}({', '.join(args)})"
+    if str(ov.ret) == "void":
+        lines.append(call + ";")
+    else:
+        lines.append(f"*(__global {ov.ret} *)buf = {call};")
+    body = "\n    ".join(lines)
+    return (f"__kernel void k{index}(__global void *buf, __constant void *cbuf) {{\n"
+            f"    {body}\n}}")
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_first_and_last_overload_of_every_builtin_compile_with_nvcc(tmp_path):
+    from ppcl.compiler.ir.builtin_signatures import fixed_signatures
+    from ppcl.compiler.ir.builtins import overloads
+
+    sampled = []
+    for name, ovs in fixed_signatures().items():
+        if ovs[0].family not in _NOT_SAMPLED:
+            sampled += [ovs[0], ovs[-1]]
+    sampled += [overloads(name)[-1] for name in ("convert_uchar16_sat_rtn", "convert_float3_rtp",
+                                                 "convert_long2_sat", "as_double2", "as_char3")]
+    kernels = [k for k in (_call_kernel(i, ov) for i, ov in enumerate(sampled)) if k]
+    assert len(kernels) > 400
+    text = unit("\n".join(kernels))
+    source = tmp_path / "builtins.cu"
+    source.write_text(text)
+    result = subprocess.run(
+        [NVCC, "-arch=sm_90", "-std=c++17", "--ptx", "-I", str(HEADER_PATH.parent), str(source),
+         "-o", str(tmp_path / "builtins.ptx")], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]

@@ -347,9 +347,16 @@ __device__ __forceinline__ double ppcl_frexp(double x, int *e) { return ::frexp(
 __device__ __forceinline__ float ppcl_lgamma_r(float x, int *sign) {
     float r = lgammaf(x); *sign = (x > 0 || floorf(x) != x && ((int)floorf(x) & 1)) ? 1 : -1; return r;
 }
+__device__ __forceinline__ double ppcl_lgamma_r(double x, int *sign) {
+    double r = ::lgamma(x); *sign = (x > 0 || ::floor(x) != x && ((long)::floor(x) & 1)) ? 1 : -1; return r;
+}
 __device__ __forceinline__ float ppcl_remquo(float x, float y, int *q) { return remquof(x, y, q); }
 __device__ __forceinline__ double ppcl_remquo(double x, double y, int *q) { return ::remquo(x, y, q); }
 PPCL_VEC_OUT(ppcl_fract) PPCL_VEC_OUT(ppcl_modf) PPCL_VEC_OUT(ppcl_sincos) PPCL_VEC_OUT(ppcl_frexp)
+PPCL_VEC_OUT(ppcl_lgamma_r)
+template <class T, int N> __device__ __forceinline__ ppcl_vec<T, N> ppcl_remquo(const ppcl_vec<T, N> &x, const ppcl_vec<T, N> &y, ppcl_vec<int, N> *q) {
+    ppcl_vec<T, N> r; ppcl_vec<int, N> o; PPCL_MAP(N, ppcl_remquo(x.s[i], y.s[i], &o.s[i])) *q = o; return r;
+}
 
 /* ------------------------------------------------------------------ integer and common */
 
