@@ -243,3 +243,14 @@ def test_first_and_last_overload_of_every_builtin_compile_with_nvcc(tmp_path):
         [NVCC, "-arch=sm_90", "-std=c++17", "--ptx", "-I", str(HEADER_PATH.parent), str(source),
          "-o", str(tmp_path / "builtins.ptx")], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+def test_image_arguments_are_refused_with_the_kernel_named():
+    from ppcl.compiler.codegen.cuda import print_cuda
+    from ppcl.compiler.ir import nodes as ir
+    from ppcl.compiler.ir.types import VOID, OpaqueType
+
+    kernel = ir.Function("blur", VOID, (ir.Param("img", OpaqueType("image2d_t")),),
+                         ir.Block(()), is_kernel=True)
+    with pytest.raises(CodegenError, match="kernel 'blur' takes an argument of type image2d_t"):
+        print_cuda(kernel)

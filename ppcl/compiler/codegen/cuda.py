@@ -34,6 +34,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.builtins import BUILTIN_CONSTANTS, lookup
 from ppcl.compiler.ir.types import (
     AddressSpace,
+    OpaqueType,
     PointerType,
     ScalarType,
     Type,
@@ -179,6 +180,9 @@ def cuda_call(p: CStylePrinter, e: ir.Expr) -> str | None:
 def cuda_kernel_params(p: CStylePrinter, f: ir.Function) -> list[str]:
     params = [f"const ppcl_ndrange {NDRANGE_PARAM}"]
     for param in f.params:
+        if isinstance(param.type, OpaqueType):  # images and samplers
+            raise CodegenError(f"{f.loc}: kernel '{f.name}' takes an argument of type {param.type} "
+                               f"('{param.name}'); the CUDA device has no images yet")
         if is_local_pointer(param):
             params.append(f"unsigned int {LOCAL_OFFSET_PREFIX}{param.name}")
         else:
