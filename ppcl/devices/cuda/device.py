@@ -7,7 +7,7 @@ as one module. A launch is one ``cuLaunchKernel`` on the calling thread's stream
 thread has a stream of its own, so out-of-order queues and several queues overlap on the GPU)
 followed by a wait for that stream, since the runtime's commands complete when ``run``
 returns. A launch whose buffers do not overlap runs the kernel's ``__noalias`` copy (restrict
-pointers), chosen once per set of argument values.
+pointers) once that copy has compiled, chosen once per set of argument values.
 
 Memory is CUDA managed memory: the runtime and the program see a buffer's bytes as a host
 array (buffers made from host data, maps, the host side of copies) while kernels use the same
@@ -149,12 +149,13 @@ class CUDALaunch(KernelLaunch):
     """One kernel over one NDRange; the packed parameters are kept while the argument tuple is
     the same, so a repeated launch is one driver call and a wait."""
 
-    def __init__(self, device: CUDADevice, functions: tuple[int, int | None], name: str,
+    def __init__(self, device: CUDADevice, program: CUDAProgram, function: int, name: str,
                  ndrange: NDRange, static_local_bytes: int) -> None:
         self.ndrange = ndrange
         self.static_local_bytes = static_local_bytes
         self._device = device
-        self._functions = functions  # the kernel, and its __noalias copy if it has one
+        self._program = program
+        self._function = function
         self._name = name
         self._grid = ndrange.num_groups
         self._block = ndrange.local_size
@@ -163,7 +164,7 @@ class CUDALaunch(KernelLaunch):
         nd.work_dim = ndrange.work_dim
         self._nd = nd
         self._packed: tuple[Any, ...] | None = None
-        self._dynamic_opt_in = DEFAULT_SHARED_LIMIT
+        self._dynamic_opt_in: dict[int, int] = {}  # function -> dynamic shared bytes allowed
         self._launch = device.driver.raw("cuLaunchKernel")
         self._lock = threading.Lock()
 
@@ -198,21 +199,22 @@ class CUDALaunch(KernelLaunch):
         """The launch call's arguments, made once per argument tuple and calling thread."""
         with self._lock:
             argv, dynamic, holders = self._pack(args)
-            plain, noalias = self._functions
-            function = noalias if noalias is not None and buffers_disjoint(args) else plain
-            if dynamic > self._dynamic_opt_in:
-                for f in (plain, noalias):
-                    if f is not None:
-                        self._device.driver.cuFuncSetAttribute(
-                            f, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
-                self._dynamic_opt_in = dynamic
+            restricted_ready = self._program.restricted_ready
+            noalias = None
+            if restricted_ready and buffers_disjoint(args):
+                noalias = self._program.noalias_function(self._name)
+            function = noalias or self._function
+            if dynamic > self._dynamic_opt_in.get(function, DEFAULT_SHARED_LIMIT):
+                self._device.driver.cuFuncSetAttribute(
+                    function, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
+                self._dynamic_opt_in[function] = dynamic
             stream = self._device.stream()
             grid, block = self._grid, self._block
             call = (ctypes.c_void_p(function), ctypes.c_uint(grid[0]),
                     ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
                     ctypes.c_void_p(stream), argv, None)
-            self._packed = (args, thread, call, stream, holders)
+            self._packed = (args, thread, call, stream, holders, restricted_ready)
             return self._packed
 
     def run(self, args: Sequence[ArgValue]) -> None:
@@ -220,7 +222,8 @@ class CUDALaunch(KernelLaunch):
         # whole, and the old one stays alive while this launch holds it
         packed = self._packed
         thread = threading.get_ident()
-        if packed is None or packed[0] is not args or packed[1] != thread:
+        if (packed is None or packed[0] is not args or packed[1] != thread
+                or packed[5] != self._program.restricted_ready):
             packed = self._call_for(args, thread)
         code = self._launch(*packed[2])
         if code != CUDA_SUCCESS:
@@ -230,59 +233,96 @@ class CUDALaunch(KernelLaunch):
 
 
 class CUDAProgram(DeviceProgram):
-    """A program's CUDA module: every kernel compiled in one NVRTC unit at build."""
+    """A program's CUDA module: every kernel compiled in one NVRTC unit at build. The
+    ``__noalias`` copies of its kernels compile meanwhile on a thread of their own, into a
+    second module, so that they add nothing to the build; launches use them once they are
+    there."""
 
     def __init__(self, device: CUDADevice, module: ir.Module, options: BuildOptions) -> None:
         self._device = device
         self._kernels = {k.name: k for k in module.kernels}
         try:
-            self.source = cuda_unit(module)
+            self.source = cuda_unit(module, noalias=False)
         except CodegenError as error:
             raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
                 from error
-        nvrtc_options = ["--std=c++17", "-default-device"]
+        self._options = ["--std=c++17", "-default-device"]
         if options.fast_relaxed_math or options.unsafe_math_optimizations:
-            nvrtc_options.append("--use_fast_math")
+            self._options.append("--use_fast_math")
         if options.opt_disable:
-            nvrtc_options.append("--dopt=off")
+            self._options.append("--dopt=off")
         try:
-            cubin = cached_cubin(self.source, nvrtc_options, device.arch)
+            cubin = cached_cubin(self.source, self._options, device.arch)
         except NVRTCError as error:
             raise DeviceBuildError(
                 "NVRTC rejected the CUDA code ppcl generated for this program (a ppcl bug; "
                 "please report it with the program)", error.log) from error
         self.log = cubin.log
         self.cached = cubin.cached
-        device.current()
-        handle = ctypes.c_void_p()
-        device.driver.cuModuleLoadData(ctypes.byref(handle), cubin.data)
-        self._module = handle
-        self._functions: dict[str, tuple[int, int | None, int]] = {}
+        self._module = self._load(cubin.data)
+        self._functions: dict[str, tuple[int, int]] = {}
         self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
         self._lock = threading.Lock()
+        self._restricted_module: int | None = None
+        self._noalias: dict[str, int | None] = {}
+        self.restricted_error: str | None = None
+        if any(noalias_variant(k) is not None for k in module.kernels):
+            threading.Thread(target=self._build_restricted, args=(module,), daemon=True,
+                             name="ppcl-cuda-noalias").start()
 
-    def _lookup(self, symbol: str) -> int:
+    def _load(self, cubin: bytes) -> int:
+        self._device.current()
+        handle = ctypes.c_void_p()
+        self._device.driver.cuModuleLoadData(ctypes.byref(handle), cubin)
+        assert handle.value is not None
+        return handle.value
+
+    def _build_restricted(self, module: ir.Module) -> None:
+        """Compile and load the unit with the ``__noalias`` copies (on its own thread); if
+        that fails, launches keep the kernels as written."""
+        try:
+            source = cuda_unit(module, noalias=True)
+            cubin = cached_cubin(source, self._options, self._device.arch)
+            self._restricted_module = self._load(cubin.data)
+        except Exception as error:  # noqa: BLE001 - an optimization may fail, never the program
+            self.restricted_error = f"{type(error).__name__}: {error}"
+
+    @property
+    def restricted_ready(self) -> bool:
+        return self._restricted_module is not None
+
+    def _lookup(self, module: int, symbol: str) -> int:
         function = ctypes.c_void_p()
-        self._device.driver.cuModuleGetFunction(ctypes.byref(function), self._module,
+        self._device.driver.cuModuleGetFunction(ctypes.byref(function), module,
                                                 symbol.encode())
         assert function.value is not None
         return function.value
 
-    def _function(self, kernel_name: str) -> tuple[int, int | None, int]:
-        """The kernel, its ``__noalias`` copy (None if it has none) and its static shared
-        memory in bytes."""
+    def noalias_function(self, kernel_name: str) -> int | None:
+        """The kernel's ``__noalias`` copy, once its module is loaded; None before, or when
+        the kernel has none."""
+        module = self._restricted_module
+        if module is None:
+            return None
+        if kernel_name not in self._noalias:
+            function = None
+            if noalias_variant(self._kernels[kernel_name]) is not None:
+                self._device.current()
+                function = self._lookup(module, kernel_symbol(kernel_name, noalias=True))
+            self._noalias[kernel_name] = function
+        return self._noalias[kernel_name]
+
+    def _function(self, kernel_name: str) -> tuple[int, int]:
+        """The kernel and its static shared memory in bytes."""
         known = self._functions.get(kernel_name)
         if known is not None:
             return known
         self._device.current()
-        function = self._lookup(kernel_symbol(kernel_name))
-        noalias = None
-        if noalias_variant(self._kernels[kernel_name]) is not None:
-            noalias = self._lookup(kernel_symbol(kernel_name, noalias=True))
+        function = self._lookup(self._module, kernel_symbol(kernel_name))
         shared = ctypes.c_int()
         self._device.driver.cuFuncGetAttribute(ctypes.byref(shared), FUNC_SHARED_SIZE_BYTES,
                                                function)
-        known = (function, noalias, shared.value)
+        known = (function, shared.value)
         self._functions[kernel_name] = known
         return known
 
@@ -296,9 +336,8 @@ class CUDAProgram(DeviceProgram):
             if launch is None:
                 if kernel_name not in self._kernels:
                     raise DeviceBuildError(f"the program has no kernel '{kernel_name}'")
-                function, noalias, shared = self._function(kernel_name)
-                launch = CUDALaunch(self._device, (function, noalias), kernel_name, ndrange,
-                                    shared)
+                function, shared = self._function(kernel_name)
+                launch = CUDALaunch(self._device, self, function, kernel_name, ndrange, shared)
                 self._launches[key] = launch
         return launch
 
