@@ -1,6 +1,6 @@
 """The ``ppcl`` command line.
 
-``ppcl build FILE.cl [-D NAME[=VALUE]] [-I DIR] [--options "..."] --emit ir|opencl|c``
+``ppcl build FILE.cl [-D NAME[=VALUE]] [-I DIR] [--options "..."] --emit ir|opencl|c|cuda``
 compiles an OpenCL C file and prints the typed IR, the re-printed OpenCL C, or the C the CPU
 backend generates; it exits with status 1 and the located diagnostics on errors.
 ``ppcl info`` describes the platforms and devices; ``ppcl bench`` runs the benchmark suite.
@@ -54,6 +54,10 @@ def _cmd_build(args: argparse.Namespace) -> int:
         from ppcl.compiler.codegen.opencl import print_opencl
 
         sys.stdout.write(print_opencl(result.module))
+    elif args.emit == "cuda":
+        from ppcl.compiler.codegen.cuda import cuda_unit
+
+        sys.stdout.write(cuda_unit(result.module))
     else:
         from ppcl.compiler.pipeline import KernelSpec, lower_kernel
 
@@ -88,7 +92,7 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("-I", dest="include", action="append", metavar="DIR",
                        help="add an include directory")
     build.add_argument("--options", default="", help="an OpenCL build-option string")
-    build.add_argument("--emit", choices=("ir", "opencl", "c"), default="ir",
+    build.add_argument("--emit", choices=("ir", "opencl", "c", "cuda"), default="ir",
                        help="what to print (default: ir)")
     build.set_defaults(func=_cmd_build)
     info = sub.add_parser("info", help="print platform and device information, like clinfo")

@@ -9,7 +9,8 @@ middle of the compiler or the runtime reads the environment itself.
 | ``PPCL_DEBUG`` | ``debug`` | ``1`` or ``all``: every topic below; else a comma list of topics |
 | ``PPCL_VERIFY`` | ``debug.verify`` | ``1``: run the IR verifier after every pass (tests set it) |
 | ``PPCL_THREADS`` | ``threads`` | threads of the CPU device (default: the usable cores) |
-| ``PPCL_DEVICES`` | ``devices`` | which devices the platform lists, e.g. ``cpu`` or ``cpu,serial`` |
+| ``PPCL_DEVICES`` | ``devices`` | which devices the platform lists, e.g. ``cpu``, ``cpu,serial`` or ``cuda`` |
+| ``PPCL_VENDORS`` | ``vendors`` | ``1``: list the OpenCL platforms pyopencl finds, through ppcl |
 | ``PPCL_CACHE_DIR`` | ``cache_dir`` | the kernel cache root |
 | ``PPCL_COMPILER_OUTPUT`` | ``compiler_output`` | ``1``: warn with non-empty build logs |
 | ``PPCL_CTX`` | ``ctx`` | device choice of ``create_some_context`` (``PYOPENCL_CTX`` too) |
@@ -61,6 +62,7 @@ class Settings:
     devices: tuple[str, ...] = DEFAULT_DEVICES
     cache_dir: str = ""
     compiler_output: bool = False
+    vendors: bool = False
     ctx: str | None = None
     test: str | None = None
 
@@ -126,6 +128,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         cache_dir=cache_root(env),
         compiler_output=(env.get("PPCL_COMPILER_OUTPUT")
                          or env.get("PYOPENCL_COMPILER_OUTPUT")) == "1",
+        vendors=env.get("PPCL_VENDORS") == "1",
         ctx=env.get("PPCL_CTX") or env.get("PYOPENCL_CTX") or None,
         test=env.get("PPCL_TEST") or env.get("PYOPENCL_TEST") or None,
     )

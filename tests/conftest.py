@@ -14,6 +14,14 @@ import pytest
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--regen-golden", action="store_true", default=False,
                      help="rewrite tests/golden/*.expected from the current compiler")
+    parser.addoption("--device", default=None, metavar="KINDS",
+                     help="run the tests on these ppcl devices (PPCL_DEVICES), e.g. cuda")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    device = config.getoption("--device")
+    if device:
+        os.environ["PPCL_DEVICES"] = device
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -25,13 +25,18 @@ def _serial(settings: Settings) -> Device:
     return SerialDevice()
 
 
+def _cuda(settings: Settings) -> Device:
+    return cuda_device(0)
+
+
 DEVICE_KINDS: dict[str, Callable[[Settings], Device]] = {
     "cpu": _cpu,
     "serial": _serial,
+    "cuda": _cuda,
 }
 
 _made: dict[str, Device] = {}
-_lock = threading.Lock()
+_lock = threading.RLock()  # cuda_device is reached from device_of_kind too
 
 
 class UnknownDeviceError(ValueError):
@@ -50,6 +55,39 @@ def device_of_kind(kind: str, settings: Settings) -> Device:
             device = make(settings)
             _made[kind] = device
         return device
+
+
+def cuda_device(ordinal: int) -> Device:
+    """The process-wide device of GPU ``ordinal`` (made on first use)."""
+    from ppcl.devices.cuda import gpu_count
+
+    if ordinal >= gpu_count():
+        raise UnknownDeviceError("PPCL_DEVICES names 'cuda', but there is no CUDA GPU here "
+                                 "(the CUDA device needs an NVIDIA GPU, its driver and cupy: "
+                                 "pip install ppcl[cuda])")
+    key = f"cuda:{ordinal}"
+    with _lock:
+        device = _made.get(key)
+        if device is None:
+            from ppcl.devices.cuda.device import CUDADevice
+
+            device = CUDADevice(ordinal)
+            _made[key] = device
+        return device
+
+
+def gpu_devices() -> list[Device]:
+    """One CUDA device per GPU; none where cupy, the driver or a GPU is missing."""
+    from ppcl.devices.cuda import gpu_count
+
+    return [cuda_device(ordinal) for ordinal in range(gpu_count())]
+
+
+def vendor_devices() -> list[tuple[str, list[Device]]]:
+    """``(platform name, devices)`` of the vendor OpenCL platforms pyopencl finds."""
+    from ppcl.devices.vendor import vendor_platforms
+
+    return vendor_platforms()
 
 
 def listed_devices(settings: Settings) -> list[Device]:

@@ -130,5 +130,6 @@ def print_info(out: TextIO | None = None) -> None:
         for device in devices:
             for label, name, how in _DEVICE_ROWS:
                 _row(out, "  ", label, _show(device, name, how))
-            _row(out, "  ", "Threads (PPCL_THREADS)", str(device.backend.info.threads))
+            if device.backend.info.kind == "cpu":  # a GPU's parallelism is its compute units
+                _row(out, "  ", "Threads (PPCL_THREADS)", str(device.backend.info.threads))
             out.write("\n")

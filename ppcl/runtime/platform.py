@@ -1,15 +1,18 @@
 """Platforms and devices: ``get_platforms()``, ``Platform.get_devices()``, device info.
 
-ppcl has one platform; its devices are those ``PPCL_DEVICES`` lists (default: the threaded
-CPU device), each behind ``ppcl.devices.interface.Device``. Info is read as attributes (``dev.max_work_group_size``) or with ``get_info(device_info.X)``, as in
+ppcl's first platform lists the devices ``PPCL_DEVICES`` names (default: the threaded CPU
+device), each behind ``ppcl.devices.interface.Device``; where cupy imports and the NVIDIA driver
+finds GPUs, a second platform, ``ppcl CUDA``, lists one CUDA device per GPU; with
+``PPCL_VENDORS=1``, every OpenCL platform pyopencl finds follows as ``ppcl on <name>``. Info is read as attributes (``dev.max_work_group_size``) or with ``get_info(device_info.X)``, as in
 PyOpenCL.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from ppcl.devices import UnknownDeviceError, listed_devices
+from ppcl.devices import UnknownDeviceError, gpu_devices, listed_devices, vendor_devices
 from ppcl.devices import interface as device_interface
 from ppcl.runtime.constants import (
     command_queue_properties,
@@ -28,6 +31,7 @@ from ppcl.settings import SettingsError, read_settings
 from ppcl.version import __version__
 
 PLATFORM_NAME = "ppcl"
+CUDA_PLATFORM_NAME = "ppcl CUDA"
 PLATFORM_VENDOR = "The ppcl project"
 OPENCL_VERSION = f"OpenCL 1.2 ppcl {__version__}"
 _DEVICE_TYPES = {"cpu": _device_type.CPU, "gpu": _device_type.GPU,
@@ -41,9 +45,11 @@ _FP_CONFIG = (device_fp_config.DENORM | device_fp_config.INF_NAN
 class Platform:
     """The ppcl platform."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = PLATFORM_NAME,
+                 backends: Callable[[], list[device_interface.Device]] | None = None) -> None:
         self._devices: list[Device] | None = None
-        self.name = PLATFORM_NAME
+        self._backends = backends or (lambda: listed_devices(read_settings()))
+        self.name = name
         self.vendor = PLATFORM_VENDOR
         self.version = OPENCL_VERSION
         self.profile = "FULL_PROFILE"
@@ -64,7 +70,7 @@ class Platform:
     def _all_devices(self) -> list[Device]:
         if self._devices is None:
             try:
-                backends = listed_devices(read_settings())
+                backends = self._backends()
             except (SettingsError, UnknownDeviceError) as error:
                 raise make_error("clGetDeviceIDs", "DEVICE_NOT_AVAILABLE", str(error)) from error
             self._devices = [Device(self, backend) for backend in backends]
@@ -207,7 +213,17 @@ class Device:
 _platforms: list[Platform] = []
 
 
+def _listing(devices: list[device_interface.Device]
+             ) -> Callable[[], list[device_interface.Device]]:
+    return lambda: devices
+
+
 def get_platforms() -> list[Platform]:
     if not _platforms:
         _platforms.append(Platform())
+        if gpu_devices():
+            _platforms.append(Platform(CUDA_PLATFORM_NAME, gpu_devices))
+        if read_settings().vendors:
+            for name, devices in vendor_devices():
+                _platforms.append(Platform(f"ppcl on {name}", _listing(devices)))
     return list(_platforms)

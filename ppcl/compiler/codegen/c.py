@@ -236,7 +236,7 @@ C = Dialect(
     vec_step=c_vec_step,
     assign_swizzle=c_assign_swizzle,
     divide=c_divide,
-    masks_shift_count=True,
+    masks_shift_count="all",
 )
 
 _PRINTER = CStylePrinter(C)

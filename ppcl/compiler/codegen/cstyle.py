@@ -1,4 +1,4 @@
-"""The one printer of the C family: OpenCL C, C for the CPU backend, and later CUDA.
+"""The one printer of the C family: OpenCL C, C for the CPU backend, and CUDA.
 
 ``CStylePrinter`` prints IR as C text: expressions with C precedence and the fewest parentheses
 that keep the tree, statements with braces around every body (so printing, parsing and printing
@@ -94,6 +94,10 @@ class Dialect:
         AddressSpace.LOCAL: "__local",
         AddressSpace.CONSTANT: "__constant",
     })
+    # The spelling of the space a pointer points into, when it differs from the space of an
+    # object (CUDA declares ``__shared__`` objects but has generic pointers); None: the same.
+    pointee_spaces: Mapping[AddressSpace, str] | None = None
+    function_qualifier: str = ""  # before every function that is not a kernel
     scalar_names: Mapping[str, str] = field(default_factory=dict)  # OpenCL name -> spelling
     vector_type: Callable[[VectorType], str] = opencl_vector_name
     restrict: str = "restrict"
@@ -111,13 +115,19 @@ class Dialect:
     cast: ExprHook | None = None  # consulted for implicit and explicit casts
     call: ExprHook | None = None  # builtin and user calls
     vec_step: ExprHook | None = None
+    conditional: ExprHook | None = None  # ``c ? a : b``, e.g. with a vector condition
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
     # Integer ``/`` and ``%`` and their compound assignments; the default prints C's operators.
     divide: ExprHook | None = None
     # OpenCL takes a shift count modulo the width of the shifted (promoted) element type; C
-    # leaves a count out of range undefined, so the C dialect masks it explicitly.
-    masks_shift_count: bool = False
+    # leaves a count out of range undefined, so the C dialect masks it explicitly: "all"
+    # shifts, "scalar" ones only (CUDA, whose vector operators mask in its header), or none.
+    masks_shift_count: str = ""
+    # A kernel's parameter list and the statements that open its body, when the dialect's
+    # kernels take their arguments otherwise than OpenCL's (CUDA's ``__local`` arguments).
+    kernel_params: Callable[[CStylePrinter, ir.Function], list[str]] | None = None
+    kernel_prologue: Callable[[CStylePrinter, ir.Function], list[str]] | None = None
 
     def space(self, space: AddressSpace) -> str:
         return self.address_spaces.get(space, "")
@@ -200,7 +210,8 @@ class CStylePrinter:
         raise TypeError(f"type {t} has a declarator part")
 
     def pointee_qualifiers(self, p: PointerType) -> list[str]:
-        quals = [self.dialect.space(p.space)]
+        spaces = self.dialect.pointee_spaces
+        quals = [self.dialect.space(p.space) if spaces is None else spaces.get(p.space, "")]
         quals += ["const"] * p.const + ["volatile"] * p.volatile
         return [q for q in quals if q]
 
@@ -347,9 +358,14 @@ class CStylePrinter:
         prefix: list[str] = []
         if f.is_kernel:
             prefix += [self.dialect.kernel_qualifier] + self.kernel_attributes(f.attrs)
+        else:
+            prefix.append(self.dialect.function_qualifier)
         if f.inline:
             prefix.append(self.dialect.inline)
-        params = ", ".join(self.param(p) for p in f.params)
+        if f.is_kernel and self.dialect.kernel_params is not None:
+            params = ", ".join(self.dialect.kernel_params(self, f))
+        else:
+            params = ", ".join(self.param(p) for p in f.params)
         header = self.declaration(f.ret, f"{self.name(f.name)}({params})")
         return " ".join([p for p in prefix if p] + [header])
 
@@ -357,7 +373,10 @@ class CStylePrinter:
         header = self.function_header(f)
         if f.body is None:
             return [header + ";"]
-        return [header, "{"] + self.stmts(f.body.stmts, 1) + ["}"]
+        prologue: list[str] = []
+        if f.is_kernel and self.dialect.kernel_prologue is not None:
+            prologue = [INDENT + line for line in self.dialect.kernel_prologue(self, f)]
+        return [header, "{"] + prologue + self.stmts(f.body.stmts, 1) + ["}"]
 
     # ------------------------------------------------------------ statements
 
@@ -449,6 +468,11 @@ class CStylePrinter:
             return f"({text})"
         return text
 
+    def masks_shift(self, shifted: Type) -> bool:
+        """Whether the dialect masks the count of a shift of a ``shifted`` value."""
+        masks = self.dialect.masks_shift_count
+        return masks == "all" or (masks == "scalar" and not isinstance(shifted, VectorType))
+
     def shift_count(self, shifted: Type, count: ir.Expr) -> str:
         """``count`` modulo the bit width of ``shifted``'s elements (a power of two, so a
         mask, which also views a negative count as unsigned as OpenCL does); a literal
@@ -480,7 +504,7 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             prec = BINARY_PREC[e.op]
-            if e.op in _SHIFTS and self.dialect.masks_shift_count:
+            if e.op in _SHIFTS and self.masks_shift(e.type):
                 return f"{self.expr(e.lhs, prec)} {e.op} {self.shift_count(e.type, e.rhs)}", prec
             return f"{self.expr(e.lhs, prec)} {e.op} {self.expr(e.rhs, prec + 1)}", prec
         if isinstance(e, ir.Unary):
@@ -495,11 +519,15 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             target = self.expr(e.target, PREC_UNARY)
-            if e.op in ("<<=", ">>=") and self.dialect.masks_shift_count:
+            if e.op in ("<<=", ">>=") and self.masks_shift(e.target.type):
                 count = self.shift_count(promote(e.target.type), e.value)
                 return f"{target} {e.op} {count}", PREC_ASSIGN
             return f"{target} {e.op} {self.expr(e.value, PREC_ASSIGN)}", PREC_ASSIGN
         if isinstance(e, ir.Conditional):
+            if self.dialect.conditional is not None:
+                spelled = self.dialect.conditional(self, e)
+                if spelled is not None:
+                    return spelled, PREC_POSTFIX
             text = (f"{self.expr(e.cond, PREC_COND + 1)} ? {self.expr(e.then, PREC_ASSIGN)}"
                     f" : {self.expr(e.otherwise, PREC_COND)}")
             return text, PREC_COND

@@ -1,0 +1,492 @@
+"""The CUDA device: one NVIDIA GPU, kernels printed as CUDA C++ and compiled by NVRTC.
+
+A work-item is a CUDA thread and a work-group a block, so a kernel needs none of the CPU's
+work-group formation: the front end's IR is printed as it is (``compiler/codegen/cuda.py``) and
+the whole program is one NVRTC unit, compiled at ``build()`` (cubins cached on disk) and loaded
+as one module. A launch is one ``cuLaunchKernel`` on the calling thread's stream (every command
+thread has a stream of its own, so out-of-order queues and several queues overlap on the GPU)
+followed by a wait for that stream, since the runtime's commands complete when ``run``
+returns. A launch whose buffers do not overlap runs the kernel's ``__noalias`` copy (restrict
+pointers) once that copy has compiled, chosen once per set of argument values.
+
+Memory is CUDA managed memory: the runtime and the program see a buffer's bytes as a host
+array (buffers made from host data, maps, the host side of copies) while kernels use the same
+address, the driver moving pages to where they are touched. Copies and fills of whole rows go
+through the driver's copy engines; other views are copied by numpy. An allocation larger than
+the GPU's free memory is refused (managed memory beyond it can hang the GPU).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ppcl.compiler.codegen.cstyle import CodegenError
+from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
+from ppcl.compiler.frontend.options import BuildOptions
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.layout import Size3
+from ppcl.devices.commands import CommandExecutor
+from ppcl.devices.cuda.driver import (
+    ATTRIBUTES,
+    CTX_SCHED_SPIN,
+    CUDA_SUCCESS,
+    FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+    FUNC_SHARED_SIZE_BYTES,
+    KERNEL_FAULTS,
+    MEM_ATTACH_GLOBAL,
+    STREAM_NON_BLOCKING,
+    CUDAError,
+    Driver,
+    load_driver,
+)
+from ppcl.devices.cuda.nvrtc import NVRTCError, cached_cubin
+from ppcl.devices.interface import (
+    Allocation,
+    ArgValue,
+    BufferArg,
+    Device,
+    DeviceBuildError,
+    DeviceInfo,
+    DeviceProgram,
+    KernelFault,
+    KernelLaunch,
+    LocalArg,
+    NDRange,
+)
+from ppcl.settings import Debug
+
+MEM_BASE_ADDR_ALIGN = 128  # bytes: a sub-buffer starts on a whole cache line
+LOCAL_ARG_ALIGN = 128  # each __local argument starts at a multiple of this in shared memory
+DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic shared memory above this needs an opt-in per kernel
+PREFERRED_GROUP_ITEMS = 256
+WARP = 32
+EXTENSIONS = (
+    "cl_khr_byte_addressable_store",
+    "cl_khr_global_int32_base_atomics",
+    "cl_khr_global_int32_extended_atomics",
+    "cl_khr_local_int32_base_atomics",
+    "cl_khr_local_int32_extended_atomics",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "cl_khr_fp64",
+)
+
+
+class _NDRangeArg(ctypes.Structure):
+    """``ppcl_ndrange`` of ``ppcl_cuda.h``: the launch's global offset and work dimension."""
+
+    _fields_ = [("offset", ctypes.c_uint64 * 3), ("work_dim", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+def _align_up(value: int, alignment: int) -> int:
+    return (value + alignment - 1) // alignment * alignment
+
+
+def _largest_divisor(n: int, limit: int, multiple: int) -> int:
+    """The largest divisor of ``n`` not above ``limit``, a multiple of ``multiple`` if one is."""
+    best_multiple, best = 0, 1
+    for d in range(1, min(n, limit) + 1):
+        if n % d == 0:
+            best = d
+            if d % multiple == 0:
+                best_multiple = d
+    return best_multiple or best
+
+
+def gpu_local_size(global_size: Size3, work_dim: int, max_group: int, max_items: Size3) -> Size3:
+    """A local size for ``local_size=None`` on a GPU: dimension 0 as wide as a warp or more
+    (whole warps read consecutive addresses), the rest of ``PREFERRED_GROUP_ITEMS`` given to the
+    next dimensions, every entry a divisor of the global size."""
+    budget = min(max_group, PREFERRED_GROUP_ITEMS)
+    local = [1, 1, 1]
+    for d in range(work_dim):
+        limit = min(budget, max_items[d])
+        if d == 0 and work_dim > 1:
+            limit = min(limit, WARP)
+        local[d] = _largest_divisor(global_size[d], limit, WARP if d == 0 else 1)
+        budget //= local[d]
+    return local[0], local[1], local[2]
+
+
+class ManagedAllocation(Allocation):
+    def __init__(self, device: CUDADevice, nbytes: int) -> None:
+        pointer = ctypes.c_uint64()
+        device.driver.cuMemAllocManaged(ctypes.byref(pointer), nbytes, MEM_ATTACH_GLOBAL)
+        self._device = device
+        self.address = pointer.value
+        self.array = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(self.address))
+        self.nbytes = nbytes
+
+    def release(self) -> None:
+        if self.address:
+            self._device.current()
+            self._device.driver.cuMemFree_v2(self.address)
+            self._device.allocated -= self.nbytes
+            self.address = 0
+
+
+def buffers_disjoint(args: Sequence[ArgValue]) -> bool:
+    """Whether no two buffer arguments of a launch share a byte (sub-buffers of one buffer
+    may), so that the kernel's ``__noalias`` copy computes what the kernel does."""
+    spans = []
+    for arg in args:
+        if isinstance(arg, BufferArg) and arg.address:
+            size = getattr(arg.owner, "size", None)
+            if not isinstance(size, int):
+                return False
+            spans.append((arg.address, arg.address + size))
+    spans.sort()
+    return all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+
+
+class CUDALaunch(KernelLaunch):
+    """One kernel over one NDRange; the packed parameters are kept while the argument tuple is
+    the same, so a repeated launch is one driver call and a wait."""
+
+    def __init__(self, device: CUDADevice, program: CUDAProgram, function: int, name: str,
+                 ndrange: NDRange, static_local_bytes: int) -> None:
+        self.ndrange = ndrange
+        self.static_local_bytes = static_local_bytes
+        self._device = device
+        self._program = program
+        self._function = function
+        self._name = name
+        self._grid = ndrange.num_groups
+        self._block = ndrange.local_size
+        nd = _NDRangeArg()
+        nd.offset[:] = list(ndrange.global_offset)
+        nd.work_dim = ndrange.work_dim
+        self._nd = nd
+        self._packed: tuple[Any, ...] | None = None
+        self._dynamic_opt_in: dict[int, int] = {}  # function -> dynamic shared bytes allowed
+        self._launch = device.driver.raw("cuLaunchKernel")
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _dynamic_bytes(args: Sequence[ArgValue]) -> int:
+        total = 0
+        for arg in args:
+            if isinstance(arg, LocalArg):
+                total = _align_up(total, LOCAL_ARG_ALIGN) + arg.nbytes
+        return total
+
+    def local_bytes(self, args: Sequence[ArgValue]) -> int:
+        return self.static_local_bytes + self._dynamic_bytes(args)
+
+    def _pack(self, args: Sequence[ArgValue]) -> tuple[object, int, list[object]]:
+        holders: list[object] = [self._nd]
+        offset = 0
+        for arg in args:
+            if isinstance(arg, BufferArg):
+                holders.append(ctypes.c_uint64(arg.address))
+            elif isinstance(arg, LocalArg):
+                offset = _align_up(offset, LOCAL_ARG_ALIGN)
+                holders.append(ctypes.c_uint32(offset))
+                offset += arg.nbytes
+            else:
+                holders.append(ctypes.create_string_buffer(arg.data, max(1, len(arg.data))))
+        argv = (ctypes.c_void_p * len(holders))(
+            *[ctypes.addressof(h) for h in holders])  # type: ignore[arg-type]
+        return argv, offset, holders
+
+    def _call_for(self, args: Sequence[ArgValue], thread: int) -> tuple[Any, ...]:
+        """The launch call's arguments, made once per argument tuple and calling thread."""
+        with self._lock:
+            argv, dynamic, holders = self._pack(args)
+            restricted_ready = self._program.restricted_ready
+            noalias = None
+            if restricted_ready and buffers_disjoint(args):
+                noalias = self._program.noalias_function(self._name)
+            function = noalias or self._function
+            if dynamic > self._dynamic_opt_in.get(function, DEFAULT_SHARED_LIMIT):
+                self._device.driver.cuFuncSetAttribute(
+                    function, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
+                self._dynamic_opt_in[function] = dynamic
+            stream = self._device.stream()
+            grid, block = self._grid, self._block
+            call = (ctypes.c_void_p(function), ctypes.c_uint(grid[0]),
+                    ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
+                    ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
+                    ctypes.c_void_p(stream), argv, None)
+            self._packed = (args, thread, call, stream, holders, restricted_ready)
+            return self._packed
+
+    def run(self, args: Sequence[ArgValue]) -> None:
+        # the kept call is read without the lock: a thread that packs anew replaces the tuple
+        # whole, and the old one stays alive while this launch holds it
+        packed = self._packed
+        thread = threading.get_ident()
+        if (packed is None or packed[0] is not args or packed[1] != thread
+                or packed[5] != self._program.restricted_ready):
+            packed = self._call_for(args, thread)
+        code = self._launch(*packed[2])
+        if code != CUDA_SUCCESS:
+            raise RuntimeError(f"kernel '{self._name}' could not be launched on the GPU: "
+                               f"{self._device.driver.error_name(code)} ({code})")
+        self._device.wait(packed[3], self._name)
+
+
+class CUDAProgram(DeviceProgram):
+    """A program's CUDA module: every kernel compiled in one NVRTC unit at build. The
+    ``__noalias`` copies of its kernels compile meanwhile on a thread of their own, into a
+    second module, so that they add nothing to the build; launches use them once they are
+    there."""
+
+    def __init__(self, device: CUDADevice, module: ir.Module, options: BuildOptions) -> None:
+        self._device = device
+        self._kernels = {k.name: k for k in module.kernels}
+        try:
+            self.source = cuda_unit(module, noalias=False)
+        except CodegenError as error:
+            raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
+                from error
+        self._options = ["--std=c++17", "-default-device"]
+        if options.fast_relaxed_math or options.unsafe_math_optimizations:
+            self._options.append("--use_fast_math")
+        if options.opt_disable:
+            self._options.append("--dopt=off")
+        try:
+            cubin = cached_cubin(self.source, self._options, device.arch)
+        except NVRTCError as error:
+            raise DeviceBuildError(
+                "NVRTC rejected the CUDA code ppcl generated for this program (a ppcl bug; "
+                "please report it with the program)", error.log) from error
+        self.log = cubin.log
+        self.cached = cubin.cached
+        self._module = self._load(cubin.data)
+        self._functions: dict[str, tuple[int, int]] = {}
+        self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
+        self._lock = threading.Lock()
+        self._restricted_module: int | None = None
+        self._noalias: dict[str, int | None] = {}
+        self.restricted_error: str | None = None
+        if any(noalias_variant(k) is not None for k in module.kernels):
+            threading.Thread(target=self._build_restricted, args=(module,), daemon=True,
+                             name="ppcl-cuda-noalias").start()
+
+    def _load(self, cubin: bytes) -> int:
+        self._device.current()
+        handle = ctypes.c_void_p()
+        self._device.driver.cuModuleLoadData(ctypes.byref(handle), cubin)
+        assert handle.value is not None
+        return handle.value
+
+    def _build_restricted(self, module: ir.Module) -> None:
+        """Compile and load the unit with the ``__noalias`` copies (on its own thread); if
+        that fails, launches keep the kernels as written."""
+        try:
+            source = cuda_unit(module, noalias=True)
+            cubin = cached_cubin(source, self._options, self._device.arch)
+            self._restricted_module = self._load(cubin.data)
+        except Exception as error:  # noqa: BLE001 - an optimization may fail, never the program
+            self.restricted_error = f"{type(error).__name__}: {error}"
+
+    @property
+    def restricted_ready(self) -> bool:
+        return self._restricted_module is not None
+
+    def _lookup(self, module: int, symbol: str) -> int:
+        function = ctypes.c_void_p()
+        self._device.driver.cuModuleGetFunction(ctypes.byref(function), module,
+                                                symbol.encode())
+        assert function.value is not None
+        return function.value
+
+    def noalias_function(self, kernel_name: str) -> int | None:
+        """The kernel's ``__noalias`` copy, once its module is loaded; None before, or when
+        the kernel has none."""
+        module = self._restricted_module
+        if module is None:
+            return None
+        if kernel_name not in self._noalias:
+            function = None
+            if noalias_variant(self._kernels[kernel_name]) is not None:
+                self._device.current()
+                function = self._lookup(module, kernel_symbol(kernel_name, noalias=True))
+            self._noalias[kernel_name] = function
+        return self._noalias[kernel_name]
+
+    def _function(self, kernel_name: str) -> tuple[int, int]:
+        """The kernel and its static shared memory in bytes."""
+        known = self._functions.get(kernel_name)
+        if known is not None:
+            return known
+        self._device.current()
+        function = self._lookup(self._module, kernel_symbol(kernel_name))
+        shared = ctypes.c_int()
+        self._device.driver.cuFuncGetAttribute(ctypes.byref(shared), FUNC_SHARED_SIZE_BYTES,
+                                               function)
+        known = (function, shared.value)
+        self._functions[kernel_name] = known
+        return known
+
+    def prepare(self, kernel_name: str, ndrange: NDRange) -> CUDALaunch:
+        key = (kernel_name, ndrange)
+        launch = self._launches.get(key)
+        if launch is not None:
+            return launch
+        with self._lock:
+            launch = self._launches.get(key)
+            if launch is None:
+                if kernel_name not in self._kernels:
+                    raise DeviceBuildError(f"the program has no kernel '{kernel_name}'")
+                function, shared = self._function(kernel_name)
+                launch = CUDALaunch(self._device, self, function, kernel_name, ndrange, shared)
+                self._launches[key] = launch
+        return launch
+
+
+class CUDADevice(Device):
+    """GPU ``ordinal`` of the CUDA driver."""
+
+    def __init__(self, ordinal: int = 0) -> None:
+        driver = load_driver()
+        if driver is None:
+            raise RuntimeError("the CUDA device needs the NVIDIA driver (libcuda.so.1)")
+        self.driver: Driver = driver
+        handle = ctypes.c_int()
+        driver.cuDeviceGet(ctypes.byref(handle), ordinal)
+        self.handle = handle.value
+        flags, active = ctypes.c_uint(), ctypes.c_int()
+        driver.cuDevicePrimaryCtxGetState(self.handle, ctypes.byref(flags), ctypes.byref(active))
+        if not active.value:  # the flags of a context another library started stay its own
+            driver.cuDevicePrimaryCtxSetFlags_v2(self.handle, CTX_SCHED_SPIN)
+        context = ctypes.c_void_p()
+        driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), self.handle)
+        self.context = context.value
+        self._threads = threading.local()
+        self.allocated = 0
+        self.info = self._describe(ordinal)
+        major = self.attribute("compute_capability_major")
+        minor = self.attribute("compute_capability_minor")
+        self.compute_capability = (major, minor)
+        self.arch = f"sm_{major}{minor}"
+        self.executor = CommandExecutor(4)
+
+    # ------------------------------------------------------------------ driver state
+
+    def attribute(self, name: str, default: int = 0) -> int:
+        value = ctypes.c_int()
+        try:
+            self.driver.cuDeviceGetAttribute(ctypes.byref(value), ATTRIBUTES[name], self.handle)
+        except CUDAError:
+            return default
+        return value.value
+
+    def current(self) -> None:
+        """Make the device's context current on the calling thread (once per thread)."""
+        if getattr(self._threads, "current", False):
+            return
+        self.driver.cuCtxSetCurrent(self.context)
+        self._threads.current = True
+
+    def stream(self) -> int:
+        """The calling thread's stream on this device."""
+        stream: int | None = getattr(self._threads, "stream", None)
+        if stream is None:
+            self.current()
+            handle = ctypes.c_void_p()
+            self.driver.cuStreamCreate(ctypes.byref(handle), STREAM_NON_BLOCKING)
+            stream = handle.value or 0
+            self._threads.stream = stream
+            self._threads.synchronize = self.driver.raw("cuStreamSynchronize")
+        return stream
+
+    def wait(self, stream: int, what: str) -> None:
+        """Wait for the calling thread's ``stream``; a kernel fault raises KernelFault."""
+        code = self._threads.synchronize(ctypes.c_void_p(stream))
+        if code == CUDA_SUCCESS:
+            return
+        name = self.driver.error_name(code)
+        if code in KERNEL_FAULTS:
+            raise KernelFault(f"kernel '{what}' faulted on the GPU: {KERNEL_FAULTS[code]} "
+                              f"({name}); the GPU's context cannot be used again in this "
+                              "process")
+        raise RuntimeError(f"{what} failed on the GPU: {name} ({code})")
+
+    def _describe(self, ordinal: int) -> DeviceInfo:
+        name = ctypes.create_string_buffer(256)
+        self.driver.cuDeviceGetName(name, 256, self.handle)
+        total = ctypes.c_size_t()
+        self.driver.cuDeviceTotalMem_v2(ctypes.byref(total), self.handle)
+        max_items = (self.attribute("max_block_dim_x", 1024),
+                     self.attribute("max_block_dim_y", 1024),
+                     self.attribute("max_block_dim_z", 64))
+        return DeviceInfo(
+            name=name.value.decode(errors="replace"), vendor="NVIDIA Corporation", kind="gpu",
+            compute_units=self.attribute("multiprocessor_count", 1),
+            clock_mhz=self.attribute("clock_rate_khz") // 1000,
+            max_work_group_size=self.attribute("max_threads_per_block", 1024),
+            max_work_item_sizes=max_items,
+            local_mem_size=self.attribute("max_shared_memory_per_block", DEFAULT_SHARED_LIMIT),
+            global_mem_size=total.value, max_mem_alloc_size=total.value // 4,
+            global_mem_cache_size=self.attribute("l2_cache_size"), cache_line=128,
+            vector_bytes=4, mem_base_addr_align=MEM_BASE_ADDR_ALIGN,
+            host_unified_memory=False, extensions=EXTENSIONS, threads=1)
+
+    # ------------------------------------------------------------------ programs
+
+    def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> CUDAProgram:
+        return CUDAProgram(self, module, options)
+
+    def default_local_size(self, global_size: Size3, work_dim: int) -> Size3:
+        info = self.info
+        return gpu_local_size(global_size, work_dim, info.max_work_group_size,
+                              info.max_work_item_sizes)
+
+    # ------------------------------------------------------------------ memory
+
+    def allocate(self, nbytes: int) -> Allocation:
+        self.current()
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        self.driver.cuMemGetInfo_v2(ctypes.byref(free), ctypes.byref(total))
+        if nbytes > free.value or self.allocated + nbytes > total.value * 9 // 10:
+            raise MemoryError(f"{nbytes} bytes more than the {self.allocated} allocated is more "
+                              f"than the GPU has free ({free.value} of {total.value})")
+        try:
+            allocation = ManagedAllocation(self, nbytes)
+        except CUDAError as error:
+            raise MemoryError(str(error)) from error
+        self.allocated += nbytes
+        return allocation
+
+    @staticmethod
+    def _contiguous_address(view: np.ndarray) -> int | None:
+        if not view.flags.c_contiguous:
+            return None
+        return int(view.ctypes.data)
+
+    def transfer(self, target: np.ndarray, source: np.ndarray) -> None:
+        dst, src = self._contiguous_address(target), self._contiguous_address(source)
+        if dst is None or src is None or target.nbytes != source.nbytes or not target.nbytes:
+            target[...] = source
+            return
+        stream = self.stream()
+        self.driver.cuMemcpyAsync(dst, src, target.nbytes, stream)
+        self.wait(stream, "a copy")
+
+    def fill(self, target: np.ndarray, pattern: np.ndarray) -> None:
+        address = self._contiguous_address(target)
+        width = pattern.nbytes
+        if address is None or width not in (1, 4) or address % width or not target.nbytes:
+            target[...] = pattern
+            return
+        stream = self.stream()
+        if width == 1:
+            self.driver.cuMemsetD8Async(address, int(pattern.reshape(-1)[0]), target.nbytes,
+                                        stream)
+        else:
+            value = int(np.frombuffer(pattern.tobytes(), dtype=np.uint32)[0])
+            self.driver.cuMemsetD32Async(address, value, target.nbytes // 4, stream)
+        self.wait(stream, "a fill")
+
+    # ------------------------------------------------------------------ commands
+
+    def submit(self, task: Callable[[], None]) -> None:
+        self.executor.submit(task)

@@ -1,0 +1,87 @@
+"""CUDA C++ to a cubin with NVRTC, through cupy's bindings, cached on disk like CPU kernels.
+
+The key covers everything the cubin depends on: the translation unit, the header it includes,
+the options, the GPU architecture and NVRTC's version (``compiler/cache.py`` adds ppcl's). An
+entry is the cubin with the cache's checksum trailer, published atomically; the trailer is cut
+off before the driver loads it. cupy is imported here, on the first build, never before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ppcl.compiler import cache
+from ppcl.compiler.codegen.cuda import HEADER
+
+HEADER_PATH = Path(__file__).resolve().parents[2] / "compiler" / "codegen" / "include" / HEADER
+
+
+class NVRTCError(RuntimeError):
+    """NVRTC rejected a unit; ``log`` is its output."""
+
+    def __init__(self, message: str, log: str) -> None:
+        super().__init__(message)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class Cubin:
+    data: bytes
+    log: str
+    cached: bool
+
+
+def _nvrtc():  # type: ignore[no-untyped-def]
+    from cupy_backends.cuda.libs import nvrtc  # the optional extra ``ppcl[cuda]``
+
+    return nvrtc
+
+
+def nvrtc_version() -> str:
+    major, minor = _nvrtc().getVersion()
+    return f"{major}.{minor}"
+
+
+def compile_unit(source: str, options: Sequence[str]) -> tuple[bytes, str]:
+    """The cubin of ``source`` and NVRTC's log; raises :class:`NVRTCError`."""
+    nvrtc = _nvrtc()
+    header = HEADER_PATH.read_text(encoding="utf-8")
+    program = nvrtc.createProgram(source, "ppcl_program.cu", [header.encode()],
+                                  [HEADER.encode()])
+    try:
+        try:
+            nvrtc.compileProgram(program, list(options))
+        except nvrtc.NVRTCError as error:
+            raise NVRTCError(f"NVRTC: {error}", nvrtc.getProgramLog(program)) from error
+        return nvrtc.getCUBIN(program), nvrtc.getProgramLog(program)
+    finally:
+        nvrtc.destroyProgram(program)
+
+
+def cached_cubin(source: str, options: Sequence[str], arch: str) -> Cubin:
+    """The cubin of ``source`` for ``arch`` (``sm_90``), from the cache when it is there."""
+    header = HEADER_PATH.read_text(encoding="utf-8")
+    all_options = [f"--gpu-architecture={arch}", *options]
+    key = cache.cache_key("cuda-cubin", source, header, " ".join(all_options), nvrtc_version())
+    hit = cache.lookup(key, want_log=True)
+    if hit is not None:
+        data = hit.path.read_bytes()[:-cache.CHECKSUM_TRAILER_SIZE]
+        return Cubin(data, hit.log or "", True)
+    data, log = compile_unit(source, all_options)
+    temp_source = cache.new_temp_source(key)
+    temp_object = temp_source.with_suffix(cache.OBJECT_SUFFIX)
+    temp_log = temp_source.with_suffix(cache.LOG_SUFFIX)
+    try:
+        cache.write_text(temp_source, source)
+        cache.write_text(temp_log, log)
+        temp_object.write_bytes(data)
+        cache.seal_object(temp_object)
+        cache.publish([(temp_source, cache.source_path(key)), (temp_log, cache.log_path(key)),
+                       (temp_object, cache.object_path(key))])
+    finally:
+        for path in (temp_source, temp_object, temp_log):
+            cache.discard(path)
+    cache.remember(cache.object_path(key), log)
+    return Cubin(data, log, False)

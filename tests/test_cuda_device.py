@@ -1,0 +1,214 @@
+"""The CUDA device on a GPU: kernels against numpy, memory commands, events, queues and the
+cubin cache. Skipped where there is no GPU (or no cupy); there, the platform list must be
+what it always was."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.devices.cuda import gpu_count
+
+mf = cl.mem_flags
+GPUS = gpu_count()
+needs_gpu = pytest.mark.skipif(GPUS == 0, reason="no CUDA GPU (or no cupy) here")
+
+
+def test_platforms_list_cuda_only_where_there_are_gpus():
+    platforms = cl.get_platforms()
+    assert platforms[0].name == "ppcl"
+    if GPUS == 0:
+        assert len(platforms) == 1
+    else:
+        cuda = platforms[1]
+        assert cuda.name == "ppcl CUDA"
+        devices = cuda.get_devices()
+        assert len(devices) == GPUS
+        assert all(d.type == cl.device_type.GPU for d in devices)
+
+
+@pytest.fixture(scope="module")
+def gctx():
+    if GPUS == 0:
+        pytest.skip("no CUDA GPU (or no cupy) here")
+    return cl.Context([cl.get_platforms()[1].get_devices()[0]])
+
+
+@pytest.fixture(scope="module")
+def gqueue(gctx):
+    return cl.CommandQueue(gctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+
+
+def _build(ctx, source: str, options: str = ""):
+    return cl.Program(ctx, source).build(options=options)
+
+
+@needs_gpu
+def test_device_info_describes_the_gpu(gctx):
+    dev = gctx.devices[0]
+    assert dev.max_compute_units > 1
+    assert dev.max_work_group_size >= 256
+    assert dev.global_mem_size > 1 << 30
+    assert dev.local_mem_size >= 48 * 1024
+
+
+@needs_gpu
+def test_saxpy_with_profiling(gctx, gqueue):
+    n = 1 << 20
+    x = np.random.default_rng(1).random(n, dtype=np.float32)
+    y = np.random.default_rng(2).random(n, dtype=np.float32)
+    prg = _build(gctx, """
+        __kernel void saxpy(float a, __global const float *x, __global float *y) {
+            size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }""")
+    bx = cl.Buffer(gctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    by = cl.Buffer(gctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=y)
+    event = prg.saxpy(gqueue, (n,), None, np.float32(2.5), bx, by)
+    out = np.empty_like(y)
+    cl.enqueue_copy(gqueue, out, by)
+    np.testing.assert_allclose(out, 2.5 * x + y, rtol=1e-6)
+    assert event.profile.end >= event.profile.start > 0
+
+
+@needs_gpu
+def test_local_argument_reduction_with_offset(gctx, gqueue):
+    from tests.kernel_sources import REDUCE
+
+    n, group = 1 << 16, 128
+    a = np.arange(n, dtype=np.float32) % 7
+    prg = _build(gctx, REDUCE)
+    bin_ = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=a)
+    bout = cl.Buffer(gctx, mf.WRITE_ONLY, n // group * 4)
+    prg.reduce(gqueue, (n,), (group,), bin_, bout, cl.LocalMemory(group * 4))
+    out = np.empty(n // group, dtype=np.float32)
+    cl.enqueue_copy(gqueue, out, bout)
+    np.testing.assert_allclose(out, a.reshape(-1, group).sum(axis=1))
+
+    ids = _build(gctx, """__kernel void ids(__global int *o) {
+        o[get_global_id(0) - get_global_offset(0)] = get_global_id(0) + 100 * get_work_dim(); }""")
+    bo = cl.Buffer(gctx, mf.WRITE_ONLY, 64 * 4)
+    ids.ids(gqueue, (64,), (32,), bo, global_offset=(5,))
+    got = np.empty(64, dtype=np.int32)
+    cl.enqueue_copy(gqueue, got, bo)
+    np.testing.assert_array_equal(got, np.arange(5, 69) + 100)
+
+
+@needs_gpu
+def test_vectors_tiles_and_atomics(gctx, gqueue):
+    prg = _build(gctx, """
+        __kernel void scale(__global float4 *v, float s) {
+            size_t i = get_global_id(0);
+            float4 a = v[i];
+            v[i] = (float4)(a.wz, a.yx) * s + (float4)(1.0f);
+        }
+        __kernel void hist(__global const uint *in, __global int *bins) {
+            __local int local_bins[16];
+            uint lid = get_local_id(0);
+            if (lid < 16) local_bins[lid] = 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            atomic_inc(&local_bins[in[get_global_id(0)] % 16]);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < 16) atomic_add(&bins[lid], local_bins[lid]);
+        }""")
+    v = np.arange(4096 * 4, dtype=np.float32).reshape(-1, 4)
+    bv = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=v)
+    prg.scale(gqueue, (4096,), None, bv, np.float32(0.5))
+    got = np.empty_like(v)
+    cl.enqueue_copy(gqueue, got, bv)
+    np.testing.assert_allclose(got, v[:, [3, 2, 1, 0]] * 0.5 + 1)
+
+    data = np.random.default_rng(3).integers(0, 1000, 1 << 16).astype(np.uint32)
+    bd = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=data)
+    bins = cl.Buffer(gctx, mf.READ_WRITE, 16 * 4)
+    cl.enqueue_fill_buffer(gqueue, bins, np.int32(0), 0, 16 * 4)
+    prg.hist(gqueue, data.shape, (256,), bd, bins)
+    counts = np.empty(16, dtype=np.int32)
+    cl.enqueue_copy(gqueue, counts, bins)
+    np.testing.assert_array_equal(counts, np.bincount(data % 16, minlength=16))
+
+
+@needs_gpu
+def test_sub_buffers_rect_copies_fills_and_maps(gctx, gqueue):
+    a = np.arange(64 * 64, dtype=np.float32)
+    buf = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=a)
+    sub = buf.get_sub_region(1024, 1024)
+    cl.enqueue_fill_buffer(gqueue, sub, np.float32(-1), 0, 1024)
+    whole = np.empty_like(a)
+    cl.enqueue_copy(gqueue, whole, buf)
+    expected = a.copy()
+    expected[256:512] = -1
+    np.testing.assert_array_equal(whole, expected)
+
+    block = np.empty((8, 16), dtype=np.float32)
+    cl.enqueue_copy(gqueue, block, buf, buffer_origin=(4 * 4, 2, 0), host_origin=(0, 0, 0),
+                    region=(16 * 4, 8, 1), buffer_pitches=(64 * 4, 0))
+    np.testing.assert_array_equal(block, expected.reshape(64, 64)[2:10, 4:20])
+
+    mapped, _ = cl.enqueue_map_buffer(gqueue, buf, cl.map_flags.WRITE, 0, (64,), np.float32)
+    mapped[:] = 7
+    mapped.base.release()
+    first = np.empty(64, dtype=np.float32)
+    cl.enqueue_copy(gqueue, first, buf)
+    np.testing.assert_array_equal(first, 7)
+
+
+@needs_gpu
+def test_out_of_order_queue_and_two_queues(gctx):
+    prg = _build(gctx, """__kernel void add(__global int *a, int k) {
+        a[get_global_id(0)] += k; }""")
+    ooo = cl.CommandQueue(gctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    other = cl.CommandQueue(gctx)
+    a = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=np.zeros(1 << 16, dtype=np.int32))
+    b = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=np.zeros(1 << 16, dtype=np.int32))
+    first = prg.add(ooo, (1 << 16,), None, a, np.int32(1))
+    second = prg.add(ooo, (1 << 16,), None, a, np.int32(2), wait_for=[first])
+    prg.add(other, (1 << 16,), None, b, np.int32(5))
+    second.wait()
+    other.finish()
+    got_a, got_b = np.empty(1 << 16, np.int32), np.empty(1 << 16, np.int32)
+    cl.enqueue_copy(other, got_a, a)
+    cl.enqueue_copy(other, got_b, b)
+    assert (got_a == 3).all() and (got_b == 5).all()
+
+
+@needs_gpu
+def test_cubins_come_from_the_cache_the_second_time(gctx, private_cache):
+    from ppcl.compiler.codegen.cuda import cuda_unit
+    from ppcl.compiler.frontend import compile_source
+    from ppcl.devices.cuda.nvrtc import cached_cubin
+
+    source = cuda_unit(compile_source("__kernel void k(__global int *a) { a[0] = 1; }",
+                                      "k.cl", "").module)
+    device = gctx.devices[0].backend
+    first = cached_cubin(source, ["--std=c++17"], device.arch)
+    second = cached_cubin(source, ["--std=c++17"], device.arch)
+    assert not first.cached and second.cached
+    assert first.data == second.data
+
+
+@needs_gpu
+def test_a_buffer_passed_twice_runs_the_kernel_as_written(gctx, gqueue):
+    # with restrict pointers the compiler may read x[i] before y[i] = 0 is stored
+    prg = _build(gctx, """__kernel void k(__global const int *x, __global int *y) {
+        size_t i = get_global_id(0); y[i] = 0; y[i] += x[i]; }""")
+    ones = np.ones(1 << 12, dtype=np.int32)
+    a = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=ones)
+    b = cl.Buffer(gctx, mf.READ_WRITE, ones.nbytes)
+    prg.k(gqueue, ones.shape, None, a, a)
+    prg.k(gqueue, ones.shape, None, a, b)
+    got_a, got_b = np.empty_like(ones), np.empty_like(ones)
+    cl.enqueue_copy(gqueue, got_a, a)
+    cl.enqueue_copy(gqueue, got_b, b)
+    assert (got_a == 0).all() and (got_b == 0).all()
+    c = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=ones)
+    prg.k(gqueue, ones.shape, None, c, b)
+    cl.enqueue_copy(gqueue, got_b, b)
+    assert (got_b == 1).all()
+
+
+@pytest.mark.skipif(GPUS > 0, reason="a CUDA GPU is here")
+def test_asking_for_cuda_without_a_gpu_says_what_is_missing():
+    from ppcl.devices import UnknownDeviceError, cuda_device
+
+    with pytest.raises(UnknownDeviceError, match="no CUDA GPU here"):
+        cuda_device(0)

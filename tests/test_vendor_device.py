@@ -1,0 +1,78 @@
+"""Vendor OpenCL platforms through ppcl (``PPCL_VENDORS=1``), tried on pocl where pyopencl and
+pocl are installed; each case runs in a process of its own, since an ICD loader reads its
+vendors once."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+VENDORS = "/etc/OpenCL/vendors"
+needs_pocl = pytest.mark.skipif(
+    importlib.util.find_spec("pyopencl") is None or not pathlib.Path(VENDORS).is_dir(),
+    reason="pyopencl or an OpenCL ICD is not installed")
+
+PROGRAM = r'''
+import numpy as np
+import ppcl as cl
+
+platforms = cl.get_platforms()
+print([p.name for p in platforms])
+vendor = [p for p in platforms if p.name.startswith("ppcl on ")]
+ctx = cl.Context(vendor[0].get_devices())
+queue = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, """
+#define SCALE 2.0f
+__kernel void k(__global const float *x, __global float *y, __local float *s, float a) {
+    size_t i = get_global_id(0);
+    s[get_local_id(0)] = x[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    y[i] = a * SCALE * s[get_local_id(0)] + y[i];
+}""").build()
+x = np.arange(1024, dtype=np.float32)
+y = np.ones(1024, dtype=np.float32)
+mf = cl.mem_flags
+bx = cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=x)
+by = cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=y)
+prg.k(queue, (1024,), (64,), bx, by, cl.LocalMemory(256), np.float32(1))
+out = np.empty_like(y)
+cl.enqueue_copy(queue, out, by)
+assert np.array_equal(out, 2 * x + 1), out[:8]
+prg.k(queue, (128,), None, bx, by.get_sub_region(512, 512), cl.LocalMemory(256), np.float32(0.5))
+cl.enqueue_copy(queue, out, by)
+assert np.array_equal(out[128:256], 2 * x[128:256] + 1 + x[:128]), out[128:136]
+try:
+    cl.Program(ctx, "__kernel void bad(__global int *a) { a[0] = undeclared; }").build()
+except cl.RuntimeError as error:
+    print("diagnostic:", " | ".join(str(error).splitlines()))
+print("vendor ok")
+'''
+
+
+def _run(env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OCL_ICD_VENDORS": VENDORS, **env_extra}
+    return subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
+                          env=env, timeout=300, check=False)
+
+
+@needs_pocl
+def test_a_vendor_platform_runs_programs_through_ppcl():
+    result = _run({"PPCL_VENDORS": "1"})
+    if "ppcl on " not in result.stdout and "IndexError" in result.stderr:
+        pytest.skip("pyopencl found no OpenCL platform")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "vendor ok" in result.stdout
+    diagnostic = [line for line in result.stdout.splitlines() if line.startswith("diagnostic")]
+    assert diagnostic and "undeclared" in diagnostic[0]  # ppcl's front end reports it
+
+
+@needs_pocl
+def test_vendor_platforms_are_listed_only_when_asked():
+    result = _run({"PPCL_VENDORS": "0"})
+    assert "['ppcl']" in result.stdout
