@@ -25,9 +25,16 @@ def _serial(settings: Settings) -> Device:
     return SerialDevice()
 
 
+def _check(settings: Settings) -> Device:
+    from ppcl.devices.check import CheckDevice
+
+    return CheckDevice(collect=settings.check == "collect")
+
+
 DEVICE_KINDS: dict[str, Callable[[Settings], Device]] = {
     "cpu": _cpu,
     "serial": _serial,
+    "check": _check,
 }
 
 _made: dict[str, Device] = {}
