@@ -754,8 +754,7 @@ class Interpreter:
             if target.name in frame.uninit:
                 self.set_initialized(target.name, mask)
             return
-        if isinstance(target, ir.Swizzle) and (len(target.indices) > 1
-                                               or not _is_lvalue(target.base)):
+        if isinstance(target, ir.Swizzle) and not _is_memory(self, target):
             old = self.eval(target.base, mask).copy()
             if value.ndim == 1:
                 old[:, target.indices[0]] = value
