@@ -642,7 +642,7 @@ class Interpreter:
         return out
 
     def _track(self, region: mem.Region, sel: np.ndarray, phys: np.ndarray, nbytes: int,
-               loc: Loc, write: bool) -> None:
+               loc: Loc, write: bool, written: np.ndarray | None = None) -> None:
         if region.init is not None:
             span = mem.byte_span(phys, nbytes)
             if write:
@@ -667,7 +667,16 @@ class Interpreter:
         sel_w = sel[positions]
         items = self.lanes.linear[sel_w]
         epochs = self.epochs[sel_w] + self.interval
-        conflict = mem.check_and_record(shadow, words, items, epochs, self.loc_id(loc), write)
+        keys = unchanged = None
+        if written is not None:
+            old = mem.gather(region, phys, written.dtype,
+                             1 if written.ndim == 1 else written.shape[1])
+            same = old == written
+            if same.ndim == 2:
+                same = same.all(axis=1)
+            keys, unchanged = _value_keys(written)[positions], same[positions]
+        conflict = mem.check_and_record(shadow, words, items, epochs, self.loc_id(loc), write,
+                                        keys, unchanged)
         if conflict is None:
             return
         lane = int(sel_w[conflict.position])
@@ -727,8 +736,9 @@ class Interpreter:
         nbytes = dtype.itemsize * width
         for region, sel, phys in self._checked(ptr, nbytes, t.size if width == 1 else 0,
                                                mask, loc, True):
-            self._track(region, sel, phys, nbytes, loc, True)
-            mem.scatter(region, phys, value if len(sel) == len(mask) else value[sel])
+            part = value if len(sel) == len(mask) else value[sel]
+            self._track(region, sel, phys, nbytes, loc, True, part)
+            mem.scatter(region, phys, part)
 
     def store_raw(self, ptr: Ptr, nbytes: int, raw: np.ndarray, mask: np.ndarray,
                   loc: Loc | None) -> None:
@@ -1015,6 +1025,17 @@ def _from_raw(raw: np.ndarray, t: Type) -> Any:
     if isinstance(t, VectorType):
         return values[:, :t.width]
     return values.reshape(len(raw))
+
+
+def _value_keys(values: np.ndarray) -> np.ndarray:
+    """One integer per lane identifying the bits of the value it writes."""
+    size = values.dtype.itemsize
+    bits = np.ascontiguousarray(values).view(np.dtype(f"u{size}")).astype(np.uint64)
+    if bits.ndim == 1:
+        return bits
+    weights = np.arange(1, bits.shape[1] + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    with np.errstate(all="ignore"):
+        return (bits * weights).sum(axis=1, dtype=np.uint64)
 
 
 def _align(a: np.ndarray) -> np.ndarray:

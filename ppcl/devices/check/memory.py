@@ -52,12 +52,16 @@ class Conflict:
 
 
 def check_and_record(shadow: Shadow, words: np.ndarray, items: np.ndarray,
-                     epochs: np.ndarray, loc_id: int, write: bool) -> Conflict | None:
+                     epochs: np.ndarray, loc_id: int, write: bool,
+                     keys: np.ndarray | None = None,
+                     unchanged: np.ndarray | None = None) -> Conflict | None:
     """Record accesses of ``words`` by work-items ``items`` (global linear ids) in barrier
     epochs ``epochs``, and return the first race with an earlier access, if any.
 
     Two accesses conflict when different work-items make them, one writes, and they are in
     the same barrier interval of one group or in different groups (no barrier orders those).
+    As in Oclgrind, two writes of the same value are not reported: ``keys`` identify the
+    values written, ``unchanged`` says where a write stores the value already there.
     """
     conflict: Conflict | None = None
     groups = epochs >> EPOCH_BITS
@@ -65,6 +69,8 @@ def check_and_record(shadow: Shadow, words: np.ndarray, items: np.ndarray,
     prev_epoch = shadow.w_epoch[words]
     clash = (prev >= 0) & (prev != items) & \
         ((prev_epoch == epochs) | ((prev_epoch >> EPOCH_BITS) != groups))
+    if write and unchanged is not None:
+        clash &= ~unchanged
     if clash.any():
         k = int(np.argmax(clash))
         conflict = Conflict(k, int(prev[k]), int(shadow.w_loc[words[k]]), True)
@@ -77,7 +83,7 @@ def check_and_record(shadow: Shadow, words: np.ndarray, items: np.ndarray,
             k = int(np.argmax(clash))
             conflict = Conflict(k, int(readers[k]), int(shadow.r_loc[words[k]]), False)
         if conflict is None and len(words) > 1:
-            conflict = _same_statement_writes(shadow, words, items)
+            conflict = _same_statement_writes(shadow, words, items, keys)
         shadow.w_item[words] = items
         shadow.w_epoch[words] = epochs
         shadow.w_loc[words] = loc_id
@@ -99,15 +105,17 @@ def check_and_record(shadow: Shadow, words: np.ndarray, items: np.ndarray,
     return conflict
 
 
-def _same_statement_writes(shadow: Shadow, words: np.ndarray,
-                           items: np.ndarray) -> Conflict | None:
-    """Two lanes of one store writing the same element: the first such pair."""
+def _same_statement_writes(shadow: Shadow, words: np.ndarray, items: np.ndarray,
+                           keys: np.ndarray | None) -> Conflict | None:
+    """Two lanes of one store writing different values to the same element: the first."""
     order = np.argsort(words, kind="stable")
     sorted_words = words[order]
     same = sorted_words[1:] == sorted_words[:-1]
     if not same.any():
         return None
     differ = same & (items[order][1:] != items[order][:-1])
+    if keys is not None:
+        differ &= keys[order][1:] != keys[order][:-1]
     if not differ.any():
         return None
     j = int(np.argmax(differ))
