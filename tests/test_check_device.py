@@ -24,7 +24,7 @@ import pytest
 
 import ppcl as cl
 from ppcl.devices.check import FINDING_CLASSES
-from tests.oracle import LocalMem, Shape, check_context, launch
+from tests.oracle import LocalMem, Shape, check_context, cpu_context, launch
 
 CORPUS = Path(__file__).parent / "check_corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.cl"))
@@ -104,3 +104,22 @@ def test_correct_kernel_has_no_finding(name: str) -> None:
     expect, findings = run_corpus_kernel(name)
     assert expect == "none"
     assert findings == [], "\n".join(str(f) for f in findings)
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_kernel_matches_the_cpu_device(name: str) -> None:
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    if "// order-dependent" in text:
+        pytest.skip("results depend on the order atomics run in")
+    global_text, local_text = _header(text, "launch").split()
+    shape = Shape(_sizes(global_text), _sizes(local_text))
+    kernel = re.search(r"__kernel\s+void\s+(\w+)", text)
+    assert kernel
+    args = [_arg(spec, np.random.default_rng(3)) for spec in _header(text, "args").split()]
+    checked = launch(check_context(), text, kernel.group(1), shape, args)
+    compiled = launch(cpu_context(), text, kernel.group(1), shape, args)
+    for want, have in zip(checked, compiled):
+        if want.dtype.kind == "f":
+            np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(have, want)

@@ -145,7 +145,7 @@ def int_divide(a: np.ndarray, b: np.ndarray, remainder: bool) -> np.ndarray:
     with np.errstate(all="ignore"):
         q = a // b
         r = a - q * b
-        fix = (r != 0) & ((r < 0) != (b < 0))
+        fix = (r != 0) & ((a < 0) != (b < 0))
         if a.dtype.kind == "i":
             q = np.where(fix, q + 1, q)
             r = np.where(fix, r - b, r)
