@@ -24,7 +24,7 @@ import pytest
 
 import ppcl as cl
 from ppcl.devices.check import FINDING_CLASSES
-from tests.oracle import LocalMem, Shape, check_context, cpu_context, launch
+from oracle import LocalMem, Shape, check_context, cpu_context, launch
 
 CORPUS = Path(__file__).parent / "check_corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.cl"))
