@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from oracle import LocalMem, Shape, check_context, cpu_context, launch
 
 import ppcl as cl
 from ppcl.devices.check import FINDING_CLASSES
-from oracle import LocalMem, Shape, check_context, cpu_context, launch
 
 CORPUS = Path(__file__).parent / "check_corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.cl"))

@@ -251,15 +251,16 @@ def _relation(fn: Callable[..., Any]) -> Impl:
     return impl
 
 
-for _name, _fn in {
+_RELATIONS: dict[str, Callable[..., Any]] = {
     "isequal": np.equal, "isnotequal": np.not_equal, "isgreater": np.greater,
     "isgreaterequal": np.greater_equal, "isless": np.less, "islessequal": np.less_equal,
     "isordered": lambda x, y: ~(np.isnan(x) | np.isnan(y)),
     "isunordered": lambda x, y: np.isnan(x) | np.isnan(y),
     "isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan, "signbit": np.signbit,
     "isnormal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(x.dtype).tiny),
-}.items():
-    TABLE[_name] = _relation(_fn)
+}
+for _name, _relation_fn in _RELATIONS.items():
+    TABLE[_name] = _relation(_relation_fn)
 
 
 def _any_all(reduce: Callable[..., Any]) -> Impl:
@@ -525,6 +526,3 @@ def unsupported_builtins(module: ir.Module, kernel: ir.Function) -> list[tuple[s
     visit(kernel.body)
     return list(found.items())
 
-
-def _unused(_: Type) -> None:
-    del _

@@ -190,15 +190,14 @@ class Interpreter:
             self.exec(s, mask)
 
     def exec(self, s: ir.Stmt, mask: np.ndarray) -> None:
-        kind = type(s)
-        if kind is ir.ExprStmt:
+        if isinstance(s, ir.ExprStmt):
             self.eval(s.expr, mask)
-        elif kind is ir.DeclStmt:
+        elif isinstance(s, ir.DeclStmt):
             for d in s.decls:
                 self.declare(d, mask)
-        elif kind is ir.Block:
+        elif isinstance(s, ir.Block):
             self.exec_block(s.stmts, mask)
-        elif kind is ir.If:
+        elif isinstance(s, ir.If):
             cond = val.truth(self.eval(s.cond, mask))
             then = mask & cond
             if then.any():
@@ -207,32 +206,33 @@ class Interpreter:
                 other = mask & ~cond
                 if other.any():
                     self.exec(s.otherwise, other)
-        elif kind is ir.For:
+        elif isinstance(s, ir.For):
             self.exec_loop(s.init, s.cond, s.step, s.body, mask, False)
-        elif kind is ir.While:
+        elif isinstance(s, ir.While):
             self.exec_loop(None, s.cond, None, s.body, mask, False)
-        elif kind is ir.DoWhile:
+        elif isinstance(s, ir.DoWhile):
             self.exec_loop(None, s.cond, None, s.body, mask, True)
-        elif kind is ir.Return:
-            frame = self.frame
-            if s.value is not None:
-                value = self.eval(s.value, mask)
-                frame.ret = value if frame.ret is None else val.select(mask, value, frame.ret)
-            frame.returned = frame.returned | mask
-        elif kind is ir.Break:
+        elif isinstance(s, ir.Return):
+            self.exec_return(s, mask)
+        elif isinstance(s, ir.Break):
             loop = self.frame.loops[-1]
             loop.broken = loop.broken | mask
-        elif kind is ir.Continue:
+        elif isinstance(s, ir.Continue):
             for loop in reversed(self.frame.loops):
                 if not loop.is_switch:
                     loop.continued = loop.continued | mask
                     break
-        elif kind is ir.Switch:
+        elif isinstance(s, ir.Switch):
             self.exec_switch(s, mask)
-        elif kind in (ir.Empty, ir.Case, ir.Default):
-            return
-        else:
-            raise Unsupported(f"{s.loc}: the statement '{kind.__name__}'")
+        elif not isinstance(s, (ir.Empty, ir.Case, ir.Default)):
+            raise Unsupported(f"{s.loc}: the statement '{type(s).__name__}'")
+
+    def exec_return(self, s: ir.Return, mask: np.ndarray) -> None:
+        frame = self.frame
+        if s.value is not None:
+            value = self.eval(s.value, mask)
+            frame.ret = value if frame.ret is None else val.select(mask, value, frame.ret)
+        frame.returned = frame.returned | mask
 
     def exec_loop(self, init: ir.Stmt | None, cond: ir.Expr | None, step: ir.Expr | None,
                   body: ir.Stmt, mask: np.ndarray, body_first: bool) -> None:
@@ -306,10 +306,10 @@ class Interpreter:
                 frame.memory[d.name] = rid
                 frame.regions.append(rid)
             else:
-                region = self.regions[rid]
-                assert region is not None
+                kept = self.regions[rid]
+                assert kept is not None and kept.init is not None
                 lanes = np.nonzero(mask)[0]
-                region.init[mem.byte_span(lanes * size, size)] = False  # type: ignore[index]
+                kept.init[mem.byte_span(lanes * size, size)] = False
             if d.init is not None:
                 self.initialize(Ptr(rid, np.zeros(n, np.int64)), d.type, d.init, mask)
             return
