@@ -18,6 +18,7 @@ FINDING_CLASSES = (
     "data-race",  # two work-items, no barrier between, at least one writing
     "barrier-divergence",  # work-items of a group at different barriers, or some returned
     "uninitialized-read",  # a read of __local or private memory nobody wrote
+    "misaligned-access",  # a load or store at an address not aligned to its type
     "division-by-zero",  # integer division or remainder by zero
     "released-memory",  # a buffer released before the launch ran
 )

@@ -12,6 +12,7 @@ Helper functions are called as such (not inlined), so findings point into them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -605,9 +606,11 @@ class Interpreter:
         return [(int(r), np.nonzero(regions == r)[0]) for r in np.unique(regions)]
 
     def _checked(self, ptr: Ptr, nbytes: int, access_size: int, mask: np.ndarray, loc: Loc,
-                 write: bool) -> list[tuple[mem.Region, np.ndarray, np.ndarray]]:
-        """Bounds, released memory and NULL checks of an access of ``nbytes`` at ``ptr`` by
-        the lanes of ``mask``: for each region, its lanes in bounds and their byte positions."""
+                 write: bool, align: int = 1
+                 ) -> list[tuple[mem.Region, np.ndarray, np.ndarray]]:
+        """Bounds, alignment (to ``align`` bytes), released memory and NULL checks of an
+        access of ``nbytes`` at ``ptr`` by the lanes of ``mask``: for each region, its lanes
+        in bounds and their byte positions."""
         lanes = self.lanes.index if mask is self.lanes.all else np.nonzero(mask)[0]
         out = []
         what = "write" if write else "read"
@@ -638,17 +641,38 @@ class Interpreter:
                 sel, offsets = sel[keep], offsets[keep]
                 if not len(sel):
                     continue
+            if align > 1:
+                self._check_alignment(region, sel, offsets, align, loc, what)
             out.append((region, sel, region.physical(sel, offsets)))
         return out
 
+    def _check_alignment(self, region: mem.Region, sel: np.ndarray, offsets: np.ndarray,
+                         align: int, loc: Loc, what: str) -> None:
+        """Objects start aligned (buffers to 128 bytes), so an access is aligned when its
+        offset into the object is a multiple of ``align`` (the accessed type's size)."""
+        start = offsets if region.lane_stride else offsets + region.base
+        misaligned = start % align != 0
+        if misaligned.any():
+            k = int(np.argmax(misaligned))
+            self.report("misaligned-access", loc, int(sel[k]),
+                        f"{what} of {align} bytes at byte {int(offsets[k])} of "
+                        f"{region.describe()}, which is not a multiple of {align}",
+                        name=region.name, index=int(offsets[k]), element_size=align,
+                        bound=region.size)
+
     def _track(self, region: mem.Region, sel: np.ndarray, phys: np.ndarray, nbytes: int,
-               loc: Loc, write: bool, written: np.ndarray | None = None) -> None:
+               loc: Loc, write: bool, written: np.ndarray | None = None,
+               significant: np.ndarray | None = None) -> None:
+        """Initialization and race bookkeeping of an access; ``significant`` marks the bytes
+        whose initialization matters (a struct's fields, not its padding)."""
         if region.init is not None:
             span = mem.byte_span(phys, nbytes)
             if write:
                 region.init[span] = True
             else:
                 ok = region.init[span]
+                if significant is not None:
+                    ok = (ok.reshape(len(phys), nbytes) | ~significant).ravel()
                 if not ok.all():
                     per_lane = ok.reshape(len(phys), -1).all(axis=1) if nbytes > 1 else ok
                     k = int(np.argmin(per_lane))
@@ -700,14 +724,13 @@ class Interpreter:
         if isinstance(t, PointerType):
             raise Unsupported(f"{loc}: a pointer stored in memory")
         if isinstance(t, StructType):
-            raw = self.load_raw(ptr, t.size, mask, loc)
-            return raw
+            return self.load_raw(ptr, t.size, mask, loc, t.align, _field_bytes(t))
         width = t.width if isinstance(t, VectorType) else 1
         dtype = val.dtype_of(t)
         nbytes = dtype.itemsize * width
         out = np.zeros(n if width == 1 else (n, width), dtype)
         for region, sel, phys in self._checked(ptr, nbytes, t.size if width == 1 else 0,
-                                               mask, loc, False):
+                                               mask, loc, False, t.size):
             self._track(region, sel, phys, nbytes, loc, False)
             values = mem.gather(region, phys, dtype, width)
             if len(sel) == n:
@@ -716,10 +739,11 @@ class Interpreter:
                 out[sel] = values
         return out
 
-    def load_raw(self, ptr: Ptr, nbytes: int, mask: np.ndarray, loc: Loc) -> np.ndarray:
+    def load_raw(self, ptr: Ptr, nbytes: int, mask: np.ndarray, loc: Loc, align: int = 1,
+                 significant: np.ndarray | None = None) -> np.ndarray:
         out = np.zeros((len(mask), nbytes), np.uint8)
-        for region, sel, phys in self._checked(ptr, nbytes, nbytes, mask, loc, False):
-            self._track(region, sel, phys, nbytes, loc, False)
+        for region, sel, phys in self._checked(ptr, nbytes, nbytes, mask, loc, False, align):
+            self._track(region, sel, phys, nbytes, loc, False, significant=significant)
             out[sel] = mem.gather_bytes(region, phys, nbytes)
         return out
 
@@ -727,7 +751,7 @@ class Interpreter:
         if isinstance(t, PointerType) or isinstance(value, Ptr):
             raise Unsupported(f"{loc}: a pointer stored in memory")
         if isinstance(t, StructType):
-            self.store_raw(ptr, t.size, value, mask, loc)
+            self.store_raw(ptr, t.size, value, mask, loc, t.align)
             return
         width = t.width if isinstance(t, VectorType) else 1
         dtype = val.dtype_of(t)
@@ -735,15 +759,15 @@ class Interpreter:
             value = value.astype(dtype)
         nbytes = dtype.itemsize * width
         for region, sel, phys in self._checked(ptr, nbytes, t.size if width == 1 else 0,
-                                               mask, loc, True):
+                                               mask, loc, True, t.size):
             part = value if len(sel) == len(mask) else value[sel]
             self._track(region, sel, phys, nbytes, loc, True, part)
             mem.scatter(region, phys, part)
 
     def store_raw(self, ptr: Ptr, nbytes: int, raw: np.ndarray, mask: np.ndarray,
-                  loc: Loc | None) -> None:
+                  loc: Loc | None, align: int = 1) -> None:
         where = loc or self.kernel.loc
-        for region, sel, phys in self._checked(ptr, nbytes, nbytes, mask, where, True):
+        for region, sel, phys in self._checked(ptr, nbytes, nbytes, mask, where, True, align):
             if loc is not None:
                 self._track(region, sel, phys, nbytes, where, True)
             elif region.init is not None:
@@ -995,6 +1019,21 @@ def _element_size(t: Type) -> int:
         t = t.elem
     elem = scalar_of(t)
     return elem.size if elem is not None else 1
+
+
+@functools.cache
+def _field_bytes(t: StructType) -> np.ndarray:
+    """Per byte of a struct, whether a field (not padding) covers it."""
+    covered = np.zeros(t.size, np.bool_)
+    offsets, _, _ = t.layout()
+    for f, off in zip(t.fields, offsets):
+        if isinstance(f.type, StructType):
+            covered[off:off + f.type.size] |= _field_bytes(f.type)
+        elif isinstance(f.type, VectorType) and f.type.width == 3:
+            covered[off:off + 3 * f.type.elem.size] = True
+        else:
+            covered[off:off + f.type.size] = True
+    return covered
 
 
 def _is_lvalue(e: ir.Expr) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ppcl.compiler.ir.types import (
     EnumType,
+    OpaqueType,
     PointerType,
     ScalarType,
     StructType,
@@ -50,7 +51,9 @@ class Ptr:
 
 
 def dtype_of(t: Type) -> np.dtype:
-    """The numpy dtype of a scalar or vector type's components."""
+    """The numpy dtype of a scalar or vector type's components (``event_t``: a 64-bit id)."""
+    if isinstance(t, OpaqueType):
+        return np.dtype(np.uint64)
     elem = scalar_of(t)
     if elem is None:
         raise Unsupported(f"values of type '{t}'")
@@ -65,7 +68,7 @@ def zeros(t: Type, lanes: int) -> Any:
         return np.zeros((lanes, t.size), np.uint8)
     if isinstance(t, VectorType):
         return np.zeros((lanes, t.width), dtype_of(t))
-    if isinstance(t, (ScalarType, EnumType)):
+    if isinstance(t, (ScalarType, EnumType, OpaqueType)):
         return np.zeros(lanes, dtype_of(t))
     raise Unsupported(f"values of type '{t}'")
 
