@@ -196,6 +196,39 @@ def _mul_hi(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
 TABLE["mul_hi"] = _mul_hi
 
 
+def _mad_hi(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    hi = _mul_hi(interp, ir.Call(call.type, "mul_hi", call.args[:2], "mul_hi", loc=call.loc),
+                 mask)
+    c = interp.eval(call.args[2], mask)
+    with np.errstate(all="ignore"):
+        return (hi + c).astype(hi.dtype)
+
+
+def _mad_sat(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    x, y, z = _args(interp, call, mask)
+    info = np.iinfo(x.dtype)
+    wide = x.astype(object) * y.astype(object) + z.astype(object)
+    return np.array(np.clip(wide, int(info.min), int(info.max))).astype(x.dtype)
+
+
+TABLE["mad_hi"] = _mad_hi
+TABLE["mad_sat"] = _mad_sat
+
+
+def _shuffle(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    values = [interp.eval(a, mask) for a in call.args]
+    *sources, selector = values
+    table = np.concatenate(sources, axis=1)
+    width = sources[0].shape[1]
+    count = len(sources) * (4 if width == 3 else width)
+    picks = (selector.astype(np.int64) & (count - 1)) % table.shape[1]
+    return np.take_along_axis(table, picks, axis=1)
+
+
+TABLE["shuffle"] = _shuffle
+TABLE["shuffle2"] = _shuffle
+
+
 def _upsample(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     hi, lo = _args(interp, call, mask)
     bits = lo.dtype.itemsize * 8
@@ -285,7 +318,17 @@ def _select(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
 
 
 TABLE["select"] = _select
-TABLE["bitselect"] = _elementwise(lambda a, b, c: (a & ~c) | (b & c))
+
+
+def _bitselect(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    a, b, c = _args(interp, call, mask)
+    dtype = val.dtype_of(call.type)
+    bits = np.dtype(f"u{dtype.itemsize}")
+    a, b, c = (np.ascontiguousarray(x.astype(dtype)).view(bits) for x in (a, b, c))
+    return ((a & ~c) | (b & c)).view(dtype)
+
+
+TABLE["bitselect"] = _bitselect
 
 
 # ---------------------------------------------------------------- work-items
@@ -447,6 +490,169 @@ for _op in ATOMIC_OPS:
     TABLE["atom_" + _op] = _atomic(_op)
 
 
+# ---------------------------------------------------------------- out-pointer math
+
+
+def _with_output(compute: Callable[[Any], tuple[Any, Any]]) -> Impl:
+    """A math builtin returning one value and storing another through its pointer."""
+    def impl(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+        x = interp.eval(call.args[0], mask)
+        ptr = interp.eval(call.args[-1], mask)
+        pointer = call.args[-1].type
+        assert isinstance(pointer, PointerType) and isinstance(ptr, Ptr)
+        with np.errstate(all="ignore"):
+            result, stored = compute(x)
+        interp.store(ptr, pointer.pointee, np.asarray(stored).astype(
+            val.dtype_of(pointer.pointee)), mask, call.loc)
+        return _result(result, call.type)
+    return impl
+
+
+def _fract(x: Any) -> tuple[Any, Any]:
+    floor = np.floor(x)
+    top = np.nextafter(x.dtype.type(1), x.dtype.type(0))
+    return np.where(np.isinf(x), x.dtype.type(0), np.minimum(x - floor, top)), floor
+
+
+def _modf(x: Any) -> tuple[Any, Any]:
+    whole = np.trunc(x)
+    return np.where(np.isinf(x), np.copysign(0, x), x - whole).astype(x.dtype), whole
+
+
+TABLE["sincos"] = _with_output(lambda x: (np.sin(x.astype(np.float64)),
+                                          np.cos(x.astype(np.float64))))
+TABLE["fract"] = _with_output(_fract)
+TABLE["modf"] = _with_output(_modf)
+TABLE["frexp"] = _with_output(lambda x: np.frexp(x))
+
+
+# ---------------------------------------------------------------- half storage
+
+
+def _vload_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    from ppcl.compiler.ir.types import USHORT
+
+    offset = interp.eval(call.args[0], mask).astype(np.int64)
+    ptr = interp.eval(call.args[1], mask)
+    assert isinstance(ptr, Ptr)
+    width = call.type.width if isinstance(call.type, VectorType) else 1
+    step = (4 if width == 3 and call.name.startswith("vloada") else width) * 2
+    base = ptr.offset + offset * step
+    cols = [interp.load(Ptr(ptr.region, base + 2 * i), USHORT, mask, call.loc)
+            for i in range(width)]
+    halves = np.stack(cols, axis=1).view(np.float16).astype(np.float32)
+    return halves[:, 0] if width == 1 else halves
+
+
+def to_half(x: Any, mode: str) -> np.ndarray:
+    """Float or double values rounded to half with an OpenCL rounding mode."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(all="ignore"):
+        h = x.astype(np.float16)
+        back = h.astype(np.float64)
+        if mode == "_rtz":
+            h = np.where(np.abs(back) > np.abs(x), np.nextafter(h, np.float16(0)), h)
+        elif mode == "_rtp":
+            h = np.where(back < x, np.nextafter(h, np.float16(np.inf)), h)
+        elif mode == "_rtn":
+            h = np.where(back > x, np.nextafter(h, np.float16(-np.inf)), h)
+    return np.asarray(h, np.float16)
+
+
+def _vstore_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    from ppcl.compiler.ir.types import USHORT
+
+    data = interp.eval(call.args[0], mask)
+    offset = interp.eval(call.args[1], mask).astype(np.int64)
+    ptr = interp.eval(call.args[2], mask)
+    assert isinstance(ptr, Ptr)
+    mode = next((m for m in ("_rte", "_rtz", "_rtp", "_rtn") if call.name.endswith(m)), "")
+    halves = to_half(data, mode).view(np.uint16)
+    if halves.ndim == 1:
+        halves = halves[:, None]
+    width = halves.shape[1]
+    step = (4 if width == 3 and call.name.startswith("vstorea") else width) * 2
+    base = ptr.offset + offset * step
+    for i in range(width):
+        interp.store(Ptr(ptr.region, base + 2 * i), USHORT, halves[:, i], mask, call.loc)
+    return None
+
+
+# ---------------------------------------------------------------- async copies
+
+
+def _async_copy(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    """``async_work_group_(strided_)copy``: every work-item passes the same arguments; the
+    copy is made by the work-items of the group, element k by work-item k mod group size,
+    and is complete at ``wait_group_events`` (which ends the barrier interval)."""
+    strided = call.name.endswith("strided_copy")
+    dst = interp.eval(call.args[0], mask)
+    src = interp.eval(call.args[1], mask)
+    count = interp.eval(call.args[2], mask)
+    stride = interp.eval(call.args[3], mask) if strided else None
+    target = call.args[0].type
+    assert isinstance(target, PointerType) and isinstance(dst, Ptr) and isinstance(src, Ptr)
+    lane = int(np.argmax(mask))
+    total = int(count[lane])
+    step = int(stride[lane]) if stride is not None else 1
+    from_global = target.space.name == "LOCAL"
+    lanes = len(mask)
+    size = target.pointee.size
+    dst_region = dst.region if isinstance(dst.region, int) else int(dst.region[lane])
+    src_region = src.region if isinstance(src.region, int) else int(src.region[lane])
+    for start in range(0, total, lanes):
+        k = np.arange(lanes, dtype=np.int64)
+        active = k < total - start
+        element = start + k
+        src_at = element * (step if from_global else 1) * size + int(src.offset[lane])
+        dst_at = element * (1 if from_global else step) * size + int(dst.offset[lane])
+        value = interp.load(Ptr(src_region, src_at), target.pointee, active, call.loc)
+        interp.store(Ptr(dst_region, dst_at), target.pointee, value, active, call.loc)
+    return np.zeros(lanes, np.uint64)
+
+
+def _wait_group_events(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    interp.barrier(call.loc, mask)
+    return None
+
+
+def _printf(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    """``printf``: the active work-items' lines, in work-item order, through ppcl's own C
+    conversions (as the CPU device prints them)."""
+    from ppcl.compiler.ir.printf_spec import printf_format
+    from ppcl.devices.cformat import render
+    from ppcl.devices.printf_buffer import write_output
+
+    fmt = printf_format(call)
+    columns: list[np.ndarray] = []
+    for arg in call.args[1:]:
+        if isinstance(arg, ir.StringLit):
+            continue
+        value = interp.eval(arg, mask)
+        if isinstance(value, Ptr):
+            columns.append(value.offset.astype(np.uint64))
+            continue
+        parts = [value] if value.ndim == 1 else [value[:, k] for k in range(value.shape[1])]
+        for part in parts:
+            if part.dtype.kind == "f":
+                columns.append(part.astype(np.float64).view(np.uint64))
+            elif part.dtype.kind in "ib":
+                columns.append(part.astype(np.int64).view(np.uint64))
+            else:
+                columns.append(part.astype(np.uint64))
+    lanes = np.nonzero(mask)[0]
+    table = np.stack(columns, axis=1) if columns else np.zeros((len(mask), 0), np.uint64)
+    write_output("".join(render(fmt, [int(v) for v in table[lane]]) for lane in lanes))
+    return np.zeros(len(mask), np.int32)
+
+
+TABLE["printf"] = _printf
+TABLE["async_work_group_copy"] = _async_copy
+TABLE["async_work_group_strided_copy"] = _async_copy
+TABLE["wait_group_events"] = _wait_group_events
+TABLE["prefetch"] = _fence
+
+
 def atomic_apply(op: str, old: Any, operands: list[Any]) -> Any:
     """The value an atomic operation stores, given the old value."""
     with np.errstate(all="ignore"):
@@ -488,6 +694,10 @@ def lookup(name: str) -> Impl | None:
         return _vload
     if name.startswith("vstore") and name[6:] in ("2", "3", "4", "8", "16"):
         return _vstore
+    if name.startswith(("vload_half", "vloada_half")):
+        return _vload_half
+    if name.startswith(("vstore_half", "vstorea_half")):
+        return _vstore_half
     return None
 
 

@@ -344,6 +344,12 @@ class Interpreter:
             value = np.concatenate(cols, axis=1)[:, :t.width].astype(val.dtype_of(t))
             self.store(ptr, t, value, mask, init.loc)
             return
+        if isinstance(init, ir.StringLit) and isinstance(t, ArrayType):
+            text = init.value.encode("latin-1").decode("unicode_escape").encode("latin-1")
+            raw = np.zeros((len(mask), t.size), np.uint8)
+            raw[:, :min(len(text), t.size)] = np.frombuffer(text, np.uint8)[:t.size]
+            self.store_raw(ptr, t.size, raw, mask, None)
+            return
         if isinstance(init, ir.InitList):
             init = init.elems[0]
         self.store(ptr, t, self.eval(init, mask), mask, init.loc)
@@ -507,7 +513,7 @@ class Interpreter:
         ptr = self.address(e, mask)
         if isinstance(e.type, ArrayType):
             return ptr
-        return self.load(ptr, e.type, mask, e.loc)
+        return self.load(ptr, e.type, mask, e.loc, _member_align(e))
 
     def eval_swizzle(self, e: ir.Swizzle, mask: np.ndarray) -> Any:
         base = self.eval(e.base, mask)
@@ -719,7 +725,10 @@ class Interpreter:
                     other_global_id=None if conflict.other_item == mem.MANY
                     else self.lanes.global_of_linear(conflict.other_item))
 
-    def load(self, ptr: Ptr, t: Type, mask: np.ndarray, loc: Loc) -> Any:
+    def load(self, ptr: Ptr, t: Type, mask: np.ndarray, loc: Loc,
+             align: int | None = None) -> Any:
+        """The values of type ``t`` at ``ptr`` for the lanes of ``mask`` (0 elsewhere); the
+        address must be a multiple of ``align`` (default: the type's size)."""
         n = len(mask)
         if isinstance(t, PointerType):
             raise Unsupported(f"{loc}: a pointer stored in memory")
@@ -730,7 +739,7 @@ class Interpreter:
         nbytes = dtype.itemsize * width
         out = np.zeros(n if width == 1 else (n, width), dtype)
         for region, sel, phys in self._checked(ptr, nbytes, t.size if width == 1 else 0,
-                                               mask, loc, False, t.size):
+                                               mask, loc, False, align or t.size):
             self._track(region, sel, phys, nbytes, loc, False)
             values = mem.gather(region, phys, dtype, width)
             if len(sel) == n:
@@ -747,7 +756,8 @@ class Interpreter:
             out[sel] = mem.gather_bytes(region, phys, nbytes)
         return out
 
-    def store(self, ptr: Ptr, t: Type, value: Any, mask: np.ndarray, loc: Loc) -> None:
+    def store(self, ptr: Ptr, t: Type, value: Any, mask: np.ndarray, loc: Loc,
+              align: int | None = None) -> None:
         if isinstance(t, PointerType) or isinstance(value, Ptr):
             raise Unsupported(f"{loc}: a pointer stored in memory")
         if isinstance(t, StructType):
@@ -759,7 +769,7 @@ class Interpreter:
             value = value.astype(dtype)
         nbytes = dtype.itemsize * width
         for region, sel, phys in self._checked(ptr, nbytes, t.size if width == 1 else 0,
-                                               mask, loc, True, t.size):
+                                               mask, loc, True, align or t.size):
             part = value if len(sel) == len(mask) else value[sel]
             self._track(region, sel, phys, nbytes, loc, True, part)
             mem.scatter(region, phys, part)
@@ -797,7 +807,8 @@ class Interpreter:
             self.assign(target.base, old, mask)
             return
         ptr = self.address(target, mask)
-        self.store(ptr, target.type, value, mask, target.loc)
+        align = _member_align(target) if isinstance(target, ir.Member) else None
+        self.store(ptr, target.type, value, mask, target.loc, align)
 
     def eval_assign(self, e: ir.Assign, mask: np.ndarray) -> Any:
         if e.op == "=":
@@ -1019,6 +1030,15 @@ def _element_size(t: Type) -> int:
         t = t.elem
     elem = scalar_of(t)
     return elem.size if elem is not None else 1
+
+
+def _member_align(e: ir.Member) -> int | None:
+    """The alignment a member access needs: 1 in a packed struct (C compilers load such
+    members piecewise), else that of its type."""
+    struct = e.base.type.pointee if e.arrow else e.base.type  # type: ignore[attr-defined]
+    if isinstance(struct, StructType) and struct.packed:
+        return 1
+    return None
 
 
 @functools.cache
