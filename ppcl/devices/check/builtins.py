@@ -256,8 +256,10 @@ TABLE["fast_distance"] = TABLE["distance"]
 
 
 def _normalize(a: Any) -> Any:
+    """``a`` over its length; a zero vector stays zero (as OpenCL implementations give)."""
     norm = np.sqrt(_dot_of(a, a))
-    return a / (norm[:, None] if a.ndim == 2 else norm)
+    norm = norm[:, None] if a.ndim == 2 else norm
+    return np.where(norm == 0, a, a / np.where(norm == 0, 1, norm))
 
 
 TABLE["normalize"] = _float_math(_normalize)
