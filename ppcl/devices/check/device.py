@@ -99,7 +99,6 @@ class CheckLaunch(KernelLaunch):
     def run(self, args: Sequence[ArgValue]) -> None:
         device = self.device
         log = device.collected if device.collect else FindingLog()
-        before = len(log)
         regions: list[mem.Region | None] = []
         interp = Interpreter(self.module, self.kernel, log, regions, device.collect, _BUILTINS)
         params, local_args = self._arguments(args, regions)
@@ -132,10 +131,15 @@ class CheckLaunch(KernelLaunch):
         except Unsupported as error:
             raise KernelFault(f"the checking device cannot run kernel '{self.kernel.name}': "
                               f"{error} is not supported") from None
+        except (KernelFault, KernelCheckFailed):
+            raise
+        except Exception as error:  # an interpreter bug: say so, keep the traceback
+            raise KernelFault(f"internal error of the checking device running kernel "
+                              f"'{self.kernel.name}' ({type(error).__name__}: {error}); a ppcl "
+                              "bug, please report it with this kernel") from error
         if not device.collect and log:
             findings = log.findings()
             raise KernelCheckFailed(summary(findings), findings)
-        del before
 
     def _constants(self, interp: Interpreter, lanes: Lanes) -> None:
         """Program-scope ``__constant`` variables, as regions of their own."""

@@ -9,6 +9,7 @@ access it conflicts with.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from ppcl.compiler.diagnostics import Loc
@@ -66,16 +67,18 @@ class FindingLog:
     def __init__(self) -> None:
         self._by_key: dict[tuple[str, Loc, str], Finding] = {}
         self._counts: dict[tuple[str, Loc, str], int] = {}
+        self._lock = threading.Lock()  # collect mode: launches of several command threads
 
     def add(self, finding: Finding) -> None:
         key = (finding.kind, finding.loc, finding.name)
-        if key in self._by_key:
-            self._counts[key] += 1
-            return
-        if len(self._by_key) >= MAX_FINDINGS:
-            return
-        self._by_key[key] = finding
-        self._counts[key] = 1
+        with self._lock:
+            if key in self._by_key:
+                self._counts[key] += 1
+                return
+            if len(self._by_key) >= MAX_FINDINGS:
+                return
+            self._by_key[key] = finding
+            self._counts[key] = 1
 
     def __bool__(self) -> bool:
         return bool(self._by_key)
@@ -91,9 +94,12 @@ class FindingLog:
         return out
 
     def take(self) -> list[Finding]:
-        found = self.findings()
-        self._by_key.clear()
-        self._counts.clear()
+        with self._lock:
+            found = [finding if self._counts[key] == 1 else
+                     _with_count(finding, self._counts[key])
+                     for key, finding in self._by_key.items()]
+            self._by_key.clear()
+            self._counts.clear()
         return found
 
 
