@@ -35,8 +35,8 @@ class MemoryAccess:
         self.loc_ids: dict[Loc, int] = {}
         self.locs: list[Loc] = [kernel.loc]
         self.lanes: Lanes
-        self.interval = 0
-        self.epochs = np.zeros(0, np.int64)
+        self.epochs = np.zeros(0, np.int64)  # per lane: its group << EPOCH_BITS
+        self.intervals = np.zeros(0, np.int64)  # per lane: barriers its group passed
         self.found = False
 
     def loc_id(self, loc: Loc) -> int:
@@ -167,7 +167,7 @@ class MemoryAccess:
                          align: int, loc: Loc, what: str) -> None:
         """Objects start aligned (buffers to 128 bytes), so an access is aligned when its
         offset into the object is a multiple of ``align`` (the accessed type's size)."""
-        start = offsets if region.lane_stride else offsets + region.base
+        start = offsets if region.copies is not None else offsets + region.base
         misaligned = start % align != 0
         if misaligned.any():
             k = int(np.argmax(misaligned))
@@ -193,8 +193,7 @@ class MemoryAccess:
                 if not ok.all():
                     per_lane = ok.reshape(len(phys), -1).all(axis=1) if nbytes > 1 else ok
                     k = int(np.argmin(per_lane))
-                    offset = int(phys[k]) - region.base - (int(sel[k]) * region.lane_stride
-                                                           if region.lane_stride else 0)
+                    offset = region.offset_of(int(sel[k]), int(phys[k]))
                     self.report("uninitialized-read", loc, int(sel[k]),
                                 f"read of {region.describe()} at byte {offset}, which no "
                                 "work-item has written", name=region.name,
@@ -207,7 +206,7 @@ class MemoryAccess:
         words, positions = mem.word_span(phys, nbytes, shadow.granule)
         sel_w = sel[positions]
         items = self.lanes.linear[sel_w]
-        epochs = self.epochs[sel_w] + self.interval
+        epochs = self.epochs[sel_w] + self.intervals[sel_w]
         keys = unchanged = None
         if written is not None:
             old = mem.gather(region, phys, written.dtype,

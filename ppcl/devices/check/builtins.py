@@ -584,9 +584,9 @@ def _vstore_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
 
 
 def _async_copy(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
-    """``async_work_group_(strided_)copy``: every work-item passes the same arguments; the
-    copy is made by the work-items of the group, element k by work-item k mod group size,
-    and is complete at ``wait_group_events`` (which ends the barrier interval)."""
+    """``async_work_group_(strided_)copy``: every work-item of a group passes the same
+    arguments; each group's copy is made by its work-items, element k by the k-th (mod the
+    group size), and is complete at ``wait_group_events`` (which ends the barrier interval)."""
     strided = call.name.endswith("strided_copy")
     dst = interp.eval(call.args[0], mask)
     src = interp.eval(call.args[1], mask)
@@ -594,23 +594,28 @@ def _async_copy(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     stride = interp.eval(call.args[3], mask) if strided else None
     target = call.args[0].type
     assert isinstance(target, PointerType) and isinstance(dst, Ptr) and isinstance(src, Ptr)
-    lane = int(np.argmax(mask))
-    total = int(count[lane])
-    step = int(stride[lane]) if stride is not None else 1
     from_global = target.space.name == "LOCAL"
-    lanes = len(mask)
     size = target.pointee.size
-    dst_region = dst.region if isinstance(dst.region, int) else int(dst.region[lane])
-    src_region = src.region if isinstance(src.region, int) else int(src.region[lane])
-    for start in range(0, total, lanes):
-        k = np.arange(lanes, dtype=np.int64)
-        active = k < total - start
-        element = start + k
-        src_at = element * (step if from_global else 1) * size + int(src.offset[lane])
-        dst_at = element * (1 if from_global else step) * size + int(dst.offset[lane])
-        value = interp.load(Ptr(src_region, src_at), target.pointee, active, call.loc)
-        interp.store(Ptr(dst_region, dst_at), target.pointee, value, active, call.loc)
-    return np.zeros(lanes, np.uint64)
+    lanes = interp.lanes
+    n = len(mask)
+    for group in np.unique(lanes.slot[mask]):
+        members = np.nonzero(mask & (lanes.slot == group))[0]
+        first = int(members[0])
+        total = int(count[first])
+        step = int(stride[first]) if stride is not None else 1
+        dst_region = dst.region if isinstance(dst.region, int) else int(dst.region[first])
+        src_region = src.region if isinstance(src.region, int) else int(src.region[first])
+        for start in range(0, total, len(members)):
+            doing = members[:total - start]
+            active = np.zeros(n, np.bool_)
+            active[doing] = True
+            element = np.zeros(n, np.int64)
+            element[doing] = start + np.arange(len(doing))
+            src_at = element * (step if from_global else 1) * size + int(src.offset[first])
+            dst_at = element * (1 if from_global else step) * size + int(dst.offset[first])
+            value = interp.load(Ptr(src_region, src_at), target.pointee, active, call.loc)
+            interp.store(Ptr(dst_region, dst_at), target.pointee, value, active, call.loc)
+    return np.zeros(n, np.uint64)
 
 
 def _wait_group_events(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:

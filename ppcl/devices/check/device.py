@@ -24,7 +24,7 @@ from ppcl.devices.check import memory as mem
 from ppcl.devices.check import values as val
 from ppcl.devices.check.builtins import BuiltinTable, unsupported_builtins
 from ppcl.devices.check.findings import FindingLog, summary
-from ppcl.devices.check.interp import Interpreter
+from ppcl.devices.check.interp import Interpreter, local_object
 from ppcl.devices.check.lanes import Lanes
 from ppcl.devices.check.values import Ptr, Unsupported
 from ppcl.devices.cpu.device import HostDevice, host_device_info
@@ -44,8 +44,10 @@ from ppcl.devices.interface import (
 )
 from ppcl.settings import Debug
 
-# lanes one numpy step runs when groups have no barrier and no __local memory
+# lanes one numpy step runs: many groups at once (their __local objects side by side);
+# fewer when groups have barriers or __local memory, whose objects grow with the batch
 BATCH_LANES = 1 << 16
+GROUPED_BATCH_LANES = 1 << 14
 _BUILTINS = BuiltinTable()
 
 
@@ -91,7 +93,8 @@ class CheckLaunch(KernelLaunch):
             _calls(module, kernel, frozenset({"barrier", "work_group_barrier", "__local"}))
         local = ndrange.local_size
         per_group = local[0] * local[1] * local[2]
-        self.groups_per_batch = 1 if grouped else max(1, BATCH_LANES // per_group)
+        lanes = GROUPED_BATCH_LANES if grouped else BATCH_LANES
+        self.groups_per_batch = max(1, lanes // per_group)
 
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
         return sum(a.nbytes for a in args if isinstance(a, LocalArg))
@@ -113,10 +116,7 @@ class CheckLaunch(KernelLaunch):
                           else Ptr(value.region, np.zeros(lanes.count, np.int64))
                           for name, value in params.items()}
                 for name, nbytes, granule in local_args:
-                    region = mem.Region(name, "local", np.zeros(nbytes + 16, np.uint8), 0,
-                                        nbytes, granule, track_init=True,
-                                        shadow=mem.Shadow(nbytes + 16, granule))
-                    regions.append(region)
+                    regions.append(local_object(name, nbytes, granule, lanes))
                     values[name] = Ptr(len(regions) - 1, np.zeros(lanes.count, np.int64))
                 if not constants_ready:
                     self._constants(interp, lanes)

@@ -58,8 +58,8 @@ class Interpreter(MemoryAccess):
 
     def run_batch(self, lanes: Lanes, params: dict[str, Any], local_regions: list[int]) -> None:
         self.lanes = lanes
-        self.interval = 0
         self.epochs = lanes.group_linear << mem.EPOCH_BITS
+        self.intervals = np.zeros(lanes.count, np.int64)
         n = lanes.count
         frame = self._new_frame(self.kernel, n)
         self.frame = frame
@@ -220,7 +220,8 @@ class Interpreter(MemoryAccess):
             if rid < 0 or self.regions[rid] is None:
                 data = np.zeros(n * size + 16, np.uint8)
                 region = mem.Region(d.name, "private", data, 0, size,
-                                    _element_size(d.type), lane_stride=size, track_init=True)
+                                    _element_size(d.type), copies=self.lanes.index,
+                                    track_init=True)
                 rid = self.add_region(region)
                 frame.memory[d.name] = rid
                 frame.regions.append(rid)
@@ -284,9 +285,7 @@ class Interpreter(MemoryAccess):
         rid = self.group_locals.get(d.name)
         if rid is None or self.regions[rid] is None:
             size = d.type.size
-            region = mem.Region(d.name, "local", np.zeros(size + 16, np.uint8), 0, size,
-                                _element_size(d.type), track_init=True,
-                                shadow=mem.Shadow(size + 16, _element_size(d.type)))
+            region = local_object(d.name, size, _element_size(d.type), self.lanes)
             rid = self.add_region(region)
             self.group_locals[d.name] = rid
         return rid
@@ -664,24 +663,37 @@ class Interpreter(MemoryAccess):
         return frame.ret
 
     def barrier(self, loc: Loc, mask: np.ndarray) -> None:
-        """A work-group barrier reached by the lanes of ``mask``: every lane of the group
-        must be there; then a new barrier interval starts."""
-        missing = ~mask
-        if missing.any():
+        """A work-group barrier reached by the lanes of ``mask``: in each group of the batch,
+        every lane or none must be there; then the groups there start a new interval."""
+        lanes = self.lanes
+        arrived = np.bincount(lanes.slot[mask], minlength=lanes.groups)
+        partial = (arrived > 0) & (arrived < lanes.per_group)
+        if partial.any():
+            missing = ~mask & partial[lanes.slot]
             lane = int(np.argmax(missing))
             returned = self._returned_anywhere()
             why = "returned before it" if returned[lane] else \
                 "did not reach this barrier (divergent control flow)"
+            count = int(arrived[lanes.slot[lane]])
             self.report("barrier-divergence", loc, lane,
-                        f"{int(mask.sum())} of {len(mask)} work-items of the group reached "
+                        f"{count} of {lanes.per_group} work-items of the group reached "
                         f"this barrier; this work-item {why}")
-        self.interval += 1
+        self.intervals = self.intervals + mask
 
     def _returned_anywhere(self) -> np.ndarray:
         returned = self.frame.returned.copy()
         for frame in self.frames:
             returned |= frame.returned
         return returned
+
+
+def local_object(name: str, size: int, element_size: int, lanes: Lanes) -> mem.Region:
+    """A ``__local`` object of ``size`` bytes, one copy per group of the batch, with its
+    initialization bits and race shadow."""
+    total = size * lanes.groups + 16
+    return mem.Region(name, "local", np.zeros(total, np.uint8), 0, size, element_size,
+                      copies=lanes.slot, track_init=True,
+                      shadow=mem.Shadow(total, element_size))
 
 
 def lhs_type_pointee(e: ir.Binary) -> Type:

@@ -26,6 +26,8 @@ class Lanes:
         group_linear = np.repeat(np.arange(first, first + groups, dtype=np.int64), per_group)
         local_linear = np.tile(np.arange(per_group, dtype=np.int64), groups)
         self.group_linear = group_linear
+        self.per_group = per_group
+        self.slot = np.repeat(np.arange(groups, dtype=np.int64), per_group)  # group in batch
         grp = np.stack([group_linear % ng[0], (group_linear // ng[0]) % ng[1],
                         group_linear // (ng[0] * ng[1])], axis=1)
         lid = np.stack([local_linear % local[0], (local_linear // local[0]) % local[1],

@@ -1,8 +1,8 @@
 """Memory of the checking device: objects with bounds, and the shadows that find bugs.
 
 A :class:`Region` is one memory object a kernel can reach: a buffer argument (its bounds the
-buffer's or sub-buffer's), a ``__local`` variable or argument, a private array (one copy per
-work-item: ``lane_stride`` bytes apart), a program-scope ``__constant``. Its bytes are a slice
+buffer's or sub-buffer's), a ``__local`` variable or argument (one copy per work-group of the
+batch), a private array (one copy per work-item), a program-scope ``__constant``. Its bytes are a slice
 of a uint8 array; pointers are (region, byte offset) pairs, so every access is checked against
 the object the pointer was derived from, not just against some valid memory.
 
@@ -125,18 +125,20 @@ def _same_statement_writes(shadow: Shadow, words: np.ndarray, items: np.ndarray,
 class Region:
     """One memory object (see the module docstring). ``data`` is the uint8 array holding it
     (for buffers, the whole allocation), the object starting at byte ``base``; ``size`` is
-    its extent in bytes (per lane for private objects, ``lane_stride`` apart)."""
+    its extent in bytes. An object with a copy per work-item or per work-group has
+    ``copies``: per lane, the number of the copy it sees, the copies ``size`` bytes apart."""
 
     def __init__(self, name: str, space: str, data: np.ndarray, base: int, size: int,
-                 element_size: int, lane_stride: int = 0, track_init: bool = False,
-                 shadow: Shadow | None = None, owner: Any = None) -> None:
+                 element_size: int, copies: np.ndarray | None = None,
+                 track_init: bool = False, shadow: Shadow | None = None,
+                 owner: Any = None) -> None:
         self.name = name
         self.space = space  # "global", "constant", "local", "private"
         self.data = data
         self.base = base
         self.size = size
         self.element_size = max(1, element_size)
-        self.lane_stride = lane_stride
+        self.copies = copies
         self.init = np.zeros(len(data), np.bool_) if track_init else None
         self.shadow = shadow
         self.owner = owner
@@ -152,9 +154,14 @@ class Region:
 
     def physical(self, lanes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Byte positions in ``data`` of the lanes' offsets."""
-        if self.lane_stride:
-            return self.base + lanes * self.lane_stride + offsets
+        if self.copies is not None:
+            return self.base + self.copies[lanes] * self.size + offsets
         return self.base + offsets
+
+    def offset_of(self, lane: int, position: int) -> int:
+        """The offset into the lane's copy of the object of byte ``position`` of ``data``."""
+        copy = int(self.copies[lane]) * self.size if self.copies is not None else 0
+        return position - self.base - copy
 
     def describe(self) -> str:
         spaces = {"global": "__global buffer", "constant": "__constant buffer",
