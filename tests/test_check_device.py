@@ -312,3 +312,19 @@ def test_bad_check_mode_is_named() -> None:
     with pytest.raises(SettingsError, match="PPCL_CHECK"):
         read_settings({"PPCL_CHECK": "loud"})
     assert read_settings({"PPCL_CHECK": "collect"}).check == "collect"
+
+
+def test_local_race_in_a_later_group_names_the_element_of_its_own_copy() -> None:
+    source = """__kernel void k(__global int *out) {
+        __local int t[4];
+        int l = get_local_id(0);
+        if (get_group_id(0) == 3)
+            t[l / 2] = l;
+        else
+            t[l] = l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = t[l / 2];
+    }"""
+    (finding,) = _findings(source, (16,), (4,), np.zeros(16, np.int32))
+    assert (finding.kind, finding.line, finding.group_id) == ("data-race", 5, (3, 0, 0))
+    assert finding.index in (0, 1)

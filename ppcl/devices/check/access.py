@@ -225,7 +225,7 @@ class MemoryAccess:
             f"work-item {self.lanes.global_of_linear(conflict.other_item)}"
         kinds = ("write", "write" if conflict.other_wrote else "read") if write else \
             ("read", "write")
-        element = int(words[conflict.position]) * shadow.granule - region.base
+        element = region.offset_of(lane, int(words[conflict.position]) * shadow.granule)
         self.report("data-race", loc, lane,
                     f"{kinds[0]} of {region.describe()} (element "
                     f"{element // region.element_size}) races with a {kinds[1]} by {other} "
