@@ -44,7 +44,13 @@ from ppcl.runtime.constants import (  # noqa: E402
     status_code,
 )
 from ppcl.runtime.context import Context, create_some_context  # noqa: E402
-from ppcl.runtime.errors import Error, LogicError, MemoryError, RuntimeError  # noqa: E402
+from ppcl.runtime.errors import (  # noqa: E402
+    Error,
+    KernelCheckError,
+    LogicError,
+    MemoryError,
+    RuntimeError,
+)
 from ppcl.runtime.event import Event, UserEvent, wait_for_events  # noqa: E402
 from ppcl.runtime.image import (  # noqa: E402
     Image,
@@ -86,7 +92,7 @@ VERSION_TEXT = __version__
 
 __all__ = [
     "Buffer", "CommandQueue", "CompilerWarning", "Context", "Device", "Error", "Event", "Kernel",
-    "LocalMemory", "LogicError", "MemoryError", "MemoryMap", "MemoryObject", "Platform",
+    "KernelCheckError", "LocalMemory", "LogicError", "MemoryError", "MemoryMap", "MemoryObject", "Platform",
     "Program", "RuntimeError", "UserEvent", "build_status", "command_execution_status",
     "command_queue_info", "command_queue_properties", "command_type", "context_info",
     "context_properties", "create_some_context", "device_exec_capabilities", "device_fp_config",

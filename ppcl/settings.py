@@ -11,6 +11,7 @@ middle of the compiler or the runtime reads the environment itself.
 | ``PPCL_THREADS`` | ``threads`` | threads of the CPU device (default: the usable cores) |
 | ``PPCL_DEVICES`` | ``devices`` | which devices the platform lists, e.g. ``cpu``, ``cpu,serial`` or ``cuda`` |
 | ``PPCL_VENDORS`` | ``vendors`` | ``1``: list the OpenCL platforms pyopencl finds, through ppcl |
+| ``PPCL_CHECK`` | ``check`` | the checking device's reports: ``raise`` (default) at the launch, or ``collect`` all and raise at ``finish`` |
 | ``PPCL_CACHE_DIR`` | ``cache_dir`` | the kernel cache root |
 | ``PPCL_COMPILER_OUTPUT`` | ``compiler_output`` | ``1``: warn with non-empty build logs |
 | ``PPCL_CTX`` | ``ctx`` | device choice of ``create_some_context`` (``PYOPENCL_CTX`` too) |
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 
 DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans")
 DEFAULT_DEVICES = ("cpu",)
+CHECK_MODES = ("raise", "collect")
 
 
 class SettingsError(ValueError):
@@ -65,6 +67,7 @@ class Settings:
     vendors: bool = False
     ctx: str | None = None
     test: str | None = None
+    check: str = "raise"
 
 
 def parse_debug(text: str, verify: str = "") -> Debug:
@@ -105,6 +108,15 @@ def parse_devices(text: str) -> tuple[str, ...]:
     return names or DEFAULT_DEVICES
 
 
+def parse_check(text: str) -> str:
+    """``PPCL_CHECK``: ``raise`` (the default) or ``collect``."""
+    mode = text.strip().lower() or "raise"
+    if mode not in CHECK_MODES:
+        raise SettingsError(f"PPCL_CHECK={text!r}: use raise (report at the launch) or "
+                            "collect (keep running, report every finding at finish)")
+    return mode
+
+
 def cache_root(environ: Mapping[str, str] | None = None) -> str:
     """The kernel cache root: ``$PPCL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ppcl``, else
     ``~/.cache/ppcl``."""
@@ -131,4 +143,5 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         vendors=env.get("PPCL_VENDORS") == "1",
         ctx=env.get("PPCL_CTX") or env.get("PYOPENCL_CTX") or None,
         test=env.get("PPCL_TEST") or env.get("PYOPENCL_TEST") or None,
+        check=parse_check(env.get("PPCL_CHECK", "")),
     )

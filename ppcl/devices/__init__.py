@@ -29,10 +29,17 @@ def _cuda(settings: Settings) -> Device:
     return cuda_device(0)
 
 
+def _check(settings: Settings) -> Device:
+    from ppcl.devices.check import CheckDevice
+
+    return CheckDevice(collect=settings.check == "collect")
+
+
 DEVICE_KINDS: dict[str, Callable[[Settings], Device]] = {
     "cpu": _cpu,
     "serial": _serial,
     "cuda": _cuda,
+    "check": _check,
 }
 
 _made: dict[str, Device] = {}

@@ -34,7 +34,7 @@ from ppcl.compiler.ir.layout import Size3, pad3
 from ppcl.settings import Debug
 
 __all__ = ["Allocation", "ArgValue", "BufferArg", "Device", "DeviceBuildError", "DeviceInfo",
-           "DeviceProgram", "KernelFault", "KernelLaunch", "LocalArg", "NDRange", "Size3", "ValueArg", "pad3"]
+           "DeviceProgram", "KernelCheckFailed", "KernelFault", "KernelLaunch", "LocalArg", "NDRange", "Size3", "ValueArg", "pad3"]
 
 
 class DeviceBuildError(RuntimeError):
@@ -48,6 +48,15 @@ class DeviceBuildError(RuntimeError):
 class KernelFault(RuntimeError):
     """A launch that stopped because its kernel code faulted (an access outside valid memory,
     an integer division by zero): the process goes on, the command fails."""
+
+
+class KernelCheckFailed(RuntimeError):
+    """A device that checks kernels (``devices/check``) found bugs in one: ``findings`` lists
+    them (structured, each with its class and source location), the message summarizes."""
+
+    def __init__(self, message: str, findings: Sequence[Any]) -> None:
+        super().__init__(message)
+        self.findings = list(findings)
 
 
 @dataclass(frozen=True)
@@ -192,3 +201,8 @@ class Device(ABC):
     @abstractmethod
     def submit(self, task: Callable[[], None]) -> None:
         """Run ``task`` asynchronously, on a thread of the device's command executor."""
+
+    def collected_failure(self) -> KernelCheckFailed | None:
+        """Kernel bugs a checking device collected since the last call (its collect mode
+        reports them at ``finish``); None for every other device."""
+        return None

@@ -124,6 +124,17 @@ class RuntimeError(Error, builtins.RuntimeError):  # noqa: A001 - PyOpenCL's nam
     """A failure at run time that is not the caller's misuse (build failure, ...)."""
 
 
+class KernelCheckError(RuntimeError):
+    """Bugs the checking device found in a kernel (``PPCL_DEVICES=check``): ``findings`` is
+    the list of them (class, source location, work-item, argument, ...), the message shows
+    each; the code is ``CL_OUT_OF_RESOURCES``, what OpenCL platforms report for a kernel that
+    faults."""
+
+    def __init__(self, routine: str, message: str, findings: list) -> None:  # type: ignore[type-arg]
+        super().__init__(routine, ERROR_CODES["OUT_OF_RESOURCES"], message)
+        self.findings = findings
+
+
 class MemoryError(Error, builtins.MemoryError):  # noqa: A001 - PyOpenCL's name
     """An allocation failure."""
 

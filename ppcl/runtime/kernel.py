@@ -20,6 +20,7 @@ from ppcl.compiler.frontend import ParamInfo
 from ppcl.devices.interface import (
     ArgValue,
     BufferArg,
+    KernelCheckFailed,
     KernelFault,
     KernelLaunch,
     LocalArg,
@@ -36,7 +37,7 @@ from ppcl.runtime.constants import (
     kernel_info,
     kernel_work_group_info,
 )
-from ppcl.runtime.errors import ERROR_CODES, Error, make_error
+from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
@@ -463,6 +464,9 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     def action() -> None:
         try:
             run(args)  # args keeps the argument objects alive until the command has run
+        except KernelCheckFailed as failure:
+            raise KernelCheckError(_ENQUEUE, f"{failure} (launch: {_launch_text(launch.ndrange)})",
+                                   failure.findings) from None
         except KernelFault as fault:
             raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
                              f"{fault} (launch: {_launch_text(launch.ndrange)})") from None

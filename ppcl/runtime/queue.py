@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ppcl.runtime.constants import command_queue_info, command_queue_properties, command_type
-from ppcl.runtime.errors import ERROR_CODES, Error, make_error
+from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
 from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
 
 if TYPE_CHECKING:
@@ -154,6 +154,9 @@ class CommandQueue:
             with self._lock:
                 pending = [e for e in self._pending if not e.is_done]
             if not pending:
+                failure = self.device.backend.collected_failure()
+                if failure is not None:  # a checking device collecting its findings
+                    raise KernelCheckError("clFinish", str(failure), failure.findings)
                 return
             for event in pending:
                 try:
