@@ -82,6 +82,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    from ppcl.fuzz.campaign import main as fuzz_main
+
+    status: int = fuzz_main(args.fuzz_args)
+    return status
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ppcl", description="A performance-portable OpenCL stack.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -102,6 +109,11 @@ def make_parser() -> argparse.ArgumentParser:
     bench.add_argument("bench_args", nargs=argparse.REMAINDER,
                        help="--only NAMES, --size small|default, --json FILE, --repeats N")
     bench.set_defaults(func=_cmd_bench)
+    fuzz = sub.add_parser("fuzz", help="run generated kernels on every device and reduce "
+                          "what differs", add_help=False)
+    fuzz.add_argument("fuzz_args", nargs=argparse.REMAINDER,
+                      help="--seed N, --count N, --mode M, --jobs N, --out DIR, --no-pocl")
+    fuzz.set_defaults(func=_cmd_fuzz)
     return parser
 
 
@@ -110,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["bench"]:
         # the suite parses its own options (--only, --size, --json, --repeats, --help)
         return _cmd_bench(argparse.Namespace(bench_args=argv[1:]))
+    if argv[:1] == ["fuzz"]:  # likewise
+        return _cmd_fuzz(argparse.Namespace(fuzz_args=argv[1:]))
     args = make_parser().parse_args(argv)
     status: int = args.func(args)
     return status
