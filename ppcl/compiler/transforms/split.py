@@ -32,12 +32,12 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from ppcl.compiler.analysis.affine import BASES, LANES, Model, Monomial, Poly, affine_of, \
-    constraint_of, model_of
+from ppcl.compiler.analysis.affine import BASES, LANES, Model, Monomial, Poly, accesses, \
+    affine_of, constraint_of, isl_set, model_of
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
-from ppcl.compiler.ir.visit import Node, Rewriter, walk
+from ppcl.compiler.ir.visit import Node, Rewriter, find_all, walk
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
 _MINMAX = ("min", "max", "clamp")
@@ -128,7 +128,7 @@ def _minmax_site(call: ir.Call, model: Model, address: bool) -> Site | None:
     polys = [a for a in args if a is not None]
     lanes = set(LANES)
     if call.name == "clamp":
-        if not address or len(polys) != 3 or polys[0].coeff("gid0") == 0:
+        if not address or len(polys) != 3 or not polys[0].names() & lanes:
             return None
         v, lo, hi = polys
         return Site(call, call.args[0], (v - lo, hi - v), "clamp")
@@ -248,8 +248,8 @@ class _Replace(Rewriter):
         self.sites = sites
 
     def rewrite(self, node: Node) -> object:
-        if id(node) in self.sites:
-            return self.sites[id(node)]
+        if id(node) in self.sites:  # the chosen argument may hold sites of its own
+            return self.rewrite(self.sites[id(node)])
         return super().rewrite(node)
 
     def rewrite_Binary(self, e: ir.Binary) -> ir.Expr:
@@ -369,3 +369,72 @@ def split_kernel(formed: FormedKernel, narrow_ids: bool) -> FormedKernel:
     body = splitter.rewrite(formed.body)
     return dataclasses.replace(formed, body=body,
                                plans=formed.plans + tuple(f"split: {n}" for n in splitter.notes))
+
+
+# ---------------------------------------------------------------- explaining a split
+
+
+def _access_lines(body: ir.Stmt, model: Model) -> list[str]:
+    out = []
+    for a in accesses(body, model):
+        index = "not affine" if a.index is None else str(a.index)
+        out.append(f"{'write' if a.write else 'read '} {a.buffer}[{index}]: {a.kind}")
+    return out
+
+
+def explain(formed: FormedKernel, narrow_ids: bool,
+            launch: Mapping[str, int] | None = None) -> list[str]:
+    """What ``ppcl explain`` prints for one formed kernel: per work-item loop, the accesses as
+    formed and in the fast copy, the fast subdomain as an islpy set, and with ``launch`` (the
+    values of the parameters: scalar arguments, ``gsize0``..) how many groups and lanes a
+    launch runs through the fast copy."""
+    splitter = _Splitter(formed, narrow_ids)
+    lines: list[str] = []
+    for number, loop in enumerate(find_all(formed.body, wg.WorkItemLoop), 1):
+        model = model_of(loop.body, splitter.scalars, formed.local_size, rows=formed.rows,
+                         narrow_ids=narrow_ids)
+        lines.append(f"work-item loop {number}:")
+        lines += [f"  {line}" for line in _access_lines(loop.body, model)]
+        plan = plan_split(loop.body, model) if loop.mask is None and loop.plan is None \
+            else "masked or planned"
+        if isinstance(plan, str):
+            lines.append(f"  subkernels: guarded only ({plan})")
+            continue
+        fast = fast_body(loop.body, plan)
+        fast_model = model_of(fast, splitter.scalars, formed.local_size, rows=formed.rows,
+                              narrow_ids=narrow_ids)
+        bounds = [Poly.var("gid0") - p for p in plan.lower]
+        bounds += [p - Poly.var("gid0") for p in plan.upper]
+        domain = isl_set(list(plan.test) + bounds, ["gid0"])
+        lines.append(f"  fast subdomain: {domain}")
+        lines.append("  sites: " + ", ".join(sorted({s.what for s in plan.sites})))
+        lines.append("  subkernels: fast (the lanes of the subdomain), guarded (the others)")
+        lines += [f"  fast {line}" for line in _access_lines(fast, fast_model)]
+        if launch is not None:
+            lines.append("  launch: " + _launch_text(plan, formed.local_size, launch))
+    return lines
+
+
+def _launch_text(plan: SplitPlan, local: tuple[int, int, int],
+                 launch: Mapping[str, int]) -> str:
+    """How many groups of the launch take the fast copy and how many of their lanes it runs."""
+    gsize = [launch.get(f"gsize{d}", local[d]) for d in range(3)]
+    groups = fast_groups = lanes = 0
+    for b2 in range(0, gsize[2], local[2]):
+        for b1 in range(0, gsize[1], local[1]):
+            for b0 in range(0, gsize[0], local[0]):
+                groups += 1
+                values = dict(launch, base0=b0, base1=b1, base2=b2)
+                try:
+                    if not all(p.evaluate(values) >= 0 for p in plan.test):
+                        continue
+                    lo = max([b0] + [p.evaluate(values) for p in plan.lower])
+                    hi = min([b0 + local[0] - 1] + [p.evaluate(values) for p in plan.upper])
+                except KeyError as missing:
+                    return f"give a value for {missing.args[0]} (--arg NAME=VALUE)"
+                if lo <= hi:
+                    fast_groups += 1
+                    lanes += (hi - lo + 1) * local[1] * local[2]
+    total = gsize[0] * gsize[1] * gsize[2]
+    return (f"{fast_groups} of {groups} groups run the fast copy, "
+            f"{lanes} of {total} work-items ({100.0 * lanes / max(total, 1):.1f}%)")
