@@ -5,6 +5,8 @@ domain) and must write exactly what the kernel built with ``-ppcl-no-split`` wri
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -151,3 +153,78 @@ def test_id_dependent_bound_becomes_uniform_in_the_fast_copy() -> None:
     formed = _formed(BOUND, "fir", (32, 1, 1))
     (split,) = find_all(formed.body, wg.SplitLoop)
     assert "taps" in split.reason and "mins" in split.reason
+
+
+EXPLAINED = [
+    (CLAMPED, "16,4", ["fast subdomain: [base1, h, r, w] -> { [gid0] :",
+                       "fast read  in[dx + dy*w + gid0 + gid1*w]: consecutive",
+                       "read  in[not affine]: divergent"]),
+    (STENCIL, "32,8", ["fast subdomain:", "sites: guard",
+                       "fast read  a[gid0 + gid1*nj]: consecutive"]),
+    (BOUND, "32", ["sites: guard, min", "fast read  h[k]: uniform",
+                   "fast read  x[gid0 - k]: consecutive"]),
+    (OFFSET_1D, "16", ["sites: condition, max, min", "fast read  a[gid0 + 3]: consecutive"]),
+    ("__kernel void k(__global float *a, int s) { a[get_global_id(0) * s] = 1.0f; }", "8",
+     ["write a[not affine]: divergent", "subkernels: guarded only"]),
+    ("__kernel void k(__global float *a) { a[2 * get_global_id(0) + 1] = 1.0f; }", "8",
+     ["write a[2*gid0 + 1]: strided"]),
+]
+
+
+@pytest.mark.parametrize("source,local,expected", EXPLAINED)
+def test_explain_prints_the_model(tmp_path, capsys, source: str, local: str,
+                                  expected: list[str]) -> None:
+    from ppcl.cli import main
+
+    path = tmp_path / "k.cl"
+    path.write_text(source)
+    assert main(["explain", str(path), "--local", local]) == 0
+    out = capsys.readouterr().out
+    for line in expected:
+        assert line in out, out
+
+
+def test_explain_says_what_a_launch_takes(tmp_path, capsys) -> None:
+    from ppcl.cli import main
+
+    path = tmp_path / "k.cl"
+    path.write_text(STENCIL)
+    assert main(["explain", str(path), "--local", "32,8", "--global", "64,32",
+                 "--arg", "ni=32", "--arg", "nj=64"]) == 0
+    out = capsys.readouterr().out
+    # rows 8..15 and 16..23 are the only groups of 8 rows wholly inside 1 <= i <= 30, and
+    # in them the lanes 1 <= j <= 62: 2 * 2 groups of 31 * 8 lanes
+    assert "launch: 4 of 8 groups run the fast copy, 992 of 2048 work-items" in out, out
+
+
+def test_split_predicate_agrees_with_isl_tile_inside() -> None:
+    """The corner rule of the split pass gives the same groups as islpy's projection."""
+    from ppcl.compiler.analysis.affine import Poly, tile_inside
+    from ppcl.compiler.transforms.split import plan_split
+    from ppcl.compiler.analysis.affine import model_of
+
+    formed = _formed(STENCIL, "stencil", (32, 8, 1), "-ppcl-no-split")
+    (loop,) = find_all(formed.body, wg.WorkItemLoop)
+    model = model_of(loop.body, {"ni", "nj"}, (32, 8, 1), rows=False, narrow_ids=True)
+    plan = plan_split(loop.body, model)
+    assert not isinstance(plan, str)
+    cons = [c for s in plan.sites for c in s.constraints]
+    inside = tile_inside(cons, (8, 8, 1), {})
+    small = dataclasses.replace(model, local_size=(8, 8, 1))
+    plan8 = plan_split(loop.body, small)
+    assert not isinstance(plan8, str)
+    for b0 in range(0, 40, 8):
+        for b1 in range(0, 40, 8):
+            values = {"base0": b0, "base1": b1, "base2": 0, "ni": 30, "nj": 33}
+            ours = all(p.evaluate(values) >= 0 for p in plan8.test) and \
+                max([b0] + [p.evaluate(values) for p in plan8.lower]) <= b0 and \
+                min([b0 + 7] + [p.evaluate(values) for p in plan8.upper]) >= b0 + 7
+            point = inside.params()  # a parameter set over the bases and the sizes
+            import islpy as isl
+            fixed = point
+            for name, v in values.items():
+                idx = fixed.find_dim_by_name(isl.dim_type.param, name)
+                if idx >= 0:
+                    fixed = fixed.fix_val(isl.dim_type.param, idx, v)
+            assert ours == (not fixed.is_empty()), (b0, b1)
+    assert Poly.var("gid0").coeff("gid0") == 1
