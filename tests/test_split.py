@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from ppcl.compiler.frontend import compile_source
-from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import find_all
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from tests.launch import run
 
 CLAMPED = """
@@ -199,9 +199,8 @@ def test_explain_says_what_a_launch_takes(tmp_path, capsys) -> None:
 
 def test_split_predicate_agrees_with_isl_tile_inside() -> None:
     """The corner rule of the split pass gives the same groups as islpy's projection."""
-    from ppcl.compiler.analysis.affine import Poly, tile_inside
+    from ppcl.compiler.analysis.affine import Poly, model_of, tile_inside
     from ppcl.compiler.transforms.split import plan_split
-    from ppcl.compiler.analysis.affine import model_of
 
     formed = _formed(STENCIL, "stencil", (32, 8, 1), "-ppcl-no-split")
     (loop,) = find_all(formed.body, wg.WorkItemLoop)

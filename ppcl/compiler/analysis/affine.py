@@ -386,7 +386,7 @@ def isl_set(constraints: Iterable[Poly], dims: Iterable[str],
     space = isl.Space.create_from_names(isl.DEFAULT_CONTEXT, set=dim_list, params=params)
     result = isl.BasicSet.universe(space)
     for p in cons:
-        coeffs: dict[str | int, int] = {m[0]: c for m, c in p.terms if m}
+        coeffs: dict[Any, int] = {m[0]: c for m, c in p.terms if m}
         coeffs[1] = p.constant
         result = result.add_constraint(isl.Constraint.ineq_from_names(space, coeffs))
     return isl.Set.from_basic_set(result)

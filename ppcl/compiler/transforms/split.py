@@ -31,9 +31,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from ppcl.compiler.analysis.affine import BASES, LANES, Model, Monomial, Poly, accesses, \
-    affine_of, constraint_of, isl_set, model_of
+from ppcl.compiler.analysis.affine import (
+    BASES,
+    LANES,
+    Model,
+    Monomial,
+    Poly,
+    accesses,
+    affine_of,
+    constraint_of,
+    isl_set,
+    model_of,
+)
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
@@ -247,7 +258,7 @@ class _Replace(Rewriter):
     def __init__(self, sites: Mapping[int, ir.Expr]):
         self.sites = sites
 
-    def rewrite(self, node: Node) -> object:
+    def rewrite(self, node: Node) -> Any:
         if id(node) in self.sites:  # the chosen argument may hold sites of its own
             return self.rewrite(self.sites[id(node)])
         return super().rewrite(node)
