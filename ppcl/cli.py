@@ -3,12 +3,15 @@
 ``ppcl build FILE.cl [-D NAME[=VALUE]] [-I DIR] [--options "..."] --emit ir|opencl|c|cuda``
 compiles an OpenCL C file and prints the typed IR, the re-printed OpenCL C, or the C the CPU
 backend generates; it exits with status 1 and the located diagnostics on errors.
-``ppcl info`` describes the platforms and devices; ``ppcl bench`` runs the benchmark suite.
+``ppcl explain FILE.cl [-D ...] --local 32,8 [--global 1024,1024 --arg n=1000]`` prints per
+kernel the affine model's access classification, the split domains and which subkernel the
+groups of a launch take. ``ppcl info`` describes the platforms and devices; ``ppcl bench`` runs the benchmark suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 
@@ -68,6 +71,55 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sizes(text: str | None) -> tuple[int, int, int] | None:
+    if not text:
+        return None
+    parts = [int(v) for v in text.split(",")]
+    return (parts + [1, 1, 1])[:3]  # type: ignore[return-value]
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from ppcl.compiler.frontend import compile_source
+    from ppcl.compiler.frontend.options import BuildOptionsError
+    from ppcl.compiler.pipeline import KernelSpec, kernel_ir
+    from ppcl.compiler.transforms.split import explain
+
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            source = f.read()
+        local = _sizes(args.local) or (1, 1, 1)
+        global_size = _sizes(args.global_size)
+        values = {name: int(value) for name, value in
+                  (a.split("=", 1) for a in args.arg or [])}
+    except OSError as exc:
+        print(f"ppcl: error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"ppcl: error: sizes are comma-separated numbers, arguments NAME=NUMBER: {exc}",
+              file=sys.stderr)
+        return 1
+    try:
+        result = compile_source(source, args.file, _build_option_string(args))
+    except BuildOptionsError as exc:
+        print(f"ppcl: error: {exc}", file=sys.stderr)
+        return 1
+    except CompileError as exc:
+        print(exc.log, file=sys.stderr)
+        return 1
+    launch = None
+    if global_size is not None:
+        launch = dict(values, **{f"gsize{d}": global_size[d] for d in range(3)})
+    # explain splits the loops as formed itself, so the kernel is formed without the split
+    unsplit = dataclasses.replace(result.options, no_split=True)
+    for kernel in result.module.kernels:
+        value = kernel_ir(result.module, kernel.name, KernelSpec(local), unsplit)
+        formed = value.needs_formed("explain")
+        print(f"kernel {kernel.name} (local size {'x'.join(map(str, local))}):")
+        for line in explain(formed, value.spec.narrow_ids, launch):
+            print(f"  {line}")
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from ppcl.runtime.info import print_info
 
@@ -102,6 +154,21 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--emit", choices=("ir", "opencl", "c", "cuda"), default="ir",
                        help="what to print (default: ir)")
     build.set_defaults(func=_cmd_build)
+    explain = sub.add_parser("explain", help="print the affine model and the input space "
+                             "splitting of each kernel")
+    explain.add_argument("file", help="OpenCL C source file")
+    explain.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]",
+                         help="define a preprocessor macro")
+    explain.add_argument("-I", dest="include", action="append", metavar="DIR",
+                         help="add an include directory")
+    explain.add_argument("--options", default="", help="an OpenCL build-option string")
+    explain.add_argument("--local", default="1", help="the local size, e.g. 32,8")
+    explain.add_argument("--global", dest="global_size", default=None,
+                         help="a launch's global size, e.g. 1024,1024: say which subkernel "
+                         "its groups take")
+    explain.add_argument("--arg", action="append", metavar="NAME=VALUE",
+                         help="the value of an integer scalar argument for --global")
+    explain.set_defaults(func=_cmd_explain)
     info = sub.add_parser("info", help="print platform and device information, like clinfo")
     info.set_defaults(func=_cmd_info)
     bench = sub.add_parser("bench", help="run the benchmark suite against pocl and numpy",

@@ -255,7 +255,7 @@ __kernel void stencil(__global const float *in, __global float *out, int w, int 
 def test_every_shape_of_a_guarded_stencil_runs_rows_and_is_right(shape):
     source = ROWS_HEAD + ROWS_SHAPES[shape]
     f = formed(source, "stencil", (8, 4, 1))
-    assert f.rows and f.plans == ("work-item loop 1: rows of groups, no jam or grid-stride",)
+    assert f.rows and f.plans[:1] == ("work-item loop 1: rows of groups, no jam or grid-stride",)
     w, h = 21, 13
     src = np.random.default_rng(5).random((h, w), dtype=np.float32)
     out = np.zeros((h, w), np.float32)

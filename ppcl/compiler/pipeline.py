@@ -5,12 +5,13 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,normalize,workgroup,scalarize,schedule
+    inline,normalize,workgroup,scalarize,schedule,split
 
 ``inline`` inlines helpers that reach a barrier, ``normalize`` makes equivalent shapes of a
 kernel one (guards, counted loops, pointer walks) so that the plans see one, ``workgroup`` forms the work-group function
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
-into scalars, ``schedule`` records every decision the printer follows. The printer
+into scalars, ``schedule`` records every decision the printer follows, ``split`` gives work-item
+loops decided on a subdomain a fast copy for it. The printer
 (``codegen/c_unit.py``) then prints the C. ``Debug`` says what to show: ``passes`` (the IR after
 each pass), ``time``, ``plans`` (the scheduling decisions), ``c`` (the generated C), and
 ``verify`` runs the IR verifier after every pass.
@@ -39,6 +40,7 @@ from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
+from ppcl.compiler.transforms.split import split_kernel
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 from ppcl.settings import NO_DEBUG, Debug
 
@@ -70,6 +72,7 @@ class KernelIR:
     spec: KernelSpec
     fast_math: bool = False
     formed: FormedKernel | None = None
+    split: bool = True  # input space splitting allowed (the build option -ppcl-no-split: no)
 
     def needs_formed(self, pass_name: str) -> FormedKernel:
         if self.formed is None:
@@ -199,10 +202,26 @@ class SchedulePass(Pass):
         return dataclasses.replace(value, formed=decided)
 
 
+@register
+class SplitPass(Pass):
+    """Input space splitting (``transforms/split.py``): work-item loops whose guards, clamps
+    and id-dependent bounds are decided on a subdomain get a fast copy for it. The build
+    option ``-ppcl-no-split`` turns it off."""
+
+    name = "split"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        formed = value.needs_formed(self.name)
+        if not value.split:
+            return value
+        return dataclasses.replace(value, formed=split_kernel(formed, value.spec.narrow_ids))
+
+
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
-    return Pipeline((InlinePass(), NormalizePass(), workgroup, ScalarizePass(), SchedulePass()))
+    return Pipeline((InlinePass(), NormalizePass(), workgroup, ScalarizePass(), SchedulePass(),
+                     SplitPass()))
 
 
 CPU_PIPELINE = cpu_pipeline()
@@ -244,7 +263,7 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
     if kernel is None or not kernel.is_kernel:
         raise KeyError(f"no kernel named {kernel_name!r}")
     pipeline = CPU_PIPELINE if pipeline is None else pipeline
-    value = KernelIR(module, kernel, spec, fast_math_of(options))
+    value = KernelIR(module, kernel, spec, fast_math_of(options), split=not options.no_split)
     result = pipeline.run(value, debug, stream)
     if debug.shows("plans") and result.formed is not None:
         out = stream if stream is not None else sys.stderr

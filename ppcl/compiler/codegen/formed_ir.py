@@ -42,6 +42,12 @@ class FormedIRPrinter(IRPrinter):
                              " serial-reduction" if s.serial_reduction else "",
                              _plan_text(s.plan)])
             return [ind + f"workitems{flags} {{", *self.body(s.body, level), ind + "}"]
+        if isinstance(s, wg.SplitLoop):
+            bounds = [f"gid0 >= {self.expr(b, PREC_ASSIGN)}" for b in s.lower]
+            bounds += [f"gid0 <= {self.expr(b, PREC_ASSIGN)}" for b in s.upper]
+            where = " && ".join([self.expr(s.test, PREC_ASSIGN)] + bounds)
+            return [ind + f"split where {where} {{", *self.stmt(s.fast, level + 1),
+                    ind + "} otherwise {", *self.stmt(s.guarded, level + 1), ind + "}"]
         if isinstance(s, wg.WorkItemExit):
             return [ind + "next_workitem;"]
         if isinstance(s, wg.ContextInit):

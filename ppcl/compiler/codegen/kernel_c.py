@@ -157,6 +157,8 @@ class KernelPrinter(CStylePrinter):
         ind = INDENT * level
         if isinstance(s, wg.WorkItemLoop):
             return self.workitem_loop(s, level)
+        if isinstance(s, wg.SplitLoop):
+            return self.split_loop(s, level)
         if isinstance(s, wg.WorkItemExit):
             if self.nest == 0:
                 return [ind + "continue;"]
@@ -178,7 +180,35 @@ class KernelPrinter(CStylePrinter):
             return [ind + self.swizzle_store(s.expr) + ";"]
         return super().stmt(s, level)
 
-    def workitem_loop(self, s: wg.WorkItemLoop, level: int) -> list[str]:
+    def split_loop(self, s: wg.SplitLoop, level: int) -> list[str]:
+        """The lanes along x between the bounds through the fast copy when the group test
+        holds, the others through the guarded loop (``transforms/split.py`` decided it)."""
+        ind, ind2 = INDENT * level, INDENT * (level + 1)
+        self.labels += 1
+        lo, hi = f"__slo{self.labels}", f"__shi{self.labels}"
+        extent = f"(long)__nrow * {self.formed.local_size[0]}" if self.rows \
+            else str(self.formed.local_size[0])
+        lines = [ind + "{",
+                 ind2 + f"long {lo} = 0, {hi} = {extent};"]
+        for bound in s.lower:
+            b = f"({self.expr(bound, PREC_ASSIGN)}) - (long)__gb0"
+            lines.append(ind2 + f"if ({b} > {lo}) {lo} = {b};")
+        for bound in s.upper:
+            b = f"({self.expr(bound, PREC_ASSIGN)}) + 1 - (long)__gb0"
+            lines.append(ind2 + f"if ({b} < {hi}) {hi} = {b};")
+        test = self.expr(s.test, PREC_ASSIGN)
+        lines.append(ind2 + f"if (({test}) && {lo} < {hi}) {{")
+        lines += self.workitem_loop(s.guarded, level + 2, ("0", lo))
+        lines += self.workitem_loop(s.fast, level + 2, (lo, hi))
+        lines += self.workitem_loop(s.guarded, level + 2, (hi, extent))
+        lines.append(ind2 + "} else {")
+        lines += self.workitem_loop(s.guarded, level + 2)
+        lines += [ind2 + "}", ind + "}"]
+        return lines
+
+    def workitem_loop(self, s: wg.WorkItemLoop, level: int,
+                      xrange: tuple[str, str] | None = None) -> list[str]:
+        """``xrange``: the lanes along x to run (C expressions), all of them when None."""
         ls = self.formed.local_size
         saved = (self.exit_label, self.nest, self.used_goto)
         self.labels += 1
@@ -219,8 +249,12 @@ class KernelPrinter(CStylePrinter):
         elif self.rows:
             # int, so that gcc sees a narrowed global id (int)__gb0 + __lx as affine
             ctype = "int" if self.narrow_ids else "size_t"
-            lines.append(INDENT * depth + f"for ({ctype} __lx = 0; __lx < ({ctype})__nrow * "
-                         f"{ls[0]}; __lx++) {{")
+            first, end = xrange if xrange is not None else ("0", f"({ctype})__nrow * {ls[0]}")
+            lines.append(INDENT * depth + f"for ({ctype} __lx = ({ctype})({first}); __lx < "
+                         f"({ctype})({end}); __lx++) {{")
+        elif xrange is not None:
+            lines.append(INDENT * depth + f"for (size_t __lx = (size_t)({xrange[0]}); __lx < "
+                         f"(size_t)({xrange[1]}); __lx++) {{")
         else:
             lines.append(INDENT * depth + f"for (size_t __lx = 0; __lx < {ls[0]}; __lx++) {{")
         lines += body

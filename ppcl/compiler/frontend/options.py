@@ -44,6 +44,7 @@ _FLAGS: dict[str, str] = {
     "-w": "warnings_disabled",
     "-Werror": "werror",
     "-g": "debug",
+    "-ppcl-no-split": "no_split",  # ppcl's own: no input space splitting (transforms/split.py)
 }
 
 
@@ -83,6 +84,7 @@ class BuildOptions:
     warnings_disabled: bool = False
     werror: bool = False
     debug: bool = False
+    no_split: bool = False
 
     @property
     def opencl_c_version(self) -> int:

@@ -95,6 +95,25 @@ class WorkItemLoop(ir.Stmt):
 
 
 @dataclass(frozen=True)
+class SplitLoop(ir.Stmt):
+    """A work-item loop split along x by ``transforms/split.py`` (input space splitting).
+
+    At group level: when ``test`` holds (the group's lanes along y and z all lie in the
+    subdomain), the lanes whose global id along x lies between every ``lower`` and every
+    ``upper`` bound (inclusive, absolute global ids) run ``fast``, a copy of the loop without
+    the guards, clamps and bounds that are decided on that subdomain; the lanes before and
+    after them, and every lane of a group where ``test`` fails, run ``guarded``, the loop as
+    formed. ``reason``: what the split removes, for ``PPCL_DEBUG=plans``."""
+
+    guarded: WorkItemLoop
+    fast: WorkItemLoop
+    test: ir.Expr
+    lower: tuple[ir.Expr, ...]
+    upper: tuple[ir.Expr, ...]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class WorkItemExit(ir.Stmt):
     """Ends the current work-item's run of the enclosing ``WorkItemLoop`` body."""
 

@@ -1,0 +1,450 @@
+"""Input space splitting (Moll, Doerfert, Hack, Sections 3-4): a work-item loop whose control or
+addresses depend on where a work-item lies gets a fast copy for the lanes where they do not.
+
+The affine model (``analysis/affine.py``) finds the *sites* of a work-item loop body that are
+decided on a subdomain:
+
+* a guard ``if (c1 || c2 ...) next_workitem;`` (a guard block normalized to an early exit):
+  each affine comparison ``ci`` is false on ``not ci``;
+* a condition ``if (c1 && c2 ...)``: each affine ``ci`` is true on ``ci``;
+* ``min``, ``max`` and ``clamp`` of affine integers: in an address, the argument that moves
+  with ``gid0`` is chosen (the access becomes consecutive, Section 3.2.2); elsewhere (loop
+  bounds, values) the argument that is the same for every lane (control becomes uniform, the
+  full-tile predicate of Section 3.2.1).
+
+Each site gives constraints ``p >= 0``. Counters of the body are replaced by their worst value
+in their bounds and the lanes along y and z by their worst value in the group's tile (a linear
+inequality holds on a box iff it holds at one corner), which leaves per constraint either a
+test of the group's position and the scalar arguments, or a bound on the global id along x
+(coefficient +-1). A site whose constraints are neither is not split. The fast copy of the
+loop has every site replaced; ``wg.SplitLoop`` records the test, the bounds and both copies,
+and the printer runs the lanes between the bounds through the fast copy when the test holds
+(``codegen/kernel_c.py``). The lanes outside, and every lane of a group where the test fails,
+run the loop as formed, so the split never changes what a kernel computes.
+
+Splitting is skipped for loops with a mask or a plan (jammed, grid-stride), where the work-item
+order is fixed, and with the build option ``-ppcl-no-split``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ppcl.compiler.analysis.affine import (
+    BASES,
+    LANES,
+    Model,
+    Monomial,
+    Poly,
+    accesses,
+    affine_of,
+    constraint_of,
+    isl_set,
+    model_of,
+)
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
+from ppcl.compiler.ir.visit import Node, Rewriter, find_all, walk
+from ppcl.compiler.transforms.workgroup import FormedKernel
+
+_MINMAX = ("min", "max", "clamp")
+
+
+@dataclass(frozen=True)
+class Site:
+    """A node of the body decided on a subdomain: ``node`` becomes ``replacement`` where every
+    constraint holds."""
+
+    node: ir.Expr
+    replacement: ir.Expr
+    constraints: tuple[Poly, ...]
+    what: str
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """The split of one work-item loop: the group test (each ``p >= 0``), bounds on ``gid0``
+    (``lower <= gid0 <= upper``), all over parameters and group bases, and the sites."""
+
+    test: tuple[Poly, ...]
+    lower: tuple[Poly, ...]
+    upper: tuple[Poly, ...]
+    sites: tuple[Site, ...]
+    model: Model
+
+    def domain_text(self) -> str:
+        parts = [f"{p} >= 0" for p in self.test]
+        parts += [f"gid0 >= {p}" for p in self.lower]
+        parts += [f"gid0 <= {p}" for p in self.upper]
+        return " and ".join(parts) if parts else "every lane"
+
+
+def _strip(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Cast) and e.implicit:
+        e = e.operand
+    return e
+
+
+def _terms(e: ir.Expr, op: str) -> list[ir.Expr]:
+    e = _strip(e)
+    if isinstance(e, ir.Binary) and e.op == op:
+        return _terms(e.lhs, op) + _terms(e.rhs, op)
+    return [e]
+
+
+def _is_exit(s: ir.Stmt) -> bool:
+    if isinstance(s, wg.WorkItemExit):
+        return True
+    return isinstance(s, ir.Block) and len(s.stmts) == 1 and _is_exit(s.stmts[0])
+
+
+def _false(e: ir.Expr) -> ir.Expr:
+    return ir.IntLit(e.type, 0)
+
+
+def _true(e: ir.Expr) -> ir.Expr:
+    return ir.IntLit(e.type, 1)
+
+
+def _address_vars(body: ir.Stmt, model: Model) -> set[str]:
+    """The single-assignment locals an address depends on, transitively."""
+    out: set[str] = set()
+    todo = [n.name for node in walk(body) if isinstance(node, ir.Index)
+            for n in walk(node.index) if isinstance(n, ir.VarRef)]
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.add(name)
+        if name in model.defs:
+            todo += [n.name for n in walk(model.defs[name]) if isinstance(n, ir.VarRef)]
+    return out
+
+
+def _in_address(body: ir.Stmt, model: Model) -> set[int]:
+    """Ids of the min/max/clamp calls that an address depends on."""
+    roots: list[Node] = [node.index for node in walk(body) if isinstance(node, ir.Index)]
+    roots += [model.defs[n] for n in _address_vars(body, model) if n in model.defs]
+    return {id(n) for r in roots for n in walk(r) if isinstance(n, ir.Call)}
+
+
+def _minmax_site(call: ir.Call, model: Model, address: bool) -> Site | None:
+    args = [affine_of(a, model) for a in call.args]
+    if any(a is None or not a.is_affine for a in args):
+        return None
+    polys = [a for a in args if a is not None]
+    lanes = set(LANES)
+    if call.name == "clamp":
+        if not address or len(polys) != 3 or not polys[0].names() & lanes:
+            return None
+        v, lo, hi = polys
+        return Site(call, call.args[0], (v - lo, hi - v), "clamp")
+    if len(polys) != 2:
+        return None
+    if address:
+        pick = [i for i, p in enumerate(polys) if p.coeff("gid0") != 0]
+        if not pick:
+            pick = [i for i, p in enumerate(polys) if p.names() & lanes]
+    else:
+        pick = [i for i, p in enumerate(polys) if not p.names() & lanes]
+    if len(pick) != 1:
+        return None
+    i = pick[0]
+    chosen, other = polys[i], polys[1 - i]
+    constraint = other - chosen if call.name == "min" else chosen - other
+    return Site(call, call.args[i], (constraint,), call.name)
+
+
+def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
+    """The sites of ``body`` (see the module docstring), in program order."""
+    sites: list[Site] = []
+    address = _in_address(body, model)
+    chosen: dict[ir.Expr, ir.Expr] = {}
+    inner = dataclasses.replace(model, chosen=chosen)
+    calls = [n for n in walk(body) if isinstance(n, ir.Call) and n.builtin is not None
+             and n.name in _MINMAX and isinstance(n.type, ScalarType) and n.type.is_integer]
+    for call in reversed(calls):  # inner calls first: min(max(y, 0), h - 1)
+        site = _minmax_site(call, inner, id(call) in address)
+        if site is not None:
+            sites.append(site)
+            chosen[call] = site.replacement
+    for node in walk(body):
+        if isinstance(node, ir.If):
+            if _is_exit(node.then) and node.otherwise is None:
+                for term in _terms(node.cond, "||"):
+                    p = constraint_of(term, model, negate=True)
+                    if p is not None:
+                        sites.append(Site(term, _false(term), (p,), "guard"))
+            else:
+                for term in _terms(node.cond, "&&"):
+                    p = constraint_of(term, model)
+                    if p is not None:
+                        sites.append(Site(term, _true(term), (p,), "condition"))
+    return sites
+
+
+def _worst(p: Poly, model: Model) -> Poly:
+    """``p`` at its smallest over the counters' ranges and the tile's lanes along y and z."""
+    for name, c in model.counters.items():
+        a = p.coeff(name)
+        if a:
+            p = p.substitute(name, c.low if a > 0 else c.high)
+    for d in (1, 2):
+        a = p.coeff(LANES[d])
+        if a:
+            base = Poly.var(BASES[d])
+            p = p.substitute(LANES[d], base if a > 0 else
+                             base + Poly.const(model.local_size[d] - 1))
+    return p
+
+
+def plan_split(body: ir.Stmt, model: Model) -> SplitPlan | str:
+    """The split of a work-item loop body, or why there is none."""
+    test: list[Poly] = []
+    lower: list[Poly] = []
+    upper: list[Poly] = []
+    kept: list[Site] = []
+    for site in find_sites(body, model):
+        t: list[Poly] = []
+        lo: list[Poly] = []
+        hi: list[Poly] = []
+        for p in site.constraints:
+            w = _worst(p, model)
+            if not w.is_affine or w.names() & (set(LANES[1:]) | set(model.counters)):
+                break
+            a = w.coeff("gid0")
+            rest = w - Poly.var("gid0").scale(a)
+            if a == 0:
+                t.append(w)
+            elif a == 1:
+                lo.append(-rest)
+            elif a == -1:
+                hi.append(rest)
+            else:
+                break
+        else:
+            kept.append(site)
+            test += [p for p in t if p not in test]
+            lower += [p for p in lo if p not in lower]
+            upper += [p for p in hi if p not in upper]
+    if not kept:
+        return "no guard, condition, min, max or clamp decided on a subdomain"
+    test = _tightest(test, min)
+    if any(not p.names() and p.constant < 0 for p in test):
+        return "the subdomain is empty"
+    test = [p for p in test if p.names()]
+    return SplitPlan(tuple(test), tuple(_tightest(lower, max)), tuple(_tightest(upper, min)),
+                     tuple(kept), model)
+
+
+def _tightest(polys: list[Poly], pick: Callable[[Iterable[int]], int]) -> list[Poly]:
+    """Of the polynomials that differ only in their constant, the one whose constant ``pick``
+    chooses: ``min`` for the tightest ``p >= 0`` or upper bound, ``max`` for a lower bound."""
+    by_rest: dict[tuple[tuple[Monomial, int], ...], list[int]] = {}
+    for p in polys:
+        rest = (p - Poly.const(p.constant)).terms
+        by_rest.setdefault(rest, []).append(p.constant)
+    return [Poly(rest) + Poly.const(pick(consts)) for rest, consts in by_rest.items()]
+
+
+class _Replace(Rewriter):
+    """Replaces the sites (matched by identity in the tree as formed), then folds the
+    conditions and guards that became constants."""
+
+    def __init__(self, sites: Mapping[int, ir.Expr]):
+        self.sites = sites
+
+    def rewrite(self, node: Node) -> Any:
+        if id(node) in self.sites:  # the chosen argument may hold sites of its own
+            return self.rewrite(self.sites[id(node)])
+        return super().rewrite(node)
+
+    def rewrite_Binary(self, e: ir.Binary) -> ir.Expr:
+        lhs, rhs = _strip(e.lhs), _strip(e.rhs)
+        if e.op in ("||", "&&") and isinstance(lhs, ir.IntLit) and isinstance(rhs, ir.IntLit):
+            value = (lhs.value or rhs.value) if e.op == "||" else (lhs.value and rhs.value)
+            return ir.IntLit(e.type, 1 if value else 0)
+        if e.op == "||" and isinstance(lhs, ir.IntLit):
+            return e.rhs if not lhs.value else ir.IntLit(e.type, 1)
+        if e.op == "||" and isinstance(rhs, ir.IntLit):
+            return e.lhs if not rhs.value else ir.IntLit(e.type, 1)
+        if e.op == "&&" and isinstance(lhs, ir.IntLit):
+            return e.rhs if lhs.value else ir.IntLit(e.type, 0)
+        if e.op == "&&" and isinstance(rhs, ir.IntLit):
+            return e.lhs if rhs.value else ir.IntLit(e.type, 0)
+        return e
+
+    def rewrite_If(self, s: ir.If) -> ir.Stmt | tuple[ir.Stmt, ...]:
+        cond = _strip(s.cond)
+        if not isinstance(cond, ir.IntLit):
+            return s
+        if cond.value:
+            return s.then
+        return s.otherwise if s.otherwise is not None else ()
+
+
+def fast_body(body: ir.Stmt, plan: SplitPlan) -> ir.Stmt:
+    """``body`` with every site of ``plan`` replaced and the constants folded."""
+    ids: dict[int, ir.Expr] = {}
+    wanted = {id(s.node): s.replacement for s in plan.sites}
+    for node in walk(body):
+        if id(node) in wanted:
+            ids[id(node)] = wanted[id(node)]
+    result: ir.Stmt = _Replace(ids).rewrite(body)
+    return result
+
+
+# ---------------------------------------------------------------- the group-level IR
+
+
+def _query(name: str, dim: int) -> ir.Expr:
+    return ir.Call(SIZE_T, name, (ir.IntLit(UINT, dim),), builtin=f"{name}__uint")
+
+
+_LEAVES = {"gsize": "get_global_size", "ngroups": "get_num_groups", "group": "get_group_id",
+           "offset": "get_global_offset"}
+
+
+def _leaf(name: str, params: Mapping[str, ir.Param]) -> ir.Expr:
+    if name in params:
+        p = params[name]
+        return ir.Cast(LONG, ir.VarRef(p.type, name))
+    if name in BASES:
+        return ir.Cast(LONG, _query("get_global_id", BASES.index(name)))
+    for prefix, query in _LEAVES.items():
+        if name.startswith(prefix) and name[len(prefix):] in ("0", "1", "2"):
+            return ir.Cast(LONG, _query(query, int(name[len(prefix):])))
+    raise AssertionError(f"no group-level value for {name}")
+
+
+def poly_expr(p: Poly, params: Mapping[str, ir.Param]) -> ir.Expr:
+    """``p`` as a ``long`` expression at group level."""
+    out: ir.Expr | None = None
+    for m, c in p.terms:
+        term: ir.Expr | None = None if m and c == 1 else ir.IntLit(LONG, c)
+        for name in m:
+            leaf = _leaf(name, params)
+            term = leaf if term is None else ir.Binary(LONG, "*", term, leaf)
+        assert term is not None
+        out = term if out is None else ir.Binary(LONG, "+", out, term)
+    return out if out is not None else ir.IntLit(LONG, 0)
+
+
+def _test_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param]) -> ir.Expr:
+    out: ir.Expr = ir.IntLit(INT, 1)
+    for p in test:
+        cmp = ir.Binary(INT, ">=", poly_expr(p, params), ir.IntLit(LONG, 0))
+        out = cmp if isinstance(out, ir.IntLit) else ir.Binary(INT, "&&", out, cmp)
+    return out
+
+
+class _Splitter(Rewriter):
+    def __init__(self, formed: FormedKernel, narrow_ids: bool):
+        self.formed = formed
+        self.narrow_ids = narrow_ids
+        self.params = {p.name: p for p in formed.function.params}
+        self.scalars = frozenset(n for n, p in self.params.items()
+                                 if isinstance(p.type, ScalarType) and p.type.is_integer)
+        self.notes: list[str] = []
+        self.number = 0
+
+    def rewrite_WorkItemLoop(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop | wg.SplitLoop:
+        self.number += 1
+        if loop.mask is not None or loop.plan is not None:
+            return loop  # its work-items run in a fixed order; the plan's line says which
+        model = model_of(loop.body, self.scalars, self.formed.local_size,
+                         rows=self.formed.rows, narrow_ids=self.narrow_ids)
+        plan = plan_split(loop.body, model)
+        if isinstance(plan, str):
+            self.notes.append(f"work-item loop {self.number}: no split ({plan})")
+            return loop
+        fast = dataclasses.replace(loop, body=fast_body(loop.body, plan))
+        whats = ", ".join(sorted({f"{s.what}s" for s in plan.sites}))
+        reason = f"fast where {plan.domain_text()} ({len(plan.sites)} sites: {whats})"
+        self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
+        return wg.SplitLoop(
+            guarded=loop, fast=fast, test=_test_expr(plan.test, self.params),
+            lower=tuple(poly_expr(p, self.params) for p in plan.lower),
+            upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason)
+
+
+def split_kernel(formed: FormedKernel, narrow_ids: bool) -> FormedKernel:
+    """``formed`` with every work-item loop that has sites split (see the module docstring);
+    one line per work-item loop added to the plans."""
+    splitter = _Splitter(formed, narrow_ids)
+    body = splitter.rewrite(formed.body)
+    return dataclasses.replace(formed, body=body,
+                               plans=formed.plans + tuple(f"split: {n}" for n in splitter.notes))
+
+
+# ---------------------------------------------------------------- explaining a split
+
+
+def _access_lines(body: ir.Stmt, model: Model) -> list[str]:
+    out = []
+    for a in accesses(body, model):
+        index = "not affine" if a.index is None else str(a.index)
+        out.append(f"{'write' if a.write else 'read '} {a.buffer}[{index}]: {a.kind}")
+    return out
+
+
+def explain(formed: FormedKernel, narrow_ids: bool,
+            launch: Mapping[str, int] | None = None) -> list[str]:
+    """What ``ppcl explain`` prints for one formed kernel: per work-item loop, the accesses as
+    formed and in the fast copy, the fast subdomain as an islpy set, and with ``launch`` (the
+    values of the parameters: scalar arguments, ``gsize0``..) how many groups and lanes a
+    launch runs through the fast copy."""
+    splitter = _Splitter(formed, narrow_ids)
+    lines: list[str] = []
+    for number, loop in enumerate(find_all(formed.body, wg.WorkItemLoop), 1):
+        model = model_of(loop.body, splitter.scalars, formed.local_size, rows=formed.rows,
+                         narrow_ids=narrow_ids)
+        lines.append(f"work-item loop {number}:")
+        lines += [f"  {line}" for line in _access_lines(loop.body, model)]
+        plan = plan_split(loop.body, model) if loop.mask is None and loop.plan is None \
+            else "masked or planned"
+        if isinstance(plan, str):
+            lines.append(f"  subkernels: guarded only ({plan})")
+            continue
+        fast = fast_body(loop.body, plan)
+        fast_model = model_of(fast, splitter.scalars, formed.local_size, rows=formed.rows,
+                              narrow_ids=narrow_ids)
+        bounds = [Poly.var("gid0") - p for p in plan.lower]
+        bounds += [p - Poly.var("gid0") for p in plan.upper]
+        domain = isl_set(list(plan.test) + bounds, ["gid0"])
+        lines.append(f"  fast subdomain: {domain}")
+        lines.append("  sites: " + ", ".join(sorted({s.what for s in plan.sites})))
+        lines.append("  subkernels: fast (the lanes of the subdomain), guarded (the others)")
+        lines += [f"  fast {line}" for line in _access_lines(fast, fast_model)]
+        if launch is not None:
+            lines.append("  launch: " + _launch_text(plan, formed.local_size, launch))
+    return lines
+
+
+def _launch_text(plan: SplitPlan, local: tuple[int, int, int],
+                 launch: Mapping[str, int]) -> str:
+    """How many groups of the launch take the fast copy and how many of their lanes it runs."""
+    gsize = [launch.get(f"gsize{d}", local[d]) for d in range(3)]
+    groups = fast_groups = lanes = 0
+    for b2 in range(0, gsize[2], local[2]):
+        for b1 in range(0, gsize[1], local[1]):
+            for b0 in range(0, gsize[0], local[0]):
+                groups += 1
+                values = dict(launch, base0=b0, base1=b1, base2=b2)
+                try:
+                    if not all(p.evaluate(values) >= 0 for p in plan.test):
+                        continue
+                    lo = max([b0] + [p.evaluate(values) for p in plan.lower])
+                    hi = min([b0 + local[0] - 1] + [p.evaluate(values) for p in plan.upper])
+                except KeyError as missing:
+                    return f"give a value for {missing.args[0]} (--arg NAME=VALUE)"
+                if lo <= hi:
+                    fast_groups += 1
+                    lanes += (hi - lo + 1) * local[1] * local[2]
+    total = gsize[0] * gsize[1] * gsize[2]
+    return (f"{fast_groups} of {groups} groups run the fast copy, "
+            f"{lanes} of {total} work-items ({100.0 * lanes / max(total, 1):.1f}%)")

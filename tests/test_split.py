@@ -1,0 +1,229 @@
+"""Input space splitting (``transforms/split.py``) against the unsplit kernel: every split kernel
+runs on random inputs and on sizes that hit every piece of its domain (groups wholly inside,
+groups across a border, sizes that the group size does not divide, a border wider than the
+domain) and must write exactly what the kernel built with ``-ppcl-no-split`` writes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.visit import find_all
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
+from tests.launch import run
+
+CLAMPED = """
+__kernel void blur(__global const float *in, __global float *out, int w, int h, int r)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= w || y >= h) return;
+    float s = 0.0f;
+    for (int dy = -r; dy <= r; dy++) {
+        int yy = min(max(y + dy, 0), h - 1);
+        for (int dx = -r; dx <= r; dx++) {
+            int xx = clamp(x + dx, 0, w - 1);
+            s += in[yy * w + xx] * (float)(dx + 2 * dy);
+        }
+    }
+    out[y * w + x] = s;
+}
+"""
+
+STENCIL = """
+__kernel void stencil(__global const float *a, __global float *b, int ni, int nj)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if ((i < ni - 1) && (j < nj - 1) && (i > 0) && (j > 0)) {
+        b[i * nj + j] = 0.5f * a[i * nj + j] + 0.125f * (a[(i - 1) * nj + j]
+            + a[(i + 1) * nj + j] + a[i * nj + j - 1] + a[i * nj + j + 1]);
+    }
+}
+"""
+
+BOUND = """
+__kernel void fir(__global const float *x, __global const float *h, __global float *y,
+                  int n, int taps)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float s = 0.0f;
+    for (int k = 0; k < min(i + 1, taps); k++)
+        s += h[k] * x[i - k];
+    y[i] = s;
+}
+"""
+
+OFFSET_1D = """
+__kernel void shift(__global const int *a, __global int *b, int n, int lo)
+{
+    int i = get_global_id(0);
+    if (i < n && i >= lo)
+        b[i] = a[max(i - 3, 0)] + a[min(i + 3, n - 1)];
+    else if (i < n)
+        b[i] = -1;
+}
+"""
+
+
+def _both(source: str, name: str, gsize: tuple[int, ...], lsize: tuple[int, ...],
+          make: object, *scalars: object) -> None:
+    arrays_split = make()  # type: ignore[operator]
+    arrays_plain = [a.copy() for a in arrays_split]
+    run(source, name, gsize, lsize, *arrays_split, *scalars)
+    run(source, name, gsize, lsize, *arrays_plain, *scalars, options="-ppcl-no-split")
+    for got, want in zip(arrays_split, arrays_plain, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def _round(n: int, k: int) -> int:
+    return (n + k - 1) // k * k
+
+
+@pytest.mark.parametrize("w,h,r", [(67, 45, 2), (64, 16, 1), (5, 3, 2), (70, 9, 0), (33, 12, 9)])
+def test_clamped_convolution_matches_unsplit(w: int, h: int, r: int) -> None:
+    rng = np.random.default_rng(w * 100 + h)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(w * h, dtype=np.float32), np.zeros(w * h, dtype=np.float32)]
+
+    _both(CLAMPED, "blur", (_round(w, 16), _round(h, 4)), (16, 4), make,
+          np.int32(w), np.int32(h), np.int32(r))
+
+
+@pytest.mark.parametrize("ni,nj", [(67, 95), (8, 32), (2, 2), (9, 17), (30, 1)])
+def test_guarded_stencil_matches_unsplit(ni: int, nj: int) -> None:
+    rng = np.random.default_rng(ni * nj)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(ni * nj, dtype=np.float32), rng.random(ni * nj, dtype=np.float32)]
+
+    _both(STENCIL, "stencil", (_round(nj, 32), _round(ni, 8)), (32, 8), make,
+          np.int32(ni), np.int32(nj))
+
+
+@pytest.mark.parametrize("n,taps", [(1000, 7), (100, 64), (33, 40), (5, 1), (64, 0)])
+def test_id_dependent_bound_matches_unsplit(n: int, taps: int) -> None:
+    rng = np.random.default_rng(n + taps)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(n, dtype=np.float32), rng.random(max(taps, 1), dtype=np.float32),
+                np.zeros(n, dtype=np.float32)]
+
+    _both(BOUND, "fir", (_round(n, 32),), (32,), make, np.int32(n), np.int32(taps))
+
+
+@pytest.mark.parametrize("n,lo", [(200, 5), (20, 40), (64, -7), (3, 0)])
+def test_min_max_and_else_branch_match_unsplit(n: int, lo: int) -> None:
+    rng = np.random.default_rng(n)
+
+    def make() -> list[np.ndarray]:
+        return [rng.integers(0, 1000, n, dtype=np.int32), np.zeros(_round(n, 16), np.int32)]
+
+    _both(OFFSET_1D, "shift", (_round(n, 16),), (16,), make, np.int32(n), np.int32(lo))
+
+
+def _formed(source: str, name: str, local: tuple[int, int, int], options: str = ""):
+    result = compile_source(source, "t.cl", options)
+    return kernel_ir(result.module, name, KernelSpec(local), result.options).formed
+
+
+def test_split_is_recorded_in_the_ir_and_the_plans() -> None:
+    formed = _formed(CLAMPED, "blur", (16, 4, 1))
+    splits = find_all(formed.body, wg.SplitLoop)
+    assert len(splits) == 1
+    assert any("split along x" in line for line in formed.plans)
+    # the fast copy has no clamp and no guard left
+    fast = splits[0].fast.body
+    assert not [c for c in find_all(fast, type(splits[0].test)) if getattr(c, "name", "")
+                in ("clamp", "min", "max")]
+
+
+def test_no_split_option_keeps_the_loop_as_formed() -> None:
+    formed = _formed(CLAMPED, "blur", (16, 4, 1), "-ppcl-no-split")
+    assert not find_all(formed.body, wg.SplitLoop)
+
+
+def test_id_dependent_bound_becomes_uniform_in_the_fast_copy() -> None:
+    formed = _formed(BOUND, "fir", (32, 1, 1))
+    (split,) = find_all(formed.body, wg.SplitLoop)
+    assert "taps" in split.reason and "mins" in split.reason
+
+
+EXPLAINED = [
+    (CLAMPED, "16,4", ["fast subdomain: [base1, h, r, w] -> { [gid0] :",
+                       "fast read  in[dx + dy*w + gid0 + gid1*w]: consecutive",
+                       "read  in[not affine]: divergent"]),
+    (STENCIL, "32,8", ["fast subdomain:", "sites: guard",
+                       "fast read  a[gid0 + gid1*nj]: consecutive"]),
+    (BOUND, "32", ["sites: guard, min", "fast read  h[k]: uniform",
+                   "fast read  x[gid0 - k]: consecutive"]),
+    (OFFSET_1D, "16", ["sites: condition, max, min", "fast read  a[gid0 + 3]: consecutive"]),
+    ("__kernel void k(__global float *a, int s) { a[get_global_id(0) * s] = 1.0f; }", "8",
+     ["write a[not affine]: divergent", "subkernels: guarded only"]),
+    ("__kernel void k(__global float *a) { a[2 * get_global_id(0) + 1] = 1.0f; }", "8",
+     ["write a[2*gid0 + 1]: strided"]),
+]
+
+
+@pytest.mark.parametrize("source,local,expected", EXPLAINED)
+def test_explain_prints_the_model(tmp_path, capsys, source: str, local: str,
+                                  expected: list[str]) -> None:
+    from ppcl.cli import main
+
+    path = tmp_path / "k.cl"
+    path.write_text(source)
+    assert main(["explain", str(path), "--local", local]) == 0
+    out = capsys.readouterr().out
+    for line in expected:
+        assert line in out, out
+
+
+def test_explain_says_what_a_launch_takes(tmp_path, capsys) -> None:
+    from ppcl.cli import main
+
+    path = tmp_path / "k.cl"
+    path.write_text(STENCIL)
+    assert main(["explain", str(path), "--local", "32,8", "--global", "64,32",
+                 "--arg", "ni=32", "--arg", "nj=64"]) == 0
+    out = capsys.readouterr().out
+    # rows 8..15 and 16..23 are the only groups of 8 rows wholly inside 1 <= i <= 30, and
+    # in them the lanes 1 <= j <= 62: 2 * 2 groups of 31 * 8 lanes
+    assert "launch: 4 of 8 groups run the fast copy, 992 of 2048 work-items" in out, out
+
+
+def test_split_predicate_agrees_with_isl_tile_inside() -> None:
+    """The corner rule of the split pass gives the same groups as islpy's projection."""
+    from ppcl.compiler.analysis.affine import Poly, model_of, tile_inside
+    from ppcl.compiler.transforms.split import plan_split
+
+    formed = _formed(STENCIL, "stencil", (32, 8, 1), "-ppcl-no-split")
+    (loop,) = find_all(formed.body, wg.WorkItemLoop)
+    model = model_of(loop.body, {"ni", "nj"}, (32, 8, 1), rows=False, narrow_ids=True)
+    plan = plan_split(loop.body, model)
+    assert not isinstance(plan, str)
+    cons = [c for s in plan.sites for c in s.constraints]
+    inside = tile_inside(cons, (8, 8, 1), {})
+    small = dataclasses.replace(model, local_size=(8, 8, 1))
+    plan8 = plan_split(loop.body, small)
+    assert not isinstance(plan8, str)
+    for b0 in range(0, 40, 8):
+        for b1 in range(0, 40, 8):
+            values = {"base0": b0, "base1": b1, "base2": 0, "ni": 30, "nj": 33}
+            ours = all(p.evaluate(values) >= 0 for p in plan8.test) and \
+                max([b0] + [p.evaluate(values) for p in plan8.lower]) <= b0 and \
+                min([b0 + 7] + [p.evaluate(values) for p in plan8.upper]) >= b0 + 7
+            point = inside.params()  # a parameter set over the bases and the sizes
+            import islpy as isl
+            fixed = point
+            for name, v in values.items():
+                idx = fixed.find_dim_by_name(isl.dim_type.param, name)
+                if idx >= 0:
+                    fixed = fixed.fix_val(isl.dim_type.param, idx, v)
+            assert ours == (not fixed.is_empty()), (b0, b1)
+    assert Poly.var("gid0").coeff("gid0") == 1
