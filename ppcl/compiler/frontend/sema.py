@@ -18,6 +18,7 @@ from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
 from ppcl.compiler.frontend.sema_types import FunctionState, QualType, SemaError, Symbol
+from ppcl.compiler.frontend.sema_values import string_length
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 
@@ -473,7 +474,7 @@ class Sema(ExprSema):
             if isinstance(init, c_ast.InitList):
                 return T.ArrayType(t.elem, len(init.exprs))
             if isinstance(init, c_ast.Constant) and _is_string(init) and t.elem in (T.CHAR, T.UCHAR):
-                return T.ArrayType(t.elem, _string_length(init.value) + 1)
+                return T.ArrayType(t.elem, string_length(init.value[1:-1]) + 1)
         return t
 
     def initializer(self, node: c_ast.Node, t: T.Type, at: Loc | None = None) -> ir.Expr:
@@ -484,7 +485,7 @@ class Sema(ExprSema):
             self.fail(loc, "designated initializers are not supported by ppcl")
         if _is_string(node) and isinstance(t, T.ArrayType) and t.elem in (T.CHAR, T.UCHAR):
             assert t.length is not None
-            if _string_length(node.value) + 1 > t.length:
+            if string_length(node.value[1:-1]) + 1 > t.length:
                 self.fail(loc, f"initializer string is too long for '{t}'")
             return ir.StringLit(t, node.value[1:-1], loc=loc)
         value = self.rvalue(node)
@@ -534,12 +535,6 @@ def _declname_node(node: c_ast.Node) -> c_ast.Node:
 
 def _is_string(node: c_ast.Node | None) -> bool:
     return isinstance(node, c_ast.Constant) and node.type == "string"
-
-
-def _string_length(literal: str) -> int:
-    """Characters of a string literal's value (escapes count once)."""
-    body = literal[1:-1]
-    return len(body.encode("ascii", "backslashreplace").decode("unicode_escape"))
 
 
 def _promote(t: T.Type) -> T.Type:

@@ -15,6 +15,7 @@ from typing import Any
 from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import Loc
+from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.printf_format import (
     FormatError,
     canonical_literal,
@@ -29,6 +30,7 @@ from ppcl.compiler.frontend.sema_values import (
     is_integer,
     is_null_constant,
     is_scalar_value,
+    string_length,
 )
 from ppcl.compiler.ir import conversions as conv
 from ppcl.compiler.ir import nodes as ir
@@ -106,6 +108,8 @@ class ExprSema(ValueSema):
         else:
             operand = self.expr(node.expr)
             t = operand.type
+            if isinstance(operand, ir.StringLit):
+                t = T.ArrayType(T.CHAR, string_length(operand.value) + 1)
         try:
             size = t.size
         except TypeError:
@@ -293,13 +297,27 @@ class ExprSema(ValueSema):
             if isinstance(elem, T.VoidType):
                 self.fail(loc, "subscript of a 'void *' pointer")
         elif isinstance(base.type, T.VectorType):
-            self.fail(loc, "subscripting a vector is not allowed in OpenCL C 1.2; use "
-                           ".s0 ... .sF")
+            return self.vector_subscript(base, index, loc)
         else:
             self.fail(loc, f"subscripted value of type '{base.type}' is not an array or pointer")
         if not (isinstance(index.type, (T.ScalarType, T.EnumType)) and is_integer(index.type)):
             self.fail(index.loc, f"array subscript is not an integer ('{index.type}')")
         return ir.Index(elem, base, index, loc=loc)
+
+    def vector_subscript(self, base: ir.Expr, index: ir.Expr, loc: Loc) -> ir.Expr:
+        """``v[i]`` as clang accepts it: a constant index is the component ``.si``, any other
+        index a subscript of the vector (an lvalue when ``v`` is)."""
+        vt = base.type
+        assert isinstance(vt, T.VectorType)
+        if not (isinstance(index.type, (T.ScalarType, T.EnumType)) and is_integer(index.type)):
+            self.fail(index.loc, f"vector subscript is not an integer ('{index.type}')")
+        value = fold(index)
+        if value is not None:
+            if not 0 <= value < vt.width:
+                self.fail(index.loc, f"vector subscript {value} is out of range for '{vt}' "
+                                     f"(0 ... {vt.width - 1})")
+            return ir.Swizzle(vt.elem, base, (value,), f"s{value:x}", loc=base.loc)
+        return ir.Index(vt.elem, base, index, loc=loc)
 
     def expr_StructRef(self, node: c_ast.StructRef) -> ir.Expr:
         loc = self.operator_loc(node.field, node.type, self.loc(node))
@@ -509,12 +527,7 @@ class ExprSema(ValueSema):
 
     def _builtin_call(self, builtins: Any, name: str, arg_nodes: list[c_ast.Node],
                       loc: Loc) -> ir.Expr:
-        saved = self.allow_strings
-        self.allow_strings = name == "printf"
-        try:
-            args = [self.rvalue(a) for a in arg_nodes]
-        finally:
-            self.allow_strings = saved
+        args = [self.rvalue(a) for a in arg_nodes]
         literal_flags = [isinstance(a, ir.IntLit) and a.text is not None and
                          not a.text.isidentifier() for a in args]
         try:
