@@ -134,7 +134,11 @@ class Sema(ExprSema):
         params = self.parameters(fnode, name, is_kernel)
         ftype = T.FunctionType(ret, tuple(p.type for p in params))
         previous = self.scopes[0].get(name)
-        if previous is not None:
+        overloadable = any(a[0].strip("_") == "overloadable" for a in self.attributes(
+            list(decl.funcspec or [])) + self.attributes(getattr(fnode, "attributes", None)))
+        if overloadable or name in self.overload_sets:
+            sym = self.overload(name, ftype, overloadable, is_kernel, body is not None, loc)
+        elif previous is not None:
             if previous.kind != "func":
                 self.fail(loc, f"redefinition of '{name}' as a function")
             if previous.type != ftype:
@@ -149,10 +153,40 @@ class Sema(ExprSema):
             self.global_names.add(name)
         sym.is_kernel = sym.is_kernel or is_kernel
         if body is None:
-            return ir.Function(name, ret, params, None, is_kernel, attrs, inline, loc=loc)
+            return ir.Function(sym.name, ret, params, None, is_kernel, attrs, inline, loc=loc)
         sym.defined = True
-        block = self.function_body(name, is_kernel, ret, params, body)
-        return ir.Function(name, ret, params, block, is_kernel, attrs, inline, loc=loc)
+        block = self.function_body(sym.name, is_kernel, ret, params, body)
+        return ir.Function(sym.name, ret, params, block, is_kernel, attrs, inline, loc=loc)
+
+    def overload(self, name: str, ftype: T.FunctionType, overloadable: bool, is_kernel: bool,
+                 has_body: bool, loc: Loc) -> Symbol:
+        """The symbol of one overload of an ``overloadable`` function (clang's extension to C):
+        each has an IR name of its own, ``__ovl<n>_<name>`` (reserved in C, so it meets no
+        program name); calls pick one by ``ExprSema.overloaded_call``."""
+        if is_kernel:
+            self.fail(loc, f"kernel function '{name}' cannot be 'overloadable'")
+        members = self.overload_sets.get(name)
+        if not overloadable or (members is None and name in self.scopes[0]):
+            self.fail(loc, f"redeclaration of '{name}' must have the 'overloadable' attribute "
+                           "(every declaration of an overloaded function needs it)")
+        if members is None:
+            members = self.overload_sets[name] = []
+            self.scopes[0][name] = Symbol("overloads", name, ftype, loc=loc)
+            self.global_names.add(name)
+        for sym in members:
+            assert isinstance(sym.type, T.FunctionType)
+            if sym.type.params != ftype.params:
+                continue
+            if sym.type.ret != ftype.ret:
+                self.fail(loc, f"conflicting types for '{name}': '{ftype}' here, '{sym.type}' "
+                               "before (overloads differ in their parameters, not only in the "
+                               "return type)")
+            if sym.defined and has_body:
+                self.fail(loc, f"redefinition of function '{name}' ('{ftype}')")
+            return sym
+        sym = Symbol("func", f"__ovl{len(members)}_{name}", ftype, loc=loc)
+        members.append(sym)
+        return sym
 
     def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool) -> tuple[ir.Param, ...]:
         args = fnode.args

@@ -475,6 +475,8 @@ class ExprSema(ValueSema):
         sym = self.lookup(name)
         if sym is not None and sym.kind == "func":
             return self._user_call(sym, arg_nodes, loc)
+        if sym is not None and sym.kind == "overloads":
+            return self.overloaded_call(name, arg_nodes, loc)
         builtins = builtins_module()
         if not builtins.is_builtin(name):
             self.fail(loc, f"implicit declaration of function '{name}' is not allowed in "
@@ -514,13 +516,37 @@ class ExprSema(ValueSema):
             self.fail(at, f"function '{sym.name}' takes {len(ftype.params)} argument"
                            f"{'s' if len(ftype.params) != 1 else ''}, but {len(arg_nodes)} "
                            "were given")
+        return self._call_with(sym, [self.rvalue(a) for a in arg_nodes], sym.name, loc)
+
+    def _call_with(self, sym: Symbol, values: list[ir.Expr], shown: str, loc: Loc) -> ir.Expr:
+        ftype = sym.type
+        assert isinstance(ftype, T.FunctionType)
         args = []
-        for i, (arg_node, param) in enumerate(zip(arg_nodes, ftype.params)):
-            arg = self.rvalue(arg_node)
-            args.append(self.convert(arg, param, f"argument {i + 1} of '{sym.name}'"))
+        for i, (arg, param) in enumerate(zip(values, ftype.params)):
+            args.append(self.convert(arg, param, f"argument {i + 1} of '{shown}'"))
         if self.func is not None:
             self.func.calls.append((sym.name, loc))
         return ir.Call(ftype.ret, sym.name, tuple(args), loc=loc)
+
+    def overloaded_call(self, name: str, arg_nodes: list[c_ast.Node], loc: Loc) -> ir.Expr:
+        """A call of an ``overloadable`` function: the overload whose parameters the arguments
+        convert to best, by clang's rules (exact, promotion, conversion, scalar to vector)."""
+        args = [self.rvalue(a) for a in arg_nodes]
+        candidates = self.overload_sets[name]
+        viable: list[tuple[Symbol, tuple[int, ...]]] = []
+        for sym in candidates:
+            ranks = _argument_ranks(sym.type, args)
+            if ranks is not None:
+                viable.append((sym, ranks))
+        shown = ", ".join(str(a.type) for a in args)
+        if not viable:
+            self.fail(loc, f"no matching function for call to '{name}({shown})'; candidates: "
+                           f"{_signatures(name, candidates)}")
+        best = conv.best_ranked(viable)
+        if len(best) > 1:
+            self.fail(loc, f"call to '{name}({shown})' is ambiguous; candidates: "
+                           f"{_signatures(name, [sym for sym, _ in best])}")
+        return self._call_with(best[0][0], args, name, loc)
 
     def note_kernel_call(self, sym: Symbol, loc: Loc) -> None:
         """Calling a kernel from a kernel is allowed by OpenCL C 1.2 (it is a plain call)."""
@@ -577,6 +603,32 @@ class ExprSema(ValueSema):
             return arg
         return self.convert(arg, param, f"argument {index + 1} of '{name}'")
 
+
+
+def _argument_ranks(ftype: T.Type, args: list[ir.Expr]) -> tuple[int, ...] | None:
+    """The conversion rank of each argument to its parameter, or None when not callable."""
+    assert isinstance(ftype, T.FunctionType)
+    if len(args) != len(ftype.params):
+        return None
+    ranks: list[int] = []
+    for arg, param in zip(args, ftype.params):
+        if isinstance(param, T.PointerType) and is_null_constant(arg):
+            rank: int | None = conv.CONVERSION
+        else:
+            rank = conv.implicit_conversion_rank(arg.type, param)
+        if rank is None:
+            return None
+        ranks.append(rank)
+    return tuple(ranks)
+
+
+def _signatures(name: str, symbols: list[Symbol]) -> str:
+    """``float f(float); int f(int)``: the overloads as a message lists them."""
+    spelled = []
+    for sym in symbols:
+        assert isinstance(sym.type, T.FunctionType)
+        spelled.append(f"{sym.type.ret} {name}({', '.join(str(p) for p in sym.type.params)})")
+    return "; ".join(spelled)
 
 
 def _first(node: c_ast.Node) -> c_ast.Node:

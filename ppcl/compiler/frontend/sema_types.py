@@ -50,7 +50,7 @@ class SemaError(Exception):
 
 @dataclass
 class Symbol:
-    kind: str  # "var", "func", "typedef", "enum"
+    kind: str  # "var", "func", "typedef", "enum", "overloads" (the name of overloaded functions)
     name: str  # the IR name (locals are renamed to be unique in their function)
     type: T.Type
     space: T.AddressSpace = T.AddressSpace.PRIVATE
@@ -109,6 +109,8 @@ class TypeSema:
         self.global_names: set[str] = set()
         # IR name -> symbol of every variable seen so far (names are unique while visible)
         self.var_symbols: dict[str, Symbol] = {}
+        # name of an ``overloadable`` function -> its overloads (each with its own IR name)
+        self.overload_sets: dict[str, list[Symbol]] = {}
 
     # ------------------------------------------------------------ locations and errors
 

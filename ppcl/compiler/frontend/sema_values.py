@@ -219,7 +219,7 @@ class ValueSema(TypeSema):
             self.fail(loc, f"use of undeclared identifier '{node.name}'")
         if sym.kind == "enum":
             return ir.IntLit(T.INT, sym.value, node.name, loc=loc)
-        if sym.kind == "func":
+        if sym.kind in ("func", "overloads"):
             self.fail(loc, f"function '{node.name}' can only be called (OpenCL C has no "
                            "function pointers)")
         if sym.kind == "typedef":
