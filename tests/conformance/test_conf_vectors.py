@@ -1,0 +1,177 @@
+"""Conformance, vectors: subscripts ``v[i]`` of every vector type, as clang accepts them.
+
+A constant index reads and writes one component (``v[2]`` is ``v.s2``), a variable index reads
+and writes the component it selects, on vector variables, vectors in private arrays and struct
+members, through private pointers and in global memory. Every test checks on the device and
+compares with numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from launch import LocalMem, run
+
+from ppcl.compiler.frontend import CompileError, compile_source
+
+WIDTHS = (2, 3, 4, 8, 16)
+TYPES = {
+    "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+    "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
+    "float": np.float32, "double": np.float64,
+}
+
+
+def _storage(width: int) -> int:
+    return 4 if width == 3 else width
+
+
+def subscript_source(scalar: str) -> str:
+    """One kernel exercising every kind of subscript on every vector width of ``scalar``."""
+    decls, params, body = [], ["__global const int *idx"], ["    size_t i = get_global_id(0);"]
+    for w in WIDTHS:
+        vt = f"{scalar}{w}"
+        decls.append(f"typedef struct {{ char tag; {vt} m; }} Box{w};")
+        params += [f"__global const {vt} *in{w}", f"__global {vt} *out{w}",
+                   f"__global {scalar} *sc{w}"]
+        body += [
+            f"    {vt} v{w} = in{w}[i];",
+            f"    int j{w} = idx[i] % {w};",
+            f"    {scalar} first{w} = v{w}[0];",
+            f"    {scalar} last{w} = v{w}[{w - 1}];",
+            f"    v{w}[j{w}] = ({scalar})(v{w}[j{w}] + ({scalar})1);",
+            f"    v{w}[0] = last{w};",
+            f"    {vt} arr{w}[2];",
+            f"    arr{w}[0] = v{w};",
+            f"    arr{w}[1] = in{w}[i];",
+            f"    arr{w}[1][j{w}] = first{w};",
+            f"    Box{w} box{w};",
+            f"    box{w}.m = arr{w}[1];",
+            f"    box{w}.m[(j{w} + 1) % {w}] = ({scalar})7;",
+            f"    __private {vt} *p{w} = &arr{w}[0];",
+            f"    p{w}[1][{w - 1} - j{w}] = (*p{w})[j{w}];",
+            f"    out{w}[i] = arr{w}[1];",
+            f"    out{w}[i][{w - 1}] = ({scalar})(out{w}[i][{w - 1}] + box{w}.m[(j{w} + 1) % {w}]);",
+            f"    sc{w}[i] = v{w}[j{w}];",
+        ]
+    return ("\n".join(decls) + "\n__kernel void subscripts(" + ", ".join(params) + ") {\n"
+            + "\n".join(body) + "\n}\n")
+
+
+def subscript_reference(a: np.ndarray, j: int, w: int) -> tuple[np.ndarray, object]:
+    """What the kernel computes for one work-item, on numpy values of the element type."""
+    t = a.dtype.type
+    v = a.copy()
+    first, last = v[0], v[w - 1]
+    v[j] = t(v[j] + t(1))
+    v[0] = last
+    arr0, arr1 = v.copy(), a.copy()
+    arr1[j] = first
+    box = arr1.copy()
+    box[(j + 1) % w] = t(7)
+    arr1[w - 1 - j] = arr0[j]
+    out = arr1.copy()
+    out[w - 1] = t(out[w - 1] + box[(j + 1) % w])
+    return out, v[j]
+
+
+# every element type in the formed kernel; two also with every statement masked
+FORMATIONS = [(scalar, True) for scalar in TYPES] + [("int", False), ("float", False)]
+
+
+@pytest.mark.parametrize(("scalar", "uniformity"), FORMATIONS)
+def test_subscripts_every_type_and_width(scalar, uniformity):
+    dtype = TYPES[scalar]
+    n = 16
+    rng = np.random.default_rng(11)
+    idx = rng.integers(0, 1000, n).astype(np.int32)
+    args: list[np.ndarray] = [idx]
+    inputs = {}
+    for w in WIDTHS:
+        a = rng.integers(0, 50, (n, _storage(w))).astype(dtype)
+        inputs[w] = a
+        args += [a, np.zeros_like(a), np.zeros(n, dtype)]
+    run(subscript_source(scalar), "subscripts", (n,), (8,), *args, uniformity=uniformity)
+    for k, w in enumerate(WIDTHS):
+        out, sc = args[2 + 3 * k], args[3 + 3 * k]
+        for i in range(n):
+            want_out, want_sc = subscript_reference(inputs[w][i, :w], int(idx[i]) % w, w)
+            np.testing.assert_array_equal(out[i, :w], want_out, err_msg=f"{scalar}{w} item {i}")
+            assert sc[i] == want_sc, f"{scalar}{w} item {i}"
+
+
+BARRIER_SOURCE = """
+__kernel void rotate(__global const float4 *in, __global float4 *out, __local float *tile) {
+    size_t l = get_local_id(0);
+    size_t n = get_local_size(0);
+    float4 v = in[get_global_id(0)];
+    int j = (int)(l % 4);
+    tile[l] = v[j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < 4; k++) {
+        v[(j + k) % 4] += tile[(l + k) % n];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = v;
+}
+"""
+
+
+@pytest.mark.parametrize("uniformity", [True, False], ids=["formed", "masked"])
+def test_subscript_live_across_barriers(uniformity):
+    """A vector written through a variable subscript keeps its value across barriers (it
+    lives in the work-group's context) and inside a loop with barriers (the hot region that
+    splits vectors into scalars keeps a subscripted one whole)."""
+    n, local = 32, 8
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    out = np.zeros_like(x)
+    run(BARRIER_SOURCE, "rotate", (n,), (local,), x, out, LocalMem(local * 4),
+        uniformity=uniformity)
+    want = x.copy()
+    for g in range(n // local):
+        rows = range(g * local, (g + 1) * local)
+        tile = np.array([x[r, (r - g * local) % 4] for r in rows], np.float32)
+        for li, r in enumerate(rows):
+            for k in range(4):
+                want[r, (li % 4 + k) % 4] += tile[(li + k) % local]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_subscript_on_vector_rvalues_and_constants():
+    """Subscripts of a vector an expression computes, of a ``__constant`` vector and of a
+    vector literal read the selected component."""
+    source = """
+    __constant int4 table = (int4)(10, 20, 30, 40);
+    __kernel void pick(__global const int *idx, __global int *out) {
+        size_t i = get_global_id(0);
+        int j = idx[i];
+        int4 v = (int4)(1, 2, 3, 4);
+        out[i] = (v * 2)[j] + table[j] + ((int4)(5, 6, 7, 8))[3 - j] + table[3];
+    }
+    """
+    idx = np.array([0, 1, 2, 3, 3, 2, 1, 0], np.int32)
+    out = np.zeros(8, np.int32)
+    run(source, "pick", (8,), (4,), idx, out)
+    v = np.array([1, 2, 3, 4])
+    table = np.array([10, 20, 30, 40])
+    np.testing.assert_array_equal(out, (v * 2)[idx] + table[idx] + np.array([5, 6, 7, 8])[3 - idx]
+                                  + 40)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("int4 v = 0; out[0] = v[4];", "vector subscript 4 is out of range for 'int4' (0 ... 3)"),
+    ("int3 v = 0; v[3] = 1;", "vector subscript 3 is out of range for 'int3' (0 ... 2)"),
+    ("int4 v = 0; out[0] = v[1.5f];", "vector subscript is not an integer ('float')"),
+    ("out[0] = table[idx];", "cannot write to __constant memory"),
+], ids=["out-of-range", "out-of-range-3", "float-index", "constant"])
+def test_subscript_errors(body, message):
+    if "table" in body:
+        body = "int idx = out[1]; table[idx] = 1;"
+    source = ("__constant int4 table = (int4)(1, 2, 3, 4);\n"
+              f"__kernel void bad(__global int *out) {{ {body} }}\n")
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "bad.cl")
+    text = str(info.value)
+    assert message in text
+    assert "bad.cl:2:" in text and "^" in text
