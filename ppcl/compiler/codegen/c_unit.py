@@ -38,9 +38,14 @@ _LOWERED_HERE = WORKITEM_FUNCTIONS + ("barrier", "work_group_barrier", "async_wo
 
 
 class _StaticInit(Rewriter):
-    """A program-scope initializer as C accepts it for a static object: vector literals (C
-    compound literals, which are not constant expressions) become brace lists of their
-    components."""
+    """A program-scope initializer as C accepts it for a static object: vector literals and
+    scalars widened to vectors (C compound literals, which are not constant expressions) become
+    brace lists of their components."""
+
+    def rewrite_Cast(self, e: ir.Cast) -> ir.Expr:
+        if isinstance(e.type, VectorType) and not isinstance(e.operand.type, VectorType):
+            return ir.InitList(e.type, (e.operand,) * e.type.width, loc=e.loc)  # a splat
+        return e
 
     def rewrite_VectorLiteral(self, e: ir.VectorLiteral) -> ir.Expr:
         assert isinstance(e.type, VectorType)
