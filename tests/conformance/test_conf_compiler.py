@@ -510,3 +510,26 @@ def test_convert_every_type_pair_through_macros():
     out = np.zeros(len(calls), np.float64)
     run(source, "conversions", (1,), (1,), *inputs, out)
     np.testing.assert_array_equal(out, np.full(len(calls), value))
+
+
+# ---------------------------------------------------------------- what is not supported
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("typedef struct { int a; float b; } S;\n"
+     "__kernel void k(__global S *o) { o[0] = (S){1, 2.0f}; }",
+     "t.cl:2:42: error: compound literals '(type){...}' are not supported by ppcl"),
+    ("typedef struct { int a; float b; } S;\n"
+     "__kernel void k(__global S *o) { S s = {.b = 1.0f}; o[0] = s; }",
+     "t.cl:2:46: error: designated initializers are not supported by ppcl"),
+    ("__kernel void k(__global half *h) { half a = h[0]; h[1] = a; }",
+     "t.cl:1:42: error: variable 'a' has type 'half': 'half' may only be used through pointers"),
+    ("__kernel void k(__global int *o) { goto end; end: o[0] = 1; }",
+     "t.cl:1:36: error: 'goto' is not supported by ppcl"),
+], ids=["compound-literal", "designated-initializer", "half-variable", "goto"])
+def test_unsupported_constructs_are_located_errors(source, message):
+    """The README's list of what is not supported: each is an error at its place."""
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "t.cl")
+    assert message in str(info.value)
+    assert "^" in str(info.value)

@@ -319,6 +319,10 @@ class ExprSema(ValueSema):
             return ir.Swizzle(vt.elem, base, (value,), f"s{value:x}", loc=base.loc)
         return ir.Index(vt.elem, base, index, loc=loc)
 
+    def expr_CompoundLiteral(self, node: c_ast.CompoundLiteral) -> ir.Expr:
+        self.fail(self.loc(node), "compound literals '(type){...}' are not supported by ppcl; "
+                                  "initialize a variable instead")
+
     def expr_StructRef(self, node: c_ast.StructRef) -> ir.Expr:
         loc = self.operator_loc(node.field, node.type, self.loc(node))
         base = self.expr(node.name)

@@ -117,6 +117,12 @@ class TypeSema:
     def loc(self, node: c_ast.Node | None) -> Loc:
         coord = getattr(node, "coord", None) if node is not None else None
         if coord is None or not coord.line:
+            # pycparser leaves some nodes unplaced (a compound literal, a designated
+            # initializer): the first placed node inside is where they start
+            for _, child in node.children() if node is not None else ():
+                inner = self.loc(child)
+                if inner is not NO_LOC:
+                    return inner
             return NO_LOC
         col = coord.column or 1
         if callable(self._locate):
