@@ -8,7 +8,6 @@ declarations) in source order. ``Rewriter`` rebuilds a tree bottom-up: override
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -29,11 +28,17 @@ def _node_fields(node: Node) -> tuple[str, ...]:
     return _fields_of(type(node))
 
 
-@functools.cache
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _fields_of(cls: type) -> tuple[str, ...]:
-    """The fields of a node class that may hold nodes (every walk asks, once per node: a
-    program of 20,000 statements is walked some thirty times by the passes)."""
-    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("loc", "type"))
+    """The fields of a node class that may hold nodes, looked up once per class (every walk
+    asks for every node: a program of 20,000 statements is walked some thirty times)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                                     if f.name not in ("loc", "type"))
+    return names
 
 
 def _child_list(node: Node) -> list[Node]:
