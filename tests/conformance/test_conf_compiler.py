@@ -90,9 +90,9 @@ __kernel void halves(__global const half *h, __global float *loaded, __global fl
                      __global float4 *aligned3, __global const float *x,
                      __global half *rte, __global half *rtz, __global half *rtp,
                      __global half *rtn, __global half *plain, __global half *v4,
-                     __global half *a3, __global half *v3) {
+                     __global half *a3, __global half *v3, __global half *a1) {
     size_t i = get_global_id(0);
-    loaded[i] = vload_half(i, h);
+    loaded[i] = vload_half(i, h) + vloada_half(i, h);
     loaded4[i] = vload_half4(i, h);
     aligned3[i] = (float4)(vloada_half3(i, h), vload_half3(i, h).x);
     vstore_half_rte(x[i], i, rte);
@@ -103,6 +103,7 @@ __kernel void halves(__global const half *h, __global float *loaded, __global fl
     vstore_half4_rtz(vload4(i, x), i, v4);
     vstorea_half3(vload3(i, x), i, a3);
     vstore_half3_rtp(vload3(i, x), i, v3);
+    vstorea_half_rtn(x[i], i, a1);
 }
 """
 
@@ -149,10 +150,11 @@ def test_half_loads_and_stores_with_every_rounding():
     v4 = np.zeros(n * 4, np.float16)
     a3 = np.zeros(n * 4, np.float16)
     v3 = np.zeros(n * 3, np.float16)
+    a1 = np.zeros(n, np.float16)
     run(HALF_SOURCE, "halves", (n,), (8,), h, loaded, loaded4, aligned3, x, *stores.values(),
-        v4, a3, v3)
+        v4, a3, v3, a1)
     wide = h.astype(np.float32)
-    np.testing.assert_array_equal(loaded, wide[:n])
+    np.testing.assert_array_equal(loaded, wide[:n] * 2)
     np.testing.assert_array_equal(loaded4, wide.reshape(n, 4))
     np.testing.assert_array_equal(aligned3[:, :3], wide.reshape(n, 4)[:, :3])  # 4-spaced
     np.testing.assert_array_equal(aligned3[:, 3], wide[np.arange(n) * 3])  # 3-spaced
@@ -164,6 +166,7 @@ def test_half_loads_and_stores_with_every_rounding():
     _same_halves(a3.reshape(n, 4)[:, :3], want_a3, "vstorea_half3")  # stored 4-spaced
     want_v3 = _round_half(x[: n * 3], "rtp")
     _same_halves(v3, want_v3, "vstore_half3_rtp")
+    _same_halves(a1, _round_half(x[:n], "rtn"), "vstorea_half_rtn")
 
 
 def test_half_storage_every_vector_width():
