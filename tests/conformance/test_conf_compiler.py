@@ -415,12 +415,40 @@ def test_overloadable_functions():
      "float __attribute__((overloadable)) f(int x) { return x; }\n"
      "__kernel void k(__global float *o) { o[0] = f(1); }",
      "conflicting types for 'f'"),
-], ids=["ambiguous", "no-match", "missing-attribute", "return-type-only"])
+    ("__attribute__((overloadable)) int f(int);\n"
+     "__attribute__((overloadable)) int f(float x) { return 1; }\n"
+     "__kernel void k(__global int *o) { o[0] = f(1); }",
+     "3:43: error: function 'f(int)' is called by 'k' but never defined"),
+    ("__attribute__((overloadable)) int f(int x) { return x ? f(x - 1) : 0; }\n"
+     "__attribute__((overloadable)) int f(float x) { return 1; }\n"
+     "__kernel void k(__global int *o) { o[0] = f(1); }",
+     "error: recursive call is not allowed in OpenCL C: 'f(int)' -> 'f(int)'"),
+], ids=["ambiguous", "no-match", "missing-attribute", "return-type-only", "undefined",
+        "recursive"])
 def test_overloadable_errors(source, message):
     with pytest.raises(CompileError) as info:
         compile_source(source, "ovl.cl")
     assert message in str(info.value)
     assert "^" in str(info.value)
+
+
+def test_prototypes_without_parameter_names():
+    source = """
+    int scale(int, __global const float *);
+    float4 pick(float4 [2], int);
+    __kernel void protos(__global const float *in, __global float *out) {
+        float4 pair[2] = {(float4)(1.0f), (float4)(2.0f)};
+        out[get_global_id(0)] = scale(3, in) + pick(pair, 1).x;
+    }
+    int scale(int k, __global const float *p) { return k * (int)p[0]; }
+    float4 pick(float4 v[2], int i) { return v[i]; }
+    """
+    x = np.array([5.0, 0.0], np.float32)
+    out = np.zeros(2, np.float32)
+    run(source, "protos", (2,), (2,), x, out)
+    np.testing.assert_array_equal(out, [17.0, 17.0])
+    with pytest.raises(CompileError, match="parameter 1 of 'g' has no name"):
+        compile_source("int g(int) { return 1; }")
 
 
 # ---------------------------------------------------------------- pragma unroll

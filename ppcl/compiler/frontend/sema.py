@@ -50,7 +50,12 @@ class Sema(ExprSema):
             self.decls.extend(self.pending)
             self.pending.clear()
             self.decls.extend(produced)
-        checks.check_calls(self.diags, self.call_sites, self.defined_functions())
+        shown: dict[str, str] = {}  # overloads by their source name and parameters
+        for name, members in self.overload_sets.items():
+            for sym in members:
+                assert isinstance(sym.type, T.FunctionType)
+                shown[sym.name] = f"{name}({', '.join(map(str, sym.type.params))})"
+        checks.check_calls(self.diags, self.call_sites, self.defined_functions(), shown)
         return ir.Module(tuple(self.decls), tuple(self.extensions.items()))
 
     def defined_functions(self) -> set[str]:
@@ -131,7 +136,7 @@ class Sema(ExprSema):
         if isinstance(ret, T.ArrayType):
             self.fail(loc, f"function '{name}' cannot return an array")
         attrs = self.kernel_attributes(decl, fnode, is_kernel)
-        params = self.parameters(fnode, name, is_kernel)
+        params = self.parameters(fnode, name, is_kernel, body is not None)
         ftype = T.FunctionType(ret, tuple(p.type for p in params))
         previous = self.scopes[0].get(name)
         overloadable = any(a[0].strip("_") == "overloadable" for a in self.attributes(
@@ -188,7 +193,8 @@ class Sema(ExprSema):
         members.append(sym)
         return sym
 
-    def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool) -> tuple[ir.Param, ...]:
+    def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool,
+                   definition: bool) -> tuple[ir.Param, ...]:
         args = fnode.args
         if args is None:
             return ()
@@ -197,11 +203,14 @@ class Sema(ExprSema):
             ploc = self.loc(param)
             if isinstance(param, c_ast.EllipsisParam):
                 self.fail(ploc, "variadic functions are not supported in OpenCL C")
-            if isinstance(param, c_ast.Typename):
+            name = param.name if isinstance(param, c_ast.Decl) else None
+            if name is None:
                 t = self.type_name(param)
                 if isinstance(t, T.VoidType) and len(args.params) == 1:
                     return ()
-                self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+                if definition:
+                    self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
+                name = f"__unnamed{index}"  # a prototype's parameter: only its type counts
             ploc = self.loc(_declname_node(param.type)) or ploc
             qt = self.declarator(param.type)
             t = qt.type
@@ -209,16 +218,16 @@ class Sema(ExprSema):
                 t = T.PointerType(t.elem, qt.space or T.AddressSpace.PRIVATE, qt.const,
                                   qt.volatile)
             if is_kernel:
-                self.check_kernel_param(param, qt, t, ploc)
+                self.check_kernel_param(param, name, qt, t, ploc)
             elif qt.space not in (None, T.AddressSpace.PRIVATE):
-                self.fail(ploc, f"parameter '{param.name}' cannot be declared in the "
+                self.fail(ploc, f"parameter '{name}' cannot be declared in the "
                                 f"{qt.space.spelling} address space")
-            self.check_object_type(t, ploc, what=f"parameter '{param.name}'")
-            params.append(ir.Param(param.name, t, qt.const, qt.volatile, loc=ploc))
+            self.check_object_type(t, ploc, what=f"parameter '{name}'")
+            params.append(ir.Param(name, t, qt.const, qt.volatile, loc=ploc))
         return tuple(params)
 
-    def check_kernel_param(self, param: c_ast.Decl, qt: QualType, t: T.Type, loc: Loc) -> None:
-        name = param.name
+    def check_kernel_param(self, param: c_ast.Node, name: str, qt: QualType, t: T.Type,
+                           loc: Loc) -> None:
         if isinstance(t, T.PointerType):
             if isinstance(t.pointee, T.PointerType):
                 self.fail(loc, f"kernel parameter '{name}' cannot be a pointer to a pointer")
