@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from launch import LocalMem, run
 
+import ppcl as cl
 from ppcl.compiler.frontend import CompileError, compile_source
 
 WIDTHS = (2, 3, 4, 8, 16)
@@ -100,6 +101,34 @@ def test_subscripts_every_type_and_width(scalar, uniformity):
             assert sc[i] == want_sc, f"{scalar}{w} item {i}"
 
 
+@pytest.mark.parametrize("scalar", ["int", "double"])
+def test_subscripts_on_the_threaded_device(ctx, queue, scalar):
+    """The same kernel on the default device, its work-groups spread over threads."""
+    dtype = TYPES[scalar]
+    n = 64
+    rng = np.random.default_rng(21)
+    idx = rng.integers(0, 1000, n).astype(np.int32)
+    mf = cl.mem_flags
+    buffers = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=idx)]
+    inputs, outputs = {}, {}
+    for w in WIDTHS:
+        inputs[w] = rng.integers(0, 50, (n, _storage(w))).astype(dtype)
+        outputs[w] = (np.zeros_like(inputs[w]), np.zeros(n, dtype))
+        buffers += [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=inputs[w]),
+                    cl.Buffer(ctx, mf.WRITE_ONLY, inputs[w].nbytes),
+                    cl.Buffer(ctx, mf.WRITE_ONLY, n * np.dtype(dtype).itemsize)]
+    program = cl.Program(ctx, subscript_source(scalar)).build()
+    program.subscripts(queue, (n,), (8,), *buffers)
+    for k, w in enumerate(WIDTHS):
+        out, sc = outputs[w]
+        cl.enqueue_copy(queue, out, buffers[2 + 3 * k])
+        cl.enqueue_copy(queue, sc, buffers[3 + 3 * k])
+        for i in range(n):
+            want_out, want_sc = subscript_reference(inputs[w][i, :w], int(idx[i]) % w, w)
+            np.testing.assert_array_equal(out[i, :w], want_out, err_msg=f"{scalar}{w} item {i}")
+            assert sc[i] == want_sc, f"{scalar}{w} item {i}"
+
+
 BARRIER_SOURCE = """
 __kernel void rotate(__global const float4 *in, __global float4 *out, __local float *tile) {
     size_t l = get_local_id(0);
@@ -164,7 +193,10 @@ def test_subscript_on_vector_rvalues_and_constants():
     ("int3 v = 0; v[3] = 1;", "vector subscript 3 is out of range for 'int3' (0 ... 2)"),
     ("int4 v = 0; out[0] = v[1.5f];", "vector subscript is not an integer ('float')"),
     ("out[0] = table[idx];", "cannot write to __constant memory"),
-], ids=["out-of-range", "out-of-range-3", "float-index", "constant"])
+    ("int4 v = 0; int j = out[1]; (v * 2)[j] = 1;", "expression is not assignable"),
+    ("int4 v = 0; int j = out[1]; int *p = &v[j];",
+     "cannot take the address of a vector component selection"),
+], ids=["out-of-range", "out-of-range-3", "float-index", "constant", "rvalue", "address"])
 def test_subscript_errors(body, message):
     if "table" in body:
         body = "int idx = out[1]; table[idx] = 1;"

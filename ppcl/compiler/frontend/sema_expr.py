@@ -62,7 +62,8 @@ class ExprSema(ValueSema):
             return self._sizeof(node, loc)
         if op == "&":
             operand = self.expr(node.expr)
-            if isinstance(operand, ir.Swizzle):
+            if isinstance(operand, ir.Swizzle) or (isinstance(operand, ir.Index) and
+                                                   isinstance(operand.base.type, T.VectorType)):
                 self.fail(loc, "cannot take the address of a vector component selection")
             if not self.is_lvalue(operand):
                 self.fail(loc, "cannot take the address of an rvalue")

@@ -137,7 +137,8 @@ class ValueSema(TypeSema):
         if isinstance(e, ir.VarRef):
             return True
         if isinstance(e, ir.Index):
-            return True
+            # a vector's component is an lvalue when the vector is: (v * 2)[i] is not
+            return not isinstance(e.base.type, T.VectorType) or self.is_lvalue(e.base)
         if isinstance(e, ir.Unary):
             return e.op == "*"
         if isinstance(e, ir.Member):
