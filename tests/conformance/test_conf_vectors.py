@@ -207,3 +207,47 @@ def test_subscript_errors(body, message):
     text = str(info.value)
     assert message in text
     assert "bad.cl:2:" in text and "^" in text
+
+
+SELECT_SOURCE = """
+__kernel void selects(__global const float4 *a, __global const float4 *b,
+                      __global const int4 *m, __global const uchar8 *u,
+                      __global float4 *larger, __global int4 *picked, __global int4 *not_m,
+                      __global uchar8 *u_out, __global char8 *not_u, __global int4 *not_f) {
+    size_t i = get_global_id(0);
+    float4 x = a[i], y = b[i];
+    larger[i] = x > y ? x : y;
+    picked[i] = m[i] ? (int4)(1, 2, 3, 4) : m[i] * 10;
+    not_m[i] = !m[i];
+    uchar8 w = u[i];
+    u_out[i] = w ? w : (uchar8)(200);
+    not_u[i] = !w;
+    not_f[i] = !(x - x);
+}
+"""
+
+
+def test_vector_select_and_not():
+    """``c ? a : b`` with a vector condition picks per component by the sign bit of ``c``,
+    and ``!v`` is -1 where a component is zero (OpenCL's select and relational results)."""
+    n = 16
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((n, 4)).astype(np.float32)
+    b = rng.standard_normal((n, 4)).astype(np.float32)
+    m = rng.choice(np.array([0, -1, 5, -7, np.iinfo(np.int32).min], np.int32), (n, 4))
+    u = rng.choice(np.array([0, 1, 127, 128, 255], np.uint8), (n, 8))
+    larger = np.zeros_like(a)
+    picked = np.zeros_like(m)
+    not_m = np.zeros_like(m)
+    u_out = np.zeros_like(u)
+    not_u = np.zeros((n, 8), np.int8)
+    not_f = np.zeros((n, 4), np.int32)
+    run(SELECT_SOURCE, "selects", (n,), (8,), a, b, m, u, larger, picked, not_m, u_out, not_u,
+        not_f)
+    np.testing.assert_array_equal(larger, np.where(a > b, a, b))
+    np.testing.assert_array_equal(picked, np.where(m < 0, np.array([1, 2, 3, 4], np.int32),
+                                                   m * 10))
+    np.testing.assert_array_equal(not_m, np.where(m == 0, -1, 0))
+    np.testing.assert_array_equal(u_out, np.where(u >= 128, u, np.uint8(200)))  # sign bit
+    np.testing.assert_array_equal(not_u, np.where(u == 0, -1, 0))
+    np.testing.assert_array_equal(not_f, np.full((n, 4), -1))

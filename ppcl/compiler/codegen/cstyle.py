@@ -108,6 +108,8 @@ class Dialect:
     cast: ExprHook | None = None  # consulted for implicit and explicit casts
     call: ExprHook | None = None  # builtin and user calls
     vec_step: ExprHook | None = None
+    unary: ExprHook | None = None
+    conditional: ExprHook | None = None
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
 
@@ -465,6 +467,10 @@ class CStylePrinter:
             target = self.expr(e.target, PREC_UNARY)
             return f"{target} {e.op} {self.expr(e.value, PREC_ASSIGN)}", PREC_ASSIGN
         if isinstance(e, ir.Conditional):
+            if self.dialect.conditional is not None:
+                spelled = self.dialect.conditional(self, e)
+                if spelled is not None:
+                    return spelled, PREC_POSTFIX
             text = (f"{self.expr(e.cond, PREC_COND + 1)} ? {self.expr(e.then, PREC_ASSIGN)}"
                     f" : {self.expr(e.otherwise, PREC_COND)}")
             return text, PREC_COND
@@ -516,6 +522,10 @@ class CStylePrinter:
         raise TypeError(f"cannot print expression {type(e).__name__}")
 
     def unary(self, e: ir.Unary) -> tuple[str, int]:
+        if self.dialect.unary is not None:
+            spelled = self.dialect.unary(self, e)
+            if spelled is not None:
+                return spelled, PREC_POSTFIX
         if e.op in ("p++", "p--"):
             return f"{self.expr(e.operand, PREC_POSTFIX)}{e.op[1:]}", PREC_POSTFIX
         operand = self.expr(e.operand, PREC_UNARY)
