@@ -213,7 +213,8 @@ SELECT_SOURCE = """
 __kernel void selects(__global const float4 *a, __global const float4 *b,
                       __global const int4 *m, __global const uchar8 *u,
                       __global float4 *larger, __global int4 *picked, __global int4 *not_m,
-                      __global uchar8 *u_out, __global char8 *not_u, __global int4 *not_f) {
+                      __global uchar8 *u_out, __global char8 *not_u, __global int4 *not_f,
+                      __global int4 *both, __global int4 *either) {
     size_t i = get_global_id(0);
     float4 x = a[i], y = b[i];
     larger[i] = x > y ? x : y;
@@ -223,13 +224,15 @@ __kernel void selects(__global const float4 *a, __global const float4 *b,
     u_out[i] = w ? w : (uchar8)(200);
     not_u[i] = !w;
     not_f[i] = !(x - x);
+    both[i] = (x > 0.0f) && m[i];
+    either[i] = m[i] || 0;
 }
 """
 
 
-def test_vector_select_and_not():
-    """``c ? a : b`` with a vector condition picks per component by the sign bit of ``c``,
-    and ``!v`` is -1 where a component is zero (OpenCL's select and relational results)."""
+def test_vector_select_not_and_logical_operators():
+    """``c ? a : b`` with a vector condition picks per component by the sign bit of ``c``;
+    ``!v``, ``&&`` and ``||`` give -1 where true, 0 where false, per component."""
     n = 16
     rng = np.random.default_rng(4)
     a = rng.standard_normal((n, 4)).astype(np.float32)
@@ -242,8 +245,10 @@ def test_vector_select_and_not():
     u_out = np.zeros_like(u)
     not_u = np.zeros((n, 8), np.int8)
     not_f = np.zeros((n, 4), np.int32)
+    both = np.zeros((n, 4), np.int32)
+    either = np.zeros((n, 4), np.int32)
     run(SELECT_SOURCE, "selects", (n,), (8,), a, b, m, u, larger, picked, not_m, u_out, not_u,
-        not_f)
+        not_f, both, either)
     np.testing.assert_array_equal(larger, np.where(a > b, a, b))
     np.testing.assert_array_equal(picked, np.where(m < 0, np.array([1, 2, 3, 4], np.int32),
                                                    m * 10))
@@ -251,3 +256,5 @@ def test_vector_select_and_not():
     np.testing.assert_array_equal(u_out, np.where(u >= 128, u, np.uint8(200)))  # sign bit
     np.testing.assert_array_equal(not_u, np.where(u == 0, -1, 0))
     np.testing.assert_array_equal(not_f, np.full((n, 4), -1))
+    np.testing.assert_array_equal(both, np.where((a > 0) & (m != 0), -1, 0))
+    np.testing.assert_array_equal(either, np.where(m != 0, -1, 0))

@@ -168,6 +168,18 @@ def c_unary(p: CStylePrinter, e: ir.Expr) -> str | None:
     return f"({p.expr(e.operand, BINARY_PREC['=='] + 1)} == 0)"
 
 
+def c_binary(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``a && b`` and ``a || b`` on vectors compare each side with zero and combine the -1/0
+    masks bitwise (GCC has no vector ``&&``; OpenCL evaluates both sides of a vector one)."""
+    assert isinstance(e, ir.Binary)
+    if e.op not in ("&&", "||") or not isinstance(e.type, VectorType):
+        return None
+    operand = BINARY_PREC["!="] + 1
+    combine = "&" if e.op == "&&" else "|"
+    return (f"(({p.expr(e.lhs, operand)} != 0) {combine} "
+            f"({p.expr(e.rhs, operand)} != 0))")
+
+
 def c_conditional(p: CStylePrinter, e: ir.Expr) -> str | None:
     """``c ? a : b`` with a vector condition selects per component by the sign bit of ``c``
     (OpenCL's ``select(b, a, c)``); C has no vector ``?:``, so the components are chosen with
@@ -215,6 +227,7 @@ C = Dialect(
     cast=c_cast,
     vec_step=c_vec_step,
     unary=c_unary,
+    binary=c_binary,
     conditional=c_conditional,
     assign_swizzle=c_assign_swizzle,
 )

@@ -109,6 +109,7 @@ class Dialect:
     call: ExprHook | None = None  # builtin and user calls
     vec_step: ExprHook | None = None
     unary: ExprHook | None = None
+    binary: ExprHook | None = None
     conditional: ExprHook | None = None
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
@@ -455,6 +456,10 @@ class CStylePrinter:
         if isinstance(e, ir.VarRef):
             return self.name(e.name), PREC_PRIMARY
         if isinstance(e, ir.Binary):
+            if self.dialect.binary is not None:
+                spelled = self.dialect.binary(self, e)
+                if spelled is not None:
+                    return spelled, PREC_POSTFIX
             prec = BINARY_PREC[e.op]
             return f"{self.expr(e.lhs, prec)} {e.op} {self.expr(e.rhs, prec + 1)}", prec
         if isinstance(e, ir.Unary):
