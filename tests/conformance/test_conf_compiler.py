@@ -557,9 +557,15 @@ def test_convert_every_type_pair_through_macros():
      "t.cl:1:42: error: variable 'a' has type 'half': 'half' may only be used through pointers"),
     ("__kernel void k(__global int *o) { goto end; end: o[0] = 1; }",
      "t.cl:1:36: error: 'goto' is not supported by ppcl"),
-], ids=["compound-literal", "designated-initializer", "half-variable", "goto"])
+    ("typedef struct { int n; struct { __global float *p; } inner; } S;\n"
+     "__kernel void k(S s) { s.inner.p[0] = 1; }",
+     "t.cl:2:19: error: kernel parameter 's' of type 'S': struct kernel parameters may not "
+     "contain pointers"),
+], ids=["compound-literal", "designated-initializer", "half-variable", "goto",
+        "struct-argument-with-pointer"])
 def test_unsupported_constructs_are_located_errors(source, message):
-    """The README's list of what is not supported: each is an error at its place."""
+    """The README's list of what is not supported, and what OpenCL C forbids: each is an
+    error at its place."""
     with pytest.raises(CompileError) as info:
         compile_source(source, "t.cl")
     assert message in str(info.value)

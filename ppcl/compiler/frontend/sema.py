@@ -243,6 +243,10 @@ class Sema(ExprSema):
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'bool'")
         if t == T.EVENT_T:
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'event_t'")
+        if isinstance(t, T.StructType) and _holds_pointer(t):
+            shown = self.typedef_names.get(t.name, str(t))
+            self.fail(loc, f"kernel parameter '{name}' of type '{shown}': struct kernel "
+                           "parameters may not contain pointers")
 
     def kernel_attributes(self, decl: c_ast.Decl, fnode: c_ast.Node,
                           is_kernel: bool) -> ir.KernelAttrs:
@@ -568,6 +572,15 @@ class Sema(ExprSema):
         if len(items) != 1:
             self.fail(loc, f"a scalar of type '{t}' takes one initializer, {len(items)} given")
         return self.initializer(items[0], t)
+
+
+def _holds_pointer(t: T.Type) -> bool:
+    """Whether a value of type ``t`` contains a pointer (in a member, at any depth)."""
+    while isinstance(t, T.ArrayType):
+        t = t.elem
+    if isinstance(t, T.PointerType):
+        return True
+    return isinstance(t, T.StructType) and any(_holds_pointer(f.type) for f in t.fields)
 
 
 def _declname_node(node: c_ast.Node) -> c_ast.Node:
