@@ -258,3 +258,55 @@ def test_vector_select_not_and_logical_operators():
     np.testing.assert_array_equal(not_f, np.full((n, 4), -1))
     np.testing.assert_array_equal(both, np.where((a > 0) & (m != 0), -1, 0))
     np.testing.assert_array_equal(either, np.where(m != 0, -1, 0))
+
+
+INTEGER_TYPES = {name: dtype for name, dtype in TYPES.items() if name not in ("float", "double")}
+
+
+@pytest.mark.parametrize("scalar", list(INTEGER_TYPES))
+def test_shift_counts_use_their_low_bits(scalar):
+    """``x << y`` shifts by the low log2(N) bits of ``y``, N the bits of ``x`` after integer
+    promotion for a scalar and of its components for a vector (OpenCL 1.2 §6.3.j)."""
+    dtype = INTEGER_TYPES[scalar]
+    source = f"""
+    __kernel void shifts(__global const {scalar} *a, __global const {scalar} *b,
+                         __global {scalar} *s, __global {scalar}4 *v) {{
+        size_t i = get_global_id(0);
+        {scalar} x = a[i], y = b[i];
+        s[3 * i] = x << y;
+        s[3 * i + 1] = x >> y;
+        x <<= y + 1;
+        s[3 * i + 2] = x;
+        {scalar}4 p = vload4(i, a), q = vload4(i, b);
+        v[3 * i] = p << q;
+        v[3 * i + 1] = p >> q;
+        p >>= q + ({scalar}4)(1);
+        v[3 * i + 2] = p;
+    }}
+    """
+    n = 32
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(8)
+    a = rng.integers(info.min, info.max, n * 4, dtype=dtype, endpoint=True)
+    b = rng.integers(info.min, info.max, n * 4, dtype=dtype, endpoint=True)
+    s = np.zeros(n * 3, dtype)
+    v = np.zeros((n * 3, 4), dtype)
+    run(source, "shifts", (n,), (8,), a, b, s, v)
+
+    bits = np.dtype(dtype).itemsize * 8
+    promoted = dtype if bits >= 32 else np.int32  # char and short are shifted as int
+    scalar_bits = max(bits, 32)
+    x, y = a[:n].astype(promoted), b[:n].astype(promoted)
+    with np.errstate(over="ignore"):
+        sx = x << (y & (scalar_bits - 1))
+        sr = x >> (y & (scalar_bits - 1))
+        sc = x << ((y + 1) & (scalar_bits - 1))
+    np.testing.assert_array_equal(s[0::3], sx.astype(dtype), err_msg="<<")
+    np.testing.assert_array_equal(s[1::3], sr.astype(dtype), err_msg=">>")
+    np.testing.assert_array_equal(s[2::3], sc.astype(dtype), err_msg="<<=")
+    p, q = a.reshape(n, 4), b.reshape(n, 4)
+    count = (q & dtype(bits - 1)).astype(dtype)
+    np.testing.assert_array_equal(v[0::3], p << count, err_msg="vector <<")
+    np.testing.assert_array_equal(v[1::3], p >> count, err_msg="vector >>")
+    plus = ((q + dtype(1)) & dtype(bits - 1)).astype(dtype)
+    np.testing.assert_array_equal(v[2::3], p >> plus, err_msg="vector >>=")

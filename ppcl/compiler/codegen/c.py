@@ -230,6 +230,7 @@ C = Dialect(
     binary=c_binary,
     conditional=c_conditional,
     assign_swizzle=c_assign_swizzle,
+    masks_shift_counts=True,
 )
 
 _PRINTER = CStylePrinter(C)

@@ -28,6 +28,7 @@ from ppcl.compiler.ir.types import (
     Type,
     VectorType,
     VoidType,
+    scalar_of,
 )
 
 INDENT = "    "
@@ -113,6 +114,9 @@ class Dialect:
     conditional: ExprHook | None = None
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
+    # Shift counts printed as ``count & (N - 1)`` (N the bits of the shifted type): OpenCL
+    # takes the count's low bits (§6.3.j), C leaves a count of N or more undefined.
+    masks_shift_counts: bool = False
 
     def space(self, space: AddressSpace) -> str:
         return self.address_spaces.get(space, "")
@@ -461,7 +465,10 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             prec = BINARY_PREC[e.op]
-            return f"{self.expr(e.lhs, prec)} {e.op} {self.expr(e.rhs, prec + 1)}", prec
+            rhs = self.expr(e.rhs, prec + 1)
+            if e.op in ("<<", ">>"):
+                rhs = self.shift_count(e.rhs, e.type, rhs)
+            return f"{self.expr(e.lhs, prec)} {e.op} {rhs}", prec
         if isinstance(e, ir.Unary):
             return self.unary(e)
         if isinstance(e, ir.Assign):
@@ -470,7 +477,10 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             target = self.expr(e.target, PREC_UNARY)
-            return f"{target} {e.op} {self.expr(e.value, PREC_ASSIGN)}", PREC_ASSIGN
+            value = self.expr(e.value, PREC_ASSIGN)
+            if e.op in ("<<=", ">>="):
+                value = self.shift_count(e.value, e.type, value)
+            return f"{target} {e.op} {value}", PREC_ASSIGN
         if isinstance(e, ir.Conditional):
             if self.dialect.conditional is not None:
                 spelled = self.dialect.conditional(self, e)
@@ -525,6 +535,24 @@ class CStylePrinter:
                 return f"vec_step({self.type_name(e.operand_type)})", PREC_POSTFIX
             return f"vec_step({self.expr(e.operand)})", PREC_POSTFIX
         raise TypeError(f"cannot print expression {type(e).__name__}")
+
+    def shift_count(self, count: ir.Expr, shifted: Type, text: str) -> str:
+        """``text``, the printed count of a shift of a ``shifted`` value, masked to the low
+        bits OpenCL uses when the dialect asks for it and the count is not a constant that
+        needs none."""
+        if not self.dialect.masks_shift_counts:
+            return text
+        elem = scalar_of(shifted)
+        if elem is None or not elem.is_integer:
+            return text
+        # a scalar is shifted as the int it is promoted to, a vector's components as they are
+        bits = elem.bits if isinstance(shifted, VectorType) else max(elem.bits, 32)
+        literal = count
+        while isinstance(literal, ir.Cast) and literal.implicit:
+            literal = literal.operand
+        if isinstance(literal, ir.IntLit) and 0 <= literal.value < bits:
+            return text
+        return f"({self.expr(count, BINARY_PREC['&'] + 1)} & {bits - 1})"
 
     def unary(self, e: ir.Unary) -> tuple[str, int]:
         if self.dialect.unary is not None:
