@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from launch import run, serial_context
+from launch import LocalMem, run, serial_context
 
 import ppcl as cl
 from ppcl.compiler.frontend import CompileError, compile_source
@@ -75,6 +75,25 @@ def test_string_literals_as_constant_char_arrays():
     want = [3, len("tab\there"), ord("\t"), ord("z"), ord("y"), 4, len("hello, world"),
             sum(map(ord, "green")), 5, ord("p"), 0x41 + 0o102]
     np.testing.assert_array_equal(out, want)
+
+
+def test_string_literal_pointer_live_across_a_barrier():
+    source = r"""
+    int count(__constant char *s, char c) { int n = 0; for (int k = 0; s[k]; k++) n += s[k] == c; return n; }
+    __kernel void fruit(__global int *out, __local int *tally) {
+        size_t l = get_local_id(0);
+        __constant char *p = (l & 1) ? "banana" : "apple";
+        tally[l] = count(p, 'a');
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = tally[(l + 1) % get_local_size(0)] * 10 + p[1];
+    }
+    """
+    for uniformity in (True, False):
+        out = np.zeros(8, np.int32)
+        run(source, "fruit", (8,), (4,), out, LocalMem(16), uniformity=uniformity)
+        want = [("banana".count("a") * 10 + ord("p")) if i % 2 == 0 else
+                ("apple".count("a") * 10 + ord("a")) for i in range(8)]
+        np.testing.assert_array_equal(out, want)
 
 
 def test_string_literal_cannot_be_written():
