@@ -580,8 +580,10 @@ def test_convert_every_type_pair_through_macros():
      "__kernel void k(S s) { s.inner.p[0] = 1; }",
      "t.cl:2:19: error: kernel parameter 's' of type 'S': struct kernel parameters may not "
      "contain pointers"),
+    ("__kernel void k(__global int *o) { int y = ({ int x = 2; x * 3; }); o[0] = y; }",
+     "t.cl:1:45: error: statement expressions '({ ... })' used as a value are a GNU extension"),
 ], ids=["compound-literal", "designated-initializer", "half-variable", "goto",
-        "struct-argument-with-pointer"])
+        "struct-argument-with-pointer", "statement-expression"])
 def test_unsupported_constructs_are_located_errors(source, message):
     """The README's list of what is not supported, and what OpenCL C forbids: each is an
     error at its place."""

@@ -324,6 +324,10 @@ class ExprSema(ValueSema):
         self.fail(self.loc(node), "compound literals '(type){...}' are not supported by ppcl; "
                                   "initialize a variable instead")
 
+    def expr_Compound(self, node: c_ast.Compound) -> ir.Expr:
+        self.fail(self.loc(node), "statement expressions '({ ... })' used as a value are a GNU "
+                                  "extension ppcl does not support")
+
     def expr_StructRef(self, node: c_ast.StructRef) -> ir.Expr:
         loc = self.operator_loc(node.field, node.type, self.loc(node))
         base = self.expr(node.name)
