@@ -296,6 +296,26 @@ def test_structs_and_unions_by_value_and_in_buffers():
     np.testing.assert_array_equal(packed["i"], np.arange(n) + np.arange(n) * 1000)
 
 
+def test_compound_literals():
+    source = """
+    typedef struct { int a; float b; } S;
+    S make(int a) { return (S){a, a * 0.5f}; }
+    __kernel void literals(__global S *out, __global int *r) {
+        size_t i = get_global_id(0);
+        out[i] = (S){(int)i, 2.0f};
+        out[i + 4] = make((int)i + 10);
+        r[i] = ((S){3, 4.0f}).a + ((int4){1, 2, 3, 4}).w + (int){7} + (int)i;
+    }
+    """
+    pair = np.dtype([("a", np.int32), ("b", np.float32)])
+    out = np.zeros(8, pair)
+    r = np.zeros(4, np.int32)
+    run(source, "literals", (4,), (4,), out, r)
+    np.testing.assert_array_equal(out["a"], [0, 1, 2, 3, 10, 11, 12, 13])
+    np.testing.assert_array_equal(out["b"], [2, 2, 2, 2, 5, 5.5, 6, 6.5])
+    np.testing.assert_array_equal(r, 14 + np.arange(4))
+
+
 # ---------------------------------------------------------------- program-scope constants, enums
 
 CONSTANT_SOURCE = """
@@ -566,9 +586,8 @@ def test_convert_every_type_pair_through_macros():
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ("typedef struct { int a; float b; } S;\n"
-     "__kernel void k(__global S *o) { o[0] = (S){1, 2.0f}; }",
-     "t.cl:2:42: error: compound literals '(type){...}' are not supported by ppcl"),
+    ("__kernel void k(__global int *o) { o[0] = ((int[]){1, 2})[1]; }",
+     "t.cl:1:48: error: compound literals of array type '(T[]){...}' are not supported"),
     ("typedef struct { int a; float b; } S;\n"
      "__kernel void k(__global S *o) { S s = {.b = 1.0f}; o[0] = s; }",
      "t.cl:2:46: error: designated initializers are not supported by ppcl"),
@@ -582,7 +601,7 @@ def test_convert_every_type_pair_through_macros():
      "contain pointers"),
     ("__kernel void k(__global int *o) { int y = ({ int x = 2; x * 3; }); o[0] = y; }",
      "t.cl:1:45: error: statement expressions '({ ... })' used as a value are a GNU extension"),
-], ids=["compound-literal", "designated-initializer", "half-variable", "goto",
+], ids=["array-compound-literal", "designated-initializer", "half-variable", "goto",
         "struct-argument-with-pointer", "statement-expression"])
 def test_unsupported_constructs_are_located_errors(source, message):
     """The README's list of what is not supported, and what OpenCL C forbids: each is an

@@ -320,9 +320,21 @@ class ExprSema(ValueSema):
             return ir.Swizzle(vt.elem, base, (value,), f"s{value:x}", loc=base.loc)
         return ir.Index(vt.elem, base, index, loc=loc)
 
+    def init_list(self, node: c_ast.InitList, t: T.Type, loc: Loc) -> ir.Expr:
+        """A brace initializer of type ``t``: declarations' rules, ``Sema`` (sema.py)."""
+        raise NotImplementedError
+
     def expr_CompoundLiteral(self, node: c_ast.CompoundLiteral) -> ir.Expr:
-        self.fail(self.loc(node), "compound literals '(type){...}' are not supported by ppcl; "
-                                  "initialize a variable instead")
+        """``(S){1, 2.0f}``: a C99 compound literal of a struct, union, vector or scalar type,
+        as the explicit cast of its brace list (printed back the same way)."""
+        loc = self.loc(node)
+        t = self.type_name(node.type)
+        if isinstance(t, T.ArrayType):
+            self.fail(loc, "compound literals of array type '(T[]){...}' are not supported by "
+                           "ppcl; initialize a variable instead")
+        if not isinstance(node.init, c_ast.InitList):
+            self.fail(loc, "a compound literal needs a braced initializer list")
+        return ir.Cast(t, self.init_list(node.init, t, loc), loc=loc)
 
     def expr_Compound(self, node: c_ast.Compound) -> ir.Expr:
         self.fail(self.loc(node), "statement expressions '({ ... })' used as a value are a GNU "
