@@ -316,6 +316,35 @@ def test_compound_literals():
     np.testing.assert_array_equal(r, 14 + np.arange(4))
 
 
+def test_designated_initializers():
+    source = """
+    typedef struct { int a; float b; int c[3]; float4 v; } S;
+    __constant int table[] = {[2] = 5, 7, [0] = 1};
+    __constant S fixed = {.c = {1, 2, 3}, .a = 9};
+    __kernel void designated(__global int *o, __global float *f) {
+        S s = {.b = 1.5f, .v = (float4)(2.0f)};
+        int arr[6] = {[4] = 40, [1] = 10, 20};
+        union { int i; float g; } u = {.i = 3};
+        o[0] = sizeof(table) / sizeof(table[0]);
+        for (int k = 0; k < 4; k++) o[1 + k] = table[k];
+        o[5] = s.a;
+        o[6] = s.c[2];
+        o[7] = fixed.a;
+        o[8] = fixed.c[2];
+        for (int k = 0; k < 6; k++) o[9 + k] = arr[k];
+        o[15] = u.i;
+        f[0] = s.b;
+        f[1] = s.v.w;
+        f[2] = fixed.b;
+    }
+    """
+    o = np.zeros(16, np.int32)
+    f = np.zeros(3, np.float32)
+    run(source, "designated", (1,), (1,), o, f)
+    np.testing.assert_array_equal(o, [4, 1, 0, 5, 7, 0, 0, 9, 3, 0, 10, 20, 0, 40, 0, 3])
+    np.testing.assert_array_equal(f, [1.5, 2.0, 0.0])
+
+
 # ---------------------------------------------------------------- program-scope constants, enums
 
 CONSTANT_SOURCE = """
@@ -588,9 +617,12 @@ def test_convert_every_type_pair_through_macros():
 @pytest.mark.parametrize(("source", "message"), [
     ("__kernel void k(__global int *o) { o[0] = ((int[]){1, 2})[1]; }",
      "t.cl:1:48: error: compound literals of array type '(T[]){...}' are not supported"),
-    ("typedef struct { int a; float b; } S;\n"
-     "__kernel void k(__global S *o) { S s = {.b = 1.0f}; o[0] = s; }",
-     "t.cl:2:46: error: designated initializers are not supported by ppcl"),
+    ("typedef struct { struct { int x; } in; float b; } S;\n"
+     "__kernel void k(__global S *o) { S s = {.in.x = 1}; o[0] = s; }",
+     "t.cl:2:49: error: nested designators ('.a.b', '[i].f') are not supported by ppcl"),
+    ("typedef union { int i; float f; } U;\n"
+     "__kernel void k(__global U *o) { U u = {.f = 1.0f}; o[0] = u; }",
+     "t.cl:2:46: error: a union is initialized through its first member ('.i')"),
     ("__kernel void k(__global half *h) { half a = h[0]; h[1] = a; }",
      "t.cl:1:42: error: variable 'a' has type 'half': 'half' may only be used through pointers"),
     ("__kernel void k(__global int *o) { goto end; end: o[0] = 1; }",
@@ -601,7 +633,7 @@ def test_convert_every_type_pair_through_macros():
      "contain pointers"),
     ("__kernel void k(__global int *o) { int y = ({ int x = 2; x * 3; }); o[0] = y; }",
      "t.cl:1:45: error: statement expressions '({ ... })' used as a value are a GNU extension"),
-], ids=["array-compound-literal", "designated-initializer", "half-variable", "goto",
+], ids=["array-compound-literal", "nested-designator", "union-designator", "half-variable", "goto",
         "struct-argument-with-pointer", "statement-expression"])
 def test_unsupported_constructs_are_located_errors(source, message):
     """The README's list of what is not supported, and what OpenCL C forbids: each is an

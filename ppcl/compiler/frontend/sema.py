@@ -519,7 +519,7 @@ class Sema(ExprSema):
     def _complete_array(self, t: T.Type, init: c_ast.Node | None, loc: Loc) -> T.Type:
         if isinstance(t, T.ArrayType) and t.length is None:
             if isinstance(init, c_ast.InitList):
-                return T.ArrayType(t.elem, len(init.exprs))
+                return T.ArrayType(t.elem, len(self._placed(list(init.exprs), None, t)))
             if isinstance(init, c_ast.Constant) and _is_string(init) and t.elem in (T.CHAR, T.UCHAR):
                 return T.ArrayType(t.elem, string_length(init.value[1:-1]) + 1)
         return t
@@ -529,7 +529,8 @@ class Sema(ExprSema):
         if isinstance(node, c_ast.InitList):
             return self.init_list(node, t, loc)
         if isinstance(node, c_ast.NamedInitializer):
-            self.fail(loc, "designated initializers are not supported by ppcl")
+            self.fail(loc, "a designator '.field' or '[index]' belongs in a braced list of a "
+                           "struct, union or array")
         if _is_string(node) and isinstance(t, T.ArrayType) and t.elem in (T.CHAR, T.UCHAR):
             assert t.length is not None
             if string_length(node.value[1:-1]) + 1 > t.length:
@@ -542,6 +543,59 @@ class Sema(ExprSema):
         self._warn_narrowing(value, t)
         return converted
 
+    def _placed(self, items: list[c_ast.Node], count: int | None,
+                t: T.Type) -> list[c_ast.Node | None]:
+        """The initializers of a braced list in the order of the elements or fields of ``t``
+        they initialize (C99 designators ``.field`` and ``[index]`` move the position), None
+        where a gap is left; ``count`` is the number of slots (None: an array of unknown
+        length, as long as the list makes it)."""
+        slots: list[c_ast.Node | None] = []
+        position = 0
+        for item in items:
+            if isinstance(item, c_ast.NamedInitializer):
+                position = self._designated(item, t)
+                item = item.expr
+            if count is not None and position >= count:
+                self.fail(self.loc(item), f"too many initializers for '{t}' (element "
+                                          f"{position + 1} of {count})")
+            slots.extend([None] * (position + 1 - len(slots)))
+            slots[position] = item
+            position += 1
+        return slots
+
+    def _designated(self, item: c_ast.NamedInitializer, t: T.Type) -> int:
+        """The position a designator names in ``t``."""
+        loc = self.loc(item)
+        if len(item.name) != 1:
+            self.fail(loc, "nested designators ('.a.b', '[i].f') are not supported by ppcl; "
+                           "initialize the inner record with its own braced list")
+        designator = item.name[0]
+        if isinstance(t, T.ArrayType):
+            if isinstance(designator, c_ast.ID):
+                self.fail(loc, f"field designator '.{designator.name}' in the initializer of "
+                               f"array '{t}'")
+            index = fold(self.rvalue(designator))
+            if index is None or index < 0:
+                self.fail(loc, "array designator is not a non-negative integer constant")
+            return index
+        if not isinstance(t, T.StructType) or not isinstance(designator, c_ast.ID):
+            self.fail(loc, f"designator in the initializer of '{t}'")
+        names = [f.name for f in t.fields]
+        if designator.name not in names:
+            shown = self.typedef_names.get(t.name, str(t))
+            self.fail(loc, f"no member named '{designator.name}' in '{shown}'")
+        position = names.index(designator.name)
+        if t.is_union and position != 0:
+            self.fail(loc, f"a union is initialized through its first member ('.{names[0]}'); "
+                           f"ppcl does not support initializing '.{designator.name}'")
+        return position
+
+    def zero(self, t: T.Type, loc: Loc) -> ir.Expr:
+        """The value of an element or field a braced list leaves out: zero, as C gives it."""
+        if isinstance(t, T.ArrayType | T.StructType):
+            return ir.InitList(t, (), loc=loc)
+        return self.convert(ir.IntLit(T.INT, 0, loc=loc), t, "initialization")
+
     def _warn_narrowing(self, value: ir.Expr, t: T.Type) -> None:
         src = T.scalar_of(value.type)
         dst = T.scalar_of(t)
@@ -553,15 +607,15 @@ class Sema(ExprSema):
         items = list(node.exprs)
         if isinstance(t, T.ArrayType):
             assert t.length is not None
-            if len(items) > t.length:
-                self.fail(loc, f"too many initializers for '{t}' ({len(items)} given)")
-            elems = tuple(self.initializer(item, t.elem) for item in items)
+            slots = self._placed(items, t.length, t)
+            elems = tuple(self.zero(t.elem, loc) if item is None else
+                          self.initializer(item, t.elem) for item in slots)
             return ir.InitList(t, elems, loc=loc)
         if isinstance(t, T.StructType):
             fields = t.fields[:1] if t.is_union else t.fields
-            if len(items) > len(fields):
-                self.fail(loc, f"too many initializers for '{t}' ({len(items)} given)")
-            elems = tuple(self.initializer(item, f.type) for item, f in zip(items, fields))
+            slots = self._placed(items, len(fields), t)
+            elems = tuple(self.zero(f.type, loc) if item is None else
+                          self.initializer(item, f.type) for item, f in zip(slots, fields))
             return ir.InitList(t, elems, loc=loc)
         if isinstance(t, T.VectorType):
             if len(items) > t.width:
