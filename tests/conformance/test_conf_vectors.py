@@ -188,6 +188,34 @@ def test_subscript_on_vector_rvalues_and_constants():
                                   + 40)
 
 
+def test_subscripts_of_component_selections():
+    """``v.hi[i]``, ``v.odd[i]``, ``v.s3210[i]`` read and write the component of ``v`` they
+    select; other selections (``v.s0011``) can be read."""
+    source = """
+    __kernel void selections(__global int *o) {
+        int8 v = (int8)(1, 2, 3, 4, 5, 6, 7, 8);
+        int j = o[0];
+        v.hi[j] = 50;
+        v.odd[j] += 100;
+        v.s3210[j] = -1;
+        v.s76[1] = 70;
+        vstore8(v, 0, o + 1);
+        o[9] = v.s7531[j] + v.s0011.even[j & 1];
+    }
+    """
+    for j in range(4):
+        o = np.zeros(10, np.int32)
+        o[0] = j
+        run(source, "selections", (1,), (1,), o)
+        v = np.arange(1, 9)
+        v[4 + j] = 50
+        v[1 + 2 * j] += 100
+        v[3 - j] = -1
+        v[6] = 70
+        np.testing.assert_array_equal(o[1:9], v, err_msg=f"j={j}")
+        assert o[9] == v[7 - 2 * j] + v[j & 1], f"j={j}"  # .s0011.even is (v0, v1)
+
+
 @pytest.mark.parametrize(("body", "message"), [
     ("int4 v = 0; out[0] = v[4];", "vector subscript 4 is out of range for 'int4' (0 ... 3)"),
     ("int3 v = 0; v[3] = 1;", "vector subscript 3 is out of range for 'int3' (0 ... 2)"),
@@ -196,7 +224,9 @@ def test_subscript_on_vector_rvalues_and_constants():
     ("int4 v = 0; int j = out[1]; (v * 2)[j] = 1;", "expression is not assignable"),
     ("int4 v = 0; int j = out[1]; int *p = &v[j];",
      "cannot take the address of a vector component selection"),
-], ids=["out-of-range", "out-of-range-3", "float-index", "constant", "rvalue", "address"])
+    ("int4 v = 0; int j = out[1]; v.xxyy[j] = 1;", "expression is not assignable"),
+], ids=["out-of-range", "out-of-range-3", "float-index", "constant", "rvalue", "address",
+        "repeated-selection"])
 def test_subscript_errors(body, message):
     if "table" in body:
         body = "int idx = out[1]; table[idx] = 1;"

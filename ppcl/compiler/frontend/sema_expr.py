@@ -313,11 +313,26 @@ class ExprSema(ValueSema):
         if not (isinstance(index.type, (T.ScalarType, T.EnumType)) and is_integer(index.type)):
             self.fail(index.loc, f"vector subscript is not an integer ('{index.type}')")
         value = fold(index)
+        selected = base
+        if isinstance(base, ir.Swizzle) and isinstance(base.base.type, T.VectorType):
+            selected = base.base  # v.zw[i] subscripts v through the selection
         if value is not None:
             if not 0 <= value < vt.width:
                 self.fail(index.loc, f"vector subscript {value} is out of range for '{vt}' "
                                      f"(0 ... {vt.width - 1})")
-            return ir.Swizzle(vt.elem, base, (value,), f"s{value:x}", loc=base.loc)
+            if selected is not base:
+                assert isinstance(base, ir.Swizzle)
+                value = base.indices[value]
+            return ir.Swizzle(vt.elem, selected, (value,), f"s{value:x}", loc=base.loc)
+        if selected is not base:
+            assert isinstance(base, ir.Swizzle)
+            indices = base.indices
+            step = indices[1] - indices[0]
+            if step != 0 and all(b - a == step for a, b in zip(indices, indices[1:])):
+                # .hi, .odd, .zw, .s3210: the components form a progression; an lvalue still
+                start = ir.IntLit(T.INT, indices[0], loc=index.loc)
+                scaled = self.binary("*", ir.IntLit(T.INT, step, loc=index.loc), index, loc)
+                return ir.Index(vt.elem, selected, self.binary("+", start, scaled, loc), loc=loc)
         return ir.Index(vt.elem, base, index, loc=loc)
 
     def init_list(self, node: c_ast.InitList, t: T.Type, loc: Loc) -> ir.Expr:

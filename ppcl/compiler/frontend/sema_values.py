@@ -137,8 +137,11 @@ class ValueSema(TypeSema):
         if isinstance(e, ir.VarRef):
             return True
         if isinstance(e, ir.Index):
-            # a vector's component is an lvalue when the vector is: (v * 2)[i] is not
-            return not isinstance(e.base.type, T.VectorType) or self.is_lvalue(e.base)
+            # a vector's component is an lvalue when the vector is: (v * 2)[i] is not, nor a
+            # subscript of a selection the front end could not map back (v.xxyy[i])
+            if not isinstance(e.base.type, T.VectorType):
+                return True
+            return not isinstance(e.base, ir.Swizzle) and self.is_lvalue(e.base)
         if isinstance(e, ir.Unary):
             return e.op == "*"
         if isinstance(e, ir.Member):
