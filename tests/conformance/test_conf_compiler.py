@@ -581,6 +581,24 @@ def test_long_sum_and_deep_conditionals_compile():
     assert out[0] == 500 * int(data.sum()) + 0
 
 
+@pytest.mark.parametrize("emit", ["ir", "opencl", "c"])
+def test_deep_program_printed_by_the_command_line(tmp_path, capsys, emit):
+    """``ppcl build --emit`` prints a program nested 256 deep in parentheses, in a sum of 2000
+    terms: its printers recurse as the front end does, and run again on a deep stack when
+    they must."""
+    from ppcl.cli import main
+
+    depth = 256
+    expr = "(" * depth + "x" + "".join(f" + {k})" for k in range(depth))
+    terms = " + ".join(f"o[{k % 8}]" for k in range(2000))
+    path = tmp_path / "deep.cl"
+    path.write_text(f"__kernel void deep(__global int *o) {{ int x = o[0]; "
+                    f"o[0] = {expr} + {terms}; }}\n")
+    assert main(["build", str(path), "--emit", emit]) == 0
+    printed = capsys.readouterr().out
+    assert "deep" in printed and f"+ {depth - 1}" in printed
+
+
 CONVERT_TYPES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float",
                  "double")
 ROUNDING = ("", "_rte", "_rtz", "_rtp", "_rtn")
