@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from launch import LocalMem, run, serial_context
+from launch import LocalMem, build_kernel, run, serial_context
 
 import ppcl as cl
 from ppcl.compiler.frontend import CompileError, compile_source
@@ -522,7 +522,7 @@ def test_prototypes_without_parameter_names():
 # ---------------------------------------------------------------- pragma unroll
 
 
-def test_pragma_unroll_is_accepted():
+def test_pragma_unroll_is_recorded():
     source = """
     __kernel void unrolled(__global int *out) {
         size_t i = get_global_id(0);
@@ -539,6 +539,14 @@ def test_pragma_unroll_is_accepted():
     out = np.zeros(8, np.int32)
     run(source, "unrolled", (8,), (4,), out)
     np.testing.assert_array_equal(out, 6 + 10 * np.arange(8) + 800)
+    # a count is recorded on the loop and asked of the C compiler; the bare pragma is left to
+    # its own complete unrolling
+    c_source = build_kernel(source, "unrolled", local_size=(4,)).c_source
+    assert [line.strip() for line in c_source.splitlines() if "#pragma GCC" in line] == [
+        "#pragma GCC unroll 2", "#pragma GCC unroll 8"]
+    with pytest.raises(CompileError, match="'#pragma unroll' takes a positive integer count"):
+        compile_source("__kernel void k(__global int *o) {\n#pragma unroll x\n"
+                       "for (int i = 0; i < 4; i++) o[i] = i; }")
 
 
 # ---------------------------------------------------------------- long and deep programs

@@ -197,6 +197,12 @@ def c_conditional(p: CStylePrinter, e: ir.Expr) -> str | None:
             f"__ppcl_mask) | (({mask})({otherwise}) & ~__ppcl_mask)); }})")
 
 
+def c_unroll(count: int) -> str | None:
+    """GCC's spelling of ``#pragma unroll N``; it has none for "as far as possible", where its
+    own complete unrolling of constant trip counts decides."""
+    return None if count == 0 else f"#pragma GCC unroll {count}"
+
+
 def c_vec_step(p: CStylePrinter, e: ir.Expr) -> str | None:
     assert isinstance(e, ir.VecStep)
     return str(e.value)
@@ -231,6 +237,7 @@ C = Dialect(
     conditional=c_conditional,
     assign_swizzle=c_assign_swizzle,
     masks_shift_counts=True,
+    unroll_pragma=c_unroll,
 )
 
 _PRINTER = CStylePrinter(C)

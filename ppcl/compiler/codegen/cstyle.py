@@ -71,6 +71,10 @@ def same_name(name: str) -> str:
     return name
 
 
+def opencl_unroll(count: int) -> str | None:
+    return "#pragma unroll" if count == 0 else f"#pragma unroll {count}"
+
+
 def opencl_vector_name(t: VectorType) -> str:
     return f"{t.elem.name}{t.width}"
 
@@ -114,6 +118,8 @@ class Dialect:
     conditional: ExprHook | None = None
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
+    # The line before a loop of ``#pragma unroll N`` (0: unroll as far as possible), or None.
+    unroll_pragma: Callable[[int], str | None] = opencl_unroll
     # Shift counts printed as ``count & (N - 1)`` (N the bits of the shifted type): OpenCL
     # takes the count's low bits (§6.3.j), C leaves a count of N or more undefined.
     masks_shift_counts: bool = False
@@ -391,7 +397,9 @@ class CStylePrinter:
             cond = "" if s.cond is None else " " + self.full_expr(s.cond)
             step = "" if s.step is None else " " + self.full_expr(s.step)
             header = f"for ({init};{cond};{step}) {{"
-            return [ind + header] + self.body(s.body, level) + [ind + "}"]
+            pragma = None if s.unroll is None else self.dialect.unroll_pragma(s.unroll)
+            lines = [] if pragma is None else [ind + pragma]
+            return lines + [ind + header] + self.body(s.body, level) + [ind + "}"]
         if isinstance(s, ir.While):
             return ([ind + f"while ({self.full_expr(s.cond)}) {{"] + self.body(s.body, level)
                     + [ind + "}"])

@@ -97,7 +97,8 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     start = time.perf_counter()
     module = analyze(ast, diagnostics, filename=filename, tokens=tokens, fp64=fp64,
                      cl_version=opts.opencl_c_version, extensions=pre.extensions,
-                     single_precision_constant=opts.single_precision_constant, locate=locate)
+                     single_precision_constant=opts.single_precision_constant, locate=locate,
+                     pragmas=pre.pragmas)
     timings["sema"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
     return FrontendResult(module, diagnostics.format(), opts, timings)

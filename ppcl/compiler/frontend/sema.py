@@ -8,11 +8,13 @@ Whole-program rules (no recursion, called functions defined) are in ``checks``.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
 
 from pycparser import c_ast
 
-from ppcl.compiler.diagnostics import Diagnostics, Loc
+from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend import checks
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.parse import Tokens
@@ -23,6 +25,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 
 _KERNEL_SPECS = {"__kernel", "kernel"}
+_UNROLL_PRAGMA = re.compile(r"unroll(?=$|[\s(])")
 _KERNEL_ATTRIBUTES = {"reqd_work_group_size", "work_group_size_hint", "vec_type_hint"}
 _IGNORED_ATTRIBUTES = {"always_inline", "noinline", "pure", "const", "overloadable", "unused",
                        "used", "nodebug", "flatten"}
@@ -37,6 +40,8 @@ class Sema(ExprSema):
         self.functions: dict[str, ir.Function] = {}
         self.call_sites: dict[str, list[tuple[str, Loc]]] = {}
         self.prototype_only: set[str] = set()
+        self.pending_unroll: list[tuple[Loc, int]] = []  # '#pragma unroll' lines, in order
+        self.last_statement: Loc = NO_LOC  # where the statement analysed last begins
 
     # ------------------------------------------------------------ translation unit
 
@@ -317,6 +322,33 @@ class Sema(ExprSema):
                 self.pop_scope()
         return ir.Block(tuple(stmts), loc=self.loc(node))
 
+    def unroll_pragmas(self, pragmas: list[tuple[Loc, str]]) -> None:
+        """The ``#pragma unroll`` lines of the program (the preprocessor keeps pragmas out of
+        the parsed text), each checked and kept for the ``for`` loop right after it."""
+        for loc, text in pragmas:
+            text = text.strip()
+            if text == "nounroll":
+                self.pending_unroll.append((loc, 1))
+                continue
+            if not _UNROLL_PRAGMA.match(text):
+                continue  # another pragma
+            argument = text[len("unroll"):].strip()
+            count = argument[1:-1].strip() if argument.startswith("(") else argument
+            if count and (not count.isdigit() or int(count) < 1):
+                self.error(loc, f"'#pragma unroll' takes a positive integer count, not "
+                                f"'{argument}'")
+                continue
+            self.pending_unroll.append((loc, int(count) if count else 0))
+
+    def unroll_before(self, loc: Loc, previous: Loc) -> int | None:
+        """The count of a ``#pragma unroll`` between the statement before (``previous``) and
+        the loop at ``loc``: it belongs to that loop."""
+        for i, (at, count) in enumerate(self.pending_unroll):
+            if at.file == loc.file and previous.line < at.line < loc.line:
+                del self.pending_unroll[i]
+                return count
+        return None
+
     def statement_list(self, node: c_ast.Node) -> list[ir.Stmt]:
         """The statements for one source statement; errors are reported and the statement
         dropped."""
@@ -335,6 +367,7 @@ class Sema(ExprSema):
     def statement(self, node: c_ast.Node) -> list[ir.Stmt]:
         loc = self.loc(node)
         assert self.func is not None
+        previous, self.last_statement = self.last_statement, loc
         if isinstance(node, c_ast.Compound):
             return [self.compound(node)]
         if isinstance(node, c_ast.Decl):
@@ -350,7 +383,12 @@ class Sema(ExprSema):
             otherwise = self.single(node.iffalse) if node.iffalse is not None else None
             return [ir.If(cond, then, otherwise, loc=loc)]
         if isinstance(node, c_ast.For):
-            return [self.for_loop(node, loc)]
+            loop = self.for_loop(node, loc)
+            unroll = self.unroll_before(loc, previous) if self.pending_unroll else None
+            if unroll is not None:
+                assert isinstance(loop, ir.For)
+                loop = dataclasses.replace(loop, unroll=unroll)
+            return [loop]
         if isinstance(node, c_ast.While):
             cond = self.condition(node.cond)
             return [ir.While(cond, self.loop_body(node.stmt), loc=loc)]
@@ -674,10 +712,13 @@ def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<s
             tokens: Tokens | None = None,
             fp64: bool = True, cl_version: int = 120, extensions: dict[str, bool] | None = None,
             single_precision_constant: bool = False,
-            locate: Callable[[str, int, int], Loc] | None = None) -> ir.Module:
-    """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``."""
+            locate: Callable[[str, int, int], Loc] | None = None,
+            pragmas: list[tuple[Loc, str]] | None = None) -> ir.Module:
+    """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``.
+    ``pragmas`` are the preprocessor's (location, text) of the ``#pragma`` lines."""
     sema = Sema(diagnostics, filename=filename, fp64=fp64, cl_version=cl_version,
                 extensions=dict(extensions or {}),
                 single_precision_constant=single_precision_constant, locate=locate)
     sema.tokens = tokens
+    sema.unroll_pragmas(pragmas or [])
     return sema.module(ast)

@@ -296,7 +296,7 @@ class _Inliner:
         cond_call = s.cond is not None and self.has_call(s.cond)
         step_call = s.step is not None and self.has_call(s.step)
         if not cond_call and not step_call:
-            loop: ir.Stmt = ir.For(init, s.cond, s.step, body, loc=loc)
+            loop: ir.Stmt = ir.For(init, s.cond, s.step, body, s.unroll, loc=loc)
         else:
             cond = None if cond_call else s.cond
             step = None if step_call else s.step

@@ -143,7 +143,7 @@ class _Scalarizer(Rewriter):
             init = None if s.init is None else self.statement(s.init)
             cond = None if s.cond is None else self.rewrite(s.cond)
             step = None if s.step is None else self.rewrite(s.step)
-            return ir.For(init, cond, step, self.statement(s.body), loc=s.loc)
+            return ir.For(init, cond, step, self.statement(s.body), s.unroll, loc=s.loc)
         if isinstance(s, ir.While):
             return ir.While(self.rewrite(s.cond), self.statement(s.body), loc=s.loc)
         if isinstance(s, ir.DoWhile):
