@@ -77,6 +77,25 @@ def test_string_literals_as_constant_char_arrays():
     np.testing.assert_array_equal(out, want)
 
 
+def test_table_of_string_pointers_and_qualified_pointers():
+    """``constant char * constant names[]``: an address space after the ``*`` qualifies the
+    pointer itself (the parser's look-ahead took only C's qualifiers there)."""
+    source = r"""
+    constant char * constant names[3] = {"red", "green", "blue"};
+    constant char * __constant one = "single";
+    int length(constant char *s) { int n = 0; while (s[n]) n++; return n; }
+    __kernel void names_k(__global int *out) {
+        int i = (int)get_global_id(0);
+        __global int * __private slot = out + i;
+        *slot = length(names[i]) * 100 + names[i][0] + length(one) * 1000;
+    }
+    """
+    out = np.zeros(3, np.int32)
+    run(source, "names_k", (3,), (3,), out)
+    want = [len(w) * 100 + ord(w[0]) + 6000 for w in ("red", "green", "blue")]
+    np.testing.assert_array_equal(out, want)
+
+
 def test_string_literal_pointer_live_across_a_barrier():
     source = r"""
     int count(__constant char *s, char c) { int n = 0; for (int k = 0; s[k]; k++) n += s[k] == c; return n; }
