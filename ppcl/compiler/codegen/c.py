@@ -236,7 +236,7 @@ C = Dialect(
     binary=c_binary,
     conditional=c_conditional,
     assign_swizzle=c_assign_swizzle,
-    masks_shift_counts=True,
+    masks_shift_count=True,
     unroll_pragma=c_unroll,
 )
 

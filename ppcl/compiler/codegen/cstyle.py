@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.conversions import promote
 from ppcl.compiler.ir.types import (
     AddressSpace,
     ArrayType,
@@ -28,10 +29,10 @@ from ppcl.compiler.ir.types import (
     Type,
     VectorType,
     VoidType,
-    scalar_of,
 )
 
 INDENT = "    "
+_SHIFTS = ("<<", ">>")
 
 # C precedence levels, loosest first; a sub-expression is parenthesized when its level is below
 # the level its position requires.
@@ -120,9 +121,9 @@ class Dialect:
     assign_swizzle: ExprHook | None = None
     # The line before a loop of ``#pragma unroll N`` (0: unroll as far as possible), or None.
     unroll_pragma: Callable[[int], str | None] = opencl_unroll
-    # Shift counts printed as ``count & (N - 1)`` (N the bits of the shifted type): OpenCL
-    # takes the count's low bits (§6.3.j), C leaves a count of N or more undefined.
-    masks_shift_counts: bool = False
+    # OpenCL takes a shift count modulo the width of the shifted (promoted) element type; C
+    # leaves a count out of range undefined, so the C dialect masks it explicitly.
+    masks_shift_count: bool = False
 
     def space(self, space: AddressSpace) -> str:
         return self.address_spaces.get(space, "")
@@ -454,6 +455,18 @@ class CStylePrinter:
             return f"({text})"
         return text
 
+    def shift_count(self, shifted: Type, count: ir.Expr) -> str:
+        """``count`` modulo the bit width of ``shifted``'s elements (a power of two, so a
+        mask, which also views a negative count as unsigned as OpenCL does); a literal
+        already in range is printed as it is."""
+        elem = shifted.elem if isinstance(shifted, VectorType) else shifted
+        if not isinstance(elem, ScalarType):
+            raise CodegenError(f"shift of a value of type '{shifted}'")
+        bits = elem.bits
+        if isinstance(count, ir.IntLit) and 0 <= count.value < bits:
+            return self.expr(count, BINARY_PREC["&"] + 1)
+        return f"({self.expr(count, BINARY_PREC['&'])} & {bits - 1})"
+
     def args(self, exprs: Sequence[ir.Expr]) -> str:
         return ", ".join(self.expr(a, PREC_ASSIGN) for a in exprs)
 
@@ -473,10 +486,9 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             prec = BINARY_PREC[e.op]
-            rhs = self.expr(e.rhs, prec + 1)
-            if e.op in ("<<", ">>"):
-                rhs = self.shift_count(e.rhs, e.type, rhs)
-            return f"{self.expr(e.lhs, prec)} {e.op} {rhs}", prec
+            if e.op in _SHIFTS and self.dialect.masks_shift_count:
+                return f"{self.expr(e.lhs, prec)} {e.op} {self.shift_count(e.type, e.rhs)}", prec
+            return f"{self.expr(e.lhs, prec)} {e.op} {self.expr(e.rhs, prec + 1)}", prec
         if isinstance(e, ir.Unary):
             return self.unary(e)
         if isinstance(e, ir.Assign):
@@ -485,10 +497,10 @@ class CStylePrinter:
                 if spelled is not None:
                     return spelled, PREC_POSTFIX
             target = self.expr(e.target, PREC_UNARY)
-            value = self.expr(e.value, PREC_ASSIGN)
-            if e.op in ("<<=", ">>="):
-                value = self.shift_count(e.value, e.type, value)
-            return f"{target} {e.op} {value}", PREC_ASSIGN
+            if e.op in ("<<=", ">>=") and self.dialect.masks_shift_count:
+                count = self.shift_count(promote(e.target.type), e.value)
+                return f"{target} {e.op} {count}", PREC_ASSIGN
+            return f"{target} {e.op} {self.expr(e.value, PREC_ASSIGN)}", PREC_ASSIGN
         if isinstance(e, ir.Conditional):
             if self.dialect.conditional is not None:
                 spelled = self.dialect.conditional(self, e)
@@ -543,24 +555,6 @@ class CStylePrinter:
                 return f"vec_step({self.type_name(e.operand_type)})", PREC_POSTFIX
             return f"vec_step({self.expr(e.operand)})", PREC_POSTFIX
         raise TypeError(f"cannot print expression {type(e).__name__}")
-
-    def shift_count(self, count: ir.Expr, shifted: Type, text: str) -> str:
-        """``text``, the printed count of a shift of a ``shifted`` value, masked to the low
-        bits OpenCL uses when the dialect asks for it and the count is not a constant that
-        needs none."""
-        if not self.dialect.masks_shift_counts:
-            return text
-        elem = scalar_of(shifted)
-        if elem is None or not elem.is_integer:
-            return text
-        # a scalar is shifted as the int it is promoted to, a vector's components as they are
-        bits = elem.bits if isinstance(shifted, VectorType) else max(elem.bits, 32)
-        literal = count
-        while isinstance(literal, ir.Cast) and literal.implicit:
-            literal = literal.operand
-        if isinstance(literal, ir.IntLit) and 0 <= literal.value < bits:
-            return text
-        return f"({self.expr(count, BINARY_PREC['&'] + 1)} & {bits - 1})"
 
     def unary(self, e: ir.Unary) -> tuple[str, int]:
         if self.dialect.unary is not None:
