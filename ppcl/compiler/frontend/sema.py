@@ -141,7 +141,7 @@ class Sema(ExprSema):
         if isinstance(ret, T.ArrayType):
             self.fail(loc, f"function '{name}' cannot return an array")
         attrs = self.kernel_attributes(decl, fnode, is_kernel)
-        params = self.parameters(fnode, name, is_kernel, body is not None)
+        params = self.parameters(fnode, name, is_kernel, definition=body is not None)
         ftype = T.FunctionType(ret, tuple(p.type for p in params))
         previous = self.scopes[0].get(name)
         overloadable = any(a[0].strip("_") == "overloadable" for a in self.attributes(
@@ -199,7 +199,9 @@ class Sema(ExprSema):
         return sym
 
     def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool,
-                   definition: bool) -> tuple[ir.Param, ...]:
+                   definition: bool = True) -> tuple[ir.Param, ...]:
+        """The parameters of a function; a prototype (``definition`` false, as separately
+        compiled units declare what another unit defines) may leave them unnamed."""
         args = fnode.args
         if args is None:
             return ()
@@ -208,14 +210,15 @@ class Sema(ExprSema):
             ploc = self.loc(param)
             if isinstance(param, c_ast.EllipsisParam):
                 self.fail(ploc, "variadic functions are not supported in OpenCL C")
-            name = param.name if isinstance(param, c_ast.Decl) else None
-            if name is None:
+            if isinstance(param, c_ast.Typename):
                 t = self.type_name(param)
                 if isinstance(t, T.VoidType) and len(args.params) == 1:
                     return ()
                 if definition:
                     self.fail(ploc, f"parameter {index + 1} of '{fname}' has no name")
-                name = f"__unnamed{index}"  # a prototype's parameter: only its type counts
+                param = c_ast.Decl(f"__unnamed{index}", param.quals, None, [], [], param.type,
+                                   None, None, coord=param.coord)
+                _name_declarator(param.type, param.name)
             ploc = self.loc(_declname_node(param.type)) or ploc
             qt = self.declarator(param.type)
             t = qt.type
@@ -223,16 +226,16 @@ class Sema(ExprSema):
                 t = T.PointerType(t.elem, qt.space or T.AddressSpace.PRIVATE, qt.const,
                                   qt.volatile)
             if is_kernel:
-                self.check_kernel_param(param, name, qt, t, ploc)
+                self.check_kernel_param(param, qt, t, ploc)
             elif qt.space not in (None, T.AddressSpace.PRIVATE):
-                self.fail(ploc, f"parameter '{name}' cannot be declared in the "
+                self.fail(ploc, f"parameter '{param.name}' cannot be declared in the "
                                 f"{qt.space.spelling} address space")
-            self.check_object_type(t, ploc, what=f"parameter '{name}'")
-            params.append(ir.Param(name, t, qt.const, qt.volatile, loc=ploc))
+            self.check_object_type(t, ploc, what=f"parameter '{param.name}'")
+            params.append(ir.Param(param.name, t, qt.const, qt.volatile, loc=ploc))
         return tuple(params)
 
-    def check_kernel_param(self, param: c_ast.Node, name: str, qt: QualType, t: T.Type,
-                           loc: Loc) -> None:
+    def check_kernel_param(self, param: c_ast.Decl, qt: QualType, t: T.Type, loc: Loc) -> None:
+        name = param.name
         if isinstance(t, T.PointerType):
             if isinstance(t.pointee, T.PointerType):
                 self.fail(loc, f"kernel parameter '{name}' cannot be a pointer to a pointer")
@@ -722,3 +725,10 @@ def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<s
     sema.tokens = tokens
     sema.unroll_pragmas(pragmas or [])
     return sema.module(ast)
+
+
+def _name_declarator(node: c_ast.Node, name: str) -> None:
+    """Give the innermost declarator of an unnamed parameter's type the name ``name``."""
+    while not isinstance(node, c_ast.TypeDecl):
+        node = node.type
+    node.declname = name
