@@ -364,6 +364,25 @@ def test_designated_initializers():
     np.testing.assert_array_equal(f, [1.5, 2.0, 0.0])
 
 
+def test_alignment_queries_match_numpy_layout():
+    source = """
+    typedef struct { char c; double d; } S;
+    __kernel void alignments(__global ulong *o) {
+        float3 v;
+        o[0] = __alignof__(float3);
+        o[1] = _Alignof(S);
+        o[2] = __alignof__(v);
+        o[3] = __alignof(char);
+        o[4] = __alignof__(o[0]);
+        o[5] = __alignof__(long16);
+    }
+    """
+    o = np.zeros(6, np.uint64)
+    run(source, "alignments", (1,), (1,), o)
+    record = np.dtype([("c", np.int8), ("d", np.float64)], align=True)
+    np.testing.assert_array_equal(o, [16, record.alignment, 16, 1, 8, 128])
+
+
 # ---------------------------------------------------------------- program-scope constants, enums
 
 CONSTANT_SOURCE = """

@@ -508,6 +508,8 @@ class ExprSema(ValueSema):
         name: str = node.name.name
         if name == "__ppcl_vec_step":
             return self._vec_step(arg_nodes, loc)
+        if name == "__ppcl_alignof":
+            return self._alignof(arg_nodes, loc)
         sym = self.lookup(name)
         if sym is not None and sym.kind == "func":
             return self._user_call(sym, arg_nodes, loc)
@@ -518,6 +520,20 @@ class ExprSema(ValueSema):
             self.fail(loc, f"implicit declaration of function '{name}' is not allowed in "
                            "OpenCL C")
         return self._builtin_call(builtins, name, arg_nodes, loc)
+
+    def _alignof(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
+        """``__alignof__(T)``, ``_Alignof(T)`` or of an expression: the alignment in bytes
+        that OpenCL's layout gives the type (a ``size_t`` constant)."""
+        if len(args) != 1 or not (isinstance(args[0], c_ast.UnaryOp) and args[0].op == "sizeof"):
+            self.fail(loc, "__alignof__ takes one type or expression")
+        inner = args[0].expr
+        t = self.type_name(inner) if isinstance(inner, c_ast.Typename) else self.expr(inner).type
+        if isinstance(t, T.VoidType | T.FunctionType):
+            self.fail(loc, f"invalid application of '__alignof__' to '{t}'")
+        try:
+            return ir.IntLit(T.ULONG, t.align, loc=loc)
+        except TypeError:
+            self.fail(loc, f"invalid application of '__alignof__' to an incomplete type '{t}'")
 
     def _vec_step(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
         if len(args) != 1 or not (isinstance(args[0], c_ast.UnaryOp) and args[0].op == "sizeof"):
