@@ -364,7 +364,7 @@ def test_designated_initializers():
     np.testing.assert_array_equal(f, [1.5, 2.0, 0.0])
 
 
-def test_alignment_queries_match_numpy_layout():
+def test_alignment_and_offset_queries_match_numpy_layout():
     source = """
     typedef struct { char c; double d; } S;
     __kernel void alignments(__global ulong *o) {
@@ -375,12 +375,20 @@ def test_alignment_queries_match_numpy_layout():
         o[3] = __alignof(char);
         o[4] = __alignof__(o[0]);
         o[5] = __alignof__(long16);
+        o[6] = __builtin_offsetof(Inner, v);
+        o[7] = __builtin_offsetof(Outer, d);
+        o[8] = __builtin_offsetof(Outer, s.i);
+        o[9] = __builtin_offsetof(Outer, t[2]);
     }
     """
-    o = np.zeros(6, np.uint64)
-    run(source, "alignments", (1,), (1,), o)
+    records = STRUCT_SOURCE.split("__kernel")[0]  # the Inner/Outer layouts of the test above
+    o = np.zeros(10, np.uint64)
+    run(records + source, "alignments", (1,), (1,), o)
     record = np.dtype([("c", np.int8), ("d", np.float64)], align=True)
-    np.testing.assert_array_equal(o, [16, record.alignment, 16, 1, 8, 128])
+    np.testing.assert_array_equal(o, [16, record.alignment, 16, 1, 8, 128,
+                                      INNER.fields["v"][1], OUTER.fields["d"][1],
+                                      OUTER.fields["s"][1] + INNER.fields["i"][1],
+                                      OUTER.fields["t"][1] + 2 * 2])
 
 
 # ---------------------------------------------------------------- program-scope constants, enums

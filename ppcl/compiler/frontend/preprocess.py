@@ -144,6 +144,7 @@ def predefined_macros(
         ("__alignof__(x)", "__ppcl_alignof(sizeof(x))"),
         ("__alignof(x)", "__ppcl_alignof(sizeof(x))"),
         ("_Alignof(x)", "__ppcl_alignof(sizeof(x))"),
+        ("__builtin_offsetof(t, m)", "__ppcl_offsetof(sizeof(t), m)"),
     ]
     if image_support:
         macros.append(("__IMAGE_SUPPORT__", "1"))

@@ -510,6 +510,8 @@ class ExprSema(ValueSema):
             return self._vec_step(arg_nodes, loc)
         if name == "__ppcl_alignof":
             return self._alignof(arg_nodes, loc)
+        if name == "__ppcl_offsetof":
+            return self._offsetof(arg_nodes, loc)
         sym = self.lookup(name)
         if sym is not None and sym.kind == "func":
             return self._user_call(sym, arg_nodes, loc)
@@ -534,6 +536,36 @@ class ExprSema(ValueSema):
             return ir.IntLit(T.ULONG, t.align, loc=loc)
         except TypeError:
             self.fail(loc, f"invalid application of '__alignof__' to an incomplete type '{t}'")
+
+    def _offsetof(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
+        """``__builtin_offsetof(T, member)``, the member a name, ``a.b`` or ``a[2]``: its byte
+        offset in OpenCL's layout of ``T`` (a ``size_t`` constant)."""
+        if len(args) != 2 or not (isinstance(args[0], c_ast.UnaryOp) and
+                                  isinstance(args[0].expr, c_ast.Typename)):
+            self.fail(loc, "__builtin_offsetof takes a type and a member")
+        offset, _ = self._member_offset(self.type_name(args[0].expr), args[1], loc)
+        return ir.IntLit(T.ULONG, offset, loc=loc)
+
+    def _member_offset(self, t: T.Type, node: c_ast.Node, loc: Loc) -> tuple[int, T.Type]:
+        """(offset, type) of the member designated by ``node`` inside a ``t``."""
+        if isinstance(node, c_ast.ArrayRef):
+            offset, array = self._member_offset(t, node.name, loc)
+            index = fold(self.rvalue(node.subscript))
+            if not isinstance(array, T.ArrayType) or index is None:
+                self.fail(loc, "__builtin_offsetof subscripts an array by a constant")
+            return offset + index * array.elem.size, array.elem
+        if isinstance(node, c_ast.StructRef) and node.type == ".":
+            offset, record = self._member_offset(t, node.name, loc)
+            inner, member = self._member_offset(record, node.field, loc)
+            return offset + inner, member
+        if not isinstance(node, c_ast.ID) or not isinstance(t, T.StructType):
+            self.fail(loc, f"__builtin_offsetof needs a member of a struct or union, not of "
+                           f"'{t}'")
+        offsets, _, _ = t.layout()
+        for f, offset in zip(t.fields, offsets):
+            if f.name == node.name:
+                return offset, f.type
+        self.fail(loc, f"no member named '{node.name}' in '{self.typedef_names.get(t.name, t)}'")
 
     def _vec_step(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
         if len(args) != 1 or not (isinstance(args[0], c_ast.UnaryOp) and args[0].op == "sizeof"):
