@@ -14,8 +14,12 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ppcl.compiler.diagnostics import CompileError
+
+if TYPE_CHECKING:
+    from ppcl.compiler.frontend import FrontendResult
 
 
 def _build_option_string(args: argparse.Namespace) -> str:
@@ -49,26 +53,31 @@ def _cmd_build(args: argparse.Namespace) -> int:
         return 1
     if result.log:
         print(result.log, file=sys.stderr)
-    if args.emit == "ir":
+    from ppcl.compiler.deepstack import run_deep_if_needed
+
+    # the printers recurse over the program's nesting as the front end does
+    sys.stdout.write(run_deep_if_needed(_emitted, result, args.emit))
+    return 0
+
+
+def _emitted(result: FrontendResult, emit: str) -> str:
+    """The text ``--emit`` asks for: the typed IR, OpenCL C, or the C of every kernel."""
+    if emit == "ir":
         from ppcl.compiler.codegen.irprint import print_ir
 
-        sys.stdout.write(print_ir(result.module))
-    elif args.emit == "opencl":
+        return print_ir(result.module)
+    if emit == "opencl":
         from ppcl.compiler.codegen.opencl import print_opencl
 
-        sys.stdout.write(print_opencl(result.module))
-    elif args.emit == "cuda":
+        return print_opencl(result.module)
+    if emit == "cuda":
         from ppcl.compiler.codegen.cuda import cuda_unit
 
-        sys.stdout.write(cuda_unit(result.module))
-    else:
-        from ppcl.compiler.pipeline import KernelSpec, lower_kernel
+        return cuda_unit(result.module)
+    from ppcl.compiler.pipeline import KernelSpec, lower_kernel
 
-        for kernel in result.module.kernels:
-            generated = lower_kernel(result.module, kernel.name, KernelSpec((1, 1, 1)),
-                                     result.options)
-            sys.stdout.write(generated.source)
-    return 0
+    return "".join(lower_kernel(result.module, kernel.name, KernelSpec((1, 1, 1)),
+                                result.options).source for kernel in result.module.kernels)
 
 
 def _sizes(text: str | None) -> tuple[int, int, int] | None:

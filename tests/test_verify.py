@@ -164,10 +164,13 @@ def test_user_call_arguments_match_the_callee() -> None:
     assert "not a function of the module" in verify(module(function(ir.ExprStmt(unknown))))[0]
 
 
-def test_index_base_is_pointer_or_array() -> None:
+def test_index_base_is_pointer_array_or_vector() -> None:
     e = ir.Index(T.INT, var("x", T.INT, 3), int_lit(0), loc=at(3, 6))
     problems = expr_problems(e, decl("x", T.INT))
-    assert len(problems) == 1 and "subscript of 'int', not a pointer or array" in problems[0]
+    assert len(problems) == 1 and "subscript of 'int', not a pointer, array or vector" in problems[0]
+    i4 = T.VectorType(T.INT, 4)
+    assert expr_problems(ir.Index(T.INT, var("v", i4, 3), var("k", T.INT, 3)),
+                         decl("v", i4), decl("k", T.INT)) == []
 
 
 def test_swizzle_indices_in_range() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import ArrayType, PointerType
+from ppcl.compiler.ir.types import PointerType, indexes_in_place
 from ppcl.compiler.ir.visit import Node, walk
 
 ASYNC_COPIES = ("async_work_group_copy", "async_work_group_strided_copy")
@@ -25,7 +25,7 @@ def root_var(e: ir.Expr) -> str | None:
             e = e.base
         elif isinstance(e, ir.Swizzle):
             e = e.base
-        elif isinstance(e, ir.Index) and isinstance(e.base.type, ArrayType):
+        elif isinstance(e, ir.Index) and indexes_in_place(e.base.type):
             e = e.base
         else:
             return None

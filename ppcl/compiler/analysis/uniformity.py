@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from ppcl.compiler.analysis.callgraph import reaching
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.builtins import lookup as lookup_builtin
+from ppcl.compiler.ir.types import indexes_in_place
 from ppcl.compiler.ir.visit import children, walk
 
 
@@ -444,9 +445,7 @@ def _root_var(e: ir.Expr) -> str | None:
         elif isinstance(e, ir.Member) and not e.arrow:
             e = e.base
         elif isinstance(e, ir.Index):
-            from ppcl.compiler.ir.types import ArrayType
-
-            if not isinstance(e.base.type, ArrayType):
+            if not indexes_in_place(e.base.type):
                 return None
             e = e.base
         elif isinstance(e, ir.Cast):

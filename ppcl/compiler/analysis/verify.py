@@ -455,10 +455,10 @@ class _Verifier:
         base = e.base.type
         if isinstance(base, T.PointerType):
             elem = base.pointee
-        elif isinstance(base, T.ArrayType):
+        elif isinstance(base, T.ArrayType | T.VectorType):
             elem = base.elem
         else:
-            self.report(e.loc, f"subscript of '{base}', not a pointer or array")
+            self.report(e.loc, f"subscript of '{base}', not a pointer, array or vector")
             return
         if e.type != elem:
             self.report(e.loc, f"subscript of '{base}' has type '{e.type}'")

@@ -10,6 +10,7 @@ backend, through the ``call`` hook.
 from __future__ import annotations
 
 from ppcl.compiler.codegen.cstyle import (
+    BINARY_PREC,
     PREC_ASSIGN,
     PREC_POSTFIX,
     PREC_UNARY,
@@ -18,6 +19,7 @@ from ppcl.compiler.codegen.cstyle import (
     Dialect,
 )
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.conversions import signed_integer_of_size
 from ppcl.compiler.ir.types import (
     SCALAR_TYPES,
     VECTOR_WIDTHS,
@@ -158,6 +160,50 @@ def c_cast(p: CStylePrinter, e: ir.Expr) -> str | None:
     return None
 
 
+def c_unary(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``!v`` on a vector is ``v == 0`` (GCC has no ``!`` on vectors): -1 where a component
+    is zero, as OpenCL's ``!`` gives."""
+    assert isinstance(e, ir.Unary)
+    if e.op != "!" or not isinstance(e.operand.type, VectorType):
+        return None
+    return f"({p.expr(e.operand, BINARY_PREC['=='] + 1)} == 0)"
+
+
+def c_binary(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``a && b`` and ``a || b`` on vectors compare each side with zero and combine the -1/0
+    masks bitwise (GCC has no vector ``&&``; OpenCL evaluates both sides of a vector one)."""
+    assert isinstance(e, ir.Binary)
+    if e.op not in ("&&", "||") or not isinstance(e.type, VectorType):
+        return None
+    operand = BINARY_PREC["!="] + 1
+    combine = "&" if e.op == "&&" else "|"
+    return (f"(({p.expr(e.lhs, operand)} != 0) {combine} "
+            f"({p.expr(e.rhs, operand)} != 0))")
+
+
+def c_conditional(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``c ? a : b`` with a vector condition selects per component by the sign bit of ``c``
+    (OpenCL's ``select(b, a, c)``); C has no vector ``?:``, so the components are chosen with
+    a mask through same-sized integer vectors (GCC's vector casts keep the bits)."""
+    assert isinstance(e, ir.Conditional)
+    if not isinstance(e.cond.type, VectorType):
+        return None
+    mask = c_vector_name(VectorType(signed_integer_of_size(e.cond.type.elem.size),
+                                    e.cond.type.width))
+    result = c_vector_name(e.type) if isinstance(e.type, VectorType) else p.type_name(e.type)
+    cond = p.expr(e.cond, PREC_ASSIGN)
+    then = p.expr(e.then, PREC_ASSIGN)
+    otherwise = p.expr(e.otherwise, PREC_ASSIGN)
+    return (f"({{ {mask} __ppcl_mask = ({mask})({cond}) < 0; ({result})((({mask})({then}) & "
+            f"__ppcl_mask) | (({mask})({otherwise}) & ~__ppcl_mask)); }})")
+
+
+def c_unroll(count: int) -> str | None:
+    """GCC's spelling of ``#pragma unroll N``; it has none for "as far as possible", where its
+    own complete unrolling of constant trip counts decides."""
+    return None if count == 0 else f"#pragma GCC unroll {count}"
+
+
 def c_vec_step(p: CStylePrinter, e: ir.Expr) -> str | None:
     assert isinstance(e, ir.VecStep)
     return str(e.value)
@@ -234,9 +280,13 @@ C = Dialect(
     swizzle=c_swizzle,
     cast=c_cast,
     vec_step=c_vec_step,
+    unary=c_unary,
+    binary=c_binary,
+    conditional=c_conditional,
     assign_swizzle=c_assign_swizzle,
     divide=c_divide,
     masks_shift_count="all",
+    unroll_pragma=c_unroll,
 )
 
 _PRINTER = CStylePrinter(C)

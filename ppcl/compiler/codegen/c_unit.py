@@ -28,12 +28,38 @@ from ppcl.compiler.codegen.kernel_c import Formed, KernelPrinter
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.printf_spec import PrintfFormat, printf_table
-from ppcl.compiler.ir.types import AddressSpace, ArrayType, ImageType, PointerType, Type
-from ppcl.compiler.ir.visit import walk
+from ppcl.compiler.ir.types import AddressSpace, ArrayType, ImageType, PointerType, Type, VectorType
+from ppcl.compiler.ir.visit import Rewriter, walk
 
 _LOWERED_HERE = WORKITEM_FUNCTIONS + ("barrier", "work_group_barrier", "async_work_group_copy",
                                       "async_work_group_strided_copy", "wait_group_events",
                                       "printf")
+
+
+
+class _StaticInit(Rewriter):
+    """A program-scope initializer as C accepts it for a static object: vector literals and
+    scalars widened to vectors (C compound literals, which are not constant expressions) become
+    brace lists of their components."""
+
+    def rewrite_Cast(self, e: ir.Cast) -> ir.Expr:
+        if isinstance(e.type, VectorType) and not isinstance(e.operand.type, VectorType):
+            return ir.InitList(e.type, (e.operand,) * e.type.width, loc=e.loc)  # a splat
+        return e
+
+    def rewrite_VectorLiteral(self, e: ir.VectorLiteral) -> ir.Expr:
+        assert isinstance(e.type, VectorType)
+        if len(e.elems) == 1 and not isinstance(e.elems[0].type, VectorType):
+            return ir.InitList(e.type, e.elems * e.type.width, loc=e.loc)
+        parts: list[ir.Expr] = []
+        for elem in e.elems:
+            inner = elem.operand if isinstance(elem, ir.Cast) and elem.implicit else elem
+            if isinstance(inner, ir.InitList) and isinstance(inner.type, VectorType):
+                parts.extend(inner.elems[:inner.type.width])
+            else:
+                parts.append(elem)
+        return ir.InitList(e.type, tuple(parts), loc=e.loc)
+
 
 PRELUDE = r"""
 #include <stddef.h>
@@ -160,7 +186,9 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
         if isinstance(d, ir.TypeDef | ir.RecordDef | ir.EnumDef):
             top += p.top_level(d)
         elif isinstance(d, ir.GlobalVar):
-            decl = dataclasses.replace(d.decl, const=True, space=AddressSpace.PRIVATE)
+            init = None if d.decl.init is None else _StaticInit().rewrite(d.decl.init)
+            decl = dataclasses.replace(d.decl, const=True, space=AddressSpace.PRIVATE,
+                                       init=init)
             top.append("static " + p.var_decls([decl]) + ";")
     p.in_helper = True
     headers = {}

@@ -73,6 +73,10 @@ def same_name(name: str) -> str:
     return name
 
 
+def opencl_unroll(count: int) -> str | None:
+    return "#pragma unroll" if count == 0 else f"#pragma unroll {count}"
+
+
 def opencl_vector_name(t: VectorType) -> str:
     return f"{t.elem.name}{t.width}"
 
@@ -115,6 +119,8 @@ class Dialect:
     cast: ExprHook | None = None  # consulted for implicit and explicit casts
     call: ExprHook | None = None  # builtin and user calls
     vec_step: ExprHook | None = None
+    unary: ExprHook | None = None
+    binary: ExprHook | None = None
     conditional: ExprHook | None = None  # ``c ? a : b``, e.g. with a vector condition
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
@@ -128,6 +134,8 @@ class Dialect:
     # kernels take their arguments otherwise than OpenCL's (CUDA's ``__local`` arguments).
     kernel_params: Callable[[CStylePrinter, ir.Function], list[str]] | None = None
     kernel_prologue: Callable[[CStylePrinter, ir.Function], list[str]] | None = None
+    # The line before a loop of ``#pragma unroll N`` (0: unroll as far as possible), or None.
+    unroll_pragma: Callable[[int], str | None] = opencl_unroll
 
     def space(self, space: AddressSpace) -> str:
         return self.address_spaces.get(space, "")
@@ -413,7 +421,9 @@ class CStylePrinter:
             cond = "" if s.cond is None else " " + self.full_expr(s.cond)
             step = "" if s.step is None else " " + self.full_expr(s.step)
             header = f"for ({init};{cond};{step}) {{"
-            return [ind + header] + self.body(s.body, level) + [ind + "}"]
+            pragma = None if s.unroll is None else self.dialect.unroll_pragma(s.unroll)
+            lines = [] if pragma is None else [ind + pragma]
+            return lines + [ind + header] + self.body(s.body, level) + [ind + "}"]
         if isinstance(s, ir.While):
             return ([ind + f"while ({self.full_expr(s.cond)}) {{"] + self.body(s.body, level)
                     + [ind + "}"])
@@ -499,6 +509,10 @@ class CStylePrinter:
         if isinstance(e, ir.VarRef):
             return self.name(e.name), PREC_PRIMARY
         if isinstance(e, ir.Binary):
+            if self.dialect.binary is not None:
+                spelled = self.dialect.binary(self, e)
+                if spelled is not None:
+                    return spelled, PREC_POSTFIX
             if e.op in ("/", "%") and self.dialect.divide is not None:
                 spelled = self.dialect.divide(self, e)
                 if spelled is not None:
@@ -579,6 +593,10 @@ class CStylePrinter:
         raise TypeError(f"cannot print expression {type(e).__name__}")
 
     def unary(self, e: ir.Unary) -> tuple[str, int]:
+        if self.dialect.unary is not None:
+            spelled = self.dialect.unary(self, e)
+            if spelled is not None:
+                return spelled, PREC_POSTFIX
         if e.op in ("p++", "p--"):
             return f"{self.expr(e.operand, PREC_POSTFIX)}{e.op[1:]}", PREC_POSTFIX
         operand = self.expr(e.operand, PREC_UNARY)

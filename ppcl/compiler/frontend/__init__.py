@@ -108,7 +108,7 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     module = analyze(ast, diagnostics, filename=filename, tokens=tokens, fp64=fp64,
                      cl_version=opts.opencl_c_version, extensions=pre.extensions,
                      single_precision_constant=opts.single_precision_constant, locate=locate,
-                     separate_unit=separate_unit)
+                     pragmas=pre.pragmas, separate_unit=separate_unit)
     timings["sema"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
     return FrontendResult(module, diagnostics.format(), opts, timings)

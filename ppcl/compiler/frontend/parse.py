@@ -20,8 +20,8 @@ import threading
 from typing import Any
 
 from pycparser import c_ast
-from pycparser.c_parser import ParseError
-from pycparserext.ext_c_parser import OpenCLCParser
+from pycparser.c_parser import _TYPE_QUALIFIER, ParseError
+from pycparserext.ext_c_parser import _GNU_TYPE_QUALIFIERS, _OCL_TYPE_QUALIFIERS, OpenCLCParser
 
 from ppcl.compiler.deepstack import on_deep_stack
 from ppcl.compiler.diagnostics import Diagnostics, Loc
@@ -50,6 +50,9 @@ _MESSAGES = {
     "Invalid declaration": "expected a declaration",
     "Missing type in declaration": "expected a type name",
 }
+
+# Qualifiers that may follow a '*' in a declarator: C's, GNU's and OpenCL's address spaces.
+_POINTER_QUALIFIERS = _TYPE_QUALIFIER | _GNU_TYPE_QUALIFIERS | _OCL_TYPE_QUALIFIERS
 
 # Tokens that clang expects right after the previous token; their absence is reported there.
 _CLOSING = {"SEMI", "RPAREN", "RBRACE", "RBRACKET", "COLON"}
@@ -130,6 +133,28 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         message = _MESSAGES.get(msg, msg[:1].lower() + msg[1:] if msg else "syntax error")
         raise SyntaxErrorAt(self.clex.filename, tok.lineno, tok.column,
                             f"{message} before '{tok.value}'")
+
+    def _scan_declarator_name_info(self) -> Any:
+        """pycparserext's look-ahead for a declarator's name skips C and GNU qualifiers after
+        a ``*`` but not OpenCL's address spaces (``constant char * constant names[]``,
+        ``int * __private p``): where one follows a ``*``, the stars and their qualifiers are
+        skipped here and the rest of the scan is pycparserext's."""
+        if not self._star_with_address_space():
+            return super()._scan_declarator_name_info()
+        while self._accept("TIMES"):
+            while self._peek_type() in _POINTER_QUALIFIERS:
+                self._advance()
+        return super()._scan_declarator_name_info()
+
+    def _star_with_address_space(self) -> bool:
+        k = 1
+        while self._peek_type(k) == "TIMES":
+            k += 1
+            while self._peek_type(k) in _POINTER_QUALIFIERS:
+                if self._peek_type(k) in _OCL_TYPE_QUALIFIERS:
+                    return True
+                k += 1
+        return False
 
     def _parse_attribute(self) -> Any:
         tok = self._peek()

@@ -141,6 +141,11 @@ def predefined_macros(
         ("kernel_exec(X, typen)", "__kernel_exec(X, typen)"),
         ("NULL", "((void*)0)"),
         ("vec_step(x)", "__ppcl_vec_step(sizeof(x))"),
+        # clang's alignment queries, of a type or an expression, as vec_step is taken
+        ("__alignof__(x)", "__ppcl_alignof(sizeof(x))"),
+        ("__alignof(x)", "__ppcl_alignof(sizeof(x))"),
+        ("_Alignof(x)", "__ppcl_alignof(sizeof(x))"),
+        ("__builtin_offsetof(t, m)", "__ppcl_offsetof(sizeof(t), m)"),
     ]
     if image_support:
         macros.append(("__IMAGE_SUPPORT__", "1"))

@@ -8,20 +8,24 @@ Whole-program rules (no recursion, called functions defined) are in ``checks``.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
 
 from pycparser import c_ast
 
-from ppcl.compiler.diagnostics import Diagnostics, Loc
+from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend import checks
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
 from ppcl.compiler.frontend.sema_types import FunctionState, QualType, SemaError, Symbol
+from ppcl.compiler.frontend.sema_values import string_length
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 
 _KERNEL_SPECS = {"__kernel", "kernel"}
+_UNROLL_PRAGMA = re.compile(r"unroll(?=$|[\s(])")
 _KERNEL_ATTRIBUTES = {"reqd_work_group_size", "work_group_size_hint", "vec_type_hint"}
 _IGNORED_ATTRIBUTES = {"always_inline", "noinline", "pure", "const", "overloadable", "unused",
                        "used", "nodebug", "flatten"}
@@ -36,6 +40,8 @@ class Sema(ExprSema):
         self.functions: dict[str, ir.Function] = {}
         self.call_sites: dict[str, list[tuple[str, Loc]]] = {}
         self.prototype_only: set[str] = set()
+        self.pending_unroll: list[tuple[Loc, int]] = []  # '#pragma unroll' lines, in order
+        self.last_statement: Loc = NO_LOC  # where the statement analysed last begins
         # a unit compiled apart (clCompileProgram): what it declares another unit may define
         self.separate_unit = False
 
@@ -54,7 +60,12 @@ class Sema(ExprSema):
         defined = self.defined_functions()
         if self.separate_unit:
             defined |= {d.name for d in self.decls if isinstance(d, ir.Function)}
-        checks.check_calls(self.diags, self.call_sites, defined)
+        shown: dict[str, str] = {}  # overloads by their source name and parameters
+        for name, members in self.overload_sets.items():
+            for sym in members:
+                assert isinstance(sym.type, T.FunctionType)
+                shown[sym.name] = f"{name}({', '.join(map(str, sym.type.params))})"
+        checks.check_calls(self.diags, self.call_sites, defined, shown)
         return ir.Module(tuple(self.decls), tuple(self.extensions.items()))
 
     def defined_functions(self) -> set[str]:
@@ -140,7 +151,11 @@ class Sema(ExprSema):
         params = self.parameters(fnode, name, is_kernel, definition=body is not None)
         ftype = T.FunctionType(ret, tuple(p.type for p in params))
         previous = self.scopes[0].get(name)
-        if previous is not None:
+        overloadable = any(a[0].strip("_") == "overloadable" for a in self.attributes(
+            list(decl.funcspec or [])) + self.attributes(getattr(fnode, "attributes", None)))
+        if overloadable or name in self.overload_sets:
+            sym = self.overload(name, ftype, overloadable, is_kernel, body is not None, loc)
+        elif previous is not None:
             if previous.kind != "func":
                 self.fail(loc, f"redefinition of '{name}' as a function")
             if previous.type != ftype:
@@ -155,10 +170,40 @@ class Sema(ExprSema):
             self.global_names.add(name)
         sym.is_kernel = sym.is_kernel or is_kernel
         if body is None:
-            return ir.Function(name, ret, params, None, is_kernel, attrs, inline, loc=loc)
+            return ir.Function(sym.name, ret, params, None, is_kernel, attrs, inline, loc=loc)
         sym.defined = True
-        block = self.function_body(name, is_kernel, ret, params, body)
-        return ir.Function(name, ret, params, block, is_kernel, attrs, inline, loc=loc)
+        block = self.function_body(sym.name, is_kernel, ret, params, body)
+        return ir.Function(sym.name, ret, params, block, is_kernel, attrs, inline, loc=loc)
+
+    def overload(self, name: str, ftype: T.FunctionType, overloadable: bool, is_kernel: bool,
+                 has_body: bool, loc: Loc) -> Symbol:
+        """The symbol of one overload of an ``overloadable`` function (clang's extension to C):
+        each has an IR name of its own, ``__ovl<n>_<name>`` (reserved in C, so it meets no
+        program name); calls pick one by ``ExprSema.overloaded_call``."""
+        if is_kernel:
+            self.fail(loc, f"kernel function '{name}' cannot be 'overloadable'")
+        members = self.overload_sets.get(name)
+        if not overloadable or (members is None and name in self.scopes[0]):
+            self.fail(loc, f"redeclaration of '{name}' must have the 'overloadable' attribute "
+                           "(every declaration of an overloaded function needs it)")
+        if members is None:
+            members = self.overload_sets[name] = []
+            self.scopes[0][name] = Symbol("overloads", name, ftype, loc=loc)
+            self.global_names.add(name)
+        for sym in members:
+            assert isinstance(sym.type, T.FunctionType)
+            if sym.type.params != ftype.params:
+                continue
+            if sym.type.ret != ftype.ret:
+                self.fail(loc, f"conflicting types for '{name}': '{ftype}' here, '{sym.type}' "
+                               "before (overloads differ in their parameters, not only in the "
+                               "return type)")
+            if sym.defined and has_body:
+                self.fail(loc, f"redefinition of function '{name}' ('{ftype}')")
+            return sym
+        sym = Symbol("func", f"__ovl{len(members)}_{name}", ftype, loc=loc)
+        members.append(sym)
+        return sym
 
     def parameters(self, fnode: c_ast.Node, fname: str, is_kernel: bool,
                    definition: bool = True) -> tuple[ir.Param, ...]:
@@ -213,6 +258,10 @@ class Sema(ExprSema):
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'bool'")
         if t == T.EVENT_T:
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'event_t'")
+        if isinstance(t, T.StructType) and _holds_pointer(t):
+            shown = self.typedef_names.get(t.name, str(t))
+            self.fail(loc, f"kernel parameter '{name}' of type '{shown}': struct kernel "
+                           "parameters may not contain pointers")
 
     def kernel_attributes(self, decl: c_ast.Decl, fnode: c_ast.Node,
                           is_kernel: bool) -> ir.KernelAttrs:
@@ -283,6 +332,33 @@ class Sema(ExprSema):
                 self.pop_scope()
         return ir.Block(tuple(stmts), loc=self.loc(node))
 
+    def unroll_pragmas(self, pragmas: list[tuple[Loc, str]]) -> None:
+        """The ``#pragma unroll`` lines of the program (the preprocessor keeps pragmas out of
+        the parsed text), each checked and kept for the ``for`` loop right after it."""
+        for loc, text in pragmas:
+            text = text.strip()
+            if text == "nounroll":
+                self.pending_unroll.append((loc, 1))
+                continue
+            if not _UNROLL_PRAGMA.match(text):
+                continue  # another pragma
+            argument = text[len("unroll"):].strip()
+            count = argument[1:-1].strip() if argument.startswith("(") else argument
+            if count and (not count.isdigit() or int(count) < 1):
+                self.error(loc, f"'#pragma unroll' takes a positive integer count, not "
+                                f"'{argument}'")
+                continue
+            self.pending_unroll.append((loc, int(count) if count else 0))
+
+    def unroll_before(self, loc: Loc, previous: Loc) -> int | None:
+        """The count of a ``#pragma unroll`` between the statement before (``previous``) and
+        the loop at ``loc``: it belongs to that loop."""
+        for i, (at, count) in enumerate(self.pending_unroll):
+            if at.file == loc.file and previous.line < at.line < loc.line:
+                del self.pending_unroll[i]
+                return count
+        return None
+
     def statement_list(self, node: c_ast.Node) -> list[ir.Stmt]:
         """The statements for one source statement; errors are reported and the statement
         dropped."""
@@ -301,6 +377,7 @@ class Sema(ExprSema):
     def statement(self, node: c_ast.Node) -> list[ir.Stmt]:
         loc = self.loc(node)
         assert self.func is not None
+        previous, self.last_statement = self.last_statement, loc
         if isinstance(node, c_ast.Compound):
             return [self.compound(node)]
         if isinstance(node, c_ast.Decl):
@@ -316,7 +393,12 @@ class Sema(ExprSema):
             otherwise = self.single(node.iffalse) if node.iffalse is not None else None
             return [ir.If(cond, then, otherwise, loc=loc)]
         if isinstance(node, c_ast.For):
-            return [self.for_loop(node, loc)]
+            loop = self.for_loop(node, loc)
+            unroll = self.unroll_before(loc, previous) if self.pending_unroll else None
+            if unroll is not None:
+                assert isinstance(loop, ir.For)
+                loop = dataclasses.replace(loop, unroll=unroll)
+            return [loop]
         if isinstance(node, c_ast.While):
             cond = self.condition(node.cond)
             return [ir.While(cond, self.loop_body(node.stmt), loc=loc)]
@@ -485,9 +567,9 @@ class Sema(ExprSema):
     def _complete_array(self, t: T.Type, init: c_ast.Node | None, loc: Loc) -> T.Type:
         if isinstance(t, T.ArrayType) and t.length is None:
             if isinstance(init, c_ast.InitList):
-                return T.ArrayType(t.elem, len(init.exprs))
+                return T.ArrayType(t.elem, len(self._placed(list(init.exprs), None, t)))
             if isinstance(init, c_ast.Constant) and _is_string(init) and t.elem in (T.CHAR, T.UCHAR):
-                return T.ArrayType(t.elem, _string_length(init.value) + 1)
+                return T.ArrayType(t.elem, string_length(init.value[1:-1]) + 1)
         return t
 
     def initializer(self, node: c_ast.Node, t: T.Type, at: Loc | None = None) -> ir.Expr:
@@ -495,10 +577,11 @@ class Sema(ExprSema):
         if isinstance(node, c_ast.InitList):
             return self.init_list(node, t, loc)
         if isinstance(node, c_ast.NamedInitializer):
-            self.fail(loc, "designated initializers are not supported by ppcl")
+            self.fail(loc, "a designator '.field' or '[index]' belongs in a braced list of a "
+                           "struct, union or array")
         if _is_string(node) and isinstance(t, T.ArrayType) and t.elem in (T.CHAR, T.UCHAR):
             assert t.length is not None
-            if _string_length(node.value) + 1 > t.length:
+            if string_length(node.value[1:-1]) + 1 > t.length:
                 self.fail(loc, f"initializer string is too long for '{t}'")
             return ir.StringLit(t, node.value[1:-1], loc=loc)
         value = self.rvalue(node)
@@ -507,6 +590,59 @@ class Sema(ExprSema):
         converted = self.convert(value, t, "initialization", at)
         self._warn_narrowing(value, t)
         return converted
+
+    def _placed(self, items: list[c_ast.Node], count: int | None,
+                t: T.Type) -> list[c_ast.Node | None]:
+        """The initializers of a braced list in the order of the elements or fields of ``t``
+        they initialize (C99 designators ``.field`` and ``[index]`` move the position), None
+        where a gap is left; ``count`` is the number of slots (None: an array of unknown
+        length, as long as the list makes it)."""
+        slots: list[c_ast.Node | None] = []
+        position = 0
+        for item in items:
+            if isinstance(item, c_ast.NamedInitializer):
+                position = self._designated(item, t)
+                item = item.expr
+            if count is not None and position >= count:
+                self.fail(self.loc(item), f"too many initializers for '{t}' (element "
+                                          f"{position + 1} of {count})")
+            slots.extend([None] * (position + 1 - len(slots)))
+            slots[position] = item
+            position += 1
+        return slots
+
+    def _designated(self, item: c_ast.NamedInitializer, t: T.Type) -> int:
+        """The position a designator names in ``t``."""
+        loc = self.loc(item)
+        if len(item.name) != 1:
+            self.fail(loc, "nested designators ('.a.b', '[i].f') are not supported by ppcl; "
+                           "initialize the inner record with its own braced list")
+        designator = item.name[0]
+        if isinstance(t, T.ArrayType):
+            if isinstance(designator, c_ast.ID):
+                self.fail(loc, f"field designator '.{designator.name}' in the initializer of "
+                               f"array '{t}'")
+            index = fold(self.rvalue(designator))
+            if index is None or index < 0:
+                self.fail(loc, "array designator is not a non-negative integer constant")
+            return index
+        if not isinstance(t, T.StructType) or not isinstance(designator, c_ast.ID):
+            self.fail(loc, f"designator in the initializer of '{t}'")
+        names = [f.name for f in t.fields]
+        if designator.name not in names:
+            shown = self.typedef_names.get(t.name, str(t))
+            self.fail(loc, f"no member named '{designator.name}' in '{shown}'")
+        position = names.index(designator.name)
+        if t.is_union and position != 0:
+            self.fail(loc, f"a union is initialized through its first member ('.{names[0]}'); "
+                           f"ppcl does not support initializing '.{designator.name}'")
+        return position
+
+    def zero(self, t: T.Type, loc: Loc) -> ir.Expr:
+        """The value of an element or field a braced list leaves out: zero, as C gives it."""
+        if isinstance(t, T.ArrayType | T.StructType):
+            return ir.InitList(t, (), loc=loc)
+        return self.convert(ir.IntLit(T.INT, 0, loc=loc), t, "initialization")
 
     def _warn_narrowing(self, value: ir.Expr, t: T.Type) -> None:
         src = T.scalar_of(value.type)
@@ -519,15 +655,15 @@ class Sema(ExprSema):
         items = list(node.exprs)
         if isinstance(t, T.ArrayType):
             assert t.length is not None
-            if len(items) > t.length:
-                self.fail(loc, f"too many initializers for '{t}' ({len(items)} given)")
-            elems = tuple(self.initializer(item, t.elem) for item in items)
+            slots = self._placed(items, t.length, t)
+            elems = tuple(self.zero(t.elem, loc) if item is None else
+                          self.initializer(item, t.elem) for item in slots)
             return ir.InitList(t, elems, loc=loc)
         if isinstance(t, T.StructType):
             fields = t.fields[:1] if t.is_union else t.fields
-            if len(items) > len(fields):
-                self.fail(loc, f"too many initializers for '{t}' ({len(items)} given)")
-            elems = tuple(self.initializer(item, f.type) for item, f in zip(items, fields))
+            slots = self._placed(items, len(fields), t)
+            elems = tuple(self.zero(f.type, loc) if item is None else
+                          self.initializer(item, f.type) for item, f in zip(slots, fields))
             return ir.InitList(t, elems, loc=loc)
         if isinstance(t, T.VectorType):
             if len(items) > t.width:
@@ -540,6 +676,15 @@ class Sema(ExprSema):
         return self.initializer(items[0], t)
 
 
+def _holds_pointer(t: T.Type) -> bool:
+    """Whether a value of type ``t`` contains a pointer (in a member, at any depth)."""
+    while isinstance(t, T.ArrayType):
+        t = t.elem
+    if isinstance(t, T.PointerType):
+        return True
+    return isinstance(t, T.StructType) and any(_holds_pointer(f.type) for f in t.fields)
+
+
 def _declname_node(node: c_ast.Node) -> c_ast.Node:
     while not isinstance(node, c_ast.TypeDecl) and hasattr(node, "type"):
         node = node.type
@@ -548,12 +693,6 @@ def _declname_node(node: c_ast.Node) -> c_ast.Node:
 
 def _is_string(node: c_ast.Node | None) -> bool:
     return isinstance(node, c_ast.Constant) and node.type == "string"
-
-
-def _string_length(literal: str) -> int:
-    """Characters of a string literal's value (escapes count once)."""
-    body = literal[1:-1]
-    return len(body.encode("ascii", "backslashreplace").decode("unicode_escape"))
 
 
 def _promote(t: T.Type) -> T.Type:
@@ -584,14 +723,16 @@ def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<s
             fp64: bool = True, cl_version: int = 120, extensions: dict[str, bool] | None = None,
             single_precision_constant: bool = False,
             locate: Callable[[str, int, int], Loc] | None = None,
+            pragmas: list[tuple[Loc, str]] | None = None,
             separate_unit: bool = False) -> ir.Module:
     """Type-check a parsed translation unit into an IR module; errors go to ``diagnostics``.
-    ``separate_unit``: the unit is compiled apart and linked later, so a function it declares
-    may be defined by another unit."""
+    ``pragmas`` are the preprocessor's (location, text) of the ``#pragma`` lines;
+    ``separate_unit``: the unit is compiled apart and linked later."""
     sema = Sema(diagnostics, filename=filename, fp64=fp64, cl_version=cl_version,
                 extensions=dict(extensions or {}),
                 single_precision_constant=single_precision_constant, locate=locate)
     sema.tokens = tokens
+    sema.unroll_pragmas(pragmas or [])
     sema.separate_unit = separate_unit
     return sema.module(ast)
 

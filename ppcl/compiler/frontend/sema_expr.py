@@ -15,6 +15,7 @@ from typing import Any
 from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import Loc
+from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.printf_format import (
     FormatError,
     canonical_literal,
@@ -29,6 +30,7 @@ from ppcl.compiler.frontend.sema_values import (
     is_integer,
     is_null_constant,
     is_scalar_value,
+    string_length,
 )
 from ppcl.compiler.ir import conversions as conv
 from ppcl.compiler.ir import nodes as ir
@@ -60,7 +62,8 @@ class ExprSema(ValueSema):
             return self._sizeof(node, loc)
         if op == "&":
             operand = self.expr(node.expr)
-            if isinstance(operand, ir.Swizzle):
+            if isinstance(operand, ir.Swizzle) or (isinstance(operand, ir.Index) and
+                                                   isinstance(operand.base.type, T.VectorType)):
                 self.fail(loc, "cannot take the address of a vector component selection")
             if not self.is_lvalue(operand):
                 self.fail(loc, "cannot take the address of an rvalue")
@@ -106,6 +109,8 @@ class ExprSema(ValueSema):
         else:
             operand = self.expr(node.expr)
             t = operand.type
+            if isinstance(operand, ir.StringLit):
+                t = T.ArrayType(T.CHAR, string_length(operand.value) + 1)
         try:
             size = t.size
         except TypeError:
@@ -293,13 +298,62 @@ class ExprSema(ValueSema):
             if isinstance(elem, T.VoidType):
                 self.fail(loc, "subscript of a 'void *' pointer")
         elif isinstance(base.type, T.VectorType):
-            self.fail(loc, "subscripting a vector is not allowed in OpenCL C 1.2; use "
-                           ".s0 ... .sF")
+            return self.vector_subscript(base, index, loc)
         else:
             self.fail(loc, f"subscripted value of type '{base.type}' is not an array or pointer")
         if not (isinstance(index.type, (T.ScalarType, T.EnumType)) and is_integer(index.type)):
             self.fail(index.loc, f"array subscript is not an integer ('{index.type}')")
         return ir.Index(elem, base, index, loc=loc)
+
+    def vector_subscript(self, base: ir.Expr, index: ir.Expr, loc: Loc) -> ir.Expr:
+        """``v[i]`` as clang accepts it: a constant index is the component ``.si``, any other
+        index a subscript of the vector (an lvalue when ``v`` is)."""
+        vt = base.type
+        assert isinstance(vt, T.VectorType)
+        if not (isinstance(index.type, (T.ScalarType, T.EnumType)) and is_integer(index.type)):
+            self.fail(index.loc, f"vector subscript is not an integer ('{index.type}')")
+        value = fold(index)
+        selected = base
+        if isinstance(base, ir.Swizzle) and isinstance(base.base.type, T.VectorType):
+            selected = base.base  # v.zw[i] subscripts v through the selection
+        if value is not None:
+            if not 0 <= value < vt.width:
+                self.fail(index.loc, f"vector subscript {value} is out of range for '{vt}' "
+                                     f"(0 ... {vt.width - 1})")
+            if selected is not base:
+                assert isinstance(base, ir.Swizzle)
+                value = base.indices[value]
+            return ir.Swizzle(vt.elem, selected, (value,), f"s{value:x}", loc=base.loc)
+        if selected is not base:
+            assert isinstance(base, ir.Swizzle)
+            indices = base.indices
+            step = indices[1] - indices[0]
+            if step != 0 and all(b - a == step for a, b in zip(indices, indices[1:])):
+                # .hi, .odd, .zw, .s3210: the components form a progression; an lvalue still
+                start = ir.IntLit(T.INT, indices[0], loc=index.loc)
+                scaled = self.binary("*", ir.IntLit(T.INT, step, loc=index.loc), index, loc)
+                return ir.Index(vt.elem, selected, self.binary("+", start, scaled, loc), loc=loc)
+        return ir.Index(vt.elem, base, index, loc=loc)
+
+    def init_list(self, node: c_ast.InitList, t: T.Type, loc: Loc) -> ir.Expr:
+        """A brace initializer of type ``t``: declarations' rules, ``Sema`` (sema.py)."""
+        raise NotImplementedError
+
+    def expr_CompoundLiteral(self, node: c_ast.CompoundLiteral) -> ir.Expr:
+        """``(S){1, 2.0f}``: a C99 compound literal of a struct, union, vector or scalar type,
+        as the explicit cast of its brace list (printed back the same way)."""
+        loc = self.loc(node)
+        t = self.type_name(node.type)
+        if isinstance(t, T.ArrayType):
+            self.fail(loc, "compound literals of array type '(T[]){...}' are not supported by "
+                           "ppcl; initialize a variable instead")
+        if not isinstance(node.init, c_ast.InitList):
+            self.fail(loc, "a compound literal needs a braced initializer list")
+        return ir.Cast(t, self.init_list(node.init, t, loc), loc=loc)
+
+    def expr_Compound(self, node: c_ast.Compound) -> ir.Expr:
+        self.fail(self.loc(node), "statement expressions '({ ... })' used as a value are a GNU "
+                                  "extension ppcl does not support")
 
     def expr_StructRef(self, node: c_ast.StructRef) -> ir.Expr:
         loc = self.operator_loc(node.field, node.type, self.loc(node))
@@ -454,14 +508,64 @@ class ExprSema(ValueSema):
         name: str = node.name.name
         if name == "__ppcl_vec_step":
             return self._vec_step(arg_nodes, loc)
+        if name == "__ppcl_alignof":
+            return self._alignof(arg_nodes, loc)
+        if name == "__ppcl_offsetof":
+            return self._offsetof(arg_nodes, loc)
         sym = self.lookup(name)
         if sym is not None and sym.kind == "func":
             return self._user_call(sym, arg_nodes, loc)
+        if sym is not None and sym.kind == "overloads":
+            return self.overloaded_call(name, arg_nodes, loc)
         builtins = builtins_module()
         if not builtins.is_builtin(name):
             self.fail(loc, f"implicit declaration of function '{name}' is not allowed in "
                            "OpenCL C")
         return self._builtin_call(builtins, name, arg_nodes, loc)
+
+    def _alignof(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
+        """``__alignof__(T)``, ``_Alignof(T)`` or of an expression: the alignment in bytes
+        that OpenCL's layout gives the type (a ``size_t`` constant)."""
+        if len(args) != 1 or not (isinstance(args[0], c_ast.UnaryOp) and args[0].op == "sizeof"):
+            self.fail(loc, "__alignof__ takes one type or expression")
+        inner = args[0].expr
+        t = self.type_name(inner) if isinstance(inner, c_ast.Typename) else self.expr(inner).type
+        if isinstance(t, T.VoidType | T.FunctionType):
+            self.fail(loc, f"invalid application of '__alignof__' to '{t}'")
+        try:
+            return ir.IntLit(T.ULONG, t.align, loc=loc)
+        except TypeError:
+            self.fail(loc, f"invalid application of '__alignof__' to an incomplete type '{t}'")
+
+    def _offsetof(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
+        """``__builtin_offsetof(T, member)``, the member a name, ``a.b`` or ``a[2]``: its byte
+        offset in OpenCL's layout of ``T`` (a ``size_t`` constant)."""
+        if len(args) != 2 or not (isinstance(args[0], c_ast.UnaryOp) and
+                                  isinstance(args[0].expr, c_ast.Typename)):
+            self.fail(loc, "__builtin_offsetof takes a type and a member")
+        offset, _ = self._member_offset(self.type_name(args[0].expr), args[1], loc)
+        return ir.IntLit(T.ULONG, offset, loc=loc)
+
+    def _member_offset(self, t: T.Type, node: c_ast.Node, loc: Loc) -> tuple[int, T.Type]:
+        """(offset, type) of the member designated by ``node`` inside a ``t``."""
+        if isinstance(node, c_ast.ArrayRef):
+            offset, array = self._member_offset(t, node.name, loc)
+            index = fold(self.rvalue(node.subscript))
+            if not isinstance(array, T.ArrayType) or index is None:
+                self.fail(loc, "__builtin_offsetof subscripts an array by a constant")
+            return offset + index * array.elem.size, array.elem
+        if isinstance(node, c_ast.StructRef) and node.type == ".":
+            offset, record = self._member_offset(t, node.name, loc)
+            inner, member = self._member_offset(record, node.field, loc)
+            return offset + inner, member
+        if not isinstance(node, c_ast.ID) or not isinstance(t, T.StructType):
+            self.fail(loc, f"__builtin_offsetof needs a member of a struct or union, not of "
+                           f"'{t}'")
+        offsets, _, _ = t.layout()
+        for f, offset in zip(t.fields, offsets):
+            if f.name == node.name:
+                return offset, f.type
+        self.fail(loc, f"no member named '{node.name}' in '{self.typedef_names.get(t.name, t)}'")
 
     def _vec_step(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
         if len(args) != 1 or not (isinstance(args[0], c_ast.UnaryOp) and args[0].op == "sizeof"):
@@ -496,25 +600,44 @@ class ExprSema(ValueSema):
             self.fail(at, f"function '{sym.name}' takes {len(ftype.params)} argument"
                            f"{'s' if len(ftype.params) != 1 else ''}, but {len(arg_nodes)} "
                            "were given")
+        return self._call_with(sym, [self.rvalue(a) for a in arg_nodes], sym.name, loc)
+
+    def _call_with(self, sym: Symbol, values: list[ir.Expr], shown: str, loc: Loc) -> ir.Expr:
+        ftype = sym.type
+        assert isinstance(ftype, T.FunctionType)
         args = []
-        for i, (arg_node, param) in enumerate(zip(arg_nodes, ftype.params)):
-            arg = self.rvalue(arg_node)
-            args.append(self.convert(arg, param, f"argument {i + 1} of '{sym.name}'"))
+        for i, (arg, param) in enumerate(zip(values, ftype.params)):
+            args.append(self.convert(arg, param, f"argument {i + 1} of '{shown}'"))
         if self.func is not None:
             self.func.calls.append((sym.name, loc))
         return ir.Call(ftype.ret, sym.name, tuple(args), loc=loc)
+
+    def overloaded_call(self, name: str, arg_nodes: list[c_ast.Node], loc: Loc) -> ir.Expr:
+        """A call of an ``overloadable`` function: the overload whose parameters the arguments
+        convert to best, by clang's rules (exact, promotion, conversion, scalar to vector)."""
+        args = [self.rvalue(a) for a in arg_nodes]
+        candidates = self.overload_sets[name]
+        viable: list[tuple[Symbol, tuple[int, ...]]] = []
+        for sym in candidates:
+            ranks = _argument_ranks(sym.type, args)
+            if ranks is not None:
+                viable.append((sym, ranks))
+        shown = ", ".join(str(a.type) for a in args)
+        if not viable:
+            self.fail(loc, f"no matching function for call to '{name}({shown})'; candidates: "
+                           f"{_signatures(name, candidates)}")
+        best = conv.best_ranked(viable)
+        if len(best) > 1:
+            self.fail(loc, f"call to '{name}({shown})' is ambiguous; candidates: "
+                           f"{_signatures(name, [sym for sym, _ in best])}")
+        return self._call_with(best[0][0], args, name, loc)
 
     def note_kernel_call(self, sym: Symbol, loc: Loc) -> None:
         """Calling a kernel from a kernel is allowed by OpenCL C 1.2 (it is a plain call)."""
 
     def _builtin_call(self, builtins: Any, name: str, arg_nodes: list[c_ast.Node],
                       loc: Loc) -> ir.Expr:
-        saved = self.allow_strings
-        self.allow_strings = name == "printf"
-        try:
-            args = [self.rvalue(a) for a in arg_nodes]
-        finally:
-            self.allow_strings = saved
+        args = [self.rvalue(a) for a in arg_nodes]
         literal_flags = [isinstance(a, ir.IntLit) and a.text is not None and
                          not a.text.isidentifier() for a in args]
         try:
@@ -564,6 +687,32 @@ class ExprSema(ValueSema):
             return arg
         return self.convert(arg, param, f"argument {index + 1} of '{name}'")
 
+
+
+def _argument_ranks(ftype: T.Type, args: list[ir.Expr]) -> tuple[int, ...] | None:
+    """The conversion rank of each argument to its parameter, or None when not callable."""
+    assert isinstance(ftype, T.FunctionType)
+    if len(args) != len(ftype.params):
+        return None
+    ranks: list[int] = []
+    for arg, param in zip(args, ftype.params):
+        if isinstance(param, T.PointerType) and is_null_constant(arg):
+            rank: int | None = conv.CONVERSION
+        else:
+            rank = conv.implicit_conversion_rank(arg.type, param)
+        if rank is None:
+            return None
+        ranks.append(rank)
+    return tuple(ranks)
+
+
+def _signatures(name: str, symbols: list[Symbol]) -> str:
+    """``float f(float); int f(int)``: the overloads as a message lists them."""
+    spelled = []
+    for sym in symbols:
+        assert isinstance(sym.type, T.FunctionType)
+        spelled.append(f"{sym.type.ret} {name}({', '.join(str(p) for p in sym.type.params)})")
+    return "; ".join(spelled)
 
 
 def _first(node: c_ast.Node) -> c_ast.Node:

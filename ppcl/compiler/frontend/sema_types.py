@@ -48,7 +48,7 @@ class SemaError(Exception):
 
 @dataclass
 class Symbol:
-    kind: str  # "var", "func", "typedef", "enum"
+    kind: str  # "var", "func", "typedef", "enum", "overloads" (the name of overloaded functions)
     name: str  # the IR name (locals are renamed to be unique in their function)
     type: T.Type
     space: T.AddressSpace = T.AddressSpace.PRIVATE
@@ -107,12 +107,20 @@ class TypeSema:
         self.global_names: set[str] = set()
         # IR name -> symbol of every variable seen so far (names are unique while visible)
         self.var_symbols: dict[str, Symbol] = {}
+        # name of an ``overloadable`` function -> its overloads (each with its own IR name)
+        self.overload_sets: dict[str, list[Symbol]] = {}
 
     # ------------------------------------------------------------ locations and errors
 
     def loc(self, node: c_ast.Node | None) -> Loc:
         coord = getattr(node, "coord", None) if node is not None else None
         if coord is None or not coord.line:
+            # pycparser leaves some nodes unplaced (a compound literal, a designated
+            # initializer): the first placed node inside is where they start
+            for _, child in node.children() if node is not None else ():
+                inner = self.loc(child)
+                if inner is not NO_LOC:
+                    return inner
             return NO_LOC
         col = coord.column or 1
         if callable(self._locate):

@@ -26,6 +26,9 @@ from ppcl.compiler.ir import types as T
 
 _INT_SUFFIX_RE = re.compile(r"([uUlL]*)$")
 
+# OpenCL C 1.2, table 6.1: "true expands to the integer constant 1 and false to 0".
+_BOOL_LITERALS = {"true": 1, "false": 0}
+
 
 def builtins_module() -> ModuleType:
     """``ir.builtins``, the builtin signature table and its constants."""
@@ -56,8 +59,6 @@ def is_null_constant(e: ir.Expr) -> bool:
 class ValueSema(TypeSema):
     """How expressions are used, which are lvalues, and the leaf expressions; ``ExprSema``
     types the compound ones."""
-
-    allow_strings = False
 
     # ------------------------------------------------------------ entry points
 
@@ -136,7 +137,11 @@ class ValueSema(TypeSema):
         if isinstance(e, ir.VarRef):
             return True
         if isinstance(e, ir.Index):
-            return True
+            # a vector's component is an lvalue when the vector is: (v * 2)[i] is not, nor a
+            # subscript of a selection the front end could not map back (v.xxyy[i])
+            if not isinstance(e.base.type, T.VectorType):
+                return True
+            return not isinstance(e.base, ir.Swizzle) and self.is_lvalue(e.base)
         if isinstance(e, ir.Unary):
             return e.op == "*"
         if isinstance(e, ir.Member):
@@ -218,7 +223,7 @@ class ValueSema(TypeSema):
             self.fail(loc, f"use of undeclared identifier '{node.name}'")
         if sym.kind == "enum":
             return ir.IntLit(T.INT, sym.value, node.name, loc=loc)
-        if sym.kind == "func":
+        if sym.kind in ("func", "overloads"):
             self.fail(loc, f"function '{node.name}' can only be called (OpenCL C has no "
                            "function pointers)")
         if sym.kind == "typedef":
@@ -226,6 +231,8 @@ class ValueSema(TypeSema):
         return ir.VarRef(sym.type, sym.name, loc=loc)
 
     def _builtin_constant(self, name: str, loc: Loc) -> ir.Expr | None:
+        if name in _BOOL_LITERALS:
+            return ir.IntLit(T.INT, _BOOL_LITERALS[name], loc=loc)
         try:
             table = builtins_module().BUILTIN_CONSTANTS
         except ModuleNotFoundError:
@@ -243,9 +250,9 @@ class ValueSema(TypeSema):
         text: str = node.value
         kind: str = node.type
         if kind == "string":
-            if not self.allow_strings:
-                self.fail(loc, "string literals are only supported as printf arguments")
-            return ir.StringLit(T.PointerType(T.CHAR, T.AddressSpace.CONSTANT, const=True),
+            # OpenCL C: a string literal is a ``__constant char`` array; it is used through
+            # the pointer it decays to (``sizeof`` alone sees the array, see ``_sizeof``)
+            return ir.StringLit(T.PointerType(T.CHAR, T.AddressSpace.CONSTANT),
                                 text[1:-1], loc=loc)
         if kind == "char":
             return ir.IntLit(T.INT, _char_value(text, loc, self), text, loc=loc)
@@ -313,6 +320,12 @@ class ValueSema(TypeSema):
         if t == T.HALF and not self.extensions.get("cl_khr_fp16", False):
             self.fail(loc, "half literals need the cl_khr_fp16 extension")
         return ir.FloatLit(t, value, text, loc=loc)
+
+
+def string_length(body: str) -> int:
+    """Characters of a string literal's value, ``body`` its spelling between the quotes
+    (an escape counts once)."""
+    return len(body.encode("ascii", "backslashreplace").decode("unicode_escape"))
 
 
 def _looks_float(text: str) -> bool:

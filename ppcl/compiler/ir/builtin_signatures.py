@@ -323,6 +323,7 @@ def _vector_data(b: _Builder) -> None:
     for space in _SPACES_ALL:
         half_in = _ptr(HALF, space, const=True)
         b.add("vload_half", FLOAT, (SIZE_T, half_in), "vload")
+        b.add("vloada_half", FLOAT, (SIZE_T, half_in), "vload")  # clang's, as vload_half
         for n in VECTOR_ONLY:
             b.add(f"vload_half{n}", _vt(FLOAT, n), (SIZE_T, half_in), "vload")
             b.add(f"vloada_half{n}", _vt(FLOAT, n), (SIZE_T, half_in), "vload")
@@ -330,8 +331,9 @@ def _vector_data(b: _Builder) -> None:
         half_out = _ptr(HALF, space)
         for mode in _ROUNDING:
             for elem in FLOATS:
-                b.add(f"vstore_half{mode}", VOID, (elem, SIZE_T, half_out), "vstore",
-                      pointer_out=(2,))
+                for prefix in ("vstore_half", "vstorea_half"):
+                    b.add(f"{prefix}{mode}", VOID, (elem, SIZE_T, half_out), "vstore",
+                          pointer_out=(2,))
                 for n in VECTOR_ONLY:
                     data = _vt(elem, n)
                     for prefix in ("vstore_half", "vstorea_half"):

@@ -35,6 +35,7 @@ from ppcl.compiler.ir.conversions import (
     CONVERSION,
     EXACT,
     WIDENING,
+    best_ranked,
     implicit_conversion_rank,
     is_floating_type,
 )
@@ -171,16 +172,6 @@ def _arg_ranks(ov: Overload, args: Sequence[Type], literal: Sequence[bool]) -> _
     return tuple(ranks)
 
 
-def _better(a: _Ranks, b: _Ranks) -> bool:
-    """Whether ranks ``a`` are no worse than ``b`` everywhere and better somewhere."""
-    return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))
-
-
-def _best(viable: list[tuple[Overload, _Ranks]]) -> list[tuple[Overload, _Ranks]]:
-    """The candidates that no other candidate beats."""
-    return [c for c in viable if not any(_better(o[1], c[1]) for o in viable if o is not c)]
-
-
 def _literal_ranks(
     ov: Overload, ranks: _Ranks, args: Sequence[Type], literal: Sequence[bool]
 ) -> _Ranks:
@@ -229,10 +220,10 @@ def _resolve_uncached(name: str, args: tuple[Type, ...], literal: tuple[bool, ..
             viable.append((ov, ranks))
     if not viable:
         raise _no_match(name, args)
-    best = _best(viable)
+    best = best_ranked(viable)
     if len(best) > 1 and any(literal):
         relaxed = [(ov, _literal_ranks(ov, ranks, args, literal)) for ov, ranks in best]
-        narrowed = _best(relaxed)
+        narrowed = best_ranked(relaxed)
         if len(narrowed) == 1:
             best = narrowed
     if len(best) == 1:

@@ -7,6 +7,8 @@ Everything here is a pure function of ``ir.types`` values.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from ppcl.compiler.ir.types import (
     DOUBLE,
     FLOAT,
@@ -26,6 +28,19 @@ EXACT = 0
 PROMOTION = 1
 CONVERSION = 2
 WIDENING = 3  # arithmetic scalar -> vector (splat); never used by builtin overload resolution
+
+
+_C = TypeVar("_C")
+
+
+def best_ranked(viable: list[tuple[_C, tuple[int, ...]]]) -> list[tuple[_C, tuple[int, ...]]]:
+    """The candidates of an overload resolution that no other candidate beats: one beats
+    another when its conversion ranks are no worse for every argument and better for one
+    (C++'s rule, which clang applies to OpenCL builtins and ``overloadable`` functions)."""
+    def better(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+        return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))
+
+    return [c for c in viable if not any(better(o[1], c[1]) for o in viable if o is not c)]
 
 
 def element_type(t: Type) -> ScalarType | None:

@@ -214,6 +214,8 @@ class For(Stmt):
     cond: Expr | None
     step: Expr | None
     body: Stmt
+    # ``#pragma unroll N`` written before the loop (0: ``#pragma unroll``, as far as possible)
+    unroll: int | None = None
 
 
 @dataclass(frozen=True)

@@ -394,6 +394,12 @@ def width_of(t: Type) -> int:
     return t.width if isinstance(t, VectorType) else 1
 
 
+def indexes_in_place(t: Type) -> bool:
+    """Whether ``base[i]`` on a value of type ``t`` designates part of that value (an array's
+    element, a vector's component: a store writes the variable), not memory behind a pointer."""
+    return isinstance(t, ArrayType | VectorType)
+
+
 def vector_or_scalar(elem: ScalarType, width: int) -> ScalarType | VectorType:
     return elem if width == 1 else VectorType(elem, width)
 

@@ -24,19 +24,36 @@ def is_node(value: object) -> bool:
     return isinstance(value, _NODE_BASES)
 
 
-def _node_fields(node: Node) -> list[str]:
-    return [f.name for f in dataclasses.fields(node) if f.name not in ("loc", "type")]
+def _node_fields(node: Node) -> tuple[str, ...]:
+    return _fields_of(type(node))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold nodes, looked up once per class (every walk
+    asks for every node: a program of 20,000 statements is walked some thirty times)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                                     if f.name not in ("loc", "type"))
+    return names
+
+
+def _child_list(node: Node) -> list[Node]:
+    found: list[Node] = []
+    for name in _fields_of(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, _NODE_BASES):
+            found.append(value)
+        elif isinstance(value, tuple):
+            found.extend(item for item in value if isinstance(item, _NODE_BASES))
+    return found
 
 
 def children(node: Node) -> Iterator[Node]:
-    for name in _node_fields(node):
-        value = getattr(node, name)
-        if is_node(value):
-            yield value
-        elif isinstance(value, tuple):
-            for item in value:
-                if is_node(item):
-                    yield item
+    return iter(_child_list(node))
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -45,7 +62,9 @@ def walk(node: Node) -> Iterator[Node]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(list(children(current))))
+        found = _child_list(current)
+        found.reverse()
+        stack.extend(found)
 
 
 def find_all(node: Node, cls: type[N]) -> list[N]:

@@ -249,7 +249,7 @@ class _Variables:
             assert s.init is None
             return [ir.For(None, self._group_expr(s.cond, refs, True),
                            self._group_expr(s.step, refs, False),
-                           self._group_block(s.body, refs), loc=s.loc)]
+                           self._group_block(s.body, refs), s.unroll, loc=s.loc)]
         if isinstance(s, ir.ExprStmt):
             e = self._group_expr(s.expr, refs, False)
             assert e is not None

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from ppcl.compiler.analysis.callgraph import reaching, user_calls
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import INT, VOID, ArrayType, Type, VoidType
+from ppcl.compiler.ir.types import INT, VOID, ArrayType, Type, VoidType, indexes_in_place
 from ppcl.compiler.ir.visit import Node, Renamer, children, walk
 
 PASS_NAME = "inline"
@@ -296,7 +296,7 @@ class _Inliner:
         cond_call = s.cond is not None and self.has_call(s.cond)
         step_call = s.step is not None and self.has_call(s.step)
         if not cond_call and not step_call:
-            loop: ir.Stmt = ir.For(init, s.cond, s.step, body, loc=loc)
+            loop: ir.Stmt = ir.For(init, s.cond, s.step, body, s.unroll, loc=loc)
         else:
             cond = None if cond_call else s.cond
             step = None if step_call else s.step
@@ -363,7 +363,7 @@ class _Inliner:
             if f.name in ("type", "loc") or isinstance(e, ir.SizeOf | ir.VecStep):
                 continue
             if isinstance(value, ir.Expr):
-                designates = isinstance(value.type, ArrayType)
+                designates = indexes_in_place(value.type)
                 if isinstance(e, ir.Assign) and f.name == "target":
                     designates = True
                 elif isinstance(e, ir.Unary) and e.op in _LVALUE_OPS:
@@ -409,7 +409,7 @@ class _Inliner:
             return e
         if designates:
             if isinstance(e, ir.Index):
-                base = self.stabilize(e.base, isinstance(e.base.type, ArrayType), pre)
+                base = self.stabilize(e.base, indexes_in_place(e.base.type), pre)
                 return dataclasses.replace(e, base=base, index=self.stabilize(e.index, False, pre))
             if isinstance(e, ir.Member):
                 return dataclasses.replace(e, base=self.stabilize(e.base, not e.arrow, pre))

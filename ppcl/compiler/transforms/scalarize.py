@@ -37,11 +37,14 @@ class _Unsupported(Exception):
 
 
 def _lvalue_uses(body: Node) -> set[str]:
-    """Variables whose address is taken or that are incremented (kept as vectors)."""
+    """Variables whose address is taken, that are incremented or whose components are
+    selected by a variable subscript (kept as vectors)."""
     names: set[str] = set()
     for n in walk(body):
         if isinstance(n, ir.Unary) and n.op in ("&", "++", "--", "p++", "p--"):
             names |= {r.name for r in walk(n.operand) if isinstance(r, ir.VarRef)}
+        elif isinstance(n, ir.Index) and isinstance(n.base.type, VectorType):
+            names |= {r.name for r in walk(n.base) if isinstance(r, ir.VarRef)}
     return names
 
 
@@ -140,7 +143,7 @@ class _Scalarizer(Rewriter):
             init = None if s.init is None else self.statement(s.init)
             cond = None if s.cond is None else self.rewrite(s.cond)
             step = None if s.step is None else self.rewrite(s.step)
-            return ir.For(init, cond, step, self.statement(s.body), loc=s.loc)
+            return ir.For(init, cond, step, self.statement(s.body), s.unroll, loc=s.loc)
         if isinstance(s, ir.While):
             return ir.While(self.rewrite(s.cond), self.statement(s.body), loc=s.loc)
         if isinstance(s, ir.DoWhile):

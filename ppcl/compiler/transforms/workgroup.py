@@ -441,7 +441,7 @@ class _Former:
             out: list[ir.Stmt] = []
             if s.init is not None:
                 out.append(s.init)  # group level; phase 2 decides scalar or per work-item
-            out.append(ir.For(None, s.cond, s.step, body, loc=s.loc))
+            out.append(ir.For(None, s.cond, s.step, body, s.unroll, loc=s.loc))
             return [ir.Block(tuple(out), loc=s.loc)] if len(out) > 1 else out
         finally:
             self.lockstep_depth -= 1
