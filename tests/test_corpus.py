@@ -19,3 +19,16 @@ def test_kernel_type_checks(name: str) -> None:
     result = compile_source(path.read_text(encoding="utf-8"), str(path))
     assert isinstance(result.module, ir.Module)
     assert result.module.kernels, f"{name} defines no kernel"
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_kernel_builds_for_the_cpu_device(name: str) -> None:
+    """``build()`` has the C compiler check every kernel's generated C: what gcc rejects
+    (a program-scope ``__constant float3`` initializer, a store to a swizzle of a swizzle of
+    an ``int16``) fails here, not only at some user's first launch."""
+    import ppcl as cl
+
+    path = KERNEL_DIR / name
+    ctx = cl.create_some_context(interactive=False)
+    program = cl.Program(ctx, path.read_text(encoding="utf-8")).build()
+    assert program.kernel_names

@@ -423,6 +423,10 @@ class ExprSema(ValueSema):
             self.fail(loc, f"'.{spelling}' selects {count} components, which is not a vector "
                            "width")
         result = T.vector_or_scalar(vt.elem, count)
+        if isinstance(base, ir.Swizzle):  # v.odd.s01 is one selection from v, read or written
+            indices = [base.indices[i] for i in indices]
+            spelling = "s" + "".join(f"{i:x}" for i in indices)
+            base = base.base
         return ir.Swizzle(result, base, tuple(indices), spelling, loc=base.loc)
 
     # ------------------------------------------------------------ casts and vector literals
