@@ -102,7 +102,9 @@ def test_swizzle_indices() -> None:
     swizzles = {s.spelling: s for s in find_all(body, ir.Swizzle)}
     assert swizzles["s0257"].indices == (0, 2, 5, 7)
     assert swizzles["sA"].indices == (10,)
-    assert swizzles["lo"].type == T.VectorType(T.FLOAT, 4)
+    # v.hi.lo is one selection from v: components 8..11
+    assert swizzles["s89ab"].indices == (8, 9, 10, 11)
+    assert swizzles["s89ab"].type == T.VectorType(T.FLOAT, 4)
     assert [s.indices for s in find_all(body, ir.Swizzle) if s.spelling == "hi"][-1] == (2, 3)
 
 
