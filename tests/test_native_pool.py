@@ -162,6 +162,7 @@ def test_a_faulting_kernel_is_an_error_and_the_device_goes_on(threads: int) -> N
         prg.wild(queue, (64,), (8,), buf, np.int64(1 << 40))
     assert "kernel 'wild'" in str(info.value)
     assert "launch: global size (64,), local size (8,)" in str(info.value)
+    assert "PPCL_DEVICES=check" in str(info.value)
     ints = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
                      hostbuf=np.arange(64, dtype=np.int32))
     prg.divide(queue, (64,), (8,), ints, np.int32(0))  # unspecified values, never a trap

@@ -469,7 +469,9 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                                    failure.findings) from None
         except KernelFault as fault:
             raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
-                             f"{fault} (launch: {_launch_text(launch.ndrange)})") from None
+                             f"{fault} (launch: {_launch_text(launch.ndrange)}); to find the "
+                             "access, run the program with PPCL_DEVICES=check (the checking "
+                             "device reports it with its source line)") from None
 
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
                           uses=buffers)
