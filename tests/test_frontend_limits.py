@@ -102,7 +102,7 @@ def test_parentheses_past_the_limit_are_located():
 def test_sum_past_the_limit_is_located():
     done = _compile_in_child(_kernel("+".join(["a"] * (MAX_TREE_DEPTH + 100))))
     assert done.returncode == 1, done.stderr
-    assert f"error: expression nests deeper than {MAX_TREE_DEPTH}" in done.stderr
+    assert f"error: the program nests deeper than {MAX_TREE_DEPTH} levels here" in done.stderr
     assert done.stderr.startswith("k.cl:2:")
     assert "RecursionError" not in done.stderr
 

@@ -101,7 +101,9 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     deep = too_deep_node(ast)
     if deep is not None:
         diagnostics.error(locate(deep.file, deep.line, deep.column or 1),
-                          f"expression nests deeper than {MAX_TREE_DEPTH}")
+                          f"the program nests deeper than {MAX_TREE_DEPTH} levels here (each "
+                          "operand of a long expression and each 'else if' of a chain is a "
+                          "level)")
         diagnostics.raise_if_errors()
 
     start = time.perf_counter()
