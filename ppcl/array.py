@@ -48,6 +48,13 @@ _pending: dict[int, weakref.ref[Array]] = {}  # lazy arrays not yet evaluated, b
 _kernels: weakref.WeakKeyDictionary[cl.Context, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
+def _forget(key: int) -> Any:
+    """The callback dropping a collected lazy array from ``_pending``."""
+    def forget(_: Any) -> None:
+        _pending.pop(key, None)
+    return forget
+
+
 class _Flags:
     def __init__(self, array: Array) -> None:
         itemsize = array.dtype.itemsize
@@ -107,7 +114,7 @@ class Array:
         self._expr = _expr
         self._buffer: Any = data
         if _expr is not None:
-            _pending[id(self)] = weakref.ref(self, lambda _, key=id(self): _pending.pop(key, None))
+            _pending[id(self)] = weakref.ref(self, _forget(id(self)))
         elif data is None:
             self._buffer = self._allocate(self.nbytes)
 

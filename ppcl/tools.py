@@ -271,7 +271,7 @@ def get_or_register_dtype(c_names: str | list[str], dtype: Any = None) -> np.dty
 
 
 def _register_builtin_dtypes() -> None:
-    pairs = [("char", np.int8), (["unsigned char", "uchar"], np.uint8), ("short", np.int16),
+    pairs: list[tuple[str | list[str], Any]] = [("char", np.int8), (["unsigned char", "uchar"], np.uint8), ("short", np.int16),
              (["unsigned short", "ushort"], np.uint16), ("int", np.int32),
              (["unsigned int", "uint", "unsigned"], np.uint32), ("long", np.int64),
              (["unsigned long", "ulong"], np.uint64), ("float", np.float32),
@@ -365,6 +365,9 @@ class Argument:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.dtype}, '{self.name}')"
+
+    def declarator(self) -> str:
+        raise NotImplementedError
 
 
 class VectorArg(Argument):
