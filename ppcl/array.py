@@ -367,6 +367,13 @@ class Array:
     # ------------------------------------------------------------------ arithmetic
 
     def _binary(self, other: Any, op: str, reverse: bool = False) -> Array:
+        made = self._binary_node(other, op, reverse)
+        if made is None:
+            return NotImplemented
+        return self._lazy(*made)
+
+    def _binary_node(self, other: Any, op: str,
+                     reverse: bool = False) -> tuple[Node, tuple[int, ...]] | None:
         mine = self._node()
         if isinstance(other, Array):
             if other.shape != self.shape and other.size != 1 and self.size != 1:
@@ -379,17 +386,17 @@ class Array:
                                  self.dtype)
             shape = self.shape
         else:
-            return NotImplemented
+            return None
         left, right = (theirs, mine) if reverse else (mine, theirs)
         dtype = result_dtype(op, left.dtype, right.dtype)
-        return self._lazy(_bounded(Op(dtype, op, (left, right))), shape)
+        return _bounded(Op(dtype, op, (left, right))), shape
 
     def _inplace(self, other: Any, op: str) -> Array:
-        result = self._binary(other, op)
-        if result is NotImplemented:
-            return result
+        made = self._binary_node(other, op)
+        if made is None:
+            return NotImplemented
         self._before_write()
-        _assign(self, result._node())
+        _assign(self, made[0])
         return self
 
     def __add__(self, o: Any) -> Array: return self._binary(o, "+")

@@ -224,6 +224,8 @@ def operand_dtype(op: str, left: np.dtype, right: np.dtype, result: np.dtype) ->
 
 def result_dtype(op: str, left: np.dtype, right: np.dtype) -> np.dtype:
     """numpy's result type of the binary ``op``; comparisons give int8, as PyOpenCL's."""
+    if op not in ("+", "-", "*", "/", "==", "!=") and "c" in (left.kind, right.kind):
+        raise TypeError(f"operator {op} is not defined on complex arrays")
     if op in ("<", "<=", ">", ">=", "==", "!="):
         return np.dtype(np.int8)
     common = np.result_type(left, right)

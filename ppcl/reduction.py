@@ -2,43 +2,26 @@
 arguments)`` folds ``map_expr`` (over index ``i``) with the associative ``reduce_expr`` (over
 ``a`` and ``b``).
 
-Two stages, as in PyOpenCL, laid out for the device: on a CPU the first stage runs a few groups
-of one work-item per core, each folding a contiguous chunk into eight independent accumulators
-(so the compiler keeps eight lanes in flight and vectorizes where it can), and writes one
-partial per group; the second stage, one work-item, folds the partials into the result. On a
-GPU the first stage strides work-items over the range instead.
+Two stages, as in PyOpenCL, laid out for a CPU: the first stage runs a few groups of ``GROUP``
+work-items per compute unit; every work-item of a group folds the same number of indices,
+stepping by ``GROUP``, so the group's work-item loop (innermost, vectorized by the compiler)
+reads contiguous vectors and needs neither bounds checks nor barriers, and writes one partial.
+The second stage, one work-item, folds the partials and the few indices the first stage left
+over into the result. The same layout reads coalesced on a GPU.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 import ppcl as cl
-from ppcl.elementwise import (
-    array_args,
-    build_kernel,
-    declarators,
-    is_gpu,
-    loop_geometry,
-)
+from ppcl.elementwise import GROUP, array_args, build_kernel, declarators
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
-
-_LANES = 8
-
-
-def _fold_tree(names: list[str]) -> list[str]:
-    """Statements folding ``names`` pairwise into the first one."""
-    statements: list[str] = []
-    while len(names) > 1:
-        half = len(names) // 2
-        for k in range(half):
-            statements.append(f"{names[k]} = REDUCE({names[k]}, {names[k + half]});")
-        names = names[:half] + names[2 * half:]
-    return statements
 
 
 class ReductionKernel:
@@ -64,49 +47,48 @@ class ReductionKernel:
         self.options = options
         self.preamble = preamble
 
-    def source(self, device: cl.Device, ranged: bool) -> str:
+    def source(self, ranged: bool) -> str:
         out_t = dtype_to_ctype(self.dtype_out)
         params, prelude = declarators(self.args)
-        params += [f"__global {out_t} *partials__", "long n__", "long chunk__"]
-
-        def at(position: str) -> str:  # the array index of loop position ``position``
-            return f"(first__ + {position} * step__)" if ranged else position
-
         if ranged:
             params += ["long first__", "long step__"]
-        index = at("i__")
-        lanes = [f"acc{k}__" for k in range(_LANES)]
-        lines = [*prelude]
-        if is_gpu(device):
-            lines += [f"{out_t} acc0__ = NEUTRAL;",
-                      "for (long i__ = get_global_id(0); i__ < n__; i__ += get_global_size(0))",
-                      f"  acc0__ = REDUCE(acc0__, READ_AND_MAP({index}));"]
-        else:
-            lines += ["long start__ = (long)get_global_id(0) * chunk__;",
-                      "long stop__ = min(start__ + chunk__, n__);",
-                      *(f"{out_t} {lane} = NEUTRAL;" for lane in lanes),
-                      "long i__ = start__;",
-                      f"for (; i__ + {_LANES} <= stop__; i__ += {_LANES}) {{",
-                      *(f"  {lane} = REDUCE({lane}, READ_AND_MAP({at(f'(i__ + {k})')}));"
-                        for k, lane in enumerate(lanes)),
-                      "}",
-                      "for (; i__ < stop__; i__++)",
-                      f"  acc0__ = REDUCE(acc0__, READ_AND_MAP({index}));",
-                      *_fold_tree(lanes)]
-        lines.append("partials__[get_global_id(0)] = acc0__;")
+
+        def at(position: str) -> str:  # the array index of loop position ``position``
+            return f"(first__ + ({position}) * step__)" if ranged else position
+
         header = complex_preamble([self.dtype_out, *(a.dtype for a in self.args)])
-        body = "\n  ".join(lines)
-        return (f"{header}\n{self.preamble}\n"
-                f"#define NEUTRAL ({self.neutral})\n"
-                f"#define REDUCE(a, b) ({self.reduce_expr})\n"
-                f"#define READ_AND_MAP(i) ({self.map_expr})\n"
-                f"__kernel void {self.name}({', '.join(params)})\n{{\n  {body}\n}}\n\n"
-                f"__kernel void {self.name}_finish(__global const {out_t} *partials__, "
-                f"long n__, __global {out_t} *out__base, long out__offset)\n{{\n"
-                f"  {out_t} acc0__ = NEUTRAL;\n"
-                "  for (long i__ = 0; i__ < n__; i__++)\n"
-                "    acc0__ = REDUCE(acc0__, partials__[i__]);\n"
-                "  out__base[out__offset] = acc0__;\n}\n")
+        setup = "\n  ".join(prelude)
+        return f"""{header}
+{self.preamble}
+#define NEUTRAL ({self.neutral})
+#define REDUCE(a, b) ({self.reduce_expr})
+#define READ_AND_MAP(i) ({self.map_expr})
+__kernel void {self.name}({", ".join([*params, f"__global {out_t} *partials__",
+                                      "long per_item__"])})
+{{
+  {setup}
+  long size__ = get_local_size(0);
+  long base__ = (long)get_group_id(0) * per_item__ * size__ + get_local_id(0);
+  {out_t} acc__ = NEUTRAL;
+  for (long k__ = 0; k__ < per_item__; k__++)
+    acc__ = REDUCE(acc__, READ_AND_MAP({at("base__ + k__ * size__")}));
+  partials__[get_global_id(0)] = acc__;
+}}
+
+__kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *partials__",
+                                             "long partial_count__", "long first_tail__",
+                                             "long n__", f"__global {out_t} *out__base",
+                                             "long out__offset"])})
+{{
+  {setup}
+  {out_t} acc__ = NEUTRAL;
+  for (long g__ = 0; g__ < partial_count__; g__++)
+    acc__ = REDUCE(acc__, partials__[g__]);
+  for (long i__ = first_tail__; i__ < n__; i__++)
+    acc__ = REDUCE(acc__, READ_AND_MAP({at("i__")}));
+  out__base[out__offset] = acc__;
+}}
+"""
 
     def __call__(self, *args: Any, queue: cl.CommandQueue | None = None,
                  wait_for: Sequence[cl.Event] | None = None, return_event: bool = False,
@@ -153,20 +135,36 @@ class ReductionKernel:
             out_offset: int, ranged: tuple[int, int] | None,
             wait_for: Sequence[cl.Event] | None) -> cl.Event:
         """Enqueue both stages on prepared argument values, writing into ``out_buffer``."""
-        device = queue.device
-        source = self.source(device, ranged is not None)
+        source = self.source(ranged is not None)
         stage = build_kernel(self.context, source, self.name, self.options)
         finish = build_kernel(self.context, source, f"{self.name}_finish", self.options)
-        global_size, local_size, chunk = loop_geometry(device, count)
-        partials = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
-                             global_size * self.dtype_out.itemsize)
-        values = [*values, partials, np.int64(count), np.int64(chunk)]
         if ranged is not None:
-            values += [np.int64(ranged[0]), np.int64(ranged[1])]
-        stage(queue, (global_size,), (local_size,), *values, wait_for=wait_for)
-        groups = global_size if count else 0
-        return finish(queue, (1,), (1,), partials, np.int64(groups), out_buffer,
-                      np.int64(out_offset))
+            values = [*values, np.int64(ranged[0]), np.int64(ranged[1])]
+        groups, per_item = reduction_geometry(queue.device, count)
+        items = groups * GROUP
+        partials = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
+                             builtins.max(items, 1) * self.dtype_out.itemsize)
+        if per_item:
+            stage(queue, (items,), (GROUP,), *values, partials, np.int64(per_item),
+                  wait_for=wait_for)
+            wait_for = None
+        else:
+            items = 0
+        return finish(queue, (1,), (1,), *values, partials, np.int64(items),
+                      np.int64(items * per_item), np.int64(count), out_buffer,
+                      np.int64(out_offset), wait_for=wait_for)
+
+
+def reduction_geometry(device: cl.Device, n: int) -> tuple[int, int]:
+    """(groups, indices per work-item) of the first stage: a few groups of ``GROUP`` per
+    compute unit, each work-item stepping by ``GROUP`` so a group reads contiguous vectors; the
+    ``n - groups * GROUP * per_item`` indices left over go to the second stage."""
+    groups = max(1, 4 * device.max_compute_units)
+    per_item = n // (groups * GROUP)
+    if per_item == 0:
+        groups = n // GROUP
+        per_item = 1 if groups else 0
+    return max(groups, 1), per_item
 
 
 def neutral_of(dtype: np.dtype, kind: str) -> str:

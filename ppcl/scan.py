@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl.elementwise import array_args, build_kernel, declarators, is_gpu, loop_geometry
+from ppcl.elementwise import array_args, build_kernel, chunk_geometry, declarators, is_gpu
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
 
@@ -150,7 +150,7 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
         source = self.source()
         kernels = [build_kernel(self.context, source, f"{self.name}_{part}", self.options)
                    for part in ("totals", "carries", "final")]
-        global_size, _, chunk = loop_geometry(queue.device, size)
+        global_size, chunk = chunk_geometry(queue.device, size)
         item = self.dtype.itemsize
         totals = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size * item)
         flags = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size)
