@@ -67,7 +67,7 @@ __kernel void {self.name}({", ".join([*params, f"__global {out_t} *partials__",
                                       "long per_item__"])})
 {{
   {setup}
-  long size__ = get_local_size(0);
+  const long size__ = {GROUP};
   long base__ = (long)get_group_id(0) * per_item__ * size__ + get_local_id(0);
   {out_t} acc__ = NEUTRAL;
   for (long k__ = 0; k__ < per_item__; k__++)

@@ -186,13 +186,6 @@ class InclusiveScanKernel(_ScanKernel):
     """``output_ary[i] = input_ary[0] (+) ... (+) input_ary[i]`` (in place by default)."""
     _output = "output_ary[i] = item"
 
-    def __init__(self, ctx: cl.Context, dtype: Any, scan_expr: str, neutral: str | None = None,
-                 **kwargs: Any) -> None:
-        if neutral is None:  # PyOpenCL allows it left out for inclusive scans
-            neutral = f"(({dtype_to_ctype(dtype)})0)" if scan_expr.replace(" ", "") == "a+b" \
-                else None
-        super().__init__(ctx, dtype, scan_expr, neutral, **kwargs)
-
 
 class ExclusiveScanKernel(_ScanKernel):
     """``output_ary[i] = neutral (+) input_ary[0] (+) ... (+) input_ary[i - 1]``."""
