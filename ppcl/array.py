@@ -732,14 +732,15 @@ __kernel void ppcl_gemv(__global const {t} *A__base, long A__offset,
     return;
   }}
 {rows}
-  {t}8 c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+  {t}16 c0 = 0, c1 = 0, c2 = 0, c3 = 0;
   long j = 0;
-  for (; j + 8 <= m; j += 8) {{
-    {t}8 xv = vload8(0, x + j);
-    c0 += vload8(0, a0 + j) * xv; c1 += vload8(0, a1 + j) * xv;
-    c2 += vload8(0, a2 + j) * xv; c3 += vload8(0, a3 + j) * xv;
+  for (; j + 16 <= m; j += 16) {{
+    {t}16 xv = vload16(0, x + j);
+    c0 += vload16(0, a0 + j) * xv; c1 += vload16(0, a1 + j) * xv;
+    c2 += vload16(0, a2 + j) * xv; c3 += vload16(0, a3 + j) * xv;
   }}
-  {t}4 d0 = c0.lo + c0.hi, d1 = c1.lo + c1.hi, d2 = c2.lo + c2.hi, d3 = c3.lo + c3.hi;
+  {t}8 e0 = c0.lo + c0.hi, e1 = c1.lo + c1.hi, e2 = c2.lo + c2.hi, e3 = c3.lo + c3.hi;
+  {t}4 d0 = e0.lo + e0.hi, d1 = e1.lo + e1.hi, d2 = e2.lo + e2.hi, d3 = e3.lo + e3.hi;
   {t} s0 = d0.x + d0.y + d0.z + d0.w, s1 = d1.x + d1.y + d1.z + d1.w;
   {t} s2 = d2.x + d2.y + d2.z + d2.w, s3 = d3.x + d3.y + d3.z + d3.w;
   for (; j < m; j++) {{
@@ -766,7 +767,9 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
     rows, m = a.shape
     y = Array(queue, (rows,), a.dtype, allocator=a.allocator)
     item = a.dtype.itemsize
-    y.add_event(kernel(queue, (builtins.max(1, -(-rows // 4)),), (1,), a._buffer,
+    items = builtins.max(1, -(-rows // 4))
+    local = 8 if items % 8 == 0 else 1  # eight work-items a group share the loads of x
+    y.add_event(kernel(queue, (items,), (local,), a._buffer,
                        np.int64(a.offset // item), x._buffer, np.int64(x.offset // item),
                        y._buffer, np.int64(0), np.int64(rows), np.int64(m)))
     return y

@@ -266,9 +266,10 @@ def test_helpers(queue):
     np.testing.assert_array_equal(cla.if_positive(a - b, a, b).get(), np.where(x - y > 0, x, y))
 
 
-def test_matmul(queue):
-    m = host(np.float32, (37, 45))
-    v = host(np.float32, (45,), seed=1)
+@pytest.mark.parametrize("shape", [(37, 45), (64, 100)])
+def test_matmul(queue, shape):
+    m = host(np.float32, shape)
+    v = host(np.float32, shape[1:], seed=1)
     got = (cla.to_device(queue, m) @ cla.to_device(queue, v)).get()
     np.testing.assert_allclose(got, m @ v, rtol=1e-5)
 
