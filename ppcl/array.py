@@ -24,7 +24,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 import ppcl as cl
-from ppcl.elementwise import ElementwiseKernel, build_kernel
+from ppcl.elementwise import ElementwiseKernel
 from ppcl.expression import (
     Index,
     Leaf,
@@ -39,9 +39,10 @@ from ppcl.expression import (
     scalar_node,
     size_of,
 )
+from ppcl.gemv import gemv
 from ppcl.reduction import ReductionKernel, neutral_of, scalar_literal
 from ppcl.runtime.errors import make_error
-from ppcl.tools import VectorArg, dtype_to_ctype
+from ppcl.scan import InclusiveScanKernel
 
 _MAX_TREE = 40
 _pending: dict[int, weakref.ref[Array]] = {}  # lazy arrays not yet evaluated, by id
@@ -472,6 +473,12 @@ class Array:
     def min(self, queue: cl.CommandQueue | None = None) -> Array:
         return min(self, queue)
 
+    def any(self, queue: cl.CommandQueue | None = None) -> Array:
+        return max(self != 0, queue)
+
+    def all(self, queue: cl.CommandQueue | None = None) -> Array:
+        return min(self != 0, queue)
+
 
 def _bounded(node: Op) -> Node:
     """``node``, with operands past the size bound evaluated into arrays first."""
@@ -686,6 +693,38 @@ def subset_min(subset: Array, a: Array, queue: Any = None) -> Array:
     return _subset("min", subset, a, queue)
 
 
+def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) -> Array:
+    """``out[i] = a[indices[i]]`` for a 1-d ``a``."""
+    if a.ndim != 1 or indices.dtype.kind not in "iu":
+        raise make_error("ppcl.array.take", "INVALID_VALUE",
+                         "take needs a 1-d array and integer indices")
+    a, indices = a._concrete(), indices._concrete()
+    if out is None:
+        out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
+    out._before_write()
+    printed = Printed()
+    target = array_access(printed, out, out.shape)
+    source = array_access(printed, a, a.shape, array_access(printed, indices, out.shape))
+    operation = f"{target} = {source}"
+    kernel = _cached(a.context, ("take", operation, printed.key()),
+                     lambda: ElementwiseKernel(a.context, printed.args, operation,
+                                               name="ppcl_take", preamble=printed.macros))
+    out.add_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size))
+    return out
+
+
+def cumsum(a: Array, output_dtype: Any = None, queue: Any = None) -> Array:
+    """The inclusive prefix sum of a 1-d array, as a new array."""
+    dtype = np.dtype(output_dtype or a.dtype)
+    result = a.astype(dtype) if dtype != a.dtype else a.copy()
+    result._materialize()
+    if a.ndim != 1:
+        raise make_error("ppcl.array.cumsum", "INVALID_VALUE", "cumsum takes 1-d arrays")
+    kernel = _cached(a.context, ("cumsum", dtype.str),
+                     lambda: InclusiveScanKernel(a.context, dtype, "a+b", neutral="0"))
+    return kernel(result, queue=queue)
+
+
 def maximum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:
     return _result(a._binary(b, "max") if isinstance(a, Array) else b._binary(a, "max", True),
                    out)
@@ -713,48 +752,9 @@ def _result(lazy: Array, out: Array | None) -> Array:
     return out
 
 
-def _gemv_source(dtype: np.dtype) -> str:
-    t = dtype_to_ctype(dtype)
-    rows = "\n".join(f"  __global const {t} *a{r} = A + (row + {r}) * m;" for r in range(4))
-    return f"""
-__kernel void ppcl_gemv(__global const {t} *A__base, long A__offset,
-                        __global const {t} *x__base, long x__offset,
-                        __global {t} *y__base, long y__offset, long rows, long m) {{
-  __global const {t} *A = A__base + A__offset, *x = x__base + x__offset;
-  __global {t} *y = y__base + y__offset;
-  long row = (long)get_global_id(0) * 4;
-  if (row + 4 > rows) {{
-    for (; row < rows; row++) {{
-      {t} s = 0;
-      for (long j = 0; j < m; j++) s += A[row * m + j] * x[j];
-      y[row] = s;
-    }}
-    return;
-  }}
-{rows}
-  {t}16 c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-  long j = 0;
-  for (; j + 16 <= m; j += 16) {{
-    {t}16 xv = vload16(0, x + j);
-    c0 += vload16(0, a0 + j) * xv; c1 += vload16(0, a1 + j) * xv;
-    c2 += vload16(0, a2 + j) * xv; c3 += vload16(0, a3 + j) * xv;
-  }}
-  {t}8 e0 = c0.lo + c0.hi, e1 = c1.lo + c1.hi, e2 = c2.lo + c2.hi, e3 = c3.lo + c3.hi;
-  {t}4 d0 = e0.lo + e0.hi, d1 = e1.lo + e1.hi, d2 = e2.lo + e2.hi, d3 = e3.lo + e3.hi;
-  {t} s0 = d0.x + d0.y + d0.z + d0.w, s1 = d1.x + d1.y + d1.z + d1.w;
-  {t} s2 = d2.x + d2.y + d2.z + d2.w, s3 = d3.x + d3.y + d3.z + d3.w;
-  for (; j < m; j++) {{
-    {t} xv = x[j];
-    s0 += a0[j] * xv; s1 += a1[j] * xv; s2 += a2[j] * xv; s3 += a3[j] * xv;
-  }}
-  y[row] = s0; y[row + 1] = s1; y[row + 2] = s2; y[row + 3] = s3;
-}}
-"""
-
-
 def matmul(a: Array, x: Array, queue: Any = None) -> Array:
     """``a @ x`` for a 2-d ``a`` and 1-d ``x`` of one real dtype (gemv; an extension of
-    PyOpenCL's API): each work-item computes four rows with vector loads along them."""
+    PyOpenCL's API)."""
     if a.ndim != 2 or x.ndim != 1 or a.shape[1] != x.shape[0] or a.dtype != x.dtype \
             or a.dtype.kind != "f":
         raise make_error("ppcl.array.matmul", "INVALID_VALUE",
@@ -763,20 +763,16 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
     a = a._concrete() if a.flags.c_contiguous else a.copy()
     x = x._concrete() if x.flags.c_contiguous else x.copy()
     queue = a._queue(queue, "ppcl.array.matmul")
-    kernel = build_kernel(a.context, _gemv_source(a.dtype), "ppcl_gemv")
-    rows, m = a.shape
+    rows = a.shape[0]
     y = Array(queue, (rows,), a.dtype, allocator=a.allocator)
     item = a.dtype.itemsize
-    items = builtins.max(1, -(-rows // 4))
-    local = 8 if items % 8 == 0 else 1  # eight work-items a group share the loads of x
-    y.add_event(kernel(queue, (items,), (local,), a._buffer,
-                       np.int64(a.offset // item), x._buffer, np.int64(x.offset // item),
-                       y._buffer, np.int64(0), np.int64(rows), np.int64(m)))
+    y.add_event(gemv(queue, a.dtype, a.shape, a._buffer, a.offset // item, x._buffer,
+                     x.offset // item, y._buffer, 0))
     return y
 
 
 __all__ = [
     "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
     "max", "maximum", "min", "minimum", "subset_max", "subset_min", "subset_sum", "sum",
-    "to_device", "vdot", "zeros", "zeros_like", "VectorArg",
+    "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum",
 ]

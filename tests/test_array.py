@@ -286,3 +286,13 @@ def test_misuse_raises_opencl_errors(queue):
         a[1:].data  # noqa: B018 - the property raises
     with pytest.raises(TypeError, match="complex"):
         _ = cla.to_device(queue, host(np.complex64)) < 1
+
+
+def test_take_cumsum_any_all(queue):
+    x = host(np.int32, (300,))
+    indices = np.random.default_rng(2).integers(0, 300, 50).astype(np.int32)
+    a = cla.to_device(queue, x)
+    np.testing.assert_array_equal(cla.take(a, cla.to_device(queue, indices)).get(), x[indices])
+    np.testing.assert_array_equal(cla.cumsum(a).get(), np.cumsum(x, dtype=np.int32))
+    np.testing.assert_allclose(cla.cumsum(a, np.float64).get(), np.cumsum(x, dtype=np.float64))
+    assert (a > 0).all().get() == 1 and (a > 5).any().get() == 1 and (a > 100).any().get() == 0
