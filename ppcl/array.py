@@ -229,10 +229,10 @@ class Array:
         self._before_write()
         if self.flags.c_contiguous:
             if self.size:
-                cl.enqueue_copy(queue, self._buffer, np.ascontiguousarray(ary),
+                cl.enqueue_copy(queue, self._buffer, np.require(ary, requirements="C"),
                                 device_offset=self.offset, is_blocking=True)
             return
-        _assign(self, Leaf(self.dtype, to_device(queue, np.ascontiguousarray(ary))))
+        _assign(self, Leaf(self.dtype, to_device(queue, np.require(ary, requirements="C"))))
 
     def __str__(self) -> str:
         return str(self.get())
@@ -286,6 +286,9 @@ class Array:
         dtype = np.dtype(dtype)
         if dtype == self.dtype:
             return self.copy(queue)
+        if self.dtype.kind == "c" and dtype.kind != "c":
+            raise TypeError(f"astype cannot drop the imaginary part of {self.dtype}: take "
+                            ".real or abs() first")
         return self._lazy(Op(dtype, "cast", (self._node(),)))
 
     def view(self, dtype: Any = None) -> Array:
@@ -561,7 +564,7 @@ def to_device(queue: cl.CommandQueue, ary: Any, allocator: Any = None,
     if ary.dtype == object:
         raise make_error("to_device", "INVALID_VALUE", "object arrays cannot go to a device")
     result = Array(queue, ary.shape, ary.dtype, allocator=allocator)
-    result.set(np.ascontiguousarray(ary), queue)
+    result.set(np.require(ary, requirements="C"), queue)
     return result
 
 

@@ -296,3 +296,18 @@ def test_take_cumsum_any_all(queue):
     np.testing.assert_array_equal(cla.cumsum(a).get(), np.cumsum(x, dtype=np.int32))
     np.testing.assert_allclose(cla.cumsum(a, np.float64).get(), np.cumsum(x, dtype=np.float64))
     assert (a > 0).all().get() == 1 and (a > 5).any().get() == 1 and (a > 100).any().get() == 0
+
+
+def test_complex128_empty_and_0d(queue):
+    h = (np.arange(10) + 1j * np.arange(10)[::-1]).astype(np.complex128)
+    a = cla.to_device(queue, h)
+    for got, want in [(a * a, h * h), (a / (a + 1), h / (h + 1)), (abs(a), abs(h)),
+                      (a.sum(), h.sum()), (cla.vdot(a, a), np.vdot(h, h)), (a * 2.5, h * 2.5)]:
+        assert got.dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got.get(), want)
+    with pytest.raises(TypeError, match="imaginary"):
+        a.astype(np.float64)
+    empty = cla.zeros(queue, (0,), np.float32)
+    assert empty.sum().get() == 0 and (empty + 1).get().shape == (0,)
+    scalar = cla.to_device(queue, np.float32(3))
+    assert scalar.shape == () and float(scalar * 2) == 6.0
