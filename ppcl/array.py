@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 import ppcl as cl
 from ppcl.elementwise import ElementwiseKernel
@@ -43,6 +42,7 @@ from ppcl.gemv import gemv
 from ppcl.reduction import ReductionKernel, neutral_of, scalar_literal
 from ppcl.runtime.errors import make_error
 from ppcl.scan import InclusiveScanKernel
+from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
 
 _MAX_TREE = 40
 _pending: dict[int, weakref.ref[Array]] = {}  # lazy arrays not yet evaluated, by id
@@ -54,39 +54,6 @@ def _forget(key: int) -> Any:
     def forget(_: Any) -> None:
         _pending.pop(key, None)
     return forget
-
-
-class _Flags:
-    def __init__(self, array: Array) -> None:
-        itemsize = array.dtype.itemsize
-        self.c_contiguous = _contiguous(array.shape, array.strides, itemsize)
-        self.f_contiguous = _contiguous(array.shape[::-1], array.strides[::-1], itemsize)
-        self.forc = self.c_contiguous or self.f_contiguous
-
-
-def _contiguous(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> bool:
-    expected = itemsize
-    for dim, stride in zip(reversed(shape), reversed(strides)):
-        if dim != 1 and stride != expected:
-            return False
-        expected *= dim
-    return True
-
-
-def _c_strides(shape: tuple[int, ...], itemsize: int, order: str = "C") -> tuple[int, ...]:
-    strides = []
-    step = itemsize
-    dims = shape if order == "F" else shape[::-1]
-    for dim in dims:
-        strides.append(step)
-        step *= dim
-    return tuple(strides) if order == "F" else tuple(reversed(strides))
-
-
-def _shape_tuple(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer):
-        return (int(shape),)
-    return tuple(int(d) for d in shape)
 
 
 class Array:
@@ -103,12 +70,12 @@ class Array:
             self.context = cq.context
         else:
             self.queue, self.context = None, cq
-        self.shape = _shape_tuple(shape)
+        self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.nbytes = self.size * self.dtype.itemsize
         self.strides = tuple(strides) if strides is not None else \
-            _c_strides(self.shape, self.dtype.itemsize, order)
+            c_strides(self.shape, self.dtype.itemsize, order)
         self.offset = offset
         self.allocator = allocator
         self.events: list[cl.Event] = list(events or [])
@@ -160,8 +127,8 @@ class Array:
         return self.base_data
 
     @property
-    def flags(self) -> _Flags:
-        return _Flags(self)
+    def flags(self) -> Flags:
+        return Flags(self)
 
     @property
     def ndim(self) -> int:
@@ -187,16 +154,6 @@ class Array:
 
     # ------------------------------------------------------------------ host transfers
 
-    def _span(self) -> tuple[int, int]:
-        """The first and one-past-last byte the view touches, relative to ``offset``."""
-        low = high = 0
-        for dim, stride in zip(self.shape, self.strides):
-            if dim == 0:
-                return 0, 0
-            reach = (dim - 1) * stride
-            low, high = (low + reach, high) if reach < 0 else (low, high + reach)
-        return low, high + self.dtype.itemsize
-
     def get(self, queue: cl.CommandQueue | None = None, ary: np.ndarray | None = None,
             async_: bool = False, **kwargs: Any) -> np.ndarray:
         self._materialize()
@@ -209,7 +166,7 @@ class Array:
                              f"{self.shape}")
         if self.size == 0:
             return ary
-        low, high = self._span()
+        low, high = span(self.shape, self.strides, self.dtype.itemsize)
         raw = np.empty(high - low, np.uint8)
         cl.enqueue_copy(queue, raw, self._buffer, device_offset=self.offset + low,
                         is_blocking=True)
@@ -309,13 +266,8 @@ class Array:
         if isinstance(index, Array) or (isinstance(index, np.ndarray) and index.ndim):
             raise make_error("Array.__getitem__", "INVALID_VALUE",
                              "fancy indexing is not supported: use take or subset_* reductions")
-        model = as_strided(np.zeros(1, self.dtype), self.shape, self.strides, writeable=False)
-        parts = index if isinstance(index, tuple) else (index,)
-        if not any(part is Ellipsis for part in parts):
-            parts = (*parts, Ellipsis)  # a full integer index then still gives a (0-d) view
-        picked = model[parts]
-        moved = picked.__array_interface__["data"][0] - model.__array_interface__["data"][0]
-        return self._view(picked.shape, picked.strides, self.offset + moved)
+        shape, strides, moved = index_view(self.shape, self.strides, self.dtype, index)
+        return self._view(shape, strides, self.offset + moved)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         target = self[index]
@@ -333,7 +285,7 @@ class Array:
     def reshape(self, *shape: Any, order: str = "C") -> Array:
         if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
             shape = tuple(shape[0])
-        dims = list(_shape_tuple(shape))
+        dims = list(shape_tuple(shape))
         if dims.count(-1) == 1:
             known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
             dims[dims.index(-1)] = self.size // known if known else 0
@@ -347,8 +299,24 @@ class Array:
                 raise make_error("Array.reshape", "INVALID_VALUE",
                                  "order='F' needs an F-contiguous array")
             source = self
-        return source._view(new_shape, _c_strides(new_shape, self.dtype.itemsize, order),
+        return source._view(new_shape, c_strides(new_shape, self.dtype.itemsize, order),
                             source.offset)
+
+    def squeeze(self) -> Array:
+        self._materialize()
+        kept = [k for k, dim in enumerate(self.shape) if dim != 1]
+        return self._view(tuple(self.shape[k] for k in kept),
+                          tuple(self.strides[k] for k in kept), self.offset)
+
+    def with_queue(self, queue: cl.CommandQueue | None) -> Array:
+        """The same data (a view) with another queue."""
+        view = self.view()
+        view.queue = queue
+        return view
+
+    def setitem(self, subscript: Any, value: Any, queue: Any = None,
+                wait_for: Any = None) -> None:
+        self[subscript] = value
 
     def ravel(self) -> Array:
         return self.reshape(self.size)
@@ -696,6 +664,26 @@ def subset_min(subset: Array, a: Array, queue: Any = None) -> Array:
     return _subset("min", subset, a, queue)
 
 
+def diff(array: Array, queue: Any = None) -> Array:
+    """``array[1:] - array[:-1]`` of a 1-d array (lazy)."""
+    if array.ndim != 1:
+        raise make_error("ppcl.array.diff", "INVALID_VALUE", "diff takes 1-d arrays")
+    return array[1:] - array[:-1]
+
+
+def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
+    """Arrays of one shape joined along a new ``axis``."""
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        raise make_error("ppcl.array.stack", "INVALID_VALUE", "stack needs arrays of one shape")
+    axis = axis % (len(shape) + 1)
+    result = Array(queue or arrays[0].queue, (*shape[:axis], len(arrays), *shape[axis:]),
+                   np.result_type(*(a.dtype for a in arrays)))
+    for k, piece in enumerate(arrays):
+        result[(slice(None),) * axis + (k,)] = piece
+    return result
+
+
 def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) -> Array:
     """``out[i] = a[indices[i]]`` for a 1-d ``a``."""
     if a.ndim != 1 or indices.dtype.kind not in "iu":
@@ -777,5 +765,5 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
 __all__ = [
     "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
     "max", "maximum", "min", "minimum", "subset_max", "subset_min", "subset_sum", "sum",
-    "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum",
+    "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum", "diff", "stack",
 ]

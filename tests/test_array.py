@@ -311,3 +311,16 @@ def test_complex128_empty_and_0d(queue):
     assert empty.sum().get() == 0 and (empty + 1).get().shape == (0,)
     scalar = cla.to_device(queue, np.float32(3))
     assert scalar.shape == () and float(scalar * 2) == 6.0
+
+
+def test_stack_diff_squeeze_with_queue(queue):
+    x, y = host(np.float32, (3, 4)), host(np.float32, (3, 4), seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(cla.stack([a, b], axis=axis).get(),
+                                      np.stack([x, y], axis=axis))
+    np.testing.assert_allclose(cla.diff(a.ravel()).get(), np.diff(x.ravel()))
+    np.testing.assert_array_equal(a[:, 1:2].squeeze().get(), x[:, 1:2].squeeze())
+    other = ppcl.CommandQueue(queue.context)
+    moved = a.with_queue(other)
+    assert moved.queue is other and moved.base_data is a.base_data
