@@ -5,7 +5,8 @@
 key, so any work-item layout gives the same numbers and a seed reproduces them. Uniform floats
 take 24 (float32) or 53 (float64) bits, integers are reduced modulo ``b - a``, normals come from
 Box-Muller. ``rand(queue, shape, dtype, a=0, b=1)`` and ``fill_rand(ary)`` use one shared
-generator per context, as PyOpenCL's do. The Ranlux and Threefry generators are not provided.
+generator per context, as PyOpenCL's do. ``ThreefryGenerator`` (Threefry4x32-20) has the same
+interface. Both hashes match Random123's known-answer vectors. Ranlux is not provided.
 """
 
 from __future__ import annotations
@@ -34,7 +35,39 @@ inline uint4 ppcl_philox(uint4 ctr, uint2 key) {
 }
 """
 
-_DRAW = "uint4 r = ppcl_philox((uint4)((uint)i, (uint)((ulong)i >> 32), c2, c3), (uint2)(k0, k1));"
+_ROTATIONS = ((10, 26), (11, 21), (13, 27), (23, 5), (6, 20), (17, 11), (25, 10), (18, 20))
+
+
+def _threefry_source() -> str:
+    """Threefry4x32-20 (Random123): twenty rounds of add-rotate-xor, the key injected every
+    four; the rounds are unrolled since each has its own rotation constants."""
+    lines = []
+    for r in range(20):
+        left, right = _ROTATIONS[r % 8]
+        if r % 2 == 0:
+            lines.append(f"x0 += x1; x1 = rotate(x1, {left}u); x1 ^= x0; "
+                         f"x2 += x3; x3 = rotate(x3, {right}u); x3 ^= x2;")
+        else:
+            lines.append(f"x0 += x3; x3 = rotate(x3, {left}u); x3 ^= x0; "
+                         f"x2 += x1; x1 = rotate(x1, {right}u); x1 ^= x2;")
+        if (r + 1) % 4 == 0:
+            s = (r + 1) // 4
+            lines.append(f"x0 += ks[{s % 5}]; x1 += ks[{(s + 1) % 5}]; "
+                         f"x2 += ks[{(s + 2) % 5}]; x3 += ks[{(s + 3) % 5}] + {s}u;")
+    body = "\n  ".join(lines)
+    return f"""
+inline uint4 ppcl_threefry(uint4 ctr, uint4 key) {{
+  uint ks[5] = {{key.x, key.y, key.z, key.w, 0x1BD11BDAu ^ key.x ^ key.y ^ key.z ^ key.w}};
+  uint x0 = ctr.x + ks[0], x1 = ctr.y + ks[1], x2 = ctr.z + ks[2], x3 = ctr.w + ks[3];
+  {body}
+  return (uint4)(x0, x1, x2, x3);
+}}
+"""
+
+
+THREEFRY = _threefry_source()
+
+_COUNTER = "(uint4)((uint)i, (uint)((ulong)i >> 32), c2, c3)"
 
 
 def _uniform_expr(dtype: np.dtype) -> str:
@@ -58,15 +91,23 @@ def _normal_expr(dtype: np.dtype) -> str:
             f"out[i] = a + b * sqrt(-2 * log(u1)) * cospi(2 * u2)")
 
 
-class PhiloxGenerator:
-    """``pyopencl.clrandom.PhiloxGenerator(context, key=None, counter=None, seed=None)``."""
+class _CounterGenerator:
+    """A generator over a counter-based hash: element ``i`` of a call is the hash of the
+    counter ``(i, call)`` under the key."""
+
+    _key_words = 2
+    _preamble = ""
+    _draw = ""
 
     def __init__(self, context: cl.Context, key: Any = None, counter: Any = None,
                  seed: int | None = None) -> None:
         self.context = context
         if key is None:
             rng = np.random.default_rng(seed)
-            key = rng.integers(0, 2**32, size=2, dtype=np.uint64)
+            key = rng.integers(0, 2**32, size=self._key_words, dtype=np.uint64)
+        if len(key) != self._key_words:
+            raise make_error(type(self).__name__, "INVALID_VALUE",
+                             f"the key has {self._key_words} words, got {len(key)}")
         self.key = [int(k) & 0xFFFFFFFF for k in key]
         self.counter = [int(c) & 0xFFFFFFFF for c in (counter or (0, 0, 0, 0))]
         self._kernels: dict[tuple[str, str], ElementwiseKernel] = {}
@@ -77,10 +118,11 @@ class PhiloxGenerator:
         if kernel is None:
             ctype = dtype_to_ctype(dtype)
             body = _uniform_expr(dtype) if distribution == "uniform" else _normal_expr(dtype)
+            keys = ", ".join(f"uint k{n}" for n in range(self._key_words))
             kernel = ElementwiseKernel(
-                self.context, f"{ctype} *out, uint k0, uint k1, uint c2, uint c3, "
-                f"{ctype} a, {ctype} b", f"{_DRAW} {body}", name=f"ppcl_{distribution}",
-                preamble=PHILOX)
+                self.context, f"{ctype} *out, {keys}, uint c2, uint c3, {ctype} a, {ctype} b",
+                f"uint4 r = {self._draw}; {body}", name=f"ppcl_{distribution}",
+                preamble=self._preamble)
             self._kernels[key] = kernel
         return kernel
 
@@ -115,6 +157,24 @@ class PhiloxGenerator:
                                 queue)
 
 
+class PhiloxGenerator(_CounterGenerator):
+    """``pyopencl.clrandom.PhiloxGenerator(context, key=None, counter=None, seed=None)``:
+    Philox4x32-10, a key of two 32-bit words."""
+
+    _key_words = 2
+    _preamble = PHILOX
+    _draw = f"ppcl_philox({_COUNTER}, (uint2)(k0, k1))"
+
+
+class ThreefryGenerator(_CounterGenerator):
+    """``pyopencl.clrandom.ThreefryGenerator(context, key=None, counter=None, seed=None)``:
+    Threefry4x32-20, a key of four 32-bit words."""
+
+    _key_words = 4
+    _preamble = THREEFRY
+    _draw = f"ppcl_threefry({_COUNTER}, (uint4)(k0, k1, k2, k3))"
+
+
 _generators: weakref.WeakKeyDictionary[cl.Context, PhiloxGenerator] = \
     weakref.WeakKeyDictionary()
 
@@ -141,4 +201,4 @@ def fill_rand(result: Array, queue: cl.CommandQueue | None = None, luxury: Any =
     return _shared(queue.context).fill_uniform(result, a, b, queue)
 
 
-__all__ = ["PhiloxGenerator", "fill_rand", "rand"]
+__all__ = ["PhiloxGenerator", "ThreefryGenerator", "fill_rand", "rand"]

@@ -203,3 +203,34 @@ def test_example_runs_on_ppcl_and_pyopencl():
     theirs = _run_example("pyopencl", env).splitlines()
     assert [line.split()[0] for line in theirs] == [line.split()[0] for line in lines]
     assert all(" ok " in line for line in theirs), theirs
+
+
+@pytest.mark.parametrize("hash_name,key,counter,want", [
+    ("philox", "0, 0", "0, 0, 0, 0", [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+    ("philox", "0xa4093822, 0x299f31d0", "0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344",
+     [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+    ("threefry", "0, 0, 0, 0", "0, 0, 0, 0", [0x9C6CA96A, 0xE17EAE66, 0xFC10ECD4, 0x5256A7D8]),
+    ("threefry", "0xa4093822, 0x299f31d0, 0x082efa98, 0xec4e6c89",
+     "0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344",
+     [0x59CD1DBB, 0xB8879579, 0x86B5D00C, 0xAC8B6D84]),
+])
+def test_random123_known_answers(ctx, queue, hash_name, key, counter, want):
+    out = cla.zeros(queue, 4, np.uint32)
+    width = 2 if hash_name == "philox" else 4
+    ElementwiseKernel(ctx, "uint *out",
+                      f"uint4 r = ppcl_{hash_name}((uint4)({counter}), (uint{width})({key}));"
+                      "out[0] = r.x; out[1] = r.y; out[2] = r.z; out[3] = r.w",
+                      preamble=clrandom.PHILOX if hash_name == "philox" else clrandom.THREEFRY,
+                      )(out, range=slice(0, 1, 1))
+    assert out.get().tolist() == want
+
+
+def test_threefry_generator(ctx, queue):
+    g = clrandom.ThreefryGenerator(ctx, seed=3)
+    u = g.uniform(queue, (100000,), np.float64, a=-1, b=1).get()
+    assert -1 <= u.min() and u.max() < 1 and abs(u.mean()) < 0.01
+    again = clrandom.ThreefryGenerator(ctx, seed=3).uniform(queue, (100000,), np.float64,
+                                                             a=-1, b=1).get()
+    np.testing.assert_array_equal(u, again)
+    with pytest.raises(ppcl.LogicError, match="key"):
+        clrandom.ThreefryGenerator(ctx, key=[1, 2])
