@@ -21,9 +21,6 @@ import ppcl as cl
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, ScalarArg, VectorArg, complex_preamble, parse_arg_list
 
-_CHUNK_ALIGN = 16
-_MIN_CHUNK = 4096
-
 _programs: weakref.WeakKeyDictionary[cl.Context, dict[tuple[str, str, str], cl.Kernel]] = \
     weakref.WeakKeyDictionary()
 
@@ -54,16 +51,6 @@ def split_range(n: int) -> tuple[int, int]:
     """(indices run by groups of ``GROUP``, indices left for groups of one)."""
     main = n // GROUP * GROUP
     return main, n - main
-
-
-def chunk_geometry(device: cl.Device, n: int) -> tuple[int, int]:
-    """(work-items, chunk) when each work-item runs a contiguous chunk of ``n`` indices in
-    sequence (scans): a few per core, chunks a multiple of 16 so they start aligned."""
-    units = max(1, device.max_compute_units)
-    items = max(1, min(-(-n // _MIN_CHUNK), 4 * units))
-    chunk = -(-n // items)
-    chunk = max(_CHUNK_ALIGN, -(-chunk // _CHUNK_ALIGN) * _CHUNK_ALIGN)
-    return max(1, -(-n // chunk)), chunk
 
 
 def declarators(args: Sequence[Argument]) -> tuple[list[str], list[str]]:

@@ -20,9 +20,22 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl.elementwise import array_args, build_kernel, chunk_geometry, declarators, is_gpu
+from ppcl.elementwise import array_args, build_kernel, declarators, is_gpu
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
+
+_CHUNK_ALIGN = 16
+_MIN_CHUNK = 4096
+
+
+def chunk_geometry(device: cl.Device, n: int) -> tuple[int, int]:
+    """(work-items, chunk) when each work-item runs a contiguous chunk of ``n`` indices in
+    sequence (scans): a few per core, chunks a multiple of 16 so they start aligned."""
+    units = max(1, device.max_compute_units)
+    items = max(1, min(-(-n // _MIN_CHUNK), 4 * units))
+    chunk = -(-n // items)
+    chunk = max(_CHUNK_ALIGN, -(-chunk // _CHUNK_ALIGN) * _CHUNK_ALIGN)
+    return max(1, -(-n // chunk)), chunk
 
 
 class GenericScanKernel:
