@@ -162,6 +162,13 @@ def test_tools_dtypes(ctx):
     pair = np.dtype([("a", np.int8), ("b", np.float64), ("c", np.int32)])
     padded, decl = tools.match_dtype_to_c_struct(ctx.devices[0], "pair_t", pair)
     assert padded.fields["b"][1] == 8 and padded.fields["c"][1] == 16 and padded.itemsize == 24
+    measured = cla.zeros(ppcl.CommandQueue(ctx), 4, np.int64)
+    ElementwiseKernel(ctx, "long *out", "__global pair_t *p = 0; "
+                      "out[0] = (long)((__global char *)&p->b - (__global char *)p); "
+                      "out[1] = (long)((__global char *)&p->c - (__global char *)p); "
+                      "out[2] = (long)sizeof(pair_t); out[3] = 0", preamble=decl,
+                      )(measured, range=slice(0, 1, 1))
+    assert measured.get().tolist()[:3] == [8, 16, 24]  # the device's own layout
     assert tools.get_or_register_dtype("pair_t", padded) == padded
     assert tools.dtype_to_ctype(padded) == "pair_t"
     values = np.zeros(5, padded)
