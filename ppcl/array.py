@@ -60,7 +60,8 @@ class Array:
     """``pyopencl.array.Array(cq, shape, dtype, order="C", allocator=None, data=None,
     offset=0, strides=None)``; ``cq`` is a queue (or a context, leaving ``queue`` None)."""
 
-    __array_priority__ = 100  # numpy scalars on the left defer to our reversed operators
+    __array_priority__ = 100
+    __array_ufunc__ = None  # numpy scalars and arrays on the left defer to our operators
 
     def __init__(self, cq: Any, shape: Any, dtype: Any, order: str = "C",
                  allocator: Any = None, data: Any = None, offset: int = 0,

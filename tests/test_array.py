@@ -98,6 +98,17 @@ def test_comparisons(queue, dtype):
         np.testing.assert_array_equal(got.get(), want.astype(np.int8))
 
 
+def test_numpy_operands_on_the_left(queue):
+    x = host(np.float32, (10,))
+    a = cla.to_device(queue, x)
+    got = np.float32(3) * a
+    assert isinstance(got, cla.Array) and got.dtype == np.float32
+    np.testing.assert_allclose(got.get(), 3 * x)
+    assert (np.float64(2) + a).dtype == np.float64
+    with pytest.raises(TypeError):
+        _ = np.ones(10, np.float32) + a  # host arrays do not mix with device arrays
+
+
 def test_mixed_dtypes_follow_numpy(queue):
     x, y = host(np.int32), host(np.float32, seed=1)
     a, b = cla.to_device(queue, x), cla.to_device(queue, y)
