@@ -362,7 +362,7 @@ class Array:
             return None
         left, right = (theirs, mine) if reverse else (mine, theirs)
         dtype = result_dtype(op, left.dtype, right.dtype)
-        return _bounded(Op(dtype, op, (left, right))), shape
+        return _bounded(Op(dtype, op, (left, right)), shape), shape
 
     def _inplace(self, other: Any, op: str) -> Array:
         made = self._binary_node(other, op)
@@ -452,16 +452,16 @@ class Array:
         return min(self != 0, queue)
 
 
-def _bounded(node: Op) -> Node:
-    """``node``, with operands past the size bound evaluated into arrays first."""
+def _bounded(node: Op, shape: tuple[int, ...]) -> Node:
+    """``node`` (of ``shape``), with operands past the size bound evaluated into arrays."""
     if size_of(node) <= _MAX_TREE:
         return node
     args = []
     for arg in node.args:
-        if isinstance(arg, Op) and size_of(arg) > 1:
-            owner = next(iter(a for a in leaves(arg)), None)
+        if isinstance(arg, Op):
+            owner = next(iter(leaves(arg)), None)
             if owner is not None:
-                temp = Array(owner.queue or owner.context, owner.shape, arg.dtype, _expr=arg)
+                temp = Array(owner.queue or owner.context, shape, arg.dtype, _expr=arg)
                 temp._materialize()
                 arg = Leaf(arg.dtype, temp)
         args.append(arg)

@@ -261,6 +261,11 @@ def test_laziness_never_changes_results(queue):
     for _ in range(100):  # long chains are evaluated in parts, not grown without bound
         deep = deep + 1
     np.testing.assert_allclose(deep.get(), x + 100, rtol=1e-5)
+    total = a.sum()
+    deep = total * a  # a 0-d leaf first: evaluated parts still take the full shape
+    for _ in range(60):
+        deep = deep + a
+    np.testing.assert_allclose(deep.get(), x.sum() * x + 60 * x, rtol=1e-5)
 
 
 def test_elementwise_on_device_scalar(queue):
