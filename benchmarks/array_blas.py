@@ -55,7 +55,7 @@ def run(n: int, m: int, repeat: int) -> list[dict[str, Any]]:
             seconds, fastest, value = _time(action, repeat)
             if seconds < best_s:
                 best_name, best_s, best_min, want = label, seconds, fastest, value
-        ok = check(got, want)
+        ok = bool(check(got, want))
         rows.append({"benchmark": name, "ppcl_ms": ppcl_s * 1e3, "numpy_ms": best_s * 1e3,
                      "baseline": best_name, "ratio": best_s / ppcl_s,
                      "ratio_of_minima": best_min / ppcl_min, "checked": ok})

@@ -112,7 +112,9 @@ class Array:
         self._materialize()
         for ref in list(_pending.values()):
             lazy = ref()
-            if lazy is not None and lazy._expr is not None and any(leaf._buffer is self._buffer for leaf in leaves(lazy._expr)):
+            if lazy is None or lazy._expr is None:
+                continue
+            if any(leaf._buffer is self._buffer for leaf in leaves(lazy._expr)):
                 lazy._materialize()
 
     @property
