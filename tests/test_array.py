@@ -340,3 +340,15 @@ def test_stack_diff_squeeze_with_queue(queue):
     other = ppcl.CommandQueue(queue.context)
     moved = a.with_queue(other)
     assert moved.queue is other and moved.base_data is a.base_data
+
+
+def test_memory_pool_allocator(queue):
+    from ppcl import tools
+
+    pool = tools.MemoryPool(tools.ImmediateAllocator(queue))
+    x = host(np.float32, (100,))
+    a = cla.to_device(queue, x, allocator=pool)
+    result = a * 2 + 1
+    np.testing.assert_allclose(result.get(), x * 2 + 1)
+    assert result.allocator is pool and isinstance(result.base_data, tools.PooledBuffer)
+    assert isinstance(a.sum().base_data, tools.PooledBuffer)
