@@ -120,18 +120,23 @@ class ElementwiseKernel:
 
     def source(self, ranged: bool) -> str:
         """One work-item per index ``i``: no bounds check, since launches cover exact ranges
-        (a check in every work-item costs the vectorized loop a third of its speed)."""
+        (a check in every work-item costs the vectorized loop a third of its speed). As in
+        PyOpenCL, the operation sees ``n`` (or ``start``, ``stop``, ``step`` over a range) and
+        may skip an index with ``PYOPENCL_ELWISE_CONTINUE``."""
         params, prelude = declarators(self.args)
         if ranged:
-            params += ["long first__", "long step__"]
-            index = "long i = first__ + (long)get_global_id(0) * step__;"
+            params += ["long start", "long stop", "long step"]
+            index = "long i = start + (long)get_global_id(0) * step;"
         else:
+            params.append("long n")
             index = "long i = get_global_id(0);"
         header = complex_preamble(a.dtype for a in self.args)
         return (f"{header}\n{self.preamble}\n"
+                "#define PYOPENCL_ELWISE_CONTINUE return\n"
                 f"__kernel void {self.name}({', '.join(params)})\n{{\n  "
                 + "\n  ".join(prelude)
-                + f"\n  {self.loop_prep}\n  {index}\n  {self.operation};\n  {self.after_loop}\n}}\n")
+                + f"\n  {self.loop_prep};\n  {index}\n  {{ {self.operation}; }}\n"
+                f"  {self.after_loop};\n}}\n")
 
     def get_kernel(self, ranged: bool = False) -> cl.Kernel:
         return build_kernel(self.context, self.source(ranged), self.name, self.options)
@@ -176,7 +181,10 @@ class ElementwiseKernel:
         """Enqueue the kernel over ``count`` indices on prepared argument values."""
         kernel = self.get_kernel(ranged is not None)
         if ranged is not None:
-            values = [*values, np.int64(ranged[0]), np.int64(ranged[1])]
+            start, step = ranged
+            values = [*values, np.int64(start), np.int64(start + count * step), np.int64(step)]
+        else:
+            values = [*values, np.int64(count)]
         main, tail = split_range(count)
         event = None
         if main:

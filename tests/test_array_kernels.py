@@ -41,6 +41,17 @@ def test_elementwise_kernel(ctx, queue):
     np.testing.assert_allclose(z.get(), want)
     knl(np.float32(1), a[100:], b[100:], z[:900])  # views with an offset
     np.testing.assert_allclose(z.get()[:900], (x + y)[100:])
+    reverse = ElementwiseKernel(ctx, "float *x, float *z",
+                                "if (i % 3 == 0) PYOPENCL_ELWISE_CONTINUE; z[i] = x[n - 1 - i]")
+    z.fill(-1)
+    reverse(a, z)
+    want = np.where(np.arange(1000) % 3 == 0, -1, x[::-1])
+    np.testing.assert_allclose(z.get(), want)
+    z.fill(0)
+    knl(np.float32(1), a, b, z, range=slice(999, 10, -2))
+    want = np.zeros_like(x)
+    want[999:10:-2] = (x + y)[999:10:-2]
+    np.testing.assert_allclose(z.get(), want)
 
 
 def test_elementwise_kernel_complex_and_errors(ctx, queue):
