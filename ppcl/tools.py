@@ -3,6 +3,10 @@
 ``pytest_generate_tests_for_pyopencl`` parametrizes tests taking ``ctx_factory``, ``device`` or
 ``platform`` over the devices chosen by ``PPCL_TEST`` (or ``PYOPENCL_TEST``), e.g. ``0:0``.
 ``MemoryPool`` keeps released buffers in bins of rounded sizes and hands them out again.
+``dtype_to_ctype``, ``get_or_register_dtype`` and ``match_dtype_to_c_struct`` map numpy dtypes
+to OpenCL C names and struct layouts; ``VectorArg``/``ScalarArg``/``parse_arg_list`` describe
+the arguments of generated kernels; ``COMPLEX_HEADER`` is the ``cfloat_t`` helper set of
+PyOpenCL's complex header.
 """
 
 from __future__ import annotations
