@@ -252,3 +252,17 @@ def test_threefry_generator(ctx, queue):
     np.testing.assert_array_equal(u, again)
     with pytest.raises(ppcl.LogicError, match="key"):
         clrandom.ThreefryGenerator(ctx, key=[1, 2])
+
+
+def test_argument_objects_and_vector_results(ctx, queue):
+    x = np.random.default_rng(5).random(3000).astype(np.float32) - 0.5
+    a = cla.to_device(queue, x)
+    out = cla.empty_like(a)
+    ElementwiseKernel(ctx, [tools.VectorArg(np.float32, "x"), tools.ScalarArg(np.float32, "s"),
+                            tools.VectorArg(np.float32, "out")], "out[i] = s * x[i]")(a, 3, out)
+    np.testing.assert_allclose(out.get(), 3 * x)
+    min_max = ReductionKernel(ctx, ppcl.cltypes.float2, "(float2)(INFINITY, -INFINITY)",
+                              "(float2)(fmin(a.x, b.x), fmax(a.y, b.y))",
+                              "(float2)(x[i], x[i])", "__global float *x")
+    low, high = min_max(a).get()[()]["s0"], min_max(a).get()[()]["s1"]
+    assert (low, high) == (x.min(), x.max())
