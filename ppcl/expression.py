@@ -106,8 +106,11 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
         return f"(({dtype_to_ctype(dtype)})pown((double)({a}), (int)({b})))"
     if op in ("max", "min"):
         return f"{'f' if operand.kind == 'f' else ''}{op}({a}, {b})"
-    if op == "%" and operand.kind == "f":
-        return f"fmod({a}, {b})"
+    if op == "%":  # numpy's remainder takes the divisor's sign; C's takes the dividend's
+        if operand.kind == "f":
+            return f"fmod(fmod({a}, {b}) + ({b}), {b})"
+        if operand.kind == "i":
+            return f"((({a}) % ({b}) + ({b})) % ({b}))"
     return f"({a} {op} {b})"
 
 

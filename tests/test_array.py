@@ -352,3 +352,12 @@ def test_memory_pool_allocator(queue):
     np.testing.assert_allclose(result.get(), x * 2 + 1)
     assert result.allocator is pool and isinstance(result.base_data, tools.PooledBuffer)
     assert isinstance(a.sum().base_data, tools.PooledBuffer)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_remainder_takes_the_divisors_sign(queue, dtype):
+    x = np.array([7, -7, 7, -7, 0, 5], dtype)
+    y = np.array([3, 3, -3, -3, 4, 5], dtype)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    np.testing.assert_array_equal((a % b).get(), x % y)
+    np.testing.assert_array_equal((a % 4).get(), x % 4)
