@@ -106,6 +106,13 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
         return f"(({dtype_to_ctype(dtype)})pown((double)({a}), (int)({b})))"
     if op in ("max", "min"):
         return f"{'f' if operand.kind == 'f' else ''}{op}({a}, {b})"
+    if op == "//":  # numpy floors; C's integer division truncates
+        if operand.kind == "f":
+            return f"floor({a} / {b})"
+        if operand.kind == "i":
+            return (f"(({a}) / ({b}) - ((({a}) % ({b}) != 0) && "
+                    f"((({a}) < 0) != (({b}) < 0))))")
+        return f"(({a}) / ({b}))"
     if op == "%":  # numpy's remainder takes the divisor's sign; C's takes the dividend's
         if operand.kind == "f":
             return f"fmod(fmod({a}, {b}) + ({b}), {b})"
@@ -138,7 +145,7 @@ def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
     return f"{op}({a})"  # a C math function of the (floating) argument type
 
 
-_BINARY = {"+", "-", "*", "/", "%", "pow", "<", "<=", ">", ">=", "==", "!=", "max", "min",
+_BINARY = {"+", "-", "*", "/", "//", "%", "pow", "<", "<=", ">", ">=", "==", "!=", "max", "min",
            "atan2", "fmod", "hypot", "copysign", "&", "|", "^"}
 
 

@@ -355,9 +355,12 @@ def test_memory_pool_allocator(queue):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.float64])
-def test_remainder_takes_the_divisors_sign(queue, dtype):
+def test_remainder_and_floor_division_follow_numpy(queue, dtype):
     x = np.array([7, -7, 7, -7, 0, 5], dtype)
     y = np.array([3, 3, -3, -3, 4, 5], dtype)
     a, b = cla.to_device(queue, x), cla.to_device(queue, y)
     np.testing.assert_array_equal((a % b).get(), x % y)
     np.testing.assert_array_equal((a % 4).get(), x % 4)
+    np.testing.assert_array_equal((a // b).get(), x // y)
+    np.testing.assert_array_equal((20 // b).get(), 20 // y)
+    np.testing.assert_array_equal((9 % b).get(), 9 % y)
