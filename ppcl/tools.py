@@ -3,6 +3,10 @@
 ``pytest_generate_tests_for_pyopencl`` parametrizes tests taking ``ctx_factory``, ``device`` or
 ``platform`` over the devices chosen by ``PPCL_TEST`` (or ``PYOPENCL_TEST``), e.g. ``0:0``.
 ``MemoryPool`` keeps released buffers in bins of rounded sizes and hands them out again.
+``dtype_to_ctype``, ``get_or_register_dtype`` and ``match_dtype_to_c_struct`` map numpy dtypes
+to OpenCL C names and struct layouts; ``VectorArg``/``ScalarArg``/``parse_arg_list`` describe
+the arguments of generated kernels; ``COMPLEX_HEADER`` is the ``cfloat_t`` helper set of
+PyOpenCL's complex header.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import ppcl as cl
+from ppcl import cltypes
 from ppcl.runtime.memory import Buffer, MemoryObject
 from ppcl.settings import read_settings
 
@@ -240,3 +247,206 @@ class MemoryPool:
     def stop_holding(self) -> None:
         self._holding = False
         self.free_held()
+
+
+# ---------------------------------------------------------------------- dtypes and C names
+
+_DTYPE_TO_CTYPE: dict[np.dtype, str] = {}
+_CTYPE_TO_DTYPE: dict[str, np.dtype] = {}
+
+
+def get_or_register_dtype(c_names: str | list[str], dtype: Any = None) -> np.dtype:
+    """The dtype registered under ``c_names`` (one name or several); with ``dtype`` given,
+    register it under them first (the first name is the one ``dtype_to_ctype`` prints)."""
+    names = [c_names] if isinstance(c_names, str) else list(c_names)
+    if dtype is None:
+        for name in names:
+            if name in _CTYPE_TO_DTYPE:
+                return _CTYPE_TO_DTYPE[name]
+        raise TypeError(f"no dtype registered under {names}")
+    dtype = np.dtype(dtype)
+    known = _DTYPE_TO_CTYPE.get(dtype)
+    if known is not None and known not in names and dtype.kind != "V":
+        raise RuntimeError(f"dtype {dtype} is already registered as '{known}'")
+    _DTYPE_TO_CTYPE.setdefault(dtype, names[0])
+    for name in names:
+        _CTYPE_TO_DTYPE.setdefault(name, dtype)
+    return dtype
+
+
+def _register_builtin_dtypes() -> None:
+    pairs: list[tuple[str | list[str], Any]] = [("char", np.int8), (["unsigned char", "uchar"], np.uint8), ("short", np.int16),
+             (["unsigned short", "ushort"], np.uint16), ("int", np.int32),
+             (["unsigned int", "uint", "unsigned"], np.uint32), ("long", np.int64),
+             (["unsigned long", "ulong"], np.uint64), ("float", np.float32),
+             ("double", np.float64), ("half", np.float16), ("bool", np.bool_),
+             ("cfloat_t", np.complex64), ("cdouble_t", np.complex128)]
+    for names, dtype in pairs:
+        get_or_register_dtype(names, dtype)
+    for base_name, base in cltypes.SCALAR_TYPES.items():
+        for count in cltypes.VECTOR_COUNTS:
+            get_or_register_dtype(f"{base_name}{count}", cltypes.vec_types[np.dtype(base), count])
+
+
+def dtype_to_ctype(dtype: Any) -> str:
+    """The OpenCL C name of a dtype (``float32`` -> ``float``, ``complex64`` -> ``cfloat_t``)."""
+    if dtype is None:
+        raise ValueError("dtype may not be None")
+    dtype = np.dtype(dtype)
+    try:
+        return _DTYPE_TO_CTYPE[dtype]
+    except KeyError:
+        raise ValueError(f"unable to map dtype '{dtype}': register it with "
+                         "get_or_register_dtype") from None
+
+
+def ctype_to_dtype(c_name: str) -> np.dtype:
+    """The dtype of an OpenCL C type name (qualifiers and spacing ignored)."""
+    words = [w for w in c_name.replace("*", " ").split()
+             if w not in ("const", "volatile", "restrict", "__global", "global", "__constant",
+                          "constant", "__local", "local", "__private", "private")]
+    name = " ".join(words)
+    if name.startswith("struct "):
+        name = name[len("struct "):]
+    try:
+        return _CTYPE_TO_DTYPE[name]
+    except KeyError:
+        raise ValueError(f"unknown C type '{c_name}': register it with "
+                         "get_or_register_dtype") from None
+
+
+def _c_alignment(dtype: np.dtype) -> int:
+    if dtype.fields:
+        return max(_c_alignment(field[0]) for field in dtype.fields.values())
+    if dtype.subdtype is not None:
+        return _c_alignment(dtype.subdtype[0])
+    if dtype in cltypes.vec_type_to_scalar_and_count:
+        return dtype.itemsize  # OpenCL vectors align to their size
+    return dtype.itemsize
+
+
+def match_dtype_to_c_struct(device: Any, name: str, dtype: Any,
+                            context: Any = None) -> tuple[np.dtype, str]:
+    """The dtype padded as OpenCL C lays out ``struct name`` on ``device`` (natural alignment
+    of each field, size rounded to the largest alignment) and the C declaration of the struct,
+    as in ``pyopencl.tools``."""
+    dtype = np.dtype(dtype)
+    if dtype.fields is None:
+        raise ValueError("match_dtype_to_c_struct needs a structured dtype")
+    names, formats, offsets, c_fields = [], [], [], []
+    position = 0
+    for field_name in dtype.names or ():
+        field_dtype = dtype.fields[field_name][0]
+        align = _c_alignment(field_dtype)
+        position = (position + align - 1) // align * align
+        names.append(field_name)
+        formats.append(field_dtype)
+        offsets.append(position)
+        if field_dtype.subdtype is not None:
+            base, shape = field_dtype.subdtype
+            dims = "".join(f"[{d}]" for d in shape)
+            c_fields.append(f"  {dtype_to_ctype(base)} {field_name}{dims};")
+        else:
+            c_fields.append(f"  {dtype_to_ctype(field_dtype)} {field_name};")
+        position += field_dtype.itemsize
+    align = _c_alignment(dtype)
+    itemsize = (position + align - 1) // align * align
+    padded = np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                       "itemsize": itemsize})
+    c_decl = "typedef struct {\n" + "\n".join(c_fields) + f"\n}} {name};\n"
+    return padded, c_decl
+
+
+# ---------------------------------------------------------------------- kernel arguments
+
+
+class Argument:
+    """One argument of a generated kernel: its dtype and name."""
+
+    def __init__(self, dtype: Any, name: str) -> None:
+        self.dtype = np.dtype(dtype)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.dtype}, '{self.name}')"
+
+    def declarator(self) -> str:
+        raise NotImplementedError
+
+
+class VectorArg(Argument):
+    """A ``__global`` pointer argument, passed as an Array (its offset travels along)."""
+
+    def __init__(self, dtype: Any, name: str, with_offset: bool = True) -> None:
+        super().__init__(dtype, name)
+        self.with_offset = with_offset
+
+    def declarator(self) -> str:
+        return f"__global {dtype_to_ctype(self.dtype)} *{self.name}"
+
+
+class ScalarArg(Argument):
+    """An argument passed by value."""
+
+    def declarator(self) -> str:
+        return f"{dtype_to_ctype(self.dtype)} {self.name}"
+
+
+def parse_arg_list(arguments: str | list[Argument]) -> list[Argument]:
+    """``"float *x, const int n"`` (or a list of VectorArg/ScalarArg) as a list of arguments."""
+    if not isinstance(arguments, str):
+        return list(arguments)
+    result: list[Argument] = []
+    for piece in arguments.split(","):
+        text = piece.strip()
+        if not text:
+            continue
+        stars = text.count("*")
+        head, _, name = text.replace("*", " ").rpartition(" ")
+        if not head or not name.isidentifier():
+            raise ValueError(f"cannot parse the argument '{text}'")
+        dtype = ctype_to_dtype(head)
+        result.append(VectorArg(dtype, name) if stars else ScalarArg(dtype, name))
+    return result
+
+
+COMPLEX_HEADER = """
+typedef float2 cfloat_t;
+inline cfloat_t cfloat_new(float re, float im) { return (cfloat_t)(re, im); }
+inline cfloat_t cfloat_fromreal(float re) { return (cfloat_t)(re, 0.0f); }
+inline float cfloat_real(cfloat_t a) { return a.x; }
+inline float cfloat_imag(cfloat_t a) { return a.y; }
+inline cfloat_t cfloat_conj(cfloat_t a) { return (cfloat_t)(a.x, -a.y); }
+inline cfloat_t cfloat_add(cfloat_t a, cfloat_t b) { return a + b; }
+inline cfloat_t cfloat_sub(cfloat_t a, cfloat_t b) { return a - b; }
+inline cfloat_t cfloat_neg(cfloat_t a) { return -a; }
+inline cfloat_t cfloat_mul(cfloat_t a, cfloat_t b) {
+  return (cfloat_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+inline cfloat_t cfloat_rmul(float a, cfloat_t b) { return (cfloat_t)(a * b.x, a * b.y); }
+inline cfloat_t cfloat_divide(cfloat_t a, cfloat_t b) {
+  float d = b.x * b.x + b.y * b.y;
+  return (cfloat_t)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d); }
+inline float cfloat_abs(cfloat_t a) { return hypot(a.x, a.y); }
+inline float cfloat_abs_squared(cfloat_t a) { return a.x * a.x + a.y * a.y; }
+inline cfloat_t cfloat_exp(cfloat_t a) {
+  float e = exp(a.x); return (cfloat_t)(e * cos(a.y), e * sin(a.y)); }
+"""
+"""The complex helpers of PyOpenCL's ``pyopencl-complex.h`` for ``cfloat_t`` (a ``float2``
+holding the real and imaginary parts, the layout of numpy's complex64)."""
+
+COMPLEX_DOUBLE_HEADER = COMPLEX_HEADER.replace("cfloat", "cdouble").replace(
+    "float2", "double2").replace("float ", "double ").replace("0.0f", "0.0")
+
+
+def complex_preamble(dtypes: Any) -> str:
+    """The complex header a kernel over ``dtypes`` needs (empty when none is complex)."""
+    kinds = {np.dtype(d) for d in dtypes}
+    text = ""
+    if np.dtype(np.complex64) in kinds or np.dtype(np.complex128) in kinds:
+        text += COMPLEX_HEADER
+    if np.dtype(np.complex128) in kinds:
+        text += COMPLEX_DOUBLE_HEADER
+    return text
+
+
+_register_builtin_dtypes()

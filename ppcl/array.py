@@ -1,0 +1,775 @@
+"""``pyopencl.array`` on ppcl: n-dimensional arrays in device memory with numpy's manners.
+
+Arithmetic, comparisons, ``clmath`` functions and ``astype`` are lazy: they build an expression
+tree (``ppcl.expression``) and run nothing until the result is needed; then the whole tree runs
+as one generated elementwise kernel, or, under ``sum``/``dot``/``max``/``min``, as one reduction
+kernel, so ``(a * b + c).sum()`` reads ``a``, ``b`` and ``c`` once and writes no temporary.
+Generated kernels are cached per expression shape and dtypes. Before an array is written
+(``set``, ``fill``, in-place operators, item assignment, or handing ``.data`` to a kernel),
+pending expressions that read it are evaluated, so laziness never changes a result.
+
+Views (slices, ``reshape``, transposes) share the buffer with ``offset`` and ``strides`` in
+bytes, as in PyOpenCL; elementwise operations and reductions accept any view, including
+negative strides. ``ElementwiseKernel`` arguments must be contiguous, as in PyOpenCL.
+"""
+
+from __future__ import annotations
+
+import builtins
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import ppcl as cl
+from ppcl.elementwise import ElementwiseKernel
+from ppcl.expression import (
+    Index,
+    Leaf,
+    Node,
+    Op,
+    Printed,
+    array_access,
+    convert,
+    leaves,
+    print_tree,
+    result_dtype,
+    scalar_node,
+    size_of,
+)
+from ppcl.gemv import gemv
+from ppcl.reduction import ReductionKernel, neutral_of, scalar_literal
+from ppcl.runtime.errors import make_error
+from ppcl.scan import InclusiveScanKernel
+from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
+
+_MAX_TREE = 40
+_pending: dict[int, weakref.ref[Array]] = {}  # lazy arrays not yet evaluated, by id
+_kernels: weakref.WeakKeyDictionary[cl.Context, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def _forget(key: int) -> Any:
+    """The callback dropping a collected lazy array from ``_pending``."""
+    def forget(_: Any) -> None:
+        _pending.pop(key, None)
+    return forget
+
+
+class Array:
+    """``pyopencl.array.Array(cq, shape, dtype, order="C", allocator=None, data=None,
+    offset=0, strides=None)``; ``cq`` is a queue (or a context, leaving ``queue`` None)."""
+
+    __array_priority__ = 100
+    __array_ufunc__ = None  # numpy scalars and arrays on the left defer to our operators
+
+    def __init__(self, cq: Any, shape: Any, dtype: Any, order: str = "C",
+                 allocator: Any = None, data: Any = None, offset: int = 0,
+                 strides: Any = None, events: Any = None, _expr: Node | None = None) -> None:
+        if isinstance(cq, cl.CommandQueue):
+            self.queue: cl.CommandQueue | None = cq
+            self.context = cq.context
+        else:
+            self.queue, self.context = None, cq
+        self.shape = shape_tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.nbytes = self.size * self.dtype.itemsize
+        self.strides = tuple(strides) if strides is not None else \
+            c_strides(self.shape, self.dtype.itemsize, order)
+        self.offset = offset
+        self.allocator = allocator
+        self.events: list[cl.Event] = list(events or [])
+        self._expr = _expr
+        self._buffer: Any = data
+        if _expr is not None:
+            _pending[id(self)] = weakref.ref(self, _forget(id(self)))
+        elif data is None:
+            self._buffer = self._allocate(self.nbytes)
+
+    def _allocate(self, nbytes: int) -> Any:
+        if self.allocator is not None:
+            return self.allocator(builtins.max(nbytes, 1))
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, builtins.max(nbytes, 1))
+
+    # ------------------------------------------------------------------ buffers and laziness
+
+    def _materialize(self) -> None:
+        expr = self._expr
+        if expr is None:
+            return
+        self._buffer = self._allocate(self.nbytes)
+        self._expr = None
+        _pending.pop(id(self), None)
+        _assign(self, expr)
+
+    def _concrete(self) -> Array:
+        self._materialize()
+        return self
+
+    def _before_write(self) -> None:
+        """Evaluate pending expressions that read this array's buffer."""
+        self._materialize()
+        for ref in list(_pending.values()):
+            lazy = ref()
+            if lazy is None or lazy._expr is None:
+                continue
+            if any(leaf._buffer is self._buffer for leaf in leaves(lazy._expr)):
+                lazy._materialize()
+
+    @property
+    def base_data(self) -> Any:
+        self._before_write()  # a kernel given the buffer may write it
+        return self._buffer
+
+    @property
+    def data(self) -> Any:
+        if self.offset:
+            raise make_error("Array.data", "INVALID_VALUE",
+                             "the array has an offset: use base_data and offset")
+        return self.base_data
+
+    @property
+    def flags(self) -> Flags:
+        return Flags(self)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def add_event(self, event: cl.Event) -> None:
+        self.events = [event]
+
+    def finish(self) -> None:
+        if self.queue is not None:
+            self.queue.finish()
+
+    def _queue(self, queue: cl.CommandQueue | None, routine: str) -> cl.CommandQueue:
+        queue = queue or self.queue
+        if queue is None:
+            raise make_error(routine, "INVALID_COMMAND_QUEUE",
+                             "the array has no queue: pass queue=")
+        return queue
+
+    # ------------------------------------------------------------------ host transfers
+
+    def get(self, queue: cl.CommandQueue | None = None, ary: np.ndarray | None = None,
+            async_: bool = False, **kwargs: Any) -> np.ndarray:
+        self._materialize()
+        queue = self._queue(queue, "Array.get")
+        if ary is None:
+            ary = np.empty(self.shape, self.dtype)
+        elif ary.shape != self.shape or ary.dtype != self.dtype:
+            raise make_error("Array.get", "INVALID_VALUE",
+                             f"ary is {ary.dtype} {ary.shape}, the array {self.dtype} "
+                             f"{self.shape}")
+        if self.size == 0:
+            return ary
+        low, high = span(self.shape, self.strides, self.dtype.itemsize)
+        raw = np.empty(high - low, np.uint8)
+        cl.enqueue_copy(queue, raw, self._buffer, device_offset=self.offset + low,
+                        is_blocking=True)
+        ary[...] = np.ndarray(self.shape, self.dtype, raw, -low, self.strides)
+        return ary
+
+    def set(self, ary: Any, queue: cl.CommandQueue | None = None, async_: bool = False,
+            **kwargs: Any) -> None:
+        ary = np.asarray(ary)
+        if ary.shape != self.shape:
+            raise make_error("Array.set", "INVALID_VALUE",
+                             f"ary has shape {ary.shape}, the array {self.shape}")
+        if ary.dtype != self.dtype:
+            raise make_error("Array.set", "INVALID_VALUE",
+                             f"ary has dtype {ary.dtype}, the array {self.dtype}")
+        queue = self._queue(queue, "Array.set")
+        self._before_write()
+        if self.flags.c_contiguous:
+            if self.size:
+                cl.enqueue_copy(queue, self._buffer, np.require(ary, requirements="C"),
+                                device_offset=self.offset, is_blocking=True)
+            return
+        _assign(self, Leaf(self.dtype, to_device(queue, np.require(ary, requirements="C"))))
+
+    def __str__(self) -> str:
+        return str(self.get())
+
+    def __repr__(self) -> str:
+        return repr(self.get()).replace("array(", "cl.Array(", 1)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __float__(self) -> float:
+        return float(self.get())
+
+    def __int__(self) -> int:
+        return int(self.get())
+
+    def __complex__(self) -> complex:
+        return complex(self.get())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("the truth value of an array with more than one element is "
+                             "ambiguous")
+        return bool(self.get())
+
+    # ------------------------------------------------------------------ copies and views
+
+    def _new_like(self, dtype: Any = None, shape: Any = None) -> Array:
+        return Array(self.queue or self.context, self.shape if shape is None else shape,
+                     self.dtype if dtype is None else dtype, allocator=self.allocator)
+
+    def _lazy(self, expr: Node, shape: tuple[int, ...] | None = None) -> Array:
+        return Array(self.queue or self.context, self.shape if shape is None else shape,
+                     expr.dtype, allocator=self.allocator, _expr=expr)
+
+    def _node(self) -> Node:
+        if self._expr is not None:
+            return self._expr
+        return Leaf(self.dtype, self)
+
+    def copy(self, queue: cl.CommandQueue | None = None) -> Array:
+        result = self._new_like()
+        if queue is not None:
+            result.queue = queue
+        _assign(result, self._node())
+        return result
+
+    def astype(self, dtype: Any, queue: cl.CommandQueue | None = None) -> Array:
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self.copy(queue)
+        if self.dtype.kind == "c" and dtype.kind != "c":
+            raise TypeError(f"astype cannot drop the imaginary part of {self.dtype}: take "
+                            ".real or abs() first")
+        return self._lazy(Op(dtype, "cast", (self._node(),)))
+
+    def view(self, dtype: Any = None) -> Array:
+        dtype = np.dtype(dtype or self.dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            raise make_error("Array.view", "INVALID_VALUE",
+                             "views may only change to a dtype of the same size")
+        base = self._concrete()
+        return Array(self.queue or self.context, self.shape, dtype, data=base._buffer,
+                     offset=self.offset, strides=self.strides, allocator=self.allocator)
+
+    def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
+        return Array(self.queue or self.context, shape, self.dtype, data=self._buffer,
+                     offset=offset, strides=strides, allocator=self.allocator)
+
+    def __getitem__(self, index: Any) -> Array:
+        self._materialize()
+        if isinstance(index, Array) or (isinstance(index, np.ndarray) and index.ndim):
+            raise make_error("Array.__getitem__", "INVALID_VALUE",
+                             "fancy indexing is not supported: use take or subset_* reductions")
+        shape, strides, moved = index_view(self.shape, self.strides, self.dtype, index)
+        return self._view(shape, strides, self.offset + moved)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        target = self[index]
+        target._before_write()
+        if isinstance(value, Array):
+            if value.shape != target.shape and value.size != 1:
+                raise make_error("Array.__setitem__", "INVALID_VALUE",
+                                 f"cannot assign shape {value.shape} to shape {target.shape}")
+            _assign(target, value._node())
+        elif isinstance(value, np.ndarray) and value.ndim:
+            target.set(value.astype(target.dtype, copy=False))
+        else:
+            _assign(target, scalar_node(value, target.dtype))
+
+    def reshape(self, *shape: Any, order: str = "C") -> Array:
+        if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
+            shape = tuple(shape[0])
+        dims = list(shape_tuple(shape))
+        if dims.count(-1) == 1:
+            known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+            dims[dims.index(-1)] = self.size // known if known else 0
+        new_shape = tuple(dims)
+        if int(np.prod(new_shape, dtype=np.int64)) != self.size:
+            raise make_error("Array.reshape", "INVALID_VALUE",
+                             f"cannot reshape size {self.size} into {new_shape}")
+        source = self._concrete() if self.flags.c_contiguous and order == "C" else self.copy()
+        if order == "F":
+            if not self.flags.f_contiguous:
+                raise make_error("Array.reshape", "INVALID_VALUE",
+                                 "order='F' needs an F-contiguous array")
+            source = self
+        return source._view(new_shape, c_strides(new_shape, self.dtype.itemsize, order),
+                            source.offset)
+
+    def squeeze(self) -> Array:
+        self._materialize()
+        kept = [k for k, dim in enumerate(self.shape) if dim != 1]
+        return self._view(tuple(self.shape[k] for k in kept),
+                          tuple(self.strides[k] for k in kept), self.offset)
+
+    def with_queue(self, queue: cl.CommandQueue | None) -> Array:
+        """The same data (a view) with another queue."""
+        view = self.view()
+        view.queue = queue
+        return view
+
+    def setitem(self, subscript: Any, value: Any, queue: Any = None,
+                wait_for: Any = None) -> None:
+        self[subscript] = value
+
+    def ravel(self) -> Array:
+        return self.reshape(self.size)
+
+    @property
+    def T(self) -> Array:  # noqa: N802 - numpy's name
+        return self.transpose()
+
+    def transpose(self, axes: Sequence[int] | None = None) -> Array:
+        self._materialize()
+        order = list(axes) if axes is not None else list(range(self.ndim))[::-1]
+        return self._view(tuple(self.shape[a] for a in order),
+                          tuple(self.strides[a] for a in order), self.offset)
+
+    def fill(self, value: Any, queue: cl.CommandQueue | None = None) -> Array:
+        self._before_write()
+        _assign(self, scalar_node(value, self.dtype))
+        return self
+
+    # ------------------------------------------------------------------ arithmetic
+
+    def _binary(self, other: Any, op: str, reverse: bool = False) -> Array:
+        made = self._binary_node(other, op, reverse)
+        if made is None:
+            return NotImplemented
+        return self._lazy(*made)
+
+    def _binary_node(self, other: Any, op: str,
+                     reverse: bool = False) -> tuple[Node, tuple[int, ...]] | None:
+        mine = self._node()
+        if isinstance(other, Array):
+            if other.shape != self.shape and other.size != 1 and self.size != 1:
+                raise make_error("Array", "INVALID_VALUE",
+                                 f"operands of shapes {self.shape} and {other.shape}")
+            theirs = other._node()
+            shape = self.shape if self.size != 1 or other.size == 1 else other.shape
+        elif np.isscalar(other) or (isinstance(other, np.ndarray) and other.ndim == 0):
+            theirs = scalar_node(other[()] if isinstance(other, np.ndarray) else other,
+                                 self.dtype)
+            shape = self.shape
+        else:
+            return None
+        left, right = (theirs, mine) if reverse else (mine, theirs)
+        dtype = result_dtype(op, left.dtype, right.dtype)
+        return _bounded(Op(dtype, op, (left, right)), shape), shape
+
+    def _inplace(self, other: Any, op: str) -> Array:
+        made = self._binary_node(other, op)
+        if made is None:
+            return NotImplemented
+        self._before_write()
+        _assign(self, made[0])
+        return self
+
+    def __add__(self, o: Any) -> Array: return self._binary(o, "+")
+    def __radd__(self, o: Any) -> Array: return self._binary(o, "+", True)
+    def __sub__(self, o: Any) -> Array: return self._binary(o, "-")
+    def __rsub__(self, o: Any) -> Array: return self._binary(o, "-", True)
+    def __mul__(self, o: Any) -> Array: return self._binary(o, "*")
+    def __rmul__(self, o: Any) -> Array: return self._binary(o, "*", True)
+    def __truediv__(self, o: Any) -> Array: return self._binary(o, "/")
+    def __rtruediv__(self, o: Any) -> Array: return self._binary(o, "/", True)
+    def __floordiv__(self, o: Any) -> Array: return self._binary(o, "//")
+    def __rfloordiv__(self, o: Any) -> Array: return self._binary(o, "//", True)
+    def __mod__(self, o: Any) -> Array: return self._binary(o, "%")
+    def __rmod__(self, o: Any) -> Array: return self._binary(o, "%", True)
+    def __pow__(self, o: Any) -> Array: return self._binary(o, "pow")
+    def __rpow__(self, o: Any) -> Array: return self._binary(o, "pow", True)
+    def __and__(self, o: Any) -> Array: return self._binary(o, "&")
+    def __or__(self, o: Any) -> Array: return self._binary(o, "|")
+    def __xor__(self, o: Any) -> Array: return self._binary(o, "^")
+    def __lt__(self, o: Any) -> Array: return self._binary(o, "<")
+    def __le__(self, o: Any) -> Array: return self._binary(o, "<=")
+    def __gt__(self, o: Any) -> Array: return self._binary(o, ">")
+    def __ge__(self, o: Any) -> Array: return self._binary(o, ">=")
+    def __eq__(self, o: Any) -> Array: return self._binary(o, "==")  # type: ignore[override]
+    def __ne__(self, o: Any) -> Array: return self._binary(o, "!=")  # type: ignore[override]
+    def __iadd__(self, o: Any) -> Array: return self._inplace(o, "+")
+    def __isub__(self, o: Any) -> Array: return self._inplace(o, "-")
+    def __imul__(self, o: Any) -> Array: return self._inplace(o, "*")
+    def __itruediv__(self, o: Any) -> Array: return self._inplace(o, "/")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __neg__(self) -> Array:
+        return self._lazy(Op(self.dtype, "neg", (self._node(),)))
+
+    def __pos__(self) -> Array:
+        return self
+
+    def __abs__(self) -> Array:
+        dtype = np.dtype(np.float32 if self.dtype == np.complex64 else
+                         np.float64 if self.dtype == np.complex128 else self.dtype)
+        return self._lazy(Op(dtype, "abs", (self._node(),)))
+
+    def _part(self, op: str) -> Array:
+        dtype = np.dtype(np.float32 if self.dtype == np.complex64 else
+                         np.float64 if self.dtype == np.complex128 else self.dtype)
+        return self._lazy(Op(dtype, op, (self._node(),)))
+
+    @property
+    def real(self) -> Array:
+        return self._part("real")
+
+    @property
+    def imag(self) -> Array:
+        return self._part("imag")
+
+    def conj(self) -> Array:
+        return self._lazy(Op(self.dtype, "conj", (self._node(),)))
+
+    conjugate = conj
+
+    def __matmul__(self, other: Array) -> Array:
+        return matmul(self, other)
+
+    # ------------------------------------------------------------------ reductions
+
+    def sum(self, dtype: Any = None, queue: cl.CommandQueue | None = None) -> Array:
+        return sum(self, dtype, queue)
+
+    def dot(self, other: Array, queue: cl.CommandQueue | None = None) -> Array:
+        return dot(self, other, queue=queue)
+
+    def max(self, queue: cl.CommandQueue | None = None) -> Array:
+        return max(self, queue)
+
+    def min(self, queue: cl.CommandQueue | None = None) -> Array:
+        return min(self, queue)
+
+    def any(self, queue: cl.CommandQueue | None = None) -> Array:
+        return max(self != 0, queue)
+
+    def all(self, queue: cl.CommandQueue | None = None) -> Array:
+        return min(self != 0, queue)
+
+
+def _bounded(node: Op, shape: tuple[int, ...]) -> Node:
+    """``node`` (of ``shape``), with operands past the size bound evaluated into arrays."""
+    if size_of(node) <= _MAX_TREE:
+        return node
+    args = []
+    for arg in node.args:
+        if isinstance(arg, Op):
+            owner = next(iter(leaves(arg)), None)
+            if owner is not None:
+                temp = Array(owner.queue or owner.context, shape, arg.dtype, _expr=arg)
+                temp._materialize()
+                arg = Leaf(arg.dtype, temp)
+        args.append(arg)
+    return Op(node.dtype, node.op, tuple(args))
+
+
+def _cached(context: cl.Context, key: Any, make: Any) -> Any:
+    per_context = _kernels.setdefault(context, {})
+    found = per_context.get(key)
+    if found is None:
+        found = per_context[key] = make()
+    return found
+
+
+def _assign(target: Array, node: Node) -> None:
+    """Run ``target[...] = node`` as one elementwise kernel."""
+    queue = target._queue(None, "Array")
+    sources = [leaf for leaf in leaves(node)
+               if leaf._buffer is target._buffer and leaf is not target
+               and (leaf.offset, leaf.strides, leaf.shape) !=
+               (target.offset, target.strides, target.shape)]
+    if sources:  # an overlapping view of the target: read it from a copy
+        node = _replace_leaves(node, {id(s): s.copy() for s in sources})
+    printed = Printed()
+    out = array_access(printed, target, target.shape)
+    code = convert(print_tree(node, target.shape, printed), node.dtype, target.dtype)
+    operation = f"{out} = {code}"
+    kernel = _cached(target.context, ("elementwise", operation, printed.key()),
+                     lambda: ElementwiseKernel(target.context, printed.args, operation,
+                                               name="ppcl_array_op", preamble=printed.macros))
+    target.add_event(kernel.launch(queue, printed.values, target.size))
+
+
+def _replace_leaves(node: Node, table: dict[int, Array]) -> Node:
+    if isinstance(node, Leaf) and id(node.array) in table:
+        return Leaf(node.dtype, table[id(node.array)])
+    if isinstance(node, Op):
+        return Op(node.dtype, node.op, tuple(_replace_leaves(a, table) for a in node.args))
+    return node
+
+
+def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
+            queue: cl.CommandQueue | None, count: int | None = None,
+            shape: tuple[int, ...] | None = None) -> Array:
+    queue = array._queue(queue, f"ppcl.array.{kind}")
+    printed = Printed()
+    code = convert(print_tree(node, shape or array.shape, printed), node.dtype, dtype)
+    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
+    if dtype.kind == "f" and kind != "sum":
+        reduce_expr = f"f{reduce_expr}"
+    neutral = neutral_of(dtype, kind) if dtype.kind != "c" else scalar_literal(dtype, 0)
+    kernel = _cached(array.context, ("reduce", kind, dtype.str, code, printed.key()),
+                     lambda: ReductionKernel(array.context, dtype, neutral, reduce_expr,
+                                             map_expr=code, arguments=printed.args,
+                                             name="ppcl_array_reduce",
+                                             preamble=printed.macros))
+    out = Array(queue, (), dtype, allocator=array.allocator)
+    total = array.size if count is None else count
+    out.add_event(kernel.run(queue, printed.values, total, out._buffer, 0, None, None))
+    return out
+
+
+# ---------------------------------------------------------------------- module functions
+
+
+def to_device(queue: cl.CommandQueue, ary: Any, allocator: Any = None,
+              async_: bool = False, array_queue: Any = None, **kwargs: Any) -> Array:
+    ary = np.asarray(ary)
+    if ary.dtype == object:
+        raise make_error("to_device", "INVALID_VALUE", "object arrays cannot go to a device")
+    result = Array(queue, ary.shape, ary.dtype, allocator=allocator)
+    result.set(np.require(ary, requirements="C"), queue)
+    return result
+
+
+def empty(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
+          allocator: Any = None, **kwargs: Any) -> Array:
+    return Array(queue, shape, dtype, order=order, allocator=allocator)
+
+
+def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
+          allocator: Any = None) -> Array:
+    return empty(queue, shape, dtype, order, allocator).fill(0)
+
+
+def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
+    return Array(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
+                 allocator=ary.allocator)
+
+
+def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
+    return empty_like(ary, queue, dtype).fill(0)
+
+
+def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any = None,
+           **kwargs: Any) -> Array:
+    """``arange(queue, [start,] stop[, step], dtype=None)`` as numpy's."""
+    start, stop, step = (args + (None,) * 3)[:3] if len(args) != 1 else (0, args[0], None)
+    start = kwargs.get("start", start) or 0
+    stop = kwargs.get("stop", stop)
+    step = kwargs.get("step", step) or 1
+    if dtype is None:
+        dtype = np.arange(start, stop if stop is not None else start + step, step).dtype \
+            if stop is not None else np.array(start).dtype
+    dtype = np.dtype(dtype)
+    count = builtins.max(0, int(np.ceil((stop - start) / step)))
+    result = Array(queue, (count,), dtype, allocator=allocator)
+    index = Index(np.dtype(np.float64 if dtype.kind == "f" else np.int64))
+    node = Op(index.dtype, "+", (Op(index.dtype, "*", (index, scalar_node(step, index.dtype))),
+                                 scalar_node(start, index.dtype)))
+    _assign(result, node)
+    return result
+
+
+def concatenate(arrays: Sequence[Array], axis: int = 0, queue: Any = None,
+                allocator: Any = None) -> Array:
+    first = arrays[0]
+    shape = list(first.shape)
+    shape[axis] = builtins.sum(a.shape[axis] for a in arrays)
+    dtype = np.result_type(*(a.dtype for a in arrays))
+    result = Array(queue or first.queue, tuple(shape), dtype, allocator=allocator)
+    position = 0
+    for piece in arrays:
+        index = [slice(None)] * len(shape)
+        index[axis] = slice(position, position + piece.shape[axis])
+        result[tuple(index)] = piece
+        position += piece.shape[axis]
+    return result
+
+
+def sum(a: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:  # noqa: A001
+    if slice is not None:
+        a = a[slice]
+    return _reduce(a, a._node(), "sum", np.dtype(dtype or a.dtype), queue)
+
+
+def max(a: Array, queue: Any = None) -> Array:  # noqa: A001
+    return _reduce(a, a._node(), "max", a.dtype, queue)
+
+
+def min(a: Array, queue: Any = None) -> Array:  # noqa: A001
+    return _reduce(a, a._node(), "min", a.dtype, queue)
+
+
+def _pair(a: Array, b: Array, conjugate: bool) -> Node:
+    if a.shape != b.shape:
+        raise make_error("ppcl.array.dot", "INVALID_VALUE",
+                         f"dot of shapes {a.shape} and {b.shape}")
+    left = a.conj()._node() if conjugate and a.dtype.kind == "c" else a._node()
+    dtype = np.result_type(a.dtype, b.dtype)
+    return Op(dtype, "*", (left, b._node()))
+
+
+def dot(a: Array, b: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:
+    if slice is not None:
+        a, b = a[slice], b[slice]
+    node = _pair(a, b, False)
+    return _reduce(a, node, "sum", np.dtype(dtype or node.dtype), queue)
+
+
+def vdot(a: Array, b: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:
+    if slice is not None:
+        a, b = a[slice], b[slice]
+    node = _pair(a, b, True)
+    return _reduce(a, node, "sum", np.dtype(dtype or node.dtype), queue)
+
+
+def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None) -> Array:
+    if subset.dtype.kind not in "iu" or a.ndim != 1 or not a.flags.c_contiguous:
+        raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
+                         "subset_* takes an integer index array and a contiguous 1-d array")
+    dtype = np.dtype(dtype or a.dtype)
+    a = a._concrete()
+    subset = subset._concrete()
+    printed = Printed()
+    index = array_access(printed, subset, subset.shape)
+    code = convert(array_access(printed, a, a.shape, index), a.dtype, dtype)
+    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
+    if dtype.kind == "f" and kind != "sum":
+        reduce_expr = f"f{reduce_expr}"
+    kernel = _cached(a.context, ("subset", kind, dtype.str, code, printed.key()),
+                     lambda: ReductionKernel(a.context, dtype, neutral_of(dtype, kind),
+                                             reduce_expr, map_expr=code,
+                                             arguments=printed.args, name="ppcl_subset",
+                                             preamble=printed.macros))
+    queue = a._queue(queue, f"subset_{kind}")
+    out = Array(queue, (), dtype)
+    out.add_event(kernel.run(queue, printed.values, subset.size, out._buffer, 0, None, None))
+    return out
+
+
+def subset_sum(subset: Array, a: Array, dtype: Any = None, queue: Any = None) -> Array:
+    return _subset("sum", subset, a, queue, dtype)
+
+
+def subset_max(subset: Array, a: Array, queue: Any = None) -> Array:
+    return _subset("max", subset, a, queue)
+
+
+def subset_min(subset: Array, a: Array, queue: Any = None) -> Array:
+    return _subset("min", subset, a, queue)
+
+
+def diff(array: Array, queue: Any = None) -> Array:
+    """``array[1:] - array[:-1]`` of a 1-d array (lazy)."""
+    if array.ndim != 1:
+        raise make_error("ppcl.array.diff", "INVALID_VALUE", "diff takes 1-d arrays")
+    return array[1:] - array[:-1]
+
+
+def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
+    """Arrays of one shape joined along a new ``axis``."""
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        raise make_error("ppcl.array.stack", "INVALID_VALUE", "stack needs arrays of one shape")
+    axis = axis % (len(shape) + 1)
+    result = Array(queue or arrays[0].queue, (*shape[:axis], len(arrays), *shape[axis:]),
+                   np.result_type(*(a.dtype for a in arrays)))
+    for k, piece in enumerate(arrays):
+        result[(slice(None),) * axis + (k,)] = piece
+    return result
+
+
+def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) -> Array:
+    """``out[i] = a[indices[i]]`` for a 1-d ``a``."""
+    if a.ndim != 1 or indices.dtype.kind not in "iu":
+        raise make_error("ppcl.array.take", "INVALID_VALUE",
+                         "take needs a 1-d array and integer indices")
+    a, indices = a._concrete(), indices._concrete()
+    if out is None:
+        out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
+    out._before_write()
+    printed = Printed()
+    target = array_access(printed, out, out.shape)
+    source = array_access(printed, a, a.shape, array_access(printed, indices, out.shape))
+    operation = f"{target} = {source}"
+    kernel = _cached(a.context, ("take", operation, printed.key()),
+                     lambda: ElementwiseKernel(a.context, printed.args, operation,
+                                               name="ppcl_take", preamble=printed.macros))
+    out.add_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size))
+    return out
+
+
+def cumsum(a: Array, output_dtype: Any = None, queue: Any = None) -> Array:
+    """The inclusive prefix sum of a 1-d array, as a new array."""
+    dtype = np.dtype(output_dtype or a.dtype)
+    result = a.astype(dtype) if dtype != a.dtype else a.copy()
+    result._materialize()
+    if a.ndim != 1:
+        raise make_error("ppcl.array.cumsum", "INVALID_VALUE", "cumsum takes 1-d arrays")
+    kernel = _cached(a.context, ("cumsum", dtype.str),
+                     lambda: InclusiveScanKernel(a.context, dtype, "a+b", neutral="0"))
+    return kernel(result, queue=queue)
+
+
+def maximum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:
+    return _result(a._binary(b, "max") if isinstance(a, Array) else b._binary(a, "max", True),
+                   out)
+
+
+def minimum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:
+    return _result(a._binary(b, "min") if isinstance(a, Array) else b._binary(a, "min", True),
+                   out)
+
+
+def if_positive(criterion: Array, then_: Any, else_: Any, out: Array | None = None,
+                queue: Any = None) -> Array:
+    nodes = [v._node() if isinstance(v, Array) else scalar_node(v, criterion.dtype)
+             for v in (then_, else_)]
+    dtype = np.result_type(nodes[0].dtype, nodes[1].dtype)
+    positive = Op(np.dtype(np.int8), ">", (criterion._node(), scalar_node(0, criterion.dtype)))
+    return _result(criterion._lazy(Op(dtype, "where", (positive, *nodes))), out)
+
+
+def _result(lazy: Array, out: Array | None) -> Array:
+    if out is None:
+        return lazy
+    out._before_write()
+    _assign(out, lazy._node())
+    return out
+
+
+def matmul(a: Array, x: Array, queue: Any = None) -> Array:
+    """``a @ x`` for a 2-d ``a`` and 1-d ``x`` of one real dtype (gemv; an extension of
+    PyOpenCL's API)."""
+    if a.ndim != 2 or x.ndim != 1 or a.shape[1] != x.shape[0] or a.dtype != x.dtype \
+            or a.dtype.kind != "f":
+        raise make_error("ppcl.array.matmul", "INVALID_VALUE",
+                         f"matmul takes a 2-d and a 1-d float array of one dtype, got "
+                         f"{a.dtype} {a.shape} and {x.dtype} {x.shape}")
+    a = a._concrete() if a.flags.c_contiguous else a.copy()
+    x = x._concrete() if x.flags.c_contiguous else x.copy()
+    queue = a._queue(queue, "ppcl.array.matmul")
+    rows = a.shape[0]
+    y = Array(queue, (rows,), a.dtype, allocator=a.allocator)
+    item = a.dtype.itemsize
+    y.add_event(gemv(queue, a.dtype, a.shape, a._buffer, a.offset // item, x._buffer,
+                     x.offset // item, y._buffer, 0))
+    return y
+
+
+__all__ = [
+    "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
+    "max", "maximum", "min", "minimum", "subset_max", "subset_min", "subset_sum", "sum",
+    "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum", "diff", "stack",
+]

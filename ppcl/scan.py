@@ -1,0 +1,208 @@
+"""``pyopencl.scan``: prefix sums with any associative operator.
+
+``GenericScanKernel(ctx, dtype, arguments, input_expr, scan_expr, neutral, output_statement,
+is_segment_start_expr=None, input_fetch_exprs=[])`` as in PyOpenCL: ``input_expr`` gives the
+item at index ``i``, ``scan_expr`` combines ``a`` and ``b``, and ``output_statement`` runs at
+every ``i`` with ``item`` (the inclusive result), ``prev_item`` (the exclusive one) and
+``last_item`` (the whole scan's total) in scope. Segmented scans restart at every ``i`` where
+``is_segment_start_expr`` holds.
+
+Three kernels, laid out like the reductions: each work-item scans a contiguous chunk to its
+total (and whether a segment starts in it), one work-item scans the totals into each chunk's
+carry, then each work-item scans its chunk again from its carry and runs the output statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import ppcl as cl
+from ppcl.elementwise import array_args, build_kernel, declarators, is_gpu
+from ppcl.runtime.errors import make_error
+from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
+
+_CHUNK_ALIGN = 16
+_MIN_CHUNK = 4096
+
+
+def chunk_geometry(device: cl.Device, n: int) -> tuple[int, int]:
+    """(work-items, chunk) when each work-item runs a contiguous chunk of ``n`` indices in
+    sequence (scans): a few per core, chunks a multiple of 16 so they start aligned."""
+    units = max(1, device.max_compute_units)
+    items = max(1, min(-(-n // _MIN_CHUNK), 4 * units))
+    chunk = -(-n // items)
+    chunk = max(_CHUNK_ALIGN, -(-chunk // _CHUNK_ALIGN) * _CHUNK_ALIGN)
+    return max(1, -(-n // chunk)), chunk
+
+
+class GenericScanKernel:
+    """``pyopencl.scan.GenericScanKernel``; call it with the arguments (``size=`` overrides the
+    length, the size of the first array argument by default)."""
+
+    def __init__(self, ctx: cl.Context, dtype: Any, arguments: str | list[Argument],
+                 input_expr: str, scan_expr: str, neutral: str | None,
+                 output_statement: str, is_segment_start_expr: str | None = None,
+                 input_fetch_exprs: Sequence[tuple[str, str, int]] = (),
+                 index_dtype: Any = np.int32, name_prefix: str = "scan", options: Any = None,
+                 preamble: str = "", devices: Any = None, **kwargs: Any) -> None:
+        if neutral is None:
+            raise make_error("GenericScanKernel", "INVALID_VALUE",
+                             "give the neutral element of scan_expr (neutral=...)")
+        self.context = ctx
+        self.dtype = np.dtype(dtype)
+        self.args = parse_arg_list(arguments)
+        self.input_expr = input_expr
+        self.scan_expr = scan_expr
+        self.neutral = neutral
+        self.output_statement = output_statement
+        self.is_segment_start_expr = is_segment_start_expr
+        self.input_fetch_exprs = list(input_fetch_exprs)
+        self.name = name_prefix
+        self.options = options
+        self.preamble = preamble
+
+    def _fetches(self) -> str:
+        """The ``input_fetch_exprs`` as locals read at ``i`` (zero past either end)."""
+        lines = []
+        for name, arg_name, offset in self.input_fetch_exprs:
+            arg = next((a for a in self.args if a.name == arg_name), None)
+            if not isinstance(arg, VectorArg):
+                raise make_error("GenericScanKernel", "INVALID_VALUE",
+                                 f"input_fetch_exprs names '{arg_name}', not an array argument")
+            ctype = dtype_to_ctype(arg.dtype)
+            lines.append(f"{ctype} {name} = (i + {offset} >= 0 && i + {offset} < N) ? "
+                         f"{arg_name}[i + {offset}] : ({ctype})0;")
+        return " ".join(lines)
+
+    def source(self) -> str:
+        t = dtype_to_ctype(self.dtype)
+        params, prelude = declarators(self.args)
+        common = [*params, "long N", "long chunk__"]
+        start = "\n  ".join([*prelude, "long start__ = (long)get_global_id(0) * chunk__;",
+                             "long stop__ = min(start__ + chunk__, N);"])
+        segmented = self.is_segment_start_expr is not None
+        step = ("if (IS_SEG_START(i, item_in)) { acc = item_in; seg = 1; }\n"
+                "      else acc = SCAN_EXPR(acc, item_in, false);") if segmented else \
+            "acc = SCAN_EXPR(acc, item_in, false);"
+        fetch = self._fetches()
+        header = complex_preamble([self.dtype, *(a.dtype for a in self.args)])
+        seg_macro = f"#define IS_SEG_START(i, a) ({self.is_segment_start_expr})\n" \
+            if segmented else ""
+        return f"""{header}
+{self.preamble}
+#define SCAN_EXPR(a, b, across_seg_boundary) ({self.scan_expr})
+#define INPUT_EXPR(i) ({self.input_expr})
+{seg_macro}
+__kernel void {self.name}_totals({", ".join(common)}, __global {t} *totals__,
+                                 __global char *flags__)
+{{
+  {start}
+  {t} acc = {self.neutral};
+  char seg = 0;
+  for (long i = start__; i < stop__; i++) {{
+    {fetch}
+    {t} item_in = INPUT_EXPR(i);
+    {step}
+  }}
+  totals__[get_global_id(0)] = acc;
+  flags__[get_global_id(0)] = seg;
+}}
+
+__kernel void {self.name}_carries(__global const {t} *totals__,
+                                  __global const char *flags__, __global {t} *carries__,
+                                  long groups__)
+{{
+  {t} acc = {self.neutral};
+  for (long g = 0; g < groups__; g++) {{
+    carries__[g] = acc;
+    acc = flags__[g] ? totals__[g] : SCAN_EXPR(acc, totals__[g], false);
+  }}
+  carries__[groups__] = acc;
+}}
+
+__kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries__,
+                                long groups__)
+{{
+  {start}
+  {t} acc = carries__[get_global_id(0)];
+  const {t} last_item = carries__[groups__];
+  for (long i = start__; i < stop__; i++) {{
+    {fetch}
+    {t} item_in = INPUT_EXPR(i);
+    {t} prev_item = acc;
+    {"if (IS_SEG_START(i, item_in)) { prev_item = " + self.neutral + "; acc = item_in; } else "
+     if segmented else ""}acc = SCAN_EXPR(acc, item_in, false);
+    {t} item = acc;
+    {self.output_statement};
+  }}
+}}
+"""
+
+    def __call__(self, *args: Any, allocator: Any = None, queue: cl.CommandQueue | None = None,
+                 size: int | None = None, wait_for: Sequence[cl.Event] | None = None,
+                 **kwargs: Any) -> cl.Event:
+        routine = "GenericScanKernel"
+        arrays = [v for a, v in zip(self.args, args) if isinstance(a, VectorArg)
+                  and hasattr(v, "base_data")]
+        if queue is None:
+            queue = next((v.queue for v in arrays if v.queue is not None), None)
+        if queue is None:
+            raise make_error(routine, "INVALID_COMMAND_QUEUE",
+                             "no queue given and no array argument carries one")
+        if size is None:
+            if not arrays:
+                raise make_error(routine, "INVALID_VALUE", "without arrays, give size=")
+            size = arrays[0].size
+        if is_gpu(queue.device):
+            raise make_error(routine, "INVALID_DEVICE",
+                             "scans run on CPU devices only so far")
+        values = array_args(self.args, args, routine)
+        source = self.source()
+        kernels = [build_kernel(self.context, source, f"{self.name}_{part}", self.options)
+                   for part in ("totals", "carries", "final")]
+        global_size, chunk = chunk_geometry(queue.device, size)
+        item = self.dtype.itemsize
+        totals = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size * item)
+        flags = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size)
+        carries = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, (global_size + 1) * item)
+        common = [*values, np.int64(size), np.int64(chunk)]
+        kernels[0](queue, (global_size,), (1,), *common, totals, flags, wait_for=wait_for)
+        kernels[1](queue, (1,), (1,), totals, flags, carries, np.int64(global_size))
+        return kernels[2](queue, (global_size,), (1,), *common, carries,
+                          np.int64(global_size))
+
+
+class _ScanKernel(GenericScanKernel):
+    _output = ""
+
+    def __init__(self, ctx: cl.Context, dtype: Any, scan_expr: str, neutral: str | None = None,
+                 name_prefix: str = "scan", options: Any = None, preamble: str = "",
+                 devices: Any = None) -> None:
+        ctype = dtype_to_ctype(dtype)
+        super().__init__(ctx, dtype, f"__global {ctype} *input_ary, __global {ctype} *output_ary",
+                         "input_ary[i]", scan_expr, neutral, self._output,
+                         name_prefix=name_prefix, options=options, preamble=preamble)
+
+    def __call__(self, input_ary: Any, output_ary: Any = None, allocator: Any = None,  # type: ignore[override]
+                 queue: cl.CommandQueue | None = None, **kwargs: Any) -> Any:
+        if output_ary is None:
+            output_ary = input_ary
+        super().__call__(input_ary, output_ary, queue=queue or input_ary.queue,
+                         size=input_ary.size)
+        return output_ary
+
+
+class InclusiveScanKernel(_ScanKernel):
+    """``output_ary[i] = input_ary[0] (+) ... (+) input_ary[i]`` (in place by default)."""
+    _output = "output_ary[i] = item"
+
+
+class ExclusiveScanKernel(_ScanKernel):
+    """``output_ary[i] = neutral (+) input_ary[0] (+) ... (+) input_ary[i - 1]``."""
+    _output = "output_ary[i] = prev_item"
+
+
+__all__ = ["ExclusiveScanKernel", "GenericScanKernel", "InclusiveScanKernel"]

@@ -1,0 +1,366 @@
+"""ppcl.array against numpy: creation, transfers, views, lazy elementwise expressions over
+float32/float64/int32/complex64, in-place operators, reductions and the fused kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl
+import ppcl.array as cla
+
+DTYPES = [np.float32, np.float64, np.int32, np.complex64]
+
+
+def host(dtype, shape=(37, 50), seed=0):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(1, 9, size=shape) if np.dtype(dtype).kind == "i" else \
+        rng.random(shape) + 0.5
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * (rng.random(shape) - 0.5)
+    return values.astype(dtype)
+
+
+def close(got, want, dtype):
+    rtol = 1e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+    assert got.dtype == np.asarray(want).dtype or np.asarray(want).dtype == np.float64
+
+
+def test_transfers_and_creation(queue):
+    h = host(np.float32)
+    a = cla.to_device(queue, h)
+    assert (a.shape, a.dtype, a.strides, a.offset, a.size) == (h.shape, h.dtype, h.strides, 0,
+                                                               h.size)
+    np.testing.assert_array_equal(a.get(), h)
+    z = cla.zeros(queue, (3, 4), np.int32)
+    np.testing.assert_array_equal(z.get(), np.zeros((3, 4), np.int32))
+    e = cla.empty_like(a)
+    assert (e.shape, e.dtype) == (a.shape, a.dtype)
+    np.testing.assert_array_equal(cla.zeros_like(a).get(), np.zeros_like(h))
+    b = cla.empty(queue, h.shape, h.dtype)
+    b.set(h * 2)
+    np.testing.assert_array_equal(b.get(), h * 2)
+    c = a.copy()
+    a.fill(7)
+    np.testing.assert_array_equal(c.get(), h)
+    np.testing.assert_array_equal(a.get(), np.full_like(h, 7))
+
+
+@pytest.mark.parametrize("args,dtype", [((10,), None), ((2, 20, 3), np.float32),
+                                        ((5, -1, -0.5), np.float64), ((0, 7), np.int32)])
+def test_arange(queue, args, dtype):
+    want = np.arange(*args, dtype=dtype)
+    got = cla.arange(queue, *args, dtype=dtype).get()
+    np.testing.assert_allclose(got, want)
+    assert got.dtype == want.dtype
+
+
+def test_concatenate(queue):
+    x, y = host(np.float32, (3, 4)), host(np.float32, (2, 4), seed=1)
+    got = cla.concatenate([cla.to_device(queue, x), cla.to_device(queue, y)]).get()
+    np.testing.assert_array_equal(got, np.concatenate([x, y]))
+    got = cla.concatenate([cla.to_device(queue, x.T), cla.to_device(queue, y.T)], axis=1)
+    np.testing.assert_array_equal(got.get(), np.concatenate([x.T, y.T], axis=1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arithmetic(queue, dtype):
+    x, y = host(dtype), host(dtype, seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    close((a + b).get(), x + y, dtype)
+    close((a - b).get(), x - y, dtype)
+    close((a * b).get(), x * y, dtype)
+    close((a * 3).get(), x * 3, dtype)
+    close((3 - a).get(), 3 - x, dtype)
+    close((2 * a + b * 0.5).get(), 2 * x + y * 0.5, dtype)
+    close((-a).get(), -x, dtype)
+    close(abs(a - b).get(), abs(x - y), dtype)
+    if np.dtype(dtype).kind != "c":
+        close((a / b).get(), x / y, dtype)
+        close((1 / a).get(), 1 / x, dtype)
+        close((a ** 2).get(), x ** 2, dtype)
+    else:
+        close((a / b).get(), x / y, dtype)
+        close(a.real.get(), x.real, dtype)
+        close(a.imag.get(), x.imag, dtype)
+        close(a.conj().get(), x.conj(), dtype)
+        close((a * 2j).get(), x * 2j, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_comparisons(queue, dtype):
+    x, y = host(dtype), host(dtype, seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    for got, want in [(a < b, x < y), (a <= b, x <= y), (a > 2, x > 2), (a >= b, x >= y),
+                      (a == b, x == y), (a != 3, x != 3)]:
+        assert got.dtype == np.int8  # as PyOpenCL's comparisons
+        np.testing.assert_array_equal(got.get(), want.astype(np.int8))
+
+
+def test_numpy_operands_on_the_left(queue):
+    x = host(np.float32, (10,))
+    a = cla.to_device(queue, x)
+    got = np.float32(3) * a
+    assert isinstance(got, cla.Array) and got.dtype == np.float32
+    np.testing.assert_allclose(got.get(), 3 * x)
+    assert (np.float64(2) + a).dtype == np.float64
+    with pytest.raises(TypeError):
+        _ = np.ones(10, np.float32) + a  # host arrays do not mix with device arrays
+
+
+def test_mixed_dtypes_follow_numpy(queue):
+    x, y = host(np.int32), host(np.float32, seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    for got, want in [(a + b, x + y), (a * 2.5, x * 2.5), (a / a, x / x), (a + 1, x + 1),
+                      (b + np.float64(1), y + np.float64(1))]:
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.get(), want, rtol=1e-6)
+    c = cla.to_device(queue, host(np.complex64))
+    assert (c + b).dtype == np.complex64
+    np.testing.assert_allclose((c + b).get(), host(np.complex64) + y, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_inplace(queue, dtype):
+    x, y = host(dtype), host(dtype, seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    a += b
+    a *= 2
+    a -= 1
+    x = (x + y) * 2 - 1
+    close(a.get(), x, dtype)
+    if np.dtype(dtype).kind != "i":
+        a /= b
+        close(a.get(), x / y, dtype)
+
+
+def test_astype(queue):
+    x = host(np.float64)
+    a = cla.to_device(queue, x)
+    for dtype in (np.float32, np.int32, np.complex64):
+        got = a.astype(dtype)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.get(), x.astype(dtype), rtol=1e-6)
+
+
+def test_views_slicing(queue):
+    x = host(np.float32, (12, 10))
+    a = cla.to_device(queue, x)
+    for index in [(slice(2, 8), slice(None, None, 3)), (3,), (slice(None), 4),
+                  (slice(None, None, -1),), (Ellipsis, slice(1, None, 2)), (5, 6)]:
+        view = a[index]
+        assert view.shape == x[index].shape
+        np.testing.assert_array_equal(view.get(), x[index])
+        np.testing.assert_allclose((view * 2 + 1).get(), x[index] * 2 + 1)
+    row = a[3]
+    assert row.offset == 3 * 10 * 4 and row.flags.c_contiguous
+    np.testing.assert_array_equal(a.T.get(), x.T)
+    np.testing.assert_allclose((a.T + a.T * a.T).get(), x.T + x.T * x.T, rtol=1e-6)
+
+
+def test_views_mixed_layouts(queue):
+    x = host(np.float64, (8, 8))
+    a = cla.to_device(queue, x)
+    np.testing.assert_allclose((a + a.T).get(), x + x.T)
+    np.testing.assert_allclose((a[::2, 1::2] * a[1::2, ::2]).get(), x[::2, 1::2] * x[1::2, ::2])
+    np.testing.assert_allclose(a[::-1].sum().get(), x.sum())
+    np.testing.assert_allclose(a[:, 3].sum().get(), x[:, 3].sum())
+    np.testing.assert_allclose(cla.dot(a[1], a[:, 2]).get(), x[1] @ x[:, 2])
+
+
+def test_setitem_and_inplace_on_views(queue):
+    x = host(np.float32, (6, 9))
+    a = cla.to_device(queue, x)
+    a[1:4, ::2] = 0
+    x[1:4, ::2] = 0
+    a[0] = cla.to_device(queue, np.arange(9, dtype=np.float32))
+    x[0] = np.arange(9)
+    view = a[:, 1]
+    view += 5
+    x[:, 1] += 5
+    np.testing.assert_array_equal(a.get(), x)
+    a[2:, 3] = np.arange(4, dtype=np.float32)
+    x[2:, 3] = np.arange(4)
+    np.testing.assert_array_equal(a.get(), x)
+    a[1:] += a[:-1]  # overlapping views read the source as it was
+    x[1:] += x[:-1].copy()
+    np.testing.assert_array_equal(a.get(), x)
+
+
+def test_set_on_strided_view(queue):
+    x = host(np.int32, (5, 8))
+    a = cla.to_device(queue, x)
+    a[:, ::3].set(np.full((5, 3), -1, np.int32))
+    x[:, ::3] = -1
+    np.testing.assert_array_equal(a.get(), x)
+
+
+def test_reshape_ravel(queue):
+    x = host(np.float32, (4, 6))
+    a = cla.to_device(queue, x)
+    np.testing.assert_array_equal(a.reshape(6, 4).get(), x.reshape(6, 4))
+    np.testing.assert_array_equal(a.reshape((3, -1)).get(), x.reshape(3, -1))
+    np.testing.assert_array_equal(a.T.ravel().get(), x.T.ravel())
+    np.testing.assert_array_equal(a.ravel().get(), x.ravel())
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        a.reshape(5, 5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 255, 1000, 70001])
+def test_reductions(queue, dtype, n):
+    x, y = host(dtype, (n,)), host(dtype, (n,), seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    rtol = 1e-4 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-10
+    total = cla.sum(a)
+    assert total.shape == () and total.dtype == dtype
+    np.testing.assert_allclose(total.get(), x.sum(dtype=dtype), rtol=rtol)
+    np.testing.assert_allclose(cla.dot(a, b).get(), np.dot(x, y), rtol=rtol)
+    np.testing.assert_allclose(cla.vdot(a, b).get(), np.vdot(x, y), rtol=rtol)
+    if np.dtype(dtype).kind != "c":
+        assert cla.max(a).get() == x.max() and cla.min(a).get() == x.min()
+        assert a.max().get() == x.max()
+
+
+def test_subset_reductions(queue):
+    x = host(np.float32, (1000,))
+    subset = np.random.default_rng(3).integers(0, 1000, 300).astype(np.int32)
+    a, s = cla.to_device(queue, x), cla.to_device(queue, subset)
+    np.testing.assert_allclose(cla.subset_sum(s, a).get(), x[subset].sum(), rtol=1e-5)
+    assert cla.subset_max(s, a).get() == x[subset].max()
+    assert cla.subset_min(s, a).get() == x[subset].min()
+
+
+def test_lazy_expression_is_one_kernel(queue):
+    x, y, z = (host(np.float32, (5000,), seed=k) for k in range(3))
+    a, b, c = (cla.to_device(queue, v) for v in (x, y, z))
+    expr = a * b + c
+    assert expr._expr is not None  # nothing ran yet
+    np.testing.assert_allclose(expr.sum().get(), (x * y + z).sum(), rtol=1e-5)
+    assert expr._expr is not None  # the sum ran over the tree, not over a temporary
+    count = len(cla._kernels[queue.context])
+    for _ in range(3):
+        (a * b + c).sum().get()
+        (b * c + a).sum().get()
+    assert len(cla._kernels[queue.context]) == count  # same shape of tree: no new kernel
+    np.testing.assert_allclose(float((a * 2 + c * 3).sum()), (x * 2 + z * 3).sum(), rtol=1e-5)
+
+
+def test_laziness_never_changes_results(queue):
+    x = host(np.float32, (100,))
+    a = cla.to_device(queue, x)
+    pending = a * 2
+    a += 1  # writing a evaluates what reads it first
+    a.fill(0)
+    np.testing.assert_allclose(pending.get(), x * 2)
+    other = a + 1
+    a.set(x)
+    np.testing.assert_allclose(other.get(), np.ones_like(x))
+    deep = a
+    for _ in range(100):  # long chains are evaluated in parts, not grown without bound
+        deep = deep + 1
+    np.testing.assert_allclose(deep.get(), x + 100, rtol=1e-5)
+    total = a.sum()
+    deep = total * a  # a 0-d leaf first: evaluated parts still take the full shape
+    for _ in range(60):
+        deep = deep + a
+    np.testing.assert_allclose(deep.get(), x.sum() * x + 60 * x, rtol=1e-5)
+
+
+def test_elementwise_on_device_scalar(queue):
+    x = host(np.float64, (50,))
+    a = cla.to_device(queue, x)
+    np.testing.assert_allclose((a / a.sum()).get(), x / x.sum())
+
+
+def test_helpers(queue):
+    x, y = host(np.float32), host(np.float32, seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    np.testing.assert_array_equal(cla.maximum(a, b).get(), np.maximum(x, y))
+    np.testing.assert_array_equal(cla.minimum(a, 1.0).get(), np.minimum(x, 1.0))
+    np.testing.assert_array_equal(cla.if_positive(a - b, a, b).get(), np.where(x - y > 0, x, y))
+
+
+@pytest.mark.parametrize("shape", [(37, 45), (64, 100)])
+def test_matmul(queue, shape):
+    m = host(np.float32, shape)
+    v = host(np.float32, shape[1:], seed=1)
+    got = (cla.to_device(queue, m) @ cla.to_device(queue, v)).get()
+    np.testing.assert_allclose(got, m @ v, rtol=1e-5)
+
+
+def test_misuse_raises_opencl_errors(queue):
+    a = cla.to_device(queue, host(np.float32, (4, 5)))
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        a + cla.zeros(queue, (5, 4), np.float32)
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        a.set(np.zeros((2, 2), np.float32))
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        a[cla.zeros(queue, 3, np.int32)]
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        a[1:].data  # noqa: B018 - the property raises
+    with pytest.raises(TypeError, match="complex"):
+        _ = cla.to_device(queue, host(np.complex64)) < 1
+
+
+def test_take_cumsum_any_all(queue):
+    x = host(np.int32, (300,))
+    indices = np.random.default_rng(2).integers(0, 300, 50).astype(np.int32)
+    a = cla.to_device(queue, x)
+    np.testing.assert_array_equal(cla.take(a, cla.to_device(queue, indices)).get(), x[indices])
+    np.testing.assert_array_equal(cla.cumsum(a).get(), np.cumsum(x, dtype=np.int32))
+    np.testing.assert_allclose(cla.cumsum(a, np.float64).get(), np.cumsum(x, dtype=np.float64))
+    assert (a > 0).all().get() == 1 and (a > 5).any().get() == 1 and (a > 100).any().get() == 0
+
+
+def test_complex128_empty_and_0d(queue):
+    h = (np.arange(10) + 1j * np.arange(10)[::-1]).astype(np.complex128)
+    a = cla.to_device(queue, h)
+    for got, want in [(a * a, h * h), (a / (a + 1), h / (h + 1)), (abs(a), abs(h)),
+                      (a.sum(), h.sum()), (cla.vdot(a, a), np.vdot(h, h)), (a * 2.5, h * 2.5)]:
+        assert got.dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got.get(), want)
+    with pytest.raises(TypeError, match="imaginary"):
+        a.astype(np.float64)
+    empty = cla.zeros(queue, (0,), np.float32)
+    assert empty.sum().get() == 0 and (empty + 1).get().shape == (0,)
+    scalar = cla.to_device(queue, np.float32(3))
+    assert scalar.shape == () and float(scalar * 2) == 6.0
+
+
+def test_stack_diff_squeeze_with_queue(queue):
+    x, y = host(np.float32, (3, 4)), host(np.float32, (3, 4), seed=1)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(cla.stack([a, b], axis=axis).get(),
+                                      np.stack([x, y], axis=axis))
+    np.testing.assert_allclose(cla.diff(a.ravel()).get(), np.diff(x.ravel()))
+    np.testing.assert_array_equal(a[:, 1:2].squeeze().get(), x[:, 1:2].squeeze())
+    other = ppcl.CommandQueue(queue.context)
+    moved = a.with_queue(other)
+    assert moved.queue is other and moved.base_data is a.base_data
+
+
+def test_memory_pool_allocator(queue):
+    from ppcl import tools
+
+    pool = tools.MemoryPool(tools.ImmediateAllocator(queue))
+    x = host(np.float32, (100,))
+    a = cla.to_device(queue, x, allocator=pool)
+    result = a * 2 + 1
+    np.testing.assert_allclose(result.get(), x * 2 + 1)
+    assert result.allocator is pool and isinstance(result.base_data, tools.PooledBuffer)
+    assert isinstance(a.sum().base_data, tools.PooledBuffer)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_remainder_and_floor_division_follow_numpy(queue, dtype):
+    x = np.array([7, -7, 7, -7, 0, 5], dtype)
+    y = np.array([3, 3, -3, -3, 4, 5], dtype)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    np.testing.assert_array_equal((a % b).get(), x % y)
+    np.testing.assert_array_equal((a % 4).get(), x % 4)
+    np.testing.assert_array_equal((a // b).get(), x // y)
+    np.testing.assert_array_equal((20 // b).get(), 20 // y)
+    np.testing.assert_array_equal((9 % b).get(), 9 % y)

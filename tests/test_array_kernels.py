@@ -1,0 +1,268 @@
+"""The kernel generators over ppcl.array (ElementwiseKernel, ReductionKernel, scans), clmath,
+clrandom and the dtype helpers of ppcl.tools, against numpy; the PyOpenCL array example run
+with ppcl and, where pyopencl and pocl are installed, with pyopencl."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ppcl
+import ppcl.array as cla
+import ppcl.clmath as clmath
+import ppcl.clrandom as clrandom
+from ppcl import tools
+from ppcl.elementwise import ElementwiseKernel
+from ppcl.reduction import ReductionKernel
+from ppcl.scan import ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_elementwise_kernel(ctx, queue):
+    x = np.arange(1000, dtype=np.float32)
+    y = np.linspace(0, 1, 1000).astype(np.float32)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    z = cla.empty_like(a)
+    knl = ElementwiseKernel(ctx, "float a, float *x, float *y, float *z",
+                            "z[i] = a*x[i] + y[i]", "axpy")
+    knl(2.5, a, b, z)
+    np.testing.assert_allclose(z.get(), 2.5 * x + y)
+    z.fill(0)
+    knl(np.float32(1), a, b, z, slice=slice(10, 500, 7))
+    want = np.zeros_like(x)
+    want[10:500:7] = (x + y)[10:500:7]
+    np.testing.assert_allclose(z.get(), want)
+    knl(np.float32(1), a[100:], b[100:], z[:900])  # views with an offset
+    np.testing.assert_allclose(z.get()[:900], (x + y)[100:])
+    reverse = ElementwiseKernel(ctx, "float *x, float *z",
+                                "if (i % 3 == 0) PYOPENCL_ELWISE_CONTINUE; z[i] = x[n - 1 - i]")
+    z.fill(-1)
+    reverse(a, z)
+    want = np.where(np.arange(1000) % 3 == 0, -1, x[::-1])
+    np.testing.assert_allclose(z.get(), want)
+    z.fill(0)
+    knl(np.float32(1), a, b, z, range=slice(999, 10, -2))
+    want = np.zeros_like(x)
+    want[999:10:-2] = (x + y)[999:10:-2]
+    np.testing.assert_allclose(z.get(), want)
+
+
+def test_elementwise_kernel_complex_and_errors(ctx, queue):
+    c = (np.arange(10) + 1j * np.arange(10)[::-1]).astype(np.complex64)
+    a = cla.to_device(queue, c)
+    out = cla.empty_like(a)
+    ElementwiseKernel(ctx, "cfloat_t *a, cfloat_t *out",
+                      "out[i] = cfloat_mul(a[i], cfloat_conj(a[i]))")(a, out)
+    np.testing.assert_allclose(out.get(), c * c.conj())
+    knl = ElementwiseKernel(ctx, "float *x", "x[i] = 1")
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        knl(cla.zeros(queue, (4, 4), np.float32).T[::2])
+    with pytest.raises(ppcl.LogicError, match="INVALID_ARG_VALUE"):
+        knl(cla.zeros(queue, 4, np.int32))
+
+
+def test_reduction_kernel(ctx, queue):
+    x = np.random.default_rng(0).random(100003).astype(np.float32)
+    a = cla.to_device(queue, x)
+    norm = ReductionKernel(ctx, np.float32, neutral="0", reduce_expr="a+b",
+                           map_expr="x[i]*x[i]", arguments="__global float *x")
+    np.testing.assert_allclose(norm(a).get(), (x * x).sum(), rtol=1e-5)
+    np.testing.assert_allclose(norm(a, range=slice(5, 9000, 3)).get(),
+                               (x[5:9000:3] ** 2).sum(), rtol=1e-5)
+    biggest = ReductionKernel(ctx, np.int32, neutral="0", reduce_expr="max(a, b)",
+                              map_expr="(int)(x[i] * 1000)", arguments="__global float *x")
+    assert biggest(a).get() == int((x * 1000).astype(np.int32).max())
+    out = cla.empty(queue, (), np.float32)
+    result, _ = norm(a, out=out, return_event=True)
+    assert result is out
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        ReductionKernel(ctx, np.float32, "0", "a+b", arguments="float *x, float *y")
+
+
+@pytest.mark.parametrize("n", [1, 100, 65537])
+def test_scans(ctx, queue, n):
+    x = np.random.default_rng(n).integers(-5, 10, n).astype(np.int32)
+    a = cla.to_device(queue, x)
+    inclusive = InclusiveScanKernel(ctx, np.int32, "a+b", neutral="0")
+    np.testing.assert_array_equal(inclusive(a.copy()).get(), np.cumsum(x))
+    exclusive = ExclusiveScanKernel(ctx, np.int32, "max(a, b)", neutral="-100")
+    got = exclusive(a, cla.empty_like(a)).get()
+    np.testing.assert_array_equal(got, np.maximum.accumulate(np.concatenate([[-100], x[:-1]])))
+
+
+def test_generic_scan_segmented_and_fetch(ctx, queue):
+    rng = np.random.default_rng(1)
+    x = rng.random(5000).astype(np.float64)
+    starts = (rng.random(5000) < 0.02).astype(np.int8)
+    a, flags = cla.to_device(queue, x), cla.to_device(queue, starts)
+    out = cla.empty_like(a)
+    total = cla.empty(queue, (1,), np.float64)
+    scan = GenericScanKernel(
+        ctx, np.float64, "__global double *x, __global char *flags, __global double *out, "
+        "__global double *total", input_expr="x[i]", scan_expr="a+b", neutral="0",
+        is_segment_start_expr="flags[i]",
+        output_statement="out[i] = item; if (i == N - 1) total[0] = last_item")
+    scan(a, flags, out, total)
+    want, acc = np.empty_like(x), 0.0
+    for i in range(x.size):
+        acc = x[i] if (starts[i] or i == 0) else acc + x[i]
+        want[i] = acc
+    np.testing.assert_allclose(out.get(), want)
+    np.testing.assert_allclose(total.get()[0], want[-1])
+    diffs = GenericScanKernel(
+        ctx, np.float64, "__global double *x, __global double *out", input_expr="x[i] - prev",
+        scan_expr="a+b", neutral="0", output_statement="out[i] = item",
+        input_fetch_exprs=[("prev", "x", -1)])
+    diffs(a, out)
+    np.testing.assert_allclose(out.get(), x, rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_clmath(queue, dtype):
+    x = np.linspace(0.1, 3, 257).astype(dtype)
+    a = cla.to_device(queue, x)
+    rtol = 2e-6 if dtype == np.float32 else 1e-12
+    for name, ref in [("sin", np.sin), ("cos", np.cos), ("exp", np.exp), ("log", np.log),
+                      ("sqrt", np.sqrt), ("fabs", np.abs), ("tanh", np.tanh),
+                      ("floor", np.floor), ("log10", np.log10), ("atan", np.arctan)]:
+        got = getattr(clmath, name)(a - 1 if name == "fabs" else a)
+        want = ref(x - 1 if name == "fabs" else x)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.get(), want, rtol=rtol, err_msg=name)
+    np.testing.assert_allclose(clmath.pow(a, 2.5).get(), x ** 2.5, rtol=rtol)
+    np.testing.assert_allclose(clmath.atan2(a, a[::-1]).get(), np.arctan2(x, x[::-1]),
+                               rtol=rtol)
+    np.testing.assert_allclose(clmath.hypot(a, 2).get(), np.hypot(x, 2), rtol=rtol)
+    ints = cla.to_device(queue, np.arange(5, dtype=np.int32))
+    assert clmath.sqrt(ints).dtype == np.float64
+    c = cla.to_device(queue, (x + 1j * x).astype(np.complex64))
+    np.testing.assert_allclose(clmath.exp(c).get(), np.exp((x + 1j * x).astype(np.complex64)),
+                               rtol=1e-5)
+    with pytest.raises(ppcl.LogicError, match="complex"):
+        clmath.sin(c)
+
+
+def test_clrandom(ctx, queue):
+    u = clrandom.rand(queue, (200000,), np.float32).get()
+    assert u.dtype == np.float32 and 0 <= u.min() and u.max() < 1
+    assert abs(u.mean() - 0.5) < 0.01 and abs(u.var() - 1 / 12) < 0.005
+    k = clrandom.rand(queue, (100000,), np.int32, a=3, b=8).get()
+    assert set(np.unique(k)) == {3, 4, 5, 6, 7}
+    g1, g2 = clrandom.PhiloxGenerator(ctx, seed=7), clrandom.PhiloxGenerator(ctx, seed=7)
+    first = g1.normal(queue, (100000,), np.float64, mu=1, sigma=2).get()
+    np.testing.assert_array_equal(first, g2.normal(queue, (100000,), np.float64, mu=1,
+                                                   sigma=2).get())
+    assert abs(first.mean() - 1) < 0.05 and abs(first.std() - 2) < 0.05
+    assert not np.array_equal(first, g1.normal(queue, (100000,), np.float64).get())
+    z = cla.zeros(queue, (10, 10), np.float32)
+    clrandom.fill_rand(z[:, ::2])
+    assert (z.get()[:, 1::2] == 0).all() and (z.get()[:, ::2] > 0).all()
+
+
+def test_tools_dtypes(ctx):
+    assert tools.dtype_to_ctype(np.float32) == "float"
+    assert tools.dtype_to_ctype(np.complex64) == "cfloat_t"
+    assert tools.dtype_to_ctype(ppcl.cltypes.uint4) == "uint4"
+    pair = np.dtype([("a", np.int8), ("b", np.float64), ("c", np.int32)])
+    padded, decl = tools.match_dtype_to_c_struct(ctx.devices[0], "pair_t", pair)
+    assert padded.fields["b"][1] == 8 and padded.fields["c"][1] == 16 and padded.itemsize == 24
+    measured = cla.zeros(ppcl.CommandQueue(ctx), 4, np.int64)
+    ElementwiseKernel(ctx, "long *out", "__global pair_t *p = 0; "
+                      "out[0] = (long)((__global char *)&p->b - (__global char *)p); "
+                      "out[1] = (long)((__global char *)&p->c - (__global char *)p); "
+                      "out[2] = (long)sizeof(pair_t); out[3] = 0", preamble=decl,
+                      )(measured, range=slice(0, 1, 1))
+    assert measured.get().tolist()[:3] == [8, 16, 24]  # the device's own layout
+    assert tools.get_or_register_dtype("pair_t", padded) == padded
+    assert tools.dtype_to_ctype(padded) == "pair_t"
+    values = np.zeros(5, padded)
+    values["b"] = np.arange(5)
+    values["c"] = 2
+    a = cla.to_device(ppcl.CommandQueue(ctx), values)
+    total = ReductionKernel(ctx, np.float64, "0", "a+b", "p[i].b * p[i].c",
+                            "__global pair_t *p", preamble=decl)
+    assert total(a).get() == 20.0
+    with pytest.raises(ValueError, match="register"):
+        tools.dtype_to_ctype(np.dtype([("q", np.int8)]))
+
+
+def _run_example(module: str, env: dict[str, str]) -> str:
+    source = (ROOT / "examples" / "array_program.py").read_text()
+    if module != "ppcl":
+        source = re.sub(r"\bppcl\b", module, source)
+    done = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_example_runs_on_ppcl_and_pyopencl():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    lines = _run_example("ppcl", env).splitlines()
+    assert len(lines) == 14 and all(" ok " in line for line in lines), lines
+    try:
+        import mako  # noqa: F401 - pyopencl's kernel templates need it
+        import pyopencl
+    except ImportError:
+        pytest.skip("pyopencl (with mako) is not installed")
+    env["OCL_ICD_VENDORS"] = env.get("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
+    env["PYOPENCL_CTX"] = "0"
+    try:
+        pyopencl.get_platforms()
+    except pyopencl.Error:
+        pytest.skip("no OpenCL platform for pyopencl")
+    theirs = _run_example("pyopencl", env).splitlines()
+    assert [line.split()[0] for line in theirs] == [line.split()[0] for line in lines]
+    assert all(" ok " in line for line in theirs), theirs
+
+
+@pytest.mark.parametrize("hash_name,key,counter,want", [
+    ("philox", "0, 0", "0, 0, 0, 0", [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+    ("philox", "0xa4093822, 0x299f31d0", "0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344",
+     [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+    ("threefry", "0, 0, 0, 0", "0, 0, 0, 0", [0x9C6CA96A, 0xE17EAE66, 0xFC10ECD4, 0x5256A7D8]),
+    ("threefry", "0xa4093822, 0x299f31d0, 0x082efa98, 0xec4e6c89",
+     "0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344",
+     [0x59CD1DBB, 0xB8879579, 0x86B5D00C, 0xAC8B6D84]),
+])
+def test_random123_known_answers(ctx, queue, hash_name, key, counter, want):
+    out = cla.zeros(queue, 4, np.uint32)
+    width = 2 if hash_name == "philox" else 4
+    ElementwiseKernel(ctx, "uint *out",
+                      f"uint4 r = ppcl_{hash_name}((uint4)({counter}), (uint{width})({key}));"
+                      "out[0] = r.x; out[1] = r.y; out[2] = r.z; out[3] = r.w",
+                      preamble=clrandom.PHILOX if hash_name == "philox" else clrandom.THREEFRY,
+                      )(out, range=slice(0, 1, 1))
+    assert out.get().tolist() == want
+
+
+def test_threefry_generator(ctx, queue):
+    g = clrandom.ThreefryGenerator(ctx, seed=3)
+    u = g.uniform(queue, (100000,), np.float64, a=-1, b=1).get()
+    assert -1 <= u.min() and u.max() < 1 and abs(u.mean()) < 0.01
+    again = clrandom.ThreefryGenerator(ctx, seed=3).uniform(queue, (100000,), np.float64,
+                                                             a=-1, b=1).get()
+    np.testing.assert_array_equal(u, again)
+    with pytest.raises(ppcl.LogicError, match="key"):
+        clrandom.ThreefryGenerator(ctx, key=[1, 2])
+
+
+def test_argument_objects_and_vector_results(ctx, queue):
+    x = np.random.default_rng(5).random(3000).astype(np.float32) - 0.5
+    a = cla.to_device(queue, x)
+    out = cla.empty_like(a)
+    ElementwiseKernel(ctx, [tools.VectorArg(np.float32, "x"), tools.ScalarArg(np.float32, "s"),
+                            tools.VectorArg(np.float32, "out")], "out[i] = s * x[i]")(a, 3, out)
+    np.testing.assert_allclose(out.get(), 3 * x)
+    min_max = ReductionKernel(ctx, ppcl.cltypes.float2, "(float2)(INFINITY, -INFINITY)",
+                              "(float2)(fmin(a.x, b.x), fmax(a.y, b.y))",
+                              "(float2)(x[i], x[i])", "__global float *x")
+    low, high = min_max(a).get()[()]["s0"], min_max(a).get()[()]["s1"]
+    assert (low, high) == (x.min(), x.max())
