@@ -122,17 +122,30 @@ def stages(e: px.Expr) -> list[tuple[px.Param | None, px.Expr]]:
         return x
 
     def hoist(a: px.Expr) -> px.Expr:
-        if not isinstance(a, px.Apply):
+        if not isinstance(a, px.Apply) or not _parallel(a):
             return a
         if isinstance(a.fun, _LAYOUT):
             return px.Apply(a.fun, tuple(hoist(b) for b in a.args))
         inner = extract(a)
+        if not _parallel(inner):  # what is left after hoisting runs in the reading kernel
+            return inner
         temp = px.Param(px.fresh(PREFIX + "tmp"), a.type)
         found.append((temp, inner))
         return temp
 
     final = extract(e)
     return [*found, (None, final)]
+
+
+def _parallel(e: px.Expr | px.Fun) -> bool:
+    """Whether a map over work-items or groups is in ``e`` (then it needs a kernel)."""
+    if isinstance(e, px.Map) and e.level in ("global", "workgroup"):
+        return True
+    if isinstance(e, px.Apply):
+        return _parallel(e.fun) or any(_parallel(a) for a in e.args)
+    if isinstance(e, px.Fun):
+        return any(_parallel(v) for v in vars(e).values() if isinstance(v, px.Fun | px.Expr))
+    return False
 
 
 # ---------------------------------------------------------------------- kernels

@@ -347,6 +347,8 @@ def show(e: Expr | Fun) -> str:
                 return f"as_vector({width})"
             case Get(index):
                 return f"get({index})"
+            case AsScalar():
+                return "as_scalar"
         return type(f).__name__.lower()
 
     def expr(e: Expr) -> str:

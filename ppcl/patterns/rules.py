@@ -67,10 +67,38 @@ def eta(f: px.Fun, arg: DataType) -> px.Fun:
     return px.Lambda((p,), px.Apply(f, (p,)))
 
 
+def substitute(e: px.Expr, mapping: dict[str, px.Expr]) -> px.Expr:
+    """``e`` with parameters replaced (names are unique, so nothing is captured)."""
+    match e:
+        case px.Param(name):
+            return mapping.get(name, e)
+        case px.Apply(fun, args):
+            return px.Apply(_substitute_fun(fun, mapping),
+                            tuple(substitute(a, mapping) for a in args))
+    return e
+
+
+def _substitute_fun(f: px.Fun, mapping: dict[str, px.Expr]) -> px.Fun:
+    changes: dict[str, object] = {}
+    for name, child in _fun_children(f):
+        new = _substitute_fun(child, mapping) if isinstance(child, px.Fun) \
+            else substitute(child, mapping)
+        if new is not child:
+            changes[name] = new
+    return dataclasses.replace(f, **changes) if changes else f  # type: ignore[type-var]
+
+
+def beta(f: px.Fun, args: tuple[px.Expr, ...]) -> px.Expr:
+    """``f(args)``, with a lambda's body instantiated rather than applied."""
+    if isinstance(f, px.Lambda):
+        return substitute(f.body, {p.name: a for p, a in zip(f.params, args, strict=True)})
+    return px.Apply(f, args)
+
+
 def compose_funs(f: px.Fun, g: px.Fun, arg: DataType) -> px.Lambda:
-    """``f o g`` as a lambda over ``arg``."""
+    """``f o g`` as a lambda over ``arg`` (lambdas instantiated)."""
     p = px.Param(px.fresh(), arg)
-    return px.Lambda((p,), px.Apply(f, (px.Apply(g, (p,)),)))
+    return px.Lambda((p,), beta(f, (beta(g, (p,)),)))
 
 
 # ---------------------------------------------------------------------- algorithmic
@@ -169,7 +197,7 @@ class ReduceMapFusion(Rule):
         assert isinstance(inner.fun, px.Map)
         acc = px.Param(px.fresh(), e.fun.init.type)
         x = px.Param(px.fresh(), _elem(inner.args[0]))
-        body = px.Apply(e.fun.f, (acc, px.Apply(inner.fun.f, (x,))))
+        body = beta(e.fun.f, (acc, beta(inner.fun.f, (x,))))
         return px.Apply(px.Reduce(px.Lambda((acc, x), body), e.fun.init, True), inner.args)
 
 
@@ -295,8 +323,8 @@ def _scalar_body(e: px.Expr) -> bool:
 def vectorize_fun(f: px.Fun, width: int, args: tuple[DataType, ...]) -> px.Fun:
     """A scalar-level function over ``width``-wide vectors of its argument types."""
     match f:
-        case px.User(u):
-            return px.User(u.vectorized(width))
+        case px.User():
+            return f  # user functions take vectors of their scalar types as they are
         case px.Get():
             return f
         case px.Lambda(params, body):
@@ -309,7 +337,7 @@ def vectorize_fun(f: px.Fun, width: int, args: tuple[DataType, ...]) -> px.Fun:
 def _vectorize_body(e: px.Expr, width: int, mapping: dict[str, px.Expr]) -> px.Expr:
     match e:
         case px.Param(name):
-            return mapping[name]
+            return mapping.get(name, e)  # a free scalar stays one (broadcast)
         case px.Value(value, t):
             return px.Value(value, VectorType(t, width) if isinstance(t, ScalarType) else t)
         case px.Apply(fun, args):
@@ -391,9 +419,10 @@ OPENCL: tuple[type[Rule], ...] = (MapToLevel, ReduceToSeq, ToMemoryRule, Vectori
 
 
 def _fun_children(f: px.Fun) -> Iterator[tuple[str, px.Fun | px.Expr]]:
+    """The functions and expressions inside a function (a lambda's body, a map's function)."""
     for field in dataclasses.fields(f):  # type: ignore[arg-type]
         value = getattr(f, field.name)
-        if isinstance(value, px.Fun | px.Apply):
+        if isinstance(value, px.Fun | px.Expr):
             yield field.name, value
 
 

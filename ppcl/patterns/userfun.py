@@ -105,16 +105,10 @@ class UserFun:
         args = [Sym(ir.VarRef(t, f"%arg{i}"), tracer) for i, t in enumerate(params)]
         result = self.py(*args)
         results = result if isinstance(result, tuple) else (result,)
+        ret = _widen(self.ret, _common_width(self.name, self.params, params))
         exprs = tuple(tracer.lift(r, t) for r, t in
-                      zip(results, scalar_leaves_of(_widen(self.ret, width_of(params[0])
-                                                           if params else 1)), strict=True))
+                      zip(results, scalar_leaves_of(ret), strict=True))
         return Traced(tuple(tracer.bindings), exprs)
-
-    def vectorized(self, width: int) -> UserFun:
-        """This function over ``width``-wide vectors of its scalar types."""
-        return UserFun(self.name, tuple(_widen_leaf(p, width) for p in self.params),
-                       _widen(self.ret, width), self.body, self.param_names, self.py,
-                       self.py_key)
 
     def run(self, *args: Any) -> Any:
         """The Python reference (for the interpreter)."""
@@ -157,14 +151,16 @@ def _widen(t: Leaf | TupleT, width: int) -> Leaf | TupleT:
 
 
 def _common_width(name: str, params: Sequence[Leaf], args: Sequence[DataType]) -> int:
-    """1 when the arguments are the declared types; w when each is the declared scalar
-    widened to w components (a vectorized application)."""
+    """1 when the arguments are the declared types; w when some are the declared scalars
+    widened to w components and the others the scalars themselves (a vectorized application,
+    scalars broadcast as OpenCL C does)."""
     if tuple(args) == tuple(params):
         return 1
-    widths = {width_of(a) for a in args if isinstance(a, ScalarType | VectorType)}
-    if len(widths) == 1:
+    widths = {width_of(a) for a in args if isinstance(a, ScalarType | VectorType)} - {1}
+    if len(widths) == 1 and len(args) == len(params):
         (width,) = widths
-        if width > 1 and all(_widen_leaf(p, width) == a for p, a in zip(params, args, strict=True)):
+        if all(a == p or (isinstance(p, ScalarType) and a == VectorType(p, width))
+               for p, a in zip(params, args, strict=True)):
             return width
     expected = ", ".join(str(p) for p in params)
     given = ", ".join(str(a) for a in args)
@@ -319,6 +315,8 @@ def where(cond: Any, then: Any, otherwise: Any) -> Any:
     like = sym.expr.type if sym is not cond else INT
     t, o = (a.expr if isinstance(a, Sym) else tracer.lift(a, like) for a in (then, otherwise))
     c = cond.expr if isinstance(cond, Sym) else tracer.lift(cond, INT)
+    if isinstance(t.type, VectorType):  # per component: OpenCL's select(otherwise, then, c)
+        return call("select", Sym(o, tracer), Sym(t, tracer), Sym(c, tracer))
     return tracer.bind(ir.Conditional(t.type, c, t, o))
 
 
