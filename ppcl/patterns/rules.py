@@ -209,7 +209,10 @@ class IterateSplit(Rule):
     name = "iterate-split"
 
     def matches(self, e: px.Apply) -> bool:
-        return _is(e, px.Iterate) and 0 < self.m <= e.fun.n  # type: ignore[attr-defined]
+        if not _is(e, px.Iterate):
+            return False
+        n = e.fun.n  # type: ignore[attr-defined]
+        return 0 < self.m < n or self.m == n == 1
 
     def apply(self, e: px.Apply) -> px.Expr:
         assert isinstance(e.fun, px.Iterate)
@@ -249,8 +252,13 @@ class TransposeMaps(Rule):
                 and _is(f.body, px.Map, level="hl") and f.body.args == f.params)  # type: ignore[attr-defined]
 
     def apply(self, e: px.Apply) -> px.Expr:
+        assert isinstance(e.fun, px.Map) and isinstance(e.fun.f, px.Lambda)
+        inner = e.fun.f.body
+        assert isinstance(inner, px.Apply)
         flipped = px.Apply(px.Transpose(), e.args)
-        return px.Apply(px.Transpose(), (px.Apply(e.fun, (flipped,)),))
+        column = px.Param(px.fresh(), _elem(flipped))
+        f = px.Lambda((column,), px.Apply(inner.fun, (column,)))
+        return px.Apply(px.Transpose(), (px.Apply(px.Map(f), (flipped,)),))
 
 
 # ---------------------------------------------------------------------- OpenCL

@@ -67,8 +67,10 @@ class UserFun:
 
     def out_type(self, args: Sequence[DataType]) -> Leaf | TupleT:
         if len(args) != len(self.params):
-            raise PatternTypeError(f"user function '{self.name}' takes {len(self.params)} "
-                                   f"arguments, given {len(args)}")
+            expected = ", ".join(str(p) for p in self.params)
+            given = ", ".join(str(a) for a in args)
+            raise PatternTypeError(f"user function '{self.name}' takes ({expected}), "
+                                   f"given ({given})")
         width = _common_width(self.name, self.params, args)
         return _widen(self.ret, width)
 
