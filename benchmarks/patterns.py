@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         data = _inputs(problem, sizes, rng)
         runnables: dict[tuple[str, int], run.Runnable] = {}
 
-        def timed(derived: px.Expr, local: int, sizes: dict[str, int] = sizes,
+        def timed(derived: px.Expr, local: int, problem: d.Problem = problem,
+                  sizes: dict[str, int] = sizes,
                   data: dict[str, Any] = data, name: str = name,
                   runnables: dict[tuple[str, int], run.Runnable] = runnables) -> float:
             lowered = codegen.lower(derived, problem.inputs, sizes, local, name)

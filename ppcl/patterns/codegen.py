@@ -354,11 +354,8 @@ class _Kernel:
             self.assign(out.access(()), source.access(()))
             return
         shape = _lengths(t, self.sizes)
-        indices: list[ir.Expr] = []
-        body: list[ir.Stmt] = []
+        indices = [ir.VarRef(INT, self.name("c")) for _ in shape]
         with self.block() as body:
-            for _ in shape:
-                indices.append(ir.VarRef(INT, self.name("c")))
             self.assign(out.access(tuple(indices)), source.access(tuple(indices)))
         stmt: ir.Stmt = ir.Block(tuple(body))
         for index, length in reversed(list(zip(indices, shape, strict=True))):
@@ -373,7 +370,6 @@ class _Kernel:
         n = self.length(arg.type)
         index = ir.VarRef(INT, self.name("i"))
         element = px.Param(px.fresh(PREFIX + "e"), _elem(arg.type))
-        body: list[ir.Stmt] = []
         with self.block() as body:
             self.env[element.name] = vw.Indexed(source, index)
             self.emit(px.Apply(m.f, (element,)), vw.Indexed(out, index))
@@ -405,7 +401,6 @@ class _Kernel:
         element = px.Param(px.fresh(PREFIX + "e"), _elem(arg.type))
         index = ir.VarRef(INT, self.name("i"))
         self.env[acc_param.name] = vw.Scalar(acc)
-        body: list[ir.Stmt] = []
         with self.block() as body:
             self.env[element.name] = vw.Indexed(source, index)
             self.emit(px.Apply(r.f, (acc_param, element)), vw.Scalar(acc))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ppcl.compiler.ir.types import FLOAT
 from ppcl.patterns import dsl as p
@@ -60,22 +61,22 @@ mult = UserFun.trace("mult", [FLOAT, FLOAT], FLOAT, lambda a, b: a * b)
 absolute = UserFun.trace("abs", [FLOAT], FLOAT, lambda a: abs(a))
 
 
-def _cnd(d: object) -> object:
-    k = 1.0 / (1.0 + 0.2316419 * abs(d))  # type: ignore[arg-type]
+def _cnd(d: Any) -> Any:
+    k = 1.0 / (1.0 + 0.2316419 * abs(d))
     poly = k * (0.31938153 + k * (-0.356563782 + k * (1.781477937
                                                      + k * (-1.821255978 + k * 1.330274429))))
-    c = 0.39894228040143267794 * exp(-0.5 * d * d) * poly  # type: ignore[operator]
-    return where(d > 0.0, 1.0 - c, c)  # type: ignore[operator]
+    c = 0.39894228040143267794 * exp(-0.5 * d * d) * poly
+    return where(d > 0.0, 1.0 - c, c)
 
 
-def _black_scholes(s: object, x: object, t: object, rate: object, volatility: object) -> object:
+def _black_scholes(s: Any, x: Any, t: Any, rate: Any, volatility: Any) -> tuple[Any, Any]:
     sqrt_t = sqrt(t)
     d1 = (log(s / x) + (rate + 0.5 * volatility * volatility) * t) \
-        / (volatility * sqrt_t)  # type: ignore[operator]
-    d2 = d1 - volatility * sqrt_t  # type: ignore[operator]
-    discounted = x * exp(-rate * t)  # type: ignore[operator]
-    call = s * _cnd(d1) - discounted * _cnd(d2)  # type: ignore[operator]
-    put = discounted * (1.0 - _cnd(d2)) - s * (1.0 - _cnd(d1))  # type: ignore[operator]
+        / (volatility * sqrt_t)
+    d2 = d1 - volatility * sqrt_t
+    discounted = x * exp(-rate * t)
+    call = s * _cnd(d1) - discounted * _cnd(d2)
+    put = discounted * (1.0 - _cnd(d2)) - s * (1.0 - _cnd(d1))
     return call, put
 
 

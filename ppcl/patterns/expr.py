@@ -327,7 +327,7 @@ def show(e: Expr | Fun) -> str:
                 return "(\\" + ",".join(name(p) for p in params) + ". " + expr(body) + ")"
             case User(u):
                 return f"{u.name}<{','.join(str(p) for p in u.params)}>[{u.body or u.py_key}]"
-            case Map(g, level, dim):
+            case Map(g, _, dim):
                 return f"{f.name}{'' if dim == 0 else dim}({fun(g)})"
             case Reduce(g, init, seq):
                 return f"{'reduce_seq' if seq else 'reduce'}({fun(g)}, {init.value})"

@@ -35,7 +35,7 @@ class Size:
         if isinstance(value, bool):
             raise TypeError("a size is an int, a name or a Size, not a bool")
         if isinstance(value, int):
-            return Size(((((), Fraction(value)),) if value else ()))
+            return Size((((), Fraction(value)),) if value else ())
         if isinstance(value, str) and value.isidentifier():
             return Size(((((value, 1),), Fraction(1)),))
         raise TypeError(f"a size is an int, a name or a Size, not {value!r}")

@@ -13,13 +13,12 @@ says.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType, Type, VectorType
 from ppcl.patterns.types import PatternTypeError
 
-Access = Union[ir.Expr, tuple["Access", ...]]
+Access = ir.Expr | tuple["Access", ...]
 INDEX = INT  # index arithmetic (the builder refuses arrays past 2**31 elements)
 
 

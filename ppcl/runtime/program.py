@@ -112,7 +112,7 @@ class Program:
     the front end's result for a module built as IR (``compile_module``, used by
     ``ppcl.patterns``): its build skips the front end."""
 
-    def __init__(self, context: Context, source: str | Sequence[Device],
+    def __init__(self, context: Context, source: str | Sequence[Device] | FrontendResult,
                  binaries: Sequence[bytes] | None = None) -> None:
         self.context = context
         self.filename = "<source>"
