@@ -86,9 +86,10 @@ def _candidates(name: str, sizes: dict[str, int]) -> list[explore.Variant]:
     n = sizes["M"] if name == "gemv" else sizes["N"]
     if name == "gemv":
         chunks = [c for c in (1, 4, 16, 64) if n % c == 0]
-    else:
-        chunks = [c for c in (256, 1024, 4096, 16384) if n % (c * 8) == 0 and n // c >= 16]
-    return explore.variants(chunks, (1, 4, 8), (1, 8))
+        return explore.variants(chunks, (4, 8, 16), (1, 8), (1, 2, 4))
+    chunks = [c for c in (256, 1024, 4096, 16384) if n % (c * 16) == 0 and n // c >= 16]
+    interleaves = (1, 4) if name in ("asum", "dot") else (1,)
+    return explore.variants(chunks, (1, 4, 8, 16), (1, 8), interleaves)
 
 
 def _hand_written_black_scholes(ctx: cl.Context, queue: cl.CommandQueue, data: dict[str, Any]
@@ -163,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.plot:
             os.makedirs(args.plot, exist_ok=True)
             explore.plot(exploration, os.path.join(args.plot, f"{name}.png"))
-        derived = d.derive(problem.expr, problem.derivation(best.variant.chunk,
-                                                            best.variant.width))
+        derived = d.derive(problem.expr, problem.derivation(
+            best.variant.chunk, best.variant.width, best.variant.interleave))
         runnable = run.Runnable(ctx, codegen.lower(derived, problem.inputs, sizes,
                                                    best.variant.local_size, name))
         runnable.set_inputs(queue, data)

@@ -58,14 +58,15 @@ def _numpy(name: str, data: dict[str, Any]) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("name", list(d.PROBLEMS))
-@pytest.mark.parametrize(("chunk", "width"), [(16, 1), (64, 4), (128, 8)])
+@pytest.mark.parametrize(("chunk", "width", "interleave"),
+                         [(16, 1, 1), (64, 4, 4), (128, 8, 2), (64, 16, 1)])
 def test_problems_equal_numpy(ctx: cl.Context, queue: cl.CommandQueue, name: str, chunk: int,
-                              width: int) -> None:
+                              width: int, interleave: int) -> None:
     problem = d.PROBLEMS[name]()
     sizes = SIZES[name]
     if name == "gemv":
         chunk //= 16
-    lowered_expr = d.derive(problem.expr, problem.derivation(chunk, width))
+    lowered_expr = d.derive(problem.expr, problem.derivation(chunk, width, interleave))
     lowered = codegen.lower(lowered_expr, problem.inputs, sizes, 8, name)
     assert verify(lowered.module) == []
     data = _data(problem, sizes, np.random.default_rng(chunk + width))
@@ -76,7 +77,7 @@ def test_problems_equal_numpy(ctx: cl.Context, queue: cl.CommandQueue, name: str
 
 def test_black_scholes_is_one_kernel_of_vector_loads(ctx: cl.Context) -> None:
     problem = d.black_scholes()
-    lowered = codegen.lower(d.derive(problem.expr, problem.derivation(64, 8)), problem.inputs,
+    lowered = codegen.lower(d.derive(problem.expr, problem.derivation(64, 8, 1)), problem.inputs,
                             {"N": 2048})
     assert len(lowered.kernels) == 1
     text = print_opencl(lowered.module)
@@ -86,7 +87,7 @@ def test_black_scholes_is_one_kernel_of_vector_loads(ctx: cl.Context) -> None:
 
 def test_reductions_split_into_kernels_at_parallel_maps() -> None:
     problem = d.asum()
-    lowered = codegen.lower(d.derive(problem.expr, problem.derivation(64, 4)), problem.inputs,
+    lowered = codegen.lower(d.derive(problem.expr, problem.derivation(64, 4, 1)), problem.inputs,
                             {"N": 4096})
     assert [k.global_size for k in lowered.kernels] == [(16,), (1,)]
     assert [b.role for b in lowered.buffers] == ["input", "temp", "output"]

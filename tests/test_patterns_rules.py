@@ -82,6 +82,13 @@ def test_reduce_map_fusion(xs: list[int]) -> None:
 
 
 @settings(max_examples=25, deadline=None)
+@given(ints, st.sampled_from([2, 3, 4, 8]))
+def test_reduce_interleave(xs: list[int], k: int) -> None:
+    check(p.reduce(add, 0)(x), r.ReduceInterleave(k), {"x": xs})
+    check(p.reduce_seq(add, 0)(x), r.ReduceInterleave(k), {"x": xs})
+
+
+@settings(max_examples=25, deadline=None)
 @given(ints, st.integers(1, 2))
 def test_iterate_split(xs: list[int], m: int) -> None:
     check(p.iterate(3, p.map(mul3))(x), r.IterateSplit(m), {"x": xs})
@@ -134,6 +141,7 @@ def test_reduce_vectors(xs: list[int], width: int) -> None:
 
 def test_every_rule_has_a_test() -> None:
     tested = {r.SplitJoin, r.SplitMap, r.MapFusion, r.PartialReduce, r.ReduceMapFusion,
+              r.ReduceInterleave,
               r.IterateSplit, r.ReduceReorder, r.TransposeMaps, r.MapToLevel, r.ReduceToSeq,
               r.ToMemoryRule, r.Vectorize, r.ReduceVectors}
     assert set(r.ALGORITHMIC) | set(r.OPENCL) == tested

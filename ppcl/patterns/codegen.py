@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -230,6 +230,9 @@ class _Kernel:
                 raise PatternTypeError(f"parameter '{e.name}' is not bound in this kernel")
             return self.env[e.name]
         if isinstance(e, px.Value):
+            if isinstance(e.type, ArrayT):
+                raise PatternTypeError(f"an array constant {px.show(e)} is only a reduction's "
+                                       "initial value")
             return vw.Scalar(_literal(e.value, e.type))
         assert isinstance(e, px.Apply)
         f, args = e.fun, e.args
@@ -353,11 +356,16 @@ class _Kernel:
         if not isinstance(t, ArrayT):
             self.assign(out.access(()), source.access(()))
             return
-        shape = _lengths(t, self.sizes)
-        indices = [ir.VarRef(INT, self.name("c")) for _ in shape]
-        with self.block() as body:
-            self.assign(out.access(tuple(indices)), source.access(tuple(indices)))
-        stmt: ir.Stmt = ir.Block(tuple(body))
+        self._nest(_lengths(t, self.sizes),
+                   lambda idx: self.assign(out.access(idx), source.access(idx)))
+
+    def _nest(self, shape: tuple[int, ...],
+              body: Callable[[tuple[ir.Expr, ...]], None]) -> None:
+        """A loop nest over ``shape`` around the statements ``body`` makes for an index."""
+        indices = tuple(ir.VarRef(INT, self.name("c")) for _ in shape)
+        with self.block() as stmts:
+            body(indices)
+        stmt: ir.Stmt = ir.Block(tuple(stmts))
         for index, length in reversed(list(zip(indices, shape, strict=True))):
             stmt = _for(index, vw.lit(0), vw.lit(length), vw.lit(1), stmt)
         self.stmts.append(stmt)
@@ -396,16 +404,29 @@ class _Kernel:
                                    "reduce-seq rule (after splitting it across threads)")
         source = self.view(arg)
         n = self.length(arg.type)
-        acc = self.declare(r.init.type, _literal(r.init.value, r.init.type), hint="acc")
         acc_param = px.Param(px.fresh(PREFIX + "acc"), r.init.type)
+        acc = self._accumulator(r.init)
+        self.env[acc_param.name] = acc
         element = px.Param(px.fresh(PREFIX + "e"), _elem(arg.type))
         index = ir.VarRef(INT, self.name("i"))
-        self.env[acc_param.name] = vw.Scalar(acc)
         with self.block() as body:
             self.env[element.name] = vw.Indexed(source, index)
-            self.emit(px.Apply(r.f, (acc_param, element)), vw.Scalar(acc))
+            self.emit(px.Apply(r.f, (acc_param, element)), acc)
         self.stmts.append(_for(index, vw.lit(0), vw.lit(n), vw.lit(1), ir.Block(tuple(body))))
-        self.assign(out.access((vw.lit(0),)), acc)
+        self._copy(acc_param, vw.Indexed(out, vw.lit(0)))
+
+    def _accumulator(self, init: px.Value) -> vw.View:
+        """Private memory holding a reduction's accumulator, set to its initial value (an
+        array accumulator is several independent ones: Lift's interleaved reduction)."""
+        t = init.type
+        if not isinstance(t, ArrayT):
+            return vw.Scalar(self.declare(t, _literal(init.value, t), hint="acc"))
+        shape, leaf = _leaf_shape(t, self.sizes)
+        var = self.declare(ArrayType(leaf, math.prod(shape)), hint="acc")
+        memory = vw.Memory(var, shape, leaf)
+        self._nest(shape, lambda idx: self.assign(memory.access(idx),
+                                                  _literal(init.value, leaf)))
+        return memory
 
     # ------------------------------------------------------------------ user functions
 

@@ -90,19 +90,20 @@ black_scholes_fun = UserFun.trace("black_scholes", [FLOAT] * 5, px.TupleT((FLOAT
 @dataclass(frozen=True)
 class Problem:
     """A high-level expression, its inputs, and how to derive a CPU version of it from
-    numeric parameters (chunk per work-item, vector width)."""
+    numeric parameters: chunk per work-item, vector width, and the number of interleaved
+    accumulators of a sequential reduction (1: one)."""
 
     name: str
     expr: px.Expr
     inputs: tuple[px.Param, ...]
-    derivation: Callable[[int, int], Derivation]
+    derivation: Callable[[int, int, int], Derivation]
 
 
 def scal() -> Problem:
     x, a = p.param("x", array(FLOAT, "N")), p.param("a", FLOAT)
     e = p.map(lambda v: p.apply(mult, a, v))(x)
 
-    def steps(chunk: int, width: int) -> Derivation:
+    def steps(chunk: int, width: int, interleave: int = 1) -> Derivation:
         vector = (Step(r.Vectorize(width)),) if width > 1 else ()
         return (*vector, Step(r.SplitJoin(chunk)), Step(r.MapToLevel("global")),
                 Step(r.MapToLevel("seq"), ALL))
@@ -113,11 +114,20 @@ def _sum_of(mapped: px.Expr) -> px.Expr:
     return p.reduce(add, 0.0)(mapped)
 
 
-def _reduction_steps(chunk: int, width: int) -> Derivation:
+def _interleaved(interleave: int) -> Derivation:
+    """The innermost reduction folded by ``interleave`` accumulators, the split it needs
+    pushed under the map that feeds it."""
+    if interleave == 1:
+        return ()
+    return (Step(r.ReduceInterleave(interleave), -1), Step(r.SplitMap(), -1))
+
+
+def _reduction_steps(chunk: int, width: int, interleave: int = 1) -> Derivation:
     vector = (Step(r.Vectorize(width)), Step(r.ReduceVectors())) if width > 1 else ()
     return (*vector, Step(r.PartialReduce(chunk), -1), Step(r.SplitMap()),
-            Step(r.MapFusion()), Step(r.MapToLevel("global")), Step(r.MapToLevel("seq"), ALL),
-            Step(r.ReduceToSeq(), ALL), Step(r.ReduceMapFusion(), ALL))
+            Step(r.MapFusion()), *_interleaved(interleave), Step(r.MapToLevel("global")),
+            Step(r.MapToLevel("seq"), ALL), Step(r.ReduceToSeq(), ALL),
+            Step(r.ReduceMapFusion(), ALL))
 
 
 def asum() -> Problem:
@@ -136,10 +146,10 @@ def gemv() -> Problem:
     x = p.param("x", array(FLOAT, "N"))
     e = p.map(lambda row: _sum_of(p.map(mult)(p.zip(row, x))))(a)
 
-    def steps(chunk: int, width: int) -> Derivation:
+    def steps(chunk: int, width: int, interleave: int = 1) -> Derivation:
         vector = (Step(r.Vectorize(width)), Step(r.ReduceVectors())) if width > 1 else ()
         split = (Step(r.SplitJoin(chunk)),) if chunk > 1 else ()
-        return (*vector, *split, Step(r.MapToLevel("global")),
+        return (*vector, *_interleaved(interleave), *split, Step(r.MapToLevel("global")),
                 Step(r.MapToLevel("seq"), ALL), Step(r.ReduceToSeq(), ALL),
                 Step(r.ReduceMapFusion(), ALL))
     return Problem("gemv", e, (a, x), steps)
@@ -151,7 +161,7 @@ def black_scholes() -> Problem:
     e = p.map(lambda o: p.apply(black_scholes_fun, p.get(0)(o), p.get(1)(o), p.get(2)(o),
                                 rate, vol))(p.zip(s, k, t))
 
-    def steps(chunk: int, width: int) -> Derivation:
+    def steps(chunk: int, width: int, interleave: int = 1) -> Derivation:
         vector = (Step(r.Vectorize(width)),) if width > 1 else ()
         return (*vector, Step(r.SplitJoin(chunk)), Step(r.MapToLevel("global")),
                 Step(r.MapToLevel("seq"), ALL))

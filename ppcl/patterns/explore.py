@@ -34,10 +34,12 @@ class Variant:
     chunk: int
     width: int
     local_size: int
+    interleave: int = 1
 
     @property
     def key(self) -> str:
-        return f"chunk={self.chunk},width={self.width},local={self.local_size}"
+        return (f"chunk={self.chunk},width={self.width},local={self.local_size},"
+                f"interleave={self.interleave}")
 
 
 @dataclass(frozen=True)
@@ -95,9 +97,10 @@ def _store(path: str, data: dict[str, Any]) -> None:
     os.replace(temp, path)
 
 
-def variants(chunks: Iterable[int], widths: Iterable[int],
-             local_sizes: Iterable[int]) -> list[Variant]:
-    return [Variant(c, w, ls) for c, w, ls in itertools.product(chunks, widths, local_sizes)]
+def variants(chunks: Iterable[int], widths: Iterable[int], local_sizes: Iterable[int],
+             interleaves: Iterable[int] = (1,)) -> list[Variant]:
+    return [Variant(c, w, ls, k) for c, w, ls, k
+            in itertools.product(chunks, widths, local_sizes, interleaves)]
 
 
 Measure = Callable[[px.Expr, int], float]  # a derived expression and local size -> seconds
@@ -138,7 +141,7 @@ def explore(problem: Problem, sizes: dict[str, int], device: str, candidates: Se
 
 def _measure_one(problem: Problem, variant: Variant, measure: Measure) -> dict[str, Any]:
     try:
-        steps = problem.derivation(variant.chunk, variant.width)
+        steps = problem.derivation(variant.chunk, variant.width, variant.interleave)
     except (ValueError, PatternTypeError) as error:
         return {"derivation": "", "time_s": None, "error": str(error)}
     text = show_derivation(steps)

@@ -42,10 +42,11 @@ class Param(Expr):
 
 @dataclass(frozen=True)
 class Value(Expr):
-    """A constant (the initial value of a reduction)."""
+    """A constant (the initial value of a reduction): a scalar, a vector of equal components,
+    or an array of them (every element ``value``)."""
 
     value: float | int
-    type: ScalarType | VectorType
+    type: ScalarType | VectorType | ArrayT
 
 
 @dataclass(frozen=True)

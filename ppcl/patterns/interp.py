@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ppcl.compiler.ir.types import VectorType
 from ppcl.patterns import expr as px
 from ppcl.patterns.types import ArrayT, DataType, TupleT
 
@@ -23,8 +24,8 @@ def evaluate(e: px.Expr, env: dict[str, Any]) -> Any:
             if name not in env:
                 raise KeyError(f"no value for parameter '{name}'")
             return env[name]
-        case px.Value(value):
-            return value
+        case px.Value(value, t):
+            return _filled(value, t)
         case px.Apply(fun, args):
             return call(fun, [evaluate(a, env) for a in args], env)
     raise TypeError(f"not an expression: {e!r}")
@@ -43,7 +44,7 @@ def call(f: px.Fun, args: list[Any], env: dict[str, Any]) -> Any:
         case px.Map(g):
             return [call(g, [x], env) for x in args[0]]
         case px.Reduce(g, init):
-            acc = init.value
+            acc = _filled(init.value, init.type)
             for x in args[0]:
                 acc = call(g, [acc, x], env)
             return [acc]
@@ -83,6 +84,15 @@ def call(f: px.Fun, args: list[Any], env: dict[str, Any]) -> Any:
         case px.AsScalar():
             return [_component(v, k) for v in args[0] for k in range(_width(v))]
     raise TypeError(f"no semantics for {f!r}")
+
+
+def _filled(value: float | int, t: DataType) -> Any:
+    if isinstance(t, ArrayT):
+        assert t.length.constant is not None, "an array constant has a constant length"
+        return [_filled(value, t.elem) for _ in range(t.length.constant)]
+    if isinstance(t, VectorType):
+        return np.full(t.width, value)
+    return value
 
 
 def _width(v: Any) -> int:

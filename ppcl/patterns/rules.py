@@ -202,6 +202,32 @@ class ReduceMapFusion(Rule):
 
 
 @dataclass(frozen=True)
+class ReduceInterleave(Rule):
+    """``reduce(f, z) -> reduce(f, z) o join o reduce_seq(\\acc c. map_seq(f)(zip(acc, c)),
+    [z]*k) o split(k)``: ``k`` accumulators, each folding every ``k``-th element, so the
+    folds are independent chains (``f`` a user function, associative and commutative)."""
+
+    k: int
+    name = "reduce-interleave"
+
+    def matches(self, e: px.Apply) -> bool:
+        return (_is(e, px.Reduce) and isinstance(e.fun.f, px.User)  # type: ignore[attr-defined]
+                and self.k > 1 and _divides(self.k, _length(_arg(e)))
+                and isinstance(e.fun.init.type, ScalarType | VectorType))  # type: ignore[attr-defined]
+
+    def apply(self, e: px.Apply) -> px.Expr:
+        assert isinstance(e.fun, px.Reduce)
+        chunks = px.Apply(px.Split(Size.of(self.k)), e.args)
+        init = px.Value(e.fun.init.value, ArrayT(e.fun.init.type, Size.of(self.k)))
+        acc = px.Param(px.fresh(), init.type)
+        chunk = px.Param(px.fresh(), _elem(chunks))
+        step = px.Lambda((acc, chunk), px.Apply(px.Map(e.fun.f, "seq"),
+                                                (px.Apply(px.Zip(), (acc, chunk)),)))
+        partial = px.Apply(px.Reduce(step, init, True), (chunks,))
+        return px.Apply(e.fun, (px.Apply(px.Join(), (partial,)),))
+
+
+@dataclass(frozen=True)
 class IterateSplit(Rule):
     """``iterate(n, f) -> iterate(n - m, f) o iterate(m, f)``; ``iterate(1, f) -> f``."""
 
@@ -417,8 +443,8 @@ class ReduceVectors(Rule):
 
 
 ALGORITHMIC: tuple[type[Rule], ...] = (SplitJoin, SplitMap, MapFusion, PartialReduce,
-                                       ReduceMapFusion, IterateSplit, ReduceReorder,
-                                       TransposeMaps)
+                                       ReduceMapFusion, ReduceInterleave, IterateSplit,
+                                       ReduceReorder, TransposeMaps)
 OPENCL: tuple[type[Rule], ...] = (MapToLevel, ReduceToSeq, ToMemoryRule, Vectorize,
                                   ReduceVectors)
 
