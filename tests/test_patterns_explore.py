@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 
 import ppcl as cl
-from ppcl.patterns import codegen, explore, run
+from ppcl.patterns import codegen, explore, interp, run
 from ppcl.patterns import derive as d
 from ppcl.patterns import expr as px
+from ppcl.patterns import rules as r
 
 
 def test_exploration_is_reproducible_from_the_cache(tmp_path: Path, ctx: cl.Context,
@@ -73,3 +74,23 @@ def test_plot_when_matplotlib_is_there(tmp_path: Path) -> None:
                              lambda e, local: len(px.show(e)) * 1e-6, str(tmp_path), None)
     drawn = explore.plot(result, str(tmp_path / "scal.png"))
     assert drawn == (tmp_path / "scal.png").exists()
+
+
+def test_rewrite_space_finds_lowered_derivations_that_preserve_meaning(tmp_path: Path) -> None:
+    problem = d.scal()
+    rules = [r.SplitJoin(4), r.Vectorize(4), r.MapToLevel("global"), r.MapToLevel("seq")]
+    found = explore.rewrite_space(problem.expr, rules, depth=4)
+    texts = {d.show_derivation(s) for s in found}
+    assert "map-level{level=global}@0" in texts  # one work-item per element
+    assert any(t.startswith("vectorize{width=4}@0,split-join{n=4}@0") for t in texts)
+    xs = [float(v) for v in range(16)]
+    want = interp.evaluate(problem.expr, {"x": xs, "a": 2.0})
+    for steps in found:
+        derived = d.derive(problem.expr, steps)
+        assert r.is_lowered(derived)
+        got = interp.evaluate(derived, {"x": xs, "a": 2.0})
+        assert np.allclose(np.array(got, dtype=float), want)
+    candidates = [explore.Variant(0, 0, 1, steps=s) for s in found]
+    result = explore.explore(problem, {"N": 16}, "dev", candidates,
+                             lambda e, local: float(len(px.show(e))), str(tmp_path), None)
+    assert result.measured == len(found) and result.best.derivation in texts

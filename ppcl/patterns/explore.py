@@ -1,5 +1,7 @@
 """Exploration: derive variants of an expression by rules with numeric parameters (chunk per
-work-item, vector width, work-group size), measure each on the device, keep the fastest.
+work-item, vector width, work-group size, interleaved accumulators), or by a breadth-first
+search over rule applications (``rewrite_space``), measure each on the device, keep the
+fastest.
 
 Measurements are kept on disk, one JSON file per (expression, device, sizes) under
 ``<kernel cache root>/patterns`` (or a directory given), written atomically; a variant found
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ppcl.patterns import expr as px
-from ppcl.patterns.derive import Problem, derive, show_derivation
+from ppcl.patterns.derive import Derivation, Problem, Step, derive, show_derivation
+from ppcl.patterns.rules import Rule, is_lowered, positions, rewrite
 from ppcl.patterns.types import PatternTypeError
 from ppcl.settings import read_settings
 
@@ -31,13 +34,19 @@ FORMAT = 1
 
 @dataclass(frozen=True)
 class Variant:
+    """A point of the search: the problem's derivation for these numbers, or ``steps``
+    found by ``rewrite_space``."""
+
     chunk: int
     width: int
     local_size: int
     interleave: int = 1
+    steps: Derivation | None = None
 
     @property
     def key(self) -> str:
+        if self.steps is not None:
+            return f"{show_derivation(self.steps)};local={self.local_size}"
         return (f"chunk={self.chunk},width={self.width},local={self.local_size},"
                 f"interleave={self.interleave}")
 
@@ -139,9 +148,36 @@ def explore(problem: Problem, sizes: dict[str, int], device: str, candidates: Se
     return Exploration(problem.name, path, tuple(results), measured)
 
 
+def rewrite_space(e: px.Expr, rules: Sequence[Rule], depth: int, limit: int = 500
+                  ) -> list[Derivation]:
+    """Derivations of ``e`` by up to ``depth`` applications of ``rules`` (at every position
+    each matches), breadth first, distinct results only (at most ``limit``), that end in an
+    expression ready for code generation."""
+    seen = {px.show(e)}
+    frontier: list[tuple[px.Expr, Derivation]] = [(e, ())]
+    found: list[Derivation] = []
+    for _ in range(depth):
+        next_frontier: list[tuple[px.Expr, Derivation]] = []
+        for expr, steps in frontier:
+            for rule in rules:
+                for at in range(positions(expr, rule)):
+                    child = rewrite(expr, rule, at)
+                    text = px.show(child)
+                    if text in seen or len(seen) >= limit:
+                        continue
+                    seen.add(text)
+                    child_steps = (*steps, Step(rule, at))
+                    next_frontier.append((child, child_steps))
+                    if is_lowered(child):
+                        found.append(child_steps)
+        frontier = next_frontier
+    return found
+
+
 def _measure_one(problem: Problem, variant: Variant, measure: Measure) -> dict[str, Any]:
     try:
-        steps = problem.derivation(variant.chunk, variant.width, variant.interleave)
+        steps = variant.steps if variant.steps is not None else \
+            problem.derivation(variant.chunk, variant.width, variant.interleave)
     except (ValueError, PatternTypeError) as error:
         return {"derivation": "", "time_s": None, "error": str(error)}
     text = show_derivation(steps)

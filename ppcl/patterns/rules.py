@@ -13,7 +13,7 @@ property tests check on random inputs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ppcl.compiler.ir.types import ScalarType, VectorType
@@ -460,16 +460,16 @@ def _fun_children(f: px.Fun) -> Iterator[tuple[str, px.Fun | px.Expr]]:
             yield field.name, value
 
 
-def positions(e: px.Expr, rule: Rule) -> int:
-    """How many applications in ``e`` (lambda bodies included) the rule matches."""
-    count = 0
+def count(e: px.Expr, predicate: Callable[[px.Apply], bool]) -> int:
+    """How many applications in ``e`` (lambda bodies included) satisfy ``predicate``."""
+    found = 0
 
     def walk_expr(x: px.Expr) -> None:
-        nonlocal count
+        nonlocal found
         if not isinstance(x, px.Apply):
             return
-        if rule.matches(x):
-            count += 1
+        if predicate(x):
+            found += 1
         walk_fun(x.fun)
         for a in x.args:
             walk_expr(a)
@@ -482,7 +482,18 @@ def positions(e: px.Expr, rule: Rule) -> int:
                 walk_expr(child)
 
     walk_expr(e)
-    return count
+    return found
+
+
+def positions(e: px.Expr, rule: Rule) -> int:
+    """How many applications in ``e`` the rule matches."""
+    return count(e, rule.matches)
+
+
+def is_lowered(e: px.Expr) -> bool:
+    """Whether every map has a level and every reduction is sequential (ready for codegen)."""
+    return count(e, lambda a: (isinstance(a.fun, px.Map) and a.fun.level == "hl")
+                 or (isinstance(a.fun, px.Reduce) and not a.fun.seq)) == 0
 
 
 def rewrite(e: px.Expr, rule: Rule, at: int = 0) -> px.Expr:
