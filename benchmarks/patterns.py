@@ -5,10 +5,11 @@ scal, asum and dot over 16M floats and gemv over a 4096 x 4096 matrix are compar
 (OpenBLAS where numpy calls it); BlackScholes over 4M options with the hand-written kernel of
 ``ppcl/bench_source.py``. Each pattern kernel is first explored (chunk per work-item, vector
 width, work-group size; measurements cached per expression, device and sizes), then its best
-variant is timed against the others' way of computing the same result. Usage::
+variant is timed against the others' way of computing the same result, the two taking turns
+in every round (the median of each is reported). Usage::
 
     python3 -m benchmarks.patterns [--size default|small] [--only scal,dot] [--cache DIR]
-                                   [--plot DIR] [--json FILE]
+                                   [--plot DIR] [--json FILE] [--quick] [--rounds N]
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -82,14 +85,18 @@ def _reference(name: str, data: dict[str, Any]) -> list[np.ndarray]:
     return [np.atleast_1d(value)]
 
 
-def _candidates(name: str, sizes: dict[str, int]) -> list[explore.Variant]:
+def _candidates(name: str, sizes: dict[str, int], quick: bool) -> list[explore.Variant]:
+    """The search space; ``quick`` keeps a few points of it (vectorized, a mid chunk)."""
     n = sizes["M"] if name == "gemv" else sizes["N"]
     if name == "gemv":
-        chunks = [c for c in (1, 4, 16, 64) if n % c == 0]
-        return explore.variants(chunks, (4, 8, 16), (1, 8), (1, 2, 4))
-    chunks = [c for c in (256, 1024, 4096, 16384) if n % (c * 16) == 0 and n // c >= 16]
+        chunks = [c for c in ((4, 16) if quick else (1, 4, 16, 64)) if n % c == 0]
+        return explore.variants(chunks, (8, 16) if quick else (4, 8, 16), (8,) if quick
+                                else (1, 8), (1, 4) if quick else (1, 2, 4))
+    chunks = [c for c in ((1024, 4096) if quick else (256, 1024, 4096, 16384))
+              if n % (c * 16) == 0 and n // c >= 16]
     interleaves = (1, 4) if name in ("asum", "dot") else (1,)
-    return explore.variants(chunks, (1, 4, 8, 16), (1, 8), interleaves)
+    return explore.variants(chunks, (8, 16) if quick else (1, 4, 8, 16),
+                            (8,) if quick else (1, 8), interleaves)
 
 
 def _hand_written_black_scholes(ctx: cl.Context, queue: cl.CommandQueue, data: dict[str, Any]
@@ -116,6 +123,23 @@ def _hand_written_black_scholes(ctx: cl.Context, queue: cl.CommandQueue, data: d
     return launch, read
 
 
+def _in_turns(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int
+              ) -> tuple[float, float]:
+    """Median seconds of each, after warming both up, the two taking turns in every round
+    (which goes first alternates), so that a change of the shared machine's load falls on
+    both."""
+    measure(ours, repeats=1)
+    measure(theirs, repeats=1)
+    times: tuple[list[float], list[float]] = ([], [])
+    for number in range(rounds):
+        order = ((0, ours), (1, theirs)) if number % 2 == 0 else ((1, theirs), (0, ours))
+        for side, action in order:
+            start = time.perf_counter()
+            action()
+            times[side].append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def _close(got: list[np.ndarray], want: list[np.ndarray], rtol: float) -> str:
     for g, w in zip(got, want, strict=True):
         scale = max(float(np.max(np.abs(w))), 1.0)
@@ -132,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=None, help="exploration cache directory")
     parser.add_argument("--plot", default=None, help="directory for plots of the variants")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--quick", action="store_true", help="explore a few variants only")
+    parser.add_argument("--rounds", type=int, default=21,
+                        help="rounds of the final comparison, both sides timed in each")
     args = parser.parse_args(argv)
 
     ctx = cl.Context([d for p in cl.get_platforms() for d in p.get_devices()
@@ -158,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             runnables[(px.show(derived), local)] = runnable
             return measure(lambda: runnable.launch(queue), repeats=3, max_warmup=3).timing.min_s
 
-        exploration = explore.explore(problem, sizes, device, _candidates(name, sizes), timed,
+        exploration = explore.explore(problem, sizes, device, _candidates(name, sizes, args.quick), timed,
                                       args.cache)
         best = exploration.best
         if args.plot:
@@ -169,28 +196,29 @@ def main(argv: list[str] | None = None) -> int:
         runnable = run.Runnable(ctx, codegen.lower(derived, problem.inputs, sizes,
                                                    best.variant.local_size, name))
         runnable.set_inputs(queue, data)
-        ours = measure(lambda runnable=runnable: runnable.launch(queue)).timing
+        if name == "black_scholes":
+            launch, read = _hand_written_black_scholes(ctx, queue, data)
+            versus = "hand-written OpenCL"
+        else:
+            launch, read = _numpy(name, data), lambda: []
+            versus = "numpy"
+        ours_s, theirs_s = _in_turns(lambda runnable=runnable: runnable.launch(queue), launch,
+                                     args.rounds)
         check = _close(runnable.outputs(queue), _reference(name, data),
                        2e-3 if name == "black_scholes" else 1e-4)
         if name == "black_scholes":
-            launch, read = _hand_written_black_scholes(ctx, queue, data)
-            theirs = measure(launch).timing
             check += "/" + _close(read(), _reference(name, data), 2e-3)
-            versus = "hand-written OpenCL"
-        else:
-            theirs = measure(_numpy(name, data)).timing
-            versus = "numpy"
-        ratio = theirs.median_s / ours.median_s
+        ratio = theirs_s / ours_s
         rows.append({"kernel": name, "sizes": sizes, "variant": best.variant.key,
-                     "derivation": best.derivation, "patterns_ms": ours.median_s * 1e3,
-                     "versus": versus, "versus_ms": theirs.median_s * 1e3, "speedup": ratio,
+                     "derivation": best.derivation, "patterns_ms": ours_s * 1e3,
+                     "versus": versus, "versus_ms": theirs_s * 1e3, "speedup": ratio,
                      "check": check, "explored": len(exploration.results),
                      "measured_now": exploration.measured})
-        print(f"{name:<14} {best.variant.key:<28} patterns {ours.median_s * 1e3:8.3f} ms  "
-              f"{versus} {theirs.median_s * 1e3:8.3f} ms  {ratio:5.2f}x  {check}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"device": device, "rows": rows}, f, indent=1)
+        print(f"{name:<14} {best.variant.key:<28} patterns {ours_s * 1e3:8.3f} ms  "
+              f"{versus} {theirs_s * 1e3:8.3f} ms  {ratio:5.2f}x  {check}", flush=True)
+        if args.json:  # after every kernel, so a run cut short keeps what it measured
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump({"device": device, "rows": rows}, f, indent=1)
     return 0
 
 
