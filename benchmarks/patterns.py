@@ -161,8 +161,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="rounds of the final comparison, both sides timed in each")
     args = parser.parse_args(argv)
 
-    ctx = cl.Context([d for p in cl.get_platforms() for d in p.get_devices()
-                      if p.name == "ppcl" and "cpu" in d.name][:1])
+    devices = [dev for plat in cl.get_platforms() if plat.name == "ppcl"
+               for dev in plat.get_devices()]
+    cpus = [dev for dev in devices if "cpu" in dev.name]
+    ctx = cl.Context((cpus or devices)[:1])
     queue = cl.CommandQueue(ctx)
     device = ctx.devices[0].name
     rng = np.random.default_rng(7)

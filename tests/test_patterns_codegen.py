@@ -172,3 +172,16 @@ def test_program_from_an_ir_module(ctx: cl.Context) -> None:
         cl.Program(ctx, compile_module(lowered.module)).compile()
     with pytest.raises(ValueError, match="at least one kernel"):
         compile_module(ir.Module(()))
+
+
+def test_to_global_between_kernels(ctx: cl.Context, queue: cl.CommandQueue) -> None:
+    x = p.param("x", array(INT, 64))
+    partial = p.to_global(p.map_global(p.reduce_seq(iadd, 0)))(p.split(8)(x))
+    e = p.reduce_seq(iadd, 0)(p.join()(partial))
+    lowered = codegen.lower(e, [x], {})
+    assert [k.global_size for k in lowered.kernels] == [(8,), (1,)]
+    (got,) = run.Runnable(ctx, lowered).run(queue, {"x": np.arange(64, dtype=np.int32)})
+    assert got.tolist() == [sum(range(64))]
+    inner = p.map_workgroup(lambda row: p.map_local(inc)(p.to_global(p.map_local(inc))(row)))
+    with pytest.raises(PatternTypeError, match="to_global inside a kernel"):
+        codegen.lower(p.join()(inner(p.split(8)(x))), [x], {})

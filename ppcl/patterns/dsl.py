@@ -9,7 +9,6 @@ once the element type is known (when the pattern is applied). ``compose(f, g)`` 
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -184,5 +183,7 @@ def apply(f: FunLike | Pat, *args: Any) -> px.Apply:
     return px.Apply(to_fun(f, tuple(a.type for a in args)), tuple(args))
 
 
-__all__ = [name for name in dir() if not name.startswith("_") and name not in dir(builtins)
-           ] + ["map", "zip"]
+__all__ = ["FunLike", "Pat", "apply", "as_scalar", "as_vector", "compose", "get", "iterate",
+           "join", "map", "map_global", "map_local", "map_seq", "map_workgroup", "pad", "param",
+           "reduce", "reduce_seq", "reorder", "slide", "split", "to_fun", "to_global",
+           "to_local", "to_private", "transpose", "zip"]
