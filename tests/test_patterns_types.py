@@ -103,3 +103,14 @@ def test_show_renames_parameters() -> None:
         return p.map(lambda v: p.apply(add, v, v))(x)
     assert px.show(build()) == px.show(build())
     assert px.show(build()).startswith("map((\\x0. add<float,float>")
+
+
+def test_errors_point_at_the_line_that_built_the_expression() -> None:
+    x = p.param("x", array(FLOAT, 10))
+    with pytest.raises(PatternTypeError) as caught:
+        p.split(4)(x)
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith(f"{__file__}:")
+    assert ": error: split(4) of an array of 10 elements" in lines[0]
+    assert lines[1].strip() == "p.split(4)(x)"
+    assert lines[2].strip() == "^"

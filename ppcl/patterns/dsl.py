@@ -9,10 +9,14 @@ once the element type is known (when the pattern is applied). ``compose(f, g)`` 
 
 from __future__ import annotations
 
+import linecache
+import os
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ppcl.compiler.diagnostics import Diagnostic, Loc, Severity, SourceMap
 from ppcl.compiler.ir.types import ScalarType, VectorType
 from ppcl.patterns import expr as px
 from ppcl.patterns.sizes import Size
@@ -20,6 +24,37 @@ from ppcl.patterns.types import ArrayT, DataType, PatternTypeError
 from ppcl.patterns.userfun import UserFun
 
 FunLike = px.Fun | UserFun | Callable[..., px.Expr]
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class LocatedPatternError(PatternTypeError):
+    """A type error located at the user's line that built the expression, with the line and
+    a caret (the format of every ppcl diagnostic)."""
+
+
+def _located(error: PatternTypeError) -> PatternTypeError:
+    """``error`` located at the innermost frame outside ``ppcl/patterns`` (once)."""
+    if isinstance(error, LocatedPatternError):
+        return error
+    for frame in reversed(traceback.extract_stack()):
+        if os.path.dirname(os.path.abspath(frame.filename)) == _HERE:
+            continue
+        loc = Loc(frame.filename, frame.lineno or 0, (frame.colno or 0) + 1)
+        sources = SourceMap()
+        sources.add(frame.filename, "".join(linecache.getlines(frame.filename)))
+        return LocatedPatternError(Diagnostic(Severity.ERROR, str(error), loc).format(sources))
+    return error
+
+
+def _build(fun: Callable[[], px.Apply]) -> px.Apply:
+    try:
+        return fun()
+    except LocatedPatternError:
+        raise
+    except PatternTypeError as error:
+        raise _located(error) from error
 
 
 @dataclass(frozen=True)
@@ -33,7 +68,7 @@ class Pat:
         for a in args:
             if not isinstance(a, px.Expr):
                 raise PatternTypeError(f"a pattern applied to {a!r}, which is not an expression")
-        return px.Apply(self.make(tuple(a.type for a in args)), args)
+        return _build(lambda: px.Apply(self.make(tuple(a.type for a in args)), args))
 
 
 def to_fun(f: FunLike | Pat, args: tuple[DataType, ...]) -> px.Fun:
@@ -118,7 +153,7 @@ def join() -> Pat:
 
 
 def zip(*arrays: px.Expr) -> px.Apply:  # noqa: A001 - Lift's name
-    return px.Apply(px.Zip(), arrays)
+    return _build(lambda: px.Apply(px.Zip(), arrays))
 
 
 def get(index: int) -> Pat:
@@ -180,10 +215,10 @@ def compose(*funs: FunLike | Pat) -> Pat:
 
 def apply(f: FunLike | Pat, *args: Any) -> px.Apply:
     """``f`` applied to expressions."""
-    return px.Apply(to_fun(f, tuple(a.type for a in args)), tuple(args))
+    return _build(lambda: px.Apply(to_fun(f, tuple(a.type for a in args)), tuple(args)))
 
 
-__all__ = ["FunLike", "Pat", "apply", "as_scalar", "as_vector", "compose", "get", "iterate",
+__all__ = ["FunLike", "LocatedPatternError", "Pat", "apply", "as_scalar", "as_vector", "compose", "get", "iterate",
            "join", "map", "map_global", "map_local", "map_seq", "map_workgroup", "pad", "param",
            "reduce", "reduce_seq", "reorder", "slide", "split", "to_fun", "to_global",
            "to_local", "to_private", "transpose", "zip"]
