@@ -185,3 +185,36 @@ def test_to_global_between_kernels(ctx: cl.Context, queue: cl.CommandQueue) -> N
     inner = p.map_workgroup(lambda row: p.map_local(inc)(p.to_global(p.map_local(inc))(row)))
     with pytest.raises(PatternTypeError, match="to_global inside a kernel"):
         codegen.lower(p.join()(inner(p.split(8)(x))), [x], {})
+
+
+def test_printed_kernels_are_opencl_c_the_front_end_accepts() -> None:
+    from ppcl.compiler.frontend import compile_source
+
+    for name, make in d.PROBLEMS.items():
+        problem = make()
+        chunk = 2 if name == "gemv" else 64
+        lowered = codegen.lower(d.derive(problem.expr, problem.derivation(chunk, 8, 2)),
+                                problem.inputs, SIZES[name])
+        text = print_opencl(lowered.module)
+        reparsed = compile_source(text, f"<{name}>").module
+        assert [k.name for k in reparsed.kernels] == [k.name for k in lowered.module.kernels]
+        assert print_opencl(reparsed) == text
+
+
+def test_scal_kernel_golden() -> None:
+    problem = d.scal()
+    lowered = codegen.lower(d.derive(problem.expr, problem.derivation(256, 4, 1)),
+                            problem.inputs, {"N": 4096})
+    assert print_opencl(lowered.module) == """\
+__kernel void pattern_0(__global const float *restrict x, float a, __global float *restrict out)
+{
+    int pp_i0 = (int)get_global_id(0u);
+    {
+        for (int pp_i1 = 0; pp_i1 < 256; pp_i1++) {
+            float4 pp_v2 = *(__global float4 *)&x[(pp_i0 * 256 + pp_i1) * 4];
+            float4 pp_v3 = a * pp_v2;
+            *(__global float4 *)&out[(pp_i0 * 256 + pp_i1) * 4] = pp_v3;
+        }
+    }
+}
+"""
