@@ -218,3 +218,17 @@ __kernel void pattern_0(__global const float *restrict x, float a, __global floa
     }
 }
 """
+
+
+def test_work_group_tree_reduction_by_iterate(ctx: cl.Context, queue: cl.CommandQueue) -> None:
+    """Lift's GPU reduction: each group copies its chunk to local memory, then halves it three
+    times (an iterate whose function is retyped for each length), every step in local memory
+    behind a barrier."""
+    ident = UserFun.trace("id", [INT], INT, lambda v: v)
+    x = p.param("x", array(INT, 64))
+    halve = p.to_local(lambda a: p.join()(p.map_local(p.reduce_seq(iadd, 0))(p.split(2)(a))))
+    e = p.join()(p.map_workgroup(lambda chunk: p.iterate(3, halve)(
+        p.to_local(p.map_local(ident))(chunk)))(p.split(16)(x)))
+    assert e.type == array(INT, 8)
+    text = _device_equals_interpreter(ctx, queue, e, [x], {"x": np.arange(64, dtype=np.int32)})
+    assert text.count("barrier(") == 3 and text.count("__local int") == 3

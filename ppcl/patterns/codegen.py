@@ -283,6 +283,9 @@ class _Kernel:
         """A computed value kept in memory of its own, for the computation that reads it."""
         if isinstance(e, px.Apply) and isinstance(e.fun, px.ToMemory):
             return self.materialize(px.Apply(e.fun.f, e.args), e.fun.space)
+        if isinstance(e, px.Apply) and isinstance(e.fun, px.Lambda):  # where its body says
+            self._bind(e.fun.params, e.args)
+            return self.materialize(e.fun.body, space)
         t = e.type
         if not isinstance(t, ArrayT):
             held = self._leaf_vars(t)
@@ -342,10 +345,11 @@ class _Kernel:
             case px.Iterate(n, g):
                 value: px.Expr = args[0]
                 for _ in range(n - 1):
-                    held = px.Param(px.fresh(PREFIX + "it"), g.out_type((value.type,)))
-                    self.env[held.name] = self.materialize(px.Apply(g, (value,)))
+                    step = px.instantiate(g, (value.type,))
+                    held = px.Param(px.fresh(PREFIX + "it"), step.out_type((value.type,)))
+                    self.env[held.name] = self.materialize(px.Apply(step, (value,)))
                     value = held
-                self.emit(px.Apply(g, (value,)), out)
+                self.emit(px.Apply(px.instantiate(g, (value.type,)), (value,)), out)
             case _:
                 self._copy(e, out)
 

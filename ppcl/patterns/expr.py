@@ -14,7 +14,9 @@ order of appearance, so equal expressions print equally (the exploration cache's
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ppcl.compiler.ir.types import ScalarType, VectorType
@@ -252,7 +254,7 @@ class Iterate(Fun):
     def out_type(self, args: tuple[DataType, ...]) -> DataType:
         t = _one("iterate", args)
         for _ in range(self.n):
-            t = self.f.out_type((t,))
+            t = instantiate(self.f, (t,)).out_type((t,))
         return t
 
 
@@ -308,6 +310,54 @@ def _scalarize(t: DataType) -> DataType:
         return t.elem
     assert isinstance(t, TupleT)
     return TupleT(tuple(_scalarize(e) for e in t.elems))
+
+
+# ---------------------------------------------------------------------- rebuilding
+
+
+def fun_children(f: Fun) -> Iterator[tuple[str, Fun | Expr]]:
+    """The functions and expressions inside a function (a lambda's body, a map's function)."""
+    for item in dataclasses.fields(f):  # type: ignore[arg-type]
+        value = getattr(f, item.name)
+        if isinstance(value, Fun | Expr):
+            yield item.name, value
+
+
+def substitute(e: Expr, mapping: dict[str, Expr]) -> Expr:
+    """``e`` with parameters replaced (names are unique, so nothing is captured); every
+    application is rebuilt, so types follow the new arguments."""
+    match e:
+        case Param(name):
+            return mapping.get(name, e)
+        case Apply(fun, args):
+            new_args = tuple(substitute(a, mapping) for a in args)
+            new_fun = instantiate(substitute_fun(fun, mapping), tuple(a.type for a in new_args))
+            return Apply(new_fun, new_args)
+    return e
+
+
+def substitute_fun(f: Fun, mapping: dict[str, Expr]) -> Fun:
+    changes: dict[str, object] = {}
+    for name, child in fun_children(f):
+        new = substitute_fun(child, mapping) if isinstance(child, Fun) \
+            else substitute(child, mapping)
+        if new is not child:
+            changes[name] = new
+    return dataclasses.replace(f, **changes) if changes else f  # type: ignore[type-var]
+
+
+def instantiate(f: Fun, args: tuple[DataType, ...]) -> Fun:
+    """``f`` for arguments of these types: a lambda written for other array lengths gets
+    parameters of the new types (its body retyped), as each step of an ``iterate`` whose
+    function halves its array needs."""
+    if isinstance(f, ToMemory):
+        return ToMemory(instantiate(f.f, args), f.space)
+    if not isinstance(f, Lambda) or tuple(p.type for p in f.params) == args \
+            or len(args) != len(f.params):
+        return f
+    params = tuple(Param(fresh(), t) for t in args)
+    body = substitute(f.body, {old.name: new for old, new in zip(f.params, params, strict=True)})
+    return Lambda(params, body)
 
 
 # ---------------------------------------------------------------------- printing

@@ -13,7 +13,7 @@ property tests check on random inputs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ppcl.compiler.ir.types import ScalarType, VectorType
@@ -67,31 +67,10 @@ def eta(f: px.Fun, arg: DataType) -> px.Fun:
     return px.Lambda((p,), px.Apply(f, (p,)))
 
 
-def substitute(e: px.Expr, mapping: dict[str, px.Expr]) -> px.Expr:
-    """``e`` with parameters replaced (names are unique, so nothing is captured)."""
-    match e:
-        case px.Param(name):
-            return mapping.get(name, e)
-        case px.Apply(fun, args):
-            return px.Apply(_substitute_fun(fun, mapping),
-                            tuple(substitute(a, mapping) for a in args))
-    return e
-
-
-def _substitute_fun(f: px.Fun, mapping: dict[str, px.Expr]) -> px.Fun:
-    changes: dict[str, object] = {}
-    for name, child in _fun_children(f):
-        new = _substitute_fun(child, mapping) if isinstance(child, px.Fun) \
-            else substitute(child, mapping)
-        if new is not child:
-            changes[name] = new
-    return dataclasses.replace(f, **changes) if changes else f  # type: ignore[type-var]
-
-
 def beta(f: px.Fun, args: tuple[px.Expr, ...]) -> px.Expr:
     """``f(args)``, with a lambda's body instantiated rather than applied."""
     if isinstance(f, px.Lambda):
-        return substitute(f.body, {p.name: a for p, a in zip(f.params, args, strict=True)})
+        return px.substitute(f.body, {p.name: a for p, a in zip(f.params, args, strict=True)})
     return px.Apply(f, args)
 
 
@@ -452,14 +431,6 @@ OPENCL: tuple[type[Rule], ...] = (MapToLevel, ReduceToSeq, ToMemoryRule, Vectori
 # ---------------------------------------------------------------------- positions
 
 
-def _fun_children(f: px.Fun) -> Iterator[tuple[str, px.Fun | px.Expr]]:
-    """The functions and expressions inside a function (a lambda's body, a map's function)."""
-    for field in dataclasses.fields(f):  # type: ignore[arg-type]
-        value = getattr(f, field.name)
-        if isinstance(value, px.Fun | px.Expr):
-            yield field.name, value
-
-
 def count(e: px.Expr, predicate: Callable[[px.Apply], bool]) -> int:
     """How many applications in ``e`` (lambda bodies included) satisfy ``predicate``."""
     found = 0
@@ -475,7 +446,7 @@ def count(e: px.Expr, predicate: Callable[[px.Apply], bool]) -> int:
             walk_expr(a)
 
     def walk_fun(f: px.Fun) -> None:
-        for _, child in _fun_children(f):
+        for _, child in px.fun_children(f):
             if isinstance(child, px.Fun):
                 walk_fun(child)
             else:
@@ -516,7 +487,7 @@ def rewrite(e: px.Expr, rule: Rule, at: int = 0) -> px.Expr:
 
     def on_fun(f: px.Fun) -> px.Fun:
         changes: dict[str, object] = {}
-        for name, child in _fun_children(f):
+        for name, child in px.fun_children(f):
             new = on_fun(child) if isinstance(child, px.Fun) else on_expr(child)
             if new is not child:
                 changes[name] = new
