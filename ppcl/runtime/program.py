@@ -27,6 +27,7 @@ from ppcl.compiler.frontend import (
     BuildOptions,
     BuildOptionsError,
     CompileError,
+    FrontendResult,
     KernelSignature,
     ProgramBinary,
     compile_source,
@@ -107,9 +108,11 @@ class Program:
     kernels.
 
     ``Program(context, source)`` or, as PyOpenCL spells clCreateProgramWithBinary,
-    ``Program(context, devices, binaries)`` with one binary per device."""
+    ``Program(context, devices, binaries)`` with one binary per device. ``source`` may also be
+    the front end's result for a module built as IR (``compile_module``, used by
+    ``ppcl.patterns``): its build skips the front end."""
 
-    def __init__(self, context: Context, source: str | Sequence[Device],
+    def __init__(self, context: Context, source: str | Sequence[Device] | FrontendResult,
                  binaries: Sequence[bytes] | None = None) -> None:
         self.context = context
         self.filename = "<source>"
@@ -118,6 +121,10 @@ class Program:
         self._targets: set[Device] = set()  # the devices of the last build, compile or link
         self._binaries: bytes | None = None  # the binary of the built program, made once
         self._loaded_bytes = b""  # the binary the program was made from
+        self._prebuilt: FrontendResult | None = None  # a module built as IR, not from text
+        if isinstance(source, FrontendResult):
+            self._prebuilt = source
+            source = ""
         if binaries is None:
             if not isinstance(source, str):
                 raise make_error("clCreateProgramWithSource", "INVALID_VALUE",
@@ -237,6 +244,8 @@ class Program:
         ``self`` as PyOpenCL does."""
         if self._loaded is not None:
             self._build_loaded(devices)
+        elif self._prebuilt is not None:
+            self._build_prebuilt(self._prebuilt, _option_string(options), devices)
         else:
             self._run_frontend(_option_string(options), {}, "clBuildProgram", devices)
         self._build_for_devices("clBuildProgram", devices)
@@ -263,6 +272,27 @@ class Program:
         self._device_programs = {}
         self._status = build_status.SUCCESS
 
+    def _build_prebuilt(self, result: FrontendResult, options: str,
+                        devices: Sequence[Device] | None) -> None:
+        """A program whose IR module was built directly: the front end's work is done, so the
+        build takes its module and kernel signatures (options given to the build apply on top
+        of the module's)."""
+        self._targets = set(self._target("clBuildProgram", devices))
+        self._binaries = None
+        self._settings = read_settings()
+        self._module = result.module
+        try:
+            self._build_options = parse_build_options(options) if options else result.options
+        except BuildOptionsError as error:
+            self._status = build_status.ERROR
+            self._log = str(error)
+            raise make_error("clBuildProgram", "INVALID_BUILD_OPTIONS", str(error)) from error
+        self._kernels = kernel_signatures(result.module)
+        self._log = result.log
+        self._options = options
+        self._device_programs = {}
+        self._status = build_status.SUCCESS
+
     def _build_for_devices(self, routine: str, devices: Sequence[Device] | None) -> None:
         """Each device's program now, so what a device's compiler rejects (its C compiler on
         the CPU device) fails the build, not the first launch."""
@@ -285,6 +315,10 @@ class Program:
         another unit; the object is its preprocessed text, which ``link_program`` joins with
         the others and builds as one program.
         """
+        if self._prebuilt is not None:
+            raise make_error("clCompileProgram", "INVALID_OPERATION",
+                             "a program made from an IR module has no source to compile "
+                             "separately; build it")
         targets = self._target("clCompileProgram", devices)
         device = targets[0]
         self._targets = set(targets)

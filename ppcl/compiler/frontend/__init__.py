@@ -33,7 +33,7 @@ from ppcl.compiler.ir.layout import IMAGE_DESCRIPTOR
 
 __all__ = ["IMAGE_DESCRIPTOR", "BinaryError", "BuildOptions", "BuildOptionsError",
            "CompileError", "FrontendResult", "KernelSignature", "ParamInfo", "ProgramBinary",
-           "check_file", "compile_source", "decode_binary", "encode_binary", "image_formats",
+           "check_file", "compile_module", "compile_source", "decode_binary", "encode_binary", "image_formats",
            "kernel_signatures", "parse_build_options", "preprocess_source"]
 
 
@@ -114,6 +114,16 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     timings["sema"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
     return FrontendResult(module, diagnostics.format(), opts, timings)
+
+
+def compile_module(module: ir.Module, options: str | BuildOptions = "") -> FrontendResult:
+    """The front end's result for a module built directly as IR (by ``ppcl.patterns``), so
+    that a program is made from it as from source: the same devices build it, with the same
+    options; the module is taken as it is (its builder keeps the IR's invariants)."""
+    opts = options if isinstance(options, BuildOptions) else parse_build_options(options)
+    if not module.kernels:
+        raise ValueError("an IR module handed to the runtime needs at least one kernel")
+    return FrontendResult(module, "", opts)
 
 
 def check_file(path: str, options: str | BuildOptions = "", *, fp64: bool = True) -> FrontendResult:
