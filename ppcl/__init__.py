@@ -81,6 +81,8 @@ from ppcl.runtime.transfer import (  # noqa: E402
 )
 from ppcl.version import __version__
 
+from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
+
 VERSION = tuple(int(part) for part in __version__.split("."))
 VERSION_TEXT = __version__
 
@@ -105,5 +107,5 @@ __all__ = [
     "enqueue_copy_buffer_to_image", "enqueue_copy_image", "enqueue_copy_image_to_buffer",
     "enqueue_fill_image", "enqueue_map_image", "enqueue_read_image", "enqueue_write_image",
     "filter_mode", "get_supported_image_formats", "image_from_array", "image_info",
-    "sampler_info",
+    "overlay", "sampler_info",
 ]
