@@ -4,6 +4,7 @@
 programs, kernels, events) running on ppcl's own devices.
 """
 
+from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
 from ppcl.runtime.constants import (  # noqa: E402
     addressing_mode,
     build_status,
@@ -80,8 +81,6 @@ from ppcl.runtime.transfer import (  # noqa: E402
     enqueue_write_buffer_rect,
 )
 from ppcl.version import __version__
-
-from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
 
 VERSION = tuple(int(part) for part in __version__.split("."))
 VERSION_TEXT = __version__

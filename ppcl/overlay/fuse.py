@@ -238,6 +238,7 @@ def fused_kernel(name: str, parts: Sequence[Part], forwards: dict[int, Forward],
         theirs = {b: f for b, f in forwards.items() if stores[b] < k}
         renamed = _Forwarder(pointer_buffers, mine, variables, stores=True).rewrite(renamed)
         renamed = _Forwarder(pointer_buffers, theirs, variables, stores=False).rewrite(renamed)
+        assert isinstance(renamed, ir.Stmt)
         body.append(renamed)
         for index, p in enumerate(fn.params):
             if p.name in part.specialized:
@@ -263,3 +264,63 @@ def fused_module(module: ir.Module, function: ir.Function) -> ir.Module:
 def element_type(fn: ir.Function, param_name: str) -> object:
     param = next(p for p in fn.params if p.name == param_name)
     return param.type.pointee if isinstance(param.type, PointerType) else None
+
+
+_NUMPY_INTS = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+               "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
+               "bool": np.bool_}
+_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "<<": np.left_shift,
+           ">>": np.right_shift, "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
+           "<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
+           "==": np.equal, "!=": np.not_equal}
+
+
+def index_values(e: ir.Expr, global_size: Sequence[int], offset: Sequence[int]) -> np.ndarray | None:
+    """The value of a canonical index for every work-item of an NDRange (int64, in work-item
+    order), so indices written differently compare by what they address; None for what this
+    evaluator does not know (a division by a work-item value, min/max of ids)."""
+    grids = list(np.meshgrid(*(np.arange(o, o + g, dtype=np.int64) for g, o in
+                          zip(global_size, offset)), indexing="ij"))
+    try:
+        with np.errstate(all="ignore"):
+            value = _evaluate(e, grids, global_size)
+    except (KeyError, ValueError, ZeroDivisionError):
+        return None
+    return np.broadcast_to(np.asarray(value, dtype=np.int64), grids[0].shape).reshape(-1)
+
+
+def _evaluate(e: ir.Expr, grids: list[np.ndarray], global_size: Sequence[int]) -> np.ndarray:
+    if isinstance(e, ir.IntLit):
+        return np.int64(e.value)  # type: ignore[return-value]
+    if isinstance(e, ir.Cast):
+        value = _evaluate(e.operand, grids, global_size)
+        target = _NUMPY_INTS[e.type.name] if isinstance(e.type, ScalarType) else None
+        if target is None:
+            raise ValueError("cast to a non-integer type")
+        return np.asarray(value).astype(target).astype(np.int64)
+    if isinstance(e, ir.Call):
+        dim = int(_evaluate(e.args[0], grids, global_size)) if len(e.args) == 1 else -1
+        if not 0 <= dim < 3:
+            raise ValueError("work-item function of an unknown dimension")
+        if e.name == "get_global_id":
+            return grids[dim] if dim < len(grids) else np.int64(0)  # type: ignore[return-value]
+        if e.name == "get_global_size":
+            return np.int64(global_size[dim] if dim < len(global_size) else 1)  # type: ignore[return-value]
+        raise ValueError(f"{e.name} is not evaluated")
+    if isinstance(e, ir.Binary):
+        lhs = _evaluate(e.lhs, grids, global_size)
+        rhs = _evaluate(e.rhs, grids, global_size)
+        if e.op in _BINARY:
+            return _BINARY[e.op](lhs, rhs).astype(np.int64)
+        if e.op in ("/", "%") and np.all(rhs != 0):
+            quotient = np.trunc(np.divide(lhs, rhs)).astype(np.int64)
+            return quotient if e.op == "/" else lhs - quotient * rhs
+        raise ValueError(f"operator {e.op}")
+    if isinstance(e, ir.Unary) and e.op in ("-", "+", "~"):
+        value = _evaluate(e.operand, grids, global_size)
+        return {"-": np.negative, "+": np.positive, "~": np.invert}[e.op](value)
+    if isinstance(e, ir.Conditional):
+        return np.where(_evaluate(e.cond, grids, global_size) != 0,
+                        _evaluate(e.then, grids, global_size),
+                        _evaluate(e.otherwise, grids, global_size))
+    raise ValueError(f"{type(e).__name__} is not evaluated")

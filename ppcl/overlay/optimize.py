@@ -18,17 +18,22 @@ Every decision is noted on the graph with its reason (``PPCL_DEBUG=overlay`` pri
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import PointerType
 from ppcl.devices.interface import BufferArg, ValueArg
 from ppcl.overlay.fuse import (
     Forward,
     KernelFacts,
     Part,
     canonical_index,
+    index_values,
     scalar_value,
     top_level_store,
 )
@@ -51,11 +56,12 @@ class KernelInfo:
     accesses (None where one is not canonical or not a plain access)."""
 
     parts: list[Part]
-    indices: dict[int, set[ir.Expr] | None] = field(default_factory=dict)
+    indices: dict[int, set[bytes] | None] = field(default_factory=dict)
     stored_by: dict[int, int] = field(default_factory=dict)  # buffer -> part storing it
     forwards: dict[int, Forward] = field(default_factory=dict)
     ndrange: Any = None
     refusal: str = ""
+    covers: set[int] = field(default_factory=set)  # buffers every byte of which it stores
 
 
 def _transfer_ranges(task: TransferTask, numbers: Numbering) -> tuple[set[int], set[int]]:
@@ -73,8 +79,10 @@ def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, 
         if isinstance(task, KernelTask):
             facts: KernelFacts = facts_of(task.kernel)
             reads, writes = kernel_sets(task, facts.function.params, numbers, facts.accesses)
-            nodes.append(Node([index], "kernel", task.kernel.function_name, reads, writes))
-            infos.append(_kernel_info(task, facts, numbers))
+            info = _kernel_info(task, facts, numbers)
+            nodes.append(Node([index], "kernel", task.kernel.function_name, reads, writes,
+                              covers=info.covers))
+            infos.append(info)
         else:
             reads, writes = _transfer_ranges(task, numbers)
             host = numbers.host(task.host) if task.host is not None else None
@@ -118,11 +126,47 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
         if access.writes and not top_level_store(fn, param.name):
             info.indices[number] = None
             continue
-        canon = {canonical_index(e, facts, values) for e in access.indices}
-        info.indices[number] = None if None in canon else canon  # type: ignore[assignment]
+        info.indices[number] = _addressed(access.indices, facts, values, task.launch.ndrange)
+        if access.writes and info.indices[number] is not None and not refusal:
+            if _stores_whole(access.indices[0], facts, values, task, param, numbers, number):
+                info.covers.add(number)
         if access.writes:
             info.stored_by[number] = 0
     return info
+
+
+def _addressed(indices: Sequence[ir.Expr], facts: KernelFacts, values: dict[str, int | float],
+               ndrange: Any) -> set[bytes] | None:
+    """The elements each access addresses, per work-item, as digests: two accesses written
+    differently compare equal when they address the same element in every work-item."""
+    digests: set[bytes] = set()
+    dims = ndrange.work_dim
+    for e in indices:
+        canon = canonical_index(e, facts, values)
+        if canon is None:
+            return None
+        addressed = index_values(canon, ndrange.global_size[:dims], ndrange.global_offset[:dims])
+        if addressed is None:
+            return None
+        digests.add(hashlib.sha1(addressed.tobytes()).digest())
+    return digests
+
+
+def _stores_whole(index: ir.Expr, facts: KernelFacts, values: dict[str, int | float],
+                  task: KernelTask, param: ir.Param, numbers: Numbering, number: int) -> bool:
+    """Whether the kernel's one store to ``param`` writes every element of its buffer once."""
+    pointee = param.type.pointee if isinstance(param.type, PointerType) else None
+    size = numbers.buffers[number].size
+    if pointee is None or not getattr(pointee, "size", 0) or size % pointee.size:
+        return False
+    canon = canonical_index(index, facts, values)
+    ndrange = task.launch.ndrange
+    dims = ndrange.work_dim
+    addressed = None if canon is None else index_values(
+        canon, ndrange.global_size[:dims], ndrange.global_offset[:dims])
+    count = size // pointee.size
+    return addressed is not None and addressed.size == count \
+        and bool(np.array_equal(np.sort(addressed), np.arange(count)))
 
 
 # ---------------------------------------------------------------------- liveness
@@ -130,7 +174,8 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
 
 def dead_after(graph: TaskGraph, position: int, buffer: int) -> bool:
     """Whether ``buffer``'s bytes as they are after node ``position`` are never used: no later
-    node reads it before a transfer wholly overwrites it, and it is overwritten or released."""
+    node reads it before a transfer or kernel wholly overwrites it, and it is overwritten or
+    released."""
     for node in graph.nodes[position + 1:]:
         if node.status != "run":
             continue
@@ -146,7 +191,7 @@ def mark_covering(graph: TaskGraph, commands: Sequence[Command]) -> None:
     for node in graph.nodes:
         task = commands[node.members[0]].task
         if not isinstance(task, TransferTask):
-            continue
+            continue  # a kernel's were set when its node was made
         covers = set()
         for mem, offset, size in task.writes:
             root = root_of(mem)
@@ -272,7 +317,7 @@ def drop_dead_stores(graph: TaskGraph, infos: Sequence[KernelInfo | None]) -> No
     for i, info in enumerate(infos):
         if info is None:
             continue
-        for buffer, forward in list(info.forwards.items()):
+        for buffer in list(info.forwards):
             if dead_after(graph, i, buffer):
                 info.forwards[buffer] = Forward(buffer, keep_store=False)
                 graph.notes.append(f"dropped the store of buffer {buffer} in "

@@ -108,10 +108,9 @@ class Recorder:
         last = self.queue._last
         if last is not None and not last.is_done:
             return False  # a command run without the overlay is still pending
-        recorded = {id(c.event) for c in self.commands}
         for event in waits:
-            if id(event) not in recorded and event._status != COMPLETE:
-                return False
+            if event._status != COMPLETE and event._flush != self.flush:
+                return False  # neither done nor recorded here
         return all(type(mem) is Buffer and not mem.flags & mem_flags.USE_HOST_PTR
                    for mem in uses)
 

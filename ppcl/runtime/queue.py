@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 Action = Callable[[], None]
 # called with each new queue; the overlay (``ppcl/overlay``) installs one when PPCL_OVERLAY=1
-queue_hooks: list[Callable[[CommandQueue], None]] = []
+queue_hooks: list[Callable[[CommandQueue], object]] = []
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
 
