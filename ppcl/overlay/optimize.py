@@ -172,18 +172,19 @@ def _stores_whole(index: ir.Expr, facts: KernelFacts, values: dict[str, int | fl
 # ---------------------------------------------------------------------- liveness
 
 
-def dead_after(graph: TaskGraph, position: int, buffer: int) -> bool:
-    """Whether ``buffer``'s bytes as they are after node ``position`` are never used: no later
-    node reads it before a transfer or kernel wholly overwrites it, and it is overwritten or
-    released."""
-    for node in graph.nodes[position + 1:]:
+def dead_after(graph: TaskGraph, position: int, buffer: int) -> str:
+    """Why ``buffer``'s bytes as they are after node ``position`` are never used ("" when they
+    may be): no later node reads it before a transfer or kernel wholly overwrites it, and it
+    is overwritten or released."""
+    for j in range(position + 1, len(graph.nodes)):
+        node = graph.nodes[j]
         if node.status != "run":
             continue
         if buffer in node.reads:
-            return False
+            return ""
         if buffer in node.covers:
-            return True
-    return buffer in graph.released
+            return f"overwritten whole by {node.label} #{j}"
+    return "released" if buffer in graph.released else ""
 
 
 def mark_covering(graph: TaskGraph, commands: Sequence[Command]) -> None:
@@ -237,12 +238,11 @@ def eliminate_dead_tasks(graph: TaskGraph, infos: Sequence[KernelInfo | None]) -
         node = graph.nodes[i]
         if node.status != "run" or not node.writes:
             continue  # a read into host memory writes no buffer: never dead
-        dead = [b for b in node.writes if dead_after(graph, i, b)]
-        if len(dead) != len(node.writes):
+        dead = {b: dead_after(graph, i, b) for b in node.writes}
+        if not all(dead.values()):
             continue
         node.status = "dead"
-        why = ", ".join(f"buffer {b} ({'released' if b in graph.released else 'overwritten'})"
-                        for b in sorted(dead))
+        why = ", ".join(f"buffer {b} ({reason})" for b, reason in sorted(dead.items()))
         graph.notes.append(f"eliminated {node.label} #{i}: nobody reads what it writes: {why}")
 
 
@@ -293,7 +293,8 @@ def _merge(graph: TaskGraph, infos: list[KernelInfo | None], a: int, b: int, rea
     ia, ib = infos[a], infos[b]
     assert ia is not None and ib is not None
     offset = len(ia.parts)
-    for buffer in na.writes & nb.reads:
+    flow = na.writes & nb.reads
+    for buffer in flow:
         ia.forwards[buffer] = Forward(buffer, keep_store=True)
     for buffer, part in ib.stored_by.items():
         ia.stored_by.setdefault(buffer, part + offset)
@@ -306,8 +307,9 @@ def _merge(graph: TaskGraph, infos: list[KernelInfo | None], a: int, b: int, rea
     graph.notes.append(f"fused {na.label} #{a} with {nb.label} #{b}, {reason}")
     na.members.extend(nb.members)
     na.label = f"{na.label}+{nb.label}"
-    na.reads |= nb.reads
+    na.reads |= nb.reads - flow  # the later part reads those from the forwarded value
     na.writes |= nb.writes
+    na.covers |= nb.covers
     nb.status = "fused"
     infos[b] = None
 
@@ -318,12 +320,12 @@ def drop_dead_stores(graph: TaskGraph, infos: Sequence[KernelInfo | None]) -> No
         if info is None:
             continue
         for buffer in list(info.forwards):
-            if dead_after(graph, i, buffer):
+            reason = dead_after(graph, i, buffer)
+            if reason:
                 info.forwards[buffer] = Forward(buffer, keep_store=False)
                 graph.notes.append(f"dropped the store of buffer {buffer} in "
                                    f"{graph.nodes[i].label} #{i}: read only inside the fused "
-                                   "kernel, then " + ("released" if buffer in graph.released
-                                                      else "overwritten"))
+                                   f"kernel, then {reason}")
 
 
 def specialize(graph: TaskGraph, infos: Sequence[KernelInfo | None], commands: Sequence[Command],
