@@ -229,6 +229,16 @@ def heavy(ctx: cl.Context, queue: cl.CommandQueue, prg: cl.Program, src: cl.Buff
     return out
 
 
+def read_each(queue: cl.CommandQueue, prg: cl.Program, a: cl.Buffer, b: cl.Buffer,
+              n: int, launches: int) -> np.ndarray:
+    """Small launches, each result read at once: nothing to delay."""
+    out = np.empty((launches, n), np.float32)
+    for k in range(launches):
+        prg.mul(queue, (n,), None, a, a if k % 2 else b, b)
+        cl.enqueue_copy(queue, out[k], b)
+    return out
+
+
 def compare(name: str, target: float, run: Callable[[cl.CommandQueue], np.ndarray],
             plain: cl.CommandQueue, overlaid: cl.CommandQueue) -> tuple[str, float, bool]:
     """Off and on measured in turns, three times each (the machine may be shared): the
@@ -271,6 +281,9 @@ def main() -> None:
                              hostbuf=rng.random(size * size, dtype=np.float32))
                    for _ in range(3))
     u0 = rng.random((size, size), dtype=np.float32)
+    small_a, small_b = (cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                                  hostbuf=rng.random(1024, dtype=np.float32) + 0.5)
+                        for _ in range(2))
     heavy_src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
                           hostbuf=rng.random(size * size, dtype=np.float32))
 
@@ -284,6 +297,8 @@ def main() -> None:
                 plain, overlaid),
         compare("time steps (stencil+update x50)", 1.3,
                 lambda q: time_steps(ctx, q, prg, u0, 50), plain, overlaid),
+        compare("no gain (read after each launch)", 0.97,
+                lambda q: read_each(q, prg, small_a, small_b, 1024, 200), plain, overlaid),
         compare("no gain (one heavy kernel)", 0.97,
                 lambda q: heavy(ctx, q, prg, heavy_src, size * size, 200), plain, overlaid),
     ]

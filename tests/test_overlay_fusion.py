@@ -111,3 +111,121 @@ def test_overlay_switch_is_parsed():
     assert not read_settings({}).overlay
     with pytest.raises(SettingsError, match="PPCL_OVERLAY"):
         read_settings({"PPCL_OVERLAY": "maybe"})
+
+
+EXPRESSION = """
+__kernel void mul(__global const float *a, __global const float *b, __global float *c)
+{
+    int i = get_global_id(0);
+    c[i] = a[i] * b[i];
+}
+
+__kernel void add(__global const float *a, __global const float *b, __global float *c)
+{
+    int i = get_global_id(0);
+    c[i] = a[i] + b[i];
+}
+
+__kernel void laplace(__global const float *u, __global float *l, int n)
+{
+    int i = get_global_id(0);
+    l[i] = u[max(i - 1, 0)] + u[min(i + 1, n - 1)] - 2.0f * u[i];
+}
+
+__kernel void update(__global const float *u, __global const float *l, __global float *v,
+                     float dt)
+{
+    size_t i = get_global_id(0);
+    v[i] = u[i] + dt * l[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def expr(ctx):
+    return cl.Program(ctx, EXPRESSION).build()
+
+
+def sum_of_products(ctx, queue, expr, arrays):
+    n = arrays[0].size
+    bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in arrays]
+    total = None
+    for a, b in zip(bufs[::2], bufs[1::2]):
+        product = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        expr.mul(queue, (n,), None, a, b, product)
+        if total is None:
+            total = product
+            continue
+        new_total = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        expr.add(queue, (n,), None, total, product, new_total)
+        total.release()
+        product.release()
+        total = new_total
+    out = np.empty(n, np.float32)
+    cl.enqueue_copy(queue, out, total)
+    return out
+
+
+@pytest.mark.parametrize("operands", [1, 2, 5])
+def test_fused_expression_equals_unfused_on_random_inputs(ctx, expr, operands):
+    rng = np.random.default_rng(operands)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    for _ in range(3):
+        arrays = [rng.standard_normal(300).astype(np.float32) for _ in range(2 * operands)]
+        expected = sum_of_products(ctx, plain, expr, arrays)
+        np.testing.assert_array_equal(sum_of_products(ctx, fused, expr, arrays), expected)
+    notes = cl.overlay.graph().notes
+    assert sum(n.startswith("fused") for n in notes) == 2 * operands - 2
+
+
+def heat(ctx, queue, expr, u0, steps):
+    n = u0.size
+    u = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=u0)
+    v = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    lap = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    for _ in range(steps):
+        expr.laplace(queue, (n,), None, u, lap, np.int32(n))
+        expr.update(queue, (n,), None, u, lap, v, np.float32(0.25))
+        u, v = v, u
+    out = np.empty(n, np.float32)
+    last_lap = np.empty(n, np.float32)
+    cl.enqueue_copy(queue, out, u)
+    cl.enqueue_copy(queue, last_lap, lap)  # lap escapes: its last store must stay
+    return out, last_lap
+
+
+def test_time_steps_drop_overwritten_stores_and_keep_the_last(ctx, expr):
+    u0 = np.random.default_rng(5).random(500, dtype=np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    for _ in range(3):
+        expected = heat(ctx, plain, expr, u0, 6)
+        got = heat(ctx, fused, expr, u0, 6)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    notes = cl.overlay.graph().notes
+    dropped = [n for n in notes if n.startswith("dropped the store")]
+    assert len(dropped) == 5  # every step's but the last, which the host reads
+    assert all("overwritten whole" in n for n in dropped)
+
+
+def test_a_queue_waiting_on_every_command_bypasses_the_overlay(ctx, expr):
+    queue = cl.CommandQueue(ctx)
+    cl.overlay.enable(queue)
+    start = np.linspace(0.5, 1.1, 64, dtype=np.float32)
+    a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=start)
+    out = np.empty(64, np.float32)
+    events = []
+    for _ in range(10):
+        events.append(expr.mul(queue, (64,), None, a, a, a))
+        cl.enqueue_copy(queue, out, a)
+    assert queue._overlay.bypass > 0
+    assert all(e.command_execution_status == cl.command_execution_status.COMPLETE
+               for e in events)
+    expected = start
+    for _ in range(10):
+        expected = expected * expected
+    np.testing.assert_array_equal(out, expected)

@@ -37,6 +37,10 @@ from ppcl.runtime.queue import CommandQueue, KernelTask, TransferTask
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
 MAX_RECORDED = 4096  # a recording this long is replayed, so memory held stays bounded
+# a queue whose last SINGLES_TO_BYPASS replays each held one command gains nothing from delay
+# (the program waits on every command): its next BYPASS_COMMANDS commands run directly
+SINGLES_TO_BYPASS = 4
+BYPASS_COMMANDS = 2048
 
 
 @dataclass
@@ -83,11 +87,16 @@ class Recorder:
         self.on_graph = on_graph
         self.commands: list[Command] = []
         self.lock = threading.RLock()
+        self.singles = 0  # consecutive replays of one command
+        self.bypass = 0  # commands still to run without recording
 
     # ------------------------------------------------------------------ delay
 
     def intercept(self, kind: int, action: Any, waits: Sequence[Event], blocking: bool,
                   uses: Sequence[Any], task: Any) -> Event | None:
+        if self.bypass and not self.commands:
+            self.bypass -= 1  # a race here only changes how long the bypass lasts
+            return None
         with self.lock:
             if not self._recordable(waits, blocking, uses, task):
                 self.flush()
@@ -123,6 +132,12 @@ class Recorder:
                 return
             for command in commands:
                 command.event._flush = None
+            self.singles = self.singles + 1 if len(commands) == 1 else 0
+            if self.singles >= SINGLES_TO_BYPASS:
+                self.singles = 0
+                self.bypass = BYPASS_COMMANDS
+                self._say(f"overlay: {SINGLES_TO_BYPASS} replays of one command each: the next "
+                          f"{BYPASS_COMMANDS} commands run without delay")
             self._run(self._plan(commands), commands)
 
     def _run(self, plan: Plan, commands: list[Command]) -> None:
