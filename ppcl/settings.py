@@ -138,6 +138,12 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
     )
 
 
+def overlay_switch(environ: Mapping[str, str] | None = None) -> bool:
+    """``PPCL_OVERLAY`` alone, for when another variable is bad (reported where it is used)."""
+    env = os.environ if environ is None else environ
+    return parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", ""))
+
+
 def parse_switch(name: str, text: str) -> bool:
     """A ``0``/``1`` switch (empty is off)."""
     text = text.strip().lower()

@@ -18,11 +18,14 @@ from __future__ import annotations
 from ppcl.overlay.graph import TaskGraph
 from ppcl.overlay.recorder import CACHE, Recorder
 from ppcl.runtime.queue import CommandQueue, queue_hooks
-from ppcl.settings import read_settings
+from ppcl.settings import Settings, SettingsError, overlay_switch, read_settings
 
 __all__ = ["CACHE", "TaskGraph", "disable", "enable", "graph"]
 
-_SETTINGS = read_settings()  # read once, when ppcl is imported
+try:
+    _SETTINGS = read_settings()  # read once, when ppcl is imported
+except SettingsError:  # another bad variable is reported where it is used (a build)
+    _SETTINGS = Settings(overlay=overlay_switch())
 _last_graph: list[TaskGraph] = []
 
 
