@@ -39,6 +39,7 @@ _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
 MAX_RECORDED = 4096  # a recording this long is replayed, so memory held stays bounded
 # a queue whose last SINGLES_TO_BYPASS replays each held one command gains nothing from delay
 # (the program waits on every command): its next BYPASS_COMMANDS commands run directly
+MAX_PLANS = 512  # plans (and shape histories) kept per process
 SINGLES_TO_BYPASS = 4
 BYPASS_COMMANDS = 2048
 
@@ -141,7 +142,10 @@ class Recorder:
             self._run(self._plan(commands), commands)
 
     def _run(self, plan: Plan, commands: list[Command]) -> None:
+        """Run the steps; an interrupt (Ctrl-C) fails the rest and reaches the caller, as it
+        does from a command run in the enqueuing thread."""
         failed = 0
+        interrupt: BaseException | None = None
         for step in plan.steps:
             events = [commands[i].event for i in step.members]
             if failed:
@@ -161,6 +165,8 @@ class Recorder:
                 failed = code
                 for event in events:
                     event._complete(code, error)
+                if not isinstance(error, Exception):
+                    interrupt = error
                 continue
             end = time.perf_counter_ns()
             for event in events:
@@ -168,6 +174,8 @@ class Recorder:
         for command in commands:
             for mem in command.uses:
                 mem.unhold()
+        if interrupt is not None:
+            raise interrupt
 
     # ------------------------------------------------------------------ planning
 
@@ -198,6 +206,10 @@ class Recorder:
         plan.keep = [c.task.kernel.program for c in commands if isinstance(c.task, KernelTask)]
         with CACHE.lock:
             CACHE.plans[key] = plan
+            if len(CACHE.plans) > MAX_PLANS:  # the oldest first: dicts keep insertion order
+                del CACHE.plans[next(iter(CACHE.plans))]
+            if len(CACHE.history) > MAX_PLANS:
+                del CACHE.history[next(iter(CACHE.history))]
         self.on_graph(plan.graph)
         return plan
 
@@ -223,6 +235,7 @@ class Recorder:
                     steps.append(self._generated(node.members, info, commands, graph))
         for note in graph.notes:
             self._say(f"overlay: {note}")
+        graph.buffers = []  # a cached plan must not keep the program's buffers alive
         return Plan(steps, graph)
 
     def _generated(self, members: list[int], info: KernelInfo, commands: list[Command],
@@ -260,7 +273,7 @@ def _arg(commands: Sequence[Command], command: int, index: int) -> Any:
 def _facts(kernel: Any) -> KernelFacts:
     key = (id(kernel.program), kernel.function_name)
     facts = CACHE.facts.get(key)
-    if facts is None or facts.function not in kernel.program._module.decls:
+    if facts is None or not any(d is facts.function for d in kernel.program._module.decls):
         function = next(d for d in kernel.program._module.decls
                         if isinstance(d, ir.Function) and d.is_kernel
                         and d.name == kernel.function_name)
