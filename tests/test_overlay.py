@@ -262,3 +262,67 @@ def test_graph_writes_dot_before_and_after(ctx, prg, queue):
     assert 'n0 -> n1 [label="raw"]' in graph.before
     after = graph.to_dot()
     assert "scale+add" in after and "(fused)" in after
+
+
+FAULT = """
+__kernel void wild(__global float *x, long far)
+{
+    x[get_global_id(0) * far] = 1.0f;
+}
+"""
+
+
+def test_a_faulting_launch_fails_its_event_and_the_later_ones(ctx, prg, queue):
+    wild = cl.Program(ctx, FAULT).build()
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    other = buffer_of(ctx, np.ones(N, np.float32))
+    fault = wild.wild(queue, (64,), (8,), buf, np.int64(1 << 40))  # reported through events
+    after = prg.scale(queue, (N,), None, other, other, np.float32(2))
+    with pytest.raises(cl.Error, match="EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"):
+        after.wait()
+    assert fault.command_execution_status == cl.status_code.OUT_OF_RESOURCES
+    assert after.command_execution_status == cl.status_code.EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+    np.testing.assert_array_equal(read(queue, other), np.ones(N, np.float32))  # it goes on
+
+
+def test_profiling_times_of_recorded_events(ctx, prg):
+    q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    cl.overlay.enable(q)
+    abuf = buffer_of(ctx, np.ones(N, np.float32))
+    first = prg.scale(q, (N,), None, abuf, abuf, np.float32(2))
+    second = prg.scale(q, (N,), None, abuf, abuf, np.float32(3))
+    assert first.profile.end >= first.profile.start >= first.profile.queued  # replays
+    assert second.profile.start >= first.profile.end
+
+
+def test_redundant_read_and_fill_overwriting_a_write(ctx, prg, queue):
+    a = np.arange(N, dtype=np.float32)
+    abuf = buffer_of(ctx, a)
+    out = np.zeros(N, np.float32)
+    cl.enqueue_copy(queue, out, abuf, is_blocking=False)
+    cl.enqueue_copy(queue, out, abuf, is_blocking=False)
+    cl.enqueue_copy(queue, abuf, a * 5, is_blocking=False)  # overwritten whole by the fill
+    cl.enqueue_fill_buffer(queue, abuf, np.float32(7), 0, N * 4)
+    queue.finish()
+    statuses = [n.status for n in cl.overlay.graph().nodes]
+    assert statuses == ["run", "redundant", "dead", "run"]
+    np.testing.assert_array_equal(out, a)
+    np.testing.assert_array_equal(read(queue, abuf), np.full(N, 7, np.float32))
+
+
+def test_debug_names_every_decision(ctx, prg, capfd):
+    from ppcl.overlay.recorder import Recorder
+
+    q = cl.CommandQueue(ctx)
+    q._overlay = Recorder(q, True, lambda graph: None)  # as PPCL_DEBUG=overlay makes it
+    n = 111  # a graph no other test made: decisions are printed when its plan is made
+    abuf = buffer_of(ctx, np.ones(n, np.float32))
+    tmp = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    out = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    prg.scale(q, (n,), None, abuf, tmp, np.float32(4))
+    prg.add(q, (n,), None, tmp, abuf, out)
+    tmp.release()
+    np.testing.assert_array_equal(read(q, out, n), np.full(n, 5, np.float32))
+    err = capfd.readouterr().err
+    assert "overlay: fused scale #0 with add #1, vertical" in err
+    assert "overlay: dropped the store of buffer 1" in err and "released" in err
