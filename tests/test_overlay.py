@@ -326,3 +326,15 @@ def test_debug_names_every_decision(ctx, prg, capfd):
     err = capfd.readouterr().err
     assert "overlay: fused scale #0 with add #1, vertical" in err
     assert "overlay: dropped the store of buffer 1" in err and "released" in err
+
+
+def test_another_queue_waiting_on_a_recorded_event(ctx, prg, queue):
+    abuf = buffer_of(ctx, np.ones(N, np.float32))
+    recorded = prg.scale(queue, (N,), None, abuf, abuf, np.float32(3))
+    other = cl.CommandQueue(ctx)
+    after = prg.scale(other, (N,), None, abuf, abuf, np.float32(2), wait_for=[recorded])
+    after.wait()
+    assert recorded.command_execution_status == COMPLETE
+    out = np.empty(N, np.float32)
+    cl.enqueue_copy(other, out, abuf)
+    np.testing.assert_array_equal(out, np.full(N, 6, np.float32))

@@ -123,6 +123,8 @@ class CommandQueue:
             recorded = self._overlay.intercept(kind, action, waits, blocking, uses, task)
             if recorded is not None:
                 return recorded
+        for waited in waits:  # a command another queue's overlay holds runs now
+            waited._flush_recorded()
         event = Event(self.context, self, kind)
         with self._lock:
             deps = [e for e in waits if not e.is_done]
