@@ -256,3 +256,53 @@ print("recorded")
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "recorded"
+
+
+POINTWISE = """
+__kernel void luma(__global const uchar4 *rgb, __global float *g)
+{
+    size_t i = get_global_id(0);
+    float4 p = convert_float4(rgb[i]);
+    g[i] = 0.25f * p.x + 0.5f * p.y + 0.25f * p.z;
+}
+
+__kernel void forward_difference(__global const float *g, __global float *d, int n)
+{
+    int i = get_global_id(0);
+    d[i] = g[min(i + 1, n - 1)] - g[i];
+}
+
+__kernel void box(__global const float *g, __global float *d, int n)
+{
+    int i = get_global_id(0);
+    d[i] = g[max(i - 1, 0)] + g[i] + g[min(i + 1, n - 1)];
+}
+"""
+
+
+@pytest.mark.parametrize("consumer, recomputed", [("forward_difference", True), ("box", False)])
+def test_point_wise_producer_recomputed_for_a_two_point_consumer(ctx, consumer, recomputed):
+    prg = cl.Program(ctx, POINTWISE).build()
+    rng = np.random.default_rng(11)
+    n = 333
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+
+    def run(queue, rgb):
+        src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=rgb)
+        g = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        d = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        prg.luma(queue, (n,), None, src, g)
+        getattr(prg, consumer)(queue, (n,), None, g, d, np.int32(n))
+        g.release()
+        out = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, out, d)
+        return out
+
+    for _ in range(3):
+        rgb = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+        np.testing.assert_array_equal(run(fused, rgb), run(plain, rgb))
+    notes = cl.overlay.graph().notes
+    assert any("recomputation" in note for note in notes) == recomputed
+    assert any(note.startswith("dropped the producer") for note in notes) == recomputed

@@ -26,11 +26,14 @@ import numpy as np
 from ppcl.compiler.analysis.buffers import ParamAccess, buffer_accesses, single_definitions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType
-from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, find_all, walk
+from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, children, find_all, walk
 
 WORK_ITEM_FUNCTIONS = frozenset({"get_global_id", "get_global_size", "get_local_id",
                                  "get_local_size", "get_group_id", "get_num_groups",
                                  "get_global_offset", "get_work_dim"})
+
+
+INTEGER_FUNCTIONS = frozenset({"min", "max", "clamp"})  # evaluated by index_values too
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,8 @@ def canonical_index(e: ir.Expr, facts: KernelFacts, values: dict[str, int | floa
     else:
         return None
     for node in walk(e):
-        if isinstance(node, ir.Call) and node.name not in WORK_ITEM_FUNCTIONS:
+        if isinstance(node, ir.Call) and node.name not in WORK_ITEM_FUNCTIONS \
+                and node.name not in INTEGER_FUNCTIONS:
             return None
         if isinstance(node, ir.Index | ir.Assign | ir.VarRef | ir.FloatLit):
             return None
@@ -167,6 +171,76 @@ def top_level_store(fn: ir.Function, name: str) -> bool:
     return total == top == 1
 
 
+def pointwise_value(facts: KernelFacts, name: str) -> ir.Expr | None:
+    """The value a kernel stores to ``name``, as an expression of its parameters only, when its
+    body is declarations of values defined once followed by that one store (a point-wise
+    producer, such as a colour conversion): then the value at another element is this
+    expression with every load's index replaced by that element's. None otherwise; the caller
+    checks that each load reads the element the kernel stores."""
+    fn = facts.function
+    if fn.body is None or not fn.body.stmts:
+        return None
+    *decls, last = fn.body.stmts
+    if not (isinstance(last, ir.ExprStmt) and _stores_to(last.expr, name)
+            and all(isinstance(d, ir.DeclStmt) for d in decls)
+            and all(v.name in facts.definitions for d in decls
+                    for v in d.decls if isinstance(d, ir.DeclStmt))):
+        return None
+    assert isinstance(last.expr, ir.Assign)
+    value = last.expr.value
+    for _ in range(16):
+        names = {n.name for n in walk(value) if isinstance(n, ir.VarRef)
+                 and n.name in facts.definitions}
+        if not names:
+            return value
+        value = _Substitute({n: facts.definitions[n] for n in names}).rewrite(value)
+    return None
+
+
+def loads_of(value: ir.Expr) -> list[ir.Index]:
+    """The loads of a point-wise value (outermost indexings only)."""
+    loads: list[ir.Index] = []
+
+    def visit(node: Node) -> None:
+        if isinstance(node, ir.Index):
+            loads.append(node)
+            return
+        for child in children(node):
+            visit(child)
+
+    visit(value)
+    return loads
+
+
+class _AtElement(Rewriter):
+    """Every load of a point-wise value made to read element ``index``."""
+
+    def __init__(self, index: ir.Expr) -> None:
+        self.index = index
+
+    def rewrite(self, node: Node) -> object:
+        if isinstance(node, ir.Index):
+            return dataclasses.replace(node, index=self.index)
+        return super().rewrite(node)
+
+
+class _Recompute(Rewriter):
+    """In a consumer part: a load of a recomputed buffer becomes the producer's value there."""
+
+    def __init__(self, pointer_buffers: dict[str, int], values: dict[int, ir.Expr]) -> None:
+        self.pointer_buffers = pointer_buffers
+        self.values = values
+
+    def rewrite_Index(self, e: ir.Index) -> ir.Expr:
+        if isinstance(e.base, ir.VarRef):
+            number = self.pointer_buffers.get(e.base.name)
+            if number is not None and number in self.values:
+                value = _AtElement(e.index).rewrite(self.values[number])
+                assert isinstance(value, ir.Expr)
+                return value
+        return e
+
+
 def part_names(fn: ir.Function) -> set[str]:
     names = {p.name for p in fn.params}
     if fn.body is not None:
@@ -211,14 +285,19 @@ class _Forwarder(Rewriter):
 
 
 def fused_kernel(name: str, parts: Sequence[Part], forwards: dict[int, Forward],
-                 stores: dict[int, int]) -> tuple[ir.Function, list[tuple[int, int]]]:
+                 stores: dict[int, int], recomputed: dict[int, bool] | None = None,
+                 ) -> tuple[ir.Function, list[tuple[int, int]]]:
     """The fused kernel and, per its parameter, (part, argument index) that binds it.
-    ``stores[b]`` is the part that stores forwarded buffer ``b``."""
+    ``stores[b]`` is the part that stores forwarded or recomputed buffer ``b``; a recomputed
+    buffer's later loads evaluate its producer's point-wise value at the element loaded, and the
+    producer's own body runs only when ``recomputed[b]`` (its store is still needed)."""
     params: list[ir.Param] = []
     bindings: list[tuple[int, int]] = []
     body: list[ir.Stmt] = []
     variables = {b: f"__fwd{b}" for b in forwards}
     declared: set[int] = set()
+    recomputed = recomputed or {}
+    point_values: dict[int, ir.Expr] = {}
     for k, part in enumerate(parts):
         fn = part.facts.function
         rename = {n: f"p{k}_{n}" for n in part_names(fn)}
@@ -226,6 +305,18 @@ def fused_kernel(name: str, parts: Sequence[Part], forwards: dict[int, Forward],
                   for p, v in part.specialized.items()}
         renamed = Renamer(rename).rewrite(fn.body)
         renamed = _Substitute(values).rewrite(renamed)
+        pointers = {rename[p.name]: b for p, b in zip(fn.params, part.buffers) if b is not None}
+        if point_values:
+            renamed = _Recompute(pointers, point_values).rewrite(renamed)
+        skip_body = False
+        for b, keep in recomputed.items():
+            if stores[b] == k:
+                param = next(p for p, pb in zip(fn.params, part.buffers) if pb == b)
+                value = pointwise_value(part.facts, param.name)
+                assert value is not None
+                value = _Substitute(values).rewrite(Renamer(rename).rewrite(value))
+                point_values[b] = value
+                skip_body = not keep
         pointer_buffers = {rename[p.name]: b for p, b in zip(fn.params, part.buffers)
                            if b is not None}
         for b in forwards:
@@ -239,7 +330,8 @@ def fused_kernel(name: str, parts: Sequence[Part], forwards: dict[int, Forward],
         renamed = _Forwarder(pointer_buffers, mine, variables, stores=True).rewrite(renamed)
         renamed = _Forwarder(pointer_buffers, theirs, variables, stores=False).rewrite(renamed)
         assert isinstance(renamed, ir.Stmt)
-        body.append(renamed)
+        if not skip_body:
+            body.append(renamed)
         for index, p in enumerate(fn.params):
             if p.name in part.specialized:
                 continue
@@ -298,6 +390,13 @@ def _evaluate(e: ir.Expr, grids: list[np.ndarray], global_size: Sequence[int]) -
         if target is None:
             raise ValueError("cast to a non-integer type")
         return np.asarray(value).astype(target).astype(np.int64)
+    if isinstance(e, ir.Call) and e.name in INTEGER_FUNCTIONS:
+        args = [_evaluate(a, grids, global_size) for a in e.args]
+        if e.name == "min":
+            return np.minimum(args[0], args[1])
+        if e.name == "max":
+            return np.maximum(args[0], args[1])
+        return np.minimum(np.maximum(args[0], args[1]), args[2])
     if isinstance(e, ir.Call):
         dim = int(_evaluate(e.args[0], grids, global_size)) if len(e.args) == 1 else -1
         if not 0 <= dim < 3:

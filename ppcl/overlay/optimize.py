@@ -25,15 +25,20 @@ from typing import Any
 
 import numpy as np
 
+from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import PointerType
+from ppcl.compiler.ir.visit import walk
 from ppcl.devices.interface import BufferArg, ValueArg
 from ppcl.overlay.fuse import (
+    WORK_ITEM_FUNCTIONS,
     Forward,
     KernelFacts,
     Part,
     canonical_index,
     index_values,
+    loads_of,
+    pointwise_value,
     scalar_value,
     top_level_store,
 )
@@ -49,6 +54,11 @@ from ppcl.overlay.graph import (
 )
 from ppcl.runtime.queue import KernelTask, TransferTask
 
+# a consumer reading a point-wise producer's output at more distinct elements than this keeps
+# reading it from memory: recomputing the grayscale value at the 8 neighbours of a 3x3 Sobel
+# made that pipeline 1.6x slower on the CPU device than fusing without recomputation
+MAX_RECOMPUTED_READS = 2
+
 
 @dataclass
 class KernelInfo:
@@ -62,6 +72,9 @@ class KernelInfo:
     ndrange: Any = None
     refusal: str = ""
     covers: set[int] = field(default_factory=set)  # buffers every byte of which it stores
+    pointwise: set[int] = field(default_factory=set)  # buffers stored point-wise (fuse.py)
+    plain: dict[int, bool] = field(default_factory=dict)  # every access p[e], e effect-free
+    recomputed: dict[int, bool] = field(default_factory=dict)  # buffer -> producer body kept
 
 
 def _transfer_ranges(task: TransferTask, numbers: Numbering) -> tuple[set[int], set[int]]:
@@ -120,6 +133,8 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
         if number is None:
             continue
         access = facts.accesses.get(param.name)
+        info.plain[number] = access is not None and access.direct \
+            and all(is_effect_free(e) for e in access.indices)
         if access is None or not access.direct:
             info.indices[number] = None
             continue
@@ -130,6 +145,8 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
         if access.writes and info.indices[number] is not None and not refusal:
             if _stores_whole(access.indices[0], facts, values, task, param, numbers, number):
                 info.covers.add(number)
+                if _point_wise(facts, param.name, values, task.launch.ndrange):
+                    info.pointwise.add(number)
         if access.writes:
             info.stored_by[number] = 0
     return info
@@ -150,6 +167,26 @@ def _addressed(indices: Sequence[ir.Expr], facts: KernelFacts, values: dict[str,
             return None
         digests.add(hashlib.sha1(addressed.tobytes()).digest())
     return digests
+
+
+def _point_wise(facts: KernelFacts, name: str, values: dict[str, int | float],
+                ndrange: Any) -> bool:
+    """Whether the value stored to ``name`` depends on the work-item only through loads of
+    the very element stored (so it can be recomputed at any other element)."""
+    value = pointwise_value(facts, name)
+    if value is None:
+        return False
+    store = next(e for e in facts.accesses[name].indices)
+    own = _addressed([store], facts, values, ndrange)
+    loads = loads_of(value)
+    for load in loads:
+        if not isinstance(load.base, ir.VarRef) or load.base.name not in facts.accesses:
+            return False
+        if _addressed([load.index], facts, values, ndrange) != own:
+            return False
+    rest = [n for n in walk(value) if isinstance(n, ir.Call) and n.name in WORK_ITEM_FUNCTIONS]
+    in_loads = [n for load in loads for n in walk(load.index) if isinstance(n, ir.Call)]
+    return len(rest) == len(in_loads) and own is not None
 
 
 def _stores_whole(index: ir.Expr, facts: KernelFacts, values: dict[str, int | float],
@@ -252,20 +289,22 @@ def _shared_inputs(a: Node, b: Node) -> set[int]:
 
 def fuse_kernels(graph: TaskGraph, infos: list[KernelInfo | None]) -> None:
     """Merge consecutive live kernel nodes until no pair merges (see the module docstring)."""
-    changed = True
-    while changed:
-        changed = False
-        live = [i for i, n in enumerate(graph.nodes) if n.status == "run"]
-        for a, b in zip(live, live[1:]):
-            reason = _fusion(graph, infos, a, b)
-            if reason is None:
-                continue
-            _merge(graph, infos, a, b, reason)
-            changed = True
-            break
+    for recompute in (False, True):  # merges that recompute a halo only after the others
+        changed = True
+        while changed:
+            changed = False
+            live = [i for i, n in enumerate(graph.nodes) if n.status == "run"]
+            for a, b in zip(live, live[1:]):
+                reason = _fusion(graph, infos, a, b, recompute)
+                if reason is None:
+                    continue
+                _merge(graph, infos, a, b, reason)
+                changed = True
+                break
 
 
-def _fusion(graph: TaskGraph, infos: Sequence[KernelInfo | None], a: int, b: int) -> str | None:
+def _fusion(graph: TaskGraph, infos: Sequence[KernelInfo | None], a: int, b: int,
+            recompute: bool) -> str | None:
     """Why nodes ``a`` and ``b`` fuse, or None when they do not."""
     na, nb = graph.nodes[a], graph.nodes[b]
     ia, ib = infos[a], infos[b]
@@ -279,13 +318,23 @@ def _fusion(graph: TaskGraph, infos: Sequence[KernelInfo | None], a: int, b: int
         if not shared:
             return None
         return f"horizontal: independent, same NDRange, sharing buffer(s) {sorted(shared)}"
+    own = True
     for buffer in flow:
         sa, sb = ia.indices.get(buffer), ib.indices.get(buffer)
-        if sa is None or sb is None or len(sa) != 1 or sa != sb:
-            return None  # not the work-item's own element (a halo, or unknown)
         if buffer not in ia.stored_by:
             return None
-    return f"vertical: reads buffer(s) {sorted(flow)} at the element the producer wrote"
+        if sa is None or sb is None or len(sa) != 1 or sa != sb:
+            own = False  # not the work-item's own element (a halo, or unknown)
+    if own:
+        return f"vertical: reads buffer(s) {sorted(flow)} at the element the producer wrote"
+    (buffer,) = flow if len(flow) == 1 else (None,)
+    reads = ib.indices.get(buffer) if buffer is not None else None
+    if recompute and buffer is not None and len(ia.parts) == 1 and buffer in ia.pointwise \
+            and na.writes == {buffer} and ib.plain.get(buffer, False) \
+            and reads is not None and len(reads) <= MAX_RECOMPUTED_READS:
+        return (f"vertical with recomputation: reads buffer {buffer} around its own element, "
+                "and the producer's value there is a point-wise function of loads")
+    return None
 
 
 def _merge(graph: TaskGraph, infos: list[KernelInfo | None], a: int, b: int, reason: str) -> None:
@@ -295,11 +344,19 @@ def _merge(graph: TaskGraph, infos: list[KernelInfo | None], a: int, b: int, rea
     offset = len(ia.parts)
     flow = na.writes & nb.reads
     for buffer in flow:
-        ia.forwards[buffer] = Forward(buffer, keep_store=True)
+        if "recomputation" in reason:
+            ia.recomputed[buffer] = True
+        else:
+            ia.forwards[buffer] = Forward(buffer, keep_store=True)
     for buffer, part in ib.stored_by.items():
         ia.stored_by.setdefault(buffer, part + offset)
     for buffer, forward in ib.forwards.items():
         ia.forwards.setdefault(buffer, forward)
+    for buffer, keep in ib.recomputed.items():
+        ia.recomputed.setdefault(buffer, keep)
+    for buffer, plain in ib.plain.items():
+        ia.plain[buffer] = ia.plain.get(buffer, True) and plain
+    ia.pointwise.clear()  # a fused kernel is not point-wise
     for buffer, canon in ib.indices.items():
         mine = ia.indices.get(buffer, set())
         ia.indices[buffer] = None if mine is None or canon is None else mine | canon
@@ -319,6 +376,13 @@ def drop_dead_stores(graph: TaskGraph, infos: Sequence[KernelInfo | None]) -> No
     for i, info in enumerate(infos):
         if info is None:
             continue
+        for buffer in list(info.recomputed):
+            reason = dead_after(graph, i, buffer)
+            if reason:
+                info.recomputed[buffer] = False
+                graph.notes.append(f"dropped the producer of buffer {buffer} in "
+                                   f"{graph.nodes[i].label} #{i}: its values are recomputed "
+                                   f"where read, then {reason}")
         for buffer in list(info.forwards):
             reason = dead_after(graph, i, buffer)
             if reason:

@@ -244,7 +244,8 @@ class Recorder:
         assert isinstance(first, KernelTask)
         name = "__ovl_" + "_".join(commands[m].task.kernel.function_name  # type: ignore[union-attr]
                                    for m in members)[:80]
-        function, bindings = fused_kernel(name, info.parts, info.forwards, info.stored_by)
+        function, bindings = fused_kernel(name, info.parts, info.forwards, info.stored_by,
+                                          info.recomputed)
         program = first.kernel.program
         module = fused_module(program._module, function)
         source = print_opencl(module)
