@@ -181,11 +181,12 @@ def pointwise_value(facts: KernelFacts, name: str) -> ir.Expr | None:
     if fn.body is None or not fn.body.stmts:
         return None
     *decls, last = fn.body.stmts
-    if not (isinstance(last, ir.ExprStmt) and _stores_to(last.expr, name)
-            and all(isinstance(d, ir.DeclStmt) for d in decls)
-            and all(v.name in facts.definitions for d in decls
-                    for v in d.decls if isinstance(d, ir.DeclStmt))):
+    if not (isinstance(last, ir.ExprStmt) and _stores_to(last.expr, name)):
         return None
+    for decl in decls:
+        if not isinstance(decl, ir.DeclStmt) \
+                or any(v.name not in facts.definitions for v in decl.decls):
+            return None
     assert isinstance(last.expr, ir.Assign)
     value = last.expr.value
     for _ in range(16):

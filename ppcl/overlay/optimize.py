@@ -327,9 +327,11 @@ def _fusion(graph: TaskGraph, infos: Sequence[KernelInfo | None], a: int, b: int
             own = False  # not the work-item's own element (a halo, or unknown)
     if own:
         return f"vertical: reads buffer(s) {sorted(flow)} at the element the producer wrote"
-    (buffer,) = flow if len(flow) == 1 else (None,)
-    reads = ib.indices.get(buffer) if buffer is not None else None
-    if recompute and buffer is not None and len(ia.parts) == 1 and buffer in ia.pointwise \
+    if not recompute or len(flow) != 1:
+        return None
+    (buffer,) = flow
+    reads = ib.indices.get(buffer)
+    if len(ia.parts) == 1 and buffer in ia.pointwise \
             and na.writes == {buffer} and ib.plain.get(buffer, False) \
             and reads is not None and len(reads) <= MAX_RECOMPUTED_READS:
         return (f"vertical with recomputation: reads buffer {buffer} around its own element, "
