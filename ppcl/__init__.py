@@ -4,6 +4,7 @@
 programs, kernels, events) running on ppcl's own devices.
 """
 
+from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
 from ppcl.runtime.constants import (  # noqa: E402
     addressing_mode,
     build_status,
@@ -111,5 +112,5 @@ __all__ = [
     "enqueue_copy_buffer_to_image", "enqueue_copy_image", "enqueue_copy_image_to_buffer",
     "enqueue_fill_image", "enqueue_map_image", "enqueue_read_image", "enqueue_write_image",
     "filter_mode", "get_supported_image_formats", "image_from_array", "image_info",
-    "sampler_info",
+    "overlay", "sampler_info",
 ]

@@ -16,10 +16,12 @@ middle of the compiler or the runtime reads the environment itself.
 | ``PPCL_COMPILER_OUTPUT`` | ``compiler_output`` | ``1``: warn with non-empty build logs |
 | ``PPCL_CTX`` | ``ctx`` | device choice of ``create_some_context`` (``PYOPENCL_CTX`` too) |
 | ``PPCL_TEST`` | ``test`` | devices of ``ppcl.tools`` test helpers (``PYOPENCL_TEST`` too) |
+| ``PPCL_OVERLAY`` | ``overlay`` | ``1``: every in-order queue delays, optimizes and replays its commands |
 
 Debug topics: ``passes`` (the IR after each compiler pass), ``time`` (the time of each pass),
 ``c`` (the generated C), ``cc`` (the C compiler's invocation and vectorizer report),
-``plans`` (each scheduling decision and its reason). Any topic also turns the verifier on.
+``plans`` (each scheduling decision and its reason), ``overlay`` (each fusion, elimination and
+specialization of the command overlay, with its reason). Any topic also turns the verifier on.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans")
+DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans", "overlay")
 DEFAULT_DEVICES = ("cpu",)
 CHECK_MODES = ("raise", "collect")
 
@@ -68,6 +70,7 @@ class Settings:
     ctx: str | None = None
     test: str | None = None
     check: str = "raise"
+    overlay: bool = False
 
 
 def parse_debug(text: str, verify: str = "") -> Debug:
@@ -144,4 +147,21 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ctx=env.get("PPCL_CTX") or env.get("PYOPENCL_CTX") or None,
         test=env.get("PPCL_TEST") or env.get("PYOPENCL_TEST") or None,
         check=parse_check(env.get("PPCL_CHECK", "")),
+        overlay=parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", "")),
     )
+
+
+def overlay_switch(environ: Mapping[str, str] | None = None) -> bool:
+    """``PPCL_OVERLAY`` alone, for when another variable is bad (reported where it is used)."""
+    env = os.environ if environ is None else environ
+    return parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", ""))
+
+
+def parse_switch(name: str, text: str) -> bool:
+    """A ``0``/``1`` switch (empty is off)."""
+    text = text.strip().lower()
+    if text in ("", "0", "no", "false", "off"):
+        return False
+    if text in ("1", "yes", "true", "on"):
+        return True
+    raise SettingsError(f"{name}={text!r}: use 1 to turn it on or 0 to leave it off")

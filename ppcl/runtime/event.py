@@ -70,11 +70,20 @@ class Event:
         self._callbacks: list[tuple[int, StatusCallback]] = []
         self._times = [time.perf_counter_ns(), 0, 0, 0]
         self.error: BaseException | None = None
+        # set while an overlay holds the command recorded: runs it (and what it depends on)
+        self._flush: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ status
 
+    def _flush_recorded(self) -> None:
+        """The program looks at this event: an overlay that delayed it runs it now."""
+        flush = self._flush
+        if flush is not None:
+            flush()
+
     @property
     def command_execution_status(self) -> int:
+        self._flush_recorded()
         return self._status
 
     @property
@@ -126,6 +135,10 @@ class Event:
 
     def set_callback(self, callback_type: int, callback: StatusCallback) -> None:
         """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails)."""
+        self._flush_recorded()
+        self._add_callback(callback_type, callback)
+
+    def _add_callback(self, callback_type: int, callback: StatusCallback) -> None:
         with self._lock:
             if self._status > callback_type:
                 self._callbacks.append((callback_type, callback))
@@ -134,11 +147,12 @@ class Event:
         callback(status)
 
     def _on_done(self, hook: StatusCallback) -> None:
-        self.set_callback(COMPLETE, hook)
+        self._add_callback(COMPLETE, hook)
 
     # ------------------------------------------------------------------ waiting
 
     def wait(self) -> None:
+        self._flush_recorded()
         if self._status > COMPLETE:
             with self._lock:
                 if self._status > COMPLETE and self._waiter is None:
@@ -158,6 +172,8 @@ class Event:
     # ------------------------------------------------------------------ info
 
     def get_info(self, param: int) -> Any:
+        if param == event_info.COMMAND_EXECUTION_STATUS:
+            self._flush_recorded()
         values: dict[int, Any] = {
             event_info.COMMAND_QUEUE: self.command_queue,
             event_info.COMMAND_TYPE: self.command_type,
@@ -170,6 +186,7 @@ class Event:
         return values[param]
 
     def get_profiling_info(self, param: int) -> int:
+        self._flush_recorded()
         queue = self.command_queue
         if queue is None or not queue.profiling_enabled:
             raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",

@@ -41,6 +41,7 @@ from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
+from ppcl.runtime.queue import KernelTask
 
 if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
@@ -474,7 +475,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                              "device reports it with its source line)") from None
 
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
-                          uses=buffers)
+                          uses=buffers, task=KernelTask(kernel, args, launch))
 
 
 def _launch_text(ndrange: NDRange) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ppcl.runtime.constants import command_queue_info, command_queue_properties, command_type
@@ -26,8 +27,30 @@ if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
 
 Action = Callable[[], None]
+# called with each new queue; the overlay (``ppcl/overlay``) installs one when PPCL_OVERLAY=1
+queue_hooks: list[Callable[[CommandQueue], object]] = []
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
+
+
+@dataclass(frozen=True)
+class KernelTask:
+    """A kernel launch as an overlay sees it: the kernel, its argument values taken at enqueue
+    and the device's launch of its NDRange."""
+
+    kernel: Any
+    args: tuple[Any, ...]
+    launch: Any
+
+
+@dataclass(frozen=True)
+class TransferTask:
+    """A buffer command as an overlay sees it: the ``(buffer, offset, size)`` ranges it reads
+    and writes, and the host array it reads from or writes to (None for none)."""
+
+    reads: tuple[tuple[MemoryObject, int, int], ...]
+    writes: tuple[tuple[MemoryObject, int, int], ...]
+    host: Any = None
 
 
 class _HeldCommand:
@@ -75,20 +98,33 @@ class CommandQueue:
         self._last: Event | None = None  # in-order: the latest command, if not yet complete
         self._barrier: Event | None = None  # out-of-order: what later commands must wait for
         self._pending: set[Event] = set()
+        # a recorder of delayed commands (``ppcl.overlay``): ``intercept`` returns the event of a
+        # recorded command, or None to let it run here; ``flush`` runs what it recorded
+        self._overlay: Any = None
+        for hook in queue_hooks:
+            hook(self)
 
     # ------------------------------------------------------------------ enqueueing
 
     def _enqueue(self, kind: int, action: Action, wait_for: Sequence[Event] | None = None,
                  *, blocking: bool = False, after_all: bool = False,
-                 routine: str = "clEnqueue", uses: Sequence[MemoryObject] = ()) -> Event:
+                 routine: str = "clEnqueue", uses: Sequence[MemoryObject] = (),
+                 task: Any = None) -> Event:
         """Enqueue ``action`` as a command of type ``kind`` and return its event.
 
         ``after_all`` makes the command wait for every command enqueued before it (markers and
         barriers). Errors of a command run synchronously are raised here. A command that is held
         holds the memory objects in ``uses`` until it completes, so releasing one of them
-        meanwhile does not free bytes the command will still read or write.
+        meanwhile does not free bytes the command will still read or write. ``task`` describes
+        the command to an overlay (a ``KernelTask`` or ``TransferTask``), which may record it.
         """
         waits = _check_wait_list(wait_for, self.context, routine)
+        if self._overlay is not None:
+            recorded = self._overlay.intercept(kind, action, waits, blocking, uses, task)
+            if recorded is not None:
+                return recorded
+        for waited in waits:  # a command another queue's overlay holds runs now
+            waited._flush_recorded()
         event = Event(self.context, self, kind)
         with self._lock:
             deps = [e for e in waits if not e.is_done]
@@ -150,6 +186,8 @@ class CommandQueue:
     # ------------------------------------------------------------------ synchronization
 
     def finish(self) -> None:
+        if self._overlay is not None:
+            self._overlay.flush()
         while True:
             with self._lock:
                 pending = [e for e in self._pending if not e.is_done]

@@ -17,7 +17,7 @@ from ppcl.runtime.constants import command_type, map_flags
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
-from ppcl.runtime.queue import CommandQueue
+from ppcl.runtime.queue import CommandQueue, TransferTask
 
 Triple = tuple[int, int, int]
 
@@ -55,7 +55,8 @@ def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_o
         transfer(host, source)
 
     return queue._enqueue(command_type.READ_BUFFER, read, wait_for, blocking=is_blocking,
-                          routine=routine, uses=(mem,))
+                          routine=routine, uses=(mem,),
+                          task=TransferTask(((mem, device_offset, count),), (), hostbuf))
 
 
 def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_offset: int = 0,
@@ -73,7 +74,8 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
         transfer(target, host)
 
     return queue._enqueue(command_type.WRITE_BUFFER, write, wait_for, blocking=is_blocking,
-                          routine=routine, uses=(mem,))
+                          routine=routine, uses=(mem,),
+                          task=TransferTask((), ((mem, device_offset, count),), hostbuf))
 
 
 def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_count: int = -1,
@@ -97,7 +99,8 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
         transfer(target, source)
 
     return queue._enqueue(command_type.COPY_BUFFER, copy, wait_for, routine=routine,
-                          uses=(src, dst))
+                          uses=(src, dst), task=TransferTask(((src, src_offset, byte_count),),
+                                                             ((dst, dst_offset, byte_count),)))
 
 
 # ---------------------------------------------------------------------- rectangular copies
@@ -266,7 +269,7 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
         fill_bytes(target, pattern_bytes)
 
     return queue._enqueue(command_type.FILL_BUFFER, fill, wait_for, routine=routine,
-                          uses=(mem,))
+                          uses=(mem,), task=TransferTask((), ((mem, offset, size),)))
 
 
 def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int, shape: Any,

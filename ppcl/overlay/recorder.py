@@ -1,0 +1,316 @@
+"""Delay and replay: the recorder an in-order queue hands its commands to.
+
+``intercept`` records a non-blocking kernel launch or buffer transfer instead of running it,
+and returns its event, which stays QUEUED; anything else (a blocking command, a map, an image
+command, a marker, a command waiting on an event this recorder did not record, one using
+``USE_HOST_PTR`` memory the host may look at any time) first flushes the recording, then runs
+as it would without the overlay. ``flush`` (from ``finish``, from a wait, a status query, a
+callback or profiling query on a recorded event) builds the task graph of the recording,
+optimizes it (``optimize.py``) or takes the plan of the same graph from the cache, runs it in
+queue order, and completes every recorded event in order: the tasks fused or removed complete
+with the task that stands for them. A failing task fails its events, and every later one with
+``CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST``, as an in-order queue does.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ppcl.compiler.codegen.opencl import print_opencl
+from ppcl.compiler.ir import nodes as ir
+from ppcl.devices.interface import ValueArg
+from ppcl.overlay.fuse import KernelFacts, fused_kernel, fused_module, kernel_facts
+from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, arg_signature
+from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
+from ppcl.runtime.constants import mem_flags
+from ppcl.runtime.errors import ERROR_CODES, Error
+from ppcl.runtime.event import COMPLETE, Event
+from ppcl.runtime.memory import Buffer
+from ppcl.runtime.program import Program
+from ppcl.runtime.queue import CommandQueue, KernelTask, TransferTask
+
+_OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
+_WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
+MAX_RECORDED = 4096  # a recording this long is replayed, so memory held stays bounded
+# a queue whose last SINGLES_TO_BYPASS replays each held one command gains nothing from delay
+# (the program waits on every command): its next BYPASS_COMMANDS commands run directly
+MAX_PLANS = 512  # plans (and shape histories) kept per process
+SINGLES_TO_BYPASS = 4
+BYPASS_COMMANDS = 2048
+
+
+@dataclass
+class Step:
+    """One step of a plan: run a recorded command's own closure, run a generated kernel in its
+    members' place, or skip (a removed task)."""
+
+    members: list[int]
+    how: str  # action | generated | skip
+    launch: Any = None  # the generated kernel's launch
+    bindings: list[tuple[int, int]] | None = None  # per parameter: (command, argument)
+
+
+@dataclass
+class Plan:
+    steps: list[Step]
+    graph: TaskGraph
+    keep: list[Program] = field(default_factory=list)  # the programs its key names by id
+
+
+class Cache:
+    """Plans by graph shape and specialization values; generated programs by their text. One
+    per process: a replay of a known pattern costs no compilation (and the device's on-disk
+    kernel cache keeps the generated kernels' objects across processes)."""
+
+    def __init__(self) -> None:
+        self.plans: dict[Any, Plan] = {}
+        self.history: dict[Any, tuple[tuple[bytes | None, ...], set[int]]] = {}
+        self.programs: dict[tuple[str, str, Any], Program] = {}
+        self.facts: dict[tuple[int, str], KernelFacts] = {}
+        self.lock = threading.Lock()
+
+
+CACHE = Cache()
+
+
+class Recorder:
+    """The overlay of one in-order queue."""
+
+    def __init__(self, queue: CommandQueue, debug: bool,
+                 on_graph: Callable[[TaskGraph], None]) -> None:
+        self.queue = queue
+        self.debug = debug
+        self.on_graph = on_graph
+        self.commands: list[Command] = []
+        self.lock = threading.RLock()
+        self.singles = 0  # consecutive replays of one command
+        self.bypass = 0  # commands still to run without recording
+
+    # ------------------------------------------------------------------ delay
+
+    def intercept(self, kind: int, action: Any, waits: Sequence[Event], blocking: bool,
+                  uses: Sequence[Any], task: Any) -> Event | None:
+        if self.bypass and not self.commands:
+            self.bypass -= 1  # a race here only changes how long the bypass lasts
+            return None
+        with self.lock:
+            if not self._recordable(waits, blocking, uses, task):
+                self.flush()
+                return None
+            event = Event(self.queue.context, self.queue, kind)
+            event._flush = self.flush
+            for mem in uses:
+                mem.hold()
+            self.commands.append(Command(kind, action, event, list(waits), tuple(uses), task))
+            if len(self.commands) >= MAX_RECORDED:
+                self.flush()
+            return event
+
+    def _recordable(self, waits: Sequence[Event], blocking: bool, uses: Sequence[Any],
+                    task: Any) -> bool:
+        if blocking or not isinstance(task, KernelTask | TransferTask):
+            return False
+        last = self.queue._last
+        if last is not None and not last.is_done:
+            return False  # a command run without the overlay is still pending
+        for event in waits:
+            if event._status != COMPLETE and event._flush != self.flush:
+                return False  # neither done nor recorded here
+        return all(type(mem) is Buffer and not mem.flags & mem_flags.USE_HOST_PTR
+                   for mem in uses)
+
+    # ------------------------------------------------------------------ replay
+
+    def flush(self) -> None:
+        with self.lock:
+            commands, self.commands = self.commands, []
+            if not commands:
+                return
+            for command in commands:
+                command.event._flush = None
+            self.singles = self.singles + 1 if len(commands) == 1 else 0
+            if self.singles >= SINGLES_TO_BYPASS:
+                self.singles = 0
+                self.bypass = BYPASS_COMMANDS
+                self._say(f"overlay: {SINGLES_TO_BYPASS} replays of one command each: the next "
+                          f"{BYPASS_COMMANDS} commands run without delay")
+            self._run(self._plan(commands), commands)
+
+    def _run(self, plan: Plan, commands: list[Command]) -> None:
+        """Run the steps; an interrupt (Ctrl-C) fails the rest and reaches the caller, as it
+        does from a command run in the enqueuing thread."""
+        failed = 0
+        interrupt: BaseException | None = None
+        for step in plan.steps:
+            events = [commands[i].event for i in step.members]
+            if failed:
+                for event in events:
+                    event._complete(_WAIT_LIST_ERROR)
+                continue
+            start = time.perf_counter_ns()
+            try:
+                if step.how == "action":
+                    commands[step.members[0]].action()
+                elif step.how == "generated":
+                    assert step.bindings is not None
+                    args = tuple(_arg(commands, c, a) for c, a in step.bindings)
+                    step.launch.run(args)
+            except BaseException as error:
+                code = error.code if isinstance(error, Error) else _OUT_OF_RESOURCES
+                failed = code
+                for event in events:
+                    event._complete(code, error)
+                if not isinstance(error, Exception):
+                    interrupt = error
+                continue
+            end = time.perf_counter_ns()
+            for event in events:
+                event._set_times_complete(start, start, end)
+        for command in commands:
+            for mem in command.uses:
+                mem.unhold()
+        if interrupt is not None:
+            raise interrupt
+
+    # ------------------------------------------------------------------ planning
+
+    def _plan(self, commands: list[Command]) -> Plan:
+        shape, values = _shape(commands)
+        with CACHE.lock:
+            previous = CACHE.history.get(shape)
+            if previous is None:
+                constant: set[int] = set()
+            else:
+                last_values, varied = previous
+                varied = varied | {i for i, (a, b) in enumerate(zip(values, last_values))
+                                   if a != b}
+                constant = {i for i in range(len(values))
+                            if values[i] is not None and i not in varied}
+            CACHE.history[shape] = (values, set() if previous is None else varied)
+            key = (shape, tuple(values[i] for i in sorted(constant)), frozenset(constant))
+            plan = CACHE.plans.get(key)
+        if plan is not None:
+            self.on_graph(plan.graph)
+            return plan
+        try:
+            plan = self._new_plan(commands, constant)
+        except Exception as error:  # never fail a program for an optimization: run it as is
+            self._say(f"overlay: optimization skipped ({type(error).__name__}: {error})")
+            plan = Plan([Step([i], "action") for i in range(len(commands))],
+                        TaskGraph([], [], set(), set()))
+        plan.keep = [c.task.kernel.program for c in commands if isinstance(c.task, KernelTask)]
+        with CACHE.lock:
+            CACHE.plans[key] = plan
+            if len(CACHE.plans) > MAX_PLANS:  # the oldest first: dicts keep insertion order
+                del CACHE.plans[next(iter(CACHE.plans))]
+            if len(CACHE.history) > MAX_PLANS:
+                del CACHE.history[next(iter(CACHE.history))]
+        self.on_graph(plan.graph)
+        return plan
+
+    def _new_plan(self, commands: list[Command], constant_slots: set[int]) -> Plan:
+        graph, infos = build_graph(commands, _facts)
+        add_edges(graph, commands)
+        before = graph.to_dot("before")
+        graph.edges.clear()
+        constant = {pair for pair in _value_slots(commands) if pair[2] in constant_slots}
+        optimize(graph, infos, commands, {(c, a) for c, a, _ in constant})
+        graph.before = before
+        steps: list[Step] = []
+        for i, node in enumerate(graph.nodes):
+            if node.status in ("dead", "redundant"):
+                steps.append(Step(node.members, "skip"))
+            elif node.status == "fused":
+                continue
+            else:
+                info = infos[i]
+                if info is None or (len(info.parts) == 1 and not info.parts[0].specialized):
+                    steps.append(Step(node.members, "action"))
+                else:
+                    steps.append(self._generated(node.members, info, commands, graph))
+        for note in graph.notes:
+            self._say(f"overlay: {note}")
+        graph.buffers = []  # a cached plan must not keep the program's buffers alive
+        return Plan(steps, graph)
+
+    def _generated(self, members: list[int], info: KernelInfo, commands: list[Command],
+                   graph: TaskGraph) -> Step:
+        first = commands[members[0]].task
+        assert isinstance(first, KernelTask)
+        name = "__ovl_" + "_".join(commands[m].task.kernel.function_name  # type: ignore[union-attr]
+                                   for m in members)[:80]
+        function, bindings = fused_kernel(name, info.parts, info.forwards, info.stored_by,
+                                          info.recomputed)
+        program = first.kernel.program
+        module = fused_module(program._module, function)
+        source = print_opencl(module)
+        key = (source, program._options, self.queue.device)
+        with CACHE.lock:
+            built = CACHE.programs.get(key)
+        if built is None:
+            built = Program(self.queue.context, source).build(program._options)
+            with CACHE.lock:
+                CACHE.programs[key] = built
+        launch = built._prepare_launch(name, self.queue.device, info.ndrange)
+        return Step(members, "generated", launch,
+                    [(members[part], arg) for part, arg in bindings])
+
+    def _say(self, text: str) -> None:
+        if self.debug:
+            print(text, file=sys.stderr)
+
+
+def _arg(commands: Sequence[Command], command: int, index: int) -> Any:
+    task = commands[command].task
+    assert isinstance(task, KernelTask)
+    return task.args[index]
+
+
+def _facts(kernel: Any) -> KernelFacts:
+    key = (id(kernel.program), kernel.function_name)
+    facts = CACHE.facts.get(key)
+    if facts is None or not any(d is facts.function for d in kernel.program._module.decls):
+        function = next(d for d in kernel.program._module.decls
+                        if isinstance(d, ir.Function) and d.is_kernel
+                        and d.name == kernel.function_name)
+        facts = CACHE.facts[key] = kernel_facts(function)
+    return facts
+
+
+def _value_slots(commands: Sequence[Command]) -> list[tuple[int, int, int]]:
+    """(command, argument index, slot) of every scalar argument, slots numbered in order."""
+    slots: list[tuple[int, int, int]] = []
+    for c, command in enumerate(commands):
+        task = command.task
+        if isinstance(task, KernelTask):
+            for a, arg in enumerate(task.args):
+                if isinstance(arg, ValueArg):
+                    slots.append((c, a, len(slots)))
+    return slots
+
+
+def _shape(commands: Sequence[Command]) -> tuple[Any, tuple[bytes | None, ...]]:
+    """The identity of a recording's graph (kernels, NDRanges, buffers by number, transfers,
+    which buffers are released) and its scalar argument values in slot order."""
+    numbers = Numbering()
+    parts: list[Any] = []
+    values: list[bytes | None] = []
+    for command in commands:
+        task = command.task
+        if isinstance(task, KernelTask):
+            parts.append(("k", id(task.kernel.program), task.kernel.function_name,
+                          task.launch.ndrange, arg_signature(task.args, numbers)))
+            values.extend(a.data for a in task.args if isinstance(a, ValueArg))
+        else:
+            parts.append(("t", command.kind,
+                          tuple((numbers.buffer(m), o, s) for m, o, s in task.reads),
+                          tuple((numbers.buffer(m), o, s) for m, o, s in task.writes),
+                          None if task.host is None else numbers.host(task.host)))
+    released = tuple(mem.released for mem in numbers.buffers)
+    sizes = tuple(mem.size for mem in numbers.buffers)
+    return (tuple(parts), released, sizes), tuple(values)

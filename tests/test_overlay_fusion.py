@@ -1,0 +1,308 @@
+"""Fused and specialized kernels of the overlay against the same commands run unfused, on
+random inputs; and the ``PPCL_OVERLAY`` switch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.settings import SettingsError, read_settings
+
+mf = cl.mem_flags
+
+SOURCE = """
+__kernel void gray(__global const float4 *rgb, __global float *g, int w)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    int i = y * w + x;
+    float4 p = rgb[i];
+    g[i] = 0.299f * p.x + 0.587f * p.y + 0.114f * p.z;
+}
+
+__kernel void dx(__global const float *g, __global float *out, int w, int h)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    int xl = max(x - 1, 0), xr = min(x + 1, w - 1);
+    out[y * w + x] = g[y * w + xr] - g[y * w + xl];
+}
+
+__kernel void dy(__global const float *g, __global float *out, int w, int h)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    int yu = max(y - 1, 0), yd = min(y + 1, h - 1);
+    out[y * w + x] = g[yd * w + x] - g[yu * w + x];
+}
+
+__kernel void mag(__global const float *gx, __global const float *gy, __global float *m, int w)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    int i = y * w + x;
+    m[i] = sqrt(gx[i] * gx[i] + gy[i] * gy[i]);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def prg(ctx):
+    return cl.Program(ctx, SOURCE).build()
+
+
+def sobel(ctx, queue, prg, rgb, w, h, release):
+    src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=rgb)
+    g, gx, gy, m = (cl.Buffer(ctx, mf.READ_WRITE, w * h * 4) for _ in range(4))
+    prg.gray(queue, (w, h), None, src, g, np.int32(w))
+    prg.dx(queue, (w, h), None, g, gx, np.int32(w), np.int32(h))
+    prg.dy(queue, (w, h), None, g, gy, np.int32(w), np.int32(h))
+    prg.mag(queue, (w, h), None, gx, gy, m, np.int32(w))
+    if release:
+        for buf in (g, gx, gy):
+            buf.release()
+    out = np.empty(w * h, np.float32)
+    cl.enqueue_copy(queue, out, m)
+    kept = np.zeros(w * h, np.float32)
+    if not release:
+        cl.enqueue_copy(queue, kept, gx)
+    return out, kept
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_fused_sobel_equals_unfused(ctx, prg, release):
+    rng = np.random.default_rng(7)
+    w, h = 48, 20
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    for _ in range(3):  # the third replay runs the specialized plan from the cache
+        rgb = rng.random((h, w, 4), dtype=np.float32)
+        expected = sobel(ctx, plain, prg, rgb, w, h, release)
+        got = sobel(ctx, fused, prg, rgb, w, h, release)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    notes = cl.overlay.graph().notes
+    assert any("fused dx" in n and "horizontal" in n for n in notes)
+    assert any("vertical" in n for n in notes)
+    assert not any(n.startswith("fused gray") for n in notes)  # dx reads a halo of gray
+    assert any(n.startswith("specialized") for n in notes)
+    dropped = [n for n in notes if n.startswith("dropped the store")]
+    assert bool(dropped) == release
+
+
+def test_scalar_changing_every_replay_is_not_specialized(ctx, prg):
+    queue = cl.CommandQueue(ctx)
+    cl.overlay.enable(queue)
+    src = cl.Buffer(ctx, mf.READ_WRITE, 16 * 4 * 4)
+    g = cl.Buffer(ctx, mf.READ_WRITE, 16 * 4)
+    rgb = np.random.default_rng(3).random((1, 16, 4), dtype=np.float32)
+    cl.enqueue_copy(queue, src, rgb)
+    for width in (16, 8, 4):
+        prg.gray(queue, (width, 1), None, src, g, np.int32(width))
+        out = np.empty(16, np.float32)
+        cl.enqueue_copy(queue, out, g)
+    assert not any(n.startswith("specialized") for n in cl.overlay.graph().notes)
+
+
+def test_overlay_switch_is_parsed():
+    assert read_settings({"PPCL_OVERLAY": "1"}).overlay
+    assert not read_settings({}).overlay
+    with pytest.raises(SettingsError, match="PPCL_OVERLAY"):
+        read_settings({"PPCL_OVERLAY": "maybe"})
+
+
+EXPRESSION = """
+__kernel void mul(__global const float *a, __global const float *b, __global float *c)
+{
+    int i = get_global_id(0);
+    c[i] = a[i] * b[i];
+}
+
+__kernel void add(__global const float *a, __global const float *b, __global float *c)
+{
+    int i = get_global_id(0);
+    c[i] = a[i] + b[i];
+}
+
+__kernel void laplace(__global const float *u, __global float *l, int n)
+{
+    int i = get_global_id(0);
+    l[i] = u[max(i - 1, 0)] + u[min(i + 1, n - 1)] - 2.0f * u[i];
+}
+
+__kernel void update(__global const float *u, __global const float *l, __global float *v,
+                     float dt)
+{
+    size_t i = get_global_id(0);
+    v[i] = u[i] + dt * l[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def expr(ctx):
+    return cl.Program(ctx, EXPRESSION).build()
+
+
+def sum_of_products(ctx, queue, expr, arrays):
+    n = arrays[0].size
+    bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in arrays]
+    total = None
+    for a, b in zip(bufs[::2], bufs[1::2]):
+        product = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        expr.mul(queue, (n,), None, a, b, product)
+        if total is None:
+            total = product
+            continue
+        new_total = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        expr.add(queue, (n,), None, total, product, new_total)
+        total.release()
+        product.release()
+        total = new_total
+    out = np.empty(n, np.float32)
+    cl.enqueue_copy(queue, out, total)
+    return out
+
+
+@pytest.mark.parametrize("operands", [1, 2, 5])
+def test_fused_expression_equals_unfused_on_random_inputs(ctx, expr, operands):
+    rng = np.random.default_rng(operands)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    for _ in range(3):
+        arrays = [rng.standard_normal(300).astype(np.float32) for _ in range(2 * operands)]
+        expected = sum_of_products(ctx, plain, expr, arrays)
+        np.testing.assert_array_equal(sum_of_products(ctx, fused, expr, arrays), expected)
+    notes = cl.overlay.graph().notes
+    assert sum(n.startswith("fused") for n in notes) == 2 * operands - 2
+
+
+def heat(ctx, queue, expr, u0, steps):
+    n = u0.size
+    u = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=u0)
+    v = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    lap = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    for _ in range(steps):
+        expr.laplace(queue, (n,), None, u, lap, np.int32(n))
+        expr.update(queue, (n,), None, u, lap, v, np.float32(0.25))
+        u, v = v, u
+    out = np.empty(n, np.float32)
+    last_lap = np.empty(n, np.float32)
+    cl.enqueue_copy(queue, out, u)
+    cl.enqueue_copy(queue, last_lap, lap)  # lap escapes: its last store must stay
+    return out, last_lap
+
+
+def test_time_steps_drop_overwritten_stores_and_keep_the_last(ctx, expr):
+    u0 = np.random.default_rng(5).random(500, dtype=np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    for _ in range(3):
+        expected = heat(ctx, plain, expr, u0, 6)
+        got = heat(ctx, fused, expr, u0, 6)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    notes = cl.overlay.graph().notes
+    dropped = [n for n in notes if n.startswith("dropped the store")]
+    assert len(dropped) == 5  # every step's but the last, which the host reads
+    assert all("overwritten whole" in n for n in dropped)
+
+
+def test_a_queue_waiting_on_every_command_bypasses_the_overlay(ctx, expr):
+    queue = cl.CommandQueue(ctx)
+    cl.overlay.enable(queue)
+    start = np.linspace(0.9, 1.004, 64, dtype=np.float32)
+    a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=start)
+    out = np.empty(64, np.float32)
+    events = []
+    for _ in range(10):
+        events.append(expr.mul(queue, (64,), None, a, a, a))
+        cl.enqueue_copy(queue, out, a)
+    assert queue._overlay.bypass > 0
+    assert all(e.command_execution_status == cl.command_execution_status.COMPLETE
+               for e in events)
+    expected = start
+    for _ in range(10):
+        expected = expected * expected
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_ppcl_overlay_records_an_unmodified_program():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    program = """
+import numpy as np, ppcl as cl
+ctx = cl.create_some_context(interactive=False)
+queue = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, "__kernel void twice(__global float *x) { int i = get_global_id(0); x[i] *= 2.0f; }").build()
+buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=np.ones(8, np.float32))
+event = prg.twice(queue, (8,), None, buf)
+assert event._status == cl.command_execution_status.QUEUED
+out = np.empty(8, np.float32)
+cl.enqueue_copy(queue, out, buf)
+assert (out == 2).all() and cl.overlay.graph() is not None
+print("recorded")
+"""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PPCL_OVERLAY": "1", "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "recorded"
+
+
+POINTWISE = """
+__kernel void luma(__global const uchar4 *rgb, __global float *g)
+{
+    size_t i = get_global_id(0);
+    float4 p = convert_float4(rgb[i]);
+    g[i] = 0.25f * p.x + 0.5f * p.y + 0.25f * p.z;
+}
+
+__kernel void forward_difference(__global const float *g, __global float *d, int n)
+{
+    int i = get_global_id(0);
+    d[i] = g[min(i + 1, n - 1)] - g[i];
+}
+
+__kernel void box(__global const float *g, __global float *d, int n)
+{
+    int i = get_global_id(0);
+    d[i] = g[max(i - 1, 0)] + g[i] + g[min(i + 1, n - 1)];
+}
+"""
+
+
+@pytest.mark.parametrize("consumer, recomputed", [("forward_difference", True), ("box", False)])
+def test_point_wise_producer_recomputed_for_a_two_point_consumer(ctx, consumer, recomputed):
+    prg = cl.Program(ctx, POINTWISE).build()
+    rng = np.random.default_rng(11)
+    n = 333
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+
+    def run(queue, rgb):
+        src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=rgb)
+        g = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        d = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        prg.luma(queue, (n,), None, src, g)
+        getattr(prg, consumer)(queue, (n,), None, g, d, np.int32(n))
+        g.release()
+        out = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, out, d)
+        return out
+
+    for _ in range(3):
+        rgb = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+        np.testing.assert_array_equal(run(fused, rgb), run(plain, rgb))
+    notes = cl.overlay.graph().notes
+    assert any("recomputation" in note for note in notes) == recomputed
+    assert any(note.startswith("dropped the producer") for note in notes) == recomputed
