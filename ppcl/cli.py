@@ -33,7 +33,9 @@ def _build_option_string(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-def _cmd_build(args: argparse.Namespace) -> int:
+def _compile_file(args: argparse.Namespace) -> FrontendResult | None:
+    """The front end's result for ``args.file`` with the command's options, or None after
+    printing why there is none (an unreadable file, bad options, compile errors)."""
     from ppcl.compiler.frontend import compile_source
     from ppcl.compiler.frontend.options import BuildOptionsError
 
@@ -42,14 +44,19 @@ def _cmd_build(args: argparse.Namespace) -> int:
             source = f.read()
     except OSError as exc:
         print(f"ppcl: error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-        return 1
+        return None
     try:
-        result = compile_source(source, args.file, _build_option_string(args))
+        return compile_source(source, args.file, _build_option_string(args))
     except BuildOptionsError as exc:
         print(f"ppcl: error: {exc}", file=sys.stderr)
-        return 1
     except CompileError as exc:
         print(exc.log, file=sys.stderr)
+    return None
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    result = _compile_file(args)
+    if result is None:
         return 1
     if result.log:
         print(result.log, file=sys.stderr)
@@ -88,32 +95,20 @@ def _sizes(text: str | None) -> tuple[int, int, int] | None:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from ppcl.compiler.frontend import compile_source
-    from ppcl.compiler.frontend.options import BuildOptionsError
     from ppcl.compiler.pipeline import KernelSpec, kernel_ir
     from ppcl.compiler.transforms.split import explain
 
     try:
-        with open(args.file, encoding="utf-8") as f:
-            source = f.read()
         local = _sizes(args.local) or (1, 1, 1)
         global_size = _sizes(args.global_size)
         values = {name: int(value) for name, value in
                   (a.split("=", 1) for a in args.arg or [])}
-    except OSError as exc:
-        print(f"ppcl: error: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
-        return 1
     except ValueError as exc:
         print(f"ppcl: error: sizes are comma-separated numbers, arguments NAME=NUMBER: {exc}",
               file=sys.stderr)
         return 1
-    try:
-        result = compile_source(source, args.file, _build_option_string(args))
-    except BuildOptionsError as exc:
-        print(f"ppcl: error: {exc}", file=sys.stderr)
-        return 1
-    except CompileError as exc:
-        print(exc.log, file=sys.stderr)
+    result = _compile_file(args)
+    if result is None:
         return 1
     launch = None
     if global_size is not None:

@@ -77,6 +77,24 @@ def scalar_value(dtype: np.dtype, value: Any) -> Any:
     return dtype.type(value)
 
 
+def arrays_and_queue(specs: Sequence[Argument], args: Sequence[Any],
+                     queue: cl.CommandQueue | None, routine: str,
+                     fallback: Any = None) -> tuple[list[Any], cl.CommandQueue]:
+    """The array arguments of a call and the queue it runs on: ``queue``, or that of its
+    first array carrying one (or of ``fallback``, e.g. an ``out`` array), as PyOpenCL picks
+    it."""
+    arrays = [v for a, v in zip(specs, args) if isinstance(a, VectorArg)
+              and hasattr(v, "base_data")]
+    if queue is None:
+        queue = next((v.queue for v in arrays if v.queue is not None), None)
+        if queue is None and fallback is not None:
+            queue = fallback.queue
+    if queue is None:
+        raise make_error(routine, "INVALID_COMMAND_QUEUE",
+                         "no queue given and no array argument carries one")
+    return arrays, queue
+
+
 def array_args(args: Sequence[Argument], values: Sequence[Any], routine: str) -> list[Any]:
     """The kernel argument values for ``values`` (arrays as buffer and element offset)."""
     if len(values) != len(args):
@@ -145,13 +163,7 @@ class ElementwiseKernel:
                  slice: slice | None = None, queue: cl.CommandQueue | None = None,  # noqa: A002
                  wait_for: Sequence[cl.Event] | None = None, **kwargs: Any) -> cl.Event:
         routine = "ElementwiseKernel"
-        arrays = [v for a, v in zip(self.args, args) if isinstance(a, VectorArg)
-                  and hasattr(v, "base_data")]
-        if queue is None:
-            queue = next((v.queue for v in arrays if v.queue is not None), None)
-        if queue is None:
-            raise make_error(routine, "INVALID_COMMAND_QUEUE",
-                             "no queue given and no array argument carries one")
+        arrays, queue = arrays_and_queue(self.args, args, queue, routine)
         for value in arrays:
             if not value.flags.forc:
                 raise make_error(routine, "INVALID_VALUE",

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl.elementwise import GROUP, array_args, build_kernel, declarators
+from ppcl.elementwise import GROUP, array_args, arrays_and_queue, build_kernel, declarators
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
 
@@ -105,15 +105,7 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
                  range: slice | None = None, slice: slice | None = None,  # noqa: A002
                  out: Any = None, allocator: Any = None) -> Any:
         routine = "ReductionKernel"
-        arrays = [v for a, v in zip(self.args, args) if isinstance(a, VectorArg)
-                  and hasattr(v, "base_data")]
-        if queue is None:
-            queue = next((v.queue for v in arrays if v.queue is not None), None)
-            if queue is None and out is not None:
-                queue = out.queue
-        if queue is None:
-            raise make_error(routine, "INVALID_COMMAND_QUEUE",
-                             "no queue given and no array argument carries one")
+        arrays, queue = arrays_and_queue(self.args, args, queue, routine, fallback=out)
         values = array_args(self.args, args, routine)
         if slice is not None:
             if not arrays:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl.elementwise import array_args, build_kernel, declarators, is_gpu
+from ppcl.elementwise import array_args, arrays_and_queue, build_kernel, declarators, is_gpu
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
 
@@ -145,13 +145,7 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
                  size: int | None = None, wait_for: Sequence[cl.Event] | None = None,
                  **kwargs: Any) -> cl.Event:
         routine = "GenericScanKernel"
-        arrays = [v for a, v in zip(self.args, args) if isinstance(a, VectorArg)
-                  and hasattr(v, "base_data")]
-        if queue is None:
-            queue = next((v.queue for v in arrays if v.queue is not None), None)
-        if queue is None:
-            raise make_error(routine, "INVALID_COMMAND_QUEUE",
-                             "no queue given and no array argument carries one")
+        arrays, queue = arrays_and_queue(self.args, args, queue, routine)
         if size is None:
             if not arrays:
                 raise make_error(routine, "INVALID_VALUE", "without arrays, give size=")
