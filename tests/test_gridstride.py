@@ -21,6 +21,38 @@ __kernel void hist(__global const uchar *data, __global uint *bins, const int n)
 """
 
 
+FILL = """
+__kernel void fill(__global int *out, int first, int last) {
+    for (int i = first + get_global_id(0); i <= last; i += get_global_size(0))
+        out[i] = i * 3 + (int)get_group_id(0);
+}"""
+
+SUMS = """
+__kernel void sums(__global const float *a, __global float *out, int n) {
+    float s = 0.0f;
+    for (int i = get_global_id(0); i < n; i += get_global_size(0))
+        s += a[i];
+    out[get_global_id(0)] = s;
+}"""
+
+GRID_REDUCE = """
+__kernel void red(__global const float *in, __global float *out, __local float *part,
+                  const int size) {
+    const int numThreads = get_global_size(0);
+    float sum = 0.0f;
+    for (int tid = get_global_id(0); tid < size; tid += numThreads)
+        sum += in[tid];
+    part[get_local_id(0)] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) {
+        float t = 0.0f;
+        for (int i = 0; i < get_local_size(0); i++)
+            t += part[i];
+        out[get_group_id(0)] = t + numThreads;
+    }
+}"""
+
+
 @pytest.mark.parametrize("n", [0, 5, 1000, 4096, 5003])
 def test_histogram_over_a_grid_stride_loop(n):
     k = build_kernel(HISTOGRAM, "hist", local_size=(32,))
@@ -32,15 +64,10 @@ def test_histogram_over_a_grid_stride_loop(n):
 
 
 def test_strided_loop_with_a_uniform_start_and_an_inclusive_bound():
-    source = """
-    __kernel void fill(__global int *out, int first, int last) {
-        for (int i = first + get_global_id(0); i <= last; i += get_global_size(0))
-            out[i] = i * 3 + (int)get_group_id(0);
-    }"""
-    k = build_kernel(source, "fill", local_size=(8,))
+    k = build_kernel(FILL, "fill", local_size=(8,))
     assert "__step" in k.c_source
     out = np.full(200, -1, np.int32)
-    run(source, "fill", (24,), (8,), out, np.int32(7), np.int32(190), offset=(2,))
+    run(FILL, "fill", (24,), (8,), out, np.int32(7), np.int32(190), offset=(2,))
     i = np.arange(200)
     # global ids run 2..25; item g writes first + g + 24 t; its group is (g - 2) // 8
     group = ((i - 7 - 2) % 24) // 8
@@ -49,18 +76,11 @@ def test_strided_loop_with_a_uniform_start_and_an_inclusive_bound():
 
 
 def test_loop_updating_a_private_sum_is_left_to_each_work_item():
-    source = """
-    __kernel void sums(__global const float *a, __global float *out, int n) {
-        float s = 0.0f;
-        for (int i = get_global_id(0); i < n; i += get_global_size(0))
-            s += a[i];
-        out[get_global_id(0)] = s;
-    }"""
-    k = build_kernel(source, "sums", local_size=(4,))
+    k = build_kernel(SUMS, "sums", local_size=(4,))
     assert "__step" not in k.c_source
     a = np.arange(30, dtype=np.float32)
     out = np.zeros(8, np.float32)
-    run(source, "sums", (8,), (4,), a, out, np.int32(30))
+    run(SUMS, "sums", (8,), (4,), a, out, np.int32(30))
     np.testing.assert_array_equal(out, [a[g::8].sum() for g in range(8)])
 
 
@@ -89,24 +109,8 @@ def test_const_stride_named_before_the_loop_and_read_after_a_barrier():
     # tried as a new user would: the stride kept in a const variable, read again after a
     # barrier. It was both recomputed in each region and a group scalar assigned once, so
     # the generated C assigned to the const redeclaration and gcc refused it.
-    source = """
-    __kernel void red(__global const float *in, __global float *out, __local float *part,
-                      const int size) {
-        const int numThreads = get_global_size(0);
-        float sum = 0.0f;
-        for (int tid = get_global_id(0); tid < size; tid += numThreads)
-            sum += in[tid];
-        part[get_local_id(0)] = sum;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (get_local_id(0) == 0) {
-            float t = 0.0f;
-            for (int i = 0; i < get_local_size(0); i++)
-                t += part[i];
-            out[get_group_id(0)] = t + numThreads;
-        }
-    }"""
     a = np.arange(1000, dtype=np.float32)
     out = np.zeros(2, np.float32)
-    run(source, "red", (64,), (32,), a, out, LocalMem(32 * 4), np.int32(1000))
+    run(GRID_REDUCE, "red", (64,), (32,), a, out, LocalMem(32 * 4), np.int32(1000))
     idx = np.arange(1000)
     np.testing.assert_allclose(out, [a[(idx % 64) // 32 == g].sum() + 64 for g in range(2)])

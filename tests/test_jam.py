@@ -8,6 +8,19 @@ from launch import build_kernel, run
 
 from ppcl.bench_source import SOURCE
 
+NORMS = """
+__kernel void norms(__global const double *v, __global double *out, int n, int len) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    const int base = i * len;
+    double s = 0.0;
+    for (int k = 0; k < len; k += 2) {
+        double t = v[base + k];
+        s += t * t;
+    }
+    out[i] = sqrt(s);
+}"""
+
 
 def in_order_row_sums(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Each row's sum added in k order in float32, as one work-item does."""
@@ -30,24 +43,12 @@ def test_jammed_rows_give_the_in_order_sums_bit_for_bit(rows):
 
 
 def test_jammed_double_sum_with_a_loop_local_temporary():
-    source = """
-    __kernel void norms(__global const double *v, __global double *out, int n, int len) {
-        int i = get_global_id(0);
-        if (i >= n) return;
-        const int base = i * len;
-        double s = 0.0;
-        for (int k = 0; k < len; k += 2) {
-            double t = v[base + k];
-            s += t * t;
-        }
-        out[i] = sqrt(s);
-    }"""
-    k = build_kernel(source, "norms", local_size=(8,))
+    k = build_kernel(NORMS, "norms", local_size=(8,))
     assert "s__j0" in k.c_source
     n, length = 21, 10
     v = np.random.default_rng(1).random((n, length))
     out = np.zeros(24)
-    run(source, "norms", (24,), (8,), v, out, np.int32(n), np.int32(length))
+    run(NORMS, "norms", (24,), (8,), v, out, np.int32(n), np.int32(length))
     np.testing.assert_allclose(out[:n], np.sqrt((v[:, ::2] ** 2).sum(axis=1)), rtol=1e-14)
 
 

@@ -17,7 +17,8 @@ from oracle import (
     compare_devices,
     random_array,
 )
-from test_gridstride import HISTOGRAM
+from test_gridstride import FILL, GRID_REDUCE, HISTOGRAM, SUMS
+from test_jam import NORMS
 from test_rows import IDS, STENCIL
 from test_workgroup import (
     ALL_PAIRS,
@@ -150,50 +151,6 @@ def _stencil(shape: Shape, rng: Rng) -> list[Any]:
     return [random_array(np.float32, n, rng), np.zeros(n, np.float32), np.int32(nx),
             np.int32(ny), np.int32(nz)]
 
-
-FILL = """
-__kernel void fill(__global int *out, int first, int last) {
-    for (int i = first + get_global_id(0); i <= last; i += get_global_size(0))
-        out[i] = i * 3 + (int)get_group_id(0);
-}"""
-
-SUMS = """
-__kernel void sums(__global const float *a, __global float *out, int n) {
-    float s = 0.0f;
-    for (int i = get_global_id(0); i < n; i += get_global_size(0))
-        s += a[i];
-    out[get_global_id(0)] = s;
-}"""
-
-GRID_REDUCE = """
-__kernel void red(__global const float *in, __global float *out, __local float *part,
-                  const int size) {
-    const int numThreads = get_global_size(0);
-    float sum = 0.0f;
-    for (int tid = get_global_id(0); tid < size; tid += numThreads)
-        sum += in[tid];
-    part[get_local_id(0)] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0) {
-        float t = 0.0f;
-        for (int i = 0; i < get_local_size(0); i++)
-            t += part[i];
-        out[get_group_id(0)] = t + numThreads;
-    }
-}"""
-
-NORMS = """
-__kernel void norms(__global const double *v, __global double *out, int n, int len) {
-    int i = get_global_id(0);
-    if (i >= n) return;
-    const int base = i * len;
-    double s = 0.0;
-    for (int k = 0; k < len; k += 2) {
-        double t = v[base + k];
-        s += t * t;
-    }
-    out[i] = sqrt(s);
-}"""
 
 ONE_D = awkward_shapes(1)
 WITH_LOCAL = [s for s in ONE_D if s.offset is None]
