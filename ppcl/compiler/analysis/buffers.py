@@ -4,8 +4,8 @@ The command overlay (``ppcl/overlay``) builds its task graph from these static s
 the buffers a launch binds; vertical fusion asks whether every access to a buffer is a plain
 ``p[e]`` with ``e`` one index it can compare across kernels (``direct`` and ``indices``).
 
-A pointer parameter used in any other way (passed to a function, copied, offset, a member of
-an element written) is ``direct=False`` and counts as read and, unless its pointee is
+A pointer parameter used in any other way (passed to a function, copied, offset, an element's
+address taken as in ``atomic_add(&p[i], 1)``, a member of an element written) is ``direct=False`` and counts as read and, unless its pointee is
 ``const``, written: the sets are conservative, never too small.
 """
 
@@ -42,6 +42,15 @@ def _element_root(e: ir.Expr) -> ir.Index | None:
     return e if isinstance(e, ir.Index) else None
 
 
+def _escape(access: ParamAccess, pointer: ir.Expr) -> None:
+    """The pointer (or an element's address) is used other than by ``p[e]``: it may be read,
+    and written unless its pointee is ``const``."""
+    access.direct = False
+    access.reads = True
+    pointee_const = isinstance(pointer.type, PointerType) and pointer.type.const
+    access.writes = access.writes or not pointee_const
+
+
 def _scan(node: Node, params: dict[str, ParamAccess]) -> None:
     if isinstance(node, ir.Assign):
         whole = node.target
@@ -55,6 +64,14 @@ def _scan(node: Node, params: dict[str, ParamAccess]) -> None:
                 access.direct = False
             _scan(root.index, params)
             _scan(node.value, params)
+            return
+    if isinstance(node, ir.Unary) and node.op == "&":
+        root = _element_root(node.operand)
+        access = _param_of(root.base, params) if root is not None else None
+        if root is not None and access is not None:  # &p[e]: escapes as p itself does
+            _escape(access, root.base)
+            access.indices.append(root.index)
+            _scan(root.index, params)
             return
     if isinstance(node, ir.Unary) and node.op in ("++", "--", "p++", "p--"):
         root = _element_root(node.operand)
@@ -73,11 +90,7 @@ def _scan(node: Node, params: dict[str, ParamAccess]) -> None:
             _scan(node.index, params)
             return
     if isinstance(node, ir.VarRef) and node.name in params:
-        access = params[node.name]
-        access.direct = False
-        access.reads = True
-        pointee_const = isinstance(node.type, PointerType) and node.type.const
-        access.writes = access.writes or not pointee_const
+        _escape(params[node.name], node)
         return
     for child in children(node):
         _scan(child, params)

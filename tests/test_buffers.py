@@ -1,0 +1,57 @@
+"""The pointer parameters a kernel reads and writes (``analysis/buffers.py``), as the command
+overlay orders and removes commands by them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.compiler.analysis.buffers import buffer_accesses
+from ppcl.compiler.frontend import compile_source
+
+ATOMIC = """
+__kernel void count(__global int *bins, __global const int *keys) {
+    atomic_add(&bins[keys[get_global_id(0)]], 1);
+}"""
+
+
+@pytest.mark.parametrize("source, name", [
+    (ATOMIC, "bins"),
+    ("__kernel void k(__global float *p) {"
+     " __global float *q = &p[get_global_id(0)]; *q = 2.0f; }", "p"),
+    ("__kernel void k(__global float *p) { vstore2((float2)(1.0f), 0, &p[2]); }", "p"),
+], ids=["atomic", "pointer to an element", "vstore"])
+def test_an_element_whose_address_is_taken_counts_as_written(source, name):
+    (fn,) = compile_source(source).module.functions
+    access = buffer_accesses(fn)[name]
+    assert access.reads and access.writes and not access.direct
+
+
+def test_a_const_element_whose_address_is_taken_is_only_read():
+    source = ("__kernel void k(__global const float *p, __global float *out) {"
+              " out[0] = vload2(0, &p[2]).y; }")
+    (fn,) = compile_source(source).module.functions
+    access = buffer_accesses(fn)["p"]
+    assert access.reads and not access.writes
+
+
+def test_the_overlay_keeps_a_copy_after_an_atomic_kernel(ctx):
+    # the atomics write 'bins': copying the same data into it again is not redundant
+    queue = cl.CommandQueue(ctx)
+    assert cl.overlay.enable(queue)
+    try:
+        prg = cl.Program(ctx, ATOMIC).build()
+        zeros = np.zeros(4, np.int32)
+        keys = np.array([0, 1, 1, 3, 3, 3, 2, 3], np.int32)
+        bins = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, zeros.nbytes)
+        kbuf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=keys)
+        cl.enqueue_copy(queue, bins, zeros, is_blocking=False)
+        prg.count(queue, (8,), None, bins, kbuf)
+        cl.enqueue_copy(queue, bins, zeros, is_blocking=False)
+        prg.count(queue, (4,), None, bins, kbuf)
+        out = np.empty(4, np.int32)
+        cl.enqueue_copy(queue, out, bins)
+        np.testing.assert_array_equal(out, np.bincount(keys[:4], minlength=4))
+    finally:
+        cl.overlay.disable(queue)
