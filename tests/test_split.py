@@ -128,6 +128,29 @@ def test_min_max_and_else_branch_match_unsplit(n: int, lo: int) -> None:
     _both(OFFSET_1D, "shift", (_round(n, 16),), (16,), make, np.int32(n), np.int32(lo))
 
 
+NESTED_UNSPLIT = """
+__kernel void k(__global int *out, int k)
+{
+    int g = get_global_id(0);
+    out[g] = min(max(2 * g, k), g);
+}
+"""
+
+
+@pytest.mark.parametrize("k", [0, 5, 40, -3])
+def test_outer_min_over_an_inner_max_that_is_not_split(k: int) -> None:
+    # max(2 * g, k) is not split (its bound on g has coefficient 2); the outer min once
+    # took its k for granted and the fast copy stored max(2 * g, k) where g was wanted
+    def make() -> list[np.ndarray]:
+        return [np.zeros(64, np.int32)]
+
+    _both(NESTED_UNSPLIT, "k", (64,), (16,), make, np.int32(k))
+    out = make()[0]
+    run(NESTED_UNSPLIT, "k", (64,), (16,), out, np.int32(k))
+    g = np.arange(64)
+    np.testing.assert_array_equal(out, np.minimum(np.maximum(2 * g, k), g))
+
+
 def _formed(source: str, name: str, local: tuple[int, int, int], options: str = ""):
     result = compile_source(source, "t.cl", options)
     return kernel_ir(result.module, name, KernelSpec(local), result.options).formed

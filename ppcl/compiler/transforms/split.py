@@ -169,7 +169,10 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
              and n.name in _MINMAX and isinstance(n.type, ScalarType) and n.type.is_integer]
     for call in reversed(calls):  # inner calls first: min(max(y, 0), h - 1)
         site = _minmax_site(call, inner, id(call) in address)
-        if site is not None:
+        # an outer call is modelled with this one's chosen argument: only a site the plan
+        # keeps (its constraints reduce) may stand for its call, or the outer site's
+        # constraints would rest on a choice the fast copy does not make
+        if site is not None and _reduced(site, model) is not None:
             sites.append(site)
             chosen[call] = site.replacement
     for node in walk(body):
@@ -202,6 +205,29 @@ def _worst(p: Poly, model: Model) -> Poly:
     return p
 
 
+def _reduced(site: Site, model: Model) -> tuple[list[Poly], list[Poly], list[Poly]] | None:
+    """The site's constraints as group tests, lower and upper bounds on ``gid0``; None when
+    one of them is neither (the site is not split)."""
+    t: list[Poly] = []
+    lo: list[Poly] = []
+    hi: list[Poly] = []
+    for p in site.constraints:
+        w = _worst(p, model)
+        if not w.is_affine or w.names() & (set(LANES[1:]) | set(model.counters)):
+            return None
+        a = w.coeff("gid0")
+        rest = w - Poly.var("gid0").scale(a)
+        if a == 0:
+            t.append(w)
+        elif a == 1:
+            lo.append(-rest)
+        elif a == -1:
+            hi.append(rest)
+        else:
+            return None
+    return t, lo, hi
+
+
 def plan_split(body: ir.Stmt, model: Model) -> SplitPlan | str:
     """The split of a work-item loop body, or why there is none."""
     test: list[Poly] = []
@@ -209,24 +235,9 @@ def plan_split(body: ir.Stmt, model: Model) -> SplitPlan | str:
     upper: list[Poly] = []
     kept: list[Site] = []
     for site in find_sites(body, model):
-        t: list[Poly] = []
-        lo: list[Poly] = []
-        hi: list[Poly] = []
-        for p in site.constraints:
-            w = _worst(p, model)
-            if not w.is_affine or w.names() & (set(LANES[1:]) | set(model.counters)):
-                break
-            a = w.coeff("gid0")
-            rest = w - Poly.var("gid0").scale(a)
-            if a == 0:
-                t.append(w)
-            elif a == 1:
-                lo.append(-rest)
-            elif a == -1:
-                hi.append(rest)
-            else:
-                break
-        else:
+        reduced = _reduced(site, model)
+        if reduced is not None:
+            t, lo, hi = reduced
             kept.append(site)
             test += [p for p in t if p not in test]
             lower += [p for p in lo if p not in lower]
