@@ -21,6 +21,7 @@ each pass took, to stderr. The framework never reads the environment.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import re
 import sys
@@ -85,7 +86,7 @@ def dump_value(value: ir.Module | IRValue) -> str:
 V = TypeVar("V", bound="ir.Module | IRValue")
 
 
-class Pass:
+class Pass(abc.ABC):
     """One step of a pipeline: ``run`` takes an IR value and returns a (new) one.
 
     Subclasses set ``name`` (the pipeline spelling) and ``Options`` (a frozen dataclass whose
@@ -114,8 +115,9 @@ class Pass:
         self.options = self.Options(**named)
         self.given = tuple(named)
 
+    @abc.abstractmethod
     def run(self, value: Any) -> Any:
-        raise NotImplementedError
+        """The IR value after this pass."""
 
     def __str__(self) -> str:
         if not self.given:
