@@ -7,7 +7,7 @@ linear local id, or a group scalar when it is uniform and only written where eve
 writes the same value once (see ``_group_scalars``). A variable whose one initializer is a pure
 function of work-item ids and kernel arguments (``int lid = get_local_id(0);``) is instead
 recomputed in every region that reads it: the compiler then sees ``lid`` as the loop counter,
-not as a load from memory, and vectorizes accordingly (see ``_recomputable``). ``_Variables``
+not as a load from memory, and vectorizes accordingly (see ``_recomputable``). ``Variables``
 makes these decisions and rewrites the formed body; ``_RefRewriter`` turns references to
 context variables into ``ContextRef`` and their declarations into ``ContextInit``.
 """
@@ -57,7 +57,7 @@ def _scalar_like(t: Type) -> bool:
     return isinstance(t, ScalarType | VectorType | PointerType | EnumType)
 
 
-class _Variables:
+class Variables:
     """Decides where each private variable lives and rewrites the formed body accordingly."""
 
     def __init__(self, body: ir.Block, decls: dict[str, ir.VarDecl], params: dict[str, ir.Param],
@@ -317,7 +317,7 @@ def _group_level_refs(node: Node) -> set[str]:
 
 
 class _RefRewriter(Rewriter):
-    def __init__(self, variables: _Variables):
+    def __init__(self, variables: Variables):
         self.vars = variables
 
     def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:

@@ -29,7 +29,7 @@ from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, Type
 from ppcl.compiler.ir.visit import Node, children, walk
-from ppcl.compiler.transforms.context import _Variables
+from ppcl.compiler.transforms.context import Variables
 from ppcl.compiler.transforms.inline import calls_barrier_functions
 
 PASS_NAME = "workgroup"
@@ -565,7 +565,7 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     decls = {d.name: d for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls
              if d.space is not AddressSpace.LOCAL}
     params = {p.name: p for p in kernel.params}
-    variables = _Variables(group, decls, params, uniformity)
+    variables = Variables(group, decls, params, uniformity)
     rewritten = variables.rewrite(group)
     context = {n: variables.var_type(n) for n in sorted(variables.context)}
     context.update(variables.temps)
