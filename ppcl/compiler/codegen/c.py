@@ -281,6 +281,7 @@ C = Dialect(
     inline="static inline",
     kernel_attributes=False,
     identifier=c_identifier,
+    constant_names=False,
     vector_literal=c_vector_literal,
     swizzle=c_swizzle,
     cast=c_cast,
