@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ppcl.compiler.codegen.c import c_identifier
+from ppcl.compiler.codegen.c import c_identifier, print_c
+from ppcl.compiler.codegen.opencl import print_opencl
+from ppcl.compiler.frontend import compile_source
 from tests.launch import build_kernel, run
 
 # Every name here is valid OpenCL C and, unspelled, breaks the generated C: a libc function, a
@@ -120,3 +122,24 @@ def test_program_names_spelled_like_the_names_the_compiler_makes_do_not_meet_the
 def test_names_of_the_ir_get_the_prefix():
     assert c_identifier("memset") == "ppcl_u_memset"
     assert c_identifier("__ppcl_mask0") == "ppcl_u___ppcl_mask0"
+
+
+def test_builtin_constants_print_as_values_in_c_and_by_name_in_opencl():
+    """C has no OpenCL headers to define ``INT_MAX`` or ``CLK_LOCAL_MEM_FENCE``: the C dialect
+    prints their values (never a prefixed name, which C would not know), the OpenCL printer
+    their names; an enumerator the program declares keeps its (prefixed) name."""
+    src = """
+    enum E { A = 3 };
+    __kernel void k(__global int *x, __global float *f)
+    {
+        x[0] = INT_MAX + CHAR_BIT + A + CLK_LOCAL_MEM_FENCE;
+        f[0] = M_PI_F;
+    }
+    """
+    module = compile_source(src).module
+    text = print_c(module)
+    assert f"{c_identifier('x')}[0] = 2147483647 + 8 + {c_identifier('A')} + 1u;" in text
+    assert f"{c_identifier('f')}[0] = 3.1415927f;" in text
+    opencl = print_opencl(module)
+    assert "x[0] = INT_MAX + CHAR_BIT + A + CLK_LOCAL_MEM_FENCE;" in opencl
+    assert "f[0] = M_PI_F;" in opencl

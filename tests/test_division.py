@@ -105,3 +105,30 @@ def test_constant_divisors_keep_the_operator() -> None:
     assert "/ 7" in text and "% 16" in text
     assert "PPCL_SDIV_S(/, int, ppcl_u_x[ppcl_u_i], ppcl_u_d" in text
     assert "PPCL_SDIV_S(/, int, ppcl_u_x[ppcl_u_i], -1" in text
+
+
+def test_constant_divisors_through_casts_are_converted(ctx: cl.Context) -> None:
+    """A constant divisor is judged by its value after its casts: ``(int)4294967296L`` is 0 and
+    ``(int)8589934591L`` is -1, so both divide through the checked macro and never trap."""
+    src = """
+    __kernel void k(__global const int *n, __global int *q, __global int *r)
+    {
+        size_t i = get_global_id(0);
+        q[i] = n[i] / (int)8589934591L;
+        r[i] = n[i] % (int)4294967296L;
+    }
+    """
+    text = print_c(compile_source(src).module)
+    assert "PPCL_SDIV_S(/, int, ppcl_u_n[ppcl_u_i], (int)8589934591L" in text
+    assert "PPCL_SDIV_S(%, int, ppcl_u_n[ppcl_u_i], (int)4294967296L" in text
+    n = np.array([np.iinfo(np.int32).min, -7, 0, 5, 123456, np.iinfo(np.int32).max] * 4,
+                 dtype=np.int32)
+    queue = cl.CommandQueue(ctx)
+    mf = cl.mem_flags
+    nb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=n)
+    qb, rb = (cl.Buffer(ctx, mf.READ_WRITE, n.nbytes) for _ in range(2))
+    cl.Program(ctx, src).build().k(queue, n.shape, None, nb, qb, rb)
+    q = np.empty_like(n)
+    cl.enqueue_copy(queue, q, qb)
+    defined = n != np.iinfo(np.int32).min
+    np.testing.assert_array_equal(q[defined], -n[defined])

@@ -19,7 +19,7 @@ from ppcl.compiler.codegen.cstyle import (
     Dialect,
 )
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.conversions import signed_integer_of_size
+from ppcl.compiler.ir.conversions import signed_integer_of_size, wrap
 from ppcl.compiler.ir.types import (
     SCALAR_TYPES,
     VECTOR_WIDTHS,
@@ -220,11 +220,16 @@ def c_assign_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
 
 
 def _constant_divisor(e: ir.Expr) -> int | None:
-    """The value of a divisor that is an integer constant, through casts and splats."""
+    """The value of a divisor that is an integer constant, through casts (each converting the
+    value, so ``(int)4294967296L`` is 0) and splats."""
     if isinstance(e, ir.IntLit):
-        return e.value
+        return wrap(e.value, e.type)
     if isinstance(e, ir.Cast):
-        return _constant_divisor(e.operand)
+        elem = scalar_of(e.type)
+        inner = _constant_divisor(e.operand)
+        if elem is None or not elem.is_integer or inner is None:
+            return None
+        return wrap(inner, elem)
     if isinstance(e, ir.VectorLiteral) and len(e.elems) == 1:
         return _constant_divisor(e.elems[0])
     return None
@@ -276,6 +281,7 @@ C = Dialect(
     inline="static inline",
     kernel_attributes=False,
     identifier=c_identifier,
+    constant_names=False,
     vector_literal=c_vector_literal,
     swizzle=c_swizzle,
     cast=c_cast,

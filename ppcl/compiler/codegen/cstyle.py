@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.builtins import BUILTIN_CONSTANTS
 from ppcl.compiler.ir.conversions import promote
 from ppcl.compiler.ir.types import (
     AddressSpace,
@@ -113,6 +114,9 @@ class Dialect:
     # The spelling of a name the program declares (function, variable, parameter, tag,
     # typedef, field, enumerator); names the compiler makes pass through unchanged.
     identifier: Callable[[str], str] = same_name
+    # OpenCL's builtin constants (``FLT_MAX``, ``CLK_LOCAL_MEM_FENCE``) printed by name; False:
+    # by value, for a language without OpenCL's headers to define them (C, CUDA).
+    constant_names: bool = True
     # hooks, see the class docstring
     vector_literal: ExprHook | None = None
     swizzle: ExprHook | None = None
@@ -615,6 +619,8 @@ class CStylePrinter:
         return f"({self.type_name(e.type)}){self.expr(e.operand, PREC_UNARY)}", PREC_UNARY
 
     def int_literal(self, e: ir.IntLit) -> tuple[str, int]:
+        if e.text in BUILTIN_CONSTANTS and not self.dialect.constant_names:
+            e = replace(e, text=None)
         if e.text is not None and e.text.isidentifier():  # an enumerator
             return self.name(e.text), PREC_PRIMARY
         if e.text is not None:
@@ -634,6 +640,8 @@ class CStylePrinter:
         return f"{value}{suffix}"
 
     def float_literal(self, e: ir.FloatLit) -> tuple[str, int]:
+        if e.text in BUILTIN_CONSTANTS and not self.dialect.constant_names:
+            e = replace(e, text=None)
         if e.text is not None:
             return e.text, PREC_PRIMARY
         name = e.type.name if isinstance(e.type, ScalarType) else "double"

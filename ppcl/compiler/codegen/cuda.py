@@ -31,7 +31,7 @@ from ppcl.compiler.codegen.cstyle import (
     Dialect,
 )
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.builtins import BUILTIN_CONSTANTS, lookup
+from ppcl.compiler.ir.builtins import lookup
 from ppcl.compiler.ir.types import (
     AddressSpace,
     OpaqueType,
@@ -219,6 +219,7 @@ CUDA = Dialect(
     infinity="__int_as_float(0x7f800000)",
     nan="__int_as_float(0x7fc00000)",
     identifier=c_identifier,
+    constant_names=False,
     vector_literal=cuda_vector_literal,
     swizzle=cuda_swizzle,
     cast=cuda_cast,
@@ -240,9 +241,9 @@ def print_cuda(node: object) -> str:
 
 
 class _ForCUDA(Rewriter):
-    """Builtin constants (``CLK_LOCAL_MEM_FENCE``, ``FLT_MAX``) printed as their values, since
-    CUDA has no OpenCL headers to define their names; ``__constant`` variables of a kernel's
-    body as ``const`` ones, since CUDA has ``__constant__`` at file scope only."""
+    """``__constant`` variables of a kernel's body as ``const`` ones, since CUDA has
+    ``__constant__`` at file scope only. (Builtin constants print as their values by the
+    dialect's ``constant_names``.)"""
 
     def rewrite_DeclStmt(self, s: ir.DeclStmt) -> ir.DeclStmt:
         if not any(d.space is AddressSpace.CONSTANT for d in s.decls):
@@ -250,16 +251,6 @@ class _ForCUDA(Rewriter):
         return dataclasses.replace(s, decls=tuple(
             dataclasses.replace(d, space=AddressSpace.PRIVATE, const=True)
             if d.space is AddressSpace.CONSTANT else d for d in s.decls))
-
-    def rewrite_IntLit(self, e: ir.IntLit) -> ir.IntLit:
-        if e.text in BUILTIN_CONSTANTS:
-            return dataclasses.replace(e, text=None)
-        return e
-
-    def rewrite_FloatLit(self, e: ir.FloatLit) -> ir.FloatLit:
-        if e.text in BUILTIN_CONSTANTS:
-            return dataclasses.replace(e, text=None)
-        return e
 
 
 def _global_pointer(p: ir.Param) -> bool:

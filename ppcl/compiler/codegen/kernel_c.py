@@ -394,9 +394,10 @@ class KernelPrinter(CStylePrinter):
         assert isinstance(target, ir.Swizzle)
         base = self.expr(target.base, PREC_POSTFIX)
         value_type = self.type_name(target.type)
-        value = self.expr(e.value, PREC_ASSIGN)
-        if e.op != "=":
-            value = f"{self.expr(target, PREC_POSTFIX)} {e.op[:-1]} ({value})"
+        operation: ir.Expr = e.value
+        if e.op != "=":  # printed as the operator, so division and shifts get C's checks
+            operation = ir.Binary(target.type, e.op[:-1], target, e.value, loc=e.loc)
+        value = self.expr(operation, PREC_ASSIGN)
         stores = " ".join(f"{base}[{i}] = __ppcl_sw[{k}];" for k, i in enumerate(target.indices))
         return f"({{ {value_type} __ppcl_sw = {value}; {stores} __ppcl_sw; }})"
 

@@ -10,22 +10,8 @@ from __future__ import annotations
 import math
 
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.conversions import wrap
 from ppcl.compiler.ir.types import EnumType, ScalarType, Type
-
-
-def wrap(value: int, t: Type) -> int:
-    """``value`` converted to the integer type ``t`` (modular for every width, as C does)."""
-    if isinstance(t, EnumType):
-        t = ScalarType("int")
-    if not isinstance(t, ScalarType) or not t.is_integer:
-        return value
-    if t.is_bool:
-        return 1 if value else 0
-    bits = t.bits
-    value &= (1 << bits) - 1
-    if t.is_signed and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
 
 
 def _is_integer(t: Type) -> bool:

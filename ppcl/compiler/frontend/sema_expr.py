@@ -10,6 +10,7 @@ expressions) is ``ValueSema`` in sema_values.
 from __future__ import annotations
 
 import dataclasses
+from abc import abstractmethod
 from typing import Any
 
 from pycparser import c_ast
@@ -335,9 +336,9 @@ class ExprSema(ValueSema):
                 return ir.Index(vt.elem, selected, self.binary("+", start, scaled, loc), loc=loc)
         return ir.Index(vt.elem, base, index, loc=loc)
 
+    @abstractmethod
     def init_list(self, node: c_ast.InitList, t: T.Type, loc: Loc) -> ir.Expr:
         """A brace initializer of type ``t``: declarations' rules, ``Sema`` (sema.py)."""
-        raise NotImplementedError
 
     def expr_CompoundLiteral(self, node: c_ast.CompoundLiteral) -> ir.Expr:
         """``(S){1, 2.0f}``: a C99 compound literal of a struct, union, vector or scalar type,

@@ -8,6 +8,7 @@ qualifiers, and builds records and enums. ``ValueSema`` (sema_values), ``ExprSem
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -83,7 +84,7 @@ class FunctionState:
     calls: list[tuple[str, Loc]] = field(default_factory=list)
 
 
-class TypeSema:
+class TypeSema(ABC):
     """State shared by all parts of the analysis, scopes, and declaration types."""
 
     def __init__(self, diagnostics: Diagnostics, *, filename: str, fp64: bool, cl_version: int,
@@ -203,8 +204,9 @@ class TypeSema:
 
     # ------------------------------------------------------------ hooks for expressions
 
+    @abstractmethod
     def expr(self, node: c_ast.Node) -> ir.Expr:
-        raise NotImplementedError
+        """The typed IR of an expression (``ExprSema``, sema_expr.py)."""
 
     def constant_int(self, node: c_ast.Node, what: str) -> int:
         """Fold ``node`` as an integer constant expression or fail naming ``what``."""

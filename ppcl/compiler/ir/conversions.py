@@ -214,3 +214,18 @@ def implicit_conversion_rank(src: Type, dst: Type) -> int | None:
 
 def is_assignable(src: Type, dst: Type) -> bool:
     return implicit_conversion_rank(src, dst) is not None
+
+
+def wrap(value: int, t: Type) -> int:
+    """``value`` converted to the integer type ``t`` (modular for every width, as C does)."""
+    if isinstance(t, EnumType):
+        t = INT
+    if not isinstance(t, ScalarType) or not t.is_integer:
+        return value
+    if t.is_bool:
+        return 1 if value else 0
+    bits = t.bits
+    value &= (1 << bits) - 1
+    if t.is_signed and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
