@@ -295,3 +295,20 @@ def test_global_ids_beyond_int_max_use_a_wide_build(ctx, queue):
     out = np.empty(16, np.int32)
     cl.enqueue_copy(queue, out, buf)
     np.testing.assert_array_equal(out, (np.arange(16, dtype=np.int64) + offset).astype(np.int32))
+
+
+def test_kernels_of_one_name_share_launches_and_a_rebuild_drops_them(ctx, queue) -> None:
+    """``prg.name(...)`` makes a new Kernel each call: its launches are the program's, kept
+    per kernel name, and a new build of the program launches the new code."""
+    program = cl.Program(ctx, "__kernel void k(__global int *x) { x[get_global_id(0)] = V; }")
+    program.build("-DV=1")
+    first, second = program.k, program.k
+    assert first is not second and first._launches is second._launches
+    out = np.zeros(8, np.int32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
+    for value in (1, 2):
+        if value == 2:
+            program.build("-DV=2")
+        program.k(queue, (8,), (4,), buf)
+        cl.enqueue_copy(queue, out, buf)
+        assert (out == value).all()

@@ -83,7 +83,7 @@ class Kernel:
         self._arg_values: tuple[ArgValue, ...] | None = None  # all set: what launches pass
         self._arg_buffers: tuple[MemoryObject, ...] = ()  # the memory objects among them
         self._scalar_dtypes: list[np.dtype | None] | None = None
-        self._launches: dict[Any, KernelLaunch] = {}
+        self._launches = program._launches_of(name)
         self._last_call_args: tuple[Any, ...] | None = None
 
     @property
