@@ -312,3 +312,23 @@ def test_kernels_of_one_name_share_launches_and_a_rebuild_drops_them(ctx, queue)
         program.k(queue, (8,), (4,), buf)
         cl.enqueue_copy(queue, out, buf)
         assert (out == value).all()
+
+
+def test_local_memory_past_the_device_fails_each_launch_that_needs_it(ctx, queue) -> None:
+    """The local-memory check is skipped only for the launch and arguments it passed last."""
+    program = cl.Program(ctx, """__kernel void k(__global float *x, __local float *t) {
+        t[get_local_id(0)] = 1.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        x[get_global_id(0)] = t[0];
+    }""").build()
+    kernel = program.k
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * 8)
+    too_much = queue.device.local_mem_size + 4
+    for nbytes in (too_much, 16, too_much, 16):
+        kernel.set_args(buf, cl.LocalMemory(nbytes))
+        if nbytes == too_much:
+            with pytest.raises(cl.Error, match=f"OUT_OF_RESOURCES.*needs {too_much} bytes"):
+                cl.enqueue_nd_range_kernel(queue, kernel, (8,), (4,))
+        else:
+            cl.enqueue_nd_range_kernel(queue, kernel, (8,), (4,))
+    queue.finish()
