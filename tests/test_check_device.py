@@ -328,3 +328,19 @@ def test_local_race_in_a_later_group_names_the_element_of_its_own_copy() -> None
     (finding,) = _findings(source, (16,), (4,), np.zeros(16, np.int32))
     assert (finding.kind, finding.line, finding.group_id) == ("data-race", 5, (3, 0, 0))
     assert finding.index in (0, 1)
+
+
+@pytest.mark.parametrize("make_context", [cpu_context, check_context])
+def test_kernel_local_arrays_past_the_local_memory_fail_the_launch(make_context: Any) -> None:
+    """The kernel's own __local arrays count towards the device's local memory on the checking
+    device too (it ran such a kernel, which the CPU device refuses)."""
+    source = """__kernel void k(__global float *out) {
+        __local float big[300000];
+        big[get_local_id(0)] = 1.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = big[get_local_id(0)];
+    }"""
+    with pytest.raises(cl.Error, match="OUT_OF_RESOURCES.*1200000 bytes of local memory") \
+            as caught:
+        launch(make_context(), source, "k", Shape((8,), (4,)), (np.zeros(8, np.float32),))
+    assert caught.value.code == -5

@@ -295,3 +295,40 @@ def test_global_ids_beyond_int_max_use_a_wide_build(ctx, queue):
     out = np.empty(16, np.int32)
     cl.enqueue_copy(queue, out, buf)
     np.testing.assert_array_equal(out, (np.arange(16, dtype=np.int64) + offset).astype(np.int32))
+
+
+def test_kernels_of_one_name_share_launches_and_a_rebuild_drops_them(ctx, queue) -> None:
+    """``prg.name(...)`` makes a new Kernel each call: its launches are the program's, kept
+    per kernel name, and a new build of the program launches the new code."""
+    program = cl.Program(ctx, "__kernel void k(__global int *x) { x[get_global_id(0)] = V; }")
+    program.build("-DV=1")
+    first, second = program.k, program.k
+    assert first is not second and first._launches is second._launches
+    out = np.zeros(8, np.int32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
+    for value in (1, 2):
+        if value == 2:
+            program.build("-DV=2")
+        program.k(queue, (8,), (4,), buf)
+        cl.enqueue_copy(queue, out, buf)
+        assert (out == value).all()
+
+
+def test_local_memory_past_the_device_fails_each_launch_that_needs_it(ctx, queue) -> None:
+    """The local-memory check is skipped only for the launch and arguments it passed last."""
+    program = cl.Program(ctx, """__kernel void k(__global float *x, __local float *t) {
+        t[get_local_id(0)] = 1.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        x[get_global_id(0)] = t[0];
+    }""").build()
+    kernel = program.k
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * 8)
+    too_much = queue.device.local_mem_size + 4
+    for nbytes in (too_much, 16, too_much, 16):
+        kernel.set_args(buf, cl.LocalMemory(nbytes))
+        if nbytes == too_much:
+            with pytest.raises(cl.Error, match=f"OUT_OF_RESOURCES.*needs {too_much} bytes"):
+                cl.enqueue_nd_range_kernel(queue, kernel, (8,), (4,))
+        else:
+            cl.enqueue_nd_range_kernel(queue, kernel, (8,), (4,))
+    queue.finish()

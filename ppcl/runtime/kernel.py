@@ -83,7 +83,10 @@ class Kernel:
         self._arg_values: tuple[ArgValue, ...] | None = None  # all set: what launches pass
         self._arg_buffers: tuple[MemoryObject, ...] = ()  # the memory objects among them
         self._scalar_dtypes: list[np.dtype | None] | None = None
-        self._launches: dict[Any, KernelLaunch] = {}
+        self._launches = program._launches_of(name)
+        # the launch and argument tuple whose local memory was last found to fit the device
+        self._local_checked: tuple[KernelLaunch | None, tuple[ArgValue, ...] | None] = \
+            (None, None)
         self._last_call_args: tuple[Any, ...] | None = None
 
     @property
@@ -455,11 +458,13 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             raise make_error(_ENQUEUE, "INVALID_MEM_OBJECT",
                              f"kernel '{kernel.function_name}': an argument is {mem!r}, which "
                              "was released after it was set")
-    local_bytes = launch.local_bytes(args)
-    if local_bytes > queue.device.local_mem_size:
-        raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
-                         f"kernel '{kernel.function_name}' needs {local_bytes} bytes of local "
-                         f"memory; the device has {queue.device.local_mem_size}")
+    if launch is not kernel._local_checked[0] or args is not kernel._local_checked[1]:
+        local_bytes = launch.local_bytes(args)
+        if local_bytes > queue.device.local_mem_size:
+            raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
+                             f"kernel '{kernel.function_name}' needs {local_bytes} bytes of "
+                             f"local memory; the device has {queue.device.local_mem_size}")
+        kernel._local_checked = (launch, args)  # the same launch and arguments fit again
     run = launch.run
 
     def action() -> None:
@@ -474,8 +479,10 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                              "access, run the program with PPCL_DEVICES=check (the checking "
                              "device reports it with its source line)") from None
 
+    # the overlay's description of the launch, made only for a queue that has one
+    task = KernelTask(kernel, args, launch) if queue._overlay is not None else None
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
-                          uses=buffers, task=KernelTask(kernel, args, launch))
+                          uses=buffers, task=task)
 
 
 def _launch_text(ndrange: NDRange) -> str:

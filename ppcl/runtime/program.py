@@ -144,6 +144,8 @@ class Program:
         self._settings = Settings()
         self._kernels: dict[str, KernelSignature] = {}
         self._device_programs: dict[Device, DeviceProgram] = {}
+        # per kernel name, the checked launches by the shape a host passes (see _launches_of)
+        self._launch_caches: dict[str, dict[Any, KernelLaunch]] = {}
         self._device_lock = threading.Lock()
         self._preprocessed_text = ""
         if self._loaded is not None:
@@ -235,6 +237,7 @@ class Program:
         self._build_options = result.options
         self._kernels = signatures
         self._device_programs = {}
+        self._launch_caches = {}
         self._status = build_status.SUCCESS
         _show_log(result.log, device, self._settings)
 
@@ -270,6 +273,7 @@ class Program:
         self._log = loaded.log
         self._options = loaded.options
         self._device_programs = {}
+        self._launch_caches = {}
         self._status = build_status.SUCCESS
 
     def _build_prebuilt(self, result: FrontendResult, options: str,
@@ -291,6 +295,7 @@ class Program:
         self._log = result.log
         self._options = options
         self._device_programs = {}
+        self._launch_caches = {}
         self._status = build_status.SUCCESS
 
     def _build_for_devices(self, routine: str, devices: Sequence[Device] | None) -> None:
@@ -359,6 +364,15 @@ class Program:
             raise make_error("clCreateKernel", "INVALID_KERNEL_NAME",
                              f"no kernel named '{name}' (kernels: {known})")
         return signature
+
+    def _launches_of(self, name: str) -> dict[Any, KernelLaunch]:
+        """The launches of kernel ``name`` by the shape a host passes, shared by every
+        ``Kernel`` of that name (``prg.name(...)`` makes a new one each call, as in PyOpenCL,
+        and would otherwise check its NDRange and look up the device's launch every time)."""
+        cache = self._launch_caches.get(name)
+        if cache is None:
+            cache = self._launch_caches.setdefault(name, {})
+        return cache
 
     def _device_program(self, device: Device) -> DeviceProgram:
         """The program built for ``device`` (each device builds from the same IR once)."""

@@ -137,7 +137,7 @@ class CommandQueue:
                     self._barrier = event
             elif self._last is not None and not self._last.is_done:
                 deps.append(self._last)
-            failed = any(e.command_execution_status < COMPLETE for e in waits)
+            failed = bool(waits) and any(e.command_execution_status < COMPLETE for e in waits)
             run_now = not deps and not self.out_of_order and not failed
             if not run_now:
                 self._pending.add(event)

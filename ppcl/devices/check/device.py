@@ -19,6 +19,7 @@ import numpy as np
 
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.layout import static_local_layout
 from ppcl.compiler.ir.types import AddressSpace, PointerType, scalar_of
 from ppcl.devices.check import memory as mem
 from ppcl.devices.check import values as val
@@ -27,6 +28,7 @@ from ppcl.devices.check.findings import FindingLog, summary
 from ppcl.devices.check.interp import Interpreter, local_object
 from ppcl.devices.check.lanes import Lanes
 from ppcl.devices.check.values import Ptr, Unsupported
+from ppcl.devices.cpu.args import local_bytes
 from ppcl.devices.cpu.device import HostDevice, host_device_info
 from ppcl.devices.cpu.probe import probe_cpu
 from ppcl.devices.host_memory import Allocation as HostAllocation
@@ -87,7 +89,10 @@ class CheckLaunch(KernelLaunch):
         self.module = module
         self.kernel = kernel
         self.ndrange = ndrange
-        self.static_local_bytes = 0
+        # the kernel's own __local variables, laid out as the CPU device lays them out, so a
+        # launch that needs more local memory than the device has fails here as it does there
+        self.static_local_bytes = static_local_layout(kernel.body)[1] \
+            if kernel.body is not None else 0
         grouped = any(isinstance(p.type, PointerType) and p.type.space is AddressSpace.LOCAL
                       for p in kernel.params) or \
             _calls(module, kernel, frozenset({"barrier", "work_group_barrier", "__local"}))
@@ -97,7 +102,7 @@ class CheckLaunch(KernelLaunch):
         self.groups_per_batch = max(1, lanes // per_group)
 
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
-        return sum(a.nbytes for a in args if isinstance(a, LocalArg))
+        return local_bytes(args, self.static_local_bytes)
 
     def run(self, args: Sequence[ArgValue]) -> None:
         device = self.device

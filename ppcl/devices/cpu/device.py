@@ -136,15 +136,9 @@ class CPULaunch(KernelLaunch):
         self._task: Task | None = None
         self._task_ref: Any = None
         self._in_use = threading.Lock()
-        self._local: tuple[Sequence[ArgValue], int] | None = None
 
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
-        known = self._local
-        if known is not None and known[0] is args:
-            return known[1]
-        total = local_bytes(args, self.static_local_bytes)
-        self._local = (args, total)
-        return total
+        return local_bytes(args, self.static_local_bytes)
 
     def _task_for(self, block: ArgBlock) -> Task:
         return Task(self._entry_address, ctypes.addressof(block.argv),

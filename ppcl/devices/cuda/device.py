@@ -29,7 +29,7 @@ from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.layout import Size3
+from ppcl.compiler.ir.layout import Size3, align_up
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cuda.driver import (
     ATTRIBUTES,
@@ -82,10 +82,6 @@ class _NDRangeArg(ctypes.Structure):
 
     _fields_ = [("offset", ctypes.c_uint64 * 3), ("work_dim", ctypes.c_uint32),
                 ("pad", ctypes.c_uint32)]
-
-
-def _align_up(value: int, alignment: int) -> int:
-    return (value + alignment - 1) // alignment * alignment
 
 
 def _largest_divisor(n: int, limit: int, multiple: int) -> int:
@@ -173,7 +169,7 @@ class CUDALaunch(KernelLaunch):
         total = 0
         for arg in args:
             if isinstance(arg, LocalArg):
-                total = _align_up(total, LOCAL_ARG_ALIGN) + arg.nbytes
+                total = align_up(total, LOCAL_ARG_ALIGN) + arg.nbytes
         return total
 
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
@@ -186,7 +182,7 @@ class CUDALaunch(KernelLaunch):
             if isinstance(arg, BufferArg):
                 holders.append(ctypes.c_uint64(arg.address))
             elif isinstance(arg, LocalArg):
-                offset = _align_up(offset, LOCAL_ARG_ALIGN)
+                offset = align_up(offset, LOCAL_ARG_ALIGN)
                 holders.append(ctypes.c_uint32(offset))
                 offset += arg.nbytes
             else:
