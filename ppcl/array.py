@@ -296,12 +296,13 @@ class Array:
         if int(np.prod(new_shape, dtype=np.int64)) != self.size:
             raise make_error("Array.reshape", "INVALID_VALUE",
                              f"cannot reshape size {self.size} into {new_shape}")
-        source = self._concrete() if self.flags.c_contiguous and order == "C" else self.copy()
         if order == "F":
             if not self.flags.f_contiguous:
                 raise make_error("Array.reshape", "INVALID_VALUE",
                                  "order='F' needs an F-contiguous array")
-            source = self
+            source = self._concrete()
+        else:
+            source = self._concrete() if self.flags.c_contiguous else self.copy()
         return source._view(new_shape, c_strides(new_shape, self.dtype.itemsize, order),
                             source.offset)
 

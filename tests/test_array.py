@@ -205,6 +205,9 @@ def test_reshape_ravel(queue):
     np.testing.assert_array_equal(a.ravel().get(), x.ravel())
     with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
         a.reshape(5, 5)
+    row = cla.to_device(queue, x[0])
+    # a pending expression is evaluated before its buffer is viewed in Fortran order
+    np.testing.assert_array_equal((row + row).reshape(6, order="F").get(), x[0] + x[0])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
