@@ -371,6 +371,10 @@ class Array:
         made = self._binary_node(other, op)
         if made is None:
             return NotImplemented
+        if made[1] != self.shape:  # numpy: the result must fit the array written
+            raise make_error("Array", "INVALID_VALUE",
+                             f"an in-place operand of shape {other.shape} does not fit "
+                             f"shape {self.shape}")
         self._before_write()
         _assign(self, made[0])
         return self

@@ -133,6 +133,9 @@ def test_inplace(queue, dtype):
     if np.dtype(dtype).kind != "i":
         a /= b
         close(a.get(), x / y, dtype)
+    one = cla.to_device(queue, x[:1, :1])
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        one += b  # as numpy: a larger operand does not fit a one-element array
 
 
 def test_astype(queue):
