@@ -703,6 +703,7 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) 
     a, indices = a._concrete(), indices._concrete()
     if out is None:
         out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
+    _check_out(out, indices.shape, "ppcl.array.take")
     out._before_write()
     printed = Printed()
     target = array_access(printed, out, out.shape)
@@ -746,9 +747,18 @@ def if_positive(criterion: Array, then_: Any, else_: Any, out: Array | None = No
     return _result(criterion._lazy(Op(dtype, "where", (positive, *nodes))), out)
 
 
+def _check_out(out: Array, shape: tuple[int, ...], routine: str) -> None:
+    """An ``out=`` array must have the result's shape: a kernel over it would write part of the
+    result, or past it."""
+    if out.shape != shape:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"out has shape {out.shape}, the result {shape}")
+
+
 def _result(lazy: Array, out: Array | None) -> Array:
     if out is None:
         return lazy
+    _check_out(out, lazy.shape, "ppcl.array")
     out._before_write()
     _assign(out, lazy._node())
     return out
