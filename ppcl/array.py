@@ -39,7 +39,7 @@ from ppcl.expression import (
     size_of,
 )
 from ppcl.gemv import gemv
-from ppcl.reduction import ReductionKernel, neutral_of, scalar_literal
+from ppcl.reduction import ReductionKernel, neutral_of
 from ppcl.runtime.errors import make_error
 from ppcl.scan import InclusiveScanKernel
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
@@ -513,21 +513,26 @@ def _replace_leaves(node: Node, table: dict[int, Array]) -> Node:
     return node
 
 
+def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str,
+                      printed: Printed, name: str) -> ReductionKernel:
+    """The cached kernel folding ``code`` by ``kind`` (``sum``, ``max``, ``min``) in
+    ``dtype``."""
+    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
+    if dtype.kind == "f" and kind != "sum":
+        reduce_expr = f"f{reduce_expr}"
+    return _cached(context, (name, kind, dtype.str, code, printed.key()),
+                   lambda: ReductionKernel(context, dtype, neutral_of(dtype, kind), reduce_expr,
+                                           map_expr=code, arguments=printed.args, name=name,
+                                           preamble=printed.macros))
+
+
 def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
             queue: cl.CommandQueue | None, count: int | None = None,
             shape: tuple[int, ...] | None = None) -> Array:
     queue = array._queue(queue, f"ppcl.array.{kind}")
     printed = Printed()
     code = convert(print_tree(node, shape or array.shape, printed), node.dtype, dtype)
-    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
-    if dtype.kind == "f" and kind != "sum":
-        reduce_expr = f"f{reduce_expr}"
-    neutral = neutral_of(dtype, kind) if dtype.kind != "c" else scalar_literal(dtype, 0)
-    kernel = _cached(array.context, ("reduce", kind, dtype.str, code, printed.key()),
-                     lambda: ReductionKernel(array.context, dtype, neutral, reduce_expr,
-                                             map_expr=code, arguments=printed.args,
-                                             name="ppcl_array_reduce",
-                                             preamble=printed.macros))
+    kernel = _reduction_kernel(array.context, kind, dtype, code, printed, "ppcl_array_reduce")
     out = Array(queue, (), dtype, allocator=array.allocator)
     total = array.size if count is None else count
     out.add_event(kernel.run(queue, printed.values, total, out._buffer, 0, None, None))
@@ -649,14 +654,7 @@ def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None) -
     printed = Printed()
     index = array_access(printed, subset, subset.shape)
     code = convert(array_access(printed, a, a.shape, index), a.dtype, dtype)
-    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
-    if dtype.kind == "f" and kind != "sum":
-        reduce_expr = f"f{reduce_expr}"
-    kernel = _cached(a.context, ("subset", kind, dtype.str, code, printed.key()),
-                     lambda: ReductionKernel(a.context, dtype, neutral_of(dtype, kind),
-                                             reduce_expr, map_expr=code,
-                                             arguments=printed.args, name="ppcl_subset",
-                                             preamble=printed.macros))
+    kernel = _reduction_kernel(a.context, kind, dtype, code, printed, "ppcl_subset")
     queue = a._queue(queue, f"subset_{kind}")
     out = Array(queue, (), dtype)
     out.add_event(kernel.run(queue, printed.values, subset.size, out._buffer, 0, None, None))
