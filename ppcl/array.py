@@ -517,6 +517,9 @@ def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str
                       printed: Printed, name: str) -> ReductionKernel:
     """The cached kernel folding ``code`` by ``kind`` (``sum``, ``max``, ``min``) in
     ``dtype``."""
+    if dtype.kind == "c" and kind != "sum":
+        # OpenCL's max and min of a float2 go component by component: no complex order
+        raise TypeError(f"{kind} of {dtype}: complex numbers have no order")
     reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
     if dtype.kind == "f" and kind != "sum":
         reduce_expr = f"f{reduce_expr}"

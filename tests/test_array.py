@@ -308,6 +308,8 @@ def test_misuse_raises_opencl_errors(queue):
         a[1:].data  # noqa: B018 - the property raises
     with pytest.raises(TypeError, match="complex"):
         _ = cla.to_device(queue, host(np.complex64)) < 1
+    with pytest.raises(TypeError, match="complex"):  # max of float2 is taken per component
+        cla.to_device(queue, host(np.complex64)).max()
     short = cla.zeros(queue, 3, np.float32)  # an out= of another shape than the result
     with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
         cla.maximum(a, a, out=short)
