@@ -348,8 +348,10 @@ class Array:
             return NotImplemented
         return self._lazy(*made)
 
-    def _binary_node(self, other: Any, op: str,
-                     reverse: bool = False) -> tuple[Node, tuple[int, ...]] | None:
+    def _binary_node(self, other: Any, op: str, reverse: bool = False,
+                     dtype_of: Any = result_dtype) -> tuple[Node, tuple[int, ...]] | None:
+        """``self op other`` (``other op self`` when ``reverse``) and its shape; None when
+        ``other`` is neither an array nor a scalar. ``dtype_of(op, left, right)`` types it."""
         mine = self._node()
         if isinstance(other, Array):
             if other.shape != self.shape and other.size != 1 and self.size != 1:
@@ -364,7 +366,7 @@ class Array:
         else:
             return None
         left, right = (theirs, mine) if reverse else (mine, theirs)
-        dtype = result_dtype(op, left.dtype, right.dtype)
+        dtype = dtype_of(op, left.dtype, right.dtype)
         return _bounded(Op(dtype, op, (left, right)), shape), shape
 
     def _inplace(self, other: Any, op: str) -> Array:
