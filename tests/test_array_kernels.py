@@ -160,6 +160,8 @@ def test_clrandom(ctx, queue):
     assert abs(u.mean() - 0.5) < 0.01 and abs(u.var() - 1 / 12) < 0.005
     k = clrandom.rand(queue, (100000,), np.int32, a=3, b=8).get()
     assert set(np.unique(k)) == {3, 4, 5, 6, 7}
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        clrandom.rand(queue, (10,), np.int32, a=5, b=5)  # an empty range, as numpy refuses
     g1, g2 = clrandom.PhiloxGenerator(ctx, seed=7), clrandom.PhiloxGenerator(ctx, seed=7)
     first = g1.normal(queue, (100000,), np.float64, mu=1, sigma=2).get()
     np.testing.assert_array_equal(first, g2.normal(queue, (100000,), np.float64, mu=1,
