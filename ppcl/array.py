@@ -39,7 +39,7 @@ from ppcl.expression import (
     size_of,
 )
 from ppcl.gemv import gemv
-from ppcl.reduction import ReductionKernel, neutral_of, scalar_literal
+from ppcl.reduction import ReductionKernel, neutral_of
 from ppcl.runtime.errors import make_error
 from ppcl.scan import InclusiveScanKernel
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
@@ -296,12 +296,13 @@ class Array:
         if int(np.prod(new_shape, dtype=np.int64)) != self.size:
             raise make_error("Array.reshape", "INVALID_VALUE",
                              f"cannot reshape size {self.size} into {new_shape}")
-        source = self._concrete() if self.flags.c_contiguous and order == "C" else self.copy()
         if order == "F":
             if not self.flags.f_contiguous:
                 raise make_error("Array.reshape", "INVALID_VALUE",
                                  "order='F' needs an F-contiguous array")
-            source = self
+            source = self._concrete()
+        else:
+            source = self._concrete() if self.flags.c_contiguous else self.copy()
         return source._view(new_shape, c_strides(new_shape, self.dtype.itemsize, order),
                             source.offset)
 
@@ -347,8 +348,10 @@ class Array:
             return NotImplemented
         return self._lazy(*made)
 
-    def _binary_node(self, other: Any, op: str,
-                     reverse: bool = False) -> tuple[Node, tuple[int, ...]] | None:
+    def _binary_node(self, other: Any, op: str, reverse: bool = False,
+                     dtype_of: Any = result_dtype) -> tuple[Node, tuple[int, ...]] | None:
+        """``self op other`` (``other op self`` when ``reverse``) and its shape; None when
+        ``other`` is neither an array nor a scalar. ``dtype_of(op, left, right)`` types it."""
         mine = self._node()
         if isinstance(other, Array):
             if other.shape != self.shape and other.size != 1 and self.size != 1:
@@ -363,13 +366,17 @@ class Array:
         else:
             return None
         left, right = (theirs, mine) if reverse else (mine, theirs)
-        dtype = result_dtype(op, left.dtype, right.dtype)
+        dtype = dtype_of(op, left.dtype, right.dtype)
         return _bounded(Op(dtype, op, (left, right)), shape), shape
 
     def _inplace(self, other: Any, op: str) -> Array:
         made = self._binary_node(other, op)
         if made is None:
             return NotImplemented
+        if made[1] != self.shape:  # numpy: the result must fit the array written
+            raise make_error("Array", "INVALID_VALUE",
+                             f"an in-place operand of shape {other.shape} does not fit "
+                             f"shape {self.shape}")
         self._before_write()
         _assign(self, made[0])
         return self
@@ -508,21 +515,29 @@ def _replace_leaves(node: Node, table: dict[int, Array]) -> Node:
     return node
 
 
+def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str,
+                      printed: Printed, name: str) -> ReductionKernel:
+    """The cached kernel folding ``code`` by ``kind`` (``sum``, ``max``, ``min``) in
+    ``dtype``."""
+    if dtype.kind == "c" and kind != "sum":
+        # OpenCL's max and min of a float2 go component by component: no complex order
+        raise TypeError(f"{kind} of {dtype}: complex numbers have no order")
+    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
+    if dtype.kind == "f" and kind != "sum":
+        reduce_expr = f"f{reduce_expr}"
+    return _cached(context, (name, kind, dtype.str, code, printed.key()),
+                   lambda: ReductionKernel(context, dtype, neutral_of(dtype, kind), reduce_expr,
+                                           map_expr=code, arguments=printed.args, name=name,
+                                           preamble=printed.macros))
+
+
 def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
             queue: cl.CommandQueue | None, count: int | None = None,
             shape: tuple[int, ...] | None = None) -> Array:
     queue = array._queue(queue, f"ppcl.array.{kind}")
     printed = Printed()
     code = convert(print_tree(node, shape or array.shape, printed), node.dtype, dtype)
-    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
-    if dtype.kind == "f" and kind != "sum":
-        reduce_expr = f"f{reduce_expr}"
-    neutral = neutral_of(dtype, kind) if dtype.kind != "c" else scalar_literal(dtype, 0)
-    kernel = _cached(array.context, ("reduce", kind, dtype.str, code, printed.key()),
-                     lambda: ReductionKernel(array.context, dtype, neutral, reduce_expr,
-                                             map_expr=code, arguments=printed.args,
-                                             name="ppcl_array_reduce",
-                                             preamble=printed.macros))
+    kernel = _reduction_kernel(array.context, kind, dtype, code, printed, "ppcl_array_reduce")
     out = Array(queue, (), dtype, allocator=array.allocator)
     total = array.size if count is None else count
     out.add_event(kernel.run(queue, printed.values, total, out._buffer, 0, None, None))
@@ -644,14 +659,7 @@ def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None) -
     printed = Printed()
     index = array_access(printed, subset, subset.shape)
     code = convert(array_access(printed, a, a.shape, index), a.dtype, dtype)
-    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
-    if dtype.kind == "f" and kind != "sum":
-        reduce_expr = f"f{reduce_expr}"
-    kernel = _cached(a.context, ("subset", kind, dtype.str, code, printed.key()),
-                     lambda: ReductionKernel(a.context, dtype, neutral_of(dtype, kind),
-                                             reduce_expr, map_expr=code,
-                                             arguments=printed.args, name="ppcl_subset",
-                                             preamble=printed.macros))
+    kernel = _reduction_kernel(a.context, kind, dtype, code, printed, "ppcl_subset")
     queue = a._queue(queue, f"subset_{kind}")
     out = Array(queue, (), dtype)
     out.add_event(kernel.run(queue, printed.values, subset.size, out._buffer, 0, None, None))
@@ -698,6 +706,7 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) 
     a, indices = a._concrete(), indices._concrete()
     if out is None:
         out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
+    _check_out(out, indices.shape, "ppcl.array.take")
     out._before_write()
     printed = Printed()
     target = array_access(printed, out, out.shape)
@@ -741,9 +750,18 @@ def if_positive(criterion: Array, then_: Any, else_: Any, out: Array | None = No
     return _result(criterion._lazy(Op(dtype, "where", (positive, *nodes))), out)
 
 
+def _check_out(out: Array, shape: tuple[int, ...], routine: str) -> None:
+    """An ``out=`` array must have the result's shape: a kernel over it would write part of the
+    result, or past it."""
+    if out.shape != shape:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"out has shape {out.shape}, the result {shape}")
+
+
 def _result(lazy: Array, out: Array | None) -> Array:
     if out is None:
         return lazy
+    _check_out(out, lazy.shape, "ppcl.array")
     out._before_write()
     _assign(out, lazy._node())
     return out

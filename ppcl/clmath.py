@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.array import Array
-from ppcl.expression import Op, result_dtype, scalar_node
+from ppcl.expression import Op, result_dtype
 from ppcl.runtime.errors import make_error
 
 _UNARY = ("acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atanh", "atanpi",
@@ -25,6 +25,10 @@ _BINARY = ("atan2", "fmod", "hypot", "copysign", "pow")
 
 def _float_dtype(dtype: np.dtype) -> np.dtype:
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _float_result(op: str, left: np.dtype, right: np.dtype) -> np.dtype:
+    return _float_dtype(result_dtype(op, left, right))
 
 
 def _unary(name: str) -> Any:
@@ -51,13 +55,17 @@ def _binary(name: str) -> Any:
             raise make_error(f"clmath.{name}", "INVALID_VALUE",
                              f"clmath.{name} needs an array argument")
         first = a if isinstance(a, Array) else b
-        nodes = [v._node() if isinstance(v, Array) else scalar_node(v, first.dtype)
-                 for v in (a, b)]
-        dtype = _float_dtype(result_dtype(name, nodes[0].dtype, nodes[1].dtype))
-        if dtype.kind == "c":
+        dtypes = [v.dtype if isinstance(v, Array) else first.dtype for v in (a, b)]
+        if _float_result(name, *dtypes).kind == "c":
             raise make_error(f"clmath.{name}", "INVALID_VALUE",
                              f"clmath.{name} is not defined on complex arrays")
-        return first._lazy(Op(dtype, name, tuple(nodes)))
+        # the operands' shapes are checked (and a one-element array broadcast) as for operators
+        made = first._binary_node(b if first is a else a, name, reverse=first is b,
+                                  dtype_of=_float_result)
+        if made is None:
+            raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                             f"clmath.{name} takes arrays and scalars")
+        return first._lazy(*made)
 
     apply.__name__ = name
     apply.__doc__ = f"``{name}`` of every pair of elements (lazy)."

@@ -141,6 +141,9 @@ class _CounterGenerator:
 
     def fill_uniform(self, ary: Array, a: Any = 0, b: Any = 1,
                      queue: cl.CommandQueue | None = None) -> Array:
+        if ary.dtype.kind in "iu" and b <= a:  # the kernel reduces modulo b - a
+            raise make_error("clrandom", "INVALID_VALUE",
+                             f"integers in [a, b) need a < b, got a={a}, b={b}")
         return self._fill(ary, "uniform", a, b, queue)
 
     def uniform(self, queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",

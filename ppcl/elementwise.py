@@ -135,6 +135,7 @@ class ElementwiseKernel:
         self.preamble = preamble
         self.loop_prep = loop_prep
         self.after_loop = after_loop
+        self._built: dict[bool, cl.Kernel] = {}  # by ``ranged``: no source text per launch
 
     def source(self, ranged: bool) -> str:
         """One work-item per index ``i``: no bounds check, since launches cover exact ranges
@@ -157,7 +158,11 @@ class ElementwiseKernel:
                 f"  {self.after_loop};\n}}\n")
 
     def get_kernel(self, ranged: bool = False) -> cl.Kernel:
-        return build_kernel(self.context, self.source(ranged), self.name, self.options)
+        kernel = self._built.get(ranged)
+        if kernel is None:
+            kernel = build_kernel(self.context, self.source(ranged), self.name, self.options)
+            self._built[ranged] = kernel
+        return kernel
 
     def __call__(self, *args: Any, range: slice | None = None,  # noqa: A002 - PyOpenCL's name
                  slice: slice | None = None, queue: cl.CommandQueue | None = None,  # noqa: A002

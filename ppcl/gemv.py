@@ -8,6 +8,7 @@ bound like OpenBLAS's sgemv: one pass over ``A``.
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from ppcl.elementwise import build_kernel
 from ppcl.tools import dtype_to_ctype
 
 
+@functools.cache  # printed once per dtype, not at every launch
 def _gemv_source(dtype: np.dtype) -> str:
     t = dtype_to_ctype(dtype)
     rows = "\n".join(f"  __global const {t} *a{r} = A + (row + {r}) * m;" for r in range(4))

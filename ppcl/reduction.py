@@ -48,6 +48,17 @@ class ReductionKernel:
         self.name = name
         self.options = options
         self.preamble = preamble
+        self._built: dict[bool, tuple[cl.Kernel, cl.Kernel]] = {}  # by ``ranged``
+
+    def kernels(self, ranged: bool) -> tuple[cl.Kernel, cl.Kernel]:
+        """The two stages, built once per kernel object: no source text per launch."""
+        stages = self._built.get(ranged)
+        if stages is None:
+            source = self.source(ranged)
+            stages = (build_kernel(self.context, source, self.name, self.options),
+                      build_kernel(self.context, source, f"{self.name}_finish", self.options))
+            self._built[ranged] = stages
+        return stages
 
     def source(self, ranged: bool) -> str:
         out_t = dtype_to_ctype(self.dtype_out)
@@ -137,9 +148,7 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
             out_offset: int, ranged: tuple[int, int] | None,
             wait_for: Sequence[cl.Event] | None) -> cl.Event:
         """Enqueue both stages on prepared argument values, writing into ``out_buffer``."""
-        source = self.source(ranged is not None)
-        stage = build_kernel(self.context, source, self.name, self.options)
-        finish = build_kernel(self.context, source, f"{self.name}_finish", self.options)
+        stage, finish = self.kernels(ranged is not None)
         if ranged is not None:
             values = [*values, np.int64(ranged[0]), np.int64(ranged[1])]
         groups, per_item = reduction_geometry(queue.device, count)

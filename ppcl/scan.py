@@ -63,6 +63,16 @@ class GenericScanKernel:
         self.name = name_prefix
         self.options = options
         self.preamble = preamble
+        self._built: list[cl.Kernel] = []  # the three stages, built at the first call
+
+    def kernels(self) -> list[cl.Kernel]:
+        """The three stages, built once per kernel object: no source text per launch."""
+        if not self._built:
+            source = self.source()
+            self._built = [build_kernel(self.context, source, f"{self.name}_{part}",
+                                        self.options)
+                           for part in ("totals", "carries", "final")]
+        return self._built
 
     def _fetches(self) -> str:
         """The ``input_fetch_exprs`` as locals read at ``i`` (zero past either end)."""
@@ -154,9 +164,7 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
             raise make_error(routine, "INVALID_DEVICE",
                              "scans run on CPU devices only so far")
         values = array_args(self.args, args, routine)
-        source = self.source()
-        kernels = [build_kernel(self.context, source, f"{self.name}_{part}", self.options)
-                   for part in ("totals", "carries", "final")]
+        kernels = self.kernels()
         global_size, chunk = chunk_geometry(queue.device, size)
         item = self.dtype.itemsize
         totals = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size * item)

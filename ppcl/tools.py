@@ -11,6 +11,7 @@ PyOpenCL's complex header.
 
 from __future__ import annotations
 
+import abc
 import gc
 import threading
 from collections.abc import Callable
@@ -360,7 +361,7 @@ def match_dtype_to_c_struct(device: Any, name: str, dtype: Any,
 # ---------------------------------------------------------------------- kernel arguments
 
 
-class Argument:
+class Argument(abc.ABC):
     """One argument of a generated kernel: its dtype and name."""
 
     def __init__(self, dtype: Any, name: str) -> None:
@@ -370,8 +371,9 @@ class Argument:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.dtype}, '{self.name}')"
 
+    @abc.abstractmethod
     def declarator(self) -> str:
-        raise NotImplementedError
+        ...
 
 
 class VectorArg(Argument):

@@ -133,6 +133,9 @@ def test_inplace(queue, dtype):
     if np.dtype(dtype).kind != "i":
         a /= b
         close(a.get(), x / y, dtype)
+    one = cla.to_device(queue, x[:1, :1])
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        one += b  # as numpy: a larger operand does not fit a one-element array
 
 
 def test_astype(queue):
@@ -205,6 +208,9 @@ def test_reshape_ravel(queue):
     np.testing.assert_array_equal(a.ravel().get(), x.ravel())
     with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
         a.reshape(5, 5)
+    row = cla.to_device(queue, x[0])
+    # a pending expression is evaluated before its buffer is viewed in Fortran order
+    np.testing.assert_array_equal((row + row).reshape(6, order="F").get(), x[0] + x[0])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -302,6 +308,13 @@ def test_misuse_raises_opencl_errors(queue):
         a[1:].data  # noqa: B018 - the property raises
     with pytest.raises(TypeError, match="complex"):
         _ = cla.to_device(queue, host(np.complex64)) < 1
+    with pytest.raises(TypeError, match="complex"):  # max of float2 is taken per component
+        cla.to_device(queue, host(np.complex64)).max()
+    short = cla.zeros(queue, 3, np.float32)  # an out= of another shape than the result
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        cla.maximum(a, a, out=short)
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        cla.take(a.ravel(), cla.zeros(queue, 4, np.int32), out=short)
 
 
 def test_take_cumsum_any_all(queue):

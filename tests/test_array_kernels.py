@@ -140,6 +140,11 @@ def test_clmath(queue, dtype):
     np.testing.assert_allclose(clmath.atan2(a, a[::-1]).get(), np.arctan2(x, x[::-1]),
                                rtol=rtol)
     np.testing.assert_allclose(clmath.hypot(a, 2).get(), np.hypot(x, 2), rtol=rtol)
+    np.testing.assert_allclose(clmath.pow(2, a).get(), 2 ** x, rtol=rtol)
+    one = a[:1]  # a one-element array broadcasts, as under operators
+    np.testing.assert_allclose(clmath.atan2(one, a).get(), np.arctan2(x[:1], x), rtol=rtol)
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        clmath.atan2(a, a[:100])  # operands of two shapes
     ints = cla.to_device(queue, np.arange(5, dtype=np.int32))
     assert clmath.sqrt(ints).dtype == np.float64
     c = cla.to_device(queue, (x + 1j * x).astype(np.complex64))
@@ -155,6 +160,8 @@ def test_clrandom(ctx, queue):
     assert abs(u.mean() - 0.5) < 0.01 and abs(u.var() - 1 / 12) < 0.005
     k = clrandom.rand(queue, (100000,), np.int32, a=3, b=8).get()
     assert set(np.unique(k)) == {3, 4, 5, 6, 7}
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE"):
+        clrandom.rand(queue, (10,), np.int32, a=5, b=5)  # an empty range, as numpy refuses
     g1, g2 = clrandom.PhiloxGenerator(ctx, seed=7), clrandom.PhiloxGenerator(ctx, seed=7)
     first = g1.normal(queue, (100000,), np.float64, mu=1, sigma=2).get()
     np.testing.assert_array_equal(first, g2.normal(queue, (100000,), np.float64, mu=1,

@@ -46,13 +46,11 @@ def _lu_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     a = data.buf["A"]
     scale_row = data.kernel("lu_kernel1")
     update = data.kernel("lu_kernel2")
-    cl.enqueue_copy(queue, a, data.host["A"])
+    data.restore(queue, "A")
     for k in range(n):
         scale_row(queue, (round_up(n, 256),), (256,), a, np.int32(k), np.int32(n))
         update(queue, (round_up(n, 32), round_up(n, 8)), (32, 8), a, np.int32(k), np.int32(n))
-    result = np.empty((n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, result, a)
-    return (result,)
+    return data.read(queue, "A")
 
 
 def _lu_reference(size: Size, inputs: Arrays) -> Result:
@@ -128,18 +126,13 @@ def _gramschmidt_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     norm = data.kernel("gramschmidt_kernel1")
     normalize = data.kernel("gramschmidt_kernel2")
     project = data.kernel("gramschmidt_kernel3")
-    cl.enqueue_copy(queue, buf["a"], data.host["a"])
-    cl.enqueue_copy(queue, buf["r"], data.host["r"])
+    data.restore(queue, "a", "r")
     for k in range(n):
         args = (np.int32(k), np.int32(m), np.int32(n))
         norm(queue, (1,), (1,), buf["a"], buf["r"], *args)
         normalize(queue, (round_up(m, 256),), (256,), buf["a"], buf["r"], buf["q"], *args)
         project(queue, (round_up(n, 256),), (256,), buf["a"], buf["r"], buf["q"], *args)
-    q = np.empty((m, n), dtype=np.float32)
-    r = np.empty((n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, q, buf["q"])
-    cl.enqueue_copy(queue, r, buf["r"])
-    return (q, r)
+    return data.read(queue, "q", "r")
 
 
 def _gramschmidt_reference(size: Size, inputs: Arrays) -> Result:
@@ -202,7 +195,7 @@ def _cholesky_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     diag = data.kernel("chol_diag")
     column = data.kernel("chol_column")
     update = data.kernel("chol_update")
-    cl.enqueue_copy(queue, a, data.host["a"])
+    data.restore(queue, "a")
     for k in range(n):
         rest = n - k - 1
         diag(queue, (1,), None, a, np.int32(k), np.int32(n))
@@ -211,8 +204,7 @@ def _cholesky_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
         column(queue, (round_up(rest, 64),), (64,), a, np.int32(k), np.int32(n))
         update(queue, (round_up(rest, 32), round_up(rest, 8)), (32, 8), a, np.int32(k),
                np.int32(n))
-    result = np.empty((n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, result, a)
+    (result,) = data.read(queue, "a")
     return (np.tril(result),)
 
 

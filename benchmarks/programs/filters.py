@@ -45,9 +45,7 @@ def _conv2d_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     ni, nj = data.size["ni"], data.size["nj"]
     data.kernel("conv2d_kernel")(queue, (round_up(nj, 32), round_up(ni, 8)), (32, 8),
                                  data.buf["A"], data.buf["B"], np.int32(ni), np.int32(nj))
-    b = np.empty((ni, nj), dtype=np.float32)
-    cl.enqueue_copy(queue, b, data.buf["B"])
-    return (b,)
+    return data.read(queue, "B")
 
 
 def _conv2d_reference(size: Size, inputs: Arrays) -> Result:
@@ -119,9 +117,7 @@ def _conv3d_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     for i in range(1, ni - 1):
         kernel(queue, (round_up(nk, 32), round_up(nj, 8)), (32, 8), data.buf["A"],
                data.buf["B"], np.int32(ni), np.int32(nj), np.int32(nk), np.int32(i))
-    b = np.empty((ni, nj, nk), dtype=np.float32)
-    cl.enqueue_copy(queue, b, data.buf["B"])
-    return (b,)
+    return data.read(queue, "B")
 
 
 def _conv3d_reference(size: Size, inputs: Arrays) -> Result:
@@ -189,9 +185,7 @@ def _sobel_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     args = (np.int32(width), np.int32(height))
     data.kernel("grey")(queue, grid, (16, 16), data.buf["rgb"], data.buf["luma"], *args)
     data.kernel("sobel")(queue, grid, (16, 16), data.buf["luma"], data.buf["edges"], *args)
-    edges = np.empty((height, width), dtype=np.float32)
-    cl.enqueue_copy(queue, edges, data.buf["edges"])
-    return (edges,)
+    return data.read(queue, "edges")
 
 
 def _sobel_reference(size: Size, inputs: Arrays) -> Result:
@@ -273,9 +267,7 @@ def _gaussian_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
                              buf["weights"], *args)
     data.kernel("blur_columns")(queue, (width, height), None, buf["tmp"], buf["out"],
                                 buf["weights"], *args)
-    out = np.empty((height, width), dtype=np.float32)
-    cl.enqueue_copy(queue, out, buf["out"])
-    return (out,)
+    return data.read(queue, "out")
 
 
 def _gaussian_reference(size: Size, inputs: Arrays) -> Result:

@@ -76,7 +76,7 @@ def _kmeans_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
                                                                  "features"))
     buf = data.buf
     sizes = (np.int32(npoints), np.int32(nclusters), np.int32(nfeatures))
-    cl.enqueue_copy(queue, buf["clusters"], data.host["clusters"])
+    data.restore(queue, "clusters")
     membership = data.host["membership"].copy()
     previous = membership.copy()
     for _ in range(data.size["iterations"]):
@@ -88,8 +88,7 @@ def _kmeans_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
         if np.array_equal(membership, previous):
             break
         previous[:] = membership
-    clusters = np.empty((nclusters, nfeatures), dtype=np.float32)
-    cl.enqueue_copy(queue, clusters, buf["clusters"])
+    (clusters,) = data.read(queue, "clusters")
     return (clusters, membership.astype(np.float64))
 
 
@@ -175,8 +174,7 @@ def _bfs_inputs(size: Size, rng: np.random.Generator) -> Arrays:
 def _bfs_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n = data.size["nodes"]
     buf = data.buf
-    for name in ("mask", "updating", "visited", "cost"):
-        cl.enqueue_copy(queue, buf[name], data.host[name])
+    data.restore(queue, "mask", "updating", "visited", "cost")
     grid = (round_up(n, 256),)
     over = np.zeros(1, dtype=np.int32)
     while True:
@@ -190,9 +188,7 @@ def _bfs_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
         cl.enqueue_copy(queue, over, buf["over"])
         if not over[0]:
             break
-    cost = np.empty(n, dtype=np.int32)
-    cl.enqueue_copy(queue, cost, buf["cost"])
-    return (cost,)
+    return data.read(queue, "cost")
 
 
 def _bfs_reference(size: Size, inputs: Arrays) -> Result:
@@ -256,16 +252,14 @@ def _nw_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n = data.size["n"]
     buf = data.buf
     diagonal = data.kernel("nw_diagonal")
-    cl.enqueue_copy(queue, buf["score"], data.host["score"])
+    data.restore(queue, "score")
     for d in range(2, 2 * n + 1):
         first_i = max(1, d - n)
         count = min(n, d - 1) - first_i + 1
         diagonal(queue, (round_up(count, 64),), (64,), buf["score"], buf["reference"],
                  np.int32(d), np.int32(first_i), np.int32(count), np.int32(n + 1),
                  np.int32(NW_PENALTY))
-    score = np.empty((n + 1, n + 1), dtype=np.int32)
-    cl.enqueue_copy(queue, score, buf["score"])
-    return (score,)
+    return data.read(queue, "score")
 
 
 def _nw_reference(size: Size, inputs: Arrays) -> Result:

@@ -58,9 +58,7 @@ def _atax_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
                                 buf["A"], buf["x"], buf["tmp"], np.int32(nx), np.int32(ny))
     data.kernel("atax_kernel2")(queue, (round_up(ny, 256),), (256,),
                                 buf["A"], buf["y"], buf["tmp"], np.int32(nx), np.int32(ny))
-    y = np.empty(ny, dtype=np.float32)
-    cl.enqueue_copy(queue, y, buf["y"])
-    return (y,)
+    return data.read(queue, "y")
 
 
 def _atax_reference(size: Size, inputs: Arrays) -> Result:
@@ -122,11 +120,7 @@ def _bicg_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
                                 buf["A"], buf["r"], buf["s"], np.int32(nx), np.int32(ny))
     data.kernel("bicg_kernel2")(queue, (nx,), None,
                                 buf["A"], buf["p"], buf["q"], np.int32(nx), np.int32(ny))
-    s = np.empty(ny, dtype=np.float32)
-    q = np.empty(nx, dtype=np.float32)
-    cl.enqueue_copy(queue, s, buf["s"])
-    cl.enqueue_copy(queue, q, buf["q"])
-    return (s, q)
+    return data.read(queue, "s", "q")
 
 
 def _bicg_reference(size: Size, inputs: Arrays) -> Result:
@@ -180,17 +174,12 @@ def _mvt_inputs(size: Size, rng: np.random.Generator) -> Arrays:
 def _mvt_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n = data.size["n"]
     buf = data.buf
-    cl.enqueue_copy(queue, buf["x1"], data.host["x1"])
-    cl.enqueue_copy(queue, buf["x2"], data.host["x2"])
+    data.restore(queue, "x1", "x2")
     data.kernel("mvt_kernel1")(queue, (round_up(n, 256),), (256,),
                                buf["a"], buf["x1"], buf["y1"], np.int32(n))
     data.kernel("mvt_kernel2")(queue, (round_up(n, 256),), (256,),
                                buf["a"], buf["x2"], buf["y2"], np.int32(n))
-    x1 = np.empty(n, dtype=np.float32)
-    x2 = np.empty(n, dtype=np.float32)
-    cl.enqueue_copy(queue, x1, buf["x1"])
-    cl.enqueue_copy(queue, x2, buf["x2"])
-    return (x1, x2)
+    return data.read(queue, "x1", "x2")
 
 
 def _mvt_reference(size: Size, inputs: Arrays) -> Result:
@@ -238,14 +227,11 @@ def _gesummv_inputs(size: Size, rng: np.random.Generator) -> Arrays:
 def _gesummv_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n = data.size["n"]
     buf = data.buf
-    cl.enqueue_copy(queue, buf["y"], data.host["y"])
-    cl.enqueue_copy(queue, buf["tmp"], data.host["tmp"])
+    data.restore(queue, "y", "tmp")
     data.kernel("gesummv_kernel")(queue, (round_up(n, 256),), (256,),
                                   buf["a"], buf["b"], buf["x"], buf["y"], buf["tmp"],
                                   np.float32(1.5), np.float32(1.2), np.int32(n))
-    y = np.empty(n, dtype=np.float32)
-    cl.enqueue_copy(queue, y, buf["y"])
-    return (y,)
+    return data.read(queue, "y")
 
 
 def _gesummv_reference(size: Size, inputs: Arrays) -> Result:

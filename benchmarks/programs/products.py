@@ -43,14 +43,12 @@ BETA = 1.2
 
 def _gemm_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     ni, nj, nk = data.size["ni"], data.size["nj"], data.size["nk"]
-    cl.enqueue_copy(queue, data.buf["c"], data.host["c"])
+    data.restore(queue, "c")
     data.kernel("gemm")(queue, (round_up(nj, 32), round_up(ni, 8)), (32, 8),
                         data.buf["a"], data.buf["b"], data.buf["c"],
                         np.float32(ALPHA), np.float32(BETA),
                         np.int32(ni), np.int32(nj), np.int32(nk))
-    c = np.empty((ni, nj), dtype=np.float32)
-    cl.enqueue_copy(queue, c, data.buf["c"])
-    return (c,)
+    return data.read(queue, "c")
 
 
 def _gemm_reference(size: Size, inputs: Arrays) -> Result:
@@ -110,16 +108,14 @@ def _mm2_inputs(size: Size, rng: np.random.Generator) -> Arrays:
 def _mm2_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     ni, nj, nk, nl = (data.size[key] for key in ("ni", "nj", "nk", "nl"))
     buf = data.buf
-    cl.enqueue_copy(queue, buf["d"], data.host["d"])
+    data.restore(queue, "d")
     data.kernel("mm2_kernel1")(queue, (round_up(nj, 32), round_up(ni, 8)), (32, 8),
                                buf["tmp"], buf["a"], buf["b"], np.float32(ALPHA),
                                np.int32(ni), np.int32(nj), np.int32(nk))
     data.kernel("mm2_kernel2")(queue, (round_up(nl, 32), round_up(ni, 8)), (32, 8),
                                buf["tmp"], buf["c"], buf["d"], np.float32(BETA),
                                np.int32(ni), np.int32(nj), np.int32(nl))
-    d = np.empty((ni, nl), dtype=np.float32)
-    cl.enqueue_copy(queue, d, buf["d"])
-    return (d,)
+    return data.read(queue, "d")
 
 
 def _mm2_reference(size: Size, inputs: Arrays) -> Result:
@@ -178,9 +174,7 @@ def _mm3_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     launch("a", "b", "e", ni, nj, nk)
     launch("c", "d", "f", nj, nl, nm)
     launch("e", "f", "g", ni, nl, nj)
-    g = np.empty((ni, nl), dtype=np.float32)
-    cl.enqueue_copy(queue, g, buf["g"])
-    return (g,)
+    return data.read(queue, "g")
 
 
 def _mm3_reference(size: Size, inputs: Arrays) -> Result:

@@ -27,12 +27,27 @@ class Data:
 
     def __init__(self, cl: Any, ctx: Any, program: Program, size: Size, inputs: Arrays) -> None:
         mf = cl.mem_flags
+        self.cl = cl
         self.size = size
         self.host = inputs
         self.prg = cl.Program(ctx, program.source).build(options=program.build_options)
         self.buf = {name: cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=array)
                     for name, array in inputs.items()}
         self._kernels: dict[str, Any] = {}
+
+    def restore(self, queue: Any, *names: str) -> None:
+        """Copy the host inputs ``names`` into their buffers again, for a program that changes
+        them in place."""
+        for name in names:
+            self.cl.enqueue_copy(queue, self.buf[name], self.host[name])
+
+    def read(self, queue: Any, *names: str) -> Result:
+        """The buffers ``names`` read back to the host, each shaped as its input (the copies
+        block, so this also waits for the queue)."""
+        results = tuple(np.empty_like(self.host[name]) for name in names)
+        for name, result in zip(names, results):
+            self.cl.enqueue_copy(queue, result, self.buf[name])
+        return results
 
     def kernel(self, name: str) -> Any:
         """The kernel ``name``, retrieved once: a retrieval makes a new kernel object."""

@@ -51,13 +51,11 @@ def _syrk_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n, m = data.size["n"], data.size["m"]
     buf = data.buf
     grid = (round_up(n, 32), round_up(n, 8))
-    cl.enqueue_copy(queue, buf["c"], data.host["c"])
+    data.restore(queue, "c")
     data.kernel("syrk_scale")(queue, grid, (32, 8), buf["c"], np.float32(BETA), np.int32(n))
     data.kernel("syrk_update")(queue, grid, (32, 8), buf["a"], buf["c"], np.float32(ALPHA),
                                np.int32(n), np.int32(m))
-    c = np.empty((n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, c, buf["c"])
-    return (c,)
+    return data.read(queue, "c")
 
 
 def _syrk_reference(size: Size, inputs: Arrays) -> Result:
@@ -93,13 +91,11 @@ __kernel void syr2k_kernel(__global float *a, __global float *b, __global float 
 def _syr2k_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n, m = data.size["n"], data.size["m"]
     buf = data.buf
-    cl.enqueue_copy(queue, buf["c"], data.host["c"])
+    data.restore(queue, "c")
     data.kernel("syr2k_kernel")(queue, (round_up(n, 32), round_up(n, 8)), (32, 8),
                                 buf["a"], buf["b"], buf["c"], np.float32(ALPHA),
                                 np.float32(BETA), np.int32(n), np.int32(m))
-    c = np.empty((n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, c, buf["c"])
-    return (c,)
+    return data.read(queue, "c")
 
 
 def _syr2k_reference(size: Size, inputs: Arrays) -> Result:

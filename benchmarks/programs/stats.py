@@ -70,16 +70,14 @@ def _stats_inputs(size: Size, rng: np.random.Generator) -> Arrays:
 def _covariance_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n, m = data.size["n"], data.size["m"]
     buf = data.buf
-    cl.enqueue_copy(queue, buf["data"], data.host["data"])
+    data.restore(queue, "data")
     data.kernel("covar_mean")(queue, (round_up(m, 256),), (256,), buf["mean"], buf["data"],
                               np.float32(n), np.int32(m), np.int32(n))
     data.kernel("covar_reduce")(queue, (round_up(m, 32), round_up(n, 8)), (32, 8),
                                 buf["mean"], buf["data"], np.int32(m), np.int32(n))
     data.kernel("covar_covar")(queue, (round_up(m, 256),), (256,), buf["symmat"],
                                buf["data"], np.float32(n), np.int32(m), np.int32(n))
-    symmat = np.empty((m, m), dtype=np.float32)
-    cl.enqueue_copy(queue, symmat, buf["symmat"])
-    return (symmat,)
+    return data.read(queue, "symmat")
 
 
 def _covariance_reference(size: Size, inputs: Arrays) -> Result:
@@ -163,7 +161,7 @@ def _correlation_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n, m = data.size["n"], data.size["m"]
     buf = data.buf
     columns = (round_up(m, 256),)
-    cl.enqueue_copy(queue, buf["data"], data.host["data"])
+    data.restore(queue, "data")
     data.kernel("corr_mean")(queue, columns, (256,), buf["mean"], buf["data"],
                              np.float32(n), np.int32(m), np.int32(n))
     data.kernel("corr_std")(queue, columns, (256,), buf["mean"], buf["std"], buf["data"],
@@ -173,8 +171,7 @@ def _correlation_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
                                np.int32(m), np.int32(n))
     data.kernel("corr_corr")(queue, columns, (256,), buf["symmat"], buf["data"],
                              np.int32(m), np.int32(n))
-    symmat = np.empty((m, m), dtype=np.float32)
-    cl.enqueue_copy(queue, symmat, buf["symmat"])
+    (symmat,) = data.read(queue, "symmat")
     # The last diagonal element is never written by the kernels (PolyBench sets it on the host).
     symmat[m - 1, m - 1] = 1.0
     return (symmat,)

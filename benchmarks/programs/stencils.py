@@ -43,15 +43,12 @@ def _jacobi1d_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     buf = data.buf
     stencil = data.kernel("jacobi1d_kernel1")
     copy = data.kernel("jacobi1d_kernel2")
-    cl.enqueue_copy(queue, buf["A"], data.host["A"])
-    cl.enqueue_copy(queue, buf["B"], data.host["B"])
+    data.restore(queue, "A", "B")
     grid = (round_up(n, 256),)
     for _ in range(data.size["steps"]):
         stencil(queue, grid, (256,), buf["A"], buf["B"], np.int32(n))
         copy(queue, grid, (256,), buf["A"], buf["B"], np.int32(n))
-    a = np.empty(n, dtype=np.float32)
-    cl.enqueue_copy(queue, a, buf["A"])
-    return (a,)
+    return data.read(queue, "A")
 
 
 def _jacobi1d_reference(size: Size, inputs: Arrays) -> Result:
@@ -104,15 +101,12 @@ def _jacobi2d_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     buf = data.buf
     stencil = data.kernel("jacobi2d_kernel1")
     copy = data.kernel("jacobi2d_kernel2")
-    cl.enqueue_copy(queue, buf["A"], data.host["A"])
-    cl.enqueue_copy(queue, buf["B"], data.host["B"])
+    data.restore(queue, "A", "B")
     grid = (round_up(n, 32), round_up(n, 8))
     for _ in range(data.size["steps"]):
         stencil(queue, grid, (32, 8), buf["A"], buf["B"], np.int32(n))
         copy(queue, grid, (32, 8), buf["A"], buf["B"], np.int32(n))
-    a = np.empty((n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, a, buf["A"])
-    return (a,)
+    return data.read(queue, "A")
 
 
 def _jacobi2d_reference(size: Size, inputs: Arrays) -> Result:
@@ -161,15 +155,12 @@ def _heat3d_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     n = data.size["n"]
     buf = data.buf
     step = data.kernel("heat3d_step")
-    cl.enqueue_copy(queue, buf["A"], data.host["A"])
-    cl.enqueue_copy(queue, buf["B"], data.host["B"])
+    data.restore(queue, "A", "B")
     grid = (round_up(n, 32), round_up(n, 8))
     for _ in range(data.size["steps"]):
         step(queue, grid, (32, 8), buf["A"], buf["B"], np.int32(n))
         step(queue, grid, (32, 8), buf["B"], buf["A"], np.int32(n))
-    a = np.empty((n, n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, a, buf["A"])
-    return (a,)
+    return data.read(queue, "A")
 
 
 def _heat3d_sweep(a: np.ndarray, b: np.ndarray) -> None:
@@ -250,8 +241,7 @@ def _fdtd2d_inputs(size: Size, rng: np.random.Generator) -> Arrays:
 def _fdtd2d_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     nx, ny = data.size["nx"], data.size["ny"]
     buf = data.buf
-    for name in ("ex", "ey", "hz"):
-        cl.enqueue_copy(queue, buf[name], data.host[name])
+    data.restore(queue, "ex", "ey", "hz")
     grid = (round_up(ny, 32), round_up(nx, 8))
     sizes = (np.int32(nx), np.int32(ny))
     fields = (buf["ex"], buf["ey"], buf["hz"])
@@ -260,9 +250,7 @@ def _fdtd2d_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
                                     *sizes)
         data.kernel("fdtd_kernel2")(queue, grid, (32, 8), *fields, *sizes)
         data.kernel("fdtd_kernel3")(queue, grid, (32, 8), *fields, *sizes)
-    hz = np.empty((nx, ny), dtype=np.float32)
-    cl.enqueue_copy(queue, hz, buf["hz"])
-    return (hz,)
+    return data.read(queue, "hz")
 
 
 def _fdtd2d_reference(size: Size, inputs: Arrays) -> Result:
@@ -359,8 +347,7 @@ def _adi_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
     columns_forward = data.kernel("adi_columns_forward")
     columns_last = data.kernel("adi_columns_last")
     columns_backward = data.kernel("adi_columns_backward")
-    cl.enqueue_copy(queue, b, data.host["B"])
-    cl.enqueue_copy(queue, x, data.host["X"])
+    data.restore(queue, "B", "X")
     grid = (round_up(n, 256),)
     size = np.int32(n)
     for _ in range(data.size["steps"]):
@@ -371,9 +358,7 @@ def _adi_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
         columns_last(queue, grid, (256,), b, x, size)
         for i in range(n - 2, -1, -1):
             columns_backward(queue, grid, (256,), a, b, x, np.int32(i), size)
-    result = np.empty((n, n), dtype=np.float32)
-    cl.enqueue_copy(queue, result, x)
-    return (result,)
+    return data.read(queue, "X")
 
 
 def _adi_reference(size: Size, inputs: Arrays) -> Result:

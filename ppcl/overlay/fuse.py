@@ -70,14 +70,18 @@ def _refusal(fn: ir.Function) -> str:
     return ""
 
 
+NUMPY_SCALARS = {name: np.dtype(t) for name, t in (
+    ("bool", np.bool_), ("char", np.int8), ("uchar", np.uint8), ("short", np.int16),
+    ("ushort", np.uint16), ("int", np.int32), ("uint", np.uint32), ("long", np.int64),
+    ("ulong", np.uint64), ("float", np.float32), ("double", np.float64))}
+"""The numpy dtype of a scalar parameter or cast type, by its OpenCL C name."""
+
+
 def scalar_value(param: ir.Param, data: bytes) -> int | float | None:
     """The value of a scalar argument's bytes, for a scalar parameter type."""
     if not isinstance(param.type, ScalarType) or param.type.name in ("half", "bool"):
         return None
-    dtype = np.dtype({"char": np.int8, "uchar": np.uint8, "short": np.int16,
-                      "ushort": np.uint16, "int": np.int32, "uint": np.uint32,
-                      "long": np.int64, "ulong": np.uint64, "float": np.float32,
-                      "double": np.float64}[param.type.name])
+    dtype = NUMPY_SCALARS[param.type.name]
     value = np.frombuffer(data, dtype=dtype)[0]
     return float(value) if dtype.kind == "f" else int(value)
 
@@ -359,9 +363,6 @@ def element_type(fn: ir.Function, param_name: str) -> object:
     return param.type.pointee if isinstance(param.type, PointerType) else None
 
 
-_NUMPY_INTS = {"char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
-               "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
-               "bool": np.bool_}
 _BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "<<": np.left_shift,
            ">>": np.right_shift, "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
            "<": np.less, ">": np.greater, "<=": np.less_equal, ">=": np.greater_equal,
@@ -387,8 +388,8 @@ def _evaluate(e: ir.Expr, grids: list[np.ndarray], global_size: Sequence[int]) -
         return np.int64(e.value)  # type: ignore[return-value]
     if isinstance(e, ir.Cast):
         value = _evaluate(e.operand, grids, global_size)
-        target = _NUMPY_INTS[e.type.name] if isinstance(e.type, ScalarType) else None
-        if target is None:
+        target = NUMPY_SCALARS.get(e.type.name) if isinstance(e.type, ScalarType) else None
+        if target is None or target.kind == "f":
             raise ValueError("cast to a non-integer type")
         return np.asarray(value).astype(target).astype(np.int64)
     if isinstance(e, ir.Call) and e.name in INTEGER_FUNCTIONS:

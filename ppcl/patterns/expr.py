@@ -14,6 +14,7 @@ order of appearance, so equal expressions print equally (the exploration cache's
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import itertools
 from collections.abc import Iterator
@@ -61,11 +62,12 @@ class Apply(Expr):
         object.__setattr__(self, "type", self.fun.out_type(tuple(a.type for a in self.args)))
 
 
-class Fun:
+class Fun(abc.ABC):
     """A function of pattern values."""
 
+    @abc.abstractmethod
     def out_type(self, args: tuple[DataType, ...]) -> DataType:
-        raise NotImplementedError
+        ...
 
     def __call__(self, *args: Expr) -> Apply:
         return Apply(self, args)

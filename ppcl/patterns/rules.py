@@ -12,6 +12,7 @@ property tests check on random inputs.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,16 +23,18 @@ from ppcl.patterns.sizes import Size
 from ppcl.patterns.types import ArrayT, DataType, PatternTypeError, TupleT
 
 
-class Rule:
+class Rule(abc.ABC):
     """A rewrite of one application ``e``; ``apply`` is only called where ``matches``."""
 
     name = "rule"
 
+    @abc.abstractmethod
     def matches(self, e: px.Apply) -> bool:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def apply(self, e: px.Apply) -> px.Expr:
-        raise NotImplementedError
+        ...
 
     def __str__(self) -> str:
         fields = ",".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))  # type: ignore[arg-type]

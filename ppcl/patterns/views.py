@@ -12,6 +12,7 @@ says.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 from ppcl.compiler.ir import nodes as ir
@@ -53,11 +54,12 @@ def _is_lit(e: ir.Expr, value: int) -> bool:
     return isinstance(e, ir.IntLit) and e.value == value
 
 
-class View:
+class View(abc.ABC):
     contiguous = True  # consecutive innermost indices are consecutive in memory
 
+    @abc.abstractmethod
     def access(self, idx: tuple[ir.Expr, ...]) -> Access:
-        raise NotImplementedError
+        ...
 
 
 @dataclass(frozen=True)
