@@ -24,13 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ppcl.compiler.analysis.buffers import ParamAccess, buffer_accesses, single_definitions
+from ppcl.compiler.analysis.callgraph import WORKITEM_FUNCTIONS
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, children, find_all, walk
 
-WORK_ITEM_FUNCTIONS = frozenset({"get_global_id", "get_global_size", "get_local_id",
-                                 "get_local_size", "get_group_id", "get_num_groups",
-                                 "get_global_offset", "get_work_dim"})
+WORK_ITEM_FUNCTIONS = frozenset(WORKITEM_FUNCTIONS)
 
 
 INTEGER_FUNCTIONS = frozenset({"min", "max", "clamp"})  # evaluated by index_values too
