@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.fuzz.generate import FuzzProgram
+from ppcl.runtime.errors import KernelCheckError
 
 OUTCOMES = ("ok", "build", "crash", "finding", "mismatch")
 # the start values of generate.ATOMIC_COUNTERS: the identity of each operation (xor: any)
@@ -122,9 +123,8 @@ def input_data(program: FuzzProgram) -> np.ndarray:
 
 
 def _failure_kind(error: BaseException) -> str:
-    name = type(error).__name__
     text = str(error)
-    if "CheckError" in name or "KernelCheck" in name:
+    if isinstance(error, KernelCheckError):
         return "finding"
     if "BUILD_PROGRAM_FAILURE" in text or "COMPILE_PROGRAM_FAILURE" in text:
         return "build"
