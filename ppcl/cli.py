@@ -5,7 +5,8 @@ compiles an OpenCL C file and prints the typed IR, the re-printed OpenCL C, or t
 backend generates; it exits with status 1 and the located diagnostics on errors.
 ``ppcl explain FILE.cl [-D ...] --local 32,8 [--global 1024,1024 --arg n=1000]`` prints per
 kernel the affine model's access classification, the split domains and which subkernel the
-groups of a launch take. ``ppcl info`` describes the platforms and devices; ``ppcl bench`` runs the benchmark suite.
+groups of a launch take, then host fusion's view: coarsening per dimension, the layout and
+reuse distances of each buffer, vectorization, and the guard's stored choices. ``ppcl info`` describes the platforms and devices; ``ppcl bench`` runs the benchmark suite.
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ def _sizes(text: str | None) -> tuple[int, int, int] | None:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from ppcl.compiler.pipeline import KernelSpec, kernel_ir
     from ppcl.compiler.transforms.split import explain
+    from ppcl.hostfusion.explain import explain_kernel
+    from ppcl.hostfusion.model import execution_order
+    from ppcl.runtime.platform import get_platforms
 
     try:
         local = _sizes(args.local) or (1, 1, 1)
@@ -113,6 +117,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     launch = None
     if global_size is not None:
         launch = dict(values, **{f"gsize{d}": global_size[d] for d in range(3)})
+    order = execution_order(get_platforms()[0].get_devices()[0])
     # explain splits the loops as formed itself, so the kernel is formed without the split
     unsplit = dataclasses.replace(result.options, no_split=True)
     for kernel in result.module.kernels:
@@ -120,6 +125,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         formed = value.needs_formed("explain")
         print(f"kernel {kernel.name} (local size {'x'.join(map(str, local))}):")
         for line in explain(formed, value.spec.narrow_ids, launch):
+            print(f"  {line}")
+        for line in explain_kernel(kernel, order, global_size, local, values):
             print(f"  {line}")
     return 0
 

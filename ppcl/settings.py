@@ -17,11 +17,13 @@ middle of the compiler or the runtime reads the environment itself.
 | ``PPCL_CTX`` | ``ctx`` | device choice of ``create_some_context`` (``PYOPENCL_CTX`` too) |
 | ``PPCL_TEST`` | ``test`` | devices of ``ppcl.tools`` test helpers (``PYOPENCL_TEST`` too) |
 | ``PPCL_OVERLAY`` | ``overlay`` | ``1``: every in-order queue delays, optimizes and replays its commands |
+| ``PPCL_HOSTFUSION`` | ``hostfusion`` | ``1``: every queue's launches may be coarsened, re-laid-out or vectorized, each rewrite kept only when it measures faster; ``force``: the model's choice without measuring (tests) |
 
 Debug topics: ``passes`` (the IR after each compiler pass), ``time`` (the time of each pass),
 ``c`` (the generated C), ``cc`` (the C compiler's invocation and vectorizer report),
 ``plans`` (each scheduling decision and its reason), ``overlay`` (each fusion, elimination and
-specialization of the command overlay, with its reason). Any topic also turns the verifier on.
+specialization of the command overlay, with its reason), ``hostfusion`` (the device model, each
+candidate rewrite of a launch with its reason, the timings of the guard and the choice). Any topic also turns the verifier on.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans", "overlay")
+DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans", "overlay", "hostfusion")
 DEFAULT_DEVICES = ("cpu",)
 CHECK_MODES = ("raise", "collect")
 
@@ -71,6 +73,7 @@ class Settings:
     test: str | None = None
     check: str = "raise"
     overlay: bool = False
+    hostfusion: str = "off"
 
 
 def parse_debug(text: str, verify: str = "") -> Debug:
@@ -148,6 +151,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         test=env.get("PPCL_TEST") or env.get("PYOPENCL_TEST") or None,
         check=parse_check(env.get("PPCL_CHECK", "")),
         overlay=parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", "")),
+        hostfusion=parse_hostfusion(env.get("PPCL_HOSTFUSION", "")),
     )
 
 
@@ -155,6 +159,14 @@ def overlay_switch(environ: Mapping[str, str] | None = None) -> bool:
     """``PPCL_OVERLAY`` alone, for when another variable is bad (reported where it is used)."""
     env = os.environ if environ is None else environ
     return parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", ""))
+
+
+def parse_hostfusion(text: str) -> str:
+    """``PPCL_HOSTFUSION``: off (the default), on (measured), or force (unmeasured)."""
+    word = text.strip().lower()
+    if word == "force":
+        return "force"
+    return "on" if parse_switch("PPCL_HOSTFUSION", word) else "off"
 
 
 def parse_switch(name: str, text: str) -> bool:

@@ -1,26 +1,274 @@
 """Host and kernel optimized together (after PPOpenCL): coarsening, data layout and holistic
 vectorization, decided per device at enqueue time from what the program does.
 
-``enable(queue)`` (or ``PPCL_HOSTFUSION=1`` for every queue) lets the queue's kernel launches be
-rewritten: a launch may run a coarsened kernel over a smaller NDRange, a kernel reading a buffer
-in another layout (the buffer shuffled on the way in and back on the way out), or a vectorized
-kernel. Every rewrite is timed against the original on the first launches of a shape and kept
-only when faster; ``PPCL_DEBUG=hostfusion`` prints every decision and its reason.
+``enable(queue)`` (or ``PPCL_HOSTFUSION=1`` for every queue a program creates) lets the
+queue's kernel launches be rewritten. At the first launch of a shape (kernel, device, NDRange,
+buffer sizes) the plan (``plan.py``) asks the analyses and the device's execution-order model
+(``model.py``) which rewrites should pay: a coarsened kernel over a smaller NDRange, a kernel
+reading a buffer in the transposed layout (the buffer shuffled on the way in and back on the
+way out, ``keeper.py``; only buffers the trace's alias table, ``aliases.py``, shows flowing
+through this kernel alone), a vectorized kernel. The guard (``guard.py``) builds them in the
+background, times them against the original on the next launches and keeps the fastest only
+when it is faster; the choice is cached on disk. ``PPCL_HOSTFUSION=force`` applies the model's
+choice without timing (tests). ``PPCL_DEBUG=hostfusion`` prints every decision and reason;
+``decisions()`` returns them and ``ppcl explain`` shows the model's view of a kernel.
+
+An out-of-order queue, a kernel with printf, and a queue recorded by the overlay launch their
+kernels as written.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["disable", "enable"]
+from ppcl.compiler.analysis.callgraph import reaching
+from ppcl.compiler.codegen.opencl import print_opencl
+from ppcl.hostfusion.aliases import AliasTable
+from ppcl.hostfusion.guard import (ORIGINAL, Built, Trial, _on_decision, decision_key,
+                                   load_choice, runner, start_build, store_choice,
+                                   stored_choices, wait_for_builds)
+from ppcl.hostfusion.model import execution_order
+from ppcl.hostfusion.plan import Candidates, build_variant, kernel_function, plan
+from ppcl.runtime.program import Program
+from ppcl.runtime.queue import CommandQueue, queue_hooks
+from ppcl.settings import Settings, SettingsError, parse_hostfusion, read_settings
+
+__all__ = ["Decision", "decisions", "disable", "enable", "stored_choices", "wait_for_builds"]
+
+try:
+    _SETTINGS = read_settings()  # read once, when ppcl is imported
+except SettingsError:  # another bad variable is reported where it is used (a build)
+    import os
+    _SETTINGS = Settings(hostfusion=parse_hostfusion(os.environ.get("PPCL_HOSTFUSION", "")))
+_DEBUG = _SETTINGS.debug.shows("hostfusion")
 
 
-def enable(queue: Any) -> bool:
-    """Let host fusion rewrite ``queue``'s kernel launches from now on."""
-    queue._hostfusion = True
+@dataclass
+class Decision:
+    """What host fusion decided for one launch shape."""
+
+    title: str
+    model: str
+    candidates: list[str]
+    notes: list[str]
+    trial: Trial | None = None
+    choice: str = ORIGINAL
+    source: str = "measured"  # measured, cached, forced, or none (no candidate)
+
+    def describe(self) -> str:
+        lines = [f"hostfusion: {self.title}", f"  model: {self.model}"]
+        lines += [f"  not applied: {note}" for note in self.notes]
+        lines += [f"  candidate: {label}" for label in self.candidates]
+        if self.trial is not None and self.trial.choice is not None:
+            lines.append(f"  timings: {self.trial.timings()}")
+        lines.append(f"  choice ({self.source}): {self.choice}")
+        return "\n".join(lines)
+
+
+@dataclass
+class _Shape:
+    """One launch shape: its decision and the runs of its variants."""
+
+    decision: Decision
+    trial: Trial | None
+    runs: list[Any] = field(default_factory=list)  # index -> run function (built lazily)
+    columns: list[tuple[int, int]] = field(default_factory=list)  # (scalar arg, value) needs
+
+
+class _State:
+    def __init__(self) -> None:
+        self.aliases = AliasTable()
+        self.shapes: dict[Any, _Shape] = {}
+        self.lock = threading.Lock()
+
+
+_STATE = _State()
+
+
+class _Rewritten:
+    __slots__ = ("run", "keeps_layout", "uses")
+
+    def __init__(self, run: Any, keeps_layout: bool) -> None:
+        self.run = run
+        self.keeps_layout = keeps_layout
+        self.uses: tuple[Any, ...] = ()
+
+
+class HostFusion:
+    """The hook a queue calls at every command (``observe``) and kernel launch (``launch``)."""
+
+    def __init__(self, queue: CommandQueue, mode: str) -> None:
+        self.queue = queue
+        self.mode = mode  # on or force
+        self.order = execution_order(queue.device)
+
+    def observe(self, kind: int, uses: Sequence[Any], task: Any) -> None:
+        if uses:
+            _STATE.aliases.observe(kind, uses, task)
+
+    def launch(self, kernel: Any, launch: Any, args: tuple[Any, ...]) -> _Rewritten | None:
+        if self.queue._overlay is not None:
+            return None
+        _STATE.aliases.launched(kernel, args, kernel._params)
+        sizes = tuple(a.owner.size if getattr(a, "owner", None) is not None else -1
+                      for a in args)
+        key = (id(kernel.program), kernel.function_name, launch.ndrange, sizes,
+               self.queue.device)
+        shape = _STATE.shapes.get(key)
+        if shape is None:
+            with _STATE.lock:
+                shape = _STATE.shapes.get(key)
+                if shape is None:
+                    shape = _STATE.shapes[key] = self._new_shape(kernel, launch, args)
+        trial = shape.trial
+        if trial is None:
+            return None
+        index = trial.next_variant()
+        for arg_index, value in shape.columns:  # a layout's column count comes from a scalar
+            if index and int.from_bytes(args[arg_index].data[:8], "little",
+                                        signed=True) != value:
+                index = 0
+        built = trial.built[index]
+        if trial.choice is None:  # still timing
+            return _Rewritten(runner(built, trial, index, True, launch.run), _moves(built))
+        if index == 0:
+            return None
+        run = shape.runs[index]
+        if run is None:
+            run = shape.runs[index] = runner(built, trial, index, False, launch.run)
+        return _Rewritten(run, _moves(built))
+
+    def _new_shape(self, kernel: Any, launch: Any, args: tuple[Any, ...]) -> _Shape:
+        ndrange = launch.ndrange
+        dims = ndrange.work_dim
+        title = (f"{kernel.function_name} global {ndrange.global_size[:dims]} local "
+                 f"{ndrange.local_size[:dims]}")
+        decision = Decision(title, self.order.describe(), [], [])
+        fn = kernel_function(kernel.program, kernel.function_name)
+        if kernel.program._module is None or _has_printf(kernel):
+            decision.notes.append("the kernel prints: its output order would change")
+            decision.source = "none"
+            return self._finish(_Shape(decision, None))
+        try:
+            candidates = plan(kernel.program._module, fn, ndrange, args, self.order,
+                              _STATE.aliases, kernel)
+        except Exception as error:  # an analysis that fails leaves the launch as written
+            candidates = Candidates(notes=[f"analysis failed: {type(error).__name__}: {error}"])
+        decision.notes = candidates.notes
+        combos = candidates.variants()
+        if not combos:
+            decision.source = "none"
+            return self._finish(_Shape(decision, None))
+        variants = [build_variant(fn, combo, ndrange, f"{kernel.function_name}__hf{i}")
+                    for i, combo in enumerate(combos)]
+        decision.candidates = [v.label for v in variants]
+        source = print_opencl(kernel.program._module.with_only_kernel(fn))
+        key = decision_key(source, kernel.program._options, repr(ndrange), repr(
+            [a.owner.size if getattr(a, "owner", None) is not None else None for a in args]),
+            str(self.queue.device.name), str(self.queue.device.backend.info.threads))
+        built = [Built(None)] + [Built(v) for v in variants]
+        trial = Trial(key, title, built)
+        decision.trial = trial
+        shape = _Shape(decision, trial, [None] * len(built))
+        shape.columns = sorted({(r.columns_arg, r.columns) for v in variants
+                                for r in v.rewrites if r.kind == "layout" and r.columns_arg >= 0})
+        stored = load_choice(key) if self.mode == "on" else None
+        if stored is not None:
+            labels = [b.label for b in built]
+            if stored["choice"] in labels:
+                index = labels.index(stored["choice"])
+                trial.built = [built[0]] if index == 0 else [built[0], built[index]]
+                trial.samples = [[] for _ in trial.built]
+                trial.choice = len(trial.built) - 1
+                decision.choice, decision.source = stored["choice"], "cached"
+                if index:
+                    self._build(kernel, trial.built[1], background=False)
+                    if trial.built[1].error:
+                        trial.choice = 0
+                        decision.choice = ORIGINAL
+                        decision.notes.append(trial.built[1].error)
+                shape.runs = [None] * len(trial.built)
+                return self._finish(shape)
+        forced = self.mode == "force"
+        for b in built[1:]:
+            self._build(kernel, b, background=not forced)
+        if forced:
+            first = next((i for i, b in enumerate(built) if i and not b.error), 0)
+            trial.choice = first
+            decision.choice, decision.source = built[first].label, "forced"
+            decision.notes += [b.error for b in built[1:] if b.error]
+        return self._finish(shape)
+
+    def _build(self, kernel: Any, built: Built, background: bool) -> None:
+        variant = built.variant
+        assert variant is not None
+        context, options, device = kernel.context, kernel.program._options, self.queue.device
+        module = kernel.program._module.with_only_kernel(variant.function)
+
+        def build() -> Any:
+            program = Program(context, print_opencl(module)).build(options)
+            return program._prepare_launch(variant.function.name, device, variant.ndrange)
+        start_build(built, build, background)
+
+    def _finish(self, shape: _Shape) -> _Shape:
+        _DECISIONS.append(shape.decision)
+        del _DECISIONS[:-MAX_DECISIONS]
+        if _DEBUG and (shape.trial is None or shape.trial.choice is not None):
+            print(shape.decision.describe(), file=sys.stderr)
+        return shape
+
+
+MAX_DECISIONS = 256
+_DECISIONS: list[Decision] = []
+
+
+def _decided(trial: Trial) -> None:
+    """A trial ended: remember the choice, on disk too, and say it."""
+    for decision in _DECISIONS:
+        if decision.trial is trial:
+            decision.choice = trial.built[trial.choice or 0].label
+            decision.source = "measured"
+            if _DEBUG:
+                print(decision.describe(), file=sys.stderr)
+    store_choice(trial)
+
+
+_on_decision.append(_decided)
+
+
+def _moves(built: Built) -> bool:
+    """Whether the variant reads a buffer in another layout (it then keeps the layout)."""
+    return built.variant is not None and any(r.kind == "layout" for r in built.variant.rewrites)
+
+
+def _has_printf(kernel: Any) -> bool:
+    found = reaching(kernel.program._module, lambda call: call.name == "printf")
+    return kernel.function_name in found
+
+
+def enable(queue: CommandQueue, mode: str = "on") -> bool:
+    """Let host fusion rewrite ``queue``'s kernel launches from now on (``mode`` ``force``: the
+    model's choice without timing); False, nothing changed, for an out-of-order queue."""
+    if queue.out_of_order:
+        return False
+    queue._hostfusion = HostFusion(queue, mode)
     return True
 
 
-def disable(queue: Any) -> None:
-    """Launch ``queue``'s kernels as written from now on."""
-    queue._hostfusion = False
+def disable(queue: CommandQueue) -> None:
+    """Launch ``queue``'s kernels as written from now on (kept buffers come back as they are
+    used)."""
+    queue._hostfusion = None
+
+
+def decisions() -> list[Decision]:
+    """The decisions of this process, the latest last."""
+    return list(_DECISIONS)
+
+
+if _SETTINGS.hostfusion != "off":
+    queue_hooks.append(lambda queue: enable(queue, _SETTINGS.hostfusion))

@@ -349,14 +349,6 @@ def fused_kernel(name: str, parts: Sequence[Part], forwards: dict[int, Forward],
     return function, bindings
 
 
-def fused_module(module: ir.Module, function: ir.Function) -> ir.Module:
-    """The original program's declarations (helpers, types) with the fused kernel appended;
-    the program's own kernels are left out."""
-    decls = tuple(d for d in module.decls
-                  if not (isinstance(d, ir.Function) and d.is_kernel)) + (function,)
-    return dataclasses.replace(module, decls=decls)
-
-
 def element_type(fn: ir.Function, param_name: str) -> object:
     param = next(p for p in fn.params if p.name == param_name)
     return param.type.pointee if isinstance(param.type, PointerType) else None

@@ -24,7 +24,7 @@ from typing import Any
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.ir import nodes as ir
 from ppcl.devices.interface import ValueArg
-from ppcl.overlay.fuse import KernelFacts, fused_kernel, fused_module, kernel_facts
+from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
 from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, arg_signature
 from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
 from ppcl.runtime.constants import mem_flags
@@ -247,7 +247,7 @@ class Recorder:
         function, bindings = fused_kernel(name, info.parts, info.forwards, info.stored_by,
                                           info.recomputed)
         program = first.kernel.program
-        module = fused_module(program._module, function)
+        module = program._module.with_only_kernel(function)
         source = print_opencl(module)
         key = (source, program._options, self.queue.device)
         with CACHE.lock:

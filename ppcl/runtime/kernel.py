@@ -466,6 +466,12 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                              f"local memory; the device has {queue.device.local_mem_size}")
         kernel._local_checked = (launch, args)  # the same launch and arguments fit again
     run = launch.run
+    keeps_layout = False
+    if queue._hostfusion is not None:  # host fusion may run a rewritten kernel instead
+        rewritten = queue._hostfusion.launch(kernel, launch, args)
+        if rewritten is not None:
+            run, keeps_layout = rewritten.run, rewritten.keeps_layout
+            buffers = buffers + rewritten.uses
 
     def action() -> None:
         try:
@@ -482,7 +488,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     # the overlay's description of the launch, made only for a queue that has one
     task = KernelTask(kernel, args, launch) if queue._overlay is not None else None
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
-                          uses=buffers, task=task)
+                          uses=buffers, task=task, keeps_layout=keeps_layout)
 
 
 def _launch_text(ndrange: NDRange) -> str:

@@ -53,10 +53,20 @@ def host_bytes(obj: Any, *, writable: bool = False, what: str = "host buffer") -
     return flat.view(np.uint8)
 
 
+class Kept:
+    """How many buffers ``ppcl.hostfusion`` keeps in another layout between its kernels. Each
+    has a ``keeper`` whose ``restore(buffer, written)`` puts the original bytes back before a
+    command that does not know the other layout runs; while the count is 0 the queue skips
+    the check."""
+
+    count = 0
+
+
 class MemoryObject:
     """Base of memory objects: flags, size, context and the host view of the bytes."""
 
     _data: np.ndarray
+    keeper: Any = None  # see Kept
 
     def __init__(self, context: Context, flags: int, size: int) -> None:
         self.context = context

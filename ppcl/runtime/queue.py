@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ppcl.runtime.constants import command_queue_info, command_queue_properties, command_type
 from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
 from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
+from ppcl.runtime.memory import Kept
 
 if TYPE_CHECKING:
     from ppcl.runtime.context import Context
@@ -101,6 +102,9 @@ class CommandQueue:
         # a recorder of delayed commands (``ppcl.overlay``): ``intercept`` returns the event of a
         # recorded command, or None to let it run here; ``flush`` runs what it recorded
         self._overlay: Any = None
+        # host fusion (``ppcl.hostfusion``): ``launch`` may replace a kernel launch by a
+        # rewritten one, ``observe`` sees every other command (its alias table)
+        self._hostfusion: Any = None
         for hook in queue_hooks:
             hook(self)
 
@@ -109,7 +113,7 @@ class CommandQueue:
     def _enqueue(self, kind: int, action: Action, wait_for: Sequence[Event] | None = None,
                  *, blocking: bool = False, after_all: bool = False,
                  routine: str = "clEnqueue", uses: Sequence[MemoryObject] = (),
-                 task: Any = None) -> Event:
+                 task: Any = None, keeps_layout: bool = False) -> Event:
         """Enqueue ``action`` as a command of type ``kind`` and return its event.
 
         ``after_all`` makes the command wait for every command enqueued before it (markers and
@@ -117,8 +121,14 @@ class CommandQueue:
         holds the memory objects in ``uses`` until it completes, so releasing one of them
         meanwhile does not free bytes the command will still read or write. ``task`` describes
         the command to an overlay (a ``KernelTask`` or ``TransferTask``), which may record it.
+        Unless ``keeps_layout`` (a launch host fusion rewrote), a buffer kept in another layout
+        gets its original bytes back before the command runs.
         """
         waits = _check_wait_list(wait_for, self.context, routine)
+        if self._hostfusion is not None:
+            self._hostfusion.observe(kind, uses, task)
+        if Kept.count and not keeps_layout:
+            action = _restoring(action, uses, task)
         if self._overlay is not None:
             recorded = self._overlay.intercept(kind, action, waits, blocking, uses, task)
             if recorded is not None:
@@ -230,6 +240,23 @@ class CommandQueue:
     def __repr__(self) -> str:
         order = "out-of-order" if self.out_of_order else "in-order"
         return f"<ppcl.CommandQueue {order} on '{self.device.name}' at 0x{id(self):x}>"
+
+
+def _restoring(action: Action, uses: Sequence[MemoryObject], task: Any) -> Action:
+    """``action`` preceded by restoring the original layout of the kept buffers it uses (a
+    sub-buffer's parent too); a transfer that only reads a buffer leaves its other layout
+    valid."""
+    kept = [(mem._root or mem) for mem in uses if (mem._root or mem).keeper is not None]
+    if not kept:
+        return action
+    written = {id(m._root or m) for m, _offset, _size in task.writes} \
+        if isinstance(task, TransferTask) else None
+
+    def restore_then_run() -> None:
+        for mem in kept:
+            mem.keeper.restore(mem, written is None or id(mem) in written)
+        action()
+    return restore_then_run
 
 
 def _execute(command: _HeldCommand) -> None:

@@ -358,3 +358,9 @@ class Module:
             if f.name == name:
                 return f
         return None
+
+    def with_only_kernel(self, function: Function) -> Module:
+        """The declarations (helpers, types) with ``function`` as the one kernel: how the
+        optimizers build a program around a kernel they generated."""
+        decls = tuple(d for d in self.decls if not (isinstance(d, Function) and d.is_kernel))
+        return Module(decls + (function,), self.extensions)

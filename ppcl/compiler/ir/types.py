@@ -58,6 +58,11 @@ _SCALARS: dict[str, tuple[int, bool, bool]] = {
     "double": (8, False, True),
 }
 
+# name -> numpy's name of the same type (numpy is not imported here: the IR has no dependency)
+NUMPY_NAMES = {"bool": "bool", "char": "int8", "uchar": "uint8", "short": "int16",
+               "ushort": "uint16", "int": "int32", "uint": "uint32", "long": "int64",
+               "ulong": "uint64", "half": "float16", "float": "float32", "double": "float64"}
+
 _INT_RANK = {"bool": 0, "char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 3, "uint": 3,
              "long": 4, "ulong": 4}
 _FLOAT_RANK = {"half": 0, "float": 1, "double": 2}
@@ -81,6 +86,10 @@ class ScalarType(Type):
     @property
     def is_integer(self) -> bool:
         return _SCALARS[self.name][1]
+
+    @property
+    def numpy_name(self) -> str:
+        return NUMPY_NAMES[self.name]
 
     @property
     def is_float(self) -> bool:

@@ -1,0 +1,36 @@
+"""The execution order of a device, for the optimizer's analyses (PPOpenCL's WII model).
+
+The CPU device runs a work-group as nested work-item loops whose innermost loop, along
+dimension 0, the C compiler vectorizes (``#pragma omp simd``): data-parallel, as many lanes as
+a vector register holds floats, and the device already vectorizes across work-items (so
+holistic vectorization only adds what it cannot do). A GPU runs warps of 32 threads along
+dimension 0 and keeps at least 128 work-items per group after coarsening (the paper's
+Algorithm 2). The checking device interprets one work-item after another: serial.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ppcl.compiler.analysis.order import DATA_PARALLEL, SERIAL, ExecutionOrder
+
+GPU_WARP = 32
+GPU_MIN_GROUP = 128
+GPU_REGISTERS = 64  # 32-bit registers a thread may use before occupancy falls (of 255)
+CPU_REGISTERS = 16  # vector registers of x86-64 (AVX2) and of AArch64 NEON (32) at least
+FLOAT_BYTES = 4
+
+
+def execution_order(device: Any) -> ExecutionOrder:
+    """The model of ``device`` (a runtime device or its backend)."""
+    backend = getattr(device, "backend", device)
+    info = backend.info
+    line = max(info.cache_line, 16)
+    vector = max(info.vector_bytes, FLOAT_BYTES)
+    if info.kind == "gpu":
+        return ExecutionOrder(DATA_PARALLEL, GPU_WARP, 0, line, 16, GPU_REGISTERS,
+                              warp=GPU_WARP, min_group=GPU_MIN_GROUP, vectorizes_items=False)
+    if type(backend).__module__.startswith("ppcl.devices.check"):
+        return ExecutionOrder(SERIAL, 1, 0, line, vector, CPU_REGISTERS)
+    return ExecutionOrder(DATA_PARALLEL, vector // FLOAT_BYTES, 0, line, vector, CPU_REGISTERS,
+                          vectorizes_items=True)

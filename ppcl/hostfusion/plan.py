@@ -1,0 +1,299 @@
+"""Which rewrites of one launch are worth trying, decided from the analyses and the device model.
+
+For a kernel launched over an NDRange with given buffers, the plan asks, in the paper's order:
+
+1. thread coarsening (Algorithms 1 and 2): the dimension whose coarsening shares the most
+   work uniform along it, never the dimension a data-parallel CPU vectorizes, on a GPU only
+   while a group keeps 128 work-items and whole warps;
+2. data layout (Algorithm 3): for each buffer argument that the alias table shows flowing only
+   through transfers and this kernel, whether the transposed view has the smaller reuse
+   distance under the device's execution order;
+3. holistic vectorization (Algorithm 4): the width the SIMD registers, the register estimate
+   and the kernel's explicit vector code allow; 1 where the device already vectorizes across
+   work-items.
+
+Each yes is a :class:`Rewrite` with its reason, each no a line of ``notes``; the candidates are
+the rewrites combined and, when there are several kinds, each kind alone. Applying them
+(:func:`build_function`) is a chain of pure transforms; the launch shape and the trailing
+arguments they add follow from the same decisions (:class:`Variant`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ppcl.compiler.analysis.buffers import buffer_accesses
+from ppcl.compiler.analysis.callgraph import helpers_using_workitems, user_calls
+from ppcl.compiler.analysis.order import ExecutionOrder
+from ppcl.compiler.analysis.reuse import better_layout
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import PointerType, ScalarType
+from ppcl.compiler.transforms import coarsen as coarsening
+from ppcl.compiler.transforms import layout as layouts
+from ppcl.compiler.transforms import vectorize as vectorizing
+from ppcl.devices.interface import NDRange
+from ppcl.hostfusion.aliases import AliasTable
+
+MIN_GAIN = 1.05  # a coarsening predicted to save less than 5% of a work-item's work is not tried
+CPU_MIN_ITEMS = 64  # merged work-items a launch keeps on a CPU (threads x lanes, roughly)
+MAX_COARSEN = 32
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One decision: ``kind`` (coarsen, layout, vectorize), its parameters and its reason."""
+
+    kind: str
+    what: str
+    reason: str
+    dim: int = 0
+    factor: int = 1
+    needs_divisible: bool = False
+    param: str = ""
+    arg: int = -1
+    facts: Any = None  # the transform's facts (TransposeFacts of a layout)
+    rows: int = 0
+    columns: int = 0
+    columns_arg: int = -1  # the scalar argument the column count comes from (-1: a literal)
+    dtype: Any = None
+    writes: bool = False
+
+
+@dataclass
+class Candidates:
+    """The plan of one launch: rewrites that passed the model, and why the others did not."""
+
+    rewrites: list[Rewrite] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def variants(self) -> list[tuple[Rewrite, ...]]:
+        """The combinations to try: all together, then each kind alone when there are several."""
+        if not self.rewrites:
+            return []
+        kinds = sorted({r.kind for r in self.rewrites}, key=_KIND_ORDER.index)
+        combos = [tuple(self.rewrites)]
+        if len(kinds) > 1:
+            combos += [tuple(r for r in self.rewrites if r.kind == kind) for kind in kinds]
+        return combos
+
+
+_KIND_ORDER = ["layout", "coarsen", "vectorize"]
+
+
+def kernel_function(program: Any, name: str) -> ir.Function:
+    function = program._module.function(name)
+    assert function is not None and function.is_kernel
+    return function
+
+
+def plan(module: ir.Module, fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
+         order: ExecutionOrder, aliases: AliasTable, kernel: Any) -> Candidates:
+    """The candidate rewrites of ``fn`` (a kernel of ``module``) launched over ``ndrange``
+    with ``args``."""
+    result = Candidates()
+    values = scalar_values(fn, args)
+    _plan_layout(fn, ndrange, args, values, order, aliases, kernel, result)
+    asking = user_calls(fn.body) & helpers_using_workitems(module)
+    if asking:
+        result.notes.append(f"coarsen, vectorize: the helpers {', '.join(sorted(asking))} ask "
+                            "for work-item ids the rewrite would have to remap")
+        return result
+    _plan_coarsen(fn, ndrange, order, result)
+    if not any(r.kind == "coarsen" and r.dim == order.vector_dim for r in result.rewrites):
+        _plan_vectorize(fn, ndrange, order, result)
+    return result
+
+
+def scalar_values(fn: ir.Function, args: Sequence[Any]) -> dict[str, int]:
+    """The integer scalar arguments by parameter name (what the affine analyses use)."""
+    values: dict[str, int] = {}
+    for param, arg in zip(fn.params, args):
+        if isinstance(param.type, ScalarType) and param.type.is_integer and hasattr(arg, "data"):
+            dtype = np.dtype(param.type.numpy_name)
+            values[param.name] = int(np.frombuffer(arg.data[:dtype.itemsize], dtype)[0])
+    return values
+
+
+def _plan_coarsen(fn: ir.Function, ndrange: NDRange, order: ExecutionOrder,
+                  result: Candidates) -> None:
+    facts = coarsening.coarsen_facts(fn)
+    best: tuple[float, Rewrite] | None = None
+    total_items = ndrange.global_size[0] * ndrange.global_size[1] * ndrange.global_size[2]
+    for dim_facts in facts.dims[:ndrange.work_dim]:
+        d = dim_facts.dim
+        if not dim_facts.coarsenable:
+            result.notes.append(f"coarsen dimension {d}: {dim_facts.reason}")
+            continue
+        if dim_facts.shared_cost <= 0:
+            result.notes.append(f"coarsen dimension {d}: no work uniform along it to share")
+            continue
+        if not order.is_gpu and order.vectorizes_items and d == order.vector_dim:
+            result.notes.append(f"coarsen dimension {d}: the device vectorizes work-items "
+                                "along it (Algorithm 2 keeps it)")
+            continue
+        factor, why = _coarsen_factor(d, dim_facts.needs_divisible, ndrange, order,
+                                      total_items)
+        if factor <= 1:
+            result.notes.append(f"coarsen dimension {d}: {why}")
+            continue
+        saved = dim_facts.shared_cost * (1 - 1 / factor)
+        gain = dim_facts.total_cost / max(dim_facts.total_cost - saved, 1)
+        if gain < MIN_GAIN:
+            result.notes.append(f"coarsen dimension {d} by {factor}: predicted gain {gain:.2f}x "
+                                f"is below {MIN_GAIN}x")
+            continue
+        rewrite = Rewrite("coarsen", f"dimension {d} by {factor}",
+                          f"{dim_facts.reason}; predicted {gain:.2f}x ({why})", dim=d,
+                          factor=factor, needs_divisible=dim_facts.needs_divisible)
+        if best is None or gain > best[0]:
+            best = (gain, rewrite)
+    if best is not None:
+        result.rewrites.append(best[1])
+
+
+def _coarsen_factor(d: int, needs_divisible: bool, ndrange: NDRange, order: ExecutionOrder,
+                    total_items: int) -> tuple[int, str]:
+    """Algorithm 1's factor (the group's size along ``d``) under Algorithm 2's constraints."""
+    local = ndrange.local_size
+    size = ndrange.global_size[d]
+    factor = local[d] if local[d] > 1 else min(8, size)
+    factor = min(factor, MAX_COARSEN, size)
+    others = local[0] * local[1] * local[2] // local[d]
+    while factor > 1:
+        if needs_divisible and local[d] % factor:
+            factor -= 1
+            continue
+        if order.is_gpu:
+            left = max(local[d] // factor, 1) * others
+            if left < order.min_group or left % order.warp:
+                factor -= 1
+                continue
+        elif total_items // factor < CPU_MIN_ITEMS:
+            factor -= 1
+            continue
+        break
+    if factor <= 1:
+        return 1, ("no factor keeps a group of >= 128 work-items in whole warps"
+                   if order.is_gpu else "too few work-items to merge")
+    return factor, (f"factor {factor} = group size {local[d]}" if factor == local[d]
+                    else f"factor {factor}")
+
+
+def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
+                 values: Mapping[str, int], order: ExecutionOrder, aliases: AliasTable,
+                 kernel: Any, result: Candidates) -> None:
+    for index, (param, arg) in enumerate(zip(fn.params, args)):
+        if not isinstance(param.type, PointerType) or getattr(arg, "owner", None) is None:
+            continue
+        facts = layouts.transposable(fn, param.name)
+        if isinstance(facts, str):
+            result.notes.append(f"layout of {param.name}: {facts}")
+            continue
+        mem = arg.owner
+        columns = _value_of(facts.columns, values)
+        itemsize = np.dtype(facts.element.numpy_name).itemsize
+        elements = mem.size // itemsize
+        if columns is None or columns <= 0 or elements % columns or mem.size % itemsize:
+            result.notes.append(f"layout of {param.name}: {elements} elements are not whole "
+                                f"rows of {columns} columns")
+            continue
+        if not facts.holds(ndrange.global_size, ndrange.global_offset, values, elements):
+            result.notes.append(f"layout of {param.name}: this launch may index past the "
+                                f"{columns} columns")
+            continue
+        alone, why = aliases.exclusive(mem, kernel, index)
+        if not alone:
+            result.notes.append(f"layout of {param.name}: {why}")
+            continue
+        transposed, reason = better_layout(fn, param.name, order, ndrange.global_size,
+                                           ndrange.local_size, values, facts)
+        if not transposed:
+            result.notes.append(f"layout of {param.name}: kept ({reason})")
+            continue
+        rows = elements // columns
+        columns_arg = -1
+        if isinstance(facts.columns, ir.VarRef):
+            columns_arg = next(i for i, p in enumerate(fn.params) if p.name == facts.columns.name)
+        result.rewrites.append(Rewrite(
+            "layout", f"{param.name} (argument {index}) as the transpose of {rows} x {columns}",
+            f"{reason}; {why}", param=param.name, arg=index, facts=facts, rows=rows,
+            columns=columns, columns_arg=columns_arg, dtype=np.dtype(facts.element.numpy_name),
+            writes=_writes(fn, param.name)))
+
+
+def _value_of(expr: ir.Expr, values: Mapping[str, int]) -> int | None:
+    if isinstance(expr, ir.IntLit):
+        return expr.value
+    if isinstance(expr, ir.VarRef):
+        return values.get(expr.name)
+    return None
+
+
+def _writes(fn: ir.Function, name: str) -> bool:
+    access = buffer_accesses(fn).get(name)
+    return access is None or access.writes
+
+
+def _plan_vectorize(fn: ir.Function, ndrange: NDRange, order: ExecutionOrder,
+                    result: Candidates) -> None:
+    facts = vectorizing.vectorize_facts(fn)
+    if not facts.possible:
+        result.notes.append(f"vectorize: {facts.reason}")
+        return
+    width, why = vectorizing.choose_width(facts, order, 4)
+    local0 = ndrange.local_size[0]
+    while width > 1 and local0 % width:
+        width //= 2
+    if width <= 1:
+        result.notes.append(f"vectorize: {why}")
+        return
+    result.rewrites.append(Rewrite("vectorize", f"width {width} along dimension 0",
+                                   f"{facts.reason}; {why}", dim=0, factor=width))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A candidate ready to build: the rewritten kernel, its NDRange and trailing arguments."""
+
+    label: str
+    rewrites: tuple[Rewrite, ...]
+    function: ir.Function
+    ndrange: NDRange
+    extras: tuple[int, ...]  # the values of the trailing ulong parameters, in order
+
+
+def build_variant(fn: ir.Function, rewrites: tuple[Rewrite, ...], ndrange: NDRange,
+                  name: str) -> Variant:
+    """Apply ``rewrites`` (layouts, then coarsening, then vectorization) to ``fn``."""
+    extras: list[int] = []
+    for r in (r for r in rewrites if r.kind == "layout"):
+        fn = layouts.transpose(fn, r.facts, name)
+        extras.append(r.rows)
+    for r in (r for r in rewrites if r.kind == "coarsen"):
+        extras.append(ndrange.global_size[r.dim])
+        fn = coarsening.coarsen(fn, r.dim, r.factor, name)
+        ndrange = _narrowed(ndrange, r.dim, r.factor, r.needs_divisible)
+    for r in (r for r in rewrites if r.kind == "vectorize"):
+        extras.append(ndrange.global_size[0])
+        fn = vectorizing.vectorize(fn, r.factor, name)
+        ndrange = _narrowed(ndrange, 0, r.factor, True)
+    label = " + ".join(f"{r.kind} {r.what}" for r in rewrites)
+    return Variant(label, rewrites, fn, ndrange, tuple(extras))
+
+
+def _narrowed(ndrange: NDRange, dim: int, factor: int, divide_local: bool) -> NDRange:
+    """The NDRange of a kernel whose work-items each do ``factor`` along ``dim``."""
+    local = list(ndrange.local_size)
+    size = list(ndrange.global_size)
+    if divide_local or local[dim] % factor == 0:
+        local[dim] = max(local[dim] // factor, 1)
+    else:
+        local[dim] = 1
+    merged = -(-size[dim] // factor)
+    size[dim] = -(-merged // local[dim]) * local[dim]
+    return NDRange(ndrange.work_dim, (size[0], size[1], size[2]), (local[0], local[1], local[2]),
+                   ndrange.global_offset)

@@ -1,0 +1,181 @@
+"""Host fusion end to end: the alias table, buffers kept transposed, the guard and its cache.
+
+The transforms have their own tests (test_coarsen, test_layout, test_vectorize); these run
+whole host programs with host fusion on and check that every result, every buffer read back,
+and every other kernel's view of a kept buffer are those of the program run as written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl import hostfusion
+from ppcl.hostfusion import guard
+from ppcl.hostfusion.aliases import AliasTable
+from ppcl.runtime.memory import Kept
+from ppcl.settings import SettingsError, parse_hostfusion
+
+mf = cl.mem_flags
+
+# GPU-style: each work-item (x, y) recomputes a per-column coefficient (uniform along y)
+SETUP = """
+__kernel void scale(__global const float *params, __global const float *in,
+                    __global float *out, int width, int height) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= width || y >= height) return;
+    float p = params[x];
+    float c = 0.0f;
+    for (int k = 0; k < 48; k++) c = c * p + (float)(k % 7) * 0.125f;
+    out[y * width + x] = in[y * width + x] * c;
+}
+"""
+
+# the neighbor list in the coalesced layout a GPU wants: neigh[j * atoms + i]
+NEIGHBORS = """
+__kernel void gather(__global const float *value, __global const int *neigh,
+                     __global float *out, int atoms, int count) {
+    int i = get_global_id(0);
+    if (i >= atoms) return;
+    float sum = 0.0f;
+    for (int j = 0; j < count; j++) sum += value[neigh[j * atoms + i]];
+    out[i] = sum;
+}
+__kernel void bump(__global int *neigh, int total, int atoms) {
+    int i = get_global_id(0);
+    if (i < total) neigh[i] = (neigh[i] + 1) % atoms;
+}
+"""
+
+
+@pytest.fixture()
+def context() -> cl.Context:
+    return cl.Context(cl.get_platforms()[0].get_devices()[:1])
+
+
+def _setup_run(context: cl.Context, mode: str | None, width: int, height: int,
+               launches: int) -> tuple[np.ndarray, cl.CommandQueue]:
+    queue = cl.CommandQueue(context)
+    if mode is not None:
+        assert hostfusion.enable(queue, mode)
+    rng = np.random.default_rng(width * height)
+    params = rng.uniform(-1, 1, width).astype(np.float32)
+    data = rng.uniform(-1, 1, width * height).astype(np.float32)
+    program = cl.Program(context, SETUP).build()
+    d_params = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=params)
+    d_in = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data)
+    d_out = cl.Buffer(context, mf.WRITE_ONLY, data.nbytes)
+    gsize = (-(-width // 16) * 16, -(-height // 16) * 16)
+    for _ in range(launches):
+        program.scale(queue, gsize, (16, 16), d_params, d_in, d_out, np.int32(width),
+                      np.int32(height))
+        guard.wait_for_builds()
+    out = np.empty_like(data)
+    cl.enqueue_copy(queue, out, d_out)
+    return out, queue
+
+
+@pytest.mark.parametrize("width,height", [(37, 45), (64, 64), (5, 130)])
+def test_forced_coarsening_computes_the_same(context: cl.Context, width: int,
+                                             height: int) -> None:
+    expected, _ = _setup_run(context, None, width, height, 1)
+    got, _ = _setup_run(context, "force", width, height, 2)
+    np.testing.assert_array_equal(got, expected)
+    decision = hostfusion.decisions()[-1]
+    assert decision.title.startswith("scale ")
+    assert decision.source == "forced"
+    assert "coarsen dimension 1" in decision.choice, decision.describe()
+
+
+def test_guard_times_and_stores_its_choice(context: cl.Context) -> None:
+    expected, _ = _setup_run(context, None, 200, 64, 1)
+    got, _ = _setup_run(context, "on", 200, 64, 2 + guard.ROUNDS * 3)
+    np.testing.assert_array_equal(got, expected)
+    decision = hostfusion.decisions()[-1]
+    assert decision.source == "measured", decision.describe()
+    trial = decision.trial
+    assert trial is not None and trial.choice is not None
+    assert all(len(s) >= guard.ROUNDS for b, s in zip(trial.built, trial.samples)
+               if not b.error)
+    stored = guard.load_choice(trial.key)
+    assert stored is not None and stored["choice"] == decision.choice
+    # a new process (here: forgotten shapes) starts from the stored choice and times nothing
+    hostfusion._STATE.shapes.clear()
+    again, _ = _setup_run(context, "on", 200, 64, 1)
+    np.testing.assert_array_equal(again, expected)
+    assert hostfusion.decisions()[-1].source == "cached"
+
+
+def _neighbors(atoms: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(atoms)
+    value = rng.uniform(-1, 1, atoms).astype(np.float32)
+    neigh = rng.integers(0, atoms, (count, atoms)).astype(np.int32)  # neigh[j, i]
+    return value, neigh
+
+
+@pytest.mark.parametrize("atoms,count", [(37, 5), (128, 16)])
+def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, atoms: int,
+                                                      count: int) -> None:
+    value, neigh = _neighbors(atoms, count)
+    queue = cl.CommandQueue(context)
+    hostfusion.enable(queue, "force")
+    program = cl.Program(context, NEIGHBORS).build()
+    d_value = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=value)
+    d_neigh = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=neigh)
+    d_out = cl.Buffer(context, mf.WRITE_ONLY, value.nbytes)
+    program.gather(queue, (atoms,), None, d_value, d_neigh, d_out, np.int32(atoms),
+                   np.int32(count))
+    out = np.empty_like(value)
+    cl.enqueue_copy(queue, out, d_out)
+    np.testing.assert_allclose(out, value[neigh].sum(axis=0), rtol=1e-5, atol=1e-5)
+    decision = hostfusion.decisions()[-1]
+    if "layout" not in decision.choice:
+        pytest.skip(f"the model keeps the coalesced layout here: {decision.describe()}")
+    assert d_neigh.keeper is not None and Kept.count > 0
+    # the buffer reads back as written, and a kernel that was not rewritten sees it so too
+    back = np.empty_like(neigh)
+    cl.enqueue_copy(queue, back, d_neigh)
+    np.testing.assert_array_equal(back, neigh)
+    program.bump(queue, (neigh.size,), None, d_neigh, np.int32(neigh.size), np.int32(atoms))
+    bumped = (neigh + 1) % atoms
+    cl.enqueue_copy(queue, back, d_neigh)
+    np.testing.assert_array_equal(back, bumped)
+    # and the rewritten kernel, launched again, reads the bumped list (shuffled anew)
+    program.gather(queue, (atoms,), None, d_value, d_neigh, d_out, np.int32(atoms),
+                   np.int32(count))
+    cl.enqueue_copy(queue, out, d_out)
+    np.testing.assert_allclose(out, value[bumped].sum(axis=0), rtol=1e-5, atol=1e-5)
+
+
+def test_alias_table_says_why_a_buffer_is_shared(context: cl.Context) -> None:
+    table = AliasTable()
+    program = cl.Program(context, NEIGHBORS).build()
+    kernel = program.gather
+    data = np.zeros(64, np.int32)
+    in_place = cl.Buffer(context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=data)
+    alone, why = table.exclusive(in_place, kernel, 1)
+    assert not alone and "USE_HOST_PTR" in why
+    copied = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+    assert table.exclusive(copied, kernel, 1)[0]
+    table.trace(copied).kernels.add((id(program), "bump", 0))
+    alone, why = table.exclusive(copied, kernel, 1)
+    assert not alone and "bump" in why
+    parent = cl.Buffer(context, mf.READ_WRITE, 4096)
+    sub = parent.get_sub_region(0, 1024)
+    assert "sub-buffer" in table.exclusive(sub, kernel, 1)[1]
+
+
+def test_the_switch_parses() -> None:
+    assert parse_hostfusion("") == "off"
+    assert parse_hostfusion("1") == "on"
+    assert parse_hostfusion("force") == "force"
+    with pytest.raises(SettingsError, match="PPCL_HOSTFUSION"):
+        parse_hostfusion("sometimes")
+
+
+def test_out_of_order_queues_are_left_alone(context: cl.Context) -> None:
+    queue = cl.CommandQueue(
+        context, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    assert not hostfusion.enable(queue)
