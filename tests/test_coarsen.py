@@ -51,7 +51,8 @@ __kernel void guarded(__global const float *w, __global const float *in, __globa
 
 # 1-D, integers: a hash of a seed (uniform), a guard, a parameter written per work-item
 HASH = r"""
-__kernel void hashed(__global const int *in, __global int *out, uint seed, int n, int rounds) {
+__kernel void hashed(__global const int *in, __global int *out, uint seed, int n, int rounds,
+                     int bias) {
     if (rounds < 0) return;
     uint h = seed;
     for (int r = 0; r < rounds; r++)
@@ -59,7 +60,8 @@ __kernel void hashed(__global const int *in, __global int *out, uint seed, int n
     int gid = get_global_id(0);
     if (gid >= n) return;
     out += 1;
-    out[gid - 1] = in[gid] ^ (int)h;
+    bias += gid;
+    out[gid - 1] = in[gid] ^ (int)h ^ bias;
 }
 """
 
@@ -195,7 +197,7 @@ def _hash_args(shape: Shape, rng: np.random.Generator) -> list[Any]:
     g = shape.global_size[0] + (shape.offset or (0,))[0]
     return [rng.integers(-2**31, 2**31 - 1, g + 1, dtype=np.int64).astype(np.int32),
             np.zeros(g + 2, np.int32), np.uint32(rng.integers(0, 2**32 - 1)),
-            np.int32(max(0, g - 2)), np.int32(11)]
+            np.int32(max(0, g - 2)), np.int32(11), np.int32(rng.integers(-99, 99))]
 
 
 @pytest.mark.parametrize("factor", [4, 5])
@@ -238,6 +240,31 @@ def test_checking_device_finds_nothing_and_agrees():
     _compare(HASH, "hashed", 0, 4, [Shape((37,), (1,))], _hash_args, check_context())
 
 
+PRIVATE_ALIAS = r"""
+__kernel void alias(__global float *o, __global const float *in) {
+    float t[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    float *p = t;
+    float u = 0.5f;
+    float *q = &u;
+    int g = get_global_id(0);
+    p[g & 3] += in[g];
+    *q += in[g];
+    o[g] = t[0] + t[1] * 2.0f + t[2] * 4.0f + t[3] * 8.0f + u;
+}
+"""
+
+
+def test_private_memory_written_through_pointers_stays_per_work_item():
+    # the array and the scalar are written through pointers by every work-item: sharing
+    # them would let the four merged work-items see each other's writes
+    def make(shape: Shape, rng: np.random.Generator) -> list[Any]:
+        g = shape.global_size[0]
+        return [np.zeros(g, np.float32), rng.standard_normal(g).astype(np.float32)]
+
+    _compare(PRIVATE_ALIAS, "alias", 0, 4, [Shape((37,), (1,)), Shape((16,), (8,))], make)
+    assert _facts(PRIVATE_ALIAS, "alias").dims[0].shared_cost == 0
+
+
 # ---------------------------------------------------------------- structure
 
 
@@ -252,6 +279,15 @@ def test_hoisted_setup_appears_once_before_the_work_item_loop():
     assert kernel.index("return;") < loop  # the guard on x is uniform along y
     assert kernel.index("int y = __ppcl_id;") > loop
     assert "get_global_size(1u)" not in kernel and "__ppcl_coarse_size" in kernel
+
+
+def test_parameters_written_per_work_item_get_a_copy_per_work_item():
+    text, _, _ = _coarsened(HASH, "hashed", 0, 4)
+    kernel = text[text.index("__kernel void hashed_c"):]
+    loop = kernel.index("for (ulong __ppcl_k")
+    assert kernel.index("out += 1;") < loop  # uniform: once
+    assert kernel.index("int bias__ppcl_c = bias;") > loop
+    assert "bias__ppcl_c += gid;" in kernel
 
 
 def test_guard_on_the_coarsened_dimension_becomes_continue():

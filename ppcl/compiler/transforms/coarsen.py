@@ -129,6 +129,7 @@ class _Stmt:
 
     reads: frozenset[str]  # variables referred to
     writes: frozenset[str]  # variables declared, assigned or whose address is taken
+    addressed: frozenset[str]  # variables whose address it takes (``&x``, an array's decay)
     along: frozenset[int]  # dimensions whose id, local id or group id it asks for
     stores: bool  # stores to memory, or effects we cannot see (helper calls)
     loads: bool  # loads from memory that is not __constant
@@ -168,6 +169,7 @@ def _space_of_access(e: ir.Expr) -> AddressSpace | None:
 def _stmt_facts(s: ir.Stmt) -> _Stmt:
     reads: set[str] = set()
     writes: set[str] = set()
+    addressed: set[str] = set()
     along: set[int] = set()
     stores = loads = constant_loads = exits = faults = False
     for n in walk(s):
@@ -189,10 +191,11 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
                 writes.add(root)
             if isinstance(n, ir.Assign) and n.op in ("/=", "%=") and _integer(n.type):
                 faults = True
-        elif isinstance(n, ir.Unary) and n.op == "&":
+        elif isinstance(n, ir.Unary) and n.op == "&" or isinstance(n, ir.Cast) \
+                and isinstance(n.type, PointerType) and indexes_in_place(n.operand.type):
             root = root_var(n.operand)
             if root is not None:
-                writes.add(root)  # written through a pointer we do not follow
+                addressed.add(root)  # written through a pointer we do not follow
         elif isinstance(n, ir.Binary) and n.op in ("/", "%") and _integer(n.type):
             faults = True
         elif isinstance(n, ir.Call):
@@ -217,7 +220,8 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
                 loads = True
     assignable = not isinstance(s, ir.DeclStmt) or all(
         d.init is None or not isinstance(d.init, ir.InitList | ir.StringLit) for d in s.decls)
-    return _Stmt(frozenset(reads), frozenset(writes), frozenset(along), stores, loads,
+    return _Stmt(frozenset(reads), frozenset(writes | addressed), frozenset(addressed),
+                 frozenset(along), stores, loads,
                  constant_loads, exits, faults, assignable, _cost(s))
 
 
@@ -331,6 +335,10 @@ EACH = "each"  # in the loop, once per work-item
 def _placement(stmts: Sequence[_Stmt], dim: int) -> list[str]:
     """Per top-level statement: HOIST, ONCE or EACH (see the module docstring for the rules;
     the largest sets satisfying them: statements only ever move down HOIST -> ONCE -> EACH)."""
+    # a store through a pointer may write any variable whose address the kernel takes
+    addressed = frozenset().union(*(s.addressed for s in stmts))
+    stmts = [dataclasses.replace(s, writes=s.writes | addressed) if s.stores else s
+             for s in stmts]
     where = [HOIST if dim not in s.along and not s.stores else EACH for s in stmts]
     changed = True
     while changed:
