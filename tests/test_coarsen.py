@@ -219,7 +219,7 @@ def test_three_dimensions_coarsened_along_z():
 
 
 def _local_args(shape: Shape, rng: np.random.Generator) -> list[Any]:
-    gx, gy = shape.global_size
+    gx, gy = (g + o for g, o in zip(shape.global_size, shape.offset or (0, 0)))
     return [rng.standard_normal(gx).astype(np.float32), np.zeros(gx * gy, np.float32),
             np.int32(gx)]
 
@@ -263,6 +263,63 @@ def test_private_memory_written_through_pointers_stays_per_work_item():
 
     _compare(PRIVATE_ALIAS, "alias", 0, 4, [Shape((37,), (1,)), Shape((16,), (8,))], make)
     assert _facts(PRIVATE_ALIAS, "alias").dims[0].shared_cost == 0
+
+
+def _divisor(n: int, rng: np.random.Generator) -> int:
+    return int(rng.choice([d for d in range(1, n + 1) if n % d == 0]))
+
+
+def _random_shape(rng: np.random.Generator, dims: int, dim: int, multiple: int = 1) -> Shape:
+    """A launch with random sizes and offsets; along ``dim`` the local size is a multiple of
+    ``multiple`` (a factor that must divide it)."""
+    g, loc = [], []
+    for d in range(dims):
+        if d == dim and multiple > 1:
+            local = multiple * int(rng.integers(1, 4))
+            g.append(local * int(rng.integers(1, 5)))
+            loc.append(local)
+            continue
+        size = int(rng.integers(1, 50 if d == dim else 9))
+        g.append(size)
+        loc.append(_divisor(size, rng))
+    offset = tuple(int(o) for o in rng.integers(0, 6, dims))
+    return Shape(tuple(g), tuple(loc), offset)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_shapes_and_factors(seed):
+    rng = np.random.default_rng(seed)
+    factor = int(rng.integers(2, 8))
+    # one seed on the checking device: no out-of-range access on any padded work-item
+    context = check_context() if seed == 0 else cpu_context()
+    _compare(ROW_SETUP, "rows", 1, factor, [_random_shape(rng, 2, 1) for _ in range(3)],
+             _rows_args, context)
+    _compare(HASH, "hashed", 0, factor, [_random_shape(rng, 1, 0) for _ in range(3)],
+             _hash_args, context)
+    _compare(LOCAL_IDS, "local_ids", 1, factor,
+             [_random_shape(rng, 2, 1, factor) for _ in range(3)], _local_args, context)
+    _compare(GUARDED, "guarded", 1, factor, [_random_shape(rng, 2, 1) for _ in range(3)],
+             _guarded_args, context)
+
+
+REQUIRED = r"""
+__kernel __attribute__((reqd_work_group_size(2, 4, 1)))
+void fixed(__global const float *in, __global float *out, int W) {
+    int x = get_global_id(0), y = get_global_id(1);
+    float c = in[x] * in[x] + 1.0f;
+    out[y * W + x] = c + (float)get_local_id(1);
+}
+"""
+
+
+def test_a_required_group_size_shrinks_with_the_factor():
+    _, _, new = _coarsened(REQUIRED, "fixed", 1, 2)
+    assert new.attrs.reqd_work_group_size == (2, 2, 1)
+    _compare(REQUIRED, "fixed", 1, 2, [Shape((4, 8), (2, 4)), Shape((2, 12), (2, 4), (1, 3))],
+             _local_args)
+    fn = cl.Program(cpu_context(), REQUIRED).build()._module.function("fixed")
+    with pytest.raises(ValueError, match="does not divide"):
+        coarsen(fn, 1, 3, "fixed_c")
 
 
 # ---------------------------------------------------------------- structure

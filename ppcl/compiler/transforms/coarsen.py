@@ -627,11 +627,12 @@ MIN_MERGED_ITEMS = 64  # on a CPU, keep this many merged work-items (threads tim
 
 def _candidates(local: int, divisible: bool) -> list[int]:
     """Factors to try along a dimension of local size ``local``, largest first: the local size
-    itself (the paper's choice), its divisors, and powers of two when no division is needed."""
-    found = {f for f in range(2, local + 1) if local % f == 0}
-    if not divisible:
-        found |= {1 << i for i in range(1, local.bit_length())}
-    return sorted(found, reverse=True)
+    itself (the paper's choice), then the powers of two below it (that divide it, when the
+    factor must)."""
+    powers = [1 << i for i in range(local.bit_length() - 1, 0, -1)]
+    found = [local] if local > 1 else []
+    found += [f for f in powers if f < local and (not divisible or local % f == 0)]
+    return found
 
 
 def _fits(order: ExecutionOrder, dim: int, factor: int, local: Sequence[int],
