@@ -19,12 +19,13 @@ original global size along ``dim``. The host launches it with the same offset an
 for local ids, group ids, local sizes or group counts along ``dim`` (``needs_divisible``),
 ``f`` must divide the local size ``L`` and the launch uses ``G / f`` and ``L / f`` exactly.
 
-Which statements are hoisted. Only top-level statements of the kernel body move, whole, and
+Which statements are hoisted (``HOIST``). Only top-level statements of the kernel body move, whole, and
 keep their order. A statement is hoisted when it
 
 * does not ask for the work-item's id, local id or group id along ``dim``,
 * stores nothing to memory (no store through a pointer, atomic, vstore, image write, printf,
-  call of a helper function) and takes no variable's address,
+  call of a helper function); a variable whose address the kernel takes counts as written by
+  every statement that stores through a pointer,
 * reads and writes no variable that a statement left in the loop writes (those are per
   work-item: a hoisted declaration of one would be shared by the ``f`` work-items),
 * writes no variable that an earlier statement left in the loop reads (it would see the new
@@ -37,13 +38,17 @@ keep their order. A statement is hoisted when it
   division, no loop), and a statement that may itself ``return`` is hoisted only past
   statements that store nothing (what they compute is dead once the work-item returns).
 
-A statement that breaks only the last rule runs in the loop at its place, under a flag, for
-the first work-item that reaches it (``ONCE``): the usual ``if (y >= h) return;`` before a
-row's setup, when coarsening along ``y``. Its declarations move before the loop.
+A statement that breaks only the last rule and contains no ``return`` runs in the loop at its
+place, under a flag, for the first work-item that reaches it (``ONCE``): a column's setup
+after the usual ``if (y >= h) return;``, when coarsening along ``y``. Its declarations move
+before the loop (initializers become assignments; brace-initialized arrays stay per
+work-item). Ordering rules as above, against the statements run per work-item.
 
-The set is the largest fixed point of these rules (start from every statement, drop
-violators until none is left). The merged work-items past the end of the range run the hoisted
-part too: its values are those of the first work-item of the row, which exists.
+The placement is the largest fixed point of these rules (start from every statement before
+the loop, move violators down, HOIST -> ONCE -> EACH, until none is left). The merged
+work-items past the end of the range run the hoisted part too: its values are those of the
+first work-item of their row, which exists and ran it (no varying return precedes what may
+fault); they never reach a ONCE statement.
 
 Refused (``DimFacts.coarsenable`` False, with the reason): barriers and async copies (the
 work-items of a group change), ``__local`` memory, calls of helper functions (the transform sees
