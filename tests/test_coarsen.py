@@ -374,6 +374,16 @@ def test_facts_pick_the_dimension_with_the_uniform_work():
     # too little parallelism left on a small range: a smaller factor
     pick, why = choose(facts, cpu, (8, 16), (8, 32))
     assert pick == (1, 4), why
+    # groups of one row: the kernel needs no dividing factor, so the local size does not bound it
+    pick, why = choose(facts, cpu, (64, 1), (256, 256))
+    assert pick == (1, 16), why
+    pick, why = choose(facts, cpu, None, (256, 5))
+    assert pick == (1, 5), why
+    # local ids along y: the factor must divide the local size
+    pick, why = choose(_facts(LOCAL_IDS, "local_ids"), cpu, (64, 12), (256, 48))
+    assert pick == (1, 12), why
+    pick, why = choose(_facts(LOCAL_IDS, "local_ids"), cpu, (64, 1), (256, 48))
+    assert pick is None and "no factor divides the local size 1" in why
 
 
 def test_choose_keeps_gpu_groups_whole():

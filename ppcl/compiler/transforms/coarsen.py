@@ -628,6 +628,7 @@ def _split_declarations(s: ir.Stmt, head: list[ir.Stmt]) -> tuple[ir.Stmt, ...]:
 # ---------------------------------------------------------------- choosing (Algorithms 1, 2)
 
 MIN_MERGED_ITEMS = 64  # on a CPU, keep this many merged work-items (threads times lanes)
+FREE_FACTOR = 16  # the CPU factor the paper reports, where the local size does not bound it
 
 
 def _candidates(local: int, divisible: bool) -> list[int]:
@@ -652,14 +653,18 @@ def _fits(order: ExecutionOrder, dim: int, factor: int, local: Sequence[int],
     return merged >= MIN_MERGED_ITEMS
 
 
-def choose(facts: CoarsenFacts, order: ExecutionOrder, local_size: Sequence[int],
+def choose(facts: CoarsenFacts, order: ExecutionOrder, local_size: Sequence[int] | None,
            global_size: Sequence[int]) -> tuple[tuple[int, int] | None, str]:
     """The dimension and factor to coarsen by (or None), and why: the dimension saving the most
     (shared cost times factor, Algorithm 1) under the device's constraints (Algorithm 2: never
     the dimension a CPU vectorizes; on a GPU, groups of at least ``min_group`` work-items in
-    whole warps)."""
+    whole warps). The factor starts from the local size along the dimension (the paper's
+    choice); a kernel that does not need it to divide the local size may go up to
+    ``FREE_FACTOR`` on a CPU, where a group of one row is common. ``local_size`` None: the
+    runtime chooses, taken as 1."""
     dims = len(global_size)
-    local = tuple(local_size) + (1,) * (3 - len(local_size))
+    given = tuple(local_size) if local_size is not None else (1,) * dims
+    local = given + (1,) * (3 - len(given))
     sizes = tuple(global_size) + (1,) * (3 - len(global_size))
     best: tuple[int, int, int] | None = None  # (saved, dim, factor)
     why: list[str] = []
@@ -673,9 +678,14 @@ def choose(facts: CoarsenFacts, order: ExecutionOrder, local_size: Sequence[int]
         if vectorized and d.dim == order.vector_dim:
             why.append(f"dimension {d.dim}: the device vectorizes work-items along it")
             continue
-        cap = local[d.dim] if d.needs_divisible else min(local[d.dim], sizes[d.dim])
-        factor = next((f for f in _candidates(cap, d.needs_divisible or order.is_gpu)
-                       if _fits(order, d.dim, f, local, sizes)), None)
+        cap = local[d.dim]
+        if not d.needs_divisible and not order.is_gpu:
+            cap = min(max(cap, FREE_FACTOR), sizes[d.dim])
+        candidates = _candidates(cap, d.needs_divisible or order.is_gpu)
+        if not candidates:
+            why.append(f"dimension {d.dim}: no factor divides the local size {local[d.dim]}")
+            continue
+        factor = next((f for f in candidates if _fits(order, d.dim, f, local, sizes)), None)
         if factor is None:
             why.append(f"dimension {d.dim}: no factor keeps enough parallelism")
             continue
