@@ -322,6 +322,47 @@ def test_a_required_group_size_shrinks_with_the_factor():
         coarsen(fn, 1, 3, "fixed_c")
 
 
+MIXED = r"""
+__constant int table[4] = {3, 5, 7, 11};
+
+__kernel void mixed(__global int *out, __global const int *in, __constant int *coef, int W,
+                    int d) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    out[y * W + x] = -1;
+    int c0 = coef[x & 3] + table[x & 3];
+    int c = c0;
+    switch (in[y * W + x] & 3) {
+        case 0: return;
+        case 1: c += 1; break;
+        default: break;
+    }
+    int q = (x + 7) / d;
+    out[y * W + x] = c * in[y * W + x] + q;
+}
+"""
+
+
+def _mixed_args(shape: Shape, rng: np.random.Generator) -> list[Any]:
+    gx, gy = (g + o for g, o in zip(shape.global_size, shape.offset or (0, 0)))
+    return [np.zeros(gx * gy, np.int32), rng.integers(-50, 50, gx * gy).astype(np.int32),
+            rng.integers(-9, 9, 4).astype(np.int32), np.int32(gx), np.int32(3)]
+
+
+def test_constant_loads_after_stores_and_a_return_in_a_switch():
+    text, _, _ = _coarsened(MIXED, "mixed", 1, 4)
+    kernel = text[text.index("__kernel void mixed_c"):]
+    loop = kernel.index("for (ulong __ppcl_k")
+    # __constant memory is never written: its loads move above the first store
+    assert kernel.index("int c0 = coef[x & 3] + table[x & 3];") < loop
+    # a division after a varying return runs once, for the first work-item reaching it
+    assert "__ppcl_once0 = 1;" in kernel and kernel.index("int q;") < loop
+    assert "continue;" in kernel and "return;" not in kernel
+    shapes = [Shape((5, 37), (5, 1)), Shape((8, 12), (4, 4), (2, 3))]
+    _compare(MIXED, "mixed", 1, 4, shapes, _mixed_args)
+    _compare(MIXED, "mixed", 1, 3, shapes[:1], _mixed_args, check_context())
+
+
 # ---------------------------------------------------------------- structure
 
 
