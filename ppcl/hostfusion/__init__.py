@@ -28,9 +28,19 @@ from typing import Any
 from ppcl.compiler.analysis.callgraph import reaching
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.hostfusion.aliases import AliasTable
-from ppcl.hostfusion.guard import (ORIGINAL, Built, Trial, _on_decision, decision_key,
-                                   load_choice, runner, start_build, store_choice,
-                                   stored_choices, wait_for_builds)
+from ppcl.hostfusion.guard import (
+    ORIGINAL,
+    Built,
+    Trial,
+    _on_decision,
+    decision_key,
+    load_choice,
+    runner,
+    start_build,
+    store_choice,
+    stored_choices,
+    wait_for_builds,
+)
 from ppcl.hostfusion.model import execution_order
 from ppcl.hostfusion.plan import Candidates, build_variant, kernel_function, plan
 from ppcl.runtime.program import Program

@@ -130,7 +130,7 @@ class AliasTable:
                                     ())) <= 1
 
     def describe(self) -> Iterator[str]:
-        for mem, entry in list(self._buffers.items()):
+        for entry in list(self._buffers.values()):
             kernels = ", ".join(sorted(f"{name}[{i}]" for _p, name, i in entry.kernels))
             yield (f"buffer of {entry.size} bytes: host arrays {len(entry.host_arrays)}, "
                    f"kernels {kernels or '-'}; last: {'; '.join(entry.chain[-3:])}")

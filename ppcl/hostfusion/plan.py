@@ -39,8 +39,6 @@ from ppcl.devices.interface import NDRange
 from ppcl.hostfusion.aliases import AliasTable
 
 MIN_GAIN = 1.05  # a coarsening predicted to save less than 5% of a work-item's work is not tried
-CPU_MIN_ITEMS = 64  # merged work-items a launch keeps on a CPU (threads x lanes, roughly)
-MAX_COARSEN = 32
 
 
 @dataclass(frozen=True)
@@ -120,67 +118,26 @@ def scalar_values(fn: ir.Function, args: Sequence[Any]) -> dict[str, int]:
 
 def _plan_coarsen(fn: ir.Function, ndrange: NDRange, order: ExecutionOrder,
                   result: Candidates) -> None:
+    """Algorithms 1 and 2 (``coarsen.choose``), then a predicted gain large enough to try."""
     facts = coarsening.coarsen_facts(fn)
-    best: tuple[float, Rewrite] | None = None
-    total_items = ndrange.global_size[0] * ndrange.global_size[1] * ndrange.global_size[2]
-    for dim_facts in facts.dims[:ndrange.work_dim]:
-        d = dim_facts.dim
-        if not dim_facts.coarsenable:
-            result.notes.append(f"coarsen dimension {d}: {dim_facts.reason}")
-            continue
-        if dim_facts.shared_cost <= 0:
-            result.notes.append(f"coarsen dimension {d}: no work uniform along it to share")
-            continue
-        if not order.is_gpu and order.vectorizes_items and d == order.vector_dim:
-            result.notes.append(f"coarsen dimension {d}: the device vectorizes work-items "
-                                "along it (Algorithm 2 keeps it)")
-            continue
-        factor, why = _coarsen_factor(d, dim_facts.needs_divisible, ndrange, order,
-                                      total_items)
-        if factor <= 1:
-            result.notes.append(f"coarsen dimension {d}: {why}")
-            continue
-        saved = dim_facts.shared_cost * (1 - 1 / factor)
-        gain = dim_facts.total_cost / max(dim_facts.total_cost - saved, 1)
-        if gain < MIN_GAIN:
-            result.notes.append(f"coarsen dimension {d} by {factor}: predicted gain {gain:.2f}x "
-                                f"is below {MIN_GAIN}x")
-            continue
-        rewrite = Rewrite("coarsen", f"dimension {d} by {factor}",
-                          f"{dim_facts.reason}; predicted {gain:.2f}x ({why})", dim=d,
-                          factor=factor, needs_divisible=dim_facts.needs_divisible)
-        if best is None or gain > best[0]:
-            best = (gain, rewrite)
-    if best is not None:
-        result.rewrites.append(best[1])
-
-
-def _coarsen_factor(d: int, needs_divisible: bool, ndrange: NDRange, order: ExecutionOrder,
-                    total_items: int) -> tuple[int, str]:
-    """Algorithm 1's factor (the group's size along ``d``) under Algorithm 2's constraints."""
-    local = ndrange.local_size
-    size = ndrange.global_size[d]
-    factor = local[d] if local[d] > 1 else min(8, size)
-    factor = min(factor, MAX_COARSEN, size)
-    others = local[0] * local[1] * local[2] // local[d]
-    while factor > 1:
-        if needs_divisible and local[d] % factor:
-            factor -= 1
-            continue
-        if order.is_gpu:
-            left = max(local[d] // factor, 1) * others
-            if left < order.min_group or left % order.warp:
-                factor -= 1
-                continue
-        elif total_items // factor < CPU_MIN_ITEMS:
-            factor -= 1
-            continue
-        break
-    if factor <= 1:
-        return 1, ("no factor keeps a group of >= 128 work-items in whole warps"
-                   if order.is_gpu else "too few work-items to merge")
-    return factor, (f"factor {factor} = group size {local[d]}" if factor == local[d]
-                    else f"factor {factor}")
+    dims = ndrange.work_dim
+    chosen, why = coarsening.choose(facts, order, ndrange.local_size[:dims],
+                                    ndrange.global_size[:dims])
+    if chosen is None:
+        result.notes.append(f"coarsen: {why}")
+        return
+    dim, factor = chosen
+    dim_facts = facts.dims[dim]
+    saved = dim_facts.shared_cost * (1 - 1 / factor)
+    gain = dim_facts.total_cost / max(dim_facts.total_cost - saved, 1)
+    if gain < MIN_GAIN:
+        result.notes.append(f"coarsen dimension {dim} by {factor}: predicted gain {gain:.2f}x "
+                            f"is below {MIN_GAIN}x")
+        return
+    result.rewrites.append(Rewrite("coarsen", f"dimension {dim} by {factor}",
+                                   f"{dim_facts.reason}; predicted {gain:.2f}x; {why}",
+                                   dim=dim, factor=factor,
+                                   needs_divisible=dim_facts.needs_divisible))
 
 
 def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
