@@ -1,0 +1,438 @@
+"""Whether a buffer is a row-major matrix whose transpose a kernel can use instead (PPOpenCL's
+data layout change, Section 3.3.2).
+
+Both layout changes the paper names are one transposition. View a buffer of ``T`` elements as a
+row-major ``R x C`` matrix; element ``(r, c)`` sits at ``r*C + c``; its transpose keeps it at
+``c*R + r``. An array of structures ``p[4*i + 2]`` is the case ``C = 4`` (a literal), ``r = i``,
+``c = 2``: its transpose is the structure of arrays. A coalesced neighbor list ``n[tid + j*A]``
+is the case ``C = A`` (a scalar argument), ``r = j``, ``c = tid``: its transpose is the
+contiguous list, one row per work-item.
+
+``transposable`` accepts a pointer argument only when every use is an index ``p[e]`` and every
+``e`` is exactly ``r*C + c`` with ``c`` provably in ``[0, C)``: a literal below a literal ``C``,
+or ``get_global_id(d) + k`` whose range the launch decides (checked by ``TransposeFacts.holds``,
+narrowed by a dominating guard ``if (gid < n)`` or ``if (gid >= n) return;``). Then
+``r = e div C`` and ``c = e mod C``, so the rewritten access ``c*R + r`` reads the element the
+original read, on the transposed buffer.
+
+Index expressions are polynomials (``affine.Poly``) over these atoms: ``gid0..2``, ``lid0..2``,
+``grp0..2``, ``gsize0..2``, ``lsize0..2``, ``ngroups0..2`` (the work-item queries), the integer
+scalar arguments the kernel never writes, and the counters of ``for`` loops that declare their
+counter and never write it in the body. Integer locals declared with a value and never written
+again stand for their value. Signed arithmetic is exact (overflow is undefined), 64-bit
+unsigned arithmetic is exact modulo 2^64 (an in-bounds index below 2^63 is then the value of the
+polynomial); 32-bit unsigned arithmetic may wrap below the index width, so it is refused, as are
+narrowing conversions other than ``(int)get_global_id(d)`` (then the launch must keep ids below
+2^31, which ``holds`` checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from math import gcd
+
+from ppcl.compiler.analysis.affine import Poly
+from ppcl.compiler.analysis.effects import Effects, effects
+from ppcl.compiler.analysis.uniformity import const_int
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType, Type
+from ppcl.compiler.ir.visit import Node, children, walk
+
+QUERIES = {"get_global_id": "gid", "get_local_id": "lid", "get_group_id": "grp",
+           "get_global_size": "gsize", "get_local_size": "lsize", "get_num_groups": "ngroups"}
+_NARROW_LIMIT = 2 ** 31
+
+
+def _int_type(t: object) -> ScalarType | None:
+    return t if isinstance(t, ScalarType) and t.is_integer and not t.is_bool else None
+
+
+@dataclass
+class Symbols:
+    """The names an index polynomial may use in one kernel, and their types."""
+
+    types: dict[str, Type] = field(default_factory=dict)  # params and stable loop counters
+    params: set[str] = field(default_factory=set)  # the integer scalar arguments among them
+    defs: dict[str, ir.Expr] = field(default_factory=dict)  # single-assignment integer locals
+    narrowed: bool = False  # some id was converted to a 32-bit type on the way
+
+
+def symbols_of(fn: ir.Function) -> Symbols:
+    """The kernel's integer scalar arguments it never writes, its stable loop counters and its
+    single-assignment integer locals."""
+    assert fn.body is not None
+    eff = effects(fn.body, Effects())
+    changed = eff.writes | eff.address_taken
+    out = Symbols()
+    for p in fn.params:
+        if _int_type(p.type) is not None and p.name not in changed:
+            out.types[p.name] = p.type
+            out.params.add(p.name)
+    for node in walk(fn.body):
+        if isinstance(node, ir.VarDecl) and node.init is not None \
+                and _int_type(node.type) is not None and node.name not in changed:
+            out.defs[node.name] = node.init
+        if isinstance(node, ir.For):
+            counter = _stable_counter(node)
+            if counter is not None:
+                out.types[counter.name] = counter.type
+    return out
+
+
+def _stable_counter(loop: ir.For) -> ir.VarDecl | None:
+    """The loop's own counter when the body never writes it (only the step does)."""
+    if not isinstance(loop.init, ir.DeclStmt) or len(loop.init.decls) != 1:
+        return None
+    decl = loop.init.decls[0]
+    if _int_type(decl.type) is None:
+        return None
+    eff = effects(loop.body, Effects())
+    if loop.cond is not None:
+        effects(loop.cond, eff)
+    if decl.name in eff.writes or decl.name in eff.address_taken:
+        return None
+    return decl
+
+
+def _strip(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Cast) and e.implicit:
+        e = e.operand
+    return e
+
+
+def poly_of(e: ir.Expr, syms: Symbols) -> Poly | None:
+    """The integer expression ``e`` as a polynomial over the atoms, None where that is not
+    exact (see the module's note on wrapping)."""
+    t = _int_type(e.type)
+    if t is None:
+        return None
+    if isinstance(e, ir.IntLit):
+        return Poly.const(e.value)
+    if isinstance(e, ir.VarRef):
+        if e.name in syms.types:
+            return Poly.var(e.name)
+        if e.name in syms.defs:
+            return poly_of(syms.defs[e.name], syms)
+        return None
+    if isinstance(e, ir.Cast):
+        src = _int_type(e.operand.type)
+        if src is None:
+            return None
+        if t.size < src.size or (t.size == src.size < 8 and t.is_signed != src.is_signed):
+            inner = _strip(e.operand)
+            if t.size >= 4 and isinstance(inner, ir.Call) and inner.name == "get_global_id":
+                syms.narrowed = True  # exact while ids stay below 2^31 (holds checks it)
+                return poly_of(inner, syms)
+            return None
+        return poly_of(e.operand, syms)
+    if isinstance(e, ir.Unary) and e.op in ("+", "-"):
+        value = poly_of(e.operand, syms)
+        if value is None or (e.op == "-" and not t.is_signed and t.size < 8):
+            return None
+        return value if e.op == "+" else -value
+    if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
+        if not t.is_signed and t.size < 8:
+            return None  # wraps at 2^32, below the index width
+        lhs, rhs = poly_of(e.lhs, syms), poly_of(e.rhs, syms)
+        if lhs is None or rhs is None:
+            return None
+        return lhs + rhs if e.op == "+" else lhs - rhs if e.op == "-" else lhs * rhs
+    if isinstance(e, ir.Call) and e.name in QUERIES and len(e.args) == 1:
+        dim = const_int(e.args[0])
+        if dim is None or not 0 <= dim <= 2:
+            return None
+        return Poly.var(f"{QUERIES[e.name]}{dim}")
+    return None
+
+
+# ---------------------------------------------------------------- r*C + c
+
+
+@dataclass(frozen=True)
+class Column:
+    """The column part of one access: ``gid<dim> + offset`` (``dim`` -1: the literal
+    ``offset``); ``bound``: a guard's ``gid<dim> <= bound`` where one dominates the access."""
+
+    dim: int
+    offset: int
+    bound: Poly | None = None
+
+    def describe(self) -> str:
+        if self.dim < 0:
+            return str(self.offset)
+        text = f"get_global_id({self.dim})" + (f" + {self.offset}" if self.offset else "")
+        return text + (f" (guarded <= {self.bound})" if self.bound is not None else "")
+
+
+def decompose(index: Poly, columns: int | str) -> tuple[Poly, Poly] | None:
+    """``(r, c)`` with ``index == r*C + c`` where ``c`` is a literal or ``gid<d> + k``; None
+    when no such split exists. ``columns`` is a literal C or the name of a scalar argument."""
+    row: dict[tuple[str, ...], int] = {}
+    col: dict[tuple[str, ...], int] = {}
+    for mono, coeff in index.terms:
+        if isinstance(columns, int):
+            if mono and coeff % columns == 0:
+                row[mono] = coeff // columns
+            elif mono:
+                col[mono] = coeff
+            else:
+                row[()], col[()] = divmod(coeff, columns)
+        elif columns in mono:
+            rest = list(mono)
+            rest.remove(columns)
+            row[tuple(rest)] = coeff
+        else:
+            col[mono] = coeff
+    varying = [m for m in col if m]
+    if varying:
+        if isinstance(columns, int) and () in row:  # keep the constant with the id
+            col[()] = col.get((), 0) + row.pop(()) * columns
+        if len(varying) != 1 or col[varying[0]] != 1 or len(varying[0]) != 1 \
+                or not varying[0][0].startswith("gid"):
+            return None
+    return Poly.of(row), Poly.of(col)
+
+
+def column_of(c: Poly) -> Column:
+    names = [m[0] for m, _ in c.terms if m]
+    if not names:
+        return Column(-1, c.constant)
+    return Column(int(names[0][3:]), c.constant)
+
+
+# ---------------------------------------------------------------- guards
+
+
+def _bounds(cond: ir.Expr, syms: Symbols, negate: bool) -> list[tuple[int, Poly]]:
+    """``gid<d> <= bound`` facts that hold where ``cond`` (or its negation) is true."""
+    cond = _strip(cond)
+    if isinstance(cond, ir.Binary) and cond.op == ("||" if negate else "&&"):
+        return _bounds(cond.lhs, syms, negate) + _bounds(cond.rhs, syms, negate)
+    if isinstance(cond, ir.Unary) and cond.op == "!":
+        return _bounds(cond.operand, syms, not negate)
+    if not isinstance(cond, ir.Binary) or cond.op not in ("<", "<=", ">", ">="):
+        return []
+    lhs, rhs = poly_of(cond.lhs, syms), poly_of(cond.rhs, syms)
+    if lhs is None or rhs is None:
+        return []
+    op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[cond.op] if negate else cond.op
+    if op in (">", ">="):
+        lhs, rhs, op = rhs, lhs, "<" if op == ">" else "<="
+    diff = rhs - lhs - Poly.const(1 if op == "<" else 0)  # diff >= 0
+    out: list[tuple[int, Poly]] = []
+    for d in range(3):
+        lane = f"gid{d}"
+        if diff.coeff(lane) != -1 or diff.mentions_nonlinearly(lane):
+            continue
+        bound = diff + Poly.var(lane)
+        if not bound.names() - syms.params:  # a bound the launch's arguments decide
+            out.append((d, bound))
+    return out
+
+
+def _is_return(s: ir.Stmt) -> bool:
+    if isinstance(s, ir.Block):
+        return len(s.stmts) == 1 and _is_return(s.stmts[0])
+    return isinstance(s, ir.Return)
+
+
+Guards = tuple[tuple[int, Poly], ...]
+
+
+def guarded_sites(body: ir.Stmt, param: str, syms: Symbols) -> list[tuple[ir.Index, Guards]]:
+    """Every ``param[e]`` in ``body``, in source order, with the guards that dominate it."""
+    out: list[tuple[ir.Index, Guards]] = []
+
+    def exprs(node: Node, guards: Guards) -> None:
+        for n in walk(node):
+            if isinstance(n, ir.Index) and isinstance(n.base, ir.VarRef) and n.base.name == param:
+                out.append((n, guards))
+
+    def stmt(s: ir.Stmt, guards: Guards) -> None:
+        if isinstance(s, ir.Block):
+            for inner in s.stmts:
+                stmt(inner, guards)
+                if isinstance(inner, ir.If) and inner.otherwise is None and _is_return(inner.then):
+                    guards = guards + tuple(_bounds(inner.cond, syms, negate=True))
+            return
+        if isinstance(s, ir.If):
+            exprs(s.cond, guards)
+            stmt(s.then, guards + tuple(_bounds(s.cond, syms, negate=False)))
+            if s.otherwise is not None:
+                stmt(s.otherwise, guards + tuple(_bounds(s.cond, syms, negate=True)))
+            return
+        for child in children(s):
+            if isinstance(child, ir.Stmt):
+                stmt(child, guards)
+            else:
+                exprs(child, guards)
+
+    stmt(body, ())
+    return out
+
+
+# ---------------------------------------------------------------- the facts
+
+
+@dataclass(frozen=True)
+class TransposeFacts:
+    """A pointer argument whose buffer the kernel reads as a row-major ``R x C`` matrix, every
+    access ``p[r*C + c]`` with ``c`` in ``[0, C)`` as long as ``holds``."""
+
+    param: str
+    columns: ir.Expr  # C: an IntLit, or a VarRef to a scalar parameter the kernel never writes
+    element: ScalarType
+    accesses: int
+    column_parts: tuple[Column, ...] = ()  # one per distinct column part
+    narrowed: bool = False  # an id converted to 32 bits on the way: ids must stay below 2^31
+
+    def column_count(self, values: Mapping[str, int]) -> int | None:
+        if isinstance(self.columns, ir.IntLit):
+            return self.columns.value
+        assert isinstance(self.columns, ir.VarRef)
+        value = values.get(self.columns.name)
+        return int(value) if value is not None else None
+
+    def holds(self, global_size: tuple[int, int, int], offset: tuple[int, int, int],
+              values: Mapping[str, int], elements: int) -> bool:
+        """Whether a launch with these sizes and argument values keeps every column part in
+        ``[0, C)`` and the buffer a whole number of rows."""
+        columns = self.column_count(values)
+        if columns is None or columns <= 0 or elements % columns != 0:
+            return False
+        if self.narrowed and any(o + g > _NARROW_LIMIT for o, g in zip(offset, global_size)):
+            return False
+        for part in self.column_parts:
+            if part.dim < 0:
+                if not 0 <= part.offset < columns:
+                    return False
+                continue
+            low = offset[part.dim] + part.offset
+            high = offset[part.dim] + global_size[part.dim] - 1 + part.offset
+            if part.bound is not None:
+                try:
+                    high = min(high, part.bound.evaluate(values) + part.offset)
+                except KeyError:
+                    return False
+            if high >= low and (low < 0 or high >= columns):
+                return False
+        return True
+
+    def describe(self) -> str:
+        parts = ", ".join(p.describe() for p in self.column_parts)
+        return (f"{self.param}: {self.accesses} accesses as a row-major matrix of {self.element} "
+                f"with {_spell(self.columns)} columns (column parts {parts})")
+
+
+def _spell(e: ir.Expr) -> str:
+    return str(e.value) if isinstance(e, ir.IntLit) else e.name if isinstance(e, ir.VarRef) \
+        else "?"
+
+
+def _misuse(body: ir.Stmt, param: str) -> str | None:
+    """Why ``param`` is used other than as the base of an index, or None."""
+    for node in walk(body):
+        if isinstance(node, ir.Unary) and node.op == "&" and isinstance(node.operand, ir.Index) \
+                and isinstance(node.operand.base, ir.VarRef) and node.operand.base.name == param:
+            return f"the address of an element of {param} is taken"
+        for child in children(node):
+            if not (isinstance(child, ir.VarRef) and child.name == param):
+                continue
+            if isinstance(node, ir.Index) and node.base is child:
+                continue
+            if isinstance(node, ir.Call):
+                return f"{param} is passed to {node.name}"
+            if isinstance(node, ir.Unary) and node.op == "&":
+                return f"the address of {param} is taken"
+            if isinstance(node, ir.Unary) and node.op == "*":
+                return f"{param} is dereferenced without an index"
+            if isinstance(node, ir.Unary) or isinstance(node, ir.Assign) and node.target is child:
+                return f"{param} itself is modified"
+            if isinstance(node, ir.Binary):
+                return f"{param} is used in pointer arithmetic ({node.op})"
+            if isinstance(node, ir.VarDecl | ir.Assign):
+                return f"{param} is copied into another pointer"
+            return f"{param} is used as a {type(node).__name__}"
+    return None
+
+
+def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
+    """The facts that let ``transforms.layout.transpose`` rewrite ``param``'s accesses, or the
+    reason it cannot."""
+    if fn.body is None:
+        return f"{fn.name} has no body"
+    decl = next((p for p in fn.params if p.name == param), None)
+    if decl is None:
+        return f"{fn.name} has no parameter {param}"
+    if not isinstance(decl.type, PointerType):
+        return f"{param} is not a pointer"
+    if decl.type.space not in (AddressSpace.GLOBAL, AddressSpace.CONSTANT):
+        return f"{param} points to {decl.type.space.spelling} memory, which the host cannot shuffle"
+    element = decl.type.pointee
+    if not isinstance(element, ScalarType):
+        return f"{param}'s elements are {element}, not scalars"
+    reason = _misuse(fn.body, param)
+    if reason is not None:
+        return reason
+    syms = symbols_of(fn)
+    sites = guarded_sites(fn.body, param, syms)
+    if not sites:
+        return f"{param} is never accessed"
+    polys: list[tuple[Poly, Guards]] = []
+    for site, guards in sites:
+        poly = poly_of(site.index, syms)
+        if poly is None:
+            return f"the index of {param} at {site.loc} is not an exact polynomial in ids, " \
+                   "loop counters and scalar arguments"
+        polys.append((poly, guards))
+    tried: list[str] = []
+    for columns in _candidates([p for p, _ in polys], syms):
+        parts = _parts(polys, columns)
+        if parts is None:
+            tried.append(str(columns))
+            continue
+        lit: ir.Expr = ir.IntLit(ScalarType("ulong"), columns) if isinstance(columns, int) \
+            else ir.VarRef(syms.types[columns], columns)
+        return TransposeFacts(param, lit, element, len(sites), parts, syms.narrowed)
+    if not tried:
+        return f"no access of {param} has a row stride (a literal above 1 or a scalar argument)"
+    return f"the accesses of {param} do not all split as r*C + c with c in [0, C) " \
+           f"for C in {', '.join(tried)}"
+
+
+def _candidates(polys: list[Poly], syms: Symbols) -> list[int | str]:
+    """Scalar arguments that multiply something in an index, then the gcd of the literal
+    strides when it is above 1."""
+    names: list[int | str] = []
+    for p in polys:
+        for mono, _ in p.terms:
+            for n in mono:
+                if len(mono) > 1 and n in syms.params and n not in names:
+                    names.append(n)
+    stride = 0
+    for p in polys:
+        for mono, coeff in p.terms:
+            if mono:
+                stride = gcd(stride, coeff)
+    if stride > 1:
+        names.append(stride)
+    return names
+
+
+def _parts(polys: list[tuple[Poly, Guards]], columns: int | str) -> tuple[Column, ...] | None:
+    found: list[Column] = []
+    for poly, guards in polys:
+        split = decompose(poly, columns)
+        if split is None:
+            return None
+        part = column_of(split[1])
+        if part.dim >= 0:
+            bounds = [b for d, b in guards if d == part.dim]
+            if bounds:
+                part = Column(part.dim, part.offset, bounds[-1])
+        if part.dim < 0 and isinstance(columns, int) and not 0 <= part.offset < columns:
+            return None
+        if part not in found:
+            found.append(part)
+    return tuple(found)
