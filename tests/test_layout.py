@@ -162,6 +162,21 @@ def test_holds_needs_the_launch_inside_the_columns(ctx):
     assert not facts.holds((16, 1, 1), (0, 0, 0), {"J": 2}, 32)  # C unknown
 
 
+def test_an_unsigned_guard_bounds_only_while_its_limit_is_not_negative(ctx):
+    source = """__kernel void k(__global float *a, int A, int m) {
+        size_t t = get_global_id(0);
+        if (t < m) { a[t] = 1.0f; a[t + A] = 2.0f; } }"""
+    _, fn = kernel_of(ctx, source, "k")
+    facts = facts_of(fn, "a")
+    assert facts.holds((20, 1, 1), (0, 0, 0), {"A": 16, "m": 16}, 32)
+    assert not facts.holds((20, 1, 1), (0, 0, 0), {"A": 16, "m": 17}, 32)
+    # (size_t)-1 lets every work-item through
+    assert not facts.holds((20, 1, 1), (0, 0, 0), {"A": 16, "m": -1}, 32)
+    with pytest.raises(ValueError, match="already"):
+        twice = transpose(fn, facts, "k_t")
+        transpose(twice, facts, "k_tt")
+
+
 REFUSED = [
     ("vload4(i, p)", "passed to vload4"),
     ("atomic_add((__global int *)&p[4*i], 1)", "address"),

@@ -150,19 +150,39 @@ def poly_of(e: ir.Expr, syms: Symbols) -> Poly | None:
 
 
 @dataclass(frozen=True)
+class Guard:
+    """``gid<dim> <= bound`` where a condition dominates an access. An unsigned comparison
+    means that only while its other side, ``limit``, is not negative (a negative one converts
+    to a huge unsigned value that every id passes)."""
+
+    dim: int
+    bound: Poly
+    limit: Poly | None = None
+
+    def upper(self, values: Mapping[str, int]) -> int | None:
+        """The bound under these argument values, None where the guard does not bound."""
+        try:
+            if self.limit is not None and self.limit.evaluate(values) < 0:
+                return None
+            return self.bound.evaluate(values)
+        except KeyError:
+            return None
+
+
+@dataclass(frozen=True)
 class Column:
     """The column part of one access: ``gid<dim> + offset`` (``dim`` -1: the literal
-    ``offset``); ``bound``: a guard's ``gid<dim> <= bound`` where one dominates the access."""
+    ``offset``), with the guards on that id that dominate the access."""
 
     dim: int
     offset: int
-    bound: Poly | None = None
+    guards: tuple[Guard, ...] = ()
 
     def describe(self) -> str:
         if self.dim < 0:
             return str(self.offset)
         text = f"get_global_id({self.dim})" + (f" + {self.offset}" if self.offset else "")
-        return text + (f" (guarded <= {self.bound})" if self.bound is not None else "")
+        return text + "".join(f" (guarded <= {g.bound})" for g in self.guards)
 
 
 def decompose(index: Poly, columns: int | str) -> tuple[Poly, Poly] | None:
@@ -204,7 +224,7 @@ def column_of(c: Poly) -> Column:
 # ---------------------------------------------------------------- guards
 
 
-def _bounds(cond: ir.Expr, syms: Symbols, negate: bool) -> list[tuple[int, Poly]]:
+def _bounds(cond: ir.Expr, syms: Symbols, negate: bool) -> list[Guard]:
     """``gid<d> <= bound`` facts that hold where ``cond`` (or its negation) is true."""
     cond = _strip(cond)
     if isinstance(cond, ir.Binary) and cond.op == ("||" if negate else "&&"):
@@ -216,18 +236,20 @@ def _bounds(cond: ir.Expr, syms: Symbols, negate: bool) -> list[tuple[int, Poly]
     lhs, rhs = poly_of(cond.lhs, syms), poly_of(cond.rhs, syms)
     if lhs is None or rhs is None:
         return []
+    operand = _int_type(cond.lhs.type)
+    unsigned = operand is not None and not operand.is_signed
     op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[cond.op] if negate else cond.op
     if op in (">", ">="):
         lhs, rhs, op = rhs, lhs, "<" if op == ">" else "<="
     diff = rhs - lhs - Poly.const(1 if op == "<" else 0)  # diff >= 0
-    out: list[tuple[int, Poly]] = []
+    out: list[Guard] = []
     for d in range(3):
         lane = f"gid{d}"
-        if diff.coeff(lane) != -1 or diff.mentions_nonlinearly(lane):
+        if diff.coeff(lane) != -1 or diff.mentions_nonlinearly(lane) or lane in rhs.names():
             continue
         bound = diff + Poly.var(lane)
         if not bound.names() - syms.params:  # a bound the launch's arguments decide
-            out.append((d, bound))
+            out.append(Guard(d, bound, rhs if unsigned else None))
     return out
 
 
@@ -237,7 +259,7 @@ def _is_return(s: ir.Stmt) -> bool:
     return isinstance(s, ir.Return)
 
 
-Guards = tuple[tuple[int, Poly], ...]
+Guards = tuple[Guard, ...]
 
 
 def guarded_sites(body: ir.Stmt, param: str, syms: Symbols) -> list[tuple[ir.Index, Guards]]:
@@ -310,11 +332,10 @@ class TransposeFacts:
                 continue
             low = offset[part.dim] + part.offset
             high = offset[part.dim] + global_size[part.dim] - 1 + part.offset
-            if part.bound is not None:
-                try:
-                    high = min(high, part.bound.evaluate(values) + part.offset)
-                except KeyError:
-                    return False
+            for guard in part.guards:
+                upper = guard.upper(values)
+                if upper is not None:
+                    high = min(high, upper + part.offset)
             if high >= low and (low < 0 or high >= columns):
                 return False
         return True
@@ -403,21 +424,21 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
 
 def _candidates(polys: list[Poly], syms: Symbols) -> list[int | str]:
     """Scalar arguments that multiply something in an index, then the gcd of the literal
-    strides when it is above 1."""
-    names: list[int | str] = []
-    for p in polys:
-        for mono, _ in p.terms:
-            for n in mono:
-                if len(mono) > 1 and n in syms.params and n not in names:
-                    names.append(n)
+    strides when it is above 1, then scalar arguments added alone (``a[t + A]``: row 1)."""
+    products: list[int | str] = []
+    alone: list[int | str] = []
     stride = 0
     for p in polys:
         for mono, coeff in p.terms:
             if mono:
                 stride = gcd(stride, coeff)
-    if stride > 1:
-        names.append(stride)
-    return names
+            for n in mono:
+                if n in syms.params:
+                    found = products if len(mono) > 1 else alone
+                    if n not in found:
+                        found.append(n)
+    tail = [n for n in alone if n not in products]
+    return products + ([stride] if stride > 1 else []) + tail
 
 
 def _parts(polys: list[tuple[Poly, Guards]], columns: int | str) -> tuple[Column, ...] | None:
@@ -428,9 +449,7 @@ def _parts(polys: list[tuple[Poly, Guards]], columns: int | str) -> tuple[Column
             return None
         part = column_of(split[1])
         if part.dim >= 0:
-            bounds = [b for d, b in guards if d == part.dim]
-            if bounds:
-                part = Column(part.dim, part.offset, bounds[-1])
+            part = Column(part.dim, part.offset, tuple(g for g in guards if g.dim == part.dim))
         if part.dim < 0 and isinstance(columns, int) and not 0 <= part.offset < columns:
             return None
         if part not in found:

@@ -43,6 +43,8 @@ def transpose(fn: ir.Function, facts: TransposeFacts, name: str) -> ir.Function:
     one more trailing ``ulong`` argument holding the row count ``R``."""
     assert fn.body is not None
     rows_name = ROWS_PARAM.format(facts.param)
+    if any(p.name == rows_name for p in fn.params):
+        raise ValueError(f"{fn.name} already reads {facts.param} transposed")
     rows = ir.VarRef(ULONG, rows_name)
     columns: int | str = facts.columns.value if isinstance(facts.columns, ir.IntLit) \
         else facts.columns.name  # type: ignore[attr-defined]
