@@ -28,6 +28,7 @@ narrowing conversions other than ``(int)get_global_id(d)`` (then the launch must
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from math import gcd
@@ -36,8 +37,8 @@ from ppcl.compiler.analysis.affine import Poly
 from ppcl.compiler.analysis.effects import Effects, effects
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType, Type
-from ppcl.compiler.ir.visit import Node, children, walk
+from ppcl.compiler.ir.types import LONG, AddressSpace, PointerType, ScalarType, Type
+from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
 
 QUERIES = {"get_global_id": "gid", "get_local_id": "lid", "get_group_id": "grp",
            "get_global_size": "gsize", "get_local_size": "lsize", "get_num_groups": "ngroups"}
@@ -171,23 +172,57 @@ class Guard:
 
 @dataclass(frozen=True)
 class Column:
-    """The column part of one access: ``gid<dim> + offset`` (``dim`` -1: the literal
-    ``offset``), with the guards on that id that dominate the access."""
+    """The column part of one access: ``atom + offset``, where ``atom`` is ``gid<d>``, a loop
+    counter, or empty (the column is the literal ``offset``). An id's range comes from the
+    launch, narrowed by the ``guards`` that dominate the access; a counter's is
+    ``[low, high]`` (arguments decide both)."""
 
-    dim: int
+    atom: str
     offset: int
     guards: tuple[Guard, ...] = ()
+    low: Poly | None = None
+    high: Poly | None = None
+
+    @property
+    def dim(self) -> int:
+        """The id's dimension, -1 when the atom is not an id."""
+        return int(self.atom[3:]) if self.atom.startswith("gid") else -1
+
+    def range(self, global_size: tuple[int, int, int], offset: tuple[int, int, int],
+              values: Mapping[str, int]) -> tuple[int, int] | None:
+        """The smallest and largest column this access may use; None when the arguments do
+        not say (an empty range is low > high)."""
+        if not self.atom:
+            return self.offset, self.offset
+        if self.dim < 0:
+            assert self.low is not None and self.high is not None
+            try:
+                return self.low.evaluate(values) + self.offset, \
+                    self.high.evaluate(values) + self.offset
+            except KeyError:
+                return None
+        low = offset[self.dim] + self.offset
+        high = offset[self.dim] + global_size[self.dim] - 1 + self.offset
+        for guard in self.guards:
+            upper = guard.upper(values)
+            if upper is not None:
+                high = min(high, upper + self.offset)
+        return low, high
 
     def describe(self) -> str:
-        if self.dim < 0:
+        if not self.atom:
             return str(self.offset)
-        text = f"get_global_id({self.dim})" + (f" + {self.offset}" if self.offset else "")
+        name = f"get_global_id({self.dim})" if self.dim >= 0 else self.atom
+        text = name + (f" + {self.offset}" if self.offset else "")
+        if self.dim < 0:
+            return text + f" ({self.atom} in [{self.low}, {self.high}])"
         return text + "".join(f" (guarded <= {g.bound})" for g in self.guards)
 
 
 def decompose(index: Poly, columns: int | str) -> tuple[Poly, Poly] | None:
-    """``(r, c)`` with ``index == r*C + c`` where ``c`` is a literal or ``gid<d> + k``; None
-    when no such split exists. ``columns`` is a literal C or the name of a scalar argument."""
+    """``(r, c)`` with ``index == r*C + c`` where ``c`` is a literal or one atom plus a
+    literal; None when no such split exists. ``columns`` is a literal C or the name of a
+    scalar argument. (Whether ``c`` stays in ``[0, C)`` is the caller's question.)"""
     row: dict[tuple[str, ...], int] = {}
     col: dict[tuple[str, ...], int] = {}
     for mono, coeff in index.terms:
@@ -206,19 +241,72 @@ def decompose(index: Poly, columns: int | str) -> tuple[Poly, Poly] | None:
             col[mono] = coeff
     varying = [m for m in col if m]
     if varying:
-        if isinstance(columns, int) and () in row:  # keep the constant with the id
+        if isinstance(columns, int) and () in row:  # keep the constant with the atom
             col[()] = col.get((), 0) + row.pop(()) * columns
-        if len(varying) != 1 or col[varying[0]] != 1 or len(varying[0]) != 1 \
-                or not varying[0][0].startswith("gid"):
+        if len(varying) != 1 or col[varying[0]] != 1 or len(varying[0]) != 1:
             return None
     return Poly.of(row), Poly.of(col)
 
 
 def column_of(c: Poly) -> Column:
     names = [m[0] for m, _ in c.terms if m]
-    if not names:
-        return Column(-1, c.constant)
-    return Column(int(names[0][3:]), c.constant)
+    return Column(names[0] if names else "", c.constant)
+
+
+def counted_loop(loop: ir.For, syms: Symbols) -> tuple[str, Poly | None, Poly | None, int] | None:
+    """``for (T i = low; i < high; i += step)`` (also ``<=``, ``i++``, ``++i``) with a stable
+    counter: its name, its bounds as polynomials (None where not exact; ``high`` exclusive)
+    and its positive literal step (None for the whole answer when the loop has another
+    form)."""
+    if not isinstance(loop.init, ir.DeclStmt) or len(loop.init.decls) != 1:
+        return None
+    decl = loop.init.decls[0]
+    if decl.init is None or decl.name not in syms.types or decl.name in syms.params:
+        return None
+    step = _step(loop.step, decl.name)
+    if step is None:
+        return None
+    low = poly_of(decl.init, syms)
+    high: Poly | None = None
+    cond = _strip(loop.cond) if loop.cond is not None else None
+    counter = _strip(cond.lhs) if isinstance(cond, ir.Binary) else None
+    if isinstance(cond, ir.Binary) and cond.op in ("<", "<=") \
+            and isinstance(counter, ir.VarRef) and counter.name == decl.name:
+        high = poly_of(cond.rhs, syms)
+        if high is not None and cond.op == "<=":
+            high = high + Poly.const(1)
+    return decl.name, low, high, step
+
+
+def _step(step: ir.Expr | None, name: str) -> int | None:
+    if step is None:
+        return None
+    if isinstance(step, ir.Unary) and step.op in ("++", "p++") \
+            and isinstance(step.operand, ir.VarRef) and step.operand.name == name:
+        return 1
+    if isinstance(step, ir.Assign) and step.op == "+=" and isinstance(step.target, ir.VarRef) \
+            and step.target.name == name:
+        value = _strip(step.value)
+        if isinstance(value, ir.IntLit) and value.value > 0:
+            return value.value
+    return None
+
+
+def counter_ranges(body: ir.Stmt, syms: Symbols) -> dict[str, tuple[Poly, Poly]]:
+    """The stable counters whose whole range the arguments decide: ``[low, high]``
+    (inclusive) in the body of their loop."""
+    out: dict[str, tuple[Poly, Poly]] = {}
+    for node in walk(body):
+        if not isinstance(node, ir.For):
+            continue
+        counted = counted_loop(node, syms)
+        if counted is None:
+            continue
+        name, low, high, _ = counted
+        if low is None or high is None or (low.names() | high.names()) - syms.params:
+            continue
+        out[name] = (low, high - Poly.const(1))
+    return out
 
 
 # ---------------------------------------------------------------- guards
@@ -326,16 +414,10 @@ class TransposeFacts:
         if self.narrowed and any(o + g > _NARROW_LIMIT for o, g in zip(offset, global_size)):
             return False
         for part in self.column_parts:
-            if part.dim < 0:
-                if not 0 <= part.offset < columns:
-                    return False
-                continue
-            low = offset[part.dim] + part.offset
-            high = offset[part.dim] + global_size[part.dim] - 1 + part.offset
-            for guard in part.guards:
-                upper = guard.upper(values)
-                if upper is not None:
-                    high = min(high, upper + part.offset)
+            span = part.range(global_size, offset, values)
+            if span is None:
+                return False
+            low, high = span
             if high >= low and (low < 0 or high >= columns):
                 return False
         return True
@@ -349,6 +431,52 @@ class TransposeFacts:
 def _spell(e: ir.Expr) -> str:
     return str(e.value) if isinstance(e, ir.IntLit) else e.name if isinstance(e, ir.VarRef) \
         else "?"
+
+
+class _Indexed(Rewriter):
+    def __init__(self, param: str):
+        self.param = param
+
+    def _offset(self, e: ir.Expr) -> ir.Expr | None | bool:
+        """The integer offset of ``e`` from the argument (None: none), False when ``e`` is
+        not the argument plus or minus integers."""
+        if isinstance(e, ir.VarRef) and e.name == self.param:
+            return None
+        if not isinstance(e, ir.Binary) or e.op not in ("+", "-"):
+            return False
+        if isinstance(e.lhs.type, PointerType):
+            base, add, sign = self._offset(e.lhs), e.rhs, e.op
+        elif e.op == "+" and isinstance(e.rhs.type, PointerType):
+            base, add, sign = self._offset(e.rhs), e.lhs, "+"
+        else:
+            return False
+        if base is False:
+            return False
+        add = add if add.type == LONG else ir.Cast(LONG, add, loc=add.loc)
+        if base is None:
+            return add if sign == "+" else ir.Unary(LONG, "-", add, loc=e.loc)
+        assert isinstance(base, ir.Expr)
+        base = base if base.type == LONG else ir.Cast(LONG, base, loc=base.loc)
+        return ir.Binary(LONG, sign, base, add, loc=e.loc)
+
+    def rewrite_Unary(self, e: ir.Unary) -> ir.Expr:
+        if e.op != "*":
+            return e
+        offset = self._offset(e.operand)
+        if offset is False:
+            return e
+        base = ir.VarRef(next(n.type for n in walk(e.operand)
+                              if isinstance(n, ir.VarRef) and n.name == self.param), self.param)
+        if offset is None:
+            offset = ir.IntLit(ScalarType("int"), 0, loc=e.loc)
+        assert isinstance(offset, ir.Expr)
+        return ir.Index(e.type, base, offset, loc=e.loc)
+
+
+def indexed(fn: ir.Function, param: str) -> ir.Function:
+    """``fn`` with ``*(p + e)``, ``*(e + p)`` and ``*p`` on the argument ``param`` written as
+    ``p[e]`` (and ``p[0]``), the one form the layout change reads."""
+    return _Indexed(param).rewrite(fn)
 
 
 def _misuse(body: ir.Stmt, param: str) -> str | None:
@@ -393,6 +521,8 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
     element = decl.type.pointee
     if not isinstance(element, ScalarType):
         return f"{param}'s elements are {element}, not scalars"
+    fn = indexed(fn, param)
+    assert fn.body is not None
     reason = _misuse(fn.body, param)
     if reason is not None:
         return reason
@@ -407,9 +537,10 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
             return f"the index of {param} at {site.loc} is not an exact polynomial in ids, " \
                    "loop counters and scalar arguments"
         polys.append((poly, guards))
+    ranges = counter_ranges(fn.body, syms)
     tried: list[str] = []
     for columns in _candidates([p for p, _ in polys], syms):
-        parts = _parts(polys, columns)
+        parts = _parts(polys, columns, ranges)
         if parts is None:
             tried.append(str(columns))
             continue
@@ -430,7 +561,7 @@ def _candidates(polys: list[Poly], syms: Symbols) -> list[int | str]:
     stride = 0
     for p in polys:
         for mono, coeff in p.terms:
-            if mono:
+            if mono and not (len(mono) == 1 and coeff == 1):  # not a column's atom
                 stride = gcd(stride, coeff)
             for n in mono:
                 if n in syms.params:
@@ -441,7 +572,8 @@ def _candidates(polys: list[Poly], syms: Symbols) -> list[int | str]:
     return products + ([stride] if stride > 1 else []) + tail
 
 
-def _parts(polys: list[tuple[Poly, Guards]], columns: int | str) -> tuple[Column, ...] | None:
+def _parts(polys: list[tuple[Poly, Guards]], columns: int | str,
+           ranges: Mapping[str, tuple[Poly, Poly]]) -> tuple[Column, ...] | None:
     found: list[Column] = []
     for poly, guards in polys:
         split = decompose(poly, columns)
@@ -449,8 +581,14 @@ def _parts(polys: list[tuple[Poly, Guards]], columns: int | str) -> tuple[Column
             return None
         part = column_of(split[1])
         if part.dim >= 0:
-            part = Column(part.dim, part.offset, tuple(g for g in guards if g.dim == part.dim))
-        if part.dim < 0 and isinstance(columns, int) and not 0 <= part.offset < columns:
+            part = dataclasses.replace(part, guards=tuple(g for g in guards
+                                                         if g.dim == part.dim))
+        elif part.atom in ranges:
+            low, high = ranges[part.atom]
+            part = dataclasses.replace(part, low=low, high=high)
+        elif part.atom:
+            return None  # a column part whose range nothing decides
+        if not part.atom and isinstance(columns, int) and not 0 <= part.offset < columns:
             return None
         if part not in found:
             found.append(part)

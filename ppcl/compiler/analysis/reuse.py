@@ -33,6 +33,8 @@ from ppcl.compiler.analysis.affine import Poly
 from ppcl.compiler.analysis.layout import (
     Symbols,
     TransposeFacts,
+    counted_loop,
+    indexed,
     poly_of,
     symbols_of,
 )
@@ -106,48 +108,14 @@ def _skeleton(node: Node, param: str, syms: Symbols) -> _Skeleton:
     return out
 
 
-def _strip(e: ir.Expr) -> ir.Expr:
-    while isinstance(e, ir.Cast) and e.implicit:
-        e = e.operand
-    return e
-
-
 def _counted(loop: ir.For, syms: Symbols, body: _Skeleton) -> _Loop:
-    """The loop with its counter and bounds where they have the form ``for (T i = a; i < b;
-    i += k)``."""
-    unknown = _Loop(None, None, None, 1, body)
-    if not isinstance(loop.init, ir.DeclStmt) or len(loop.init.decls) != 1:
-        return unknown
-    decl = loop.init.decls[0]
-    if decl.init is None or decl.name not in syms.types:
-        return unknown
-    low = poly_of(decl.init, syms)
-    step = _step(loop.step, decl.name)
-    if step is None:
-        return _Loop(decl.name, low, None, 1, body)
-    high: Poly | None = None
-    cond = _strip(loop.cond) if loop.cond is not None else None
-    counter = _strip(cond.lhs) if isinstance(cond, ir.Binary) else None
-    if isinstance(cond, ir.Binary) and cond.op in ("<", "<=") \
-            and isinstance(counter, ir.VarRef) and counter.name == decl.name:
-        high = poly_of(cond.rhs, syms)
-        if high is not None and cond.op == "<=":
-            high = high + Poly.const(1)
-    return _Loop(decl.name, low, high, step, body)
-
-
-def _step(step: ir.Expr | None, name: str) -> int | None:
-    if step is None:
-        return None
-    if isinstance(step, ir.Unary) and step.op in ("++", "p++") \
-            and isinstance(step.operand, ir.VarRef) and step.operand.name == name:
-        return 1
-    if isinstance(step, ir.Assign) and step.op == "+=" and isinstance(step.target, ir.VarRef) \
-            and step.target.name == name:
-        value = _strip(step.value)
-        if isinstance(value, ir.IntLit) and value.value > 0:
-            return value.value
-    return None
+    """The loop with its counter and bounds where ``analysis.layout.counted_loop`` finds
+    them."""
+    counted = counted_loop(loop, syms)
+    if counted is None:
+        return _Loop(None, None, None, 1, body)
+    name, low, high, step = counted
+    return _Loop(name, low, high, step, body)
 
 
 # ---------------------------------------------------------------- the trace
@@ -223,6 +191,7 @@ def element_trace(fn: ir.Function, param: str, order: ExecutionOrder,
                   values: Mapping[str, int]) -> tuple[list[int], int]:
     """The element indices ``param``'s accesses touch, in the order's sequence, and how many
     work-items the sample ran."""
+    fn = indexed(fn, param)
     assert fn.body is not None
     syms = symbols_of(fn)
     skeleton = _skeleton(fn.body, param, syms)

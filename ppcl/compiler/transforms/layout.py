@@ -23,6 +23,7 @@ from ppcl.compiler.analysis.layout import (
     Symbols,
     TransposeFacts,
     decompose,
+    indexed,
     poly_of,
     symbols_of,
     transposable,
@@ -48,6 +49,8 @@ def transpose(fn: ir.Function, facts: TransposeFacts, name: str) -> ir.Function:
     rows = ir.VarRef(ULONG, rows_name)
     columns: int | str = facts.columns.value if isinstance(facts.columns, ir.IntLit) \
         else facts.columns.name  # type: ignore[attr-defined]
+    fn = indexed(fn, facts.param)
+    assert fn.body is not None
     body = _Transposer(facts.param, columns, rows, symbols_of(fn)).rewrite(fn.body)
     params = fn.params + (ir.Param(rows_name, ULONG),)
     return dataclasses.replace(fn, name=name, params=params, body=body)
