@@ -448,3 +448,50 @@ def test_counter_range_must_fit_the_columns(ctx):
     assert facts.holds((8, 1, 1), (0, 0, 0), {"K": 4}, 32)
     assert facts.holds((8, 1, 1), (0, 0, 0), {"K": 0}, 32)  # no iteration, no access
     assert not facts.holds((8, 1, 1), (0, 0, 0), {"K": 5}, 32)
+
+
+STRUCTS = """
+typedef struct { float x, y, z, w; } Particle;
+struct Pair { int a; float b; };
+
+__kernel void move(__global Particle *p, __global const float *v, float dt, int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    p[i].x += dt * v[i] * p[i].w;
+    (p + i)->y -= dt * p[i].w;
+    if (i == 0) p->z = 1.0f;
+}
+
+__kernel void whole(__global Particle *p, __global struct Pair *q, int n)
+{
+    int i = get_global_id(0);
+    Particle t = p[i];
+    t.x = 1.0f;
+    p[i] = t;
+    q[i].a = 1;
+}
+"""
+
+
+def test_structures_of_one_scalar_type(ctx, queue):
+    module, fn = kernel_of(ctx, STRUCTS, "move")
+    facts = facts_of(fn, "p")
+    assert isinstance(facts.columns, ir.IntLit) and facts.columns.value == 4
+    assert str(facts.element) == "float" and facts.accesses == 5
+    moved = transpose(fn, facts, "move_t")
+    assert str(moved.params[0].type.pointee) == "float"  # type: ignore[attr-defined]
+    rng = np.random.default_rng(8)
+    n = 37
+    p = rng.standard_normal(4 * n).astype(np.float32)
+    v = rng.standard_normal(n).astype(np.float32)
+    expected = _run(ctx, queue, module, fn, (40,), (8,), [p, v, np.float32(0.5), np.int32(n)])
+    got = _run(ctx, queue, module, moved, (40,), (8,),
+               [to_transposed(p, n, 4), v, np.float32(0.5), np.int32(n), np.uint64(n)])
+    np.testing.assert_array_equal(from_transposed(got[0], n, 4), expected[0])
+    _, whole = kernel_of(ctx, STRUCTS, "whole")
+    assert "whole structures" in transposable(whole, "p")  # type: ignore[operator]
+    assert "not one scalar type" in transposable(whole, "q")  # type: ignore[operator]
+    serial = ExecutionOrder(SERIAL, 1)
+    move, reason = better_layout(fn, "p", serial, (1024, 1, 1), (64, 1, 1), {"n": 1024}, facts)
+    assert not move, reason

@@ -37,7 +37,14 @@ from ppcl.compiler.analysis.affine import Poly
 from ppcl.compiler.analysis.effects import Effects, effects
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import LONG, AddressSpace, PointerType, ScalarType, Type
+from ppcl.compiler.ir.types import (
+    LONG,
+    AddressSpace,
+    PointerType,
+    ScalarType,
+    StructType,
+    Type,
+)
 from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
 
 QUERIES = {"get_global_id": "gid", "get_local_id": "lid", "get_group_id": "grp",
@@ -309,6 +316,57 @@ def counter_ranges(body: ir.Stmt, syms: Symbols) -> dict[str, tuple[Poly, Poly]]
     return out
 
 
+# ---------------------------------------------------------------- elements
+
+
+def struct_fields(t: Type) -> tuple[ScalarType, tuple[str, ...]] | None:
+    """A struct whose fields share one scalar type and sit without padding: that type and the
+    field names in order (the struct is then a row of a matrix of scalars)."""
+    if not isinstance(t, StructType) or t.is_union or not t.fields:
+        return None
+    first = t.fields[0].type
+    if not isinstance(first, ScalarType) or any(f.type != first for f in t.fields):
+        return None
+    offsets, size, _ = t.layout()
+    if offsets != tuple(k * first.size for k in range(len(t.fields))) \
+            or size != first.size * len(t.fields):
+        return None
+    return first, tuple(f.name for f in t.fields)
+
+
+def is_site(e: Node, param: str) -> bool:
+    """Whether ``e`` reads or writes one scalar element of ``param``: ``p[e]`` on scalars,
+    ``p[e].f`` on structs of scalars."""
+    if isinstance(e, ir.Member) and not e.arrow:
+        return _is_index_of(e.base, param) and _points_to_struct(e.base)
+    return _is_index_of(e, param) and not _points_to_struct(e)
+
+
+def _points_to_struct(e: ir.Expr) -> bool:
+    assert isinstance(e, ir.Index)
+    t = e.base.type
+    return isinstance(t, PointerType) and isinstance(t.pointee, StructType)
+
+
+def _is_index_of(e: Node, param: str) -> bool:
+    return isinstance(e, ir.Index) and isinstance(e.base, ir.VarRef) and e.base.name == param
+
+
+def site_poly(site: ir.Expr, syms: Symbols) -> Poly | None:
+    """The element index a site uses, as a polynomial: the index itself on scalars,
+    ``index*F + k`` for field ``k`` of ``F`` on structs."""
+    if isinstance(site, ir.Member):
+        assert isinstance(site.base, ir.Index) and isinstance(site.base.base.type, PointerType)
+        fields = struct_fields(site.base.base.type.pointee)
+        row = poly_of(site.base.index, syms)
+        if fields is None or row is None:
+            return None
+        names = fields[1]
+        return row.scale(len(names)) + Poly.const(names.index(site.field_name))
+    assert isinstance(site, ir.Index)
+    return poly_of(site.index, syms)
+
+
 # ---------------------------------------------------------------- guards
 
 
@@ -350,13 +408,14 @@ def _is_return(s: ir.Stmt) -> bool:
 Guards = tuple[Guard, ...]
 
 
-def guarded_sites(body: ir.Stmt, param: str, syms: Symbols) -> list[tuple[ir.Index, Guards]]:
-    """Every ``param[e]`` in ``body``, in source order, with the guards that dominate it."""
-    out: list[tuple[ir.Index, Guards]] = []
+def guarded_sites(body: ir.Stmt, param: str, syms: Symbols) -> list[tuple[ir.Expr, Guards]]:
+    """Every element access of ``param`` (``is_site``) in ``body``, in source order, with the
+    guards that dominate it."""
+    out: list[tuple[ir.Expr, Guards]] = []
 
     def exprs(node: Node, guards: Guards) -> None:
         for n in walk(node):
-            if isinstance(n, ir.Index) and isinstance(n.base, ir.VarRef) and n.base.name == param:
+            if is_site(n, param):
                 out.append((n, guards))
 
     def stmt(s: ir.Stmt, guards: Guards) -> None:
@@ -473,19 +532,38 @@ class _Indexed(Rewriter):
         return ir.Index(e.type, base, offset, loc=e.loc)
 
 
+    def rewrite_Member(self, e: ir.Member) -> ir.Expr:
+        if not e.arrow:
+            return e
+        offset = self._offset(e.base)
+        if offset is False:
+            return e
+        if offset is None:
+            offset = ir.IntLit(ScalarType("int"), 0, loc=e.loc)
+        assert isinstance(offset, ir.Expr) and isinstance(e.base.type, PointerType)
+        base = ir.VarRef(next(n.type for n in walk(e.base)
+                              if isinstance(n, ir.VarRef) and n.name == self.param), self.param)
+        element = ir.Index(e.base.type.pointee, base, offset, loc=e.loc)
+        return dataclasses.replace(e, base=element, arrow=False)
+
+
 def indexed(fn: ir.Function, param: str) -> ir.Function:
-    """``fn`` with ``*(p + e)``, ``*(e + p)`` and ``*p`` on the argument ``param`` written as
-    ``p[e]`` (and ``p[0]``), the one form the layout change reads."""
+    """``fn`` with ``*(p + e)``, ``*(e + p)``, ``*p``, ``(p + e)->f`` and ``p->f`` on the
+    argument ``param`` written as ``p[e]``, ``p[0]``, ``p[e].f`` and ``p[0].f``, the forms the
+    layout change reads."""
     return _Indexed(param).rewrite(fn)
 
 
-def _misuse(body: ir.Stmt, param: str) -> str | None:
-    """Why ``param`` is used other than as the base of an index, or None."""
+def _misuse(body: ir.Stmt, param: str, struct: bool) -> str | None:
+    """Why ``param`` is used other than as the base of an element access, or None."""
     for node in walk(body):
-        if isinstance(node, ir.Unary) and node.op == "&" and isinstance(node.operand, ir.Index) \
-                and isinstance(node.operand.base, ir.VarRef) and node.operand.base.name == param:
+        if isinstance(node, ir.Unary) and node.op == "&" and (
+                is_site(node.operand, param) or _is_index_of(node.operand, param)):
             return f"the address of an element of {param} is taken"
         for child in children(node):
+            if struct and _is_index_of(child, param) \
+                    and not (isinstance(node, ir.Member) and node.base is child):
+                return f"whole structures of {param} are read or written, not only fields"
             if not (isinstance(child, ir.VarRef) and child.name == param):
                 continue
             if isinstance(node, ir.Index) and node.base is child:
@@ -519,11 +597,17 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
     if decl.type.space not in (AddressSpace.GLOBAL, AddressSpace.CONSTANT):
         return f"{param} points to {decl.type.space.spelling} memory, which the host cannot shuffle"
     element = decl.type.pointee
+    fields = struct_fields(element)
+    if fields is not None:
+        element = fields[0]
+    elif isinstance(element, StructType):
+        return f"{param}'s elements are {element}, whose fields are not one scalar type " \
+               "without padding"
     if not isinstance(element, ScalarType):
         return f"{param}'s elements are {element}, not scalars"
     fn = indexed(fn, param)
     assert fn.body is not None
-    reason = _misuse(fn.body, param)
+    reason = _misuse(fn.body, param, fields is not None)
     if reason is not None:
         return reason
     syms = symbols_of(fn)
@@ -532,7 +616,7 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
         return f"{param} is never accessed"
     polys: list[tuple[Poly, Guards]] = []
     for site, guards in sites:
-        poly = poly_of(site.index, syms)
+        poly = site_poly(site, syms)
         if poly is None:
             return f"the index of {param} at {site.loc} is not an exact polynomial in ids, " \
                    "loop counters and scalar arguments"

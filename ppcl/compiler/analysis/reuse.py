@@ -35,7 +35,9 @@ from ppcl.compiler.analysis.layout import (
     TransposeFacts,
     counted_loop,
     indexed,
-    poly_of,
+    is_site,
+    site_poly,
+    struct_fields,
     symbols_of,
 )
 from ppcl.compiler.analysis.order import SERIAL, ExecutionOrder
@@ -97,9 +99,11 @@ def _skeleton(node: Node, param: str, syms: Symbols) -> _Skeleton:
     if isinstance(node, ir.While | ir.DoWhile):
         body = _skeleton(node.body, param, syms) + _skeleton(node.cond, param, syms)
         return (_Loop(None, None, None, 1, body),)
-    if isinstance(node, ir.Index) and isinstance(node.base, ir.VarRef) \
-            and node.base.name == param:
-        return _skeleton(node.index, param, syms) + (_Access(poly_of(node.index, syms)),)
+    if is_site(node, param):
+        element = node.base if isinstance(node, ir.Member) else node
+        assert isinstance(element, ir.Index)
+        index = element.index
+        return _skeleton(index, param, syms) + (_Access(site_poly(node, syms)),)
     if isinstance(node, ir.Assign):  # the value is computed before the store
         return _skeleton(node.value, param, syms) + _skeleton(node.target, param, syms)
     out: _Skeleton = ()
@@ -233,6 +237,9 @@ def stack_distances(lines: list[int]) -> tuple[int, int]:
 def _element_size(fn: ir.Function, param: str) -> int:
     decl = next(p for p in fn.params if p.name == param)
     pointee = decl.type.pointee if isinstance(decl.type, PointerType) else None
+    fields = struct_fields(pointee) if pointee is not None else None
+    if fields is not None:
+        pointee = fields[0]  # the trace counts fields, not structs
     size = getattr(pointee, "size", None)
     return int(size) if isinstance(size, int) and size > 0 else 1
 

@@ -14,6 +14,7 @@ decides whether the change pays on a device.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -24,13 +25,14 @@ from ppcl.compiler.analysis.layout import (
     TransposeFacts,
     decompose,
     indexed,
-    poly_of,
+    is_site,
+    site_poly,
     symbols_of,
     transposable,
 )
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import UINT, ULONG
-from ppcl.compiler.ir.visit import Rewriter
+from ppcl.compiler.ir.types import UINT, ULONG, PointerType
+from ppcl.compiler.ir.visit import Node, Rewriter
 
 __all__ = ["ROWS_PARAM", "TransposeFacts", "from_transposed", "to_transposed", "transposable",
            "transpose"]
@@ -51,28 +53,46 @@ def transpose(fn: ir.Function, facts: TransposeFacts, name: str) -> ir.Function:
         else facts.columns.name  # type: ignore[attr-defined]
     fn = indexed(fn, facts.param)
     assert fn.body is not None
-    body = _Transposer(facts.param, columns, rows, symbols_of(fn)).rewrite(fn.body)
-    params = fn.params + (ir.Param(rows_name, ULONG),)
+    # a buffer of structs of one scalar type becomes a buffer of that scalar type
+    pointer = next(p.type for p in fn.params if p.name == facts.param)
+    assert isinstance(pointer, PointerType)
+    scalars = dataclasses.replace(pointer, pointee=facts.element)
+    rewriter = _Transposer(facts.param, columns, rows, symbols_of(fn), scalars)
+    body = rewriter.rewrite(fn.body)
+    params = tuple(dataclasses.replace(p, type=scalars) if p.name == facts.param else p
+                   for p in fn.params) + (ir.Param(rows_name, ULONG),)
     return dataclasses.replace(fn, name=name, params=params, body=body)
 
 
 class _Transposer(Rewriter):
-    def __init__(self, param: str, columns: int | str, rows: ir.Expr, syms: Symbols):
+    """Every element access ``is_site`` finds, as ``p[c*R + r]`` on a pointer to scalars (the
+    sites are recognized on the original tree: the rewriter passes the Member of a struct
+    access before its Index child has changed)."""
+
+    def __init__(self, param: str, columns: int | str, rows: ir.Expr, syms: Symbols,
+                 pointer: PointerType):
         self.param = param
         self.columns = columns
         self.rows = rows
         self.syms = syms
+        self.pointer = pointer
 
-    def rewrite_Index(self, e: ir.Index) -> ir.Expr:
-        if not (isinstance(e.base, ir.VarRef) and e.base.name == self.param):
-            return e
-        poly = poly_of(e.index, self.syms)
+    def rewrite(self, node: Node) -> Any:
+        if is_site(node, self.param):
+            return self._site(node)
+        return super().rewrite(node)
+
+    def _site(self, site: ir.Expr) -> ir.Expr:
+        poly = site_poly(site, self.syms)
         split = None if poly is None else decompose(poly, self.columns)
         if split is None:  # transposable() accepted every access, so this is a misuse
-            raise ValueError(f"the access of {self.param} at {e.loc} does not split as r*C + c")
+            raise ValueError(f"the access of {self.param} at {site.loc} does not split as "
+                             "r*C + c")
         row, col = split
         index = _build(col * Poly.var(_ROWS) + row, self.syms, self.rows)
-        return dataclasses.replace(e, index=dataclasses.replace(index, loc=e.loc))
+        base = ir.VarRef(self.pointer, self.param, loc=site.loc)
+        return ir.Index(self.pointer.pointee, base, dataclasses.replace(index, loc=site.loc),
+                        loc=site.loc)
 
 
 _ROWS = "\0rows"  # R's name inside a polynomial; no identifier can take it
