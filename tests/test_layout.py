@@ -1,0 +1,497 @@
+"""The data layout change (transposition of a buffer viewed as a row-major matrix): the host
+shuffles, which kernels are accepted and why others are not, transposed kernels run on
+transposed data against the original kernels on random inputs, and the reuse-distance choice
+between the two layouts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.compiler.analysis.order import DATA_PARALLEL, SERIAL, ExecutionOrder
+from ppcl.compiler.analysis.reuse import better_layout, reuse_distance
+from ppcl.compiler.codegen.opencl import print_opencl
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.transforms.layout import (
+    ROWS_PARAM,
+    TransposeFacts,
+    from_transposed,
+    to_transposed,
+    transposable,
+    transpose,
+)
+
+mf = cl.mem_flags
+
+
+def kernel_of(ctx, source: str, name: str) -> tuple[ir.Module, ir.Function]:
+    module = cl.Program(ctx, source).build()._module
+    fn = next(d for d in module.decls if isinstance(d, ir.Function) and d.is_kernel
+              and d.name == name)
+    return module, fn
+
+
+def facts_of(fn: ir.Function, param: str) -> TransposeFacts:
+    facts = transposable(fn, param)
+    assert isinstance(facts, TransposeFacts), facts
+    return facts
+
+
+# ---------------------------------------------------------------- shuffles
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.uint8, np.int64])
+@pytest.mark.parametrize("rows,columns", [(1, 1), (1, 7), (7, 1), (37, 4), (3, 5), (64, 3)])
+def test_shuffles_round_trip(dtype, rows, columns):
+    rng = np.random.default_rng(rows * 31 + columns)
+    data = rng.integers(0, 100, rows * columns).astype(dtype)
+    there = to_transposed(data, rows, columns)
+    assert there.shape == data.shape and there.dtype == data.dtype
+    assert np.array_equal(there, data.reshape(rows, columns).T.reshape(-1))
+    assert np.array_equal(from_transposed(there, rows, columns), data)
+    # element (r, c) moves from r*C + c to c*R + r
+    r, c = rows - 1, columns - 1
+    assert there[c * rows + r] == data[r * columns + c]
+
+
+def test_shuffles_refuse_a_wrong_shape():
+    with pytest.raises(ValueError, match="rows"):
+        to_transposed(np.zeros(10, np.float32), 3, 4)
+    with pytest.raises(ValueError, match="1-D"):
+        from_transposed(np.zeros((2, 2), np.float32), 2, 2)
+
+
+# ---------------------------------------------------------------- which kernels
+
+AOS4 = """
+__kernel void aos4(__global float *p, __global const float *v, float dt, int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float w = p[4*i + 3];
+    p[4*i] += dt * v[3*i] * w;
+    p[4*i + 1] += dt * v[3*i + 1] * w;
+    p[4*i + 2] += dt * v[3*i + 2] * w;
+}
+"""
+
+NEIGHBORS = """
+__kernel void nbr(__global const int *n, __global const float *x, __global float *out,
+                  int A, int J)
+{
+    int tid = get_global_id(0);
+    if (tid >= A) return;
+    float s = 0.0f;
+    for (int j = 0; j < J; j++)
+        s += x[n[tid + j*A]] * (float)(j + 1);
+    out[tid] = s;
+}
+"""
+
+KMEANS = """
+__kernel void kmeans(__global const float *f, __global const float *clusters,
+                     __global int *membership, int npoints, int nclusters, int nfeatures)
+{
+    int pid = get_global_id(0);
+    if (pid < npoints) {
+        float best = 3.0e38f;
+        int index = 0;
+        for (int i = 0; i < nclusters; i++) {
+            float dist = 0.0f;
+            for (int l = 0; l < nfeatures; l++) {
+                float d = f[l*npoints + pid] - clusters[i*nfeatures + l];
+                dist += d * d;
+            }
+            if (dist < best) { best = dist; index = i; }
+        }
+        membership[pid] = index;
+    }
+}
+"""
+
+ELL = """
+__kernel void ell(__global const float *vals, __global const int *cols,
+                  __global const float *x, __global float *y, int nrows, int width)
+{
+    size_t row = get_global_id(0);
+    if (row < nrows) {
+        float s = 0.0f;
+        for (int j = 0; j < width; j++) {
+            int c = cols[j*nrows + row];
+            if (c >= 0)
+                s += vals[j*nrows + row] * x[c];
+        }
+        y[row] = s;
+    }
+}
+"""
+
+
+def test_transposable_aos_and_coalesced(ctx):
+    _, aos = kernel_of(ctx, AOS4, "aos4")
+    p = facts_of(aos, "p")
+    assert isinstance(p.columns, ir.IntLit) and p.columns.value == 4
+    assert p.accesses == 4 and str(p.element) == "float"
+    v = facts_of(aos, "v")
+    assert isinstance(v.columns, ir.IntLit) and v.columns.value == 3
+    _, nbr = kernel_of(ctx, NEIGHBORS, "nbr")
+    n = facts_of(nbr, "n")
+    assert isinstance(n.columns, ir.VarRef) and n.columns.name == "A"
+    # the guard tid < A keeps the column inside [0, A) even when the NDRange is rounded up
+    assert n.holds((40, 1, 1), (0, 0, 0), {"A": 37, "J": 5}, 37 * 5)
+    assert not n.holds((40, 1, 1), (0, 0, 0), {"A": 37, "J": 5}, 37 * 5 + 1)
+    assert "p" in p.describe() and "4 columns" in p.describe()
+    _, ell = kernel_of(ctx, ELL, "ell")
+    for name in ("vals", "cols"):
+        facts = facts_of(ell, name)
+        assert isinstance(facts.columns, ir.VarRef) and facts.columns.name == "nrows"
+
+
+def test_holds_needs_the_launch_inside_the_columns(ctx):
+    source = """__kernel void k(__global float *a, int A, int J) {
+        size_t t = get_global_id(0);
+        for (int j = 0; j < J; j++) a[t + j*A] += 1.0f; }"""
+    _, fn = kernel_of(ctx, source, "k")
+    facts = facts_of(fn, "a")
+    assert facts.holds((16, 1, 1), (0, 0, 0), {"A": 16, "J": 2}, 32)
+    assert not facts.holds((17, 1, 1), (0, 0, 0), {"A": 16, "J": 2}, 32)
+    assert not facts.holds((16, 1, 1), (1, 0, 0), {"A": 16, "J": 2}, 32)
+    assert not facts.holds((16, 1, 1), (0, 0, 0), {"J": 2}, 32)  # C unknown
+
+
+def test_an_unsigned_guard_bounds_only_while_its_limit_is_not_negative(ctx):
+    source = """__kernel void k(__global float *a, int A, int m) {
+        size_t t = get_global_id(0);
+        if (t < m) { a[t] = 1.0f; a[t + A] = 2.0f; } }"""
+    _, fn = kernel_of(ctx, source, "k")
+    facts = facts_of(fn, "a")
+    assert facts.holds((20, 1, 1), (0, 0, 0), {"A": 16, "m": 16}, 32)
+    assert not facts.holds((20, 1, 1), (0, 0, 0), {"A": 16, "m": 17}, 32)
+    # (size_t)-1 lets every work-item through
+    assert not facts.holds((20, 1, 1), (0, 0, 0), {"A": 16, "m": -1}, 32)
+    with pytest.raises(ValueError, match="already"):
+        twice = transpose(fn, facts, "k_t")
+        transpose(twice, facts, "k_tt")
+
+
+REFUSED = [
+    ("vload4(i, p)", "passed to vload4"),
+    ("atomic_add((__global int *)&p[4*i], 1)", "address"),
+    ("helper(p, i)", "passed to helper"),
+    ("(p + 4*i)[1]", "pointer arithmetic"),
+    ("p[i*n + i*i]", "do not all split as r*C + c with c in [0, C) for C in n"),
+    ("p[(int)p[i]]", "not an exact polynomial"),
+    ("p[4*i + i]", "row stride"),  # 5*i and 4*i + 1 share no stride
+]
+
+
+@pytest.mark.parametrize("use,reason", REFUSED)
+def test_transposable_refuses_with_a_reason(ctx, use, reason):
+    source = f"""
+    float helper(__global float *q, int i) {{ return q[i]; }}
+    __kernel void k(__global float *p, __global float *out, int n) {{
+        int i = get_global_id(0);
+        float4 unused = (float4)(0.0f);
+        out[i] = (float)({use}) + unused.x + p[4*i + 1];
+    }}"""
+    if "vload4" in use:
+        source = source.replace(f"(float)({use})", f"({use}).x")
+    if "atomic" in use:
+        source = source.replace("__global float *p", "__global int *p")
+    _, fn = kernel_of(ctx, source, "k")
+    got = transposable(fn, "p")
+    assert isinstance(got, str) and reason in got, got
+
+
+def test_transposable_refuses_other_buffers(ctx):
+    source = """__kernel void k(__global float4 *p, __local float *l, float s) {
+        int i = get_global_id(0); l[4*i] = s; p[4*i] = (float4)(s); }"""
+    _, fn = kernel_of(ctx, source, "k")
+    assert "not scalars" in transposable(fn, "p")  # type: ignore[operator]
+    assert "__local" in transposable(fn, "l")  # type: ignore[operator]
+    assert "not a pointer" in transposable(fn, "s")  # type: ignore[operator]
+    assert "no parameter" in transposable(fn, "zz")  # type: ignore[operator]
+
+
+# ---------------------------------------------------------------- differential
+
+
+def _run(ctx, queue, module, fn, gsize, lsize, args):
+    """Launch ``fn`` (a kernel of ``module``'s program) on copies of ``args``; returns the
+    arrays' contents afterwards."""
+    decls = tuple(d for d in module.decls if not (isinstance(d, ir.Function) and d.is_kernel))
+    source = print_opencl(dataclasses.replace(module, decls=decls + (fn,)))
+    prog = cl.Program(ctx, source).build()
+    buffers, launch = [], []
+    for a in args:
+        if isinstance(a, np.ndarray) and a.ndim == 1:
+            buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a.copy())
+            buffers.append((buf, a))
+            launch.append(buf)
+        else:
+            launch.append(a)
+    getattr(prog, fn.name)(queue, gsize, lsize, *launch)
+    out = []
+    for buf, a in buffers:
+        got = np.empty_like(a)
+        cl.enqueue_copy(queue, got, buf)
+        out.append(got)
+    queue.finish()
+    return out
+
+
+def _differential(ctx, queue, source, name, params, args, gsize, lsize, values):
+    """The original kernel on ``args`` against the kernel with ``params`` transposed on the
+    transposed arrays; every array compared after shuffling back."""
+    module, fn = kernel_of(ctx, source, name)
+    names = [p.name for p in fn.params]
+    expected = _run(ctx, queue, module, fn, gsize, lsize, args)
+    new_fn, new_args, shapes = fn, list(args), {}
+    for param in params:
+        facts = facts_of(new_fn, param)
+        k = names.index(param)
+        columns = facts.columns.value if isinstance(facts.columns, ir.IntLit) \
+            else values[facts.columns.name]
+        rows = args[k].size // columns
+        g3 = tuple(gsize) + (1,) * (3 - len(gsize))
+        assert facts.holds(g3, (0, 0, 0), values, args[k].size)
+        new_fn = transpose(new_fn, facts, name + "_t")
+        assert new_fn.params[-1].name == ROWS_PARAM.format(param)
+        new_args[k] = to_transposed(args[k], rows, columns)
+        new_args.append(np.uint64(rows))
+        shapes[k] = (rows, columns)
+    got = _run(ctx, queue, module, new_fn, gsize, lsize, new_args)
+    arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim == 1]
+    for slot, k in enumerate(arrays):
+        back = got[slot] if k not in shapes else from_transposed(got[slot], *shapes[k])
+        np.testing.assert_array_equal(back, expected[slot], err_msg=f"argument {names[k]}")
+
+
+@pytest.mark.parametrize("params", [("p",), ("v",), ("p", "v")])
+def test_aos_particles(ctx, queue, params):
+    rng = np.random.default_rng(1)
+    n = 37
+    p = rng.standard_normal(4 * n).astype(np.float32)
+    v = rng.standard_normal(3 * n).astype(np.float32)
+    args = [p, v, np.float32(0.25), np.int32(n)]
+    _differential(ctx, queue, AOS4, "aos4", params, args, (40,), (8,), {"n": n})
+
+
+def test_neighbor_list(ctx, queue):
+    rng = np.random.default_rng(2)
+    A, J = 37, 5
+    n = rng.integers(0, 50, A * J).astype(np.int32)
+    x = rng.standard_normal(50).astype(np.float32)
+    args = [n, x, np.zeros(A, np.float32), np.int32(A), np.int32(J)]
+    _differential(ctx, queue, NEIGHBORS, "nbr", ("n",), args, (40,), (8,), {"A": A, "J": J})
+
+
+def test_kmeans_features(ctx, queue):
+    rng = np.random.default_rng(3)
+    npoints, nclusters, nfeatures = 37, 3, 5
+    f = rng.standard_normal(npoints * nfeatures).astype(np.float32)
+    c = rng.standard_normal(nclusters * nfeatures).astype(np.float32)
+    args = [f, c, np.zeros(npoints, np.int32), np.int32(npoints), np.int32(nclusters),
+            np.int32(nfeatures)]
+    values = {"npoints": npoints, "nclusters": nclusters, "nfeatures": nfeatures}
+    _differential(ctx, queue, KMEANS, "kmeans", ("f",), args, (48,), (16,), values)
+
+
+def test_ell_sparse_matrix(ctx, queue):
+    rng = np.random.default_rng(4)
+    nrows, width = 37, 6
+    cols = rng.integers(-1, 41, nrows * width).astype(np.int32)
+    vals = rng.standard_normal(nrows * width).astype(np.float32)
+    x = rng.standard_normal(41).astype(np.float32)
+    args = [vals, cols, x, np.zeros(nrows, np.float32), np.int32(nrows), np.int32(width)]
+    values = {"nrows": nrows, "width": width}
+    _differential(ctx, queue, ELL, "ell", ("vals", "cols"), args, (40,), None, values)
+
+
+# ---------------------------------------------------------------- reuse distance
+
+
+def test_reuse_distance_picks_the_layout_for_the_order(ctx):
+    _, fn = kernel_of(ctx, NEIGHBORS, "nbr")
+    facts = facts_of(fn, "n")
+    values = {"A": 1024, "J": 32}
+    serial = ExecutionOrder(SERIAL, 1)
+    vector = ExecutionOrder(DATA_PARALLEL, 8)
+    size, local = (1024, 1, 1), (64, 1, 1)
+    ser_orig = reuse_distance(fn, "n", serial, size, local, values, facts, False)
+    ser_tr = reuse_distance(fn, "n", serial, size, local, values, facts, True)
+    assert ser_tr.mean < ser_orig.mean, (ser_orig.describe(), ser_tr.describe())
+    vec_orig = reuse_distance(fn, "n", vector, size, local, values, facts, False)
+    vec_tr = reuse_distance(fn, "n", vector, size, local, values, facts, True)
+    assert vec_orig.mean < vec_tr.mean, (vec_orig.describe(), vec_tr.describe())
+    assert ser_orig.accesses > 0 and ser_orig.lines > 0 and "lines" in ser_orig.describe()
+    move, reason = better_layout(fn, "n", serial, size, local, values, facts)
+    assert move and f"{ser_orig.mean:.1f}" in reason
+    move, reason = better_layout(fn, "n", vector, size, local, values, facts)
+    assert not move and "keep" in reason
+
+
+def test_reuse_distance_of_structures(ctx):
+    _, fn = kernel_of(ctx, AOS4, "aos4")
+    facts = facts_of(fn, "p")
+    values = {"n": 4096}
+    size, local = (4096, 1, 1), (64, 1, 1)
+    # one work-item reads its whole structure from one line: serially, the packed structure
+    # has nothing left to gain
+    serial = ExecutionOrder(SERIAL, 1)
+    packed = reuse_distance(fn, "p", serial, size, local, values, facts, False)
+    split = reuse_distance(fn, "p", serial, size, local, values, facts, True)
+    assert packed.mean < split.mean, (packed.describe(), split.describe())
+    move, reason = better_layout(fn, "p", serial, size, local, values, facts)
+    assert not move, reason
+
+
+SHIFTED = """
+__kernel void shifted(__global const float *a, __global float *out, int A, int J)
+{
+    int t = get_global_id(0);
+    float s = 0.0f;
+    for (int j = 0; j < J; j++)
+        s += a[(j + 1)*A + t + 1] - a[j*A + t + 1] * 0.5f;
+    out[t] = s;
+}
+"""
+
+
+def test_column_with_an_offset(ctx, queue):
+    """Column part ``gid + 1``: the launch must stop one short of the columns."""
+    _, fn = kernel_of(ctx, SHIFTED, "shifted")
+    facts = facts_of(fn, "a")
+    A, J = 37, 4
+    assert facts.holds((36, 1, 1), (0, 0, 0), {"A": A, "J": J}, A * (J + 1))
+    assert not facts.holds((37, 1, 1), (0, 0, 0), {"A": A, "J": J}, A * (J + 1))
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(A * (J + 1)).astype(np.float32), np.zeros(36, np.float32),
+            np.int32(A), np.int32(J)]
+    _differential(ctx, queue, SHIFTED, "shifted", ("a",), args, (36,), (4,), {"A": A, "J": J})
+
+
+ROWMAJOR = """
+__kernel void rows(__global const float *vals, __global const int *cols,
+                   __global const float *x, __global float *y, int nrows, int width)
+{
+    int row = get_global_id(0);
+    if (row >= nrows) return;
+    float s = 0.0f;
+    for (int j = 0; j < width; j++)
+        s += vals[row*width + j] * x[cols[row*width + j]];
+    y[row] = s;
+}
+
+__kernel void fields(__global float *pos, __global const float *vel, int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    for (int d = 0; d < 3; d++)
+        pos[3*i + d] += vel[3*i + d] * (float)(d + 1);
+}
+"""
+
+
+POINTERS = """
+__kernel void deref(__global float *p, int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float w = *(p + 2*i);
+    *(2*i + 1 + p) = w * 3.0f + *p;
+}
+"""
+
+
+def test_dereferences_are_indices(ctx, queue):
+    _, fn = kernel_of(ctx, POINTERS, "deref")
+    facts = facts_of(fn, "p")
+    assert facts.accesses == 3 and isinstance(facts.columns, ir.IntLit)
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal(2 * 37).astype(np.float32), np.int32(37)]
+    _differential(ctx, queue, POINTERS, "deref", ("p",), args, (40,), (8,), {"n": 37})
+
+
+def test_column_from_a_loop_counter(ctx, queue):
+    """The other direction: a row-major matrix walked by a counter becomes column-major."""
+    _, fn = kernel_of(ctx, ROWMAJOR, "rows")
+    facts = facts_of(fn, "vals")
+    assert isinstance(facts.columns, ir.VarRef) and facts.columns.name == "width"
+    assert facts.holds((40, 1, 1), (0, 0, 0), {"nrows": 37, "width": 6}, 37 * 6)
+    rng = np.random.default_rng(6)
+    nrows, width = 37, 6
+    args = [rng.standard_normal(nrows * width).astype(np.float32),
+            rng.integers(0, 41, nrows * width).astype(np.int32),
+            rng.standard_normal(41).astype(np.float32), np.zeros(nrows, np.float32),
+            np.int32(nrows), np.int32(width)]
+    _differential(ctx, queue, ROWMAJOR, "rows", ("vals", "cols"), args, (40,), (8,),
+                  {"nrows": nrows, "width": width})
+    _, fields = kernel_of(ctx, ROWMAJOR, "fields")
+    pos = facts_of(fields, "pos")
+    assert isinstance(pos.columns, ir.IntLit) and pos.columns.value == 3
+    n = 37
+    args = [rng.standard_normal(3 * n).astype(np.float32),
+            rng.standard_normal(3 * n).astype(np.float32), np.int32(n)]
+    _differential(ctx, queue, ROWMAJOR, "fields", ("pos", "vel"), args, (40,), (8,), {"n": n})
+
+
+def test_counter_range_must_fit_the_columns(ctx):
+    source = """__kernel void k(__global float *p, int K) {
+        int i = get_global_id(0);
+        for (int d = 0; d < K; d++) p[4*i + d] = 0.0f; }"""
+    _, fn = kernel_of(ctx, source, "k")
+    facts = facts_of(fn, "p")
+    assert facts.holds((8, 1, 1), (0, 0, 0), {"K": 4}, 32)
+    assert facts.holds((8, 1, 1), (0, 0, 0), {"K": 0}, 32)  # no iteration, no access
+    assert not facts.holds((8, 1, 1), (0, 0, 0), {"K": 5}, 32)
+
+
+STRUCTS = """
+typedef struct { float x, y, z, w; } Particle;
+struct Pair { int a; float b; };
+
+__kernel void move(__global Particle *p, __global const float *v, float dt, int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    p[i].x += dt * v[i] * p[i].w;
+    (p + i)->y -= dt * p[i].w;
+    if (i == 0) p->z = 1.0f;
+}
+
+__kernel void whole(__global Particle *p, __global struct Pair *q, int n)
+{
+    int i = get_global_id(0);
+    Particle t = p[i];
+    t.x = 1.0f;
+    p[i] = t;
+    q[i].a = 1;
+}
+"""
+
+
+def test_structures_of_one_scalar_type(ctx, queue):
+    module, fn = kernel_of(ctx, STRUCTS, "move")
+    facts = facts_of(fn, "p")
+    assert isinstance(facts.columns, ir.IntLit) and facts.columns.value == 4
+    assert str(facts.element) == "float" and facts.accesses == 5
+    moved = transpose(fn, facts, "move_t")
+    assert str(moved.params[0].type.pointee) == "float"  # type: ignore[attr-defined]
+    rng = np.random.default_rng(8)
+    n = 37
+    p = rng.standard_normal(4 * n).astype(np.float32)
+    v = rng.standard_normal(n).astype(np.float32)
+    expected = _run(ctx, queue, module, fn, (40,), (8,), [p, v, np.float32(0.5), np.int32(n)])
+    got = _run(ctx, queue, module, moved, (40,), (8,),
+               [to_transposed(p, n, 4), v, np.float32(0.5), np.int32(n), np.uint64(n)])
+    np.testing.assert_array_equal(from_transposed(got[0], n, 4), expected[0])
+    _, whole = kernel_of(ctx, STRUCTS, "whole")
+    assert "whole structures" in transposable(whole, "p")  # type: ignore[operator]
+    assert "not one scalar type" in transposable(whole, "q")  # type: ignore[operator]
+    serial = ExecutionOrder(SERIAL, 1)
+    move, reason = better_layout(fn, "p", serial, (1024, 1, 1), (64, 1, 1), {"n": 1024}, facts)
+    assert not move, reason
