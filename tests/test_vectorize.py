@@ -250,13 +250,44 @@ UNIFORM_VECTOR = """__kernel void k(__global float *out, __global const float *x
 
 def test_explicit_vectors_uniform_along_x_vectorize(ctx, queue):
     rng = np.random.default_rng(2)
-    g = 37
-    facts = check(ctx, queue, UNIFORM_VECTOR, "k", (g,),
-                  [np.zeros(g, np.float32), rand_f(rng, g), np.float32(1.5)], 4)
-    assert facts.explicit_width == 4
-    _, fn = kernel_of(ctx, UNIFORM_VECTOR, "k")
+    for width in (4, 16):
+        facts = check(ctx, queue, UNIFORM_VECTOR, "k", (37,),
+                      [np.zeros(37, np.float32), rand_f(rng, 37), np.float32(1.5)], width)
+        assert facts.explicit_width == 4
+
+
+COMPLEX = """__kernel void cplx(__global float2 *out, __global const float2 *a,
+                       __global const float *s, __global int2 *flags, __global float *o2,
+                       float k) {
+    int i = get_global_id(0);
+    float2 v = a[i];
+    float2 w = (float2)(v.x * v.x - v.y * v.y, 2.0f * v.x * v.y);
+    float t = s[i];
+    out[i] = w * t + v.yx + (float2)(k) + fmin(v, t);
+    flags[i] = v > w;
+    vstore2(vload2(i, s) * k, i, o2);
+}"""
+
+
+@pytest.mark.parametrize("width", (2, 4, 8))
+@pytest.mark.parametrize("g", SIZES)
+def test_explicit_float2_is_widened(ctx, queue, width, g):
+    rng = np.random.default_rng(g)
+    facts = check(ctx, queue, COMPLEX, "cplx", (g,),
+                  [np.zeros(2 * g, np.float32), rand_f(rng, 2 * g), rand_f(rng, 2 * g),
+                   np.zeros(2 * g, np.int32), np.zeros(2 * g, np.float32), np.float32(0.75)],
+                  width)
+    assert facts.explicit_width == 2
+    assert facts.contiguous == 6 and facts.gathers == 0
+
+
+def test_explicit_float2_refuses_more_than_16_lanes(ctx):
+    _, fn = kernel_of(ctx, COMPLEX, "cplx")
     with pytest.raises(Refused, match="16"):
-        vectorize(fn, 8, "k_v")
+        vectorize(fn, 16, "cplx_v")
+    facts = vectorize_facts(fn)
+    roomy = ExecutionOrder(DATA_PARALLEL, 16, vector_bytes=64, registers=1024)
+    assert choose_width(facts, roomy, 4)[0] == 8  # 16 float lanes / explicit width 2
 
 
 REFUSED = {
@@ -275,11 +306,16 @@ REFUSED = {
         barrier(CLK_LOCAL_MEM_FENCE);
         y[get_global_id(0)] = t[0];
     }""", "barrier"),
-    "float2": ("""__kernel void k(__global float2 *y, __global const float2 *x) {
+    "float3": ("""__kernel void k(__global float *y, __global const float *x) {
         int i = get_global_id(0);
-        float2 v = x[i];
-        y[i] = v * v.yx;
-    }""", "varying along x"),
+        float3 v = vload3(i, x);
+        vstore3(v * v, i, y);
+    }""", "vload3"),
+    "division under select": ("""__kernel void k(__global int *y, __global const int *x) {
+        int i = get_global_id(0);
+        int d = x[i];
+        y[i] = d != 0 ? 100 / d : 0;
+    }""", "division in a branch"),
     "uniform store of varying value": ("""__kernel void k(__global int *y, __global const int *x) {
         int i = get_global_id(0);
         y[0] = x[i];
@@ -294,8 +330,8 @@ def test_refusals_have_reasons(ctx, case):
     facts = vectorize_facts(fn)
     assert not facts.possible
     assert reason in facts.reason
-    if case == "float2":
-        assert facts.explicit_width == 2
+    if case == "float3":
+        assert facts.explicit_width == 3
     with pytest.raises(Refused):
         vectorize(fn, 4, "k_v")
     width, why = choose_width(facts, ExecutionOrder(SERIAL, 1), 4)
