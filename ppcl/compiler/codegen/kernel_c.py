@@ -42,6 +42,7 @@ from ppcl.compiler.ir.types import (
     ScalarType,
     StructType,
     Type,
+    VectorType,
 )
 from ppcl.compiler.ir.visit import Node, Renamer, walk
 
@@ -378,6 +379,12 @@ class KernelPrinter(CStylePrinter):
         if e.implicit and isinstance(e.type, ScalarType) and e.type != e.operand.type \
                 and self.mentions_widened(e.operand):
             return f"({self.type_name(e.type)})({self.expr(e.operand, PREC_ASSIGN)})", PREC_UNARY
+        if isinstance(e.type, VectorType) and isinstance(e.operand.type, ScalarType) \
+                and self.mentions_widened(e.operand):
+            # a scalar splat: GCC refuses to splat a ``long`` into an ``int`` vector
+            # (truncation), so the 64-bit value is brought back to its OpenCL type first
+            narrowed = ir.Cast(e.operand.type, e.operand, loc=e.loc)
+            return super().cast(dataclasses.replace(e, operand=narrowed))
         return super().cast(e)
 
     def context_init(self, s: wg.ContextInit, level: int) -> list[str]:
