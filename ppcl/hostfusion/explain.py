@@ -22,10 +22,10 @@ def explain_kernel(fn: ir.Function, order: ExecutionOrder,
                    global_size: tuple[int, int, int] | None, local_size: tuple[int, int, int],
                    values: Mapping[str, int]) -> Iterator[str]:
     yield f"host fusion model: {order.describe()}"
-    for facts in coarsening.coarsen_facts(fn).dims:
-        verdict = "coarsenable" if facts.coarsenable else "not coarsenable"
-        yield (f"coarsen dimension {facts.dim}: {verdict}: {facts.reason} (shares "
-               f"{facts.shared_cost} of {facts.total_cost} per work-item)")
+    for dim in coarsening.coarsen_facts(fn).dims:
+        verdict = "coarsenable" if dim.coarsenable else "not coarsenable"
+        yield (f"coarsen dimension {dim.dim}: {verdict}: {dim.reason} (shares "
+               f"{dim.shared_cost} of {dim.total_cost} per work-item)")
     for param in fn.params:
         if not isinstance(param.type, PointerType):
             continue
