@@ -495,3 +495,35 @@ def test_structures_of_one_scalar_type(ctx, queue):
     serial = ExecutionOrder(SERIAL, 1)
     move, reason = better_layout(fn, "p", serial, (1024, 1, 1), (64, 1, 1), {"n": 1024}, facts)
     assert not move, reason
+
+
+def test_stack_distances_count_distinct_lines_between_reuses():
+    from ppcl.compiler.analysis.reuse import stack_distances
+
+    assert stack_distances([1, 2, 3, 1]) == (2, 1)
+    assert stack_distances([1, 1, 1]) == (0, 2)
+    assert stack_distances([1, 2, 2, 2, 1]) == (0 + 0 + 1, 3)
+    assert stack_distances([5, 6, 7]) == (0, 0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_decompose_splits_exactly(seed):
+    from ppcl.compiler.analysis.affine import Poly
+    from ppcl.compiler.analysis.layout import decompose
+
+    rng = np.random.default_rng(seed)
+    columns = int(rng.integers(2, 9))
+    row = Poly.var("gid0").scale(int(rng.integers(0, 4))) + Poly.var("j") \
+        + Poly.const(int(rng.integers(-3, 4)))
+    col = int(rng.integers(0, columns))
+    literal = row.scale(columns) + Poly.const(col)
+    split = decompose(literal, columns)
+    assert split is not None and split[1] == Poly.const(col)
+    assert split[0].scale(columns) + split[1] == literal
+    # C a scalar argument, column part an id plus a literal
+    param = row * Poly.var("A") + Poly.var("gid1") + Poly.const(col)
+    split = decompose(param, "A")
+    assert split is not None and split[0] * Poly.var("A") + split[1] == param
+    assert split[1] == Poly.var("gid1") + Poly.const(col)
+    # two varying column atoms do not split
+    assert decompose(param + Poly.var("gid2"), "A") is None
