@@ -527,3 +527,45 @@ def test_decompose_splits_exactly(seed):
     assert split[1] == Poly.var("gid1") + Poly.const(col)
     # two varying column atoms do not split
     assert decompose(param + Poly.var("gid2"), "A") is None
+
+
+RODINIA_KMEANS = """
+__kernel void kmeans_uint(__global const float *feature, __global const float *clusters,
+                          __global int *membership, int npoints, int nclusters, int nfeatures)
+{
+    unsigned int point_id = get_global_id(0);
+    int index = 0;
+    if (point_id < npoints) {
+        float min_dist = 3.0e38f;
+        for (int i = 0; i < nclusters; i++) {
+            float dist = 0.0f;
+            for (int l = 0; l < nfeatures; l++) {
+                float d = feature[l * npoints + point_id] - clusters[i * nfeatures + l];
+                dist += d * d;
+            }
+            if (dist < min_dist) { min_dist = dist; index = i; }
+        }
+        membership[point_id] = index;
+    }
+}
+"""
+
+
+def test_unsigned_index_arithmetic_must_not_wrap(ctx, queue):
+    """Rodinia's k-means spells the point as ``unsigned int``: the index is computed modulo
+    2^32, which is the polynomial only while it stays below 2^32."""
+    _, fn = kernel_of(ctx, RODINIA_KMEANS, "kmeans_uint")
+    facts = facts_of(fn, "feature")
+    assert isinstance(facts.columns, ir.VarRef) and facts.columns.name == "npoints"
+    assert facts.wraps
+    values = {"npoints": 37, "nclusters": 3, "nfeatures": 5}
+    assert facts.holds((48, 1, 1), (0, 0, 0), values, 37 * 5)
+    big = {"npoints": 2 ** 30, "nclusters": 3, "nfeatures": 5}  # l*npoints passes 2^32
+    assert not facts.holds((2 ** 30, 1, 1), (0, 0, 0), big, 2 ** 30 * 5)
+    assert facts.holds((2 ** 30, 1, 1), (0, 0, 0), dict(big, nfeatures=3), 2 ** 30 * 3)
+    rng = np.random.default_rng(9)
+    f = rng.standard_normal(37 * 5).astype(np.float32)
+    c = rng.standard_normal(3 * 5).astype(np.float32)
+    args = [f, c, np.zeros(37, np.int32), np.int32(37), np.int32(3), np.int32(5)]
+    _differential(ctx, queue, RODINIA_KMEANS, "kmeans_uint", ("feature",), args, (48,), (16,),
+                  values)
