@@ -495,3 +495,77 @@ def test_structures_of_one_scalar_type(ctx, queue):
     serial = ExecutionOrder(SERIAL, 1)
     move, reason = better_layout(fn, "p", serial, (1024, 1, 1), (64, 1, 1), {"n": 1024}, facts)
     assert not move, reason
+
+
+def test_stack_distances_count_distinct_lines_between_reuses():
+    from ppcl.compiler.analysis.reuse import stack_distances
+
+    assert stack_distances([1, 2, 3, 1]) == (2, 1)
+    assert stack_distances([1, 1, 1]) == (0, 2)
+    assert stack_distances([1, 2, 2, 2, 1]) == (0 + 0 + 1, 3)
+    assert stack_distances([5, 6, 7]) == (0, 0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_decompose_splits_exactly(seed):
+    from ppcl.compiler.analysis.affine import Poly
+    from ppcl.compiler.analysis.layout import decompose
+
+    rng = np.random.default_rng(seed)
+    columns = int(rng.integers(2, 9))
+    row = Poly.var("gid0").scale(int(rng.integers(0, 4))) + Poly.var("j") \
+        + Poly.const(int(rng.integers(-3, 4)))
+    col = int(rng.integers(0, columns))
+    literal = row.scale(columns) + Poly.const(col)
+    split = decompose(literal, columns)
+    assert split is not None and split[1] == Poly.const(col)
+    assert split[0].scale(columns) + split[1] == literal
+    # C a scalar argument, column part an id plus a literal
+    param = row * Poly.var("A") + Poly.var("gid1") + Poly.const(col)
+    split = decompose(param, "A")
+    assert split is not None and split[0] * Poly.var("A") + split[1] == param
+    assert split[1] == Poly.var("gid1") + Poly.const(col)
+    # two varying column atoms do not split
+    assert decompose(param + Poly.var("gid2"), "A") is None
+
+
+RODINIA_KMEANS = """
+__kernel void kmeans_uint(__global const float *feature, __global const float *clusters,
+                          __global int *membership, int npoints, int nclusters, int nfeatures)
+{
+    unsigned int point_id = get_global_id(0);
+    int index = 0;
+    if (point_id < npoints) {
+        float min_dist = 3.0e38f;
+        for (int i = 0; i < nclusters; i++) {
+            float dist = 0.0f;
+            for (int l = 0; l < nfeatures; l++) {
+                float d = feature[l * npoints + point_id] - clusters[i * nfeatures + l];
+                dist += d * d;
+            }
+            if (dist < min_dist) { min_dist = dist; index = i; }
+        }
+        membership[point_id] = index;
+    }
+}
+"""
+
+
+def test_unsigned_index_arithmetic_must_not_wrap(ctx, queue):
+    """Rodinia's k-means spells the point as ``unsigned int``: the index is computed modulo
+    2^32, which is the polynomial only while it stays below 2^32."""
+    _, fn = kernel_of(ctx, RODINIA_KMEANS, "kmeans_uint")
+    facts = facts_of(fn, "feature")
+    assert isinstance(facts.columns, ir.VarRef) and facts.columns.name == "npoints"
+    assert facts.wraps
+    values = {"npoints": 37, "nclusters": 3, "nfeatures": 5}
+    assert facts.holds((48, 1, 1), (0, 0, 0), values, 37 * 5)
+    big = {"npoints": 2 ** 30, "nclusters": 3, "nfeatures": 5}  # l*npoints passes 2^32
+    assert not facts.holds((2 ** 30, 1, 1), (0, 0, 0), big, 2 ** 30 * 5)
+    assert facts.holds((2 ** 30, 1, 1), (0, 0, 0), dict(big, nfeatures=3), 2 ** 30 * 3)
+    rng = np.random.default_rng(9)
+    f = rng.standard_normal(37 * 5).astype(np.float32)
+    c = rng.standard_normal(3 * 5).astype(np.float32)
+    args = [f, c, np.zeros(37, np.int32), np.int32(37), np.int32(3), np.int32(5)]
+    _differential(ctx, queue, RODINIA_KMEANS, "kmeans_uint", ("feature",), args, (48,), (16,),
+                  values)

@@ -21,9 +21,12 @@ scalar arguments the kernel never writes, and the counters of ``for`` loops that
 counter and never write it in the body. Integer locals declared with a value and never written
 again stand for their value. Signed arithmetic is exact (overflow is undefined), 64-bit
 unsigned arithmetic is exact modulo 2^64 (an in-bounds index below 2^63 is then the value of the
-polynomial); 32-bit unsigned arithmetic may wrap below the index width, so it is refused, as are
-narrowing conversions other than ``(int)get_global_id(d)`` (then the launch must keep ids below
-2^31, which ``holds`` checks).
+polynomial). 32-bit unsigned arithmetic is exact modulo 2^32, which is below the index width:
+where such a value widens to 64 bits, indexes, or is compared, its polynomial is kept in
+``TransposeFacts.wraps`` and ``holds`` checks, by interval arithmetic over the launch's ids, the
+arguments and the counters' ranges, that it stays in ``[0, 2^32)``. Narrowing conversions are
+refused except ``(int)get_global_id(d)`` and ``(uint)get_global_id(d)`` (then the launch must
+keep ids below 2^31, which ``holds`` checks).
 """
 
 from __future__ import annotations
@@ -56,6 +59,11 @@ def _int_type(t: object) -> ScalarType | None:
     return t if isinstance(t, ScalarType) and t.is_integer and not t.is_bool else None
 
 
+def wraps_at_32(t: object) -> bool:
+    """Whether arithmetic in ``t`` wraps below the 64-bit index width (``uint``)."""
+    return isinstance(t, ScalarType) and t.is_integer and not t.is_signed and t.size == 4
+
+
 @dataclass
 class Symbols:
     """The names an index polynomial may use in one kernel, and their types."""
@@ -64,6 +72,9 @@ class Symbols:
     params: set[str] = field(default_factory=set)  # the integer scalar arguments among them
     defs: dict[str, ir.Expr] = field(default_factory=dict)  # single-assignment integer locals
     narrowed: bool = False  # some id was converted to a 32-bit type on the way
+    # uint values used as 64-bit ones (or as an index): each polynomial is their value only
+    # while it lies in [0, 2^32), which the launch must ensure (TransposeFacts.holds)
+    wraps: list[Poly] = field(default_factory=list)
 
 
 def symbols_of(fn: ir.Function) -> Symbols:
@@ -127,21 +138,22 @@ def poly_of(e: ir.Expr, syms: Symbols) -> Poly | None:
         src = _int_type(e.operand.type)
         if src is None:
             return None
-        if t.size < src.size or (t.size == src.size < 8 and t.is_signed != src.is_signed):
+        if t.size < src.size or (t.size == src.size < 8 and t.is_signed and not src.is_signed):
             inner = _strip(e.operand)
             if t.size >= 4 and isinstance(inner, ir.Call) and inner.name == "get_global_id":
                 syms.narrowed = True  # exact while ids stay below 2^31 (holds checks it)
                 return poly_of(inner, syms)
             return None
-        return poly_of(e.operand, syms)
+        value = poly_of(e.operand, syms)
+        if value is not None and wraps_at_32(src) and t.size > src.size:
+            syms.wraps.append(value)  # zero-extended: exact only inside [0, 2^32)
+        return value
     if isinstance(e, ir.Unary) and e.op in ("+", "-"):
         value = poly_of(e.operand, syms)
-        if value is None or (e.op == "-" and not t.is_signed and t.size < 8):
+        if value is None:
             return None
         return value if e.op == "+" else -value
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
-        if not t.is_signed and t.size < 8:
-            return None  # wraps at 2^32, below the index width
         lhs, rhs = poly_of(e.lhs, syms), poly_of(e.rhs, syms)
         if lhs is None or rhs is None:
             return None
@@ -280,6 +292,8 @@ def counted_loop(loop: ir.For, syms: Symbols) -> tuple[str, Poly | None, Poly | 
     if isinstance(cond, ir.Binary) and cond.op in ("<", "<=") \
             and isinstance(counter, ir.VarRef) and counter.name == decl.name:
         high = poly_of(cond.rhs, syms)
+        if wraps_at_32(cond.lhs.type) and high is not None:
+            syms.wraps.append(high)  # a uint comparison: the bound must not be negative
         if high is not None and cond.op == "<=":
             high = high + Poly.const(1)
     return decl.name, low, high, step
@@ -384,6 +398,8 @@ def _bounds(cond: ir.Expr, syms: Symbols, negate: bool) -> list[Guard]:
         return []
     operand = _int_type(cond.lhs.type)
     unsigned = operand is not None and not operand.is_signed
+    if wraps_at_32(operand):  # compares values modulo 2^32
+        syms.wraps.extend((lhs, rhs))
     op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[cond.op] if negate else cond.op
     if op in (">", ">="):
         lhs, rhs, op = rhs, lhs, "<" if op == ">" else "<="
@@ -455,6 +471,8 @@ class TransposeFacts:
     accesses: int
     column_parts: tuple[Column, ...] = ()  # one per distinct column part
     narrowed: bool = False  # an id converted to 32 bits on the way: ids must stay below 2^31
+    wraps: tuple[Poly, ...] = ()  # uint values that must stay in [0, 2^32)
+    counters: tuple[tuple[str, Poly, Poly], ...] = ()  # ranges of the counters wraps use
 
     def column_count(self, values: Mapping[str, int]) -> int | None:
         if isinstance(self.columns, ir.IntLit):
@@ -479,12 +497,53 @@ class TransposeFacts:
             low, high = span
             if high >= low and (low < 0 or high >= columns):
                 return False
+        return self._no_wrap(global_size, offset, values)
+
+    def _no_wrap(self, global_size: tuple[int, int, int], offset: tuple[int, int, int],
+                 values: Mapping[str, int]) -> bool:
+        if not self.wraps:
+            return True
+        ranges: dict[str, tuple[int, int]] = {k: (int(v), int(v)) for k, v in values.items()}
+        for d in range(3):
+            ranges[f"gid{d}"] = (offset[d], offset[d] + global_size[d] - 1)
+            ranges[f"gsize{d}"] = (global_size[d], global_size[d])
+        empty: set[str] = set()
+        for name, low, high in self.counters:
+            try:
+                span = low.evaluate(values), high.evaluate(values)
+            except KeyError:
+                return False
+            if span[0] > span[1]:
+                empty.add(name)  # the loop never runs: what uses its counter never runs
+            ranges[name] = span
+        for poly in self.wraps:
+            if poly.names() & empty:
+                continue
+            reach = _interval(poly, ranges)
+            if reach is None or reach[0] < 0 or reach[1] >= 2 ** 32:
+                return False
         return True
 
     def describe(self) -> str:
         parts = ", ".join(p.describe() for p in self.column_parts)
         return (f"{self.param}: {self.accesses} accesses as a row-major matrix of {self.element} "
                 f"with {_spell(self.columns)} columns (column parts {parts})")
+
+
+def _interval(p: Poly, ranges: Mapping[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """The smallest and largest value of ``p`` with every atom in its range; None when an
+    atom has none."""
+    low = high = 0
+    for mono, coeff in p.terms:
+        lo, hi = coeff, coeff
+        for name in mono:
+            span = ranges.get(name)
+            if span is None:
+                return None
+            ends = (lo * span[0], lo * span[1], hi * span[0], hi * span[1])
+            lo, hi = min(ends), max(ends)
+        low, high = low + lo, high + hi
+    return low, high
 
 
 def _spell(e: ir.Expr) -> str:
@@ -620,8 +679,21 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
         if poly is None:
             return f"the index of {param} at {site.loc} is not an exact polynomial in ids, " \
                    "loop counters and scalar arguments"
+        element_index = site.base if isinstance(site, ir.Member) else site
+        assert isinstance(element_index, ir.Index)
+        if wraps_at_32(element_index.index.type):  # a uint index: its value modulo 2^32
+            index = poly_of(element_index.index, syms)
+            assert index is not None
+            syms.wraps.append(index)
         polys.append((poly, guards))
     ranges = counter_ranges(fn.body, syms)
+    wraps = tuple(dict.fromkeys(syms.wraps))
+    used = {n for w in wraps for n in w.names()}
+    if used - set(ranges) - syms.params - {f"gid{d}" for d in range(3)} \
+            - {f"gsize{d}" for d in range(3)}:
+        return f"a 32-bit unsigned value in an index of {param} depends on something whose " \
+               "range is unknown, so it may wrap"
+    counters = tuple((n, low, high) for n, (low, high) in ranges.items() if n in used)
     tried: list[str] = []
     for columns in _candidates([p for p, _ in polys], syms):
         parts = _parts(polys, columns, ranges)
@@ -630,7 +702,8 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
             continue
         lit: ir.Expr = ir.IntLit(ScalarType("ulong"), columns) if isinstance(columns, int) \
             else ir.VarRef(syms.types[columns], columns)
-        return TransposeFacts(param, lit, element, len(sites), parts, syms.narrowed)
+        return TransposeFacts(param, lit, element, len(sites), parts, syms.narrowed, wraps,
+                              counters)
     if not tried:
         return f"no access of {param} has a row stride (a literal above 1 or a scalar argument)"
     return f"the accesses of {param} do not all split as r*C + c with c in [0, C) " \
