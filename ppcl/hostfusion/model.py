@@ -10,9 +10,12 @@ Algorithm 2). The checking device interprets one work-item after another: serial
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 from ppcl.compiler.analysis.order import DATA_PARALLEL, SERIAL, ExecutionOrder
+from ppcl.compiler.transforms.workgroup import LoopDecision
 
 GPU_WARP = 32
 GPU_MIN_GROUP = 128
@@ -34,3 +37,18 @@ def execution_order(device: Any) -> ExecutionOrder:
         return ExecutionOrder(SERIAL, 1, 0, line, vector, CPU_REGISTERS)
     return ExecutionOrder(DATA_PARALLEL, vector // FLOAT_BYTES, 0, line, vector, CPU_REGISTERS,
                           vectorizes_items=True)
+
+
+def kernel_order(order: ExecutionOrder, loops: Sequence[LoopDecision]) -> tuple[ExecutionOrder, str]:
+    """The order one kernel runs in on a device that vectorizes work-item loops: a loop that
+    work-group formation keeps inside each work-item (not interchanged with the work-item
+    loop) makes that loop run work-item by work-item, serially, whatever the lanes."""
+    if not order.vectorizes_items:
+        return order, ""
+    kept = [loop for loop in loops if not loop.interchanged]
+    if not kept:
+        return order, ""
+    loop = kept[0]
+    return (dataclasses.replace(order, kind=SERIAL, lanes=1, vectorizes_items=False),
+            f"serial for this kernel: the {loop.kind} loop at {loop.loc} runs inside each "
+            f"work-item ({loop.reason})")

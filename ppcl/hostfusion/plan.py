@@ -32,11 +32,13 @@ from ppcl.compiler.analysis.order import ExecutionOrder
 from ppcl.compiler.analysis.reuse import better_layout
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import PointerType, ScalarType
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.compiler.transforms import coarsen as coarsening
 from ppcl.compiler.transforms import layout as layouts
 from ppcl.compiler.transforms import vectorize as vectorizing
 from ppcl.devices.interface import NDRange
 from ppcl.hostfusion.aliases import AliasTable
+from ppcl.hostfusion.model import kernel_order
 
 MIN_GAIN = 1.05  # a coarsening predicted to save less than 5% of a work-item's work is not tried
 
@@ -94,6 +96,10 @@ def plan(module: ir.Module, fn: ir.Function, ndrange: NDRange, args: Sequence[An
     with ``args``."""
     result = Candidates()
     values = scalar_values(fn, args)
+    formed = kernel_ir(module, fn.name, KernelSpec(ndrange.local_size), kernel.program._build_options)
+    order, why = kernel_order(order, formed.needs_formed("host fusion").loops)
+    if why:
+        result.notes.append(f"model: {why}")
     _plan_layout(fn, ndrange, args, values, order, aliases, kernel, result)
     asking = user_calls(fn.body) & helpers_using_workitems(module)
     if asking:
@@ -151,7 +157,7 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
             result.notes.append(f"layout of {param.name}: {facts}")
             continue
         mem = arg.owner
-        columns = _value_of(facts.columns, values)
+        columns = facts.column_count(values)
         itemsize = np.dtype(facts.element.numpy_name).itemsize
         elements = mem.size // itemsize
         if columns is None or columns <= 0 or elements % columns or mem.size % itemsize:
@@ -167,7 +173,7 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
             result.notes.append(f"layout of {param.name}: {why}")
             continue
         transposed, reason = better_layout(fn, param.name, order, ndrange.global_size,
-                                           ndrange.local_size, values, facts)
+                                           ndrange.local_size, values, facts, elements)
         if not transposed:
             result.notes.append(f"layout of {param.name}: kept ({reason})")
             continue
@@ -180,14 +186,6 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
             f"{reason}; {why}", param=param.name, arg=index, facts=facts, rows=rows,
             columns=columns, columns_arg=columns_arg, dtype=np.dtype(facts.element.numpy_name),
             writes=_writes(fn, param.name)))
-
-
-def _value_of(expr: ir.Expr, values: Mapping[str, int]) -> int | None:
-    if isinstance(expr, ir.IntLit):
-        return expr.value
-    if isinstance(expr, ir.VarRef):
-        return values.get(expr.name)
-    return None
 
 
 def _writes(fn: ir.Function, name: str) -> bool:
