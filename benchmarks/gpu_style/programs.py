@@ -497,4 +497,52 @@ GEMV = Program(
     tolerance=1e-5)
 
 
-PROGRAMS: list[Program] = [MD, PARTICLES, LBM, KMEANS, SPMV, CALIBRATE, TONEMAP, GEMV]
+# --- 9. per-column window along y -------------------------------------------------------------
+
+def _overscan_inputs(size: Size, rng: np.random.Generator) -> Arrays:
+    w, h, dark = size["width"], size["height"], size["dark"]
+    bias = rng.uniform(100.0, 300.0, w)  # per-column bias, as a readout amplifier leaves it
+    frames = bias + rng.uniform(0.0, 3000.0, (size["frames"], dark + h, w))
+    frames[:, :dark] = bias + rng.normal(0.0, 5.0, (size["frames"], dark, w))
+    return {"frames": frames.round().astype(np.uint16),
+            "flat": rng.uniform(0.9, 1.1, (h, w)).astype(np.float32),
+            "raw": np.zeros((dark + h, w), np.uint16),
+            "corrected": np.zeros((h, w), np.float32)}
+
+
+def _overscan_run(cl: Any, ctx: Any, queue: Any, data: Data) -> Result:
+    buf = data.buf
+    w, h, dark = data.size["width"], data.size["height"], data.size["dark"]
+    frames = data.host["frames"]
+    out = np.empty((frames.shape[0], h, w), np.float32)
+    overscan = data.kernel("overscan")
+    for k in range(frames.shape[0]):
+        cl.enqueue_copy(queue, buf["raw"], frames[k])
+        overscan(queue, (round_up(w, 32), round_up(h, 8)), (32, 8), buf["raw"],
+                 buf["corrected"], buf["flat"], i32(w), i32(h), i32(dark))
+        cl.enqueue_copy(queue, out[k], buf["corrected"])
+    return (out,)
+
+
+def _overscan_reference(size: Size, inputs: Arrays) -> Result:
+    frames = inputs["frames"].astype(np.float64)
+    dark = size["dark"]
+    bias = frames[:, :dark].mean(axis=1, keepdims=True)
+    return ((frames[:, dark:] - bias) * inputs["flat"],)
+
+
+OVERSCAN = Program(
+    name="overscan", summary="2-D per-pixel kernel, each item averages its column's dark "
+                             "rows (uniform along y)",
+    source=_source("overscan.cl"),
+    sizes={"small": {"width": 75, "height": 37, "dark": 9, "frames": 2},
+           "quick": {"width": 1024, "height": 768, "dark": 32, "frames": 2},
+           "default": {"width": 2000, "height": 1500, "dark": 32, "frames": 4}},
+    inputs=_overscan_inputs, run=_overscan_run, reference=_overscan_reference,
+    # The bias sums are exact in float32 (integers below 2^24); a division, a subtraction
+    # and a product of float32 values remain.
+    tolerance=1e-6)
+
+
+PROGRAMS: list[Program] = [MD, PARTICLES, LBM, KMEANS, SPMV, CALIBRATE, TONEMAP, GEMV,
+                           OVERSCAN]
