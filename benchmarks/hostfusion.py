@@ -3,9 +3,9 @@
 
 Columns: ``off`` is a queue with ``ppcl.hostfusion.disable``, ``on`` a queue of the same context
 with ``ppcl.hostfusion.enable``; each program is built and its buffers made for each queue, as a
-program would. The two are measured in turns (``--rounds``, the machine may be shared), each
-time warmed up until two runs agree (``benchmarks.timing.measure``) after a few runs that let
-host fusion try and settle its rewrites. ``numpy`` times the program's float64 numpy reference,
+program would. After a few runs that let host fusion try and settle its rewrites, each column
+is warmed up until two runs agree and then timed ``--repeat`` times, the columns in turns
+(``benchmarks.timing.measure_in_turns``: on a shared machine a disturbance falls on all alike). ``numpy`` times the program's float64 numpy reference,
 ``pocl`` the same host function through pyopencl (``OCL_ICD_VENDORS=/etc/OpenCL/vendors``;
 skipped with a message when absent). Times are wall-clock around the host function: copies in,
 launches, reads back. Every result is checked against the reference.
@@ -15,13 +15,14 @@ summary is the geometric mean of off/on and the programs below 0.95x (the issue'
 >= 1.5x geometric mean, none below 0.95x). off/on of the minimums is shown beside it: on a
 shared machine the minimum is the time least disturbed by others.
 
-    python3 -m benchmarks.hostfusion [--quick] [--only NAME[,NAME]] [--repeat N] [--rounds N]
-                                     [--no-pocl] [--json FILE]
+    python3 -m benchmarks.hostfusion [--quick] [--only NAME[,NAME]] [--repeat N] [--no-pocl]
+                                     [--size small|quick|default] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -36,7 +37,7 @@ import ppcl.hostfusion
 from benchmarks.gpu_style import BY_NAME, PROGRAMS
 from benchmarks.programs.program import Data, Program, Result, Size, compare, describe_size
 from benchmarks.programs.runner import Device, Outcome, open_pocl, open_ppcl
-from benchmarks.timing import Measurement, measure
+from benchmarks.timing import measure, measure_in_turns
 from ppcl.bench import geometric_mean
 
 SLOW_RATIO = 0.95  # the issue's bound for any one program
@@ -57,27 +58,9 @@ def open_columns(with_pocl: bool, notices: list[str]) -> list[Device]:
     return devices
 
 
-def _timed(action: Callable[[], Result], repeats: int, settle: int) -> Measurement[Result]:
-    for _ in range(settle):
-        action()
-    return measure(action, repeats=repeats)
-
-
-def run_column(device: Device, program: Program, size: Size, inputs: dict[str, np.ndarray],
-               expected: Result, repeats: int) -> Outcome:
-    """``program`` built and run on ``device``, timed, its last timed result checked."""
-    try:
-        data = Data(device.cl, device.ctx, program, size, inputs)
-        measurement = _timed(lambda: program.run(device.cl, device.ctx, device.queue, data),
-                             repeats, SETTLE_RUNS)
-    except Exception as error:
-        detail = traceback.format_exception_only(type(error), error)[-1].strip()
-        return Outcome(ok=False, error=f"error: {detail}")
-    timing = measurement.timing
-    mismatch = compare(program, measurement.result, expected)
-    return Outcome(ok=mismatch is None, error=mismatch, min_s=timing.min_s,
-                   median_s=timing.median_s, times_s=list(timing.times_s),
-                   warmup_s=list(timing.warmup_s), settled=timing.settled)
+def _failure(error: Exception) -> Outcome:
+    detail = traceback.format_exception_only(type(error), error)[-1].strip()
+    return Outcome(ok=False, error=f"error: {detail}")
 
 
 def run_numpy(program: Program, size: Size, inputs: dict[str, np.ndarray],
@@ -92,15 +75,32 @@ def run_numpy(program: Program, size: Size, inputs: dict[str, np.ndarray],
                     settled=timing.settled), measurement.result)
 
 
-def merge(outcomes: Sequence[Outcome]) -> Outcome:
-    """Several measurements of one column as one: all timed runs together."""
-    failed = [outcome for outcome in outcomes if not outcome.ok]
-    if failed:
-        return failed[0]
-    times = [t for outcome in outcomes for t in outcome.times_s]
-    return Outcome(ok=True, min_s=min(times), median_s=float(np.median(times)), times_s=times,
-                   warmup_s=[t for outcome in outcomes for t in outcome.warmup_s],
-                   settled=all(outcome.settled for outcome in outcomes))
+def run_columns(program: Program, size: Size, inputs: dict[str, np.ndarray],
+                expected: Result, devices: list[Device], repeats: int) -> dict[str, Outcome]:
+    """``program`` built and its buffers made on every device, run ``SETTLE_RUNS`` times,
+    then timed in turns; the last timed result of each checked against ``expected``."""
+    outcomes: dict[str, Outcome] = {}
+    actions: dict[str, Callable[[], Result]] = {}
+    for device in devices:
+        try:
+            data = Data(device.cl, device.ctx, program, size, inputs)
+            action = functools.partial(program.run, device.cl, device.ctx, device.queue, data)
+            for _ in range(SETTLE_RUNS):
+                action()
+            actions[device.label] = action
+        except Exception as error:
+            outcomes[device.label] = _failure(error)
+    try:
+        measurements = measure_in_turns(actions, repeats=repeats)
+    except Exception as error:
+        return {**outcomes, **{label: _failure(error) for label in actions}}
+    for label, measurement in measurements.items():
+        timing = measurement.timing
+        mismatch = compare(program, measurement.result, expected)
+        outcomes[label] = Outcome(ok=mismatch is None, error=mismatch, min_s=timing.min_s,
+                                  median_s=timing.median_s, times_s=list(timing.times_s),
+                                  warmup_s=list(timing.warmup_s), settled=timing.settled)
+    return {device.label: outcomes[device.label] for device in devices}
 
 
 def ratio(outcomes: dict[str, Outcome], slower: str, faster: str = "on",
@@ -113,16 +113,11 @@ def ratio(outcomes: dict[str, Outcome], slower: str, faster: str = "on",
     return float(getattr(a, statistic)) / float(getattr(b, statistic))
 
 
-def measure_program(program: Program, size: Size, devices: list[Device], repeats: int,
-                    rounds: int) -> dict[str, Any]:
+def measure_program(program: Program, size: Size, devices: list[Device],
+                    repeats: int) -> dict[str, Any]:
     inputs = program.make_inputs(size)
     numpy_outcome, expected = run_numpy(program, size, inputs, repeats)
-    runs: dict[str, list[Outcome]] = {device.label: [] for device in devices}
-    for _ in range(rounds):
-        for device in devices:
-            runs[device.label].append(run_column(device, program, size, inputs, expected,
-                                                 repeats))
-    outcomes = {label: merge(column) for label, column in runs.items()}
+    outcomes = run_columns(program, size, inputs, expected, devices, repeats)
     outcomes["numpy"] = numpy_outcome
     return {"name": program.name, "summary": program.summary, "size": describe_size(size),
             "outcomes": outcomes, "off/on": ratio(outcomes, "off"),
@@ -169,20 +164,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python3 -m benchmarks.hostfusion",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="the quick sizes, one round, three timed runs")
+                        help="the quick sizes and three timed runs")
     parser.add_argument("--size", choices=["small", "quick", "default"], default=None,
                         help="program sizes (default: default, or quick with --quick)")
     parser.add_argument("--only", default="", help="comma-separated program names")
     parser.add_argument("--repeat", type=int, default=None,
-                        help="timed runs a measurement (default 5, 3 with --quick)")
-    parser.add_argument("--rounds", type=int, default=None,
-                        help="off/on measurements in turns (default 2, 1 with --quick)")
+                        help="timed runs of each column, in turns (default 10, 3 with --quick)")
     parser.add_argument("--no-pocl", action="store_true", help="leave the pocl column out")
     parser.add_argument("--json", default=None, metavar="FILE", help="write every number here")
     args = parser.parse_args(argv)
     args.size = args.size or ("quick" if args.quick else "default")
-    args.repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
-    args.rounds = args.rounds if args.rounds is not None else (1 if args.quick else 2)
+    args.repeat = args.repeat if args.repeat is not None else (3 if args.quick else 10)
     return args
 
 
@@ -194,8 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"unknown programs: {', '.join(unknown)}; known: {', '.join(BY_NAME)}",
               file=sys.stderr)
         return 2
-    if args.repeat < 1 or args.rounds < 1:
-        print("--repeat and --rounds must be at least 1", file=sys.stderr)
+    if args.repeat < 1:
+        print("--repeat must be at least 1", file=sys.stderr)
         return 2
 
     notices: list[str] = []
@@ -210,8 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     for name in names:
         program = BY_NAME[name]
-        row = measure_program(program, program.sizes[args.size], devices, args.repeat,
-                              args.rounds)
+        row = measure_program(program, program.sizes[args.size], devices, args.repeat)
         rows.append(row)
         times = "  ".join(f"{label} {_ms(outcome.median_s)}" for label, outcome in
                           row["outcomes"].items())
@@ -241,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.json:
         report = {
-            "size": args.size, "repeat": args.repeat, "rounds": args.rounds,
+            "size": args.size, "repeat": args.repeat,
             "notices": notices,
             "devices": {device.label: device.description for device in devices},
             "geomean_off_on": mean, "below_0_95": slow,

@@ -53,10 +53,30 @@ def test_the_set_has_what_the_issue_asks_for() -> None:
 
 def test_benchmark_reports_one_program(tmp_path, capsys) -> None:
     report = tmp_path / "hostfusion.json"
-    status = main(["--size", "small", "--only", "spmv_ell", "--repeat", "1", "--rounds", "1",
+    status = main(["--size", "small", "--only", "spmv_ell", "--repeat", "1",
                    "--no-pocl", "--json", str(report)])
     assert status == 0
     out = capsys.readouterr().out
     assert "spmv_ell" in out and "geometric mean of off/on" in out
     text = report.read_text()
     assert text.count('"ok": true') == 3  # off, on and numpy
+
+
+def test_measure_in_turns_times_every_action_in_rotating_turns() -> None:
+    from benchmarks.timing import measure_in_turns
+
+    calls: list[str] = []
+
+    def action(name: str):
+        def run() -> str:
+            calls.append(name)
+            return name
+        return run
+
+    measurements = measure_in_turns({"a": action("a"), "b": action("b"), "c": action("c")},
+                                    repeats=3, agree=1e9)
+    assert calls[:6] == ["a", "a", "b", "b", "c", "c"]  # warm-up: any two runs agree
+    assert calls[6:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    for name, measurement in measurements.items():
+        assert measurement.result == name
+        assert len(measurement.timing.times_s) == 3 and measurement.timing.settled
