@@ -1,5 +1,5 @@
 /* Per-column calibration of sensor frames: the gain and offset of column x are polynomials
- * of degree-1 in the column's temperature reading. Every work-item (x, y) evaluates both
+ * (degree coefficients each) of the column's temperature reading. Every work-item (x, y) evaluates both
  * polynomials for its column before correcting its one pixel, as a GPU kernel with one
  * work-item per output element does; a launch per frame. */
 

@@ -232,7 +232,7 @@ def _kmeans_inputs(size: Size, rng: np.random.Generator) -> Arrays:
     n, k, nf = size["points"], size["clusters"], size["features"]
     centres = rng.random((k, nf)) * 10.0
     labels = rng.integers(0, k, n)
-    # Blobs far apart (centres ~13 apart, points ~3 from theirs) and a start near every
+    # Blobs far apart (at 34 features centres ~24 apart, points ~3 from theirs), a start near every
     # centre: no point is ever nearly equidistant from two centres, so memberships are exact.
     points = centres[labels] + rng.normal(0.0, 0.5, (n, nf))
     return {"points": points.astype(np.float32),
