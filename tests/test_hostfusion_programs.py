@@ -1,0 +1,82 @@
+"""The GPU-style programs of the host-fusion benchmark (benchmarks/gpu_style) at their small,
+awkward sizes (no dimension a multiple of 16 or 128) on ppcl: each program's host function, run
+as the benchmark runs it, gives numpy's result within the program's documented tolerance, with
+host fusion off and on. Times are not asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.gpu_style import BY_NAME, PROGRAMS
+from benchmarks.hostfusion import main
+from benchmarks.programs.program import Data, Program, compare
+
+
+@pytest.fixture(scope="module")
+def fused_queue(ctx):
+    import ppcl
+    import ppcl.hostfusion
+
+    queue = ppcl.CommandQueue(ctx)
+    ppcl.hostfusion.enable(queue)
+    return queue
+
+
+@pytest.mark.parametrize("fusion", ["off", "on"])
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_program_matches_numpy(program: Program, fusion: str, ctx, queue, fused_queue) -> None:
+    import ppcl
+
+    size = program.sizes["small"]
+    inputs = program.make_inputs(size)
+    data = Data(ppcl, ctx, program, size, inputs)
+    expected = program.reference(size, inputs)
+    run_queue = fused_queue if fusion == "on" else queue
+    # Several runs: the second starts from buffers the first changed, and host fusion may
+    # launch a rewritten kernel from the second launch of a shape on.
+    for _ in range(3):
+        mismatch = compare(program, program.run(ppcl, ctx, run_queue, data), expected)
+        assert mismatch is None, mismatch
+
+
+def test_the_set_has_what_the_issue_asks_for() -> None:
+    assert len(PROGRAMS) >= 8 and len(BY_NAME) == len(PROGRAMS)
+    for name in ("md", "particles", "lbm", "kmeans", "spmv_ell", "calibrate", "overscan"):
+        assert name in BY_NAME
+    for program in PROGRAMS:
+        assert set(program.sizes) == {"small", "quick", "default"}, program.name
+        # awkward: no size of the small set is a multiple of 16
+        small = {key: value for key, value in program.sizes["small"].items()
+                 if key not in ("steps", "iterations", "frames", "neighbours", "dark")}
+        assert all(value % 16 for value in small.values()), program.name
+
+
+def test_benchmark_reports_one_program(tmp_path, capsys) -> None:
+    report = tmp_path / "hostfusion.json"
+    status = main(["--size", "small", "--only", "spmv_ell", "--repeat", "1",
+                   "--no-pocl", "--json", str(report)])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "spmv_ell" in out and "geometric mean of off/on" in out
+    text = report.read_text()
+    assert text.count('"ok": true') == 3  # off, on and numpy
+
+
+def test_measure_in_turns_times_every_action_in_rotating_turns() -> None:
+    from benchmarks.timing import measure_in_turns
+
+    calls: list[str] = []
+
+    def action(name: str):
+        def run() -> str:
+            calls.append(name)
+            return name
+        return run
+
+    measurements = measure_in_turns({"a": action("a"), "b": action("b"), "c": action("c")},
+                                    repeats=3, agree=1e9)
+    assert calls[:6] == ["a", "a", "b", "b", "c", "c"]  # warm-up: any two runs agree
+    assert calls[6:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    for name, measurement in measurements.items():
+        assert measurement.result == name
+        assert len(measurement.timing.times_s) == 3 and measurement.timing.settled
