@@ -144,7 +144,7 @@ ROWS = """__kernel void rows(__global float *out, __global const float *in,
     int x = get_global_id(0);
     int y = get_global_id(1);
     float s = scale[y];
-    out[y * w + x] = in[y * w + x] * s + (float)y;
+    out[y * w + x] += in[y * w + x] * s + (float)y;
 }"""
 
 
@@ -154,8 +154,8 @@ def test_2d_uniform_rows(ctx, queue, width, g):
     rng = np.random.default_rng(g)
     h = 3
     facts = check(ctx, queue, ROWS, "rows", (g, h),
-                  [np.zeros(g * h, np.float32), rand_f(rng, g * h), rand_f(rng, h),
-                   np.int32(g)], width)
+                  [rand_f(rng, g * h), rand_f(rng, g * h), rand_f(rng, h), np.int32(g)],
+                  width)
     assert "1 uniform accesses" in facts.reason
 
 
@@ -199,7 +199,7 @@ MATVEC = """__kernel void matvec(__global float *out, __global const float *m,
     for (int j = 0; j < cols; j++) {
         acc += m[x * cols + j] * v[j];
     }
-    out[2 * x] = acc;
+    out[2 * x] -= acc;
 }"""
 
 
@@ -215,7 +215,28 @@ def test_uniform_loop_contiguous_and_gathered(ctx, queue, width, g):
     facts = check(ctx, queue, MATVEC, "matvec", (g,),
                   [np.zeros(2 * g, np.float32), rand_f(rng, rows * g), rand_f(rng, rows),
                    np.int32(rows)], width)
-    assert facts.gathers == 2  # m[x * cols + j] (stride cols) and out[2 * x], lane by lane
+    # m[x * cols + j] (stride cols), and out[2 * x] -= read and written lane by lane
+    assert facts.gathers == 3
+
+
+DATA_GUARD = """__kernel void data_guard(__global float *y, __global const float *x, int n) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float v = x[i];
+    if (v < -1.5f) return;
+    y[i] = v * 2.0f;
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("g", SIZES)
+def test_guards_that_read_memory(ctx, queue, width, g):
+    """A guard on loaded data is a tail guard too: vectors where some lane leaves run the
+    scalar loop, the others the vector code."""
+    rng = np.random.default_rng(g)
+    facts = check(ctx, queue, DATA_GUARD, "data_guard", (g,),
+                  [np.zeros(g, np.float32), rand_f(rng, g), np.int32(g - 2)], width)
+    assert "2 tail guards" in facts.reason
 
 
 LOCAL = """__kernel void local_ids(__global int *out) {

@@ -82,12 +82,13 @@ def query_call(name: str, dim: int = 0) -> ir.Call:
 
 def pick(v: ir.Expr, indices: list[int]) -> ir.Expr:
     """Components ``indices`` of the vector ``v`` (a swizzle in ``s`` notation)."""
-    assert isinstance(v.type, VectorType)
-    if indices == list(range(v.type.width)):
+    vt = v.type
+    assert isinstance(vt, VectorType)
+    if indices == list(range(vt.width)):
         return v
     if isinstance(v, ir.Cast) and v.implicit:  # printed without the cast, it would be a scalar
         v = dataclasses.replace(v, implicit=False)
-    t: Type = v.type.elem if len(indices) == 1 else VectorType(v.type.elem, len(indices))
+    t: Type = vt.elem if len(indices) == 1 else VectorType(vt.elem, len(indices))
     return ir.Swizzle(t, v, tuple(indices), "s" + "".join(_HEX[i] for i in indices))
 
 
