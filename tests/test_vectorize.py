@@ -311,6 +311,23 @@ def test_explicit_float2_refuses_more_than_16_lanes(ctx):
     assert choose_width(facts, roomy, 4)[0] == 8  # 16 float lanes / explicit width 2
 
 
+SPLAT8 = """__kernel void k(__global float8 *y, __global const float *x) {
+    int i = get_global_id(0);
+    y[i] = x[i] * (float8)(1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f);
+}"""
+
+
+def test_explicit_width_bounds_the_lanes(ctx, queue):
+    """A varying scalar splat into float8 fits 2 lanes (16 floats), not 4."""
+    rng = np.random.default_rng(3)
+    facts = check(ctx, queue, SPLAT8, "k", (37,), [np.zeros(8 * 37, np.float32),
+                                                  rand_f(rng, 37)], 2)
+    assert facts.explicit_width == 8
+    _, fn = kernel_of(ctx, SPLAT8, "k")
+    with pytest.raises(Refused, match="16 lanes"):
+        vectorize(fn, 4, "k_v")
+
+
 REFUSED = {
     "divergent": ("""__kernel void k(__global float *y, __global const float *x) {
         int i = get_global_id(0);

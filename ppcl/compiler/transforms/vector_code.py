@@ -25,6 +25,7 @@ from ppcl.compiler.ir.types import (
     INT,
     UINT,
     ULONG,
+    VECTOR_WIDTHS,
     VOID,
     AddressSpace,
     ArrayType,
@@ -88,6 +89,8 @@ def pick(v: ir.Expr, indices: list[int]) -> ir.Expr:
         return v
     if isinstance(v, ir.Cast) and v.implicit:  # printed without the cast, it would be a scalar
         v = dataclasses.replace(v, implicit=False)
+    if len(indices) > 1 and len(indices) not in VECTOR_WIDTHS:
+        raise Refused(f"{len(indices)} components of {vt} are not an OpenCL vector")
     t: Type = vt.elem if len(indices) == 1 else VectorType(vt.elem, len(indices))
     return ir.Swizzle(t, v, tuple(indices), "s" + "".join(_HEX[i] for i in indices))
 
@@ -242,6 +245,7 @@ class Vectorizer:
         if isinstance(e.type, VectorType) and isinstance(e.operand.type, ScalarType):
             # a varying scalar splat into Tn: each lane's value n times, then converted
             n = e.type.width
+            self.wide(e.type)  # refuses what passes 16 lanes
             spread = pick(inner, [k for k in range(self.width) for _ in range(n)])
             return convert(spread, e.type.elem), True
         if isinstance(e.type, VectorType) and e.type == e.operand.type:
