@@ -284,7 +284,10 @@ COMPLEX = """__kernel void cplx(__global float2 *out, __global const float2 *a,
     float2 v = a[i];
     float2 w = (float2)(v.x * v.x - v.y * v.y, 2.0f * v.x * v.y);
     float t = s[i];
-    out[i] = w * t + v.yx + (float2)(k) + fmin(v, t);
+    float2 u = v;
+    u.y = t * 2.0f;
+    u.x += k;
+    out[i] = w * t + v.yx + (float2)(k) + fmin(v, t) + u;
     flags[i] = v > w;
     vstore2(vload2(i, s) * k, i, o2);
 }"""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ppcl.compiler.analysis.lanes import VARY, Stride, Strides, query
+from ppcl.compiler.analysis.lanes import VARY, Stride, Strides, part_of, query
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import (
     INT,
@@ -416,6 +416,23 @@ class Vectorizer:
             raise Refused("?: on explicit vectors varying along x")
         return self.select(c, a, b, e.type), True
 
+    def assign_part(self, e: ir.Assign, root: str) -> tuple[ir.Expr, bool]:
+        """An assignment to a component or field of a private variable (``v.x = ...``)."""
+        value, varying = self.expr(e.value)
+        if root not in self.vector_vars:
+            if varying:
+                raise Refused(f"{root}: a uniform variable given a varying value")
+            return dataclasses.replace(e, target=self.expr(e.target)[0], value=value), False
+        if not (isinstance(e.target, ir.Swizzle) and isinstance(e.target.base, ir.VarRef)):
+            raise Refused(f"assignment to a part of {root}, which varies along x")
+        target, _ = self.swizzle(e.target)
+        n = len(e.target.indices)
+        if not varying:
+            value = self.broadcast(value)
+        if target.type != value.type or (n > 1 and len(set(e.target.indices)) < n):
+            raise Refused(f"assignment to .{e.target.spelling} of {root}, which varies along x")
+        return ir.Assign(target.type, e.op, target, value), True
+
     # ---- memory
 
     def address(self, e: ir.Index) -> tuple[ir.Expr, ir.Expr, Stride]:
@@ -462,7 +479,11 @@ class Vectorizer:
                     self.counts.uniform += 1
                     target = dataclasses.replace(e.target, base=base, index=index)
                     return dataclasses.replace(e, target=target, value=value), False
-            if self.strides.of(e.value) == 0 and self.strides.of(e.target) == 0:
+            root = part_of(e.target)
+            if root is not None:
+                return self.assign_part(e, root)
+            if isinstance(e.target, ir.Index) and self.strides.of(e.value) == 0 \
+                    and self.strides.of(e.target) == 0:
                 raise Refused("a compound store uniform along x (every lane would do it)")
             raise Refused("a store varying along x inside an expression")
         value, varying = self.expr(e.value)
