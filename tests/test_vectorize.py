@@ -447,3 +447,44 @@ def test_whole_vectors_need_no_fallback(ctx, queue, case, width):
     for e, r in zip(expected, got):
         np.testing.assert_array_max_ulp(r, e, maxulp=4) if e.dtype.kind == "f" \
             else np.testing.assert_array_equal(r, e)
+
+
+WRAP = """__kernel void wrap(__global uint *out, __global const uint *in) {
+    uint i = get_global_id(0);
+    uint z = get_global_id(0) - get_global_id(0);
+    out[i] = in[(uchar)i] * 3u + in[z + 3u] + (uint)(ushort)(i * 300u);
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_narrow_conversions_end_a_stride_and_cancelled_strides_are_uniform(ctx, queue, width):
+    """``in[(uchar)i]`` wraps at 256, so it is gathered, never one vector load; ``i - i`` is
+    uniform, though computed from varying values."""
+    g = 600
+    rng = np.random.default_rng(width)
+    facts = check(ctx, queue, WRAP, "wrap", (g,),
+                  [np.zeros(g, np.uint32), rng.integers(0, 1000, 256, np.uint32)], width)
+    assert facts.gathers == 1 and facts.contiguous == 1
+
+
+# generated kernels (ppcl.fuzz, free of undefined behaviour) that vectorize: (seed, mode)
+FUZZ_CASES = ((11, "vector"), (20, "plain"), (26, "vector"), (29, "vector"), (42, "vector"),
+              (45, "plain"), (75, "vector"))
+
+
+@pytest.mark.parametrize("seed, mode", FUZZ_CASES)
+def test_generated_kernels(ctx, queue, seed, mode):
+    from ppcl.fuzz.generate import generate
+    from ppcl.fuzz.run import _ACC_START, input_data
+
+    program = generate(seed, mode)
+    data = input_data(program)
+    g, local = program.global_size, program.local_size
+    args = [np.zeros_like(data), data, np.uint32(data.size), _ACC_START.copy()]
+    prog, fn = kernel_of(ctx, program.source, "fuzz")
+    explicit = vectorize_facts(fn).explicit_width
+    widths = [w for w in WIDTHS if local % w == 0 and w * explicit <= 16]
+    assert widths
+    for width in widths:
+        facts = check(ctx, queue, program.source, "fuzz", (g,), args, width, lsize=(local,))
+        assert facts.queries_group_x

@@ -121,7 +121,10 @@ class Strides:
         if isinstance(e, ir.VarRef):
             return self.vars.get(e.name, 0)
         if isinstance(e, ir.Cast):
-            return self.of(e.operand) if _is_int(e.type) else _flat(self.of(e.operand))
+            # a conversion to 8 or 16 bits wraps within a few lanes: no stride survives it
+            # (ids and indices are taken to fit 32 bits, as in ``transforms/widen.py``)
+            keeps = _is_int(e.type) and e.type.size >= 4  # type: ignore[attr-defined]
+            return self.of(e.operand) if keeps else _flat(self.of(e.operand))
         if isinstance(e, ir.Unary):
             s = self.of(e.operand)
             if e.op == "-":

@@ -305,7 +305,7 @@ class Vectorizer:
         n = int(digits) if digits.isdigit() else 0
         if stride == 0 and (loads or self.strides.of(e.args[0]) == 0):
             self.counts.uniform += 1
-            return dataclasses.replace(e, args=tuple(self.expr(a)[0] for a in e.args)), False
+            return dataclasses.replace(e, args=tuple(self.scalar(a, e.name) for a in e.args)), False
         if stride == 0:
             raise Refused("a value varying along x stored to an address uniform along x")
         if n in (0, 3) or stride != 1:
@@ -439,8 +439,8 @@ class Vectorizer:
         base, varying = self.expr(e.base)
         if varying or not isinstance(e.base.type, PointerType | ArrayType):
             raise Refused("memory access through a pointer varying along x")
-        index, _ = self.expr(e.index)
         stride = self.strides.of(e.index)
+        index = self.scalar(e.index, "index") if stride == 0 else self.expr(e.index)[0]
         if stride != 0 and not isinstance(e.type, ScalarType | VectorType):
             raise Refused(f"access to {e.type} elements varying along x")
         if stride != 0 and isinstance(e.type, ScalarType) and e.type.name == "half":
@@ -486,11 +486,9 @@ class Vectorizer:
                     and self.strides.of(e.target) == 0:
                 raise Refused("a compound store uniform along x (every lane would do it)")
             raise Refused("a store varying along x inside an expression")
-        value, varying = self.expr(e.value)
         if e.target.name not in self.vector_vars:
-            if varying:
-                raise Refused(f"{e.target.name}: a uniform variable given a varying value")
-            return dataclasses.replace(e, value=value), False
+            return dataclasses.replace(e, value=self.scalar(e.value, e.target.name)), False
+        value, varying = self.expr(e.value)
         wide = self.wide(e.target.type)
         if not varying:
             value = self.broadcast(value)
@@ -563,17 +561,29 @@ class Vectorizer:
         if d.space is not AddressSpace.PRIVATE or isinstance(d.type, ArrayType):
             raise Refused(f"{d.name}: {d.space.value} or array variables")
         if d.name not in self.vector_vars:
-            return dataclasses.replace(d, init=None if d.init is None else self.expr(d.init)[0])
+            return dataclasses.replace(d, init=None if d.init is None
+                                       else self.scalar(d.init, d.name))
         if isinstance(d.type, PointerType):
             raise Refused(f"{d.name}: a pointer varying along x")
         init = None if d.init is None else self.vector(d.init)
         return dataclasses.replace(d, type=self.wide(d.type), init=init)
 
     def uniform(self, e: ir.Expr, what: str) -> ir.Expr:
-        new, varying = self.expr(e)
-        if varying:
+        if self.strides.of(e) != 0:
             raise Refused(f"{what} whose condition varies along x")
-        return new
+        return self.scalar(e, what)
+
+    def scalar(self, e: ir.Expr, what: str) -> ir.Expr:
+        """``e``, which the stride analysis found uniform along x, as one scalar. Its vector
+        form may still have lanes (``lid - lid``): they are all equal, so lane 0 serves."""
+        new, varying = self.expr(e)
+        if not varying:
+            return new
+        if self.strides.of(e) != 0:
+            raise Refused(f"{what}: a value varying along x where one value is needed")
+        if isinstance(e.type, VectorType):
+            return pick(new, list(range(e.type.width)))
+        return pick(new, [0])
 
 
 class ScalarLanes(Rewriter):
