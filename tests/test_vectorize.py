@@ -120,7 +120,7 @@ def test_saxpy(ctx, queue, width, g):
     facts = check(ctx, queue, SAXPY, "saxpy", (g,),
                   [rand_f(rng, g), rand_f(rng, g), np.float32(1.5), np.int32(n)], width)
     assert facts.contiguous == 3 and facts.gathers == 0
-    assert "2 contiguous loads, 1 contiguous stores" in facts.reason
+    assert "2 contiguous loads, 1 contiguous store" in facts.reason
 
 
 POLY = """__kernel void poly(__global float *out, __global const float *x) {
@@ -156,7 +156,7 @@ def test_2d_uniform_rows(ctx, queue, width, g):
     facts = check(ctx, queue, ROWS, "rows", (g, h),
                   [rand_f(rng, g * h), rand_f(rng, g * h), rand_f(rng, h), np.int32(g)],
                   width)
-    assert "1 uniform accesses" in facts.reason
+    assert "1 uniform access" in facts.reason
 
 
 INTS = """__kernel void ints(__global int *c, __global const int *a, __global const int *b,
@@ -488,3 +488,15 @@ def test_generated_kernels(ctx, queue, seed, mode):
     for width in widths:
         facts = check(ctx, queue, program.source, "fuzz", (g,), args, width, lsize=(local,))
         assert facts.queries_group_x
+
+
+@pytest.mark.parametrize("width", (2, 4, 8, 16))
+def test_required_group_size_narrows_with_the_group(ctx, queue, width):
+    source = LOCAL.replace("__kernel void", "__kernel __attribute__((reqd_work_group_size(16, 1, 1))) void")
+    check(ctx, queue, source, "local_ids", (64,), [np.zeros(64, np.int32)], width, lsize=(16,))
+    _, fn = kernel_of(ctx, source, "local_ids")
+    merged = vectorize(fn, width, "local_ids_v")
+    assert merged.attrs.reqd_work_group_size == (16 // width, 1, 1)
+    plain = SAXPY.replace("__kernel void", "__kernel __attribute__((reqd_work_group_size(8, 1, 1))) void")
+    _, fn = kernel_of(ctx, plain, "saxpy")
+    assert vectorize(fn, width, "saxpy_v").attrs.reqd_work_group_size is None

@@ -212,19 +212,26 @@ def vectorize_facts(fn: ir.Function) -> VectorizeFacts:
         return VectorizeFacts(fn.name, False, str(refused), 0,
                               explicit if fn.body is not None else 1, 0, 0)
     c = v.counts
-    parts = [f"{c.contiguous_loads} contiguous loads", f"{c.contiguous_stores} contiguous stores"]
+    parts = [_count(c.contiguous_loads, "contiguous load"),
+             _count(c.contiguous_stores, "contiguous store")]
     if c.gathers or c.scatters:
-        parts.append(f"{c.gathers} gathered loads, {c.scatters} scattered stores (lane by lane)")
+        parts.append(f"{_count(c.gathers, 'gathered load')}, "
+                     f"{_count(c.scatters, 'scattered store')} (lane by lane)")
     if c.uniform:
-        parts.append(f"{c.uniform} uniform accesses")
+        parts.append(_count(c.uniform, "uniform access"))
     if guards:
-        parts.append(f"{guards} tail guards (vectors with a lane leaving run the scalar loop)")
+        parts.append(f"{_count(guards, 'tail guard')} (vectors with a lane leaving run the "
+                     "scalar loop)")
     # live values: every variable that becomes a vector, plus one per contiguous access in
     # flight (a crude bound, like the paper's register count per work-item)
     registers = max(1, len(v.vector_vars) + c.contiguous_loads + c.gathers)
     return VectorizeFacts(fn.name, True, ", ".join(parts), registers, explicit,
                           c.contiguous_loads + c.contiguous_stores, c.gathers + c.scatters,
                           _queries_group_x(fn))
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "es" if what.endswith("s") else "s")
 
 
 def choose_width(facts: VectorizeFacts, order: ExecutionOrder,
@@ -276,4 +283,17 @@ def vectorize(fn: ir.Function, width: int, name: str) -> ir.Function:
         fallback,
     ), loc=fn.body.loc)
     params = fn.params + (ir.Param(SIZE_PARAM, ULONG),)
-    return dataclasses.replace(fn, name=name, params=params, body=body)
+    return dataclasses.replace(fn, name=name, params=params, body=body,
+                               attrs=_merged_attrs(fn, width))
+
+
+def _merged_attrs(fn: ir.Function, width: int) -> ir.KernelAttrs:
+    """The attributes of the merged kernel. A required group size stays required, narrower
+    along 0, where the kernel asks for its position in the group (the launch contract);
+    elsewhere any group size will do, so it is dropped. Hints no longer describe the code."""
+    reqd = fn.attrs.reqd_work_group_size
+    if reqd is None or not _queries_group_x(fn):
+        return ir.KernelAttrs()
+    if reqd[0] % width:
+        raise Refused(f"reqd_work_group_size {reqd[0]} along 0 is not a multiple of {width}")
+    return ir.KernelAttrs(reqd_work_group_size=(reqd[0] // width, reqd[1], reqd[2]))
