@@ -120,7 +120,7 @@ def test_saxpy(ctx, queue, width, g):
     facts = check(ctx, queue, SAXPY, "saxpy", (g,),
                   [rand_f(rng, g), rand_f(rng, g), np.float32(1.5), np.int32(n)], width)
     assert facts.contiguous == 3 and facts.gathers == 0
-    assert "2 contiguous loads, 1 contiguous stores" in facts.reason
+    assert "2 contiguous loads, 1 contiguous store" in facts.reason
 
 
 POLY = """__kernel void poly(__global float *out, __global const float *x) {
@@ -144,7 +144,7 @@ ROWS = """__kernel void rows(__global float *out, __global const float *in,
     int x = get_global_id(0);
     int y = get_global_id(1);
     float s = scale[y];
-    out[y * w + x] = in[y * w + x] * s + (float)y;
+    out[y * w + x] += in[y * w + x] * s + (float)y;
 }"""
 
 
@@ -154,9 +154,9 @@ def test_2d_uniform_rows(ctx, queue, width, g):
     rng = np.random.default_rng(g)
     h = 3
     facts = check(ctx, queue, ROWS, "rows", (g, h),
-                  [np.zeros(g * h, np.float32), rand_f(rng, g * h), rand_f(rng, h),
-                   np.int32(g)], width)
-    assert "1 uniform accesses" in facts.reason
+                  [rand_f(rng, g * h), rand_f(rng, g * h), rand_f(rng, h), np.int32(g)],
+                  width)
+    assert "1 uniform access" in facts.reason
 
 
 INTS = """__kernel void ints(__global int *c, __global const int *a, __global const int *b,
@@ -199,7 +199,7 @@ MATVEC = """__kernel void matvec(__global float *out, __global const float *m,
     for (int j = 0; j < cols; j++) {
         acc += m[x * cols + j] * v[j];
     }
-    out[2 * x] = acc;
+    out[2 * x] -= acc;
 }"""
 
 
@@ -215,7 +215,28 @@ def test_uniform_loop_contiguous_and_gathered(ctx, queue, width, g):
     facts = check(ctx, queue, MATVEC, "matvec", (g,),
                   [np.zeros(2 * g, np.float32), rand_f(rng, rows * g), rand_f(rng, rows),
                    np.int32(rows)], width)
-    assert facts.gathers == 2  # m[x * cols + j] (stride cols) and out[2 * x], lane by lane
+    # m[x * cols + j] (stride cols), and out[2 * x] -= read and written lane by lane
+    assert facts.gathers == 3
+
+
+DATA_GUARD = """__kernel void data_guard(__global float *y, __global const float *x, int n) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float v = x[i];
+    if (v < -1.5f) return;
+    y[i] = v * 2.0f;
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("g", SIZES)
+def test_guards_that_read_memory(ctx, queue, width, g):
+    """A guard on loaded data is a tail guard too: vectors where some lane leaves run the
+    scalar loop, the others the vector code."""
+    rng = np.random.default_rng(g)
+    facts = check(ctx, queue, DATA_GUARD, "data_guard", (g,),
+                  [np.zeros(g, np.float32), rand_f(rng, g), np.int32(g - 2)], width)
+    assert "2 tail guards" in facts.reason
 
 
 LOCAL = """__kernel void local_ids(__global int *out) {
@@ -263,7 +284,10 @@ COMPLEX = """__kernel void cplx(__global float2 *out, __global const float2 *a,
     float2 v = a[i];
     float2 w = (float2)(v.x * v.x - v.y * v.y, 2.0f * v.x * v.y);
     float t = s[i];
-    out[i] = w * t + v.yx + (float2)(k) + fmin(v, t);
+    float2 u = v;
+    u.y = t * 2.0f;
+    u.x += k;
+    out[i] = w * t + v.yx + (float2)(k) + fmin(v, t) + u;
     flags[i] = v > w;
     vstore2(vload2(i, s) * k, i, o2);
 }"""
@@ -288,6 +312,23 @@ def test_explicit_float2_refuses_more_than_16_lanes(ctx):
     facts = vectorize_facts(fn)
     roomy = ExecutionOrder(DATA_PARALLEL, 16, vector_bytes=64, registers=1024)
     assert choose_width(facts, roomy, 4)[0] == 8  # 16 float lanes / explicit width 2
+
+
+SPLAT8 = """__kernel void k(__global float8 *y, __global const float *x) {
+    int i = get_global_id(0);
+    y[i] = x[i] * (float8)(1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f);
+}"""
+
+
+def test_explicit_width_bounds_the_lanes(ctx, queue):
+    """A varying scalar splat into float8 fits 2 lanes (16 floats), not 4."""
+    rng = np.random.default_rng(3)
+    facts = check(ctx, queue, SPLAT8, "k", (37,), [np.zeros(8 * 37, np.float32),
+                                                  rand_f(rng, 37)], 2)
+    assert facts.explicit_width == 8
+    _, fn = kernel_of(ctx, SPLAT8, "k")
+    with pytest.raises(Refused, match="16 lanes"):
+        vectorize(fn, 4, "k_v")
 
 
 REFUSED = {
@@ -406,3 +447,56 @@ def test_whole_vectors_need_no_fallback(ctx, queue, case, width):
     for e, r in zip(expected, got):
         np.testing.assert_array_max_ulp(r, e, maxulp=4) if e.dtype.kind == "f" \
             else np.testing.assert_array_equal(r, e)
+
+
+WRAP = """__kernel void wrap(__global uint *out, __global const uint *in) {
+    uint i = get_global_id(0);
+    uint z = get_global_id(0) - get_global_id(0);
+    out[i] = in[(uchar)i] * 3u + in[z + 3u] + (uint)(ushort)(i * 300u);
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_narrow_conversions_end_a_stride_and_cancelled_strides_are_uniform(ctx, queue, width):
+    """``in[(uchar)i]`` wraps at 256, so it is gathered, never one vector load; ``i - i`` is
+    uniform, though computed from varying values."""
+    g = 600
+    rng = np.random.default_rng(width)
+    facts = check(ctx, queue, WRAP, "wrap", (g,),
+                  [np.zeros(g, np.uint32), rng.integers(0, 1000, 256, np.uint32)], width)
+    assert facts.gathers == 1 and facts.contiguous == 1
+
+
+# generated kernels (ppcl.fuzz, free of undefined behaviour) that vectorize: (seed, mode)
+FUZZ_CASES = ((11, "vector"), (20, "plain"), (26, "vector"), (29, "vector"), (42, "vector"),
+              (45, "plain"), (75, "vector"))
+
+
+@pytest.mark.parametrize("seed, mode", FUZZ_CASES)
+def test_generated_kernels(ctx, queue, seed, mode):
+    from ppcl.fuzz.generate import generate
+    from ppcl.fuzz.run import _ACC_START, input_data
+
+    program = generate(seed, mode)
+    data = input_data(program)
+    g, local = program.global_size, program.local_size
+    args = [np.zeros_like(data), data, np.uint32(data.size), _ACC_START.copy()]
+    prog, fn = kernel_of(ctx, program.source, "fuzz")
+    explicit = vectorize_facts(fn).explicit_width
+    widths = [w for w in WIDTHS if local % w == 0 and w * explicit <= 16]
+    assert widths
+    for width in widths:
+        facts = check(ctx, queue, program.source, "fuzz", (g,), args, width, lsize=(local,))
+        assert facts.queries_group_x
+
+
+@pytest.mark.parametrize("width", (2, 4, 8, 16))
+def test_required_group_size_narrows_with_the_group(ctx, queue, width):
+    source = LOCAL.replace("__kernel void", "__kernel __attribute__((reqd_work_group_size(16, 1, 1))) void")
+    check(ctx, queue, source, "local_ids", (64,), [np.zeros(64, np.int32)], width, lsize=(16,))
+    _, fn = kernel_of(ctx, source, "local_ids")
+    merged = vectorize(fn, width, "local_ids_v")
+    assert merged.attrs.reqd_work_group_size == (16 // width, 1, 1)
+    plain = SAXPY.replace("__kernel void", "__kernel __attribute__((reqd_work_group_size(8, 1, 1))) void")
+    _, fn = kernel_of(ctx, plain, "saxpy")
+    assert vectorize(fn, width, "saxpy_v").attrs.reqd_work_group_size is None

@@ -45,6 +45,13 @@ def query(e: ir.Expr) -> tuple[str, int | None] | None:
     return None
 
 
+def part_of(target: ir.Expr) -> str | None:
+    """The private variable whose component or field ``target`` is (``v.x``, ``s.f.y``)."""
+    while isinstance(target, ir.Swizzle) or (isinstance(target, ir.Member) and not target.arrow):
+        target = target.base
+    return target.name if isinstance(target, ir.VarRef) else None
+
+
 def _is_int(t: Type) -> bool:
     return isinstance(t, ScalarType) and t.is_integer
 
@@ -71,6 +78,8 @@ class Strides:
                         assignments.append((d.name, "=", d.init))
             elif isinstance(n, ir.Assign) and isinstance(n.target, ir.VarRef):
                 assignments.append((n.target.name, n.op, n.value))
+            elif isinstance(n, ir.Assign) and part_of(n.target) is not None:
+                assignments.append((part_of(n.target) or "", "part", n.value))
             elif isinstance(n, ir.Unary) and n.op in _INCREMENTS and isinstance(n.operand, ir.VarRef):
                 assignments.append((n.operand.name, "+=", None))
             elif isinstance(n, ir.Unary) and n.op == "&" and isinstance(n.operand, ir.VarRef):
@@ -92,6 +101,8 @@ class Strides:
             return VARY
         old = self.vars.get(name, 0)
         s = 0 if value is None else self.of(value)
+        if op == "part":  # one component or field: the rest keeps its value
+            return 0 if old == 0 and s == 0 else VARY
         if op == "=":
             return s
         if op in ("+=", "-=") and old is not VARY and s is not VARY:
@@ -110,7 +121,10 @@ class Strides:
         if isinstance(e, ir.VarRef):
             return self.vars.get(e.name, 0)
         if isinstance(e, ir.Cast):
-            return self.of(e.operand) if _is_int(e.type) else _flat(self.of(e.operand))
+            # a conversion to 8 or 16 bits wraps within a few lanes: no stride survives it
+            # (ids and indices are taken to fit 32 bits, as in ``transforms/widen.py``)
+            keeps = _is_int(e.type) and e.type.size >= 4  # type: ignore[attr-defined]
+            return self.of(e.operand) if keeps else _flat(self.of(e.operand))
         if isinstance(e, ir.Unary):
             s = self.of(e.operand)
             if e.op == "-":

@@ -19,12 +19,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ppcl.compiler.analysis.lanes import VARY, Stride, Strides, query
+from ppcl.compiler.analysis.lanes import VARY, Stride, Strides, part_of, query
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import (
     INT,
     UINT,
     ULONG,
+    VECTOR_WIDTHS,
     VOID,
     AddressSpace,
     ArrayType,
@@ -82,12 +83,15 @@ def query_call(name: str, dim: int = 0) -> ir.Call:
 
 def pick(v: ir.Expr, indices: list[int]) -> ir.Expr:
     """Components ``indices`` of the vector ``v`` (a swizzle in ``s`` notation)."""
-    assert isinstance(v.type, VectorType)
-    if indices == list(range(v.type.width)):
+    vt = v.type
+    assert isinstance(vt, VectorType)
+    if indices == list(range(vt.width)):
         return v
     if isinstance(v, ir.Cast) and v.implicit:  # printed without the cast, it would be a scalar
         v = dataclasses.replace(v, implicit=False)
-    t: Type = v.type.elem if len(indices) == 1 else VectorType(v.type.elem, len(indices))
+    if len(indices) > 1 and len(indices) not in VECTOR_WIDTHS:
+        raise Refused(f"{len(indices)} components of {vt} are not an OpenCL vector")
+    t: Type = vt.elem if len(indices) == 1 else VectorType(vt.elem, len(indices))
     return ir.Swizzle(t, v, tuple(indices), "s" + "".join(_HEX[i] for i in indices))
 
 
@@ -241,6 +245,7 @@ class Vectorizer:
         if isinstance(e.type, VectorType) and isinstance(e.operand.type, ScalarType):
             # a varying scalar splat into Tn: each lane's value n times, then converted
             n = e.type.width
+            self.wide(e.type)  # refuses what passes 16 lanes
             spread = pick(inner, [k for k in range(self.width) for _ in range(n)])
             return convert(spread, e.type.elem), True
         if isinstance(e.type, VectorType) and e.type == e.operand.type:
@@ -300,7 +305,7 @@ class Vectorizer:
         n = int(digits) if digits.isdigit() else 0
         if stride == 0 and (loads or self.strides.of(e.args[0]) == 0):
             self.counts.uniform += 1
-            return dataclasses.replace(e, args=tuple(self.expr(a)[0] for a in e.args)), False
+            return dataclasses.replace(e, args=tuple(self.scalar(a, e.name) for a in e.args)), False
         if stride == 0:
             raise Refused("a value varying along x stored to an address uniform along x")
         if n in (0, 3) or stride != 1:
@@ -411,14 +416,31 @@ class Vectorizer:
             raise Refused("?: on explicit vectors varying along x")
         return self.select(c, a, b, e.type), True
 
+    def assign_part(self, e: ir.Assign, root: str) -> tuple[ir.Expr, bool]:
+        """An assignment to a component or field of a private variable (``v.x = ...``)."""
+        value, varying = self.expr(e.value)
+        if root not in self.vector_vars:
+            if varying:
+                raise Refused(f"{root}: a uniform variable given a varying value")
+            return dataclasses.replace(e, target=self.expr(e.target)[0], value=value), False
+        if not (isinstance(e.target, ir.Swizzle) and isinstance(e.target.base, ir.VarRef)):
+            raise Refused(f"assignment to a part of {root}, which varies along x")
+        target, _ = self.swizzle(e.target)
+        n = len(e.target.indices)
+        if not varying:
+            value = self.broadcast(value)
+        if target.type != value.type or (n > 1 and len(set(e.target.indices)) < n):
+            raise Refused(f"assignment to .{e.target.spelling} of {root}, which varies along x")
+        return ir.Assign(target.type, e.op, target, value), True
+
     # ---- memory
 
     def address(self, e: ir.Index) -> tuple[ir.Expr, ir.Expr, Stride]:
         base, varying = self.expr(e.base)
         if varying or not isinstance(e.base.type, PointerType | ArrayType):
             raise Refused("memory access through a pointer varying along x")
-        index, _ = self.expr(e.index)
         stride = self.strides.of(e.index)
+        index = self.scalar(e.index, "index") if stride == 0 else self.expr(e.index)[0]
         if stride != 0 and not isinstance(e.type, ScalarType | VectorType):
             raise Refused(f"access to {e.type} elements varying along x")
         if stride != 0 and isinstance(e.type, ScalarType) and e.type.name == "half":
@@ -457,14 +479,16 @@ class Vectorizer:
                     self.counts.uniform += 1
                     target = dataclasses.replace(e.target, base=base, index=index)
                     return dataclasses.replace(e, target=target, value=value), False
-            if self.strides.of(e.value) == 0 and self.strides.of(e.target) == 0:
+            root = part_of(e.target)
+            if root is not None:
+                return self.assign_part(e, root)
+            if isinstance(e.target, ir.Index) and self.strides.of(e.value) == 0 \
+                    and self.strides.of(e.target) == 0:
                 raise Refused("a compound store uniform along x (every lane would do it)")
             raise Refused("a store varying along x inside an expression")
-        value, varying = self.expr(e.value)
         if e.target.name not in self.vector_vars:
-            if varying:
-                raise Refused(f"{e.target.name}: a uniform variable given a varying value")
-            return dataclasses.replace(e, value=value), False
+            return dataclasses.replace(e, value=self.scalar(e.value, e.target.name)), False
+        value, varying = self.expr(e.value)
         wide = self.wide(e.target.type)
         if not varying:
             value = self.broadcast(value)
@@ -537,17 +561,29 @@ class Vectorizer:
         if d.space is not AddressSpace.PRIVATE or isinstance(d.type, ArrayType):
             raise Refused(f"{d.name}: {d.space.value} or array variables")
         if d.name not in self.vector_vars:
-            return dataclasses.replace(d, init=None if d.init is None else self.expr(d.init)[0])
+            return dataclasses.replace(d, init=None if d.init is None
+                                       else self.scalar(d.init, d.name))
         if isinstance(d.type, PointerType):
             raise Refused(f"{d.name}: a pointer varying along x")
         init = None if d.init is None else self.vector(d.init)
         return dataclasses.replace(d, type=self.wide(d.type), init=init)
 
     def uniform(self, e: ir.Expr, what: str) -> ir.Expr:
-        new, varying = self.expr(e)
-        if varying:
+        if self.strides.of(e) != 0:
             raise Refused(f"{what} whose condition varies along x")
-        return new
+        return self.scalar(e, what)
+
+    def scalar(self, e: ir.Expr, what: str) -> ir.Expr:
+        """``e``, which the stride analysis found uniform along x, as one scalar. Its vector
+        form may still have lanes (``lid - lid``): they are all equal, so lane 0 serves."""
+        new, varying = self.expr(e)
+        if not varying:
+            return new
+        if self.strides.of(e) != 0:
+            raise Refused(f"{what}: a value varying along x where one value is needed")
+        if isinstance(e.type, VectorType):
+            return pick(new, list(range(e.type.width)))
+        return pick(new, [0])
 
 
 class ScalarLanes(Rewriter):

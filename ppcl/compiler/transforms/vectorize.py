@@ -10,17 +10,27 @@ where it meets a vector. Global accesses whose index has stride 1 along x become
 (strided, gathered) is built lane by lane (``(float4)(p[i.s0], p[i.s1], ...)``, and one
 scalar store per lane).
 
+Explicit vector code is widened: a ``float2`` varying along x becomes a ``float{2*width}``
+(see ``vector_code.py``), as long as that stays within 16 lanes; ``VectorizeFacts.explicit_width``
+reports the widest explicit vector type (Algorithm 4's ExpFactor) and ``choose_width``
+divides by it.
+
 The tail is exact: the merged kernel takes a trailing ``ulong`` parameter (``SIZE_PARAM``),
 the original global size along 0. A merged item whose lanes all exist, and for which no lane
-leaves through a top-level tail guard (``if (i >= n) return;``, or a final ``if (i < n) {..}``),
-runs the vector code; any other runs the original body once per existing lane (a scalar loop,
-``return`` becoming ``continue``). The vector path tests the guards only after the statements
-before them, so those statements must not write memory (the scalar loop runs them again).
+leaves through a top-level tail guard (``if (c) return;`` with ``c`` varying along x, or a
+final ``if (c) {..}``), runs the vector code; any other runs the original body once per
+existing lane (a scalar loop, ``return`` becoming ``continue``): the simplest exact approach.
+The vector path tests a guard where it stands, so the statements before it must not write
+memory (the scalar loop runs them again). A guard may read memory: every lane reaching it
+evaluated it in the original too.
 
-Refused, with a reason: control flow varying along x other than tail guards, barriers,
-atomics, ``printf``, ``__local`` or private arrays, calls of user functions (inline first),
-pointers varying along x, ``return`` inside a loop, explicit vector values varying along x
-when ``width`` times their width passes 16 lanes (see ``explicit_width``).
+Refused, with a reason: other control flow varying along x, barriers and fences, atomics,
+``printf``, images, ``__local`` or private arrays, calls of user functions (inline first),
+pointers varying along x, ``return`` inside a loop, stores of a varying value to a uniform
+address or compound stores to one (every lane would do them), ``?:``/``&&``/``||`` varying
+along x with memory accesses or integer division where the original skipped them, builtins
+that are not component-wise (``dot``, ``vload_half``...), 3-component vectors, explicit
+vectors that would pass 16 lanes.
 
 Launch: the same offset, ``global'[0] = ceil(G0 / width)`` rounded up to a multiple of
 ``local'[0]``; if the kernel asks for its local id, group id, local size or group count along
@@ -49,7 +59,6 @@ from ppcl.compiler.transforms.vector_code import (
     int_lit,
     query_call,
     ref,
-    touches_memory,
 )
 
 _LANE = "__ppcl_lane"  # the lane of the scalar fallback loop
@@ -152,14 +161,16 @@ def _segments(body: ir.Block, strides: Strides) -> list[tuple[ir.Expr | None, li
     for _, stmts_before in segments[:-1]:
         if any(_writes_memory(s) for s in stmts_before):
             raise Refused("memory written before a tail guard")
+    # every lane reaching a guard evaluated its condition in the original too, so it may
+    # read memory or divide; it must not write (the scalar loop evaluates it again)
     for cond, _ in segments[1:]:
         assert cond is not None
-        if touches_memory(cond):
-            raise Refused("a tail guard that reads memory")
+        if _writes_memory(cond):
+            raise Refused("a tail guard that writes memory")
     return segments
 
 
-def _vector_path(fn: ir.Function, width: int) -> tuple[ir.Block, Vectorizer]:
+def _vector_path(fn: ir.Function, width: int) -> tuple[ir.Block, Vectorizer, int]:
     _check(fn)
     assert fn.body is not None
     strides = Strides(fn.body)
@@ -174,7 +185,7 @@ def _vector_path(fn: ir.Function, width: int) -> tuple[ir.Block, Vectorizer]:
         exits = v.nonzero(v.vector(cond), 4)
         leave = call("any", (exits,), INT)
         inner = [ir.If(ir.Unary(INT, "!", leave), ir.Block(tuple(body)))]
-    return ir.Block(tuple(inner)), v
+    return ir.Block(tuple(inner)), v, len(segments) - 1
 
 
 def _queries_group_x(fn: ir.Function) -> bool:
@@ -196,22 +207,31 @@ def vectorize_facts(fn: ir.Function) -> VectorizeFacts:
     only narrower widths, which ``choose_width`` accounts for)."""
     try:
         explicit = _explicit_width(fn) if fn.body is not None else 1
-        _, v = _vector_path(fn, 2)
+        _, v, guards = _vector_path(fn, 2)
     except Refused as refused:
         return VectorizeFacts(fn.name, False, str(refused), 0,
                               explicit if fn.body is not None else 1, 0, 0)
     c = v.counts
-    parts = [f"{c.contiguous_loads} contiguous loads", f"{c.contiguous_stores} contiguous stores"]
+    parts = [_count(c.contiguous_loads, "contiguous load"),
+             _count(c.contiguous_stores, "contiguous store")]
     if c.gathers or c.scatters:
-        parts.append(f"{c.gathers} gathered loads, {c.scatters} scattered stores (lane by lane)")
+        parts.append(f"{_count(c.gathers, 'gathered load')}, "
+                     f"{_count(c.scatters, 'scattered store')} (lane by lane)")
     if c.uniform:
-        parts.append(f"{c.uniform} uniform accesses")
+        parts.append(_count(c.uniform, "uniform access"))
+    if guards:
+        parts.append(f"{_count(guards, 'tail guard')} (vectors with a lane leaving run the "
+                     "scalar loop)")
     # live values: every variable that becomes a vector, plus one per contiguous access in
     # flight (a crude bound, like the paper's register count per work-item)
     registers = max(1, len(v.vector_vars) + c.contiguous_loads + c.gathers)
     return VectorizeFacts(fn.name, True, ", ".join(parts), registers, explicit,
                           c.contiguous_loads + c.contiguous_stores, c.gathers + c.scatters,
                           _queries_group_x(fn))
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "es" if what.endswith("s") else "s")
 
 
 def choose_width(facts: VectorizeFacts, order: ExecutionOrder,
@@ -240,7 +260,7 @@ def vectorize(fn: ir.Function, width: int, name: str) -> ir.Function:
     (see the module docstring for the launch); raises ``Refused`` with the reason."""
     if width not in (2, 4, 8, 16):
         raise Refused(f"width {width} is not an OpenCL vector width of 2 to 16")
-    vector_body, _ = _vector_path(fn, width)
+    vector_body, _, _ = _vector_path(fn, width)
     assert fn.body is not None
     offset = query_call("get_global_offset")
     start = ir.Binary(ULONG, "-", query_call("get_global_id"), offset)
@@ -263,4 +283,17 @@ def vectorize(fn: ir.Function, width: int, name: str) -> ir.Function:
         fallback,
     ), loc=fn.body.loc)
     params = fn.params + (ir.Param(SIZE_PARAM, ULONG),)
-    return dataclasses.replace(fn, name=name, params=params, body=body)
+    return dataclasses.replace(fn, name=name, params=params, body=body,
+                               attrs=_merged_attrs(fn, width))
+
+
+def _merged_attrs(fn: ir.Function, width: int) -> ir.KernelAttrs:
+    """The attributes of the merged kernel. A required group size stays required, narrower
+    along 0, where the kernel asks for its position in the group (the launch contract);
+    elsewhere any group size will do, so it is dropped. Hints no longer describe the code."""
+    reqd = fn.attrs.reqd_work_group_size
+    if reqd is None or not _queries_group_x(fn):
+        return ir.KernelAttrs()
+    if reqd[0] % width:
+        raise Refused(f"reqd_work_group_size {reqd[0]} along 0 is not a multiple of {width}")
+    return ir.KernelAttrs(reqd_work_group_size=(reqd[0] // width, reqd[1], reqd[2]))
