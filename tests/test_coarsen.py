@@ -370,7 +370,7 @@ def test_hoisted_setup_appears_once_before_the_work_item_loop():
     text, _, new = _coarsened(ROW_SETUP, "rows", 1, 4)
     kernel = text[text.index("__kernel void rows_c"):]
     assert new.params[-1].name == SIZE_PARAM
-    loop = kernel.index("for (ulong __ppcl_k = 0UL; __ppcl_k < 4UL; __ppcl_k++)")
+    loop = kernel.index("for (ulong __ppcl_k = 0UL; __ppcl_k < __ppcl_n; __ppcl_k++)")
     assert kernel.count("s += w[x * K + i] * w[x * K + i];") == 1
     assert kernel.index("s += w[x * K + i]") < loop
     assert kernel.index("float scale = 1.0f / (1.0f + s);") < loop
@@ -388,12 +388,16 @@ def test_parameters_written_per_work_item_get_a_copy_per_work_item():
     assert "bias__ppcl_c += gid;" in kernel
 
 
-def test_guard_on_the_coarsened_dimension_becomes_continue():
+def test_guard_on_the_coarsened_dimension_is_prechecked():
+    # the setup after `if (y >= H) return;` runs once, under a pre-check that some original
+    # work-item passes the guard; the work-item loop nests the rest under the negated guard
     text, _, _ = _coarsened(GUARDED, "guarded", 1, 2)
     kernel = text[text.index("__kernel void guarded_c"):]
-    assert "continue;" in kernel and "return;" not in kernel
-    assert kernel.count("__ppcl_once0") == 3  # declared, tested, set
+    assert "return;" not in kernel and "continue;" not in kernel and "break;" not in kernel
+    assert "__ppcl_once" not in kernel
     assert kernel.count("s += w[x * K + i] * 0.5f;") == 1
+    setup = kernel.index("s += w[x * K + i]")
+    assert kernel.index("if (__ppcl_any)") < setup < kernel.index("__ppcl_k < __ppcl_n; __ppcl_k++")
 
 
 # ---------------------------------------------------------------- facts and refusals

@@ -86,12 +86,15 @@ from ppcl.compiler.ir.types import (
     ScalarType,
     indexes_in_place,
 )
-from ppcl.compiler.ir.visit import Rewriter, walk
+from ppcl.compiler.ir.visit import Renamer, Rewriter, walk
 
 PASS_NAME = "coarsen"
 SIZE_PARAM = "__ppcl_coarse_size"
 _K = "__ppcl_k"
 _ID = "__ppcl_id"
+_N = "__ppcl_n"  # the original work-items of a merged one
+_ANY = "__ppcl_any"  # some original work-item reaches the prechecked statements
+_PRE = "__ppcl_p"  # suffix of the pre-check loop's own variables
 _ONCE = "__ppcl_once"  # flags of the statements the first work-item runs for all
 _COPY = "__ppcl_c"  # suffix of the per-work-item copy of a parameter the loop writes
 
@@ -387,6 +390,36 @@ def _may_run_once(s: _Stmt, before: Sequence[_Stmt], placed: Sequence[str],
                    for other, w in zip(before, placed))
 
 
+# ---------------------------------------------------------------- guards
+
+
+def _bare_return(s: ir.Stmt) -> bool:
+    if isinstance(s, ir.Block):
+        return len(s.stmts) == 1 and _bare_return(s.stmts[0])
+    return isinstance(s, ir.Return) and s.value is None
+
+
+def split_guards(stmts: Sequence[ir.Stmt]) -> tuple[ir.Stmt, ...]:
+    """Top-level ``if (a || b) return;`` as ``if (a) return; if (b) return;`` (the same
+    evaluation, ``||`` stops at the first true operand), so that a part uniform along the
+    coarsened dimension (``x >= width``) is hoisted while the part that varies (``y >= height``)
+    stays per work-item."""
+    out: list[ir.Stmt] = []
+    for s in stmts:
+        out.extend(_split_guard(s))
+    return tuple(out)
+
+
+def _split_guard(s: ir.Stmt) -> list[ir.Stmt]:
+    if not (isinstance(s, ir.If) and s.otherwise is None and _bare_return(s.then)):
+        return [s]
+    cond = s.cond
+    if not (isinstance(cond, ir.Binary) and cond.op == "||"):
+        return [s]
+    return _split_guard(dataclasses.replace(s, cond=cond.lhs)) + \
+        _split_guard(dataclasses.replace(s, cond=cond.rhs))
+
+
 # ---------------------------------------------------------------- facts
 
 
@@ -463,7 +496,7 @@ def _dim_facts(fn: ir.Function, dim: int, stmts: Sequence[ir.Stmt], facts: Seque
 def coarsen_facts(fn: ir.Function) -> CoarsenFacts:
     """What coarsening ``fn`` along each dimension would share, or why it cannot."""
     refusal = _kernel_refusal(fn)
-    stmts: tuple[ir.Stmt, ...] = fn.body.stmts if fn.body is not None else ()
+    stmts = split_guards(fn.body.stmts) if fn.body is not None else ()
     facts = [_stmt_facts(s) for s in stmts]
     d0, d1, d2 = (_dim_facts(fn, d, stmts, facts, refusal) for d in range(3))
     return CoarsenFacts(fn.name, (d0, d1, d2))
@@ -549,7 +582,7 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
         attrs = dataclasses.replace(attrs, reqd_work_group_size=(sizes[0], sizes[1], sizes[2]))
     attrs = dataclasses.replace(attrs, work_group_size_hint=None)
 
-    stmts = fn.body.stmts
+    stmts = split_guards(fn.body.stmts)
     facts_of = [_stmt_facts(s) for s in stmts]
     where = _placement(facts_of, dim)
     param_names = {p.name: p for p in fn.params}
@@ -561,21 +594,28 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
 
     shared = _Queries(dim, factor, False, {})
     per_item = _Queries(dim, factor, True, copies)
-    head: list[ir.Stmt] = []
+    first_run = _prechecked_run(facts_of, where)
+    # the number of original work-items of this merged one (0 past the end): the same for every
+    # work-item of a row, so formation can interchange the loop with the work-item loop
+    head: list[ir.Stmt] = [ir.DeclStmt((ir.VarDecl(_N, ULONG, init=_count(dim, factor)),))]
     loop_body: list[ir.Stmt] = [
         ir.DeclStmt((ir.VarDecl(_ID, SIZE_T, init=_add(_first_id(dim, factor), _var(_K))),)),
-        ir.If(ir.Binary(INT, ">=", _sub(_var(_ID), _query("get_global_offset", dim)),
-                        _var(SIZE_PARAM)), ir.Break()),
     ]
     for original, copy in copies.items():
         p = param_names[original]
         loop_body.append(ir.DeclStmt((ir.VarDecl(copy, p.type, init=ir.VarRef(p.type, original)),)))
+    precheck: list[ir.Stmt] = []  # the statements before the prechecked run, per work-item
+    prechecked: list[ir.Stmt] = []  # the run, for the merged work-item when one reaches it
     flags = 0
-    for s, w in zip(stmts, where):
+    for i, (s, w) in enumerate(zip(stmts, where)):
         if w == HOIST:
             head.append(shared.rewrite(s))
         elif w == EACH:
             loop_body.append(per_item.rewrite(s))
+            if first_run is not None and i < min(first_run):
+                precheck.append(_Queries(dim, factor, True, {}).rewrite(s))
+        elif first_run is not None and i in first_run:
+            prechecked.extend(_split_declarations(shared.rewrite(s), head))
         elif loop_body and isinstance(loop_body[-1], ir.If) and _is_once(loop_body[-1]):
             # the next statement of a run of ONCE statements: under the same flag
             run = loop_body[-1]
@@ -591,12 +631,93 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
             stmt = _split_declarations(shared.rewrite(s), head)
             loop_body.append(ir.If(ir.Unary(INT, "!", ir.VarRef(INT, flag)),
                                    ir.Block(first + stmt)))
-    loop = ir.For(ir.DeclStmt((ir.VarDecl(_K, ULONG, init=_ulong(0)),)),
-                  ir.Binary(INT, "<", _var(_K), _ulong(factor)),
-                  ir.Unary(ULONG, "p++", _var(_K)), ir.Block(tuple(loop_body)))
+    if first_run is not None:
+        head.extend(_precheck(dim, factor, precheck, prechecked))
+    loop = _item_loop(_nest_continues(loop_body))
     body = ir.Block(tuple(head) + (loop,), loc=fn.body.loc)
     params = fn.params + (ir.Param(SIZE_PARAM, ULONG),)
     return dataclasses.replace(fn, name=name, params=params, body=body, attrs=attrs)
+
+
+def _nest_continues(stmts: Sequence[ir.Stmt]) -> tuple[ir.Stmt, ...]:
+    """``if (c) continue; rest`` as ``if (!c) { rest }``: an exit of the loop body would make
+    work-group formation keep the loop inside each work-item (its uniformity analysis counts
+    any exit after a varying return as divergent)."""
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.If) and s.otherwise is None and _bare_continue(s.then):
+            rest = _nest_continues(stmts[i + 1:])
+            if not rest:
+                return tuple(stmts[:i])
+            negated = ir.Unary(INT, "!", s.cond)
+            return tuple(stmts[:i]) + (ir.If(negated, ir.Block(rest), loc=s.loc),)
+    return tuple(stmts)
+
+
+def _bare_continue(s: ir.Stmt) -> bool:
+    if isinstance(s, ir.Block):
+        return len(s.stmts) == 1 and _bare_continue(s.stmts[0])
+    return isinstance(s, ir.Continue)
+
+
+def _item_loop(body: tuple[ir.Stmt, ...]) -> ir.For:
+    """``for (ulong __ppcl_k = 0; __ppcl_k < __ppcl_n; __ppcl_k++) body``."""
+    return ir.For(ir.DeclStmt((ir.VarDecl(_K, ULONG, init=_ulong(0)),)),
+                  ir.Binary(INT, "<", _var(_K), _var(_N)),
+                  ir.Unary(ULONG, "p++", _var(_K)), ir.Block(body))
+
+
+def _count(dim: int, factor: int) -> ir.Expr:
+    """``first >= size ? 0 : size - first < f ? size - first : f`` with ``first`` the
+    position of the merged work-item's first original one in the range."""
+    offset = _query("get_global_offset", dim)
+    first = _mul(_sub(_query("get_global_id", dim), offset), _ulong(factor))
+    size = _var(SIZE_PARAM)
+    left = _sub(size, first)
+    f = _ulong(factor)
+    rest = ir.Conditional(ULONG, ir.Binary(INT, "<", left, f), left, f)
+    return ir.Conditional(ULONG, ir.Binary(INT, ">=", first, size), _ulong(0), rest)
+
+
+def _prechecked_run(facts: Sequence[_Stmt], where: Sequence[str]) -> set[int] | None:
+    """The first run of ONCE statements (their indexes, smallest first when sorted), when
+    whether some original work-item reaches it can be found before the work-item loop by
+    running the per-work-item statements before it again (``_precheck``): they store nothing,
+    cannot fault, and write only variables they declare. None: the run keeps its flag."""
+    start = next((i for i, w in enumerate(where) if w == ONCE), None)
+    if start is None:
+        return None
+    before = [f for f, w in zip(facts[:start], where[:start]) if w == EACH]
+    declared: set[str] = set()
+    for f in before:
+        if f.stores or f.faults or f.addressed or f.loads:
+            return None
+        declared |= f.writes - f.reads  # declarations write before they read
+    if any(not f.writes <= declared for f in before):
+        return None
+    run = {start}
+    for i in range(start + 1, len(where)):
+        if where[i] == EACH:
+            break
+        if where[i] == ONCE:
+            run.add(i)
+    return run
+
+
+def _precheck(dim: int, factor: int, before: list[ir.Stmt],
+              run: list[ir.Stmt]) -> list[ir.Stmt]:
+    """``int __ppcl_any = 0; for (k < n) { before; __ppcl_any = 1; }  if (__ppcl_any) { run }``:
+    the run, once, when some original work-item gets past the statements before it (their
+    returns are ``continue`` here, nested away as in the work-item loop). The loop's variables
+    get names of their own (locals keep unique names)."""
+    flag = ir.VarRef(INT, _ANY)
+    found = ir.ExprStmt(ir.Assign(INT, "=", flag, ir.IntLit(INT, 1)))
+    body = (ir.DeclStmt((ir.VarDecl(_ID, SIZE_T, init=_add(_first_id(dim, factor), _var(_K))),)),) \
+        + tuple(before) + (found,)
+    declared = {d.name for s in body if isinstance(s, ir.DeclStmt) for d in s.decls} | {_K}
+    renamer = Renamer({n: n + _PRE for n in declared})
+    loop = renamer.rewrite(_item_loop(_nest_continues(body)))
+    return [ir.DeclStmt((ir.VarDecl(_ANY, INT, init=ir.IntLit(INT, 0)),)), loop,
+            ir.If(flag, ir.Block(tuple(run)))]
 
 
 def _first_id(dim: int, factor: int) -> ir.Expr:
