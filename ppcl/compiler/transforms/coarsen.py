@@ -6,12 +6,18 @@ that dimension. After coarsening along ``dim`` by ``f``, a merged work-item does
 and then runs the rest of the kernel for its ``f`` original work-items (PPOpenCL's thread
 reorganization, section 3.3.1 of the paper):
 
+    ulong __ppcl_n = <how many of its f original work-items lie in the range: 0 .. f>;
     <hoisted statements: uniform along dim, no stores>
-    for (ulong __ppcl_k = 0; __ppcl_k < f; __ppcl_k++) {
+    for (ulong __ppcl_k = 0; __ppcl_k < __ppcl_n; __ppcl_k++) {
         ulong __ppcl_id = offset + (get_global_id(dim) - offset) * f + __ppcl_k;
-        if (__ppcl_id - offset >= __ppcl_coarse_size) break;      // sizes that do not divide
         <the remaining statements, returns turned into continue>
     }
+
+The loop bound is the same for every work-item of a row, and a top-level ``if (c) continue;``
+becomes ``if (!c) { the rest }``, so that work-group formation on the CPU device can
+interchange the loop with the work-item loop along x (which then vectorizes). A top-level
+guard ``if (a || b) return;`` is split into ``if (a) return; if (b) return;`` first (the same
+evaluation), so the part uniform along ``dim`` is hoisted on its own.
 
 The coarsened kernel takes one more parameter, ``__ppcl_coarse_size`` (``ulong``): the
 original global size along ``dim``. The host launches it with the same offset and
@@ -38,11 +44,17 @@ keep their order. A statement is hoisted when it
   division, no loop), and a statement that may itself ``return`` is hoisted only past
   statements that store nothing (what they compute is dead once the work-item returns).
 
-A statement that breaks only the last rule and contains no ``return`` runs in the loop at its
-place, under a flag, for the first work-item that reaches it (``ONCE``): a column's setup
+A statement that breaks only the last rule and contains no ``return`` runs once, for the
+merged work-item, where the first original work-item would run it (``ONCE``): a column's setup
 after the usual ``if (y >= h) return;``, when coarsening along ``y``. Its declarations move
 before the loop (initializers become assignments; brace-initialized arrays stay per
-work-item). Ordering rules as above, against the statements run per work-item.
+work-item). Ordering rules as above, against the statements run per work-item. The first run
+of ONCE statements is pre-checked where the per-work-item statements before it store nothing,
+cannot fault and write only variables they declare (comparisons of ids, arguments, private
+values): a side loop over the ``f`` original work-items runs those statements again and sets
+``__ppcl_any`` when one gets past them; the run then sits before the loop under
+``if (__ppcl_any)``. Other ONCE statements run in the loop under a flag set by the first
+work-item that reaches them.
 
 The placement is the largest fixed point of these rules (start from every statement before
 the loop, move violators down, HOIST -> ONCE -> EACH, until none is left). The merged
@@ -56,10 +68,7 @@ the kernel alone; inline them first), work-item queries with a dimension that is
 constant, and a ``return`` inside a loop of the part that stays per work-item (it cannot become
 ``continue`` of the work-item loop).
 
-Costs are estimates per work-item, in abstract operations: 1 per operator, cast or work-item
-query, 4 per memory access or builtin call, 20 per helper call; an ``if`` costs its condition
-and its costlier branch; a loop costs its trip count times one iteration, the trip count read
-from ``for (i = a; i < b; i += c)`` with literal bounds, else ``DEFAULT_TRIPS``.
+Costs are the estimates of ``analysis/cost.py`` (per work-item, in abstract operations).
 
 Pass name: ``coarsen``.
 """
@@ -71,6 +80,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ppcl.compiler.analysis.cost import is_pointer_access, stmt_cost
 from ppcl.compiler.analysis.effects import root_var
 from ppcl.compiler.analysis.order import DATA_PARALLEL, ExecutionOrder
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, const_int
@@ -102,12 +112,6 @@ _COPY = "__ppcl_c"  # suffix of the per-work-item copy of a parameter the loop w
 _ALONG = ("get_global_id", "get_local_id", "get_group_id")
 # queries that tie the coarsened launch to the local size: the factor must divide it
 _DIVISIBLE = ("get_local_id", "get_group_id", "get_local_size", "get_num_groups")
-
-COST_OP = 1
-COST_MEMORY = 4
-COST_BUILTIN = 4
-COST_HELPER = 20
-DEFAULT_TRIPS = 16
 
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
 
@@ -155,17 +159,6 @@ def _family(call: ir.Call) -> str | None:
         return lookup_builtin(call.builtin).family
     except KeyError:
         return None
-
-
-def _is_pointer_access(e: ir.Expr) -> bool:
-    """``p[i]``, ``*p`` or ``p->f``: an access to memory (not to a private array or vector)."""
-    if isinstance(e, ir.Index):
-        return not indexes_in_place(e.base.type)
-    if isinstance(e, ir.Unary):
-        return e.op == "*"
-    if isinstance(e, ir.Member):
-        return e.arrow
-    return False
 
 
 def _space_of_access(e: ir.Expr) -> AddressSpace | None:
@@ -220,7 +213,7 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
                 loads = faults = True
             elif any(isinstance(a.type, PointerType) and not _private_address(a) for a in n.args):
                 stores = True
-        if _is_pointer_access(n):
+        if is_pointer_access(n):
             faults = True
             if _space_of_access(n) is AddressSpace.CONSTANT:
                 constant_loads = True
@@ -230,7 +223,7 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
         d.init is None or not isinstance(d.init, ir.InitList | ir.StringLit) for d in s.decls)
     return _Stmt(frozenset(reads), frozenset(writes | addressed), frozenset(addressed),
                  frozenset(along), stores, loads,
-                 constant_loads, exits, faults, assignable, _cost(s))
+                 constant_loads, exits, faults, assignable, stmt_cost(s))
 
 
 def _writes_target(n: ir.Assign | ir.Unary) -> ir.Expr | None:
@@ -250,87 +243,6 @@ def _private_address(e: ir.Expr) -> bool:
 
 def _integer(t: object) -> bool:
     return isinstance(t, ScalarType) and t.is_integer
-
-
-# ---------------------------------------------------------------- costs
-
-
-def _expr_cost(e: ir.Expr | None) -> int:
-    if e is None:
-        return 0
-    total = 0
-    for n in walk(e):
-        if isinstance(n, ir.Call):
-            if n.builtin is None:
-                total += COST_HELPER
-            elif n.name in ID_QUERIES:
-                total += COST_OP
-            else:
-                total += COST_BUILTIN
-        elif _is_pointer_access(n):
-            total += COST_MEMORY
-        elif isinstance(n, ir.Binary | ir.Unary | ir.Assign | ir.Conditional | ir.Index
-                        | ir.Swizzle | ir.Member):
-            total += COST_OP
-        elif isinstance(n, ir.Cast) and not n.implicit:
-            total += COST_OP
-    return total
-
-
-def _trips(s: ir.For) -> int:
-    """Trip count of ``for (i = a; i < b; i++ / i += c)`` with literal a, b, c, else
-    ``DEFAULT_TRIPS``."""
-    start: int | None = None
-    var: str | None = None
-    if isinstance(s.init, ir.DeclStmt) and len(s.init.decls) == 1 and s.init.decls[0].init:
-        var, start = s.init.decls[0].name, const_int(s.init.decls[0].init)
-    elif isinstance(s.init, ir.ExprStmt) and isinstance(s.init.expr, ir.Assign) \
-            and s.init.expr.op == "=" and isinstance(s.init.expr.target, ir.VarRef):
-        var, start = s.init.expr.target.name, const_int(s.init.expr.value)
-    cond, step = s.cond, s.step
-    if var is None or start is None or not isinstance(cond, ir.Binary) or step is None:
-        return DEFAULT_TRIPS
-    if not (_refers_to(cond.lhs, var) and cond.op in ("<", "<=")):
-        return DEFAULT_TRIPS
-    end = const_int(cond.rhs)
-    stride: int | None = None
-    if isinstance(step, ir.Unary) and step.op in ("++", "p++") and _refers_to(step.operand, var):
-        stride = 1
-    elif isinstance(step, ir.Assign) and step.op == "+=" and _refers_to(step.target, var):
-        stride = const_int(step.value)
-    if end is None or stride is None or stride <= 0:
-        return DEFAULT_TRIPS
-    end += cond.op == "<="
-    return max(0, -(-(end - start) // stride))
-
-
-def _refers_to(e: ir.Expr, name: str) -> bool:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return isinstance(e, ir.VarRef) and e.name == name
-
-
-def _cost(s: ir.Stmt | None) -> int:
-    if s is None:
-        return 0
-    if isinstance(s, ir.Block):
-        return sum(_cost(x) for x in s.stmts)
-    if isinstance(s, ir.Switch):
-        return _expr_cost(s.expr) + _cost(s.body)
-    if isinstance(s, ir.DeclStmt):
-        return sum(_expr_cost(d.init) + (d.init is not None) for d in s.decls)
-    if isinstance(s, ir.ExprStmt):
-        return _expr_cost(s.expr)
-    if isinstance(s, ir.If):
-        return _expr_cost(s.cond) + max(_cost(s.then), _cost(s.otherwise))
-    if isinstance(s, ir.For):
-        per_trip = _expr_cost(s.cond) + _cost(s.body) + _expr_cost(s.step)
-        return _cost(s.init) + _trips(s) * per_trip
-    if isinstance(s, ir.While | ir.DoWhile):
-        return DEFAULT_TRIPS * (_expr_cost(s.cond) + _cost(s.body))
-    if isinstance(s, ir.Return):
-        return _expr_cost(s.value)
-    return 0
 
 
 # ---------------------------------------------------------------- which statements hoist
