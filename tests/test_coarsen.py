@@ -370,7 +370,7 @@ def test_hoisted_setup_appears_once_before_the_work_item_loop():
     text, _, new = _coarsened(ROW_SETUP, "rows", 1, 4)
     kernel = text[text.index("__kernel void rows_c"):]
     assert new.params[-1].name == SIZE_PARAM
-    loop = kernel.index("for (ulong __ppcl_k = 0UL; __ppcl_k < 4UL; __ppcl_k++)")
+    loop = kernel.index("for (ulong __ppcl_k = 0UL; __ppcl_k < __ppcl_n; __ppcl_k++)")
     assert kernel.count("s += w[x * K + i] * w[x * K + i];") == 1
     assert kernel.index("s += w[x * K + i]") < loop
     assert kernel.index("float scale = 1.0f / (1.0f + s);") < loop
@@ -388,12 +388,16 @@ def test_parameters_written_per_work_item_get_a_copy_per_work_item():
     assert "bias__ppcl_c += gid;" in kernel
 
 
-def test_guard_on_the_coarsened_dimension_becomes_continue():
+def test_guard_on_the_coarsened_dimension_is_prechecked():
+    # the setup after `if (y >= H) return;` runs once, under a pre-check that some original
+    # work-item passes the guard; the work-item loop nests the rest under the negated guard
     text, _, _ = _coarsened(GUARDED, "guarded", 1, 2)
     kernel = text[text.index("__kernel void guarded_c"):]
-    assert "continue;" in kernel and "return;" not in kernel
-    assert kernel.count("__ppcl_once0") == 3  # declared, tested, set
+    assert "return;" not in kernel and "continue;" not in kernel and "break;" not in kernel
+    assert "__ppcl_once" not in kernel
     assert kernel.count("s += w[x * K + i] * 0.5f;") == 1
+    setup = kernel.index("s += w[x * K + i]")
+    assert kernel.index("if (__ppcl_any)") < setup < kernel.index("__ppcl_k < __ppcl_n; __ppcl_k++")
 
 
 # ---------------------------------------------------------------- facts and refusals
@@ -498,3 +502,81 @@ def test_return_inside_a_loop_only_where_the_loop_is_shared():
     assert facts.dims[1].coarsenable and facts.dims[1].shared_cost > 0
     _compare(EARLY_EXIT, "early", 1, 4, [Shape((16, 37), (4, 1)), Shape((5, 8), (5, 4))],
              _early_args)
+
+
+# ---------------------------------------------------------------- split guards and the pre-check
+
+# `||` guard: the part on x is uniform along y (hoisted), the parts on y stay per work-item; the
+# setup reads rows h - 1 and lo of `lut`, which lie outside it when no row passes the guard
+PRECHECK = r"""
+__kernel void column(__global const float *lut, __global const float *in, __global float *out,
+                     int W, int h, int lo) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= W || y >= h || y < lo) return;
+    float s = lut[(h - 1) * W + x] * 0.5f + lut[lo * W + x];
+    out[y * W + x] = s * in[y * W + x];
+}
+"""
+
+
+def _precheck_args(h: int, lo: int) -> Any:
+    def make(shape: Shape, rng: np.random.Generator) -> list[Any]:
+        gx, gy = shape.global_size[:2]
+        ox, oy = shape.offset or (0, 0)
+        W, H = gx + ox - 1, gy + oy  # the last column is cut off
+        lut = rng.standard_normal(max(h, 1) * W).astype(np.float32)  # rows 0 .. h - 1
+        src = rng.standard_normal((W + 1) * H).astype(np.float32)
+        out = np.full((W + 1) * H, -7.0, np.float32)
+        return [lut, src, out, np.int32(W), np.int32(h), np.int32(lo)]
+    return make
+
+
+def test_an_or_guard_is_split_and_its_uniform_part_hoisted():
+    text, _, _ = _coarsened(PRECHECK, "column", 1, 4)
+    kernel = text[text.index("__kernel void column_c"):]
+    first_loop = kernel.index("for (ulong")
+    assert kernel.index("if (x >= W) {") < kernel.index("return;") < first_loop
+    assert kernel.count("return;") == 1 and "continue;" not in kernel
+    assert "__ppcl_once" not in kernel and kernel.count("lut[") == 2
+
+
+@pytest.mark.parametrize("h, lo", [(9, 0), (6, 2), (2, 5), (0, 0)])
+def test_prechecked_setup_runs_only_where_an_original_work_item_passes(h, lo):
+    # (2, 5) and (0, 0): no work-item passes the guard, and the setup's reads lie outside
+    # `lut`: the checking device reports any access out of bounds
+    shapes = [Shape((5, 9), (5, 1)), Shape((4, 7), (2, 1), (1, 0))]
+    _compare(PRECHECK, "column", 1, 4, shapes, _precheck_args(h, lo), check_context())
+    _compare(PRECHECK, "column", 1, 3, shapes, _precheck_args(h, lo))
+
+
+# the guard loads from memory: no pre-check (it would load where no work-item did), a flag
+LOADED_GUARD = r"""
+__kernel void loaded(__global const float *lut, __global const float *in, __global float *out,
+                     int W) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (in[y * W + x] < 0.0f) return;
+    float s = lut[x] * 3.0f;
+    out[y * W + x] = s + in[y * W + x];
+}
+"""
+
+
+def _loaded_args(shape: Shape, rng: np.random.Generator) -> list[Any]:
+    gx, gy = shape.global_size[:2]
+    ox, oy = shape.offset or (0, 0)
+    W, H = gx + ox, gy + oy
+    lut = rng.standard_normal(W).astype(np.float32)
+    src = rng.standard_normal(W * H).astype(np.float32)
+    out = np.full(W * H, -7.0, np.float32)
+    return [lut, src, out, np.int32(W)]
+
+
+def test_a_guard_that_loads_keeps_the_first_work_item_flag():
+    text, _, _ = _coarsened(LOADED_GUARD, "loaded", 1, 4)
+    kernel = text[text.index("__kernel void loaded_c"):]
+    assert "__ppcl_once0" in kernel and "__ppcl_any" not in kernel
+    shapes = [Shape((6, 13), (3, 1)), Shape((4, 8), (4, 2), (0, 1))]
+    _compare(LOADED_GUARD, "loaded", 1, 4, shapes, _loaded_args)
+    _compare(LOADED_GUARD, "loaded", 1, 4, shapes[:1], _loaded_args, check_context())

@@ -158,3 +158,23 @@ def test_loop_with_varying_trip_count_is_not_convergent():
     loop = find_all(kernel, ir.For)[0]
     assert not u.convergent(loop)
     assert u.var("k").kind is Kind.VARYING
+
+
+def test_ids_along_a_dimension_of_one_work_item_are_uniform():
+    src = """
+    __kernel void k(__global float *a, int n) {
+        int x = get_global_id(0);
+        int y = get_global_id(1);
+        if (x >= n) return;
+        for (int i = 0; i < y; i++)
+            a[i * n + x] += 1.0f;
+    }"""
+    module = compile_source(src, "u.cl").module
+    kernel = module.kernels[0]
+    loop = find_all(kernel, ir.For)[0]
+    rows = analyze_kernel(module, kernel, (16, 1, 1))
+    assert rows.var("y").is_uniform and rows.convergent(loop)
+    assert rows.var("x").consecutive_in(0)
+    square = analyze_kernel(module, kernel, (16, 2, 1))
+    assert square.var("y").kind is Kind.AFFINE and not square.convergent(loop)
+    assert not analyze_kernel(module, kernel).var("y").is_uniform

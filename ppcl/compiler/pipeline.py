@@ -170,7 +170,7 @@ class WorkgroupPass(Pass):
     def run(self, value: KernelIR) -> KernelIR:
         if value.formed is not None:
             raise PipelineError("pass 'workgroup' runs once")
-        uniformity = analyze_kernel(value.module, value.kernel) \
+        uniformity = analyze_kernel(value.module, value.kernel, value.spec.local_size) \
             if self.options.uniformity else None
         formed = form_workgroup(value.module, value.kernel, value.spec.local_size, uniformity)
         return dataclasses.replace(value, formed=formed)

@@ -141,9 +141,13 @@ def _builtin_family(call: ir.Call) -> str | None:
 class Uniformity:
     """The result of ``analyze_kernel``; queries are cheap after construction."""
 
-    def __init__(self, module: ir.Module, kernel: ir.Function):
+    def __init__(self, module: ir.Module, kernel: ir.Function,
+                 local_size: tuple[int, int, int] | None = None):
         self.module = module
         self.kernel = kernel
+        # dimensions along which a group holds one work-item: ids along them are uniform
+        self._single = frozenset(d for d in range(3) if local_size is not None
+                                 and local_size[d] == 1)
         self._vars: dict[str, Shape] = {}
         self._params = {p.name for p in kernel.params}
         self._varying_helpers: frozenset[str] | None = None
@@ -246,6 +250,8 @@ class Uniformity:
                 dim = const_int(call.args[0]) if call.args else None
                 if dim is None or not 0 <= dim <= 2:
                     return VARYING
+                if dim in self._single:
+                    return UNIFORM
                 return affine_in(dim)
             if call.name in _UNIFORM_WORKITEM:
                 return _all_uniform(args)
@@ -496,5 +502,8 @@ def _has_exit(s: ir.Stmt, in_switch: bool) -> bool:
     return visit(s, False, in_switch)
 
 
-def analyze_kernel(module: ir.Module, kernel: ir.Function) -> Uniformity:
-    return Uniformity(module, kernel)
+def analyze_kernel(module: ir.Module, kernel: ir.Function,
+                   local_size: tuple[int, int, int] | None = None) -> Uniformity:
+    """The uniformity of ``kernel``'s values; ``local_size``, when the work-group's shape is
+    known, makes the ids along a dimension of one work-item uniform."""
+    return Uniformity(module, kernel, local_size)

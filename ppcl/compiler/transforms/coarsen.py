@@ -6,12 +6,18 @@ that dimension. After coarsening along ``dim`` by ``f``, a merged work-item does
 and then runs the rest of the kernel for its ``f`` original work-items (PPOpenCL's thread
 reorganization, section 3.3.1 of the paper):
 
+    ulong __ppcl_n = <how many of its f original work-items lie in the range: 0 .. f>;
     <hoisted statements: uniform along dim, no stores>
-    for (ulong __ppcl_k = 0; __ppcl_k < f; __ppcl_k++) {
+    for (ulong __ppcl_k = 0; __ppcl_k < __ppcl_n; __ppcl_k++) {
         ulong __ppcl_id = offset + (get_global_id(dim) - offset) * f + __ppcl_k;
-        if (__ppcl_id - offset >= __ppcl_coarse_size) break;      // sizes that do not divide
         <the remaining statements, returns turned into continue>
     }
+
+The loop bound is the same for every work-item of a row, and a top-level ``if (c) continue;``
+becomes ``if (!c) { the rest }``, so that work-group formation on the CPU device can
+interchange the loop with the work-item loop along x (which then vectorizes). A top-level
+guard ``if (a || b) return;`` is split into ``if (a) return; if (b) return;`` first (the same
+evaluation), so the part uniform along ``dim`` is hoisted on its own.
 
 The coarsened kernel takes one more parameter, ``__ppcl_coarse_size`` (``ulong``): the
 original global size along ``dim``. The host launches it with the same offset and
@@ -38,11 +44,17 @@ keep their order. A statement is hoisted when it
   division, no loop), and a statement that may itself ``return`` is hoisted only past
   statements that store nothing (what they compute is dead once the work-item returns).
 
-A statement that breaks only the last rule and contains no ``return`` runs in the loop at its
-place, under a flag, for the first work-item that reaches it (``ONCE``): a column's setup
+A statement that breaks only the last rule and contains no ``return`` runs once, for the
+merged work-item, where the first original work-item would run it (``ONCE``): a column's setup
 after the usual ``if (y >= h) return;``, when coarsening along ``y``. Its declarations move
 before the loop (initializers become assignments; brace-initialized arrays stay per
-work-item). Ordering rules as above, against the statements run per work-item.
+work-item). Ordering rules as above, against the statements run per work-item. The first run
+of ONCE statements is pre-checked where the per-work-item statements before it store nothing,
+cannot fault and write only variables they declare (comparisons of ids, arguments, private
+values): a side loop over the ``f`` original work-items runs those statements again and sets
+``__ppcl_any`` when one gets past them; the run then sits before the loop under
+``if (__ppcl_any)``. Other ONCE statements run in the loop under a flag set by the first
+work-item that reaches them.
 
 The placement is the largest fixed point of these rules (start from every statement before
 the loop, move violators down, HOIST -> ONCE -> EACH, until none is left). The merged
@@ -56,10 +68,7 @@ the kernel alone; inline them first), work-item queries with a dimension that is
 constant, and a ``return`` inside a loop of the part that stays per work-item (it cannot become
 ``continue`` of the work-item loop).
 
-Costs are estimates per work-item, in abstract operations: 1 per operator, cast or work-item
-query, 4 per memory access or builtin call, 20 per helper call; an ``if`` costs its condition
-and its costlier branch; a loop costs its trip count times one iteration, the trip count read
-from ``for (i = a; i < b; i += c)`` with literal bounds, else ``DEFAULT_TRIPS``.
+Costs are the estimates of ``analysis/cost.py`` (per work-item, in abstract operations).
 
 Pass name: ``coarsen``.
 """
@@ -71,6 +80,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ppcl.compiler.analysis.cost import is_pointer_access, stmt_cost
 from ppcl.compiler.analysis.effects import root_var
 from ppcl.compiler.analysis.order import DATA_PARALLEL, ExecutionOrder
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, const_int
@@ -86,12 +96,15 @@ from ppcl.compiler.ir.types import (
     ScalarType,
     indexes_in_place,
 )
-from ppcl.compiler.ir.visit import Rewriter, walk
+from ppcl.compiler.ir.visit import Renamer, Rewriter, walk
 
 PASS_NAME = "coarsen"
 SIZE_PARAM = "__ppcl_coarse_size"
 _K = "__ppcl_k"
 _ID = "__ppcl_id"
+_N = "__ppcl_n"  # the original work-items of a merged one
+_ANY = "__ppcl_any"  # some original work-item reaches the prechecked statements
+_PRE = "__ppcl_p"  # suffix of the pre-check loop's own variables
 _ONCE = "__ppcl_once"  # flags of the statements the first work-item runs for all
 _COPY = "__ppcl_c"  # suffix of the per-work-item copy of a parameter the loop writes
 
@@ -99,12 +112,6 @@ _COPY = "__ppcl_c"  # suffix of the per-work-item copy of a parameter the loop w
 _ALONG = ("get_global_id", "get_local_id", "get_group_id")
 # queries that tie the coarsened launch to the local size: the factor must divide it
 _DIVISIBLE = ("get_local_id", "get_group_id", "get_local_size", "get_num_groups")
-
-COST_OP = 1
-COST_MEMORY = 4
-COST_BUILTIN = 4
-COST_HELPER = 20
-DEFAULT_TRIPS = 16
 
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
 
@@ -152,17 +159,6 @@ def _family(call: ir.Call) -> str | None:
         return lookup_builtin(call.builtin).family
     except KeyError:
         return None
-
-
-def _is_pointer_access(e: ir.Expr) -> bool:
-    """``p[i]``, ``*p`` or ``p->f``: an access to memory (not to a private array or vector)."""
-    if isinstance(e, ir.Index):
-        return not indexes_in_place(e.base.type)
-    if isinstance(e, ir.Unary):
-        return e.op == "*"
-    if isinstance(e, ir.Member):
-        return e.arrow
-    return False
 
 
 def _space_of_access(e: ir.Expr) -> AddressSpace | None:
@@ -217,7 +213,7 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
                 loads = faults = True
             elif any(isinstance(a.type, PointerType) and not _private_address(a) for a in n.args):
                 stores = True
-        if _is_pointer_access(n):
+        if is_pointer_access(n):
             faults = True
             if _space_of_access(n) is AddressSpace.CONSTANT:
                 constant_loads = True
@@ -227,7 +223,7 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
         d.init is None or not isinstance(d.init, ir.InitList | ir.StringLit) for d in s.decls)
     return _Stmt(frozenset(reads), frozenset(writes | addressed), frozenset(addressed),
                  frozenset(along), stores, loads,
-                 constant_loads, exits, faults, assignable, _cost(s))
+                 constant_loads, exits, faults, assignable, stmt_cost(s))
 
 
 def _writes_target(n: ir.Assign | ir.Unary) -> ir.Expr | None:
@@ -247,87 +243,6 @@ def _private_address(e: ir.Expr) -> bool:
 
 def _integer(t: object) -> bool:
     return isinstance(t, ScalarType) and t.is_integer
-
-
-# ---------------------------------------------------------------- costs
-
-
-def _expr_cost(e: ir.Expr | None) -> int:
-    if e is None:
-        return 0
-    total = 0
-    for n in walk(e):
-        if isinstance(n, ir.Call):
-            if n.builtin is None:
-                total += COST_HELPER
-            elif n.name in ID_QUERIES:
-                total += COST_OP
-            else:
-                total += COST_BUILTIN
-        elif _is_pointer_access(n):
-            total += COST_MEMORY
-        elif isinstance(n, ir.Binary | ir.Unary | ir.Assign | ir.Conditional | ir.Index
-                        | ir.Swizzle | ir.Member):
-            total += COST_OP
-        elif isinstance(n, ir.Cast) and not n.implicit:
-            total += COST_OP
-    return total
-
-
-def _trips(s: ir.For) -> int:
-    """Trip count of ``for (i = a; i < b; i++ / i += c)`` with literal a, b, c, else
-    ``DEFAULT_TRIPS``."""
-    start: int | None = None
-    var: str | None = None
-    if isinstance(s.init, ir.DeclStmt) and len(s.init.decls) == 1 and s.init.decls[0].init:
-        var, start = s.init.decls[0].name, const_int(s.init.decls[0].init)
-    elif isinstance(s.init, ir.ExprStmt) and isinstance(s.init.expr, ir.Assign) \
-            and s.init.expr.op == "=" and isinstance(s.init.expr.target, ir.VarRef):
-        var, start = s.init.expr.target.name, const_int(s.init.expr.value)
-    cond, step = s.cond, s.step
-    if var is None or start is None or not isinstance(cond, ir.Binary) or step is None:
-        return DEFAULT_TRIPS
-    if not (_refers_to(cond.lhs, var) and cond.op in ("<", "<=")):
-        return DEFAULT_TRIPS
-    end = const_int(cond.rhs)
-    stride: int | None = None
-    if isinstance(step, ir.Unary) and step.op in ("++", "p++") and _refers_to(step.operand, var):
-        stride = 1
-    elif isinstance(step, ir.Assign) and step.op == "+=" and _refers_to(step.target, var):
-        stride = const_int(step.value)
-    if end is None or stride is None or stride <= 0:
-        return DEFAULT_TRIPS
-    end += cond.op == "<="
-    return max(0, -(-(end - start) // stride))
-
-
-def _refers_to(e: ir.Expr, name: str) -> bool:
-    while isinstance(e, ir.Cast):
-        e = e.operand
-    return isinstance(e, ir.VarRef) and e.name == name
-
-
-def _cost(s: ir.Stmt | None) -> int:
-    if s is None:
-        return 0
-    if isinstance(s, ir.Block):
-        return sum(_cost(x) for x in s.stmts)
-    if isinstance(s, ir.Switch):
-        return _expr_cost(s.expr) + _cost(s.body)
-    if isinstance(s, ir.DeclStmt):
-        return sum(_expr_cost(d.init) + (d.init is not None) for d in s.decls)
-    if isinstance(s, ir.ExprStmt):
-        return _expr_cost(s.expr)
-    if isinstance(s, ir.If):
-        return _expr_cost(s.cond) + max(_cost(s.then), _cost(s.otherwise))
-    if isinstance(s, ir.For):
-        per_trip = _expr_cost(s.cond) + _cost(s.body) + _expr_cost(s.step)
-        return _cost(s.init) + _trips(s) * per_trip
-    if isinstance(s, ir.While | ir.DoWhile):
-        return DEFAULT_TRIPS * (_expr_cost(s.cond) + _cost(s.body))
-    if isinstance(s, ir.Return):
-        return _expr_cost(s.value)
-    return 0
 
 
 # ---------------------------------------------------------------- which statements hoist
@@ -385,6 +300,36 @@ def _may_run_once(s: _Stmt, before: Sequence[_Stmt], placed: Sequence[str],
         return False
     return not any(w == EACH and (s.writes & other.reads or s.loads and other.stores)
                    for other, w in zip(before, placed))
+
+
+# ---------------------------------------------------------------- guards
+
+
+def _bare_return(s: ir.Stmt) -> bool:
+    if isinstance(s, ir.Block):
+        return len(s.stmts) == 1 and _bare_return(s.stmts[0])
+    return isinstance(s, ir.Return) and s.value is None
+
+
+def split_guards(stmts: Sequence[ir.Stmt]) -> tuple[ir.Stmt, ...]:
+    """Top-level ``if (a || b) return;`` as ``if (a) return; if (b) return;`` (the same
+    evaluation, ``||`` stops at the first true operand), so that a part uniform along the
+    coarsened dimension (``x >= width``) is hoisted while the part that varies (``y >= height``)
+    stays per work-item."""
+    out: list[ir.Stmt] = []
+    for s in stmts:
+        out.extend(_split_guard(s))
+    return tuple(out)
+
+
+def _split_guard(s: ir.Stmt) -> list[ir.Stmt]:
+    if not (isinstance(s, ir.If) and s.otherwise is None and _bare_return(s.then)):
+        return [s]
+    cond = s.cond
+    if not (isinstance(cond, ir.Binary) and cond.op == "||"):
+        return [s]
+    return _split_guard(dataclasses.replace(s, cond=cond.lhs)) + \
+        _split_guard(dataclasses.replace(s, cond=cond.rhs))
 
 
 # ---------------------------------------------------------------- facts
@@ -463,7 +408,7 @@ def _dim_facts(fn: ir.Function, dim: int, stmts: Sequence[ir.Stmt], facts: Seque
 def coarsen_facts(fn: ir.Function) -> CoarsenFacts:
     """What coarsening ``fn`` along each dimension would share, or why it cannot."""
     refusal = _kernel_refusal(fn)
-    stmts: tuple[ir.Stmt, ...] = fn.body.stmts if fn.body is not None else ()
+    stmts = split_guards(fn.body.stmts) if fn.body is not None else ()
     facts = [_stmt_facts(s) for s in stmts]
     d0, d1, d2 = (_dim_facts(fn, d, stmts, facts, refusal) for d in range(3))
     return CoarsenFacts(fn.name, (d0, d1, d2))
@@ -549,7 +494,7 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
         attrs = dataclasses.replace(attrs, reqd_work_group_size=(sizes[0], sizes[1], sizes[2]))
     attrs = dataclasses.replace(attrs, work_group_size_hint=None)
 
-    stmts = fn.body.stmts
+    stmts = split_guards(fn.body.stmts)
     facts_of = [_stmt_facts(s) for s in stmts]
     where = _placement(facts_of, dim)
     param_names = {p.name: p for p in fn.params}
@@ -561,21 +506,28 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
 
     shared = _Queries(dim, factor, False, {})
     per_item = _Queries(dim, factor, True, copies)
-    head: list[ir.Stmt] = []
+    first_run = _prechecked_run(facts_of, where)
+    # the number of original work-items of this merged one (0 past the end): the same for every
+    # work-item of a row, so formation can interchange the loop with the work-item loop
+    head: list[ir.Stmt] = [ir.DeclStmt((ir.VarDecl(_N, ULONG, init=_count(dim, factor)),))]
     loop_body: list[ir.Stmt] = [
         ir.DeclStmt((ir.VarDecl(_ID, SIZE_T, init=_add(_first_id(dim, factor), _var(_K))),)),
-        ir.If(ir.Binary(INT, ">=", _sub(_var(_ID), _query("get_global_offset", dim)),
-                        _var(SIZE_PARAM)), ir.Break()),
     ]
     for original, copy in copies.items():
         p = param_names[original]
         loop_body.append(ir.DeclStmt((ir.VarDecl(copy, p.type, init=ir.VarRef(p.type, original)),)))
+    precheck: list[ir.Stmt] = []  # the statements before the prechecked run, per work-item
+    prechecked: list[ir.Stmt] = []  # the run, for the merged work-item when one reaches it
     flags = 0
-    for s, w in zip(stmts, where):
+    for i, (s, w) in enumerate(zip(stmts, where)):
         if w == HOIST:
             head.append(shared.rewrite(s))
         elif w == EACH:
             loop_body.append(per_item.rewrite(s))
+            if first_run is not None and i < min(first_run):
+                precheck.append(_Queries(dim, factor, True, {}).rewrite(s))
+        elif first_run is not None and i in first_run:
+            prechecked.extend(_split_declarations(shared.rewrite(s), head))
         elif loop_body and isinstance(loop_body[-1], ir.If) and _is_once(loop_body[-1]):
             # the next statement of a run of ONCE statements: under the same flag
             run = loop_body[-1]
@@ -591,12 +543,93 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
             stmt = _split_declarations(shared.rewrite(s), head)
             loop_body.append(ir.If(ir.Unary(INT, "!", ir.VarRef(INT, flag)),
                                    ir.Block(first + stmt)))
-    loop = ir.For(ir.DeclStmt((ir.VarDecl(_K, ULONG, init=_ulong(0)),)),
-                  ir.Binary(INT, "<", _var(_K), _ulong(factor)),
-                  ir.Unary(ULONG, "p++", _var(_K)), ir.Block(tuple(loop_body)))
+    if first_run is not None:
+        head.extend(_precheck(dim, factor, precheck, prechecked))
+    loop = _item_loop(_nest_continues(loop_body))
     body = ir.Block(tuple(head) + (loop,), loc=fn.body.loc)
     params = fn.params + (ir.Param(SIZE_PARAM, ULONG),)
     return dataclasses.replace(fn, name=name, params=params, body=body, attrs=attrs)
+
+
+def _nest_continues(stmts: Sequence[ir.Stmt]) -> tuple[ir.Stmt, ...]:
+    """``if (c) continue; rest`` as ``if (!c) { rest }``: an exit of the loop body would make
+    work-group formation keep the loop inside each work-item (its uniformity analysis counts
+    any exit after a varying return as divergent)."""
+    for i, s in enumerate(stmts):
+        if isinstance(s, ir.If) and s.otherwise is None and _bare_continue(s.then):
+            rest = _nest_continues(stmts[i + 1:])
+            if not rest:
+                return tuple(stmts[:i])
+            negated = ir.Unary(INT, "!", s.cond)
+            return tuple(stmts[:i]) + (ir.If(negated, ir.Block(rest), loc=s.loc),)
+    return tuple(stmts)
+
+
+def _bare_continue(s: ir.Stmt) -> bool:
+    if isinstance(s, ir.Block):
+        return len(s.stmts) == 1 and _bare_continue(s.stmts[0])
+    return isinstance(s, ir.Continue)
+
+
+def _item_loop(body: tuple[ir.Stmt, ...]) -> ir.For:
+    """``for (ulong __ppcl_k = 0; __ppcl_k < __ppcl_n; __ppcl_k++) body``."""
+    return ir.For(ir.DeclStmt((ir.VarDecl(_K, ULONG, init=_ulong(0)),)),
+                  ir.Binary(INT, "<", _var(_K), _var(_N)),
+                  ir.Unary(ULONG, "p++", _var(_K)), ir.Block(body))
+
+
+def _count(dim: int, factor: int) -> ir.Expr:
+    """``first >= size ? 0 : size - first < f ? size - first : f`` with ``first`` the
+    position of the merged work-item's first original one in the range."""
+    offset = _query("get_global_offset", dim)
+    first = _mul(_sub(_query("get_global_id", dim), offset), _ulong(factor))
+    size = _var(SIZE_PARAM)
+    left = _sub(size, first)
+    f = _ulong(factor)
+    rest = ir.Conditional(ULONG, ir.Binary(INT, "<", left, f), left, f)
+    return ir.Conditional(ULONG, ir.Binary(INT, ">=", first, size), _ulong(0), rest)
+
+
+def _prechecked_run(facts: Sequence[_Stmt], where: Sequence[str]) -> set[int] | None:
+    """The first run of ONCE statements (their indexes, smallest first when sorted), when
+    whether some original work-item reaches it can be found before the work-item loop by
+    running the per-work-item statements before it again (``_precheck``): they store nothing,
+    cannot fault, and write only variables they declare. None: the run keeps its flag."""
+    start = next((i for i, w in enumerate(where) if w == ONCE), None)
+    if start is None:
+        return None
+    before = [f for f, w in zip(facts[:start], where[:start]) if w == EACH]
+    declared: set[str] = set()
+    for f in before:
+        if f.stores or f.faults or f.addressed or f.loads:
+            return None
+        declared |= f.writes - f.reads  # declarations write before they read
+    if any(not f.writes <= declared for f in before):
+        return None
+    run = {start}
+    for i in range(start + 1, len(where)):
+        if where[i] == EACH:
+            break
+        if where[i] == ONCE:
+            run.add(i)
+    return run
+
+
+def _precheck(dim: int, factor: int, before: list[ir.Stmt],
+              run: list[ir.Stmt]) -> list[ir.Stmt]:
+    """``int __ppcl_any = 0; for (k < n) { before; __ppcl_any = 1; }  if (__ppcl_any) { run }``:
+    the run, once, when some original work-item gets past the statements before it (their
+    returns are ``continue`` here, nested away as in the work-item loop). The loop's variables
+    get names of their own (locals keep unique names)."""
+    flag = ir.VarRef(INT, _ANY)
+    found = ir.ExprStmt(ir.Assign(INT, "=", flag, ir.IntLit(INT, 1)))
+    body = (ir.DeclStmt((ir.VarDecl(_ID, SIZE_T, init=_add(_first_id(dim, factor), _var(_K))),)),) \
+        + tuple(before) + (found,)
+    declared = {d.name for s in body if isinstance(s, ir.DeclStmt) for d in s.decls} | {_K}
+    renamer = Renamer({n: n + _PRE for n in declared})
+    loop = renamer.rewrite(_item_loop(_nest_continues(body)))
+    return [ir.DeclStmt((ir.VarDecl(_ANY, INT, init=ir.IntLit(INT, 0)),)), loop,
+            ir.If(flag, ir.Block(tuple(run)))]
 
 
 def _first_id(dim: int, factor: int) -> ir.Expr:

@@ -181,6 +181,12 @@ class _Former:
             return True
         if self._interchangeable(s):
             return True
+        if isinstance(s, ir.If) and self.uni is not None and self.uni.convergent(s) and any(
+                self._structural(c) for branch in (s.then, s.otherwise) if branch is not None
+                for c in (branch.stmts if isinstance(branch, ir.Block) else (branch,))):
+            # a branch the work-items that reach it take alike, holding a loop that moves out
+            # of the work-item loop: formed as a masked ``if`` so the loop still moves out
+            return True
         if self.guard is not None:
             return False
         if _has_async(s):
