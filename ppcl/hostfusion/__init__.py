@@ -146,6 +146,7 @@ class HostFusion:
         if trial.choice is None:  # still timing
             return _Rewritten(runner(built, trial, index, True, launch.run), _moves(built))
         if index == 0:
+            _abandon(trial, args)
             return None
         run = shape.runs[index]
         if run is None:
@@ -248,6 +249,15 @@ def _decided(trial: Trial) -> None:
 
 
 _on_decision.append(_decided)
+
+
+def _abandon(trial: Trial, args: tuple[Any, ...]) -> None:
+    """The original won: buffers a timed candidate kept transposed go back and stay so."""
+    for built in trial.built[1:]:
+        for r in built.variant.rewrites if built.variant is not None else ():
+            owner = getattr(args[r.arg], "owner", None) if r.kind == "layout" else None
+            if owner is not None and owner.keeper is not None:
+                owner.keeper.abandoned = True
 
 
 def _moves(built: Built) -> bool:

@@ -35,6 +35,7 @@ class Keeper:
         self.original_current = True
         self.shuffles = 0
         self.active = True  # counted in Kept until released or the buffer is collected
+        self.abandoned = False  # no chosen kernel reads the layout: release at the next restore
         self.lock = threading.Lock()
 
     def _elements(self, mem: Any) -> np.ndarray:
@@ -65,6 +66,8 @@ class Keeper:
                 self.shuffles += 1
             if written:
                 self.shadow_current = False
+        if self.abandoned and mem.keeper is self:
+            release(mem)
 
 
 def keep(mem: Any, dtype: np.dtype, rows: int, columns: int) -> Keeper:
