@@ -129,7 +129,8 @@ def const_int(e: ir.Expr) -> int | None:
     return None
 
 
-def _builtin_family(call: ir.Call) -> str | None:
+def builtin_family(call: ir.Call) -> str | None:
+    """The family of a builtin call's entry in the builtin table (None for a user call)."""
     if call.builtin is None:
         return None
     try:
@@ -255,7 +256,7 @@ class Uniformity:
                 return affine_in(dim)
             if call.name in _UNIFORM_WORKITEM:
                 return _all_uniform(args)
-            if _builtin_family(call) in _VARYING_FAMILIES:
+            if builtin_family(call) in _VARYING_FAMILIES:
                 return VARYING
             return _all_uniform(args)
         if self._helper_is_varying(call.name):
@@ -268,7 +269,7 @@ class Uniformity:
         if self._varying_helpers is None:
             self._varying_helpers = reaching(
                 self.module,
-                lambda call: call.name in _ID_BUILTINS or _builtin_family(call) in _VARYING_FAMILIES)
+                lambda call: call.name in _ID_BUILTINS or builtin_family(call) in _VARYING_FAMILIES)
         return name in self._varying_helpers or self.module.function(name) is None
 
     # ------------------------------------------------------------ fixed point over statements

@@ -83,9 +83,8 @@ from dataclasses import dataclass
 from ppcl.compiler.analysis.cost import is_pointer_access, stmt_cost
 from ppcl.compiler.analysis.effects import root_var
 from ppcl.compiler.analysis.order import DATA_PARALLEL, ExecutionOrder
-from ppcl.compiler.analysis.uniformity import ID_QUERIES, const_int
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, builtin_family, const_int
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.builtins import lookup as lookup_builtin
 from ppcl.compiler.ir.types import (
     INT,
     SIZE_T,
@@ -152,15 +151,6 @@ class _Stmt:
     cost: int
 
 
-def _family(call: ir.Call) -> str | None:
-    if call.builtin is None:
-        return None
-    try:
-        return lookup_builtin(call.builtin).family
-    except KeyError:
-        return None
-
-
 def _space_of_access(e: ir.Expr) -> AddressSpace | None:
     base = e.base if isinstance(e, ir.Index | ir.Member) else e.operand  # type: ignore[attr-defined]
     t = base.type
@@ -205,7 +195,7 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
                 if n.name in _ALONG and dim is not None:
                     along.add(dim)
                 continue
-            family = _family(n)
+            family = builtin_family(n)
             if n.builtin is None or family in ("atomic", "vstore", "async", "sync", "printf") \
                     or n.name.startswith("write_image"):
                 stores = True
@@ -350,7 +340,7 @@ def _kernel_refusal(fn: ir.Function) -> str | None:
         if n.builtin is None:
             return f"calls helper function '{n.name}' (inline it first: the transform sees " \
                    "the kernel alone)"
-        family = _family(n)
+        family = builtin_family(n)
         if n.name == "barrier" or family == "async" and n.name != "prefetch":
             return f"'{n.name}' synchronizes the work-group"
         if n.name in ID_QUERIES and n.args and const_int(n.args[0]) is None:
