@@ -143,6 +143,8 @@ class HostFusion:
                                         signed=True) != value:
                 index = 0
         built = trial.built[index]
+        if index and (built.launch is None or built.error):
+            return None  # a stored choice still building (or failing): the kernel as written
         if trial.choice is None:  # still timing
             return _Rewritten(runner(built, trial, index, True, launch.run), _moves(built))
         if index == 0:
@@ -196,12 +198,8 @@ class HostFusion:
                 trial.samples = [[] for _ in trial.built]
                 trial.choice = len(trial.built) - 1
                 decision.choice, decision.source = stored["choice"], "cached"
-                if index:
-                    self._build(kernel, trial.built[1], background=False)
-                    if trial.built[1].error:
-                        trial.choice = 0
-                        decision.choice = ORIGINAL
-                        decision.notes.append(trial.built[1].error)
+                if index:  # built in the background: the original runs until it is ready
+                    self._build(kernel, trial.built[1], background=True)
                 shape.runs = [None] * len(trial.built)
                 return self._finish(shape)
         forced = self.mode == "force"
