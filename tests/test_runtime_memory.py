@@ -205,3 +205,35 @@ def test_allocator_first_fit_greedy_and_merging():
     for block in more:
         block.release()
     assert allocator.chunk_count == 1
+
+
+def test_allocator_keeps_freed_large_blocks_for_reuse(monkeypatch):
+    from ppcl.devices import host_memory
+
+    monkeypatch.setattr(host_memory, "KEEP_LARGE", 3 * 8192)
+    allocator = BufferAllocator(chunk_size=4096, large_size=2048)
+    first = allocator.allocate(5000)  # two pages
+    address = first.address
+    first.release()
+    again = allocator.allocate(4500)  # the same page-rounded size: the freed block again
+    assert again.address == address and again.array.size == 4500
+    other = allocator.allocate(9000)  # another size: a new block
+    assert other.address != address
+    blocks = [allocator.allocate(8192) for _ in range(4)]
+    kept = [b.address for b in blocks]
+    for block in blocks:
+        block.release()
+    # at most KEEP_LARGE bytes stay: the oldest freed block was given back
+    reused = {allocator.allocate(8192).address for _ in range(3)}
+    assert reused == set(kept[1:])
+
+
+def test_buffers_over_reused_blocks_hold_their_own_data(ctx, queue):
+    n = 2 * 1024 * 1024  # 8 MiB of float32: large buffers with blocks of their own
+    for k in range(3):
+        data = np.full(n, k, np.float32)
+        buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+        out = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, out, buf)
+        np.testing.assert_array_equal(out, data)
+        buf.release()

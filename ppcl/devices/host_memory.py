@@ -5,13 +5,17 @@ demand); a freed region merges with free neighbours. In greedy mode (pocl's "was
 strategy) an allocation first tries the free space right after the previous allocation, so a run
 of successive allocations is a bump of a pointer; only when that does not fit does it search the
 chunk first-fit. Buffers of ``LARGE_SIZE`` bytes or more get their own block: for them a chunk
-saves nothing. Every address is aligned to ``ALIGNMENT`` (128 bytes, the device's
-``mem_base_addr_align``).
+saves nothing. A freed large block is kept (up to ``KEEP_LARGE`` bytes in all, the oldest given
+back first) and handed to the next buffer of its page-rounded size: a program that makes and
+releases the same temporaries every frame or step would otherwise pay the kernel's page faults
+on every first touch of fresh memory (about 1 ms for 4 MiB), more than a small kernel's run.
+Every address is aligned to ``ALIGNMENT`` (128 bytes, the device's ``mem_base_addr_align``).
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -20,6 +24,8 @@ from ppcl.devices import interface
 ALIGNMENT = 128
 CHUNK_SIZE = 16 * 1024 * 1024
 LARGE_SIZE = 4 * 1024 * 1024
+KEEP_LARGE = 512 * 1024 * 1024
+PAGE = 4096
 
 
 def aligned_bytes(size: int) -> np.ndarray:
@@ -93,20 +99,26 @@ class _Chunk:
 class Allocation(interface.Allocation):
     """Memory handed out by the allocator; ``array`` is the uint8 view of its bytes."""
 
-    __slots__ = ("array", "address", "_owner", "_chunk", "_region")
+    __slots__ = ("array", "address", "_owner", "_chunk", "_region", "_block")
 
     def __init__(self, array: np.ndarray, owner: BufferAllocator | None,
-                 chunk: _Chunk | None = None, region: _Region | None = None) -> None:
+                 chunk: _Chunk | None = None, region: _Region | None = None,
+                 block: np.ndarray | None = None) -> None:
         self.array = array
         self.address: int = array.ctypes.data
         self._owner = owner
         self._chunk = chunk
         self._region = region
+        self._block = block  # a large buffer's own block, kept for reuse when freed
 
     def release(self) -> None:
         owner, self._owner = self._owner, None
-        if owner is not None and self._chunk is not None and self._region is not None:
+        if owner is None:
+            return
+        if self._chunk is not None and self._region is not None:
             owner._free(self._chunk, self._region)
+        elif self._block is not None:
+            owner._keep(self._block)
 
 
 class BufferAllocator:
@@ -118,11 +130,16 @@ class BufferAllocator:
         self.large_size = large_size
         self.greedy = greedy
         self._chunks: list[_Chunk] = []
+        # freed large blocks: serial numbers by size, and the blocks by serial, oldest first
+        self._kept: dict[int, list[int]] = {}
+        self._kept_order: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._kept_bytes = 0
+        self._serial = 0
         self._lock = threading.Lock()
 
     def allocate(self, size: int) -> Allocation:
         if size >= self.large_size:
-            return Allocation(aligned_bytes(size), None)
+            return self._allocate_large(size)
         rounded = _round_up(size)
         with self._lock:
             for chunk in reversed(self._chunks) if self.greedy else self._chunks:
@@ -136,6 +153,31 @@ class BufferAllocator:
                 assert region is not None
         view = chunk.storage[region.offset:region.offset + size]
         return Allocation(view, self, chunk, region)
+
+    def _allocate_large(self, size: int) -> Allocation:
+        rounded = -(-size // PAGE) * PAGE
+        block = None
+        with self._lock:
+            serials = self._kept.get(rounded)
+            if serials:
+                block = self._kept_order.pop(serials.pop())
+                self._kept_bytes -= block.size
+        if block is None:
+            block = aligned_bytes(rounded)
+        return Allocation(block[:size], self, block=block)
+
+    def _keep(self, block: np.ndarray) -> None:
+        if block.size > KEEP_LARGE:
+            return
+        with self._lock:
+            self._serial += 1
+            self._kept.setdefault(block.size, []).append(self._serial)
+            self._kept_order[self._serial] = block
+            self._kept_bytes += block.size
+            while self._kept_bytes > KEEP_LARGE:  # give back the oldest
+                serial, oldest = self._kept_order.popitem(last=False)
+                self._kept[oldest.size].remove(serial)
+                self._kept_bytes -= oldest.size
 
     def _free(self, chunk: _Chunk, region: _Region) -> None:
         with self._lock:
