@@ -250,3 +250,38 @@ def test_split_predicate_agrees_with_isl_tile_inside() -> None:
                     fixed = fixed.fix_val(isl.dim_type.param, idx, v)
             assert ours == (not fixed.is_empty()), (b0, b1)
     assert Poly.var("gid0").coeff("gid0") == 1
+
+
+SOBEL_X = """
+__kernel void sobel_x(__global const float *g, __global float *out, int w, int h)
+{
+    int x = get_global_id(0), y = get_global_id(1);
+    int xl = max(x - 1, 0), xr = min(x + 1, w - 1);
+    int yu = max(y - 1, 0), yd = min(y + 1, h - 1);
+    out[y * w + x] = (g[yu * w + xr] + 2.0f * g[y * w + xr] + g[yd * w + xr])
+                   - (g[yu * w + xl] + 2.0f * g[y * w + xl] + g[yd * w + xl]);
+}
+"""
+
+
+def test_fast_copy_of_clamped_indices_is_printed_for_contiguous_vectors() -> None:
+    """The fast copy's neighbours (``x - 1`` there, ``max(x - 1, 0)`` in the guarded copy) are
+    64 bits wide and its lanes are counted by an ``int``, so that gcc sees consecutive
+    addresses in the lanes between the split's run-time bounds (gathers were 5x slower)."""
+    from tests.launch import build_kernel
+
+    k = build_kernel(SOBEL_X, "sobel_x", local_size=(16, 1))
+    group = k.c_source[k.c_source.index("static void ppcl_group_sobel_x"):]
+    for name in ("xl", "xr"):  # y's neighbours are uniform in a row of 16: not widened
+        assert f"long ppcl_u_{name} = ppcl_u_" in group  # the fast copy's bare neighbour
+    assert "for (int __lx = (int)(__slo" in group
+
+
+@pytest.mark.parametrize("w, h, lw", [(64, 4, 16), (37, 5, 1), (3, 3, 1), (48, 2, 16)])
+def test_clamped_sobel_matches_unsplit(w: int, h: int, lw: int) -> None:
+    rng = np.random.default_rng(w * h)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(w * h, dtype=np.float32), np.zeros(w * h, dtype=np.float32)]
+
+    _both(SOBEL_X, "sobel_x", (w, h), (lw, 1), make, np.int32(w), np.int32(h))

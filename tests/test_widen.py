@@ -147,3 +147,20 @@ def test_printf_of_a_group_position_prints_an_int(capfd):
     out = np.zeros(4, np.int32)
     run(source, "p", (4,), (2,), out)
     assert capfd.readouterr().out == "0|1|2|3|"
+
+
+def test_clamped_indices_are_widened():
+    """``min``/``max``/``clamp`` of index arithmetic select one of their arguments' values, so
+    the variables holding them (and what flows into them) are 64 bits wide too."""
+    source = """
+    __kernel void k(__global const float *in, __global float *out, int w) {
+        int x = get_global_id(0);
+        int xl = max(x - 1, 0);
+        int xr = clamp(x + 1, 0, w - 1);
+        int t = (int)in[x];
+        int xt = min(t, w - 1);  /* an int either way; t, a load, stays 32 bits */
+        out[x] = in[xl] + in[xr] + in[xt];
+    }"""
+    kernel = compile_source(source).module.kernels[0]
+    assert kernel.body is not None
+    assert widened_ints(kernel.body, set()) == {"x", "xl", "xr", "xt"}

@@ -254,8 +254,11 @@ class KernelPrinter(CStylePrinter):
             lines.append(INDENT * depth + f"for ({ctype} __lx = ({ctype})({first}); __lx < "
                          f"({ctype})({end}); __lx++) {{")
         elif xrange is not None:
-            lines.append(INDENT * depth + f"for (size_t __lx = (size_t)({xrange[0]}); __lx < "
-                         f"(size_t)({xrange[1]}); __lx++) {{")
+            # lanes between two bounds computed at run time: an int counter when ids are
+            # narrowed, so that (int)__lx is the counter itself and the position stays affine
+            ctype = "int" if self.narrow_ids else "size_t"
+            lines.append(INDENT * depth + f"for ({ctype} __lx = ({ctype})({xrange[0]}); __lx < "
+                         f"({ctype})({xrange[1]}); __lx++) {{")
         else:
             lines.append(INDENT * depth + f"for (size_t __lx = 0; __lx < {ls[0]}; __lx++) {{")
         lines += body

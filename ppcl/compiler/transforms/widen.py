@@ -9,8 +9,8 @@ the same reason.
 
 A private scalar ``int`` variable is declared 64 bits wide (``widened``) when it reaches a
 subscript or pointer offset through ``+``, ``-``, ``*`` and every value assigned to it is such
-arithmetic on literals, variables and work-item ids: not a load, a call, a bit operation or a
-wrapping conversion. The caller excludes values uniform across the work-group: only those
+arithmetic on literals, variables and work-item ids (or ``min``/``max``/``clamp`` of such):
+not a load, another call, a bit operation or a wrapping conversion. The caller excludes values uniform across the work-group: only those
 that vary along the vectorized work-item loop need it.
 ``transforms/schedule.py`` records the widened variables and the group positions (see
 ``GroupPosition``) on the formed kernel; the printer declares and reads them 64 bits wide, with
@@ -26,6 +26,14 @@ from ppcl.compiler.ir.visit import Node, walk
 
 _AFFINE_OPS = frozenset(("+", "-", "*"))
 _AFFINE_UPDATES = frozenset(("=", "+=", "-=", "*="))
+# builtins whose value is one of their arguments: a clamped index (``min(x + 1, w - 1)``) has
+# the same value in 64 bits as its arguments do, and after input space splitting its fast copy
+# is the bare ``x + 1``, which must be 64 bits wide for gcc to see consecutive addresses
+_SELECTING = frozenset(("min", "max", "clamp"))
+
+
+def _selecting(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Call) and e.builtin is not None and e.name in _SELECTING
 
 
 def _small_signed(t: object) -> bool:
@@ -46,6 +54,9 @@ def _index_arithmetic(e: ir.Expr, position: GroupPosition) -> bool:
             and _index_arithmetic(e.rhs, position)
     if isinstance(e, ir.Unary):
         return e.op in ("-", "+") and _index_arithmetic(e.operand, position)
+    if _selecting(e):
+        assert isinstance(e, ir.Call)
+        return all(_index_arithmetic(a, position) for a in e.args)
     if isinstance(e, ir.Cast):
         inner = e.operand
         if isinstance(inner, ir.Call):  # (int)get_global_id(d): ids fit (narrow_ids)
@@ -105,6 +116,9 @@ def _terms(e: ir.Expr, names: set[str]) -> set[str]:
         return _terms(e.lhs, names) | _terms(e.rhs, names)
     if isinstance(e, ir.Unary) and e.op in ("-", "+"):
         return _terms(e.operand, names)
+    if _selecting(e):
+        assert isinstance(e, ir.Call)
+        return set().union(*(_terms(a, names) for a in e.args))
     if isinstance(e, ir.Cast) and e.operand.type == INT:
         return _terms(e.operand, names)
     return set()
