@@ -165,6 +165,9 @@ class Device(ABC):
     """A device the runtime drives (see the module docstring)."""
 
     info: DeviceInfo
+    # whether launches from several host threads may run at the same time (each on its own
+    # thread, none waiting for another): what the overlay's parallel replay needs
+    concurrent_launches: bool = False
 
     # ------------------------------------------------------------------ programs
 

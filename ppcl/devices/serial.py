@@ -14,5 +14,7 @@ from ppcl.devices.cpu.device import CPUDevice
 class SerialDevice(CPUDevice):
     """The host processor, one work-group after another in the launching thread."""
 
+    concurrent_launches = False  # runs stay deterministic: one launch at a time
+
     def __init__(self) -> None:
         super().__init__(threads=1, kind="serial")

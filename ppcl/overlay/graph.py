@@ -46,6 +46,7 @@ class Node:
     host: int | None = None  # a transfer's host array number
     status: str = "run"  # run | dead | redundant | fused
     covers: set[int] = field(default_factory=set)  # buffers a transfer writes whole
+    wave: int | None = None  # the replay wave it runs in (waves.py), None when removed
 
 
 @dataclass
@@ -58,13 +59,18 @@ class TaskGraph:
     edges: set[tuple[int, int, str]]  # (from node, to node, why): raw, war, waw, order, event
     notes: list[str] = field(default_factory=list)  # every decision, with its reason
     before: str = ""  # the dot text of the graph before optimization
+    concurrent: set[int] = field(default_factory=set)  # waves whose tasks run at once
 
     def to_dot(self, title: str = "overlay") -> str:
-        """The graph as Graphviz text: removed tasks dashed, fused ones named together."""
+        """The graph as Graphviz text: removed tasks dashed, fused ones named together, each
+        task with the wave it is replayed in (tasks of a concurrent wave run at once)."""
         lines = [f'digraph "{title}" {{', "  node [shape=box, fontname=monospace];"]
         for i, node in enumerate(self.nodes):
             style = ", style=dashed" if node.status != "run" else ""
             extra = f"\\n({node.status})" if node.status != "run" else ""
+            if node.wave is not None and node.status == "run":
+                at_once = ", concurrent" if node.wave in self.concurrent else ""
+                extra += f"\\nwave {node.wave}{at_once}"
             lines.append(f'  n{i} [label="{node.label}{extra}"{style}];')
         for src, dst, why in sorted(self.edges):
             lines.append(f'  n{src} -> n{dst} [label="{why}"];')
@@ -119,14 +125,16 @@ def kernel_sets(task: KernelTask, params: Sequence[Any], numbers: Numbering,
 
 
 def arg_signature(args: Sequence[Any], numbers: Numbering) -> tuple[Any, ...]:
-    """What of a launch's arguments shapes a plan: buffers by number and offset, value sizes."""
+    """What of a launch's arguments shapes a plan: buffers by number, offset and size (the
+    bytes a sub-buffer spans decide which launches may run at once), value sizes."""
     parts: list[Any] = []
     for arg in args:
         if isinstance(arg, BufferArg):
             if arg.owner is None:
                 parts.append(("null",))
             else:
-                parts.append(("buf", numbers.buffer(arg.owner), arg.owner.offset))
+                parts.append(("buf", numbers.buffer(arg.owner), arg.owner.offset,
+                              arg.owner.size))
         elif isinstance(arg, LocalArg):
             parts.append(("local", arg.nbytes))
         elif isinstance(arg, ValueArg):

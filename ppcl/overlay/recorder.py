@@ -6,19 +6,25 @@ command, a marker, a command waiting on an event this recorder did not record, o
 ``USE_HOST_PTR`` memory the host may look at any time) first flushes the recording, then runs
 as it would without the overlay. ``flush`` (from ``finish``, from a wait, a status query, a
 callback or profiling query on a recorded event) builds the task graph of the recording,
-optimizes it (``optimize.py``) or takes the plan of the same graph from the cache, runs it in
-queue order, and completes every recorded event in order: the tasks fused or removed complete
-with the task that stands for them. A failing task fails its events, and every later one with
-``CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST``, as an in-order queue does.
+optimizes it (``optimize.py``) or takes the plan of the same graph from the cache, runs it
+wave by wave (``waves.py``: consecutive independent steps; a concurrent wave's steps run at once
+on helper threads once measured to pay, the others one after another), and completes every
+recorded event in queue order: the tasks fused or removed complete with the task that stands
+for them. A failing task fails its events, and every later one with
+``CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST``, as an in-order queue does (a later task of
+the same concurrent wave may have run by then; its event reports the failure all the same).
 """
 
 from __future__ import annotations
 
+import functools
+import statistics
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from queue import SimpleQueue
 from typing import Any
 
 from ppcl.compiler.codegen.opencl import print_opencl
@@ -27,6 +33,7 @@ from ppcl.devices.interface import ValueArg
 from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
 from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, arg_signature
 from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
+from ppcl.overlay.waves import Footprint, Wave, concurrency, footprint, waves
 from ppcl.runtime.constants import mem_flags
 from ppcl.runtime.errors import ERROR_CODES, Error
 from ppcl.runtime.event import COMPLETE, Event
@@ -42,6 +49,11 @@ MAX_RECORDED = 4096  # a recording this long is replayed, so memory held stays b
 MAX_PLANS = 512  # plans (and shape histories) kept per process
 SINGLES_TO_BYPASS = 4
 BYPASS_COMMANDS = 2048
+# a concurrent wave is timed over this many sequential replays before it is judged
+TIMED_REPLAYS = 2
+# ... and runs at once only when the time it saves exceeds this many times the handoff cost
+# (the steps share the machine's cores and memory while they run at once)
+PAYS_FACTOR = 2
 
 
 @dataclass
@@ -60,6 +72,56 @@ class Plan:
     steps: list[Step]
     graph: TaskGraph
     keep: list[Program] = field(default_factory=list)  # the programs its key names by id
+    waves: list[Wave] = field(default_factory=list)  # none: every step one after another
+
+
+@dataclass
+class Outcome:
+    """How a step ran: its start and end (perf_counter_ns) or the error it raised."""
+
+    start: int
+    end: int
+    error: BaseException | None = None
+
+
+class Helpers:
+    """Threads that run the steps of concurrent waves. Daemons: a step left running by Ctrl-C
+    must not keep the interpreter from exiting."""
+
+    def __init__(self) -> None:
+        self.tasks: SimpleQueue[Callable[[], None]] = SimpleQueue()
+        self.count = 0
+        self.lock = threading.Lock()
+        self._handoff_ns: int | None = None
+
+    def submit(self, task: Callable[[], None], wanted: int) -> None:
+        """Run ``task`` on a helper, with at least ``wanted`` helpers started."""
+        with self.lock:
+            while self.count < wanted:
+                threading.Thread(target=self._serve, name=f"ppcl-overlay-{self.count}",
+                                 daemon=True).start()
+                self.count += 1
+        self.tasks.put(task)
+
+    def _serve(self) -> None:
+        while True:
+            self.tasks.get()()
+
+    def handoff_ns(self) -> int:
+        """What handing a step to a helper and learning that it ran costs (measured once)."""
+        if self._handoff_ns is None:
+            done = threading.Semaphore(0)
+            times = []
+            for _ in range(16):
+                start = time.perf_counter_ns()
+                self.submit(done.release, 1)
+                done.acquire()
+                times.append(time.perf_counter_ns() - start)
+            self._handoff_ns = int(statistics.median(times))
+        return self._handoff_ns
+
+
+HELPERS = Helpers()
 
 
 class Cache:
@@ -142,40 +204,92 @@ class Recorder:
             self._run(self._plan(commands), commands)
 
     def _run(self, plan: Plan, commands: list[Command]) -> None:
-        """Run the steps; an interrupt (Ctrl-C) fails the rest and reaches the caller, as it
-        does from a command run in the enqueuing thread."""
+        """Run the plan wave by wave and complete the events in queue order; an interrupt
+        (Ctrl-C) fails the rest and reaches the caller, as it does from a command run in the
+        enqueuing thread."""
         failed = 0
         interrupt: BaseException | None = None
-        for step in plan.steps:
-            events = [commands[i].event for i in step.members]
-            if failed:
+        for number, wave in enumerate(plan.waves
+                                      or [Wave(list(range(len(plan.steps))), False, "")]):
+            steps = [plan.steps[i] for i in wave.steps]
+            at_once = None
+            if wave.concurrent and wave.pays and not failed:
+                at_once = self._run_at_once(steps, commands)
+            times: list[int] = []
+            for k, step in enumerate(steps):
+                events = [commands[i].event for i in step.members]
+                if failed:
+                    for event in events:
+                        event._complete(_WAIT_LIST_ERROR)
+                    continue
+                outcome = at_once[k] if at_once is not None else _attempt(step, commands)
+                if outcome.error is not None:
+                    error = outcome.error
+                    failed = error.code if isinstance(error, Error) else _OUT_OF_RESOURCES
+                    for event in events:
+                        event._complete(failed, error)
+                    if not isinstance(error, Exception):
+                        interrupt = error
+                    continue
                 for event in events:
-                    event._complete(_WAIT_LIST_ERROR)
-                continue
-            start = time.perf_counter_ns()
-            try:
-                if step.how == "action":
-                    commands[step.members[0]].action()
-                elif step.how == "generated":
-                    assert step.bindings is not None
-                    args = tuple(_arg(commands, c, a) for c, a in step.bindings)
-                    step.launch.run(args)
-            except BaseException as error:
-                code = error.code if isinstance(error, Error) else _OUT_OF_RESOURCES
-                failed = code
-                for event in events:
-                    event._complete(code, error)
-                if not isinstance(error, Exception):
-                    interrupt = error
-                continue
-            end = time.perf_counter_ns()
-            for event in events:
-                event._set_times_complete(start, start, end)
+                    event._set_times_complete(outcome.start, outcome.start, outcome.end)
+                if step.how != "skip":
+                    times.append(outcome.end - outcome.start)
+            if wave.concurrent and wave.pays is None and at_once is None and not failed:
+                self._judge(number, wave, times, plan.graph)
         for command in commands:
             for mem in command.uses:
                 mem.unhold()
         if interrupt is not None:
             raise interrupt
+
+    def _run_at_once(self, steps: list[Step], commands: list[Command]) -> list[Outcome]:
+        """Run a concurrent wave's steps: the first running one in this thread, the other
+        running ones on helpers. Ctrl-C while the helpers run leaves them to finish and fails
+        the steps not done."""
+        outcomes: list[Outcome | None] = [None] * len(steps)
+        running = [k for k, step in enumerate(steps) if step.how != "skip"]
+        done = threading.Semaphore(0)
+
+        def attempt(k: int) -> None:
+            outcomes[k] = _attempt(steps[k], commands)
+            done.release()
+
+        for k in running[1:]:
+            HELPERS.submit(functools.partial(attempt, k), len(running) - 1)
+        for k, step in enumerate(steps):
+            if k not in running[1:]:
+                outcomes[k] = _attempt(step, commands)
+        mine = outcomes[running[0]] if running else None
+        stopped: BaseException | None = None
+        if mine is not None and mine.error is not None and not isinstance(mine.error, Exception):
+            stopped = mine.error  # interrupted: do not wait for the others
+        else:
+            try:
+                for _ in running[1:]:
+                    done.acquire()
+            except BaseException as error:
+                stopped = error
+        now = time.perf_counter_ns()
+        return [o if o is not None else Outcome(now, now, stopped) for o in outcomes]
+
+    def _judge(self, number: int, wave: Wave, times: list[int], graph: TaskGraph) -> None:
+        """Decide from the steps' least times in the first sequential replays whether running
+        the wave's steps at once saves more than handing them to helpers costs."""
+        wave.fastest = times if not wave.fastest else \
+            [min(a, b) for a, b in zip(wave.fastest, times)]
+        wave.timed += 1
+        if wave.timed < TIMED_REPLAYS or not wave.fastest:
+            return
+        saved = sum(wave.fastest) - max(wave.fastest)
+        cost = HELPERS.handoff_ns() * (len(wave.fastest) - 1)
+        wave.pays = saved > PAYS_FACTOR * cost
+        verdict = "runs its tasks at once" if wave.pays else "stays sequential"
+        self._say(f"overlay: wave {number} {verdict}: at once it would "
+                  f"save {saved / 1e3:.0f} us, handing tasks to helpers costs "
+                  f"{cost / 1e3:.0f} us ({wave.reason})")
+        if not wave.pays:
+            graph.concurrent.discard(number)
 
     # ------------------------------------------------------------------ planning
 
@@ -233,10 +347,38 @@ class Recorder:
                     steps.append(Step(node.members, "action"))
                 else:
                     steps.append(self._generated(node.members, info, commands, graph))
+        plan_waves = self._waves(steps, graph, commands)
         for note in graph.notes:
             self._say(f"overlay: {note}")
         graph.buffers = []  # a cached plan must not keep the program's buffers alive
-        return Plan(steps, graph)
+        return Plan(steps, graph, waves=plan_waves)
+
+    def _waves(self, steps: list[Step], graph: TaskGraph, commands: list[Command]) -> list[Wave]:
+        """The plan's waves (``waves.py``), each numbered on its graph nodes and noted."""
+        numbers = Numbering()
+        prints: list[Footprint] = [footprint(step.members, commands, numbers, _accesses,
+                                             step.how != "skip") for step in steps]
+        node_of = {node.members[0]: node for node in graph.nodes if node.status == "run"}
+        labels = [node_of[step.members[0]].label if step.members[0] in node_of else "removed"
+                  for step in steps]
+        backend = self.queue.device.backend
+        threads = backend.info.threads if backend.concurrent_launches else 1
+        result: list[Wave] = []
+        for number, indices in enumerate(waves(prints)):
+            concurrent, reason = concurrency([prints[i] for i in indices],
+                                             [labels[i] for i in indices], threads)
+            result.append(Wave(indices, concurrent, reason))
+            for i in indices:
+                node = node_of.get(steps[i].members[0])
+                if node is not None:
+                    node.wave = number
+            if concurrent:
+                graph.concurrent.add(number)
+            if reason != "one task":
+                how = "may run at once" if concurrent else "runs one after another"
+                shown = ", ".join(labels[i] for i in indices if steps[i].how != "skip")
+                graph.notes.append(f"wave {number} ({shown}) {how}: {reason}")
+        return result
 
     def _generated(self, members: list[int], info: KernelInfo, commands: list[Command],
                    graph: TaskGraph) -> Step:
@@ -265,6 +407,20 @@ class Recorder:
             print(text, file=sys.stderr)
 
 
+def _attempt(step: Step, commands: Sequence[Command]) -> Outcome:
+    """Run one step; whatever it raises (Ctrl-C included) is its outcome."""
+    start = time.perf_counter_ns()
+    try:
+        if step.how == "action":
+            commands[step.members[0]].action()
+        elif step.how == "generated":
+            assert step.bindings is not None
+            step.launch.run(tuple(_arg(commands, c, a) for c, a in step.bindings))
+    except BaseException as error:
+        return Outcome(start, start, error)
+    return Outcome(start, time.perf_counter_ns())
+
+
 def _arg(commands: Sequence[Command], command: int, index: int) -> Any:
     task = commands[command].task
     assert isinstance(task, KernelTask)
@@ -282,6 +438,11 @@ def _facts(kernel: Any) -> KernelFacts:
     return facts
 
 
+def _accesses(kernel: Any) -> tuple[Sequence[ir.Param], dict[str, Any]]:
+    facts = _facts(kernel)
+    return facts.function.params, facts.accesses
+
+
 def _value_slots(commands: Sequence[Command]) -> list[tuple[int, int, int]]:
     """(command, argument index, slot) of every scalar argument, slots numbered in order."""
     slots: list[tuple[int, int, int]] = []
@@ -295,22 +456,25 @@ def _value_slots(commands: Sequence[Command]) -> list[tuple[int, int, int]]:
 
 
 def _shape(commands: Sequence[Command]) -> tuple[Any, tuple[bytes | None, ...]]:
-    """The identity of a recording's graph (kernels, NDRanges, buffers by number, transfers,
-    which buffers are released) and its scalar argument values in slot order."""
+    """The identity of a recording's graph (kernels, NDRanges, buffers by number, transfers
+    with the bytes they move in their root buffers, which buffers are released, which recorded
+    commands each waits on) and its scalar argument values in slot order."""
     numbers = Numbering()
     parts: list[Any] = []
     values: list[bytes | None] = []
+    recorded = {id(command.event): i for i, command in enumerate(commands)}
     for command in commands:
         task = command.task
+        waits = tuple(recorded[id(e)] for e in command.waits if id(e) in recorded)
         if isinstance(task, KernelTask):
             parts.append(("k", id(task.kernel.program), task.kernel.function_name,
-                          task.launch.ndrange, arg_signature(task.args, numbers)))
+                          task.launch.ndrange, arg_signature(task.args, numbers), waits))
             values.extend(a.data for a in task.args if isinstance(a, ValueArg))
         else:
             parts.append(("t", command.kind,
-                          tuple((numbers.buffer(m), o, s) for m, o, s in task.reads),
-                          tuple((numbers.buffer(m), o, s) for m, o, s in task.writes),
-                          None if task.host is None else numbers.host(task.host)))
+                          tuple((numbers.buffer(m), m.offset + o, s) for m, o, s in task.reads),
+                          tuple((numbers.buffer(m), m.offset + o, s) for m, o, s in task.writes),
+                          None if task.host is None else numbers.host(task.host), waits))
     released = tuple(mem.released for mem in numbers.buffers)
     sizes = tuple(mem.size for mem in numbers.buffers)
     return (tuple(parts), released, sizes), tuple(values)

@@ -292,6 +292,8 @@ class HostDevice(Device):
 class CPUDevice(HostDevice):
     """The host processor, its work-groups spread over a pool of ``threads`` threads."""
 
+    concurrent_launches = True  # a launch finding the pool busy runs on its own thread
+
     def __init__(self, threads: int | None = None, kind: str = "cpu") -> None:
         self.cpu = probe_cpu()
         count = configured_threads(threads)
