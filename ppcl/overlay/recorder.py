@@ -214,7 +214,7 @@ class Recorder:
             steps = [plan.steps[i] for i in wave.steps]
             at_once = None
             if wave.concurrent and wave.pays and not failed:
-                at_once = self._run_at_once(steps, commands)
+                at_once = self._run_at_once(steps, commands, wave.threads)
             times: list[int] = []
             for k, step in enumerate(steps):
                 events = [commands[i].event for i in step.members]
@@ -235,7 +235,7 @@ class Recorder:
                     event._set_times_complete(outcome.start, outcome.start, outcome.end)
                 if step.how != "skip":
                     times.append(outcome.end - outcome.start)
-            if wave.concurrent and wave.pays is None and at_once is None and not failed:
+            if wave.concurrent and not failed:
                 self._judge(number, wave, times, plan.graph)
         for command in commands:
             for mem in command.uses:
@@ -243,7 +243,8 @@ class Recorder:
         if interrupt is not None:
             raise interrupt
 
-    def _run_at_once(self, steps: list[Step], commands: list[Command]) -> list[Outcome]:
+    def _run_at_once(self, steps: list[Step], commands: list[Command],
+                     threads: int) -> list[Outcome]:
         """Run a concurrent wave's steps: the first running one in this thread, the other
         running ones on helpers. Ctrl-C while the helpers run leaves them to finish and fails
         the steps not done."""
@@ -255,8 +256,9 @@ class Recorder:
             outcomes[k] = _attempt(steps[k], commands)
             done.release()
 
-        for k in running[1:]:
-            HELPERS.submit(functools.partial(attempt, k), len(running) - 1)
+        helpers = min(len(running), threads) - 1
+        for k in running[1:]:  # more steps than threads wait for a helper
+            HELPERS.submit(functools.partial(attempt, k), helpers)
         for k, step in enumerate(steps):
             if k not in running[1:]:
                 outcomes[k] = _attempt(step, commands)
@@ -274,21 +276,28 @@ class Recorder:
         return [o if o is not None else Outcome(now, now, stopped) for o in outcomes]
 
     def _judge(self, number: int, wave: Wave, times: list[int], graph: TaskGraph) -> None:
-        """Decide from the steps' least times in the first sequential replays whether running
-        the wave's steps at once saves more than handing them to helpers costs."""
-        wave.fastest = times if not wave.fastest else \
-            [min(a, b) for a, b in zip(wave.fastest, times)]
+        """Decide, after every replay of a concurrent wave, whether running its steps at once
+        saves more than handing them to helpers costs, from each step's lesser time in the last
+        two replays (the plan serves every value of the arguments not specialized, so the
+        steps' times may change from one replay to the next)."""
+        fastest = times if not wave.fastest else [min(a, b) for a, b in zip(wave.fastest, times)]
+        wave.fastest = times
         wave.timed += 1
-        if wave.timed < TIMED_REPLAYS or not wave.fastest:
+        if wave.timed < TIMED_REPLAYS or not fastest:
             return
-        saved = sum(wave.fastest) - max(wave.fastest)
-        cost = HELPERS.handoff_ns() * (len(wave.fastest) - 1)
-        wave.pays = saved > PAYS_FACTOR * cost
-        verdict = "runs its tasks at once" if wave.pays else "stays sequential"
-        self._say(f"overlay: wave {number} {verdict}: at once it would "
-                  f"save {saved / 1e3:.0f} us, handing tasks to helpers costs "
-                  f"{cost / 1e3:.0f} us ({wave.reason})")
-        if not wave.pays:
+        # at once, the wave lasts at least its longest step and its total over the threads
+        saved = sum(fastest) - max(max(fastest), sum(fastest) // wave.threads)
+        cost = HELPERS.handoff_ns() * (len(fastest) - 1)
+        pays = saved > PAYS_FACTOR * cost
+        if pays != wave.pays:
+            verdict = "runs its tasks at once" if pays else "runs its tasks one after another"
+            self._say(f"overlay: wave {number} {verdict}: at once it would save "
+                      f"{saved / 1e3:.0f} us, handing tasks to helpers costs {cost / 1e3:.0f} "
+                      f"us ({wave.reason})")
+        wave.pays = pays
+        if pays:
+            graph.concurrent.add(number)
+        else:
             graph.concurrent.discard(number)
 
     # ------------------------------------------------------------------ planning
@@ -367,7 +376,7 @@ class Recorder:
         for number, indices in enumerate(waves(prints)):
             concurrent, reason = concurrency([prints[i] for i in indices],
                                              [labels[i] for i in indices], threads)
-            result.append(Wave(indices, concurrent, reason))
+            result.append(Wave(indices, concurrent, reason, threads=threads))
             for i in indices:
                 node = node_of.get(steps[i].members[0])
                 if node is not None:

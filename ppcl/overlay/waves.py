@@ -20,7 +20,7 @@ thread count is above one) and no kernel of the wave fills the device alone (its
 count is below the thread count: the CPU device runs a launch's groups across its threads,
 so a launch of fewer groups leaves threads idle), or when transfers can copy while a single
 kernel runs. Whether it then pays (the time it would save against the cost of handing steps to
-other threads) is measured on the first replay, see ``recorder.py``.
+other threads) is measured on every replay, see ``recorder.py``.
 """
 
 from __future__ import annotations
@@ -59,14 +59,15 @@ class Footprint:
 @dataclass
 class Wave:
     """Steps (indices into a plan's steps) that may run at once; ``concurrent`` when they
-    should, by :func:`concurrency`, with its reason. ``pays`` is decided from the steps'
-    times in the first sequential replays (``fastest``: the least time of each running step,
-    ``timed``: how many replays were timed)."""
+    should, by :func:`concurrency`, with its reason. ``pays`` is decided after every replay
+    from the steps' times (``fastest``: each running step's time in the last replay, ``timed``:
+    how many replays were timed); until decided the steps run one after another."""
 
     steps: list[int]
     concurrent: bool
     reason: str
     pays: bool | None = None
+    threads: int = 1  # the device's threads: at most this many steps run at once
     fastest: list[int] = field(default_factory=list)
     timed: int = 0
 
