@@ -133,7 +133,11 @@ def _pocl() -> tuple[Any, Any] | None:
         import pyopencl
     except ImportError:
         return None
-    for platform in pyopencl.get_platforms():
+    try:
+        platforms = pyopencl.get_platforms()
+    except pyopencl.Error:  # an ICD loader with no platform behind it: no pocl column
+        return None
+    for platform in platforms:
         if "portable" in platform.name.lower() or "pocl" in platform.name.lower():
             return pyopencl, pyopencl.Context(platform.get_devices())
     return None
