@@ -22,6 +22,11 @@ and the printer runs the lanes between the bounds through the fast copy when the
 (``codegen/kernel_c.py``). The lanes outside, and every lane of a group where the test fails,
 run the loop as formed, so the split never changes what a kernel computes.
 
+Each split also gets a score (``split_score.py``): a launch whose fast subdomain is too small
+to pay for the extra loops runs the loop as formed, chosen at launch by the device from the
+``unsplit`` mask of the launch descriptor (bit ``SplitLoop.index``); a split that loses on every
+launch is not made.
+
 Splitting is skipped for loops with a mask or a plan (jammed, grid-stride), where the work-item
 order is fixed, and with the build option ``-ppcl-no-split``.
 """
