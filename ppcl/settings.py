@@ -17,6 +17,7 @@ middle of the compiler or the runtime reads the environment itself.
 | ``PPCL_CTX`` | ``ctx`` | device choice of ``create_some_context`` (``PYOPENCL_CTX`` too) |
 | ``PPCL_TEST`` | ``test`` | devices of ``ppcl.tools`` test helpers (``PYOPENCL_TEST`` too) |
 | ``PPCL_OVERLAY`` | ``overlay`` | ``1``: every in-order queue delays, optimizes and replays its commands |
+| ``PPCL_SPLIT`` | ``split`` | ``0``: no input space splitting in any build (as the build option ``-ppcl-no-split``); default on |
 | ``PPCL_HOSTFUSION`` | ``hostfusion`` | ``1``: every queue's launches may be coarsened, re-laid-out or vectorized, each rewrite kept only when it measures faster; ``force``: the model's choice without measuring (tests) |
 
 Debug topics: ``passes`` (the IR after each compiler pass), ``time`` (the time of each pass),
@@ -74,6 +75,7 @@ class Settings:
     check: str = "raise"
     overlay: bool = False
     hostfusion: str = "off"
+    split: bool = True
 
 
 def parse_debug(text: str, verify: str = "") -> Debug:
@@ -152,6 +154,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         check=parse_check(env.get("PPCL_CHECK", "")),
         overlay=parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", "")),
         hostfusion=parse_hostfusion(env.get("PPCL_HOSTFUSION", "")),
+        split=parse_switch("PPCL_SPLIT", env.get("PPCL_SPLIT", "1") or "1"),
     )
 
 

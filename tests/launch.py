@@ -139,10 +139,11 @@ def _frontend_module(source: str, options: str) -> Any:
 
 
 def run_in_chunks(kernel: CompiledKernel, global_size: Sequence[int], args: Sequence[Any],
-                  chunk: int, offset: Sequence[int] | None = None) -> None:
+                  chunk: int, offset: Sequence[int] | None = None, unsplit: int = 0) -> None:
     """Run the groups of a built kernel in chunks of ``chunk`` consecutive groups, as the
     threads of the CPU device claim them; numpy arrays are passed by address (they must be
-    aligned as buffers are, see ``aligned_empty``) and updated in place."""
+    aligned as buffers are, see ``aligned_empty``) and updated in place. ``unsplit``: the
+    split loops that run as formed (the dispatcher's mask)."""
     ndrange = NDRange(len(global_size), pad3(global_size), kernel.local_size,
                       pad3(offset or (), 0))
     values = [BufferArg(a.ctypes.data, a) if isinstance(a, np.ndarray)
@@ -151,7 +152,7 @@ def run_in_chunks(kernel: CompiledKernel, global_size: Sequence[int], args: Sequ
     packed = ArgBlock(values, kernel.local_mem_static_bytes)
     block = ctypes.create_string_buffer(packed.local_bytes + 2 * LOCAL_ALIGN)
     base = align_up(ctypes.addressof(block))
-    descriptor = launch_descriptor(ndrange)
+    descriptor = launch_descriptor(ndrange, unsplit)
     groups = ndrange.group_count
     for first in range(0, groups, chunk):
         kernel.entry(packed.argv, ctypes.byref(descriptor), first, min(first + chunk, groups),

@@ -16,6 +16,7 @@ rebuilds it without the source; bytes that are not such a binary are refused wit
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 from collections import OrderedDict
@@ -381,8 +382,10 @@ class Program:
             with self._device_lock:
                 program = self._device_programs.get(device)
                 if program is None:
-                    program = device.backend.build(self._module, self._build_options,
-                                                   self._settings.debug)
+                    options = self._build_options
+                    if not self._settings.split:  # PPCL_SPLIT=0: as if -ppcl-no-split
+                        options = dataclasses.replace(options, no_split=True)
+                    program = device.backend.build(self._module, options, self._settings.debug)
                     self._device_programs[device] = program
         return program
 

@@ -78,6 +78,7 @@ typedef struct ppcl_launch {
     size_t global_offset[3];
     size_t local_size[3];
     size_t num_groups[3];
+    size_t unsplit;  /* bit k: split loop k runs as formed (the dispatcher's choice) */
 } ppcl_launch;
 typedef struct ppcl_group {
     size_t group[3];

@@ -198,6 +198,8 @@ class KernelPrinter(CStylePrinter):
             b = f"({self.expr(bound, PREC_ASSIGN)}) + 1 - (long)__gb0"
             lines.append(ind2 + f"if ({b} < {hi}) {hi} = {b};")
         test = self.expr(s.test, PREC_ASSIGN)
+        if s.score is not None:  # the launch's dispatcher may have chosen the loop as formed
+            test = f"!((__L->unsplit >> {s.index}) & 1) && ({test})"
         lines.append(ind2 + f"if (({test}) && {lo} < {hi}) {{")
         lines += self.workitem_loop(s.guarded, level + 2, ("0", lo))
         lines += self.workitem_loop(s.fast, level + 2, (lo, hi))

@@ -111,6 +111,43 @@ class SplitLoop(ir.Stmt):
     lower: tuple[ir.Expr, ...]
     upper: tuple[ir.Expr, ...]
     reason: str = ""
+    # the dispatcher's data: which bit of the launch's ``unsplit`` mask runs this loop as
+    # formed, and the costs it weighs (None: no choice, the split always runs)
+    index: int = 0
+    score: SplitScore | None = None
+
+
+Terms = tuple[tuple[tuple[str, ...], int], ...]  # a polynomial: (names of a monomial, coeff)
+
+
+@dataclass(frozen=True)
+class SplitScore:
+    """The parametric cost of the two subkernels of a ``SplitLoop`` (``transforms/split_score.py``
+    builds and evaluates it): with ``N`` lanes in the launch, ``F`` lanes in the bounding box of
+    the fast subdomain and ``R`` rows of lanes along x in the groups that run the split,
+
+        split   = fast * F + guarded * (N - F) + row * R
+        guarded = guarded * N
+
+    and the launch runs the cheaper. ``fast``, ``guarded``: the cost of one lane of each copy
+    from its accesses (uniform and consecutive cheap, strided and divergent dear, masked dearer);
+    ``row``: the lanes at the edges of the fast range that run one at a time. The box: lanes along
+    x from the largest of ``x_lows`` to the smallest of ``x_highs``, group bases along y and z
+    (``y_lows``..) likewise, where every ``tests`` entry is ``>= 0``; every polynomial is over
+    the launch's sizes (``gsize0``, ``offset0``..) and the scalar arguments."""
+
+    fast: int
+    guarded: int
+    row: int
+    tests: tuple[Terms, ...]
+    x_lows: tuple[Terms, ...]
+    x_highs: tuple[Terms, ...]
+    y_lows: tuple[Terms, ...]
+    y_highs: tuple[Terms, ...]
+    z_lows: tuple[Terms, ...]
+    z_highs: tuple[Terms, ...]
+    local_size: tuple[int, int, int]
+    rows: bool  # the loop runs a row of groups: one set of x loops per row, not per group
 
 
 @dataclass(frozen=True)

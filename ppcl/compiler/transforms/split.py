@@ -22,6 +22,11 @@ and the printer runs the lanes between the bounds through the fast copy when the
 (``codegen/kernel_c.py``). The lanes outside, and every lane of a group where the test fails,
 run the loop as formed, so the split never changes what a kernel computes.
 
+Each split also gets a score (``split_score.py``): a launch whose fast subdomain is too small
+to pay for the extra loops runs the loop as formed, chosen at launch by the device from the
+``unsplit`` mask of the launch descriptor (bit ``SplitLoop.index``); a split that loses on every
+launch is not made.
+
 Splitting is skipped for loops with a mask or a plan (jammed, grid-stride), where the work-item
 order is fixed, and with the build option ``-ppcl-no-split``.
 """
@@ -49,6 +54,13 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
 from ppcl.compiler.ir.visit import Node, Rewriter, find_all, walk
+from ppcl.compiler.transforms.split_score import (
+    choose,
+    lane_cost,
+    launch_values,
+    make_score,
+    score_lines,
+)
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
 _MINMAX = ("min", "max", "clamp")
@@ -353,6 +365,23 @@ def _test_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param]) -> ir.Exp
     return out
 
 
+# the bits of the launch's ``unsplit`` mask (a size_t) a kernel's split loops may use
+MAX_SPLITS = 64
+
+
+def score_plan(plan: SplitPlan, body: ir.Stmt, fast: ir.Stmt, formed: FormedKernel,
+               scalars: frozenset[str], narrow_ids: bool) -> wg.SplitScore | str:
+    """The score of ``plan`` for the loop ``body`` and its fast copy ``fast``
+    (``split_score.py``) from the costs of both copies, or why the split loses on every
+    launch."""
+    model = plan.model
+    fast_model = model_of(fast, scalars, formed.local_size, rows=formed.rows,
+                          narrow_ids=narrow_ids)
+    guarded_cost = lane_cost(body, model, len(plan.sites))
+    return make_score(plan.test, plan.lower, plan.upper, lane_cost(fast, fast_model, 0),
+                      guarded_cost, model)
+
+
 class _Splitter(Rewriter):
     def __init__(self, formed: FormedKernel, narrow_ids: bool):
         self.formed = formed
@@ -362,6 +391,7 @@ class _Splitter(Rewriter):
                                  if isinstance(p.type, ScalarType) and p.type.is_integer)
         self.notes: list[str] = []
         self.number = 0
+        self.splits = 0  # SplitLoops made so far: the next one's bit in the launch's mask
 
     def rewrite_WorkItemLoop(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop | wg.SplitLoop:
         self.number += 1
@@ -374,13 +404,23 @@ class _Splitter(Rewriter):
             self.notes.append(f"work-item loop {self.number}: no split ({plan})")
             return loop
         fast = dataclasses.replace(loop, body=fast_body(loop.body, plan))
+        score = score_plan(plan, loop.body, fast.body, self.formed, self.scalars,
+                           self.narrow_ids)
+        if self.splits >= MAX_SPLITS:
+            score = f"the kernel has {MAX_SPLITS} split loops already"
+        if isinstance(score, str):
+            self.notes.append(f"work-item loop {self.number}: no split ({score})")
+            return loop
         whats = ", ".join(sorted({f"{s.what}s" for s in plan.sites}))
         reason = f"fast where {plan.domain_text()} ({len(plan.sites)} sites: {whats})"
         self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
+        self.notes.append(f"work-item loop {self.number}: score " + "; ".join(score_lines(score)))
+        index, self.splits = self.splits, self.splits + 1
         return wg.SplitLoop(
             guarded=loop, fast=fast, test=_test_expr(plan.test, self.params),
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
-            upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason)
+            upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
+            index=index, score=score)
 
 
 def split_kernel(formed: FormedKernel, narrow_ids: bool) -> FormedKernel:
@@ -429,11 +469,34 @@ def explain(formed: FormedKernel, narrow_ids: bool,
         domain = isl_set(list(plan.test) + bounds, ["gid0"])
         lines.append(f"  fast subdomain: {domain}")
         lines.append("  sites: " + ", ".join(sorted({s.what for s in plan.sites})))
-        lines.append("  subkernels: fast (the lanes of the subdomain), guarded (the others)")
         lines += [f"  fast {line}" for line in _access_lines(fast, fast_model)]
+        score = score_plan(plan, loop.body, fast, formed, splitter.scalars, narrow_ids)
+        if isinstance(score, str):
+            lines.append(f"  subkernels: guarded only (the split is dropped: {score})")
+            continue
+        lines.append("  subkernels: split (the fast copy on the subdomain, guarded on the "
+                     "others), guarded (the loop as formed)")
+        lines.append("  score (estimated cost, the cheaper runs):")
+        lines += [f"    {line}" for line in score_lines(score)]
         if launch is not None:
             lines.append("  launch: " + _launch_text(plan, formed.local_size, launch))
+            lines.append("  launch picks: " + _pick_text(score, formed.local_size, launch))
     return lines
+
+
+def _pick_text(score: wg.SplitScore, local: tuple[int, int, int],
+               launch: Mapping[str, int]) -> str:
+    """Which subkernel the dispatcher runs for ``launch``, with both costs."""
+    gsize = (launch.get("gsize0", local[0]), launch.get("gsize1", local[1]),
+             launch.get("gsize2", local[2]))
+    values = launch_values(gsize, local, (0, 0, 0), launch)
+    try:
+        choice = choose(score, values)
+    except KeyError as missing:
+        return f"give a value for {missing.args[0]} (--arg NAME=VALUE)"
+    v = choice.volumes
+    return (f"{choice.name} (split {choice.split_cost}, guarded {choice.guarded_cost}; "
+            f"N={v.lanes}, F={v.fast}, R={v.rows})")
 
 
 def _launch_text(plan: SplitPlan, local: tuple[int, int, int],

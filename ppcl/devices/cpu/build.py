@@ -38,6 +38,7 @@ class LaunchDescriptor(ctypes.Structure):
         ("global_offset", ctypes.c_size_t * 3),
         ("local_size", ctypes.c_size_t * 3),
         ("num_groups", ctypes.c_size_t * 3),
+        ("unsplit", ctypes.c_size_t),  # bit k: split loop k runs as formed (dispatch.py)
     ]
 
 
@@ -89,9 +90,11 @@ def spec_for(ndrange: NDRange) -> KernelSpec:
                       ids_fit_in_int(ndrange))
 
 
-def launch_descriptor(ndrange: NDRange) -> LaunchDescriptor:
+def launch_descriptor(ndrange: NDRange, unsplit: int = 0) -> LaunchDescriptor:
+    """The descriptor of a launch; ``unsplit``: the split loops it runs as formed."""
     desc = LaunchDescriptor()
     desc.work_dim = ndrange.work_dim
+    desc.unsplit = unsplit
     groups = ndrange.num_groups
     for d in range(3):
         desc.global_size[d] = ndrange.global_size[d]

@@ -31,6 +31,7 @@ from ppcl.devices.cpu.build import (
     lower_for_check,
     spec_for,
 )
+from ppcl.devices.cpu.dispatch import SplitDispatcher
 from ppcl.devices.cpu.native import NativePool, Task
 from ppcl.devices.cpu.probe import CPUInfo, configured_threads, probe_cpu
 from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
@@ -128,6 +129,11 @@ class CPULaunch(KernelLaunch):
         self.static_local_bytes = compiled.local_mem_static_bytes
         self._block_static = compiled.block_static_bytes  # context arrays too large for stacks
         self._descriptor = launch_descriptor(ndrange)
+        # split loops whose choice depends on the launch (dispatch.py): one descriptor per mask
+        self.dispatcher = SplitDispatcher.of(compiled.generated.formed.body,
+                                             compiled.arg_kinds, ndrange)
+        self._descriptors: dict[int, int] = {0: ctypes.addressof(self._descriptor)}
+        self._descriptor_objects = [self._descriptor]  # keeps the descriptors alive
         self._num_groups = ndrange.group_count
         self._entry_address = ctypes.cast(compiled.entry, ctypes.c_void_p).value
         self._pool = pool
@@ -143,6 +149,17 @@ class CPULaunch(KernelLaunch):
     def _task_for(self, block: ArgBlock) -> Task:
         return Task(self._entry_address, ctypes.addressof(block.argv),
                     ctypes.addressof(self._descriptor), self._num_groups, block.local_bytes)
+
+    def _launch_for(self, args: Sequence[ArgValue]) -> int:
+        """The address of the descriptor of the dispatcher's mask for ``args``."""
+        assert self.dispatcher is not None
+        mask = self.dispatcher.mask(args)
+        address = self._descriptors.get(mask)
+        if address is None:
+            descriptor = launch_descriptor(self.ndrange, mask)
+            self._descriptor_objects.append(descriptor)
+            address = self._descriptors[mask] = ctypes.addressof(descriptor)
+        return address
 
     def _shared_task(self, args: Sequence[ArgValue]) -> Any:
         """The task of the kept block, updated to ``args`` (the caller holds ``_in_use``)."""
@@ -170,10 +187,15 @@ class CPULaunch(KernelLaunch):
         if not self._in_use.acquire(blocking=False):
             block = ArgBlock(args, self._block_static)
             task = self._task_for(block)
+            if self.dispatcher is not None:
+                task.launch = self._launch_for(args)
             self._pool.run(ctypes.byref(task), (block, task), self._name)
             return
         try:
             task_ref = self._shared_task(args)
+            if self.dispatcher is not None:
+                assert self._task is not None
+                self._task.launch = self._launch_for(args)
             self._pool.run(task_ref, (self._block, self._task), self._name)
         except KeyboardInterrupt:
             self._block = None  # the abandoned launch keeps its block; later ones get another

@@ -1,0 +1,94 @@
+"""The CPU device's split dispatcher: which split loops of a kernel a launch runs as split.
+
+Every ``SplitLoop`` with a score (``compiler/transforms/split_score.py``) has a bit in the
+launch descriptor's ``unsplit`` mask; the generated C runs the loop as formed where its bit is
+set. The scores read the launch's sizes, fixed for one ``CPULaunch``, and some scalar
+arguments: the mask is computed once per value of those arguments and kept, so a repeated
+launch costs one dictionary lookup and the descriptor of its mask is reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ppcl.compiler.codegen.c_unit import ArgKind
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.types import ScalarType
+from ppcl.compiler.ir.visit import find_all
+from ppcl.compiler.transforms.split_score import Choice, choose, launch_values, needed_names
+from ppcl.devices.interface import ArgValue, NDRange, ValueArg
+
+# the masks kept per launch shape: a kernel launched with ever new scalar values (a frame
+# counter) must not grow the table without bound
+MAX_KEPT = 256
+
+
+@dataclass(frozen=True)
+class _Scalar:
+    index: int
+    name: str
+    signed: bool
+
+
+class SplitDispatcher:
+    """The ``unsplit`` masks of one kernel over one NDRange, by the scalar arguments its scores
+    read. ``choices`` keeps, per key, each split loop's :class:`Choice` (for tests and
+    ``ppcl explain``)."""
+
+    def __init__(self, loops: Sequence[wg.SplitLoop], arg_kinds: Sequence[ArgKind],
+                 ndrange: NDRange) -> None:
+        self.loops = tuple(loops)
+        self.ndrange = ndrange
+        scores = []
+        names: set[str] = set()
+        for loop in self.loops:
+            assert loop.score is not None
+            scores.append(loop.score)
+            names |= needed_names(loop.score)
+        self.scores: tuple[wg.SplitScore, ...] = tuple(scores)
+        self.scalars = tuple(
+            _Scalar(i, kind.name, isinstance(kind.type, ScalarType) and kind.type.is_signed)
+            for i, kind in enumerate(arg_kinds) if kind.kind == "value" and kind.name in names)
+        self.masks: dict[tuple[bytes, ...], int] = {}
+        self.choices: dict[tuple[bytes, ...], tuple[Choice, ...]] = {}
+
+    @staticmethod
+    def of(formed_body: ir.Stmt, arg_kinds: Sequence[ArgKind],
+           ndrange: NDRange) -> SplitDispatcher | None:
+        """The dispatcher of a kernel, or None when it has no scored split loop."""
+        loops = [s for s in find_all(formed_body, wg.SplitLoop) if s.score is not None]
+        return SplitDispatcher(loops, arg_kinds, ndrange) if loops else None
+
+    def key(self, args: Sequence[ArgValue]) -> tuple[bytes, ...]:
+        out = []
+        for s in self.scalars:
+            arg = args[s.index]
+            out.append(arg.data if isinstance(arg, ValueArg) else b"")
+        return tuple(out)
+
+    def mask(self, args: Sequence[ArgValue]) -> int:
+        """The ``unsplit`` mask of a launch with ``args`` (computed once per key)."""
+        key = self.key(args) if self.scalars else ()
+        found = self.masks.get(key)
+        if found is not None:
+            return found
+        choices = self.evaluate(key)
+        mask = 0
+        for loop, choice in zip(self.loops, choices):
+            if not choice.split:
+                mask |= 1 << loop.index
+        if len(self.masks) >= MAX_KEPT:
+            self.masks.clear()
+            self.choices.clear()
+        self.masks[key] = mask
+        self.choices[key] = choices
+        return mask
+
+    def evaluate(self, key: tuple[bytes, ...]) -> tuple[Choice, ...]:
+        scalars = {s.name: int.from_bytes(data, "little", signed=s.signed)
+                   for s, data in zip(self.scalars, key)}
+        r = self.ndrange
+        values = launch_values(r.global_size, r.local_size, r.global_offset, scalars)
+        return tuple(choose(score, values) for score in self.scores)
