@@ -128,8 +128,10 @@ def _sorted(value: Any) -> Any:
 
 
 def program_key(source: str, options: str, device: Any) -> str:
-    return cache_key("overlay-program", hashlib.sha256(source.encode()).hexdigest(), options,
-                     device_identity(device))
+    """The disk key of a generated program; the code hash is in it because the binary holds
+    the IR's classes as this code defines them."""
+    return cache_key("overlay-program", _plan_code_digest(),
+                     hashlib.sha256(source.encode()).hexdigest(), options, device_identity(device))
 
 
 def _folder(kind: str) -> Path:
