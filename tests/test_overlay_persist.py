@@ -195,6 +195,16 @@ def test_plan_round_trip_and_checks(private_cache: Path) -> None:
     assert persist.load_plan("k" * 64, 2) == (None, "absent")
 
 
+def test_plan_key_names_the_code(monkeypatch) -> None:
+    """A plan made by other overlay or analysis code is never looked up."""
+    device = cl.get_platforms()[0].get_devices()[0]
+    key = persist.plan_key(("shape",), (), device)
+    program = persist.program_key("text", "", device)
+    monkeypatch.setattr(persist, "_code_digest", ["other code"])
+    assert persist.plan_key(("shape",), (), device) != key
+    assert persist.program_key("text", "", device) != program
+
+
 def test_plan_key_does_not_depend_on_hashing() -> None:
     """Sets in a key are sorted, so string hashing (random per process) cannot change it."""
     assert persist._sorted((frozenset({"b", "c", "a"}), 1)) == (("a", "b", "c"), 1)

@@ -253,7 +253,13 @@ class Recorder:
                         task = commands[c].task
                         if not isinstance(task, KernelTask) or a >= len(task.args):
                             raise ValueError(f"binding ({c}, {a}) names no kernel argument")
-                    launch = self._launch(step.kernel)
+                    program = self._program(step.kernel)
+                    signature = program._kernels[step.kernel.name]
+                    if len(signature.params) != len(step.bindings or []):
+                        raise ValueError(f"{step.kernel.name} takes {len(signature.params)} "
+                                         f"arguments, the plan binds {len(step.bindings or [])}")
+                    launch = program._prepare_launch(step.kernel.name, self.queue.device,
+                                                     step.kernel.ndrange)
                 steps.append(Step(step.members, step.how, launch, step.bindings, step.kernel))
         except Exception as error:
             self._say(f"overlay: stored plan {disk_key[:12]} ignored "
@@ -298,12 +304,13 @@ class Recorder:
         program = first.kernel.program
         module = program._module.with_only_kernel(function)
         kernel = GeneratedKernel(print_opencl(module), program._options, name, info.ndrange)
-        return Step(members, "generated", self._launch(kernel),
+        launch = self._program(kernel)._prepare_launch(name, self.queue.device, info.ndrange)
+        return Step(members, "generated", launch,
                     [(members[part], arg) for part, arg in bindings], kernel)
 
-    def _launch(self, kernel: GeneratedKernel) -> Any:
-        """The launch of a generated kernel: its program from this process's cache, else from
-        its binary on disk, else built from its text (and stored for the next process)."""
+    def _program(self, kernel: GeneratedKernel) -> Program:
+        """The program of a generated kernel: from this process's cache, else from its binary
+        on disk, else built from its text (and stored for the next process)."""
         device = self.queue.device
         key = (kernel.source, kernel.options, device)
         with CACHE.lock:
@@ -321,7 +328,7 @@ class Recorder:
                 self._say(f"overlay: {kernel.name} from its binary on disk")
             with CACHE.lock:
                 CACHE.programs[key] = built
-        return built._prepare_launch(kernel.name, device, kernel.ndrange)
+        return built
 
     def _say(self, text: str) -> None:
         if self.debug:
