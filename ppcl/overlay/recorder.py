@@ -6,13 +6,14 @@ command, a marker, a command waiting on an event this recorder did not record, o
 ``USE_HOST_PTR`` memory the host may look at any time) first flushes the recording, then runs
 as it would without the overlay. ``flush`` (from ``finish``, from a wait, a status query, a
 callback or profiling query on a recorded event) builds the task graph of the recording,
-optimizes it (``optimize.py``) or takes the plan of the same graph from the cache, runs it
-wave by wave (``waves.py``: consecutive independent steps; a concurrent wave's steps run at once
-on helper threads once measured to pay, the others one after another), and completes every
-recorded event in queue order: the tasks fused or removed complete with the task that stands
-for them. A failing task fails its events, and every later one with
-``CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST``, as an in-order queue does (a later task of
-the same concurrent wave may have run by then; its event reports the failure all the same).
+optimizes it (``optimize.py``) or takes the plan of the same graph from the cache (this
+process's, else the one on disk, ``persist.py``), runs it wave by wave (``waves.py``:
+consecutive independent steps; a concurrent wave's steps run at once on helper threads once
+measured to pay, the others one after another), and completes every recorded event in queue
+order: the tasks fused or removed complete with the task that stands for them. A failing task
+fails its events, and every later one with ``CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST``, as
+an in-order queue does (a later task of the same concurrent wave may have run by then; its
+event reports the failure all the same).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from typing import Any
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.ir import nodes as ir
 from ppcl.devices.interface import ValueArg
+from ppcl.overlay import persist
 from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
 from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, arg_signature
 from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
+from ppcl.overlay.persist import GeneratedKernel, StoredPlan, StoredStep
 from ppcl.overlay.waves import Footprint, Wave, concurrency, footprint, waves
 from ppcl.runtime.constants import mem_flags
 from ppcl.runtime.errors import ERROR_CODES, Error
@@ -65,6 +68,7 @@ class Step:
     how: str  # action | generated | skip
     launch: Any = None  # the generated kernel's launch
     bindings: list[tuple[int, int]] | None = None  # per parameter: (command, argument)
+    kernel: GeneratedKernel | None = None  # what the launch was built from
 
 
 @dataclass
@@ -126,8 +130,8 @@ HELPERS = Helpers()
 
 class Cache:
     """Plans by graph shape and specialization values; generated programs by their text. One
-    per process: a replay of a known pattern costs no compilation (and the device's on-disk
-    kernel cache keeps the generated kernels' objects across processes)."""
+    per process: a replay of a known pattern costs no compilation; ``persist.py`` keeps both
+    on disk for the next process."""
 
     def __init__(self) -> None:
         self.plans: dict[Any, Plan] = {}
@@ -320,12 +324,20 @@ class Recorder:
         if plan is not None:
             self.on_graph(plan.graph)
             return plan
-        try:
-            plan = self._new_plan(commands, constant)
-        except Exception as error:  # never fail a program for an optimization: run it as is
-            self._say(f"overlay: optimization skipped ({type(error).__name__}: {error})")
-            plan = Plan([Step([i], "action") for i in range(len(commands))],
-                        TaskGraph([], [], set(), set()))
+        disk_key = self._disk_key(commands, key)
+        plan = self._stored_plan(disk_key, commands)
+        if plan is None:
+            try:
+                plan = self._new_plan(commands, constant)
+            except Exception as error:  # never fail a program for an optimization: run it as is
+                self._say(f"overlay: optimization skipped ({type(error).__name__}: {error})")
+                plan = Plan([Step([i], "action") for i in range(len(commands))],
+                            TaskGraph([], [], set(), set()))
+            else:
+                if disk_key is not None:
+                    persist.store_plan(disk_key, StoredPlan(
+                        [StoredStep(s.members, s.how, s.kernel, s.bindings) for s in plan.steps],
+                        plan.graph))
         plan.keep = [c.task.kernel.program for c in commands if isinstance(c.task, KernelTask)]
         with CACHE.lock:
             CACHE.plans[key] = plan
@@ -335,6 +347,50 @@ class Recorder:
                 del CACHE.history[next(iter(CACHE.history))]
         self.on_graph(plan.graph)
         return plan
+
+    def _disk_key(self, commands: list[Command], key: Any) -> str | None:
+        """The key of the plan on disk: the shape with programs named by what they compute,
+        not by id(), and the same specialization; None where it cannot be made."""
+        try:
+            shape, _ = _shape(commands, persist.program_identity)
+            return persist.plan_key(shape, key[1:], self.queue.device)
+        except Exception as error:  # the cache is an optimization: plan as if it were absent
+            self._say(f"overlay: no disk key ({type(error).__name__}: {error})")
+            return None
+
+    def _stored_plan(self, disk_key: str | None, commands: list[Command]) -> Plan | None:
+        """The plan an earlier process stored for this recording, its generated kernels
+        loaded; None if there is none or it does not fit (then it is planned anew)."""
+        if disk_key is None:
+            return None
+        stored, how = persist.load_plan(disk_key, len(commands))
+        if stored is None:
+            if how != "absent":
+                self._say(f"overlay: stored plan {how}")
+            return None
+        try:
+            steps = []
+            for step in stored.steps:
+                launch = None
+                if step.kernel is not None:
+                    for c, a in step.bindings or []:
+                        task = commands[c].task
+                        if not isinstance(task, KernelTask) or a >= len(task.args):
+                            raise ValueError(f"binding ({c}, {a}) names no kernel argument")
+                    program = self._program(step.kernel)
+                    signature = program._kernels[step.kernel.name]
+                    if len(signature.params) != len(step.bindings or []):
+                        raise ValueError(f"{step.kernel.name} takes {len(signature.params)} "
+                                         f"arguments, the plan binds {len(step.bindings or [])}")
+                    launch = program._prepare_launch(step.kernel.name, self.queue.device,
+                                                     step.kernel.ndrange)
+                steps.append(Step(step.members, step.how, launch, step.bindings, step.kernel))
+        except Exception as error:
+            self._say(f"overlay: stored plan {disk_key[:12]} ignored "
+                      f"({type(error).__name__}: {error})")
+            return None
+        self._say(f"overlay: plan {disk_key[:12]} from disk ({len(steps)} steps)")
+        return Plan(steps, stored.graph, waves=self._waves(steps, stored.graph, commands))
 
     def _new_plan(self, commands: list[Command], constant_slots: set[int]) -> Plan:
         graph, infos = build_graph(commands, _facts)
@@ -399,17 +455,32 @@ class Recorder:
                                           info.recomputed)
         program = first.kernel.program
         module = program._module.with_only_kernel(function)
-        source = print_opencl(module)
-        key = (source, program._options, self.queue.device)
+        kernel = GeneratedKernel(print_opencl(module), program._options, name, info.ndrange)
+        launch = self._program(kernel)._prepare_launch(name, self.queue.device, info.ndrange)
+        return Step(members, "generated", launch,
+                    [(members[part], arg) for part, arg in bindings], kernel)
+
+    def _program(self, kernel: GeneratedKernel) -> Program:
+        """The program of a generated kernel: from this process's cache, else from its binary
+        on disk, else built from its text (and stored for the next process)."""
+        device = self.queue.device
+        key = (kernel.source, kernel.options, device)
         with CACHE.lock:
             built = CACHE.programs.get(key)
         if built is None:
-            built = Program(self.queue.context, source).build(program._options)
+            built, how = persist.load_program(self.queue.context, kernel.source,
+                                              kernel.options, device)
+            if built is None:
+                if how != "absent":
+                    self._say(f"overlay: stored program of {kernel.name} {how}")
+                built = Program(self.queue.context, kernel.source).build(kernel.options)
+                persist.store_program(built, kernel.source, kernel.options, device)
+                self._say(f"overlay: {kernel.name} built from source")
+            else:
+                self._say(f"overlay: {kernel.name} from its binary on disk")
             with CACHE.lock:
                 CACHE.programs[key] = built
-        launch = built._prepare_launch(name, self.queue.device, info.ndrange)
-        return Step(members, "generated", launch,
-                    [(members[part], arg) for part, arg in bindings])
+        return built
 
     def _say(self, text: str) -> None:
         if self.debug:
@@ -464,10 +535,12 @@ def _value_slots(commands: Sequence[Command]) -> list[tuple[int, int, int]]:
     return slots
 
 
-def _shape(commands: Sequence[Command]) -> tuple[Any, tuple[bytes | None, ...]]:
+def _shape(commands: Sequence[Command], program_id: Callable[[Program], Any] = id
+           ) -> tuple[Any, tuple[bytes | None, ...]]:
     """The identity of a recording's graph (kernels, NDRanges, buffers by number, transfers
     with the bytes they move in their root buffers, which buffers are released, which recorded
-    commands each waits on) and its scalar argument values in slot order."""
+    commands each waits on) and its scalar argument values in slot order; kernels are named by
+    ``program_id`` of their program and their function name."""
     numbers = Numbering()
     parts: list[Any] = []
     values: list[bytes | None] = []
@@ -476,7 +549,7 @@ def _shape(commands: Sequence[Command]) -> tuple[Any, tuple[bytes | None, ...]]:
         task = command.task
         waits = tuple(recorded[id(e)] for e in command.waits if id(e) in recorded)
         if isinstance(task, KernelTask):
-            parts.append(("k", id(task.kernel.program), task.kernel.function_name,
+            parts.append(("k", program_id(task.kernel.program), task.kernel.function_name,
                           task.launch.ndrange, arg_signature(task.args, numbers), waits))
             values.extend(a.data for a in task.args if isinstance(a, ValueArg))
         else:
