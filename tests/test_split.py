@@ -176,6 +176,10 @@ def test_id_dependent_bound_becomes_uniform_in_the_fast_copy() -> None:
     formed = _formed(BOUND, "fir", (32, 1, 1))
     (split,) = find_all(formed.body, wg.SplitLoop)
     assert "taps" in split.reason and "mins" in split.reason
+    # the guarded copy's sum runs a loop of varying trip count, the fast copy's does not: the
+    # vectorizer, off for the formed kernel, is on after the split
+    assert split.guarded.serial_reduction and not split.fast.serial_reduction
+    assert formed.vectorize and any("vectorizer on" in p for p in formed.plans)
 
 
 EXPLAINED = [

@@ -404,6 +404,9 @@ class _Splitter(Rewriter):
             self.notes.append(f"work-item loop {self.number}: no split ({plan})")
             return loop
         fast = dataclasses.replace(loop, body=fast_body(loop.body, plan))
+        if loop.serial_reduction and not _varying_sum(fast.body, self.scalars, self.formed,
+                                                      self.narrow_ids):
+            fast = dataclasses.replace(fast, serial_reduction=False)
         score = score_plan(plan, loop.body, fast.body, self.formed, self.scalars,
                            self.narrow_ids)
         if self.splits >= MAX_SPLITS:
@@ -428,8 +431,36 @@ def split_kernel(formed: FormedKernel, narrow_ids: bool) -> FormedKernel:
     one line per work-item loop added to the plans."""
     splitter = _Splitter(formed, narrow_ids)
     body = splitter.rewrite(formed.body)
-    return dataclasses.replace(formed, body=body,
-                               plans=formed.plans + tuple(f"split: {n}" for n in splitter.notes))
+    notes = list(splitter.notes)
+    vectorize = formed.vectorize
+    if not vectorize and any(s.fast.simd and not s.fast.serial_reduction
+                             for s in find_all(body, wg.SplitLoop)):
+        # the guarded copy's sums in loops of varying trip count made gcc's vectorizer not
+        # pay; the fast copy's loops have a trip count the same for every lane, so its lanes
+        # vectorize as a whole, and it runs nearly every lane
+        vectorize = True
+        notes.append("vectorizer on: the fast copy's float sums run loops whose trip count "
+                     "is the same for every lane")
+    return dataclasses.replace(formed, body=body, vectorize=vectorize,
+                               plans=formed.plans + tuple(f"split: {n}" for n in notes))
+
+
+def _varying_sum(body: ir.Stmt, scalars: frozenset[str], formed: FormedKernel,
+                 narrow_ids: bool) -> bool:
+    """Whether ``body`` accumulates floats in a loop the affine model cannot count with bounds
+    the same for every lane (``Model.counters``): a sum gcc would vectorize in order."""
+    model = model_of(body, scalars, formed.local_size, rows=formed.rows, narrow_ids=narrow_ids)
+    for loop in walk(body):
+        if not isinstance(loop, ir.For | ir.While | ir.DoWhile):
+            continue
+        counted = isinstance(loop, ir.For) and isinstance(loop.init, ir.DeclStmt) \
+            and len(loop.init.decls) == 1 and loop.init.decls[0].name in model.counters
+        if not counted and any(
+                isinstance(n, ir.Assign) and n.op in ("+=", "-=", "*=")
+                and isinstance(n.target, ir.VarRef) and isinstance(n.target.type, ScalarType)
+                and n.target.type.is_float for n in walk(loop.body)):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- explaining a split
