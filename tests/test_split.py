@@ -379,3 +379,37 @@ def test_explain_shows_the_empty_groups(tmp_path, capsys) -> None:
     assert main(["explain", str(path), "--local", "32,8"]) == 0
     out = capsys.readouterr().out
     assert "empty groups (skip the loop): where base1 - k + 6 < 0" in out, out
+
+
+GUARD_AND_MAX = """
+__kernel void g(__global const float *a, __global float *b, int n, int s)
+{
+    int x = get_global_id(0);
+    if (x < 1 || x >= n) return;
+    b[x] = a[max(x - s, 0)] + a[x];
+}
+"""
+
+
+@pytest.mark.parametrize("n,s", [(100, 1), (100, 5), (37, 40), (16, 0)])
+def test_edges_run_when_a_bound_is_not_the_guards(n: int, s: int) -> None:
+    # the lower bound of the fast range is max(1, s): below s, lanes past the guard still
+    # store, so the lanes before the fast range must run unless s <= 1
+    rng = np.random.default_rng(n + s)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(n, dtype=np.float32), np.zeros(_round(n, 16), np.float32)]
+
+    _both(GUARD_AND_MAX, "g", (_round(n, 16),), (16,), make, np.int32(n), np.int32(s))
+
+
+def test_lu_update_runs_no_loop_for_lanes_outside_the_fast_range() -> None:
+    formed = _formed(LU_UPDATE, "lu_update", (32, 8, 1))
+    (split,) = find_all(formed.body, wg.SplitLoop)
+    assert split.edges_fail == (True, True)
+    assert any("the lanes below and above the fast range fail the guard" in p
+               for p in formed.plans)
+    # the triangle's bound moves with the row: the lanes before its fast range still run
+    formed = _formed(TRIANGLE, "upper", (8, 4, 1))
+    for split in find_all(formed.body, wg.SplitLoop):
+        assert not split.edges_fail[0]

@@ -201,9 +201,12 @@ class KernelPrinter(CStylePrinter):
         if s.score is not None:  # the launch's dispatcher may have chosen the loop as formed
             test = f"!((__L->unsplit >> {s.index}) & 1) && ({test})"
         lines.append(ind2 + f"if (({test}) && {lo} < {hi}) {{")
-        lines += self.workitem_loop(s.guarded, level + 2, ("0", lo))
+        below, above = s.edges_fail
+        if not below:
+            lines += self.workitem_loop(s.guarded, level + 2, ("0", lo))
         lines += self.workitem_loop(s.fast, level + 2, (lo, hi))
-        lines += self.workitem_loop(s.guarded, level + 2, (hi, extent))
+        if not above:
+            lines += self.workitem_loop(s.guarded, level + 2, (hi, extent))
         lines.append(ind2 + "} else {")
         lines += self.workitem_loop(s.guarded, level + 2)
         lines += [ind2 + "}", ind + "}"]

@@ -120,6 +120,9 @@ class SplitLoop(ir.Stmt):
     score: SplitScore | None = None
     # as ``WorkItemLoop.empty``, for the whole split loop (its copies carry none)
     empty: ir.Expr | None = None
+    # (below, above): every lane before (after) the fast range fails the guard the whole body
+    # sits under, so no loop runs for those lanes when the fast copy runs
+    edges_fail: tuple[bool, bool] = (False, False)
 
 
 Terms = tuple[tuple[tuple[str, ...], int], ...]  # a polynomial: (names of a monomial, coeff)

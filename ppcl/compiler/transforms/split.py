@@ -30,7 +30,9 @@ launch is not made.
 A loop whose whole body sits under a guard also gets an *empty test* (``empty_test``): some
 constraint of the guard, at its best corner over the group's lanes, is negative, so no lane of
 the group passes it and the group skips the loop (an empty launch of LU's update no longer runs
-every lane through the guard one at a time).
+every lane through the guard one at a time). Where the split's bounds on ``gid0`` are the
+guard's own and the same on every row (``edges_fail``), the lanes before and after the fast
+range fail the guard as well, and no loop runs them.
 
 Splitting is skipped for loops with a mask or a plan (jammed, grid-stride), where the work-item
 order is fixed, and with the build option ``-ppcl-no-split``.
@@ -249,30 +251,54 @@ def _quiet_decl(s: ir.Stmt, context: Collection[str]) -> bool:
         d.name not in context and (d.init is None or is_effect_free(d.init)) for d in s.decls)
 
 
-def empty_test(body: ir.Stmt, model: Model, context: Collection[str]) -> tuple[Poly, ...]:
+def whole_guard(body: ir.Stmt, model: Model, context: Collection[str]) -> list[Poly]:
     """When ``body`` does nothing but under a guard (after declarations without effects:
-    ``if (c1 || ..) next_workitem;`` or ``if (c1 && ..) {...}`` last), the constraints of the
-    guard at their best corner over the group's lanes: where one is negative, no lane of the
-    group passes the guard. Empty when the body is not guarded so."""
+    ``if (c1 || ..) next_workitem;`` first, or ``if (c1 && ..) {...}`` last), the affine
+    constraints ``p >= 0`` a lane must meet to pass it; empty when the body is not guarded so."""
     stmts = body.stmts if isinstance(body, ir.Block) else (body,)
     first = 0
     while first < len(stmts) and _quiet_decl(stmts[first], context):
         first += 1
     if first == len(stmts):
-        return ()
+        return []
     guard = stmts[first]
     if not isinstance(guard, ir.If) or guard.otherwise is not None:
-        return ()
+        return []
     if _is_exit(guard.then):
         found = [constraint_of(t, model, negate=True) for t in _terms(guard.cond, "||")]
     elif first == len(stmts) - 1:
         found = [constraint_of(t, model) for t in _terms(guard.cond, "&&")]
     else:
-        return ()
-    best = [_best(p, model) for p in found if p is not None]
+        return []
+    return [p for p in found if p is not None]
+
+
+def empty_test(guard: list[Poly], model: Model) -> tuple[Poly, ...]:
+    """The constraints of a whole-body guard (``whole_guard``) at their best corner over the
+    group's lanes: where one is negative, no lane of the group passes the guard."""
+    best = [_best(p, model) for p in guard]
     # of two tests that differ in their constant, the smaller fails more often
     tests = _tightest([p for p in best if p is not None], min)
     return tuple(p for p in tests if p.names() or p.constant < 0)
+
+
+def edges_fail(guard: list[Poly], plan: SplitPlan) -> tuple[bool, bool]:
+    """Whether every lane below the plan's lower bounds (above its upper bounds) fails the
+    whole-body guard: each bound is one of the guard's own, a bound on ``gid0`` alone that is
+    the same for every row (no lane along y or z, no counter in it)."""
+    lows: list[Poly] = []
+    highs: list[Poly] = []
+    for p in guard:
+        if not p.is_affine or p.names() & (set(LANES[1:]) | set(plan.model.counters)):
+            continue
+        a = p.coeff("gid0")
+        rest = p - Poly.var("gid0").scale(a)
+        if a == 1:
+            lows.append(-rest)
+        elif a == -1:
+            highs.append(rest)
+    return (bool(plan.lower) and all(b in lows for b in plan.lower),
+            bool(plan.upper) and all(b in highs for b in plan.upper))
 
 
 def _reduced(site: Site, model: Model) -> tuple[list[Poly], list[Poly], list[Poly]] | None:
@@ -470,7 +496,8 @@ class _Splitter(Rewriter):
             return loop  # its work-items run in a fixed order; the plan's line says which
         model = model_of(loop.body, self.scalars, self.formed.local_size,
                          rows=self.formed.rows, narrow_ids=self.narrow_ids)
-        empty = empty_test(loop.body, model, self.formed.context_vars)
+        guard = whole_guard(loop.body, model, self.formed.context_vars)
+        empty = empty_test(guard, model)
         empty_expr = _empty_expr(empty, self.params)
         if empty:
             self.notes.append(f"work-item loop {self.number}: the group skips it where "
@@ -495,11 +522,16 @@ class _Splitter(Rewriter):
         self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
         self.notes.append(f"work-item loop {self.number}: score " + "; ".join(score_lines(score)))
         index, self.splits = self.splits, self.splits + 1
+        edges = edges_fail(guard, plan)
+        if any(edges):
+            which = " and ".join(w for w, e in zip(("below", "above"), edges, strict=True) if e)
+            self.notes.append(f"work-item loop {self.number}: the lanes {which} the fast range "
+                              "fail the guard: no loop runs them")
         return wg.SplitLoop(
             guarded=loop, fast=fast, test=_test_expr(plan.test, self.params),
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
             upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
-            index=index, score=score, empty=empty_expr)
+            index=index, score=score, empty=empty_expr, edges_fail=edges)
 
 
 def split_kernel(formed: FormedKernel, narrow_ids: bool) -> FormedKernel:
@@ -564,7 +596,8 @@ def explain(formed: FormedKernel, narrow_ids: bool,
         lines.append(f"work-item loop {number}:")
         lines += [f"  {line}" for line in _access_lines(loop.body, model)]
         plain = loop.mask is None and loop.plan is None
-        empty = empty_test(loop.body, model, formed.context_vars) if plain else ()
+        empty = empty_test(whole_guard(loop.body, model, formed.context_vars), model) \
+            if plain else ()
         if empty:
             lines.append(f"  empty groups (skip the loop): where {empty_text(empty)}")
         plan = plan_split(loop.body, model) if plain else "masked or planned"
