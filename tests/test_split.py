@@ -289,3 +289,127 @@ def test_clamped_sobel_matches_unsplit(w: int, h: int, lw: int) -> None:
         return [rng.random(w * h, dtype=np.float32), np.zeros(w * h, dtype=np.float32)]
 
     _both(SOBEL_X, "sobel_x", (w, h), (lw, 1), make, np.int32(w), np.int32(h))
+
+
+LU_UPDATE = """
+__kernel void lu_update(__global float *A, int k, int n)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if ((i > k) && (j > k) && (i < n) && (j < n)) {
+        A[i * n + j] = A[i * n + j] - A[i * n + k] * A[k * n + j];
+    }
+}
+"""
+
+TRIANGLE = """
+__kernel void upper(__global const float *a, __global float *b, int n)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if (j > i) {
+        int m = get_global_size(0);  /* a row of b per row of lanes: no two lanes share */
+        b[i * m + j] = 2.0f * a[i * n + j] + a[j * n + i];
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("n,k,lsize", [(37, 0, (32, 8)), (37, 36, (32, 8)), (37, 20, (32, 8)),
+                                       (64, 31, (32, 8)), (64, 63, (32, 8)), (13, 5, (4, 2)),
+                                       (9, 8, (1, 1)), (20, 0, (8, 4))])
+def test_lu_update_with_empty_groups_matches_unsplit(n: int, k: int,
+                                                     lsize: tuple[int, int]) -> None:
+    rng = np.random.default_rng(n * 7 + k)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(n * n, dtype=np.float32)]
+
+    gsize = (_round(n, lsize[0]), _round(n, lsize[1]))
+    _both(LU_UPDATE, "lu_update", gsize, lsize, make, np.int32(k), np.int32(n))
+
+
+@pytest.mark.parametrize("n,lsize", [(37, (8, 4)), (64, (16, 16)), (5, (4, 4)), (30, (1, 8))])
+def test_triangular_guard_matches_unsplit(n: int, lsize: tuple[int, int]) -> None:
+    rng = np.random.default_rng(n)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(_round(n, 16) ** 2, dtype=np.float32),
+                np.zeros(_round(n, 16) ** 2, dtype=np.float32)]
+
+    gsize = (_round(n, lsize[0]), _round(n, lsize[1]))
+    _both(TRIANGLE, "upper", gsize, lsize, make, np.int32(n))
+
+
+def test_empty_test_is_recorded_in_the_ir_and_the_plans() -> None:
+    formed = _formed(LU_UPDATE, "lu_update", (32, 8, 1))
+    loops = find_all(formed.body, wg.SplitLoop) + find_all(formed.body, wg.WorkItemLoop)
+    assert any(loop.empty is not None for loop in loops)
+    line = next(p for p in formed.plans if "skips it" in p)
+    # at the tile's best corner: the last row of the group and (groups run as rows along x)
+    # the last lane of the launch along x
+    assert "base1 - k + 6 < 0" in line and "gsize0 - k + offset0 - 2 < 0" in line, line
+    assert "-base1 + n - 1 < 0" in line and "-base0 + n - 1 < 0" in line, line
+
+
+def test_empty_test_of_a_triangular_guard() -> None:
+    formed = _formed(TRIANGLE, "upper", (8, 4, 1))
+    line = next(p for p in formed.plans if "skips it" in p)
+    assert "-base1 + gsize0 + offset0 - 2 < 0" in line, line
+
+
+def test_no_empty_test_when_work_follows_the_guard() -> None:
+    source = """
+    __kernel void k(__global float *a, int n)
+    {
+        int i = get_global_id(0);
+        if (i < n) { a[i] = 1.0f; }
+        a[i + n] = 2.0f;
+    }
+    """
+    formed = _formed(source, "k", (16, 1, 1))
+    assert not any("skips it" in p for p in formed.plans)
+
+
+def test_explain_shows_the_empty_groups(tmp_path, capsys) -> None:
+    from ppcl.cli import main
+
+    path = tmp_path / "k.cl"
+    path.write_text(LU_UPDATE)
+    assert main(["explain", str(path), "--local", "32,8"]) == 0
+    out = capsys.readouterr().out
+    assert "empty groups (skip the loop): where base1 - k + 6 < 0" in out, out
+
+
+GUARD_AND_MAX = """
+__kernel void g(__global const float *a, __global float *b, int n, int s)
+{
+    int x = get_global_id(0);
+    if (x < 1 || x >= n) return;
+    b[x] = a[max(x - s, 0)] + a[x];
+}
+"""
+
+
+@pytest.mark.parametrize("n,s", [(100, 1), (100, 5), (37, 40), (16, 0)])
+def test_edges_run_when_a_bound_is_not_the_guards(n: int, s: int) -> None:
+    # the lower bound of the fast range is max(1, s): below s, lanes past the guard still
+    # store, so the lanes before the fast range must run unless s <= 1
+    rng = np.random.default_rng(n + s)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(n, dtype=np.float32), np.zeros(_round(n, 16), np.float32)]
+
+    _both(GUARD_AND_MAX, "g", (_round(n, 16),), (16,), make, np.int32(n), np.int32(s))
+
+
+def test_lu_update_runs_no_loop_for_lanes_outside_the_fast_range() -> None:
+    formed = _formed(LU_UPDATE, "lu_update", (32, 8, 1))
+    (split,) = find_all(formed.body, wg.SplitLoop)
+    assert split.edges_fail == (True, True)
+    assert any("the lanes below and above the fast range fail the guard" in p
+               for p in formed.plans)
+    # the triangle's bound moves with the row: the lanes before its fast range still run
+    formed = _formed(TRIANGLE, "upper", (8, 4, 1))
+    for split in find_all(formed.body, wg.SplitLoop):
+        assert not split.edges_fail[0]

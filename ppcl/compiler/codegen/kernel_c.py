@@ -201,13 +201,25 @@ class KernelPrinter(CStylePrinter):
         if s.score is not None:  # the launch's dispatcher may have chosen the loop as formed
             test = f"!((__L->unsplit >> {s.index}) & 1) && ({test})"
         lines.append(ind2 + f"if (({test}) && {lo} < {hi}) {{")
-        lines += self.workitem_loop(s.guarded, level + 2, ("0", lo))
+        below, above = s.edges_fail
+        if not below:
+            lines += self.workitem_loop(s.guarded, level + 2, ("0", lo))
         lines += self.workitem_loop(s.fast, level + 2, (lo, hi))
-        lines += self.workitem_loop(s.guarded, level + 2, (hi, extent))
+        if not above:
+            lines += self.workitem_loop(s.guarded, level + 2, (hi, extent))
         lines.append(ind2 + "} else {")
         lines += self.workitem_loop(s.guarded, level + 2)
         lines += [ind2 + "}", ind + "}"]
-        return lines
+        return self.unless_empty(s.empty, lines, level)
+
+    def unless_empty(self, empty: ir.Expr | None, lines: list[str], level: int) -> list[str]:
+        """``lines`` (a loop printed at ``level``) skipped when the group-level ``empty`` holds
+        (no lane of the group passes the loop's guard)."""
+        if empty is None:
+            return lines
+        ind = INDENT * level
+        return ([ind + f"if (!({self.expr(empty, PREC_ASSIGN)})) {{"]
+                + [INDENT + line for line in lines] + [ind + "}"])
 
     def workitem_loop(self, s: wg.WorkItemLoop, level: int,
                       xrange: tuple[str, str] | None = None) -> list[str]:
@@ -276,7 +288,7 @@ class KernelPrinter(CStylePrinter):
             lines.append(INDENT * depth + "}")
         lines.append(INDENT * level + "}")
         self.exit_label, self.nest, self.used_goto = saved
-        return lines
+        return self.unless_empty(s.empty, lines, level) if xrange is None else lines
 
     def strided(self, plan: wg.StridePlan, depth: int, lid: str, simd: bool) -> list[str]:
         """A grid-stride loop run by the work-items in lock step (``transforms/jam.py``); ends

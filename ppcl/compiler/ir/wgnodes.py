@@ -92,6 +92,9 @@ class WorkItemLoop(ir.Stmt):
     simd: bool = False
     serial_reduction: bool = False  # a floating-point sum in a loop whose trip count varies
     plan: JamPlan | StridePlan | None = None
+    # a group-level int: when it holds, no lane of the group passes the guard the whole body
+    # sits under, and the group skips the loop (``transforms/split.py``, ``empty_test``)
+    empty: ir.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,11 @@ class SplitLoop(ir.Stmt):
     # formed, and the costs it weighs (None: no choice, the split always runs)
     index: int = 0
     score: SplitScore | None = None
+    # as ``WorkItemLoop.empty``, for the whole split loop (its copies carry none)
+    empty: ir.Expr | None = None
+    # (below, above): every lane before (after) the fast range fails the guard the whole body
+    # sits under, so no loop runs for those lanes when the fast copy runs
+    edges_fail: tuple[bool, bool] = (False, False)
 
 
 Terms = tuple[tuple[tuple[str, ...], int], ...]  # a polynomial: (names of a monomial, coeff)

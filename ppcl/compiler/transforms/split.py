@@ -27,6 +27,13 @@ to pay for the extra loops runs the loop as formed, chosen at launch by the devi
 ``unsplit`` mask of the launch descriptor (bit ``SplitLoop.index``); a split that loses on every
 launch is not made.
 
+A loop whose whole body sits under a guard also gets an *empty test* (``empty_test``): some
+constraint of the guard, at its best corner over the group's lanes, is negative, so no lane of
+the group passes it and the group skips the loop (an empty launch of LU's update no longer runs
+every lane through the guard one at a time). Where the split's bounds on ``gid0`` are the
+guard's own and the same on every row (``edges_fail``), the lanes before and after the fast
+range fail the guard as well, and no loop runs them.
+
 Splitting is skipped for loops with a mask or a plan (jammed, grid-stride), where the work-item
 order is fixed, and with the build option ``-ppcl-no-split``.
 """
@@ -34,7 +41,7 @@ order is fixed, and with the build option ``-ppcl-no-split``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +57,7 @@ from ppcl.compiler.analysis.affine import (
     isl_set,
     model_of,
 )
+from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
@@ -217,6 +225,82 @@ def _worst(p: Poly, model: Model) -> Poly:
     return p
 
 
+def _best(p: Poly, model: Model) -> Poly | None:
+    """``p`` at its largest over the group's lanes (x spans the whole launch in rows mode,
+    where a row's extent is no group-level value), or None when it moves with a counter."""
+    if not p.is_affine or p.names() & set(model.counters):
+        return None
+    for d in range(3):
+        a = p.coeff(LANES[d])
+        if not a:
+            continue
+        base = Poly.var(BASES[d])
+        if a < 0:
+            p = p.substitute(LANES[d], base)
+        elif d == 0 and model.rows:
+            p = p.substitute(LANES[d], Poly.var("offset0") + Poly.var("gsize0")
+                             - Poly.const(1))
+        else:
+            p = p.substitute(LANES[d], base + Poly.const(model.local_size[d] - 1))
+    return p
+
+
+def _quiet_decl(s: ir.Stmt, context: Collection[str]) -> bool:
+    """A declaration a lane may skip: private to this loop, initializers without effects."""
+    return isinstance(s, ir.DeclStmt) and all(
+        d.name not in context and (d.init is None or is_effect_free(d.init)) for d in s.decls)
+
+
+def whole_guard(body: ir.Stmt, model: Model, context: Collection[str]) -> list[Poly]:
+    """When ``body`` does nothing but under a guard (after declarations without effects:
+    ``if (c1 || ..) next_workitem;`` first, or ``if (c1 && ..) {...}`` last), the affine
+    constraints ``p >= 0`` a lane must meet to pass it; empty when the body is not guarded so."""
+    stmts = body.stmts if isinstance(body, ir.Block) else (body,)
+    first = 0
+    while first < len(stmts) and _quiet_decl(stmts[first], context):
+        first += 1
+    if first == len(stmts):
+        return []
+    guard = stmts[first]
+    if not isinstance(guard, ir.If) or guard.otherwise is not None:
+        return []
+    if _is_exit(guard.then):
+        found = [constraint_of(t, model, negate=True) for t in _terms(guard.cond, "||")]
+    elif first == len(stmts) - 1:
+        found = [constraint_of(t, model) for t in _terms(guard.cond, "&&")]
+    else:
+        return []
+    return [p for p in found if p is not None]
+
+
+def empty_test(guard: list[Poly], model: Model) -> tuple[Poly, ...]:
+    """The constraints of a whole-body guard (``whole_guard``) at their best corner over the
+    group's lanes: where one is negative, no lane of the group passes the guard."""
+    best = [_best(p, model) for p in guard]
+    # of two tests that differ in their constant, the smaller fails more often
+    tests = _tightest([p for p in best if p is not None], min)
+    return tuple(p for p in tests if p.names() or p.constant < 0)
+
+
+def edges_fail(guard: list[Poly], plan: SplitPlan) -> tuple[bool, bool]:
+    """Whether every lane below the plan's lower bounds (above its upper bounds) fails the
+    whole-body guard: each bound is one of the guard's own, a bound on ``gid0`` alone that is
+    the same for every row (no lane along y or z, no counter in it)."""
+    lows: list[Poly] = []
+    highs: list[Poly] = []
+    for p in guard:
+        if not p.is_affine or p.names() & (set(LANES[1:]) | set(plan.model.counters)):
+            continue
+        a = p.coeff("gid0")
+        rest = p - Poly.var("gid0").scale(a)
+        if a == 1:
+            lows.append(-rest)
+        elif a == -1:
+            highs.append(rest)
+    return (bool(plan.lower) and all(b in lows for b in plan.lower),
+            bool(plan.upper) and all(b in highs for b in plan.upper))
+
+
 def _reduced(site: Site, model: Model) -> tuple[list[Poly], list[Poly], list[Poly]] | None:
     """The site's constraints as group tests, lower and upper bounds on ``gid0``; None when
     one of them is neither (the site is not split)."""
@@ -357,6 +441,19 @@ def poly_expr(p: Poly, params: Mapping[str, ir.Param]) -> ir.Expr:
     return out if out is not None else ir.IntLit(LONG, 0)
 
 
+def _empty_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param]) -> ir.Expr | None:
+    """Whether some ``p`` of ``test`` is negative, as a group-level ``int``."""
+    out: ir.Expr | None = None
+    for p in test:
+        cmp = ir.Binary(INT, "<", poly_expr(p, params), ir.IntLit(LONG, 0))
+        out = cmp if out is None else ir.Binary(INT, "||", out, cmp)
+    return out
+
+
+def empty_text(test: tuple[Poly, ...]) -> str:
+    return " or ".join(f"{p} < 0" for p in test)
+
+
 def _test_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param]) -> ir.Expr:
     out: ir.Expr = ir.IntLit(INT, 1)
     for p in test:
@@ -399,10 +496,16 @@ class _Splitter(Rewriter):
             return loop  # its work-items run in a fixed order; the plan's line says which
         model = model_of(loop.body, self.scalars, self.formed.local_size,
                          rows=self.formed.rows, narrow_ids=self.narrow_ids)
+        guard = whole_guard(loop.body, model, self.formed.context_vars)
+        empty = empty_test(guard, model)
+        empty_expr = _empty_expr(empty, self.params)
+        if empty:
+            self.notes.append(f"work-item loop {self.number}: the group skips it where "
+                              f"{empty_text(empty)}")
         plan = plan_split(loop.body, model)
         if isinstance(plan, str):
             self.notes.append(f"work-item loop {self.number}: no split ({plan})")
-            return loop
+            return dataclasses.replace(loop, empty=empty_expr)
         fast = dataclasses.replace(loop, body=fast_body(loop.body, plan))
         if loop.serial_reduction and not _varying_sum(fast.body, self.scalars, self.formed,
                                                       self.narrow_ids):
@@ -413,17 +516,22 @@ class _Splitter(Rewriter):
             score = f"the kernel has {MAX_SPLITS} split loops already"
         if isinstance(score, str):
             self.notes.append(f"work-item loop {self.number}: no split ({score})")
-            return loop
+            return dataclasses.replace(loop, empty=empty_expr)
         whats = ", ".join(sorted({f"{s.what}s" for s in plan.sites}))
         reason = f"fast where {plan.domain_text()} ({len(plan.sites)} sites: {whats})"
         self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
         self.notes.append(f"work-item loop {self.number}: score " + "; ".join(score_lines(score)))
         index, self.splits = self.splits, self.splits + 1
+        edges = edges_fail(guard, plan)
+        if any(edges):
+            which = " and ".join(w for w, e in zip(("below", "above"), edges, strict=True) if e)
+            self.notes.append(f"work-item loop {self.number}: the lanes {which} the fast range "
+                              "fail the guard: no loop runs them")
         return wg.SplitLoop(
             guarded=loop, fast=fast, test=_test_expr(plan.test, self.params),
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
             upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
-            index=index, score=score)
+            index=index, score=score, empty=empty_expr, edges_fail=edges)
 
 
 def split_kernel(formed: FormedKernel, narrow_ids: bool) -> FormedKernel:
@@ -487,8 +595,12 @@ def explain(formed: FormedKernel, narrow_ids: bool,
                          narrow_ids=narrow_ids)
         lines.append(f"work-item loop {number}:")
         lines += [f"  {line}" for line in _access_lines(loop.body, model)]
-        plan = plan_split(loop.body, model) if loop.mask is None and loop.plan is None \
-            else "masked or planned"
+        plain = loop.mask is None and loop.plan is None
+        empty = empty_test(whole_guard(loop.body, model, formed.context_vars), model) \
+            if plain else ()
+        if empty:
+            lines.append(f"  empty groups (skip the loop): where {empty_text(empty)}")
+        plan = plan_split(loop.body, model) if plain else "masked or planned"
         if isinstance(plan, str):
             lines.append(f"  subkernels: guarded only ({plan})")
             continue
