@@ -237,3 +237,28 @@ def test_buffers_over_reused_blocks_hold_their_own_data(ctx, queue):
         cl.enqueue_copy(queue, out, buf)
         np.testing.assert_array_equal(out, data)
         buf.release()
+
+
+@pytest.mark.parametrize("nbytes", [1024 * 1024, 3 * 256 * 1024 + 17, 5 * 1024 * 1024 + 1])
+def test_large_copies_shared_by_the_pool_are_exact(nbytes):
+    """Copies of 1 MiB or more run as pool launches of 256 KiB blocks (the last one partial)."""
+    from ppcl.devices.cpu import CPUDevice
+    from ppcl.runtime.platform import Device as RuntimeDevice
+
+    ctx = cl.Context(devices=[RuntimeDevice(cl.get_platforms()[0], CPUDevice(4))])
+    queue = cl.CommandQueue(ctx)
+    rng = np.random.default_rng(nbytes)
+    data = rng.integers(0, 256, nbytes, dtype=np.uint8)
+    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, nbytes)
+    cl.enqueue_copy(queue, a, data)  # host to buffer
+    cl.enqueue_copy(queue, b, a)  # buffer to buffer
+    out = np.zeros(nbytes, np.uint8)
+    cl.enqueue_copy(queue, out, b)  # buffer to host
+    np.testing.assert_array_equal(out, data)
+    # a copy between two halves of one buffer
+    half = nbytes // 2
+    cl.enqueue_copy(queue, a, a, src_offset=0, dst_offset=half, byte_count=nbytes - half - 1)
+    cl.enqueue_copy(queue, out, a)
+    np.testing.assert_array_equal(out[half:half + nbytes - half - 1], data[:nbytes - half - 1])
+    np.testing.assert_array_equal(out[:half], data[:half])

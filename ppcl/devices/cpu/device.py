@@ -15,6 +15,8 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.c_printf import PRINTF_BUFFER_BYTES
 from ppcl.compiler.deepstack import run_deep_if_needed
@@ -32,7 +34,7 @@ from ppcl.devices.cpu.build import (
     spec_for,
 )
 from ppcl.devices.cpu.dispatch import SplitDispatcher
-from ppcl.devices.cpu.native import NativePool, Task
+from ppcl.devices.cpu.native import NativePool, Task, copy_task
 from ppcl.devices.cpu.probe import CPUInfo, configured_threads, probe_cpu
 from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
 from ppcl.devices.interface import (
@@ -58,6 +60,7 @@ CHECK_LOCAL_SIZE = (8, 4, 2)
 MAX_WORK_GROUP_SIZE = 4096
 LOCAL_MEM_SIZE = 1024 * 1024
 PREFERRED_GROUP_ITEMS = 256
+PARALLEL_COPY = 1024 * 1024  # a copy this large is shared by the pool's threads
 EXTENSIONS = (
     "cl_khr_byte_addressable_store",
     "cl_khr_global_int32_base_atomics",
@@ -321,6 +324,22 @@ class CPUDevice(HostDevice):
         count = configured_threads(threads)
         super().__init__(host_device_info(self.cpu, f"{kind}-{self.cpu.model}", count))
         self.pool = NativePool(count)
+
+    def transfer(self, target: np.ndarray, source: np.ndarray) -> None:
+        """A large copy between contiguous ranges that do not overlap runs on the pool, its
+        blocks shared by the threads: one thread's memcpy reaches a fraction of the memory
+        bandwidth of many cores (4 MiB took 0.35 ms on one of 16 cores, a kernel reading and
+        writing as much 0.1 ms), and a program's writes and reads of its data are often most
+        of its time on many cores. Others are numpy's copy."""
+        nbytes = target.nbytes
+        if self.pool.threads > 1 and nbytes >= PARALLEL_COPY and source.nbytes == nbytes \
+                and target.flags.c_contiguous and source.flags.c_contiguous:
+            dst, src = target.ctypes.data, source.ctypes.data
+            if dst + nbytes <= src or src + nbytes <= dst:
+                task, keep = copy_task(dst, src, nbytes)
+                self.pool.run(task, (keep, target, source), "a copy")
+                return
+        target[...] = source
 
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> CPUProgram:
         program = CPUProgram(module, options, debug, self.pool)

@@ -68,6 +68,20 @@ def runtime_library() -> ctypes.CDLL:
     return library
 
 
+COPY_BLOCK = 256 * 1024  # PPCL_COPY_BLOCK of runtime.c: the bytes one group of a copy moves
+
+
+def copy_task(dst: int, src: int, nbytes: int) -> tuple[Any, Any]:
+    """A pool task copying ``nbytes`` from address ``src`` to ``dst`` (``ppcl_copy_groups``,
+    one group per ``COPY_BLOCK``), and what it points into (keep it alive while it runs)."""
+    library = runtime_library()
+    size = ctypes.c_size_t(nbytes)
+    argv = (ctypes.c_void_p * 3)(dst, src, ctypes.addressof(size))
+    fn = ctypes.cast(library.ppcl_copy_groups, ctypes.c_void_p).value
+    task = Task(fn, ctypes.addressof(argv), None, -(-nbytes // COPY_BLOCK), 0)
+    return ctypes.byref(task), (task, argv, size)
+
+
 _check_signals = ctypes.pythonapi.PyErr_CheckSignals
 _check_signals.argtypes = []
 _check_signals.restype = ctypes.c_int

@@ -451,6 +451,23 @@ static int wait_for_chunks(ppcl_pool *pool, ppcl_job *job)
 }
 
 /* Run every work-group of ``task``; 0, a signal number, PPCL_INTERRUPTED or PPCL_NO_MEMORY. */
+/* A large copy run as a launch (ppcl/devices/cpu/device.py, CPUDevice.transfer): group g
+   copies bytes [g * PPCL_COPY_BLOCK, (g + 1) * PPCL_COPY_BLOCK) of the args[2] bytes from
+   args[1] to args[0], so the pool's threads share the memory traffic of one copy. */
+#define PPCL_COPY_BLOCK ((size_t)256 * 1024)
+
+void ppcl_copy_groups(void **args, const void *launch, size_t first_group, size_t last_group,
+                      char *local_mem)
+{
+    (void)launch; (void)local_mem;
+    char *dst = (char *)args[0];
+    const char *src = (const char *)args[1];
+    size_t n = *(const size_t *)args[2];
+    size_t lo = first_group * PPCL_COPY_BLOCK, hi = last_group * PPCL_COPY_BLOCK;
+    if (hi > n) hi = n;
+    if (lo < hi) memcpy(dst + lo, src + lo, hi - lo);
+}
+
 int ppcl_pool_run(ppcl_pool *pool, const ppcl_task *task)
 {
     if (task->num_groups == 0)
