@@ -4,8 +4,9 @@ A program is checked and lowered by ppcl's front end (so its diagnostics are ppc
 as OpenCL C (``compiler/codegen/opencl.py``) with the preprocessor already applied, and built by
 the vendor's driver with the build options that are not the preprocessor's. Buffers are host
 memory, each wrapped in a vendor buffer over the same bytes (``USE_HOST_PTR``); a launch maps
-and unmaps its buffers around the kernel, which is where OpenCL makes host and device copies
-agree (free on a CPU driver, whole-buffer transfers on a GPU driver).
+and unmaps its buffers before the kernel, and those it may write after it, which is where
+OpenCL makes host and device copies agree (free on a CPU driver, whole-buffer transfers on a
+GPU driver).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
@@ -71,8 +73,10 @@ class HostAllocation(Allocation):
 
 
 class VendorLaunch(KernelLaunch):
-    def __init__(self, device: VendorDevice, kernel: Any, ndrange: NDRange) -> None:
+    def __init__(self, device: VendorDevice, kernel: Any, ndrange: NDRange,
+                 written: tuple[bool, ...]) -> None:
         self.ndrange = ndrange
+        self._written = written  # per argument: a buffer the kernel may write
         self.static_local_bytes = int(kernel.get_work_group_info(
             device.cl.kernel_work_group_info.LOCAL_MEM_SIZE, device.vendor_device))
         self._device = device
@@ -88,36 +92,44 @@ class VendorLaunch(KernelLaunch):
 
     def run(self, args: Sequence[ArgValue]) -> None:
         cl, queue = self._device.cl, self._device.queue()
-        buffers = []
+        mapped_before: dict[int, Any] = {}  # each distinct buffer once, by identity
+        mapped_after: dict[int, Any] = {}
         values: list[Any] = []
-        for arg in args:
+        for index, arg in enumerate(args):
             if isinstance(arg, BufferArg):
                 buffer = self._device.vendor_buffer(arg)
                 values.append(buffer)
                 if buffer is not None:
-                    buffers.append(buffer)
+                    mapped_before[id(buffer)] = buffer
+                    if self._written[index]:
+                        mapped_after[id(buffer)] = buffer
             elif isinstance(arg, LocalArg):
                 values.append(cl.LocalMemory(arg.nbytes))
             else:
                 values.append(np.frombuffer(arg.data, dtype=np.uint8))
+        # the maps do not block: the in-order queue orders them around the kernel, and the one
+        # finish below is the only wait (a blocking map each cost a round trip to the driver)
         with self._lock:  # a kernel object holds one set of arguments
             self._kernel.set_args(*values)
-            for buffer in buffers:  # the host's bytes to the device
-                mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.WRITE, 0,
-                                                  (buffer.size,), np.uint8)
-                mapped.base.release()
+            for buffer in mapped_before.values():  # the host's bytes to the device
+                _map_and_unmap(cl, queue, buffer, cl.map_flags.WRITE)
             cl.enqueue_nd_range_kernel(queue, self._kernel, self._global, self._local,
                                        self._offset)
-        for buffer in buffers:  # and back
-            mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.READ, 0,
-                                              (buffer.size,), np.uint8)
-            mapped.base.release()
+        for buffer in mapped_after.values():  # and what the kernel may write, back
+            _map_and_unmap(cl, queue, buffer, cl.map_flags.READ)
         queue.finish()
+
+
+def _map_and_unmap(cl: Any, queue: Any, buffer: Any, flags: int) -> None:
+    mapped, _ = cl.enqueue_map_buffer(queue, buffer, flags, 0, (buffer.size,), np.uint8,
+                                      is_blocking=False)
+    mapped.base.release()
 
 
 class VendorProgram(DeviceProgram):
     def __init__(self, device: VendorDevice, module: ir.Module, options: BuildOptions) -> None:
         self._device = device
+        self._module = module
         self.source = print_opencl(module)
         cl = device.cl
         try:
@@ -134,18 +146,28 @@ class VendorProgram(DeviceProgram):
         launch = self._launches.get(key)
         if launch is None:
             kernel = self._device.cl.Kernel(self._program, kernel_name)
-            launch = VendorLaunch(self._device, kernel, ndrange)
+            launch = VendorLaunch(self._device, kernel, ndrange, self._written(kernel_name))
             self._launches[key] = launch
         return launch
 
 
-class VendorDevice(Device):
-    """Device ``index`` of the vendor platform ``platform`` (a pyopencl platform)."""
+    def _written(self, kernel_name: str) -> tuple[bool, ...]:
+        """Per parameter: whether the kernel may write through it (the analysis errs towards
+        yes), so a launch maps back only what may have changed."""
+        function = next(d for d in self._module.decls if isinstance(d, ir.Function)
+                        and d.is_kernel and d.name == kernel_name)
+        accesses = buffer_accesses(function)
+        return tuple(p.name in accesses and accesses[p.name].writes for p in function.params)
 
-    def __init__(self, cl: Any, platform: Any, index: int) -> None:
+
+class VendorDevice(Device):
+    """A pyopencl device driven through ppcl, in ``context`` (a pyopencl context holding it,
+    such as a program's own) or in a context of its own."""
+
+    def __init__(self, cl: Any, vendor_device: Any, context: Any = None) -> None:
         self.cl = cl
-        self.vendor_device = platform.get_devices()[index]
-        self.context = cl.Context([self.vendor_device])
+        self.vendor_device = vendor_device
+        self.context = context if context is not None else cl.Context([vendor_device])
         self.info = self._describe(self.vendor_device)
         self.executor = CommandExecutor(2)
         self._threads = threading.local()
