@@ -12,6 +12,7 @@ GPU driver).
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -58,13 +59,13 @@ def vendor_options(options: BuildOptions) -> str:
 
 
 class HostAllocation(Allocation):
-    """Host bytes and the vendor buffer over them."""
+    """Host bytes (new ones, or ``array``, a program's own) and the vendor buffer over them."""
 
-    def __init__(self, cl: Any, context: Any, nbytes: int) -> None:
-        self.array = aligned_bytes(nbytes)
+    def __init__(self, cl: Any, context: Any, nbytes: int, array: Any = None) -> None:
+        self.array = aligned_bytes(nbytes) if array is None else array
         self.address = int(self.array.ctypes.data)
-        self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
-                                hostbuf=self.array)
+        access = cl.mem_flags.READ_WRITE if self.array.flags.writeable else cl.mem_flags.READ_ONLY
+        self.buffer = cl.Buffer(context, access | cl.mem_flags.USE_HOST_PTR, hostbuf=self.array)
         self.subs: dict[tuple[int, int], Any] = {}
 
     def release(self) -> None:
@@ -172,6 +173,9 @@ class VendorDevice(Device):
         self.executor = CommandExecutor(2)
         self._threads = threading.local()
         self._allocations: dict[int, HostAllocation] = {}
+        # the vendor buffers over programs' own host memory (USE_HOST_PTR), while it lives
+        self._host_buffers: weakref.WeakKeyDictionary[Any, HostAllocation] = \
+            weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -205,7 +209,9 @@ class VendorDevice(Device):
             return None
         owner = arg.owner
         root = getattr(owner, "parent", None) or owner
-        allocation = self._allocations[int(root.address)]
+        allocation = self._allocations.get(int(root.address))
+        if allocation is None:  # not allocated here: the program's own memory (USE_HOST_PTR)
+            allocation = self._host_allocation(root)
         offset, size = arg.address - allocation.address, int(owner.size)
         if offset == 0 and size == allocation.array.nbytes:
             return allocation.buffer
@@ -216,6 +222,15 @@ class VendorDevice(Device):
                 sub = allocation.buffer.get_sub_region(offset, size)
                 allocation.subs[key] = sub
         return sub
+
+    def _host_allocation(self, root: Any) -> HostAllocation:
+        with self._lock:
+            allocation = self._host_buffers.get(root)
+            if allocation is None:
+                data = root._data
+                allocation = HostAllocation(self.cl, self.context, data.nbytes, data)
+                self._host_buffers[root] = allocation
+        return allocation
 
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> VendorProgram:
         return VendorProgram(self, module, options)
