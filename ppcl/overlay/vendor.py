@@ -5,7 +5,7 @@ driven through ppcl (``ppcl/devices/vendor``): programs pass ppcl's front end, t
 overlay fuses and specializes are printed as OpenCL C and built by the platform's own compiler,
 and buffers are host memory the platform maps around each launch. Every in-order queue made on
 the returned context records and replays its commands (``record=False`` leaves that to
-``enable``). A pyopencl program switches with ``import ppcl as cl`` and
+``enable``, unless ``PPCL_OVERLAY=1`` records every queue anyway). A pyopencl program switches with ``import ppcl as cl`` and
 ``ctx = cl.overlay.over(pyopencl.create_some_context())``; ``PPCL_VENDORS=1`` with
 ``PPCL_OVERLAY=1`` does the same for a program that picks a ``ppcl on <name>`` platform itself.
 
