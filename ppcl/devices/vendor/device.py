@@ -25,7 +25,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cpu.device import choose_local_size
-from ppcl.devices.host_memory import ALIGNMENT, aligned_bytes
+from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
 from ppcl.devices.interface import (
     Allocation,
     ArgValue,
@@ -59,18 +59,23 @@ def vendor_options(options: BuildOptions) -> str:
 
 
 class HostAllocation(Allocation):
-    """Host bytes (new ones, or ``array``, a program's own) and the vendor buffer over them."""
+    """Host bytes and the vendor buffer over them: ``memory`` from the device's allocator, or
+    (``memory`` None) a program's own array (``USE_HOST_PTR``)."""
 
-    def __init__(self, cl: Any, context: Any, nbytes: int, array: Any = None) -> None:
-        self.array = aligned_bytes(nbytes) if array is None else array
-        self.address = int(self.array.ctypes.data)
-        access = cl.mem_flags.READ_WRITE if self.array.flags.writeable else cl.mem_flags.READ_ONLY
-        self.buffer = cl.Buffer(context, access | cl.mem_flags.USE_HOST_PTR, hostbuf=self.array)
+    def __init__(self, cl: Any, context: Any, array: Any, memory: Allocation | None = None
+                 ) -> None:
+        self.array = array
+        self.address = int(array.ctypes.data)
+        access = cl.mem_flags.READ_WRITE if array.flags.writeable else cl.mem_flags.READ_ONLY
+        self.buffer = cl.Buffer(context, access | cl.mem_flags.USE_HOST_PTR, hostbuf=array)
         self.subs: dict[tuple[int, int], Any] = {}
+        self._memory = memory
 
     def release(self) -> None:
-        self.buffer.release()
         self.subs.clear()
+        self.buffer.release()
+        if self._memory is not None:  # the bytes go back to the allocator's pool
+            self._memory.release()
 
 
 class VendorLaunch(KernelLaunch):
@@ -151,7 +156,6 @@ class VendorProgram(DeviceProgram):
             self._launches[key] = launch
         return launch
 
-
     def _written(self, kernel_name: str) -> tuple[bool, ...]:
         """Per parameter: whether the kernel may write through it (the analysis errs towards
         yes), so a launch maps back only what may have changed."""
@@ -172,6 +176,9 @@ class VendorDevice(Device):
         self.info = self._describe(self.vendor_device)
         self.executor = CommandExecutor(2)
         self._threads = threading.local()
+        # host memory as the CPU device's: temporaries made and released every frame reuse
+        # their pages instead of paying fresh pages' faults on first touch (inside kernels)
+        self.allocator = BufferAllocator()
         self._allocations: dict[int, HostAllocation] = {}
         # the vendor buffers over programs' own host memory (USE_HOST_PTR), while it lives
         self._host_buffers: weakref.WeakKeyDictionary[Any, HostAllocation] = \
@@ -228,7 +235,7 @@ class VendorDevice(Device):
             allocation = self._host_buffers.get(root)
             if allocation is None:
                 data = root._data
-                allocation = HostAllocation(self.cl, self.context, data.nbytes, data)
+                allocation = HostAllocation(self.cl, self.context, data)
                 self._host_buffers[root] = allocation
         return allocation
 
@@ -241,7 +248,8 @@ class VendorDevice(Device):
                                  info.max_work_item_sizes, info.compute_units)
 
     def allocate(self, nbytes: int) -> Allocation:
-        allocation = HostAllocation(self.cl, self.context, nbytes)
+        memory = self.allocator.allocate(nbytes)
+        allocation = HostAllocation(self.cl, self.context, memory.array, memory)
         with self._lock:
             self._allocations[allocation.address] = allocation
         return _Tracked(self, allocation)
