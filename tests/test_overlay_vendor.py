@@ -205,3 +205,17 @@ def test_over_rejects_what_is_not_a_pyopencl_context():
         cl.overlay.over(42)
     with pytest.raises(cl.LogicError, match="INVALID_CONTEXT"):
         cl.overlay.over([])
+
+
+def test_the_benchmark_runs_its_programs_on_a_vendor_platform_with_equal_results():
+    if not _platform_found():
+        pytest.skip("pyopencl finds no OpenCL platform (pocl not installed?)")
+    command = [sys.executable, "-m", "benchmarks.overlay", "--size", "64", "--operands", "3"]
+    result = subprocess.run([*command, "--vendor"], capture_output=True, text=True, cwd=ROOT,
+                            env=_env({}), timeout=600, check=False)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    rows = [line for line in result.stdout.splitlines() if "identical:" in line]
+    assert len(rows) == 6 and all(row.endswith("identical: True") for row in rows), rows
+    missing = subprocess.run([*command, "--vendor", "no such platform"], capture_output=True,
+                             text=True, cwd=ROOT, env=_env({}), timeout=120, check=False)
+    assert missing.returncode == 0 and missing.stdout.startswith("skipped: "), missing.stdout
