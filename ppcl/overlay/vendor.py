@@ -28,8 +28,10 @@ from ppcl.runtime.errors import make_error
 from ppcl.runtime.platform import Platform
 
 ROUTINE = "ppcl.overlay.over"
-# the ppcl platform made for each pyopencl context, so contexts made over it share devices
-_platforms: weakref.WeakKeyDictionary[Any, Platform] = weakref.WeakKeyDictionary()
+# the ppcl platform made for each pyopencl context (by its address), so contexts made over it
+# share devices, while any of them lives: its devices hold the pyopencl context, whose address
+# cannot be reused meanwhile
+_platforms: weakref.WeakValueDictionary[int, Platform] = weakref.WeakValueDictionary()
 _recorded: weakref.WeakSet[Context] = weakref.WeakSet()
 
 
@@ -40,12 +42,12 @@ def over(target: Any, record: bool = True) -> Context:
     matches, ``ppcl.LogicError`` (INVALID_CONTEXT) for a ``target`` of another kind."""
     cl = _pyopencl()
     vendor_context = _vendor_context(cl, target)
-    platform = _platforms.get(vendor_context)
+    platform = _platforms.get(vendor_context.int_ptr)
     if platform is None:
         backends = [VendorDevice(cl, device, vendor_context) for device in vendor_context.devices]
         platform = Platform(f"ppcl on {vendor_context.devices[0].platform.name}",
                             lambda: list(backends))
-        _platforms[vendor_context] = platform
+        _platforms[vendor_context.int_ptr] = platform
     context = Context(platform.get_devices())
     if record:
         _recorded.add(context)
