@@ -8,7 +8,12 @@ stencil and an update kernel, and one program the overlay cannot improve (one co
 kernel, each result read at once). Each runs on a plain queue and on a queue with
 ``ppcl.overlay.enable``; the results must be identical, and the ratio is off/on.
 
-    python -m benchmarks.overlay [--operands N] [--size S]
+``--vendor [NAME]`` runs the same programs on another OpenCL platform through pyopencl
+(``ppcl.overlay.over``: the platform named like NAME, by default pyopencl's first), e.g. pocl
+with ``OCL_ICD_VENDORS=/etc/OpenCL/vendors``; without pyopencl or a platform it says so and
+stops.
+
+    python -m benchmarks.overlay [--operands N] [--size S] [--vendor [NAME]]
 """
 
 from __future__ import annotations
@@ -257,12 +262,31 @@ def compare(name: str, target: float, run: Callable[[cl.CommandQueue], np.ndarra
     return name, ratio, same
 
 
+def context(vendor: str | None) -> cl.Context | None:
+    """The CPU device's context, or a context over a pyopencl platform whose queues record only
+    where ``enable`` says, as on the CPU device; None, said why, when there is no such
+    platform."""
+    if vendor is None:
+        return cl.Context([cl.get_platforms()[0].get_devices()[0]])
+    try:
+        ctx = cl.overlay.over(vendor, record=False)
+    except cl.Error as error:
+        print(f"skipped: no vendor platform to measure on ({error})")
+        return None
+    print(f"on {ctx.devices[0].platform.name}: {ctx.devices[0].name}")
+    return ctx
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--operands", type=int, default=8, help="matrix pairs in the sum")
     parser.add_argument("--size", type=int, default=1024, help="image and matrix side")
+    parser.add_argument("--vendor", nargs="?", const="", default=None, metavar="NAME",
+                        help="run on an OpenCL platform through pyopencl (e.g. pocl)")
     args = parser.parse_args()
-    ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
+    ctx = context(args.vendor)
+    if ctx is None:
+        return
     prg = cl.Program(ctx, SOURCE).build()
     plain = cl.CommandQueue(ctx)
     overlaid = cl.CommandQueue(ctx)

@@ -11,16 +11,21 @@ their commands pass through unchanged.
 
 ``graph()`` is the task graph of the last replay (``to_dot()`` after optimization, ``before``
 the dot text before); ``PPCL_DEBUG=overlay`` prints every decision with its reason.
+
+``over(pyopencl_context)`` gives a program written for pyopencl the overlay on that context's
+devices (``vendor.py``): a ppcl context whose queues record, with fused kernels built by the
+platform's own compiler.
 """
 
 from __future__ import annotations
 
 from ppcl.overlay.graph import TaskGraph
 from ppcl.overlay.recorder import CACHE, Recorder
+from ppcl.overlay.vendor import over, records
 from ppcl.runtime.queue import CommandQueue, queue_hooks
 from ppcl.settings import Settings, SettingsError, overlay_switch, read_settings
 
-__all__ = ["CACHE", "TaskGraph", "disable", "enable", "graph"]
+__all__ = ["CACHE", "TaskGraph", "disable", "enable", "graph", "over"]
 
 try:
     _SETTINGS = read_settings()  # read once, when ppcl is imported
@@ -56,5 +61,9 @@ def graph() -> TaskGraph | None:
     return _last_graph[0] if _last_graph else None
 
 
-if _SETTINGS.overlay:
-    queue_hooks.append(enable)
+def _on_new_queue(queue: CommandQueue) -> None:
+    if _SETTINGS.overlay or records(queue.context):
+        enable(queue)
+
+
+queue_hooks.append(_on_new_queue)

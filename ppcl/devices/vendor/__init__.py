@@ -35,8 +35,8 @@ def vendor_platforms() -> list[tuple[str, list[Device]]]:
 
                 from ppcl.devices.vendor.device import VendorDevice
 
-                devices: list[Device] = [VendorDevice(pyopencl, platform, i)
-                                         for i in range(len(platform.get_devices()))]
+                devices: list[Device] = [VendorDevice(pyopencl, device)
+                                         for device in platform.get_devices()]
                 found.append((platform.name, devices))
             _platforms = found
         return _platforms

@@ -4,25 +4,28 @@ A program is checked and lowered by ppcl's front end (so its diagnostics are ppc
 as OpenCL C (``compiler/codegen/opencl.py``) with the preprocessor already applied, and built by
 the vendor's driver with the build options that are not the preprocessor's. Buffers are host
 memory, each wrapped in a vendor buffer over the same bytes (``USE_HOST_PTR``); a launch maps
-and unmaps its buffers around the kernel, which is where OpenCL makes host and device copies
-agree (free on a CPU driver, whole-buffer transfers on a GPU driver).
+and unmaps its buffers before the kernel, and those it may write after it, which is where
+OpenCL makes host and device copies agree (free on a CPU driver, whole-buffer transfers on a
+GPU driver).
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cpu.device import choose_local_size
-from ppcl.devices.host_memory import ALIGNMENT, aligned_bytes
+from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
 from ppcl.devices.interface import (
     Allocation,
     ArgValue,
@@ -56,23 +59,30 @@ def vendor_options(options: BuildOptions) -> str:
 
 
 class HostAllocation(Allocation):
-    """Host bytes and the vendor buffer over them."""
+    """Host bytes and the vendor buffer over them: ``memory`` from the device's allocator, or
+    (``memory`` None) a program's own array (``USE_HOST_PTR``)."""
 
-    def __init__(self, cl: Any, context: Any, nbytes: int) -> None:
-        self.array = aligned_bytes(nbytes)
-        self.address = int(self.array.ctypes.data)
-        self.buffer = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR,
-                                hostbuf=self.array)
+    def __init__(self, cl: Any, context: Any, array: Any, memory: Allocation | None = None
+                 ) -> None:
+        self.array = array
+        self.address = int(array.ctypes.data)
+        access = cl.mem_flags.READ_WRITE if array.flags.writeable else cl.mem_flags.READ_ONLY
+        self.buffer = cl.Buffer(context, access | cl.mem_flags.USE_HOST_PTR, hostbuf=array)
         self.subs: dict[tuple[int, int], Any] = {}
+        self._memory = memory
 
     def release(self) -> None:
-        self.buffer.release()
         self.subs.clear()
+        self.buffer.release()
+        if self._memory is not None:  # the bytes go back to the allocator's pool
+            self._memory.release()
 
 
 class VendorLaunch(KernelLaunch):
-    def __init__(self, device: VendorDevice, kernel: Any, ndrange: NDRange) -> None:
+    def __init__(self, device: VendorDevice, kernel: Any, ndrange: NDRange,
+                 written: tuple[bool, ...]) -> None:
         self.ndrange = ndrange
+        self._written = written  # per argument: a buffer the kernel may write
         self.static_local_bytes = int(kernel.get_work_group_info(
             device.cl.kernel_work_group_info.LOCAL_MEM_SIZE, device.vendor_device))
         self._device = device
@@ -88,36 +98,44 @@ class VendorLaunch(KernelLaunch):
 
     def run(self, args: Sequence[ArgValue]) -> None:
         cl, queue = self._device.cl, self._device.queue()
-        buffers = []
+        mapped_before: dict[int, Any] = {}  # each distinct buffer once, by identity
+        mapped_after: dict[int, Any] = {}
         values: list[Any] = []
-        for arg in args:
+        for index, arg in enumerate(args):
             if isinstance(arg, BufferArg):
                 buffer = self._device.vendor_buffer(arg)
                 values.append(buffer)
                 if buffer is not None:
-                    buffers.append(buffer)
+                    mapped_before[id(buffer)] = buffer
+                    if self._written[index]:
+                        mapped_after[id(buffer)] = buffer
             elif isinstance(arg, LocalArg):
                 values.append(cl.LocalMemory(arg.nbytes))
             else:
                 values.append(np.frombuffer(arg.data, dtype=np.uint8))
+        # the maps do not block: the in-order queue orders them around the kernel, and the one
+        # finish below is the only wait (a blocking map each cost a round trip to the driver)
         with self._lock:  # a kernel object holds one set of arguments
             self._kernel.set_args(*values)
-            for buffer in buffers:  # the host's bytes to the device
-                mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.WRITE, 0,
-                                                  (buffer.size,), np.uint8)
-                mapped.base.release()
+            for buffer in mapped_before.values():  # the host's bytes to the device
+                _map_and_unmap(cl, queue, buffer, cl.map_flags.WRITE)
             cl.enqueue_nd_range_kernel(queue, self._kernel, self._global, self._local,
                                        self._offset)
-        for buffer in buffers:  # and back
-            mapped, _ = cl.enqueue_map_buffer(queue, buffer, cl.map_flags.READ, 0,
-                                              (buffer.size,), np.uint8)
-            mapped.base.release()
+        for buffer in mapped_after.values():  # and what the kernel may write, back
+            _map_and_unmap(cl, queue, buffer, cl.map_flags.READ)
         queue.finish()
+
+
+def _map_and_unmap(cl: Any, queue: Any, buffer: Any, flags: int) -> None:
+    mapped, _ = cl.enqueue_map_buffer(queue, buffer, flags, 0, (buffer.size,), np.uint8,
+                                      is_blocking=False)
+    mapped.base.release()
 
 
 class VendorProgram(DeviceProgram):
     def __init__(self, device: VendorDevice, module: ir.Module, options: BuildOptions) -> None:
         self._device = device
+        self._module = module
         self.source = print_opencl(module)
         cl = device.cl
         try:
@@ -134,22 +152,37 @@ class VendorProgram(DeviceProgram):
         launch = self._launches.get(key)
         if launch is None:
             kernel = self._device.cl.Kernel(self._program, kernel_name)
-            launch = VendorLaunch(self._device, kernel, ndrange)
+            launch = VendorLaunch(self._device, kernel, ndrange, self._written(kernel_name))
             self._launches[key] = launch
         return launch
 
+    def _written(self, kernel_name: str) -> tuple[bool, ...]:
+        """Per parameter: whether the kernel may write through it (the analysis errs towards
+        yes), so a launch maps back only what may have changed."""
+        function = next(d for d in self._module.decls if isinstance(d, ir.Function)
+                        and d.is_kernel and d.name == kernel_name)
+        accesses = buffer_accesses(function)
+        return tuple(p.name in accesses and accesses[p.name].writes for p in function.params)
+
 
 class VendorDevice(Device):
-    """Device ``index`` of the vendor platform ``platform`` (a pyopencl platform)."""
+    """A pyopencl device driven through ppcl, in ``context`` (a pyopencl context holding it,
+    such as a program's own) or in a context of its own."""
 
-    def __init__(self, cl: Any, platform: Any, index: int) -> None:
+    def __init__(self, cl: Any, vendor_device: Any, context: Any = None) -> None:
         self.cl = cl
-        self.vendor_device = platform.get_devices()[index]
-        self.context = cl.Context([self.vendor_device])
+        self.vendor_device = vendor_device
+        self.context = context if context is not None else cl.Context([vendor_device])
         self.info = self._describe(self.vendor_device)
         self.executor = CommandExecutor(2)
         self._threads = threading.local()
+        # host memory as the CPU device's: temporaries made and released every frame reuse
+        # their pages instead of paying fresh pages' faults on first touch (inside kernels)
+        self.allocator = BufferAllocator()
         self._allocations: dict[int, HostAllocation] = {}
+        # the vendor buffers over programs' own host memory (USE_HOST_PTR), while it lives
+        self._host_buffers: weakref.WeakKeyDictionary[Any, HostAllocation] = \
+            weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -183,7 +216,9 @@ class VendorDevice(Device):
             return None
         owner = arg.owner
         root = getattr(owner, "parent", None) or owner
-        allocation = self._allocations[int(root.address)]
+        allocation = self._allocations.get(int(root.address))
+        if allocation is None:  # not allocated here: the program's own memory (USE_HOST_PTR)
+            allocation = self._host_allocation(root)
         offset, size = arg.address - allocation.address, int(owner.size)
         if offset == 0 and size == allocation.array.nbytes:
             return allocation.buffer
@@ -195,6 +230,15 @@ class VendorDevice(Device):
                 allocation.subs[key] = sub
         return sub
 
+    def _host_allocation(self, root: Any) -> HostAllocation:
+        with self._lock:
+            allocation = self._host_buffers.get(root)
+            if allocation is None:
+                data = root._data
+                allocation = HostAllocation(self.cl, self.context, data)
+                self._host_buffers[root] = allocation
+        return allocation
+
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> VendorProgram:
         return VendorProgram(self, module, options)
 
@@ -204,7 +248,8 @@ class VendorDevice(Device):
                                  info.max_work_item_sizes, info.compute_units)
 
     def allocate(self, nbytes: int) -> Allocation:
-        allocation = HostAllocation(self.cl, self.context, nbytes)
+        memory = self.allocator.allocate(nbytes)
+        allocation = HostAllocation(self.cl, self.context, memory.array, memory)
         with self._lock:
             self._allocations[allocation.address] = allocation
         return _Tracked(self, allocation)
