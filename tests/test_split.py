@@ -224,6 +224,17 @@ def test_explain_says_what_a_launch_takes(tmp_path, capsys) -> None:
     assert "launch: 4 of 8 groups run the fast copy, 992 of 2048 work-items" in out, out
 
 
+def test_explain_of_a_launch_missing_an_argument_says_so(tmp_path, capsys) -> None:
+    """``--global`` without the scalar a layout's column count needs is reported, not a crash."""
+    from ppcl.cli import main
+
+    path = tmp_path / "k.cl"
+    path.write_text(STENCIL)
+    assert main(["explain", str(path), "--local", "32,8", "--global", "64,32"]) == 0
+    out = capsys.readouterr().out
+    assert "reuse distances not computed" in out and "give it with --arg" in out, out
+
+
 def test_split_predicate_agrees_with_isl_tile_inside() -> None:
     """The corner rule of the split pass gives the same groups as islpy's projection."""
     from ppcl.compiler.analysis.affine import Poly, model_of, tile_inside

@@ -35,8 +35,12 @@ def explain_kernel(fn: ir.Function, order: ExecutionOrder,
             continue
         yield f"layout of {param.name}: transposable, {facts.accesses} accesses"
         if global_size is not None:
-            transposed, reason = better_layout(fn, param.name, order, global_size, local_size,
-                                               values, facts)
+            try:
+                transposed, reason = better_layout(fn, param.name, order, global_size,
+                                                   local_size, values, facts)
+            except ValueError as error:  # a size the launch's --arg values do not give
+                yield f"  reuse distances not computed: {error} (give it with --arg)"
+                continue
             yield f"  {'transpose' if transposed else 'keep'}: {reason}"
     vector = vectorizing.vectorize_facts(fn)
     if vector.possible:
