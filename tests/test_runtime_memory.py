@@ -262,3 +262,18 @@ def test_large_copies_shared_by_the_pool_are_exact(nbytes):
     cl.enqueue_copy(queue, out, a)
     np.testing.assert_array_equal(out[half:half + nbytes - half - 1], data[:nbytes - half - 1])
     np.testing.assert_array_equal(out[:half], data[:half])
+
+
+def test_device_copy_of_other_types_converts_as_numpy_does():
+    """Only same-shape, same-type contiguous copies go to the pool as bytes; another pair of
+    views is numpy's assignment, values converted."""
+    from ppcl.devices.cpu import CPUDevice
+
+    device = CPUDevice(4)
+    source = np.arange(512 * 1024, dtype=np.int32)  # 2 MiB
+    target = np.zeros(512 * 1024, np.float32)
+    device.transfer(target, source)
+    np.testing.assert_array_equal(target, source.astype(np.float32))
+    same = np.empty_like(source)
+    device.transfer(same, source)
+    np.testing.assert_array_equal(same, source)

@@ -332,7 +332,9 @@ class CPUDevice(HostDevice):
         writing as much 0.1 ms), and a program's writes and reads of its data are often most
         of its time on many cores. Others are numpy's copy."""
         nbytes = target.nbytes
-        if self.pool.threads > 1 and nbytes >= PARALLEL_COPY and source.nbytes == nbytes \
+        # the same bytes numpy's copy would write: same shape and type, both contiguous
+        if self.pool.threads > 1 and nbytes >= PARALLEL_COPY and source.shape == target.shape \
+                and source.dtype == target.dtype \
                 and target.flags.c_contiguous and source.flags.c_contiguous:
             dst, src = target.ctypes.data, source.ctypes.data
             if dst + nbytes <= src or src + nbytes <= dst:
