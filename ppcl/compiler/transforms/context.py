@@ -15,6 +15,7 @@ context variables into ``ContextRef`` and their declarations into ``ContextInit`
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from ppcl.compiler.analysis import liveness
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
@@ -281,13 +282,8 @@ class Variables:
     def _serial_reduction(self, body: ir.Stmt) -> bool:
         if self.uni is None:
             return False
-        for loop in walk(body):
-            if isinstance(loop, _LOOPS) and not self.uni.convergent(loop) and any(
-                    isinstance(n, ir.Assign) and n.op in ("+=", "-=", "*=")
-                    and isinstance(n.target, ir.VarRef) and isinstance(n.target.type, ScalarType)
-                    and n.target.type.is_float for n in walk(loop.body)):
-                return True
-        return False
+        uni = self.uni
+        return varying_float_sum(body, lambda loop: uni.convergent(loop))
 
     def _simd_ok(self, body: ir.Stmt) -> bool:
         for n in walk(body):
@@ -302,6 +298,17 @@ class Variables:
                     isinstance(x, wg.WorkItemExit) for x in walk(n)):
                 return False  # the exit is a goto out of a nested loop
         return True
+
+
+def varying_float_sum(body: ir.Stmt, counted: Callable[[ir.Stmt], bool]) -> bool:
+    """Whether ``body`` accumulates into a private float (``+=``, ``-=``, ``*=``) inside a loop
+    that ``counted`` does not find to run the same number of times in every lane: a sum gcc
+    vectorizes across lanes only in order, slower than scalar code
+    (``WorkItemLoop.serial_reduction``)."""
+    return any(isinstance(loop, _LOOPS) and not counted(loop) and any(
+        isinstance(n, ir.Assign) and n.op in ("+=", "-=", "*=")
+        and isinstance(n.target, ir.VarRef) and isinstance(n.target.type, ScalarType)
+        and n.target.type.is_float for n in walk(loop.body)) for loop in walk(body))
 
 
 def _group_level_refs(node: Node) -> set[str]:

@@ -62,6 +62,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
 from ppcl.compiler.ir.visit import Node, Rewriter, find_all, walk
+from ppcl.compiler.transforms.context import varying_float_sum
 from ppcl.compiler.transforms.split_score import (
     choose,
     lane_cost,
@@ -558,17 +559,12 @@ def _varying_sum(body: ir.Stmt, scalars: frozenset[str], formed: FormedKernel,
     """Whether ``body`` accumulates floats in a loop the affine model cannot count with bounds
     the same for every lane (``Model.counters``): a sum gcc would vectorize in order."""
     model = model_of(body, scalars, formed.local_size, rows=formed.rows, narrow_ids=narrow_ids)
-    for loop in walk(body):
-        if not isinstance(loop, ir.For | ir.While | ir.DoWhile):
-            continue
-        counted = isinstance(loop, ir.For) and isinstance(loop.init, ir.DeclStmt) \
+
+    def counted(loop: ir.Stmt) -> bool:
+        return isinstance(loop, ir.For) and isinstance(loop.init, ir.DeclStmt) \
             and len(loop.init.decls) == 1 and loop.init.decls[0].name in model.counters
-        if not counted and any(
-                isinstance(n, ir.Assign) and n.op in ("+=", "-=", "*=")
-                and isinstance(n.target, ir.VarRef) and isinstance(n.target.type, ScalarType)
-                and n.target.type.is_float for n in walk(loop.body)):
-            return True
-    return False
+
+    return varying_float_sum(body, counted)
 
 
 # ---------------------------------------------------------------- explaining a split
