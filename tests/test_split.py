@@ -10,6 +10,8 @@ import dataclasses
 import numpy as np
 import pytest
 
+from benchmarks.overlay import SOURCE as OVERLAY_SOURCE
+from benchmarks.splitting import FIR
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import find_all
@@ -46,18 +48,7 @@ __kernel void stencil(__global const float *a, __global float *b, int ni, int nj
 }
 """
 
-BOUND = """
-__kernel void fir(__global const float *x, __global const float *h, __global float *y,
-                  int n, int taps)
-{
-    int i = get_global_id(0);
-    if (i >= n) return;
-    float s = 0.0f;
-    for (int k = 0; k < min(i + 1, taps); k++)
-        s += h[k] * x[i - k];
-    y[i] = s;
-}
-"""
+BOUND = FIR  # the benchmark's kernel: a loop bound that depends on the id
 
 OFFSET_1D = """
 __kernel void shift(__global const int *a, __global int *b, int n, int lo)
@@ -267,16 +258,7 @@ def test_split_predicate_agrees_with_isl_tile_inside() -> None:
     assert Poly.var("gid0").coeff("gid0") == 1
 
 
-SOBEL_X = """
-__kernel void sobel_x(__global const float *g, __global float *out, int w, int h)
-{
-    int x = get_global_id(0), y = get_global_id(1);
-    int xl = max(x - 1, 0), xr = min(x + 1, w - 1);
-    int yu = max(y - 1, 0), yd = min(y + 1, h - 1);
-    out[y * w + x] = (g[yu * w + xr] + 2.0f * g[y * w + xr] + g[yd * w + xr])
-                   - (g[yu * w + xl] + 2.0f * g[y * w + xl] + g[yd * w + xl]);
-}
-"""
+SOBEL_X = OVERLAY_SOURCE  # the overlay benchmark's kernels, sobel_x among them
 
 
 def test_fast_copy_of_clamped_indices_is_printed_for_contiguous_vectors() -> None:
