@@ -13,6 +13,7 @@ import pytest
 from benchmarks.overlay import SOURCE as OVERLAY_SOURCE
 from benchmarks.splitting import FIR
 from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import find_all
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
@@ -76,7 +77,8 @@ def _round(n: int, k: int) -> int:
     return (n + k - 1) // k * k
 
 
-@pytest.mark.parametrize("w,h,r", [(67, 45, 2), (64, 16, 1), (5, 3, 2), (70, 9, 0), (33, 12, 9)])
+@pytest.mark.parametrize("w,h,r", [(67, 45, 2), (64, 16, 1), (5, 3, 2), (70, 9, 0), (33, 12, 9),
+                                   (40, 6, -1)])
 def test_clamped_convolution_matches_unsplit(w: int, h: int, r: int) -> None:
     rng = np.random.default_rng(w * 100 + h)
 
@@ -406,3 +408,87 @@ def test_lu_update_runs_no_loop_for_lanes_outside_the_fast_range() -> None:
     formed = _formed(TRIANGLE, "upper", (8, 4, 1))
     for split in find_all(formed.body, wg.SplitLoop):
         assert not split.edges_fail[0]
+
+
+def test_fast_copy_runs_a_counted_loop_as_do_while() -> None:
+    """The FIR's fast copy sums over ``taps`` for every lane: its loop becomes a do-while,
+    entered where ``taps >= 1`` (a group test), so that gcc vectorizes the lanes around it;
+    the guarded copy keeps its ``for`` with the bound that varies across lanes."""
+    from tests.launch import build_kernel
+
+    formed = _formed(BOUND, "fir", (32, 1, 1))
+    (split,) = find_all(formed.body, wg.SplitLoop)
+    assert "taps - 1 >= 0" in split.reason
+    assert find_all(split.fast.body, ir.DoWhile) and not find_all(split.fast.body, ir.For)
+    assert find_all(split.guarded.body, ir.For)
+    assert any("entered at least once where taps - 1 >= 0: do-while" in p
+               for p in formed.plans)
+    k = build_kernel(BOUND, "fir", local_size=(32,), want_vector_report=True)
+    fast = k.c_source[k.c_source.index("for (int __lx = (int)(__slo"):]
+    assert "do {" in fast.split("#pragma omp simd")[0]
+    assert "optimized: loop vectorized" in k.vector_report  # type: ignore[attr-defined]
+
+
+STRIDED_ROWS = """
+__kernel void rows(__global const float *a, __global float *out, int n, int m)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float s = 0.0f;
+    for (int k = 0; k < min(i + 1, m); k++)
+        s += a[i * 4 + k];
+    out[i] = s;
+}
+"""
+
+CONTINUES = """
+__kernel void odd(__global const int *a, __global int *out, int n, int m)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    int s = 0;
+    for (int k = 0; k < min(i + 1, m); k++) {
+        if (a[i + k] & 1) continue;
+        s += a[i + k];
+    }
+    out[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("source,name", [(STRIDED_ROWS, "rows"), (CONTINUES, "odd")])
+def test_loops_that_would_not_vectorize_keep_their_for(source: str, name: str) -> None:
+    # a strided access (a gather per step once the lanes vectorize) or a continue (which a
+    # do-while would send past the step) leaves the loop as it is
+    formed = _formed(source, name, (16, 1, 1))
+    (split,) = find_all(formed.body, wg.SplitLoop)
+    assert find_all(split.fast.body, ir.For) and not find_all(split.fast.body, ir.DoWhile)
+    assert not any("do-while" in p for p in formed.plans)
+
+
+NESTED_COUNTED = """
+__kernel void box(__global const int *in, __global int *out, int n, int r, int q)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    int s = 0;
+    for (int d = -min(i, r); d <= min(r, n - 1 - i); d++)
+        for (int e = 0; e < q; e++)
+            s += in[i + d] * (e + 1);
+    out[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("n,r,q", [(100, 2, 3), (50, 0, 1), (64, 3, 0), (40, -1, 2), (7, 5, 4)])
+def test_nested_counted_loops_entered_or_not_match_unsplit(n: int, r: int, q: int) -> None:
+    rng = np.random.default_rng(n * 7 + r)
+
+    def make() -> list[np.ndarray]:
+        return [rng.integers(-50, 50, n, dtype=np.int32), np.zeros(_round(n, 16), np.int32)]
+
+    _both(NESTED_COUNTED, "box", (_round(n, 16),), (16,), make, np.int32(n), np.int32(r),
+          np.int32(q))
+    formed = _formed(NESTED_COUNTED, "box", (16, 1, 1))
+    (split,) = find_all(formed.body, wg.SplitLoop)
+    assert len(find_all(split.fast.body, ir.DoWhile)) == 2

@@ -63,6 +63,7 @@ from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
 from ppcl.compiler.ir.visit import Node, Rewriter, find_all, walk
 from ppcl.compiler.transforms.context import varying_float_sum
+from ppcl.compiler.transforms.rotate import Rotated, rotate_entered
 from ppcl.compiler.transforms.split_score import (
     choose,
     lane_cost,
@@ -511,8 +512,10 @@ class _Splitter(Rewriter):
         if loop.serial_reduction and not _varying_sum(fast.body, self.scalars, self.formed,
                                                       self.narrow_ids):
             fast = dataclasses.replace(fast, serial_reduction=False)
+        plan, rotated = self._rotate(plan, fast)
         score = score_plan(plan, loop.body, fast.body, self.formed, self.scalars,
                            self.narrow_ids)
+        fast = dataclasses.replace(fast, body=rotated.body)
         if self.splits >= MAX_SPLITS:
             score = f"the kernel has {MAX_SPLITS} split loops already"
         if isinstance(score, str):
@@ -521,6 +524,7 @@ class _Splitter(Rewriter):
         whats = ", ".join(sorted({f"{s.what}s" for s in plan.sites}))
         reason = f"fast where {plan.domain_text()} ({len(plan.sites)} sites: {whats})"
         self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
+        self.notes += [f"work-item loop {self.number}: fast copy: {n}" for n in rotated.notes]
         self.notes.append(f"work-item loop {self.number}: score " + "; ".join(score_lines(score)))
         index, self.splits = self.splits, self.splits + 1
         edges = edges_fail(guard, plan)
@@ -533,6 +537,26 @@ class _Splitter(Rewriter):
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
             upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
             index=index, score=score, empty=empty_expr, edges_fail=edges)
+
+
+    def _rotate(self, plan: SplitPlan, fast: wg.WorkItemLoop) -> tuple[SplitPlan, Rotated]:
+        """The fast copy's counted loops as do-while where the lanes then vectorize
+        (``rotate.py``): their first-iteration tests join the plan's group test."""
+        return with_entry(plan, fast.body, self.scalars, self.formed, self.narrow_ids)
+
+
+def with_entry(plan: SplitPlan, fast: ir.Stmt, scalars: frozenset[str], formed: FormedKernel,
+               narrow_ids: bool) -> tuple[SplitPlan, Rotated]:
+    """``plan`` with the first-iteration tests of the fast copy's rotated loops, and the
+    rotation of ``fast`` (unrotated where the fast copy does not vectorize anyway)."""
+    model = model_of(fast, scalars, formed.local_size, rows=formed.rows, narrow_ids=narrow_ids)
+    rotated = rotate_entered(fast, model)
+    if not rotated.entry:
+        return plan, rotated
+    test = _tightest(list(plan.test) + [p for p in rotated.entry if p.names()], min)
+    if any(not p.names() and p.constant < 0 for p in rotated.entry):
+        return plan, Rotated(fast, (), ())  # a loop never entered: leave it as it is
+    return dataclasses.replace(plan, test=tuple(test)), rotated
 
 
 def split_kernel(formed: FormedKernel, narrow_ids: bool) -> FormedKernel:
@@ -601,6 +625,7 @@ def explain(formed: FormedKernel, narrow_ids: bool,
             lines.append(f"  subkernels: guarded only ({plan})")
             continue
         fast = fast_body(loop.body, plan)
+        plan, rotated = with_entry(plan, fast, splitter.scalars, formed, narrow_ids)
         fast_model = model_of(fast, splitter.scalars, formed.local_size, rows=formed.rows,
                               narrow_ids=narrow_ids)
         bounds = [Poly.var("gid0") - p for p in plan.lower]
@@ -608,6 +633,7 @@ def explain(formed: FormedKernel, narrow_ids: bool,
         domain = isl_set(list(plan.test) + bounds, ["gid0"])
         lines.append(f"  fast subdomain: {domain}")
         lines.append("  sites: " + ", ".join(sorted({s.what for s in plan.sites})))
+        lines += [f"  fast copy: {n}" for n in rotated.notes]
         lines += [f"  fast {line}" for line in _access_lines(fast, fast_model)]
         score = score_plan(plan, loop.body, fast, formed, splitter.scalars, narrow_ids)
         if isinstance(score, str):
