@@ -165,3 +165,41 @@ def test_ppcl_split_setting_turns_splitting_off() -> None:
     assert read_settings({}).split
     assert not read_settings({"PPCL_SPLIT": "0"}).split
     assert read_settings({"PPCL_SPLIT": "1"}).split
+
+
+LU_UPDATE = """
+__kernel void update(__global float *A, int k, int n)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if ((i > k) && (j > k) && (i < n) && (j < n))
+        A[i * n + j] = A[i * n + j] - A[i * n + k] * A[k * n + j];
+}
+"""
+
+
+@pytest.mark.parametrize("source,name,local,names", [
+    (STENCIL, "stencil", (32, 8, 1), ("ni", "nj")),
+    (CLAMPED, "blur", (16, 4, 1), ("w", "h", "r")),
+    (BOUND, "fir", (32, 1, 1), ("n", "taps")),
+    (LU_UPDATE, "update", (32, 8, 1), ("k", "n")),
+])
+def test_launch_score_agrees_with_choose(source: str, name: str, local: tuple[int, int, int],
+                                         names: tuple[str, ...]) -> None:
+    """The dispatcher's folded score (a function made per launch shape) answers as ``choose``
+    on launches of many shapes, offsets and scalar values, inside and around the domain."""
+    from ppcl.compiler.transforms.split_score import LaunchScore
+
+    score = _score(source, name, local)
+    rng = np.random.default_rng(len(names))
+    seen = set()
+    for _ in range(200):
+        groups = [int(rng.integers(1, 9)) for _ in range(3)]
+        gsize = (groups[0] * local[0], groups[1] * local[1], 1)
+        offset = (int(rng.integers(0, 3)) * local[0], int(rng.integers(0, 40)), 0)
+        values = [int(rng.integers(-5, 3 * max(gsize))) for _ in names]
+        folded = LaunchScore(score, gsize, local, offset, names)
+        want = choose(score, launch_values(gsize, local, offset, dict(zip(names, values))))
+        assert folded.split(values) == want.split, (gsize, offset, values, folded.source)
+        seen.add(want.split)
+    assert seen == {True, False}

@@ -29,8 +29,9 @@ evaluates it once per launch shape and scalar arguments (``devices/cpu/dispatch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ppcl.compiler.analysis.affine import BASES, LANES, Model, Poly, accesses, affine_of
 from ppcl.compiler.ir import nodes as ir
@@ -209,6 +210,68 @@ def choose(score: wg.SplitScore, values: Mapping[str, int]) -> Choice:
     v = volumes(score, values)
     split = score.fast * v.fast + score.guarded * (v.lanes - v.fast) + score.row * v.rows
     return Choice(split, score.guarded * v.lanes, v)
+
+
+def _folded(terms: wg.Terms, launch: Mapping[str, int], order: Mapping[str, int]) -> str:
+    """A polynomial with the launch's sizes folded in, as a Python expression over ``s``, the
+    scalar arguments by position (``order``)."""
+    const = 0
+    parts: list[str] = []
+    for m, c in terms:
+        at: list[str] = []
+        for n in m:
+            if n in order:
+                at.append(f"s[{order[n]}]")
+            else:
+                c *= launch[n]
+        if at:
+            parts.append("*".join([str(c)] + at))
+        else:
+            const += c
+    return "(" + " + ".join([str(const)] + parts) + ")"
+
+
+class LaunchScore:
+    """One score with a launch's sizes folded in: ``split(scalars)`` says what ``choose`` says
+    for the scalar arguments ``names`` (by position), in about a microsecond, for a dispatcher
+    that meets new scalar values at every launch (LU's pivot). The score's polynomials have
+    integer coefficients and name positions only; they are made into one Python function."""
+
+    def __init__(self, score: wg.SplitScore, global_size: tuple[int, int, int],
+                 local_size: tuple[int, int, int], global_offset: tuple[int, int, int],
+                 names: Sequence[str]) -> None:
+        launch = launch_values(global_size, local_size, global_offset, {})
+        order = {n: i for i, n in enumerate(names)}
+
+        def forms(group: tuple[wg.Terms, ...]) -> list[str]:
+            return [_folded(t, launch, order) for t in group]
+
+        lanes = global_size[0] * global_size[1] * global_size[2]
+        local = score.local_size
+        lines = ["def split(s):"]
+        for test in forms(score.tests):  # no fast lane: split = guarded * N
+            lines.append(f"    if {test} < 0: return False")
+        x_lo = ", ".join([str(global_offset[0])] + forms(score.x_lows))
+        x_hi = ", ".join([str(global_offset[0] + global_size[0] - 1)] + forms(score.x_highs))
+        lines.append(f"    x_lo = max({x_lo}, {x_lo})")  # max of one item needs two
+        lines.append(f"    x_hi = min({x_hi}, {x_hi})")
+        lines.append("    if x_hi < x_lo: return False")
+        for d, lows, highs in ((1, score.y_lows, score.y_highs), (2, score.z_lows, score.z_highs)):
+            offset, size = global_offset[d], local[d]
+            first = ", ".join(["0"] + [f"-(({offset} - {f}) // {size})" for f in forms(lows)])
+            last = ", ".join([str(launch[f"ngroups{d}"] - 1)]
+                             + [f"({f} - {offset}) // {size}" for f in forms(highs)])
+            lines.append(f"    g{d} = max(0, min({last}, {last}) - max({first}, {first}) + 1)")
+        lines.append(f"    fast = (x_hi - x_lo + 1) * g1 * {local[1]} * g2 * {local[2]}")
+        off = global_offset[0]
+        xs = "1" if score.rows else f"((x_hi - {off}) // {local[0]} - (x_lo - {off}) // {local[0]} + 1)"
+        lines.append(f"    rows = {xs} * g1 * {local[1]} * g2 * {local[2]}")
+        lines.append(f"    return {score.fast} * fast + {score.guarded} * ({lanes} - fast) "
+                     f"+ {score.row} * rows < {score.guarded * lanes}")
+        namespace: dict[str, Any] = {}
+        exec(compile("\n".join(lines), "<split score>", "exec"), namespace)  # noqa: S102
+        self.source = "\n".join(lines)
+        self.split: Callable[[Sequence[int]], bool] = namespace["split"]
 
 
 def needed_names(score: wg.SplitScore) -> set[str]:

@@ -17,7 +17,13 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import ScalarType
 from ppcl.compiler.ir.visit import find_all
-from ppcl.compiler.transforms.split_score import Choice, choose, launch_values, needed_names
+from ppcl.compiler.transforms.split_score import (
+    Choice,
+    LaunchScore,
+    choose,
+    launch_values,
+    needed_names,
+)
 from ppcl.devices.interface import ArgValue, NDRange, ValueArg
 
 # the masks kept per launch shape: a kernel launched with ever new scalar values (a frame
@@ -52,7 +58,10 @@ class SplitDispatcher:
             _Scalar(i, kind.name, isinstance(kind.type, ScalarType) and kind.type.is_signed)
             for i, kind in enumerate(arg_kinds) if kind.kind == "value" and kind.name in names)
         self.masks: dict[tuple[bytes, ...], int] = {}
-        self.choices: dict[tuple[bytes, ...], tuple[Choice, ...]] = {}
+        order = [s.name for s in self.scalars]
+        self.launch_scores = tuple(
+            LaunchScore(score, ndrange.global_size, ndrange.local_size, ndrange.global_offset,
+                        order) for score in scores)
 
     @staticmethod
     def of(formed_body: ir.Stmt, arg_kinds: Sequence[ArgKind],
@@ -74,21 +83,35 @@ class SplitDispatcher:
         found = self.masks.get(key)
         if found is not None:
             return found
-        choices = self.evaluate(key)
-        mask = 0
-        for loop, choice in zip(self.loops, choices):
-            if not choice.split:
-                mask |= 1 << loop.index
+        mask = self.evaluate(key)
         if len(self.masks) >= MAX_KEPT:
             self.masks.clear()
-            self.choices.clear()
         self.masks[key] = mask
-        self.choices[key] = choices
         return mask
 
-    def evaluate(self, key: tuple[bytes, ...]) -> tuple[Choice, ...]:
-        scalars = {s.name: int.from_bytes(data, "little", signed=s.signed)
-                   for s, data in zip(self.scalars, key)}
+    def _values(self, key: tuple[bytes, ...]) -> list[int]:
+        return [int.from_bytes(data, "little", signed=s.signed)
+                for s, data in zip(self.scalars, key)]
+
+    def evaluate(self, key: tuple[bytes, ...]) -> int:
+        """The mask for the scalar values of ``key``, from the scores with the launch's sizes
+        folded in (``LaunchScore``): a few microseconds for a kernel launched with new values
+        every time."""
+        values = self._values(key)
+        mask = 0
+        for loop, score in zip(self.loops, self.launch_scores):
+            if not score.split(values):
+                mask |= 1 << loop.index
+        return mask
+
+    @property
+    def choices(self) -> dict[tuple[bytes, ...], tuple[Choice, ...]]:
+        """Each kept key's :class:`Choice` per split loop, both costs shown (for tests and
+        ``ppcl explain``; the launches only need the mask)."""
         r = self.ndrange
-        values = launch_values(r.global_size, r.local_size, r.global_offset, scalars)
-        return tuple(choose(score, values) for score in self.scores)
+        out = {}
+        for key in self.masks:
+            scalars = {s.name: v for s, v in zip(self.scalars, self._values(key))}
+            values = launch_values(r.global_size, r.local_size, r.global_offset, scalars)
+            out[key] = tuple(choose(score, values) for score in self.scores)
+        return out
