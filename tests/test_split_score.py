@@ -53,31 +53,59 @@ def test_score_prefers_the_loop_as_formed_on_a_sliver_and_the_split_on_a_large_d
 
 def test_dispatcher_chooses_per_launch_and_keeps_the_choice(monkeypatch) -> None:
     kernel = build_kernel(STENCIL, "stencil", local_size=(32, 8))
-    ndrange = NDRange(2, (64, 32, 1), (32, 8, 1), (0, 0, 0))
+    ndrange = NDRange(2, (256, 128, 1), (32, 8, 1), (0, 0, 0))
     dispatcher = SplitDispatcher.of(kernel.generated.formed.body, kernel.arg_kinds, ndrange)
     assert dispatcher is not None
     (loop,) = dispatcher.loops
     buffers = [BufferArg(0), BufferArg(0)]
     assert dispatcher.mask([*buffers, *_scalars(32, 4)]) == 1 << loop.index  # a sliver
-    assert dispatcher.mask([*buffers, *_scalars(32, 64)]) == 0  # most lanes fast
+    assert dispatcher.mask([*buffers, *_scalars(128, 256)]) == 0  # most lanes fast
     evaluated: list[object] = []
     original = dispatcher.evaluate
     monkeypatch.setattr(dispatcher, "evaluate", lambda key: evaluated.append(key) or original(key))
     for _ in range(3):
         assert dispatcher.mask([*buffers, *_scalars(32, 4)]) == 1 << loop.index
-        assert dispatcher.mask([*buffers, *_scalars(32, 64)]) == 0
+        assert dispatcher.mask([*buffers, *_scalars(128, 256)]) == 0
     assert not evaluated  # both shapes were kept
     assert len(dispatcher.masks) == 2
-    dispatcher.mask([*buffers, *_scalars(31, 64)])
+    dispatcher.mask([*buffers, *_scalars(127, 256)])
     assert len(evaluated) == 1
 
 
 def test_dispatcher_reads_only_the_scalars_its_scores_name() -> None:
     kernel = build_kernel(BOUND, "fir", local_size=(32,))
-    ndrange = NDRange(1, (1024, 1, 1), (32, 1, 1), (0, 0, 0))
+    ndrange = NDRange(1, (8192, 1, 1), (32, 1, 1), (0, 0, 0))
     dispatcher = SplitDispatcher.of(kernel.generated.formed.body, kernel.arg_kinds, ndrange)
     assert dispatcher is not None
     assert {s.name for s in dispatcher.scalars} == {"n", "taps"}
+
+
+def test_a_launch_too_small_to_pay_for_a_choice_runs_the_loop_as_formed() -> None:
+    """On a shape where the split saves less than evaluating the scores costs, no dispatcher
+    is made: the loop's bit is set in the shape's descriptor and results stay exact."""
+    from ppcl.compiler.transforms.split_score import DISPATCH_UNITS
+    from ppcl.devices.cpu.dispatch import fixed_unsplit
+
+    device = SerialDevice()
+    module = compile_source(STENCIL, "t.cl").module
+    program = CPUProgram(module, parse_build_options(""), NO_DEBUG, device.pool)
+    plain = CPUProgram(module, parse_build_options("-ppcl-no-split"), NO_DEBUG, device.pool)
+    small = NDRange(2, (32, 8, 1), (32, 8, 1), (0, 0, 0))
+    launch = program.prepare("stencil", small)
+    (loop,) = find_all(launch.compiled.generated.formed.body, wg.SplitLoop)
+    assert loop.score is not None
+    assert (loop.score.guarded - loop.score.fast) * 32 * 8 < DISPATCH_UNITS
+    assert launch.dispatcher is None
+    assert fixed_unsplit(launch.compiled.generated.formed.body, small) == 1 << loop.index
+    ni, nj = 8, 32
+    a = aligned_empty(ni * nj, np.float32)
+    a[:] = np.random.default_rng(3).random(ni * nj, dtype=np.float32)
+    out = [aligned_empty(ni * nj, np.float32) for _ in range(2)]
+    for target, o in ((launch, out[0]), (plain.prepare("stencil", small), out[1])):
+        o[:] = 0
+        target.run([BufferArg(a.ctypes.data, a), BufferArg(o.ctypes.data, o),
+                    *_scalars(ni, nj)])
+    np.testing.assert_array_equal(out[0], out[1])
 
 
 @pytest.mark.parametrize("ni,nj", [(32, 4), (32, 64), (67, 95), (2, 2)])
@@ -108,7 +136,7 @@ def test_the_device_launch_runs_the_dispatcher_choice() -> None:
     module = compile_source(CLAMPED, "t.cl").module
     program = CPUProgram(module, parse_build_options(""), NO_DEBUG, device.pool)
     plain = CPUProgram(module, parse_build_options("-ppcl-no-split"), NO_DEBUG, device.pool)
-    ndrange = NDRange(2, (64, 16, 1), (16, 4, 1), (0, 0, 0))
+    ndrange = NDRange(2, (256, 64, 1), (16, 4, 1), (0, 0, 0))
     launch = program.prepare("blur", ndrange)
     assert launch.dispatcher is not None
     for w, h in ((64, 16), (5, 16), (64, 16)):
@@ -142,8 +170,11 @@ def test_scores_are_in_the_plans() -> None:
         in line, line
 
 
-@pytest.mark.parametrize("args,pick", [(["--global", "32,32", "--arg", "ni=32", "--arg", "nj=4"],
-                                        "launch picks: guarded (split 16832, guarded 16384"),
+@pytest.mark.parametrize("args,pick", [(["--global", "256,128", "--arg", "ni=32", "--arg", "nj=4"],
+                                        "launch picks: guarded (split 524736, guarded 524288"),
+                                       (["--global", "32,32", "--arg", "ni=32", "--arg", "nj=4"],
+                                        "launch picks: guarded (the split saves at most 10240 "
+                                        "on this launch, less than a choice costs: 30000)"),
                                        (["--global", "2048,2048", "--arg", "ni=2048",
                                          "--arg", "nj=2048"], "launch picks: split")])
 def test_explain_prints_the_scores_and_the_pick(tmp_path, capsys, args: list[str],

@@ -65,11 +65,13 @@ from ppcl.compiler.ir.visit import Node, Rewriter, find_all, walk
 from ppcl.compiler.transforms.context import varying_float_sum
 from ppcl.compiler.transforms.rotate import Rotated, rotate_entered
 from ppcl.compiler.transforms.split_score import (
+    DISPATCH_UNITS,
     choose,
     lane_cost,
     launch_values,
     make_score,
     score_lines,
+    worth_dispatching,
 )
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
@@ -655,6 +657,10 @@ def _pick_text(score: wg.SplitScore, local: tuple[int, int, int],
     gsize = (launch.get("gsize0", local[0]), launch.get("gsize1", local[1]),
              launch.get("gsize2", local[2]))
     values = launch_values(gsize, local, (0, 0, 0), launch)
+    if not worth_dispatching(score, gsize):
+        most = (score.guarded - score.fast) * gsize[0] * gsize[1] * gsize[2]
+        return (f"guarded (the split saves at most {most} on this launch, less than a choice "
+                f"costs: {DISPATCH_UNITS})")
     try:
         choice = choose(score, values)
     except KeyError as missing:

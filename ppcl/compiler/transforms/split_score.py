@@ -274,6 +274,21 @@ class LaunchScore:
         self.split: Callable[[Sequence[int]], bool] = namespace["split"]
 
 
+# What evaluating the scores for new scalar values costs, in the scores' units (a unit is about
+# 0.08 ns of a lane's work on the machines measured: LU's 384x384 update, 12 units a lane, ran
+# in 146 us; the evaluation takes 2-3 us). A launch shape on which the split can save less than
+# this runs its loop as formed without consulting the scores: LU's 512-lane row scaling, which
+# saves 5 units a lane at most, paid 2.8 us a launch for a choice worth 0.2 us.
+DISPATCH_UNITS = 30000
+
+def worth_dispatching(score: wg.SplitScore, global_size: tuple[int, int, int]) -> bool:
+    """Whether the split of a loop with ``score`` can save more than evaluating the scores
+    costs (``DISPATCH_UNITS``) on a launch of ``global_size``: every lane in the fast copy at
+    most saves ``guarded - fast`` each."""
+    g = global_size
+    return (score.guarded - score.fast) * g[0] * g[1] * g[2] >= DISPATCH_UNITS
+
+
 def needed_names(score: wg.SplitScore) -> set[str]:
     """The scalar arguments a score reads (the launch's sizes aside)."""
     names: set[str] = set()

@@ -33,7 +33,7 @@ from ppcl.devices.cpu.build import (
     lower_for_check,
     spec_for,
 )
-from ppcl.devices.cpu.dispatch import SplitDispatcher
+from ppcl.devices.cpu.dispatch import SplitDispatcher, fixed_unsplit
 from ppcl.devices.cpu.native import NativePool, Task, copy_task
 from ppcl.devices.cpu.probe import CPUInfo, configured_threads, probe_cpu
 from ppcl.devices.host_memory import ALIGNMENT, BufferAllocator
@@ -131,11 +131,14 @@ class CPULaunch(KernelLaunch):
         self.ndrange = ndrange
         self.static_local_bytes = compiled.local_mem_static_bytes
         self._block_static = compiled.block_static_bytes  # context arrays too large for stacks
-        self._descriptor = launch_descriptor(ndrange)
-        # split loops whose choice depends on the launch (dispatch.py): one descriptor per mask
+        # split loops too small on this shape to pay for a choice run as formed (dispatch.py)
+        self._fixed_unsplit = fixed_unsplit(compiled.generated.formed.body, ndrange)
+        self._descriptor = launch_descriptor(ndrange, self._fixed_unsplit)
+        # split loops whose choice depends on the launch: one descriptor per mask
         self.dispatcher = SplitDispatcher.of(compiled.generated.formed.body,
                                              compiled.arg_kinds, ndrange)
-        self._descriptors: dict[int, int] = {0: ctypes.addressof(self._descriptor)}
+        self._descriptors: dict[int, int] = {
+            self._fixed_unsplit: ctypes.addressof(self._descriptor)}
         self._descriptor_objects = [self._descriptor]  # keeps the descriptors alive
         self._num_groups = ndrange.group_count
         self._entry_address = ctypes.cast(compiled.entry, ctypes.c_void_p).value
@@ -156,7 +159,7 @@ class CPULaunch(KernelLaunch):
     def _launch_for(self, args: Sequence[ArgValue]) -> int:
         """The address of the descriptor of the dispatcher's mask for ``args``."""
         assert self.dispatcher is not None
-        mask = self.dispatcher.mask(args)
+        mask = self.dispatcher.mask(args) | self._fixed_unsplit
         address = self._descriptors.get(mask)
         if address is None:
             descriptor = launch_descriptor(self.ndrange, mask)

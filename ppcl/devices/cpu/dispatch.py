@@ -23,6 +23,7 @@ from ppcl.compiler.transforms.split_score import (
     choose,
     launch_values,
     needed_names,
+    worth_dispatching,
 )
 from ppcl.devices.interface import ArgValue, NDRange, ValueArg
 
@@ -66,8 +67,10 @@ class SplitDispatcher:
     @staticmethod
     def of(formed_body: ir.Stmt, arg_kinds: Sequence[ArgKind],
            ndrange: NDRange) -> SplitDispatcher | None:
-        """The dispatcher of a kernel, or None when it has no scored split loop."""
-        loops = [s for s in find_all(formed_body, wg.SplitLoop) if s.score is not None]
+        """The dispatcher of a kernel over ``ndrange``, or None when no scored split loop is
+        worth a choice on it (``fixed_unsplit`` gives those loops' bits)."""
+        loops = [s for s in find_all(formed_body, wg.SplitLoop)
+                 if s.score is not None and worth_dispatching(s.score, ndrange.global_size)]
         return SplitDispatcher(loops, arg_kinds, ndrange) if loops else None
 
     def key(self, args: Sequence[ArgValue]) -> tuple[bytes, ...]:
@@ -115,3 +118,13 @@ class SplitDispatcher:
             values = launch_values(r.global_size, r.local_size, r.global_offset, scalars)
             out[key] = tuple(choose(score, values) for score in self.scores)
         return out
+
+
+def fixed_unsplit(formed_body: ir.Stmt, ndrange: NDRange) -> int:
+    """The ``unsplit`` bits of the scored split loops too small on ``ndrange`` to be worth a
+    choice: they run as formed on every launch of the shape, with no evaluation."""
+    mask = 0
+    for loop in find_all(formed_body, wg.SplitLoop):
+        if loop.score is not None and not worth_dispatching(loop.score, ndrange.global_size):
+            mask |= 1 << loop.index
+    return mask
