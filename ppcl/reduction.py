@@ -22,6 +22,7 @@ stage left over) into the result.
 from __future__ import annotations
 
 import builtins
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -63,18 +64,19 @@ class ReductionKernel:
         self.name = name
         self.options = options
         self.preamble = preamble
-        self._built: dict[tuple[bool, int], tuple[cl.Kernel, cl.Kernel]] = {}
+        self._built: dict[tuple[bool, int, bool], cl.Kernel] = {}
 
-    def kernels(self, ranged: bool, lanes: int) -> tuple[cl.Kernel, cl.Kernel]:
-        """The two stages for a layout of ``lanes`` accumulators per work-item (0: a GPU's
-        groups), built once per kernel object: no source text per launch."""
-        stages = self._built.get((ranged, lanes))
-        if stages is None:
-            source = self.source(ranged, lanes)
-            stages = (build_kernel(self.context, source, self.name, self.options),
-                      build_kernel(self.context, source, f"{self.name}_finish", self.options))
-            self._built[(ranged, lanes)] = stages
-        return stages
+    def kernel(self, ranged: bool, lanes: int, finish: bool = False) -> cl.Kernel:
+        """The first stage for a layout of ``lanes`` accumulators per work-item (0: a GPU's
+        groups), or the second (``finish``), built once per kernel object: no source text per
+        launch."""
+        key = (ranged, lanes, finish)
+        kernel = self._built.get(key)
+        if kernel is None:
+            name = f"{self.name}_finish" if finish else self.name
+            kernel = build_kernel(self.context, self.source(ranged, lanes), name, self.options)
+            self._built[key] = kernel
+        return kernel
 
     def source(self, ranged: bool, lanes: int = 0) -> str:
         out_t = dtype_to_ctype(self.dtype_out)
@@ -87,10 +89,15 @@ class ReductionKernel:
 
         header = complex_preamble([self.dtype_out, *(a.dtype for a in self.args)])
         setup = "\n  ".join(prelude)
-        stage_params = ", ".join([*params, f"__global {out_t} *partials__base",
-                                  "long partials__offset", "long per_item__", "long n__"])
-        stage = (_chunked_stage if lanes else _strided_stage)(
-            self.name, stage_params, setup, out_t, at, lanes)
+        if lanes:
+            stage = _chunked_stage(self.name, ", ".join(
+                [*params, f"__global {out_t} *partials__", "volatile __global uint *done__",
+                 "uint ticket__", "long per_item__", "long n__", f"__global {out_t} *out__base",
+                 "long out__offset"]), setup, out_t, at, lanes)
+        else:
+            stage = _strided_stage(self.name, ", ".join(
+                [*params, f"__global {out_t} *partials__", "long per_item__"]), setup, out_t,
+                at)
         return f"""{header}
 {self.preamble}
 #define NEUTRAL ({self.neutral})
@@ -148,33 +155,78 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
     def run(self, queue: cl.CommandQueue, values: list[Any], count: int, out_buffer: Any,
             out_offset: int, ranged: tuple[int, int] | None,
             wait_for: Sequence[cl.Event] | None) -> cl.Event:
-        """Enqueue both stages on prepared argument values, writing into ``out_buffer`` (the
-        first stage alone when it has one work-item)."""
+        """Enqueue the reduction on prepared argument values, writing into ``out_buffer``."""
         layout = reduction_layout(queue.device, count, self.dtype_out.itemsize)
-        stage, finish = self.kernels(ranged is not None, layout.lanes)
         if ranged is not None:
             values = [*values, np.int64(ranged[0]), np.int64(ranged[1])]
-        if layout.items == 1 and layout.lanes:
-            return stage(queue, (1,), (1,), *values, out_buffer, np.int64(out_offset),
-                         np.int64(layout.per_item), np.int64(count), wait_for=wait_for)
+        stage = self.kernel(ranged is not None, layout.lanes)
+        if layout.lanes:
+            partials, done, ticket = _scratch(queue, layout.items * self.dtype_out.itemsize)
+            return stage(queue, (layout.items,), (1,), *values, partials, done,
+                         np.uint32(ticket), np.int64(layout.per_item), np.int64(count),
+                         out_buffer, np.int64(out_offset), wait_for=wait_for)
         partials = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
                              builtins.max(layout.items, 1) * self.dtype_out.itemsize)
         if layout.items:
-            local = 1 if layout.lanes else GROUP
-            stage(queue, (layout.items,), (local,), *values, partials, np.int64(0),
-                  np.int64(layout.per_item), np.int64(count), wait_for=wait_for)
+            stage(queue, (layout.items,), (GROUP,), *values, partials,
+                  np.int64(layout.per_item), wait_for=wait_for)
             wait_for = None
+        finish = self.kernel(ranged is not None, layout.lanes, finish=True)
         return finish(queue, (1,), (1,), *values, partials, np.int64(layout.items),
                       np.int64(layout.covered(count)), np.int64(count), out_buffer,
                       np.int64(out_offset), wait_for=wait_for)
 
 
+TICKET_BITS = 20
+COUNT_BITS = 32 - TICKET_BITS
+"""The completion word of the CPU stage holds a launch's ticket in its high ``TICKET_BITS``
+and how many of its work-items finished in the low ``COUNT_BITS`` (so at most 4095
+work-items)."""
+MAX_ITEMS = (1 << COUNT_BITS) - 1
+
+
+class _Scratch:
+    """A queue's partials and completion word for the CPU stage, reused by its launches: an
+    in-order queue runs them one at a time."""
+
+    def __init__(self, context: cl.Context, nbytes: int) -> None:
+        self.partials = cl.Buffer(context, cl.mem_flags.READ_WRITE, nbytes)
+        self.nbytes = nbytes
+        self.done = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                              hostbuf=np.zeros(1, np.uint32))
+        self.ticket = 0
+
+    def next_ticket(self) -> int:
+        """A ticket unlike the previous launch's (never 0, the word's first value)."""
+        self.ticket = self.ticket % ((1 << TICKET_BITS) - 1) + 1
+        return self.ticket
+
+
+_scratches: weakref.WeakKeyDictionary[cl.CommandQueue, _Scratch] = \
+    weakref.WeakKeyDictionary()
+
+
+def _scratch(queue: cl.CommandQueue, nbytes: int) -> tuple[Any, Any, int]:
+    """(partials buffer of at least ``nbytes``, completion word, ticket) for one launch on
+    ``queue``: the queue's own when it runs commands in order, else fresh ones."""
+    if queue.properties & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE:
+        fresh = _Scratch(queue.context, builtins.max(nbytes, 1))
+        return fresh.partials, fresh.done, fresh.next_ticket()
+    scratch = _scratches.get(queue)
+    if scratch is None or scratch.nbytes < nbytes:
+        # a launch still waiting to run keeps the buffers it was given alive
+        scratch = _scratches[queue] = _Scratch(queue.context, builtins.max(nbytes, 256))
+    return scratch.partials, scratch.done, scratch.next_ticket()
+
+
 def _chunked_stage(name: str, params: str, setup: str, out_t: str, at: Any,
                    lanes: int) -> str:
-    """The CPU first stage: work-item ``g`` folds positions ``[g * per_item__, (g + 1) *
-    per_item__)`` (the last stops at ``n__``) into ``lanes`` accumulators, lane ``l`` taking
-    the positions ``l`` modulo ``lanes`` of each run of ``lanes``, then the few positions left
-    and the lanes into one partial."""
+    """The CPU reduction, one launch: work-item ``g`` folds positions ``[g * per_item__,
+    (g + 1) * per_item__)`` (the last stops at ``n__``) into ``lanes`` accumulators, lane ``l``
+    taking the positions ``l`` modulo ``lanes`` of each run of ``lanes``, then the few positions
+    left and the lanes into its partial; the work-item that finishes last (counted in the
+    completion word ``done__`` under this launch's ``ticket__``, so a launch cut short leaves
+    nothing the next one would count) folds the partials into the result."""
     return f"""__kernel void {name}({params})
 {{
   {setup}
@@ -185,6 +237,7 @@ def _chunked_stage(name: str, params: str, setup: str, out_t: str, at: Any,
   for (int l__ = 0; l__ < {lanes}; l__++) lane__[l__] = NEUTRAL;
   long p__ = start__;
   for (; p__ + {lanes} <= stop__; p__ += {lanes})
+    #pragma unroll {lanes}  /* unrolled, the lanes stay in vector registers */
     for (int l__ = 0; l__ < {lanes}; l__++)
       lane__[l__] = REDUCE(lane__[l__], READ_AND_MAP({at("p__ + l__")}));
   {out_t} acc__ = NEUTRAL;
@@ -192,13 +245,28 @@ def _chunked_stage(name: str, params: str, setup: str, out_t: str, at: Any,
     acc__ = REDUCE(acc__, READ_AND_MAP({at("p__")}));
   for (int l__ = 0; l__ < {lanes}; l__++)
     acc__ = REDUCE(acc__, lane__[l__]);
-  partials__base[partials__offset + get_global_id(0)] = acc__;
+  partials__[get_global_id(0)] = acc__;
+  /* count this work-item done, in a word that a launch with another ticket restarts */
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  uint seen__ = atomic_or(done__, 0u), next__;
+  for (;;) {{
+    next__ = (seen__ >> {COUNT_BITS}) == ticket__ ? seen__ + 1u
+                                               : (ticket__ << {COUNT_BITS}) | 1u;
+    uint was__ = atomic_cmpxchg(done__, seen__, next__);
+    if (was__ == seen__) break;
+    seen__ = was__;
+  }}
+  if ((next__ & {MAX_ITEMS}u) != (uint)get_global_size(0)) return;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);  /* the last to finish folds every partial, in order */
+  {out_t} total__ = partials__[0];
+  for (long g__ = 1; g__ < (long)get_global_size(0); g__++)
+    total__ = REDUCE(total__, partials__[g__]);
+  out__base[out__offset] = total__;
 }}
 """
 
 
-def _strided_stage(name: str, params: str, setup: str, out_t: str, at: Any,
-                   lanes: int) -> str:
+def _strided_stage(name: str, params: str, setup: str, out_t: str, at: Any) -> str:
     """The GPU first stage: every work-item of a group folds ``per_item__`` positions stepping
     by the group size, so the group reads coalesced; the positions past the groups' are left
     to the second stage."""
@@ -218,7 +286,7 @@ def _strided_stage(name: str, params: str, setup: str, out_t: str, at: Any,
   }}
   for (; k__ < per_item__; k__++)
     acc__ = REDUCE(acc__, READ_AND_MAP({at("base__ + k__ * size__")}));
-  partials__base[partials__offset + get_global_id(0)] = acc__;
+  partials__[get_global_id(0)] = acc__;
 }}
 """
 
@@ -258,7 +326,7 @@ def reduction_layout(device: cl.Device, n: int, itemsize: int) -> Layout:
         return Layout(0, groups * GROUP if per_item else 0, per_item)
     lanes = accumulator_lanes(device, itemsize)
     least = builtins.max(lanes, MIN_CHUNK_BYTES // itemsize)
-    items = builtins.max(1, builtins.min(ITEMS_PER_UNIT * units, n // least))
+    items = builtins.max(1, builtins.min(ITEMS_PER_UNIT * units, n // least, MAX_ITEMS))
     per_item = -(-n // items)
     per_item = -(-per_item // lanes) * lanes  # whole runs of lanes, aligned chunk starts
     return Layout(lanes, -(-n // per_item) if n else 1, per_item)
