@@ -6,8 +6,9 @@ elementwise operations and a sum, ``(((a * b + c) * d - a) * 0.5).sum()``, which
 one reduction kernel and numpy as five passes with temporaries and a sum. The numpy baseline of
 scal and asum is the faster of numpy's spelling and OpenBLAS's own routine through
 ``scipy.linalg.blas`` (when scipy is installed). Each ratio is numpy time / ppcl time (above 1:
-ppcl faster), from the medians of ``benchmarks.timing.measure`` (and, less sensitive to other
-load on a shared machine, from the minima); every result is checked.
+ppcl faster), from the medians (and, less sensitive to other load on a shared machine, from
+the minima) of ``benchmarks.timing.measure_in_turns``: ppcl and its baselines are timed in
+turns, so that a change of the machine's load falls on both sides; every result is checked.
 
 Usage: ``python3 -m benchmarks.array_blas [--n N] [--m M] [--repeat R] [--json]``
 """
@@ -21,17 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.timing import measure
+from benchmarks.timing import measure_in_turns
 
 try:
     from scipy.linalg import blas as _blas
 except ImportError:  # scipy is optional
     _blas = None
-
-
-def _time(action: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    result = measure(action, repeats=repeat)
-    return result.timing.median_s, result.timing.min_s, result.result
 
 
 def run(n: int, m: int, repeat: int) -> list[dict[str, Any]]:
@@ -49,12 +45,14 @@ def run(n: int, m: int, repeat: int) -> list[dict[str, Any]]:
 
     def add(name: str, ppcl_action: Callable[[], Any], numpy_actions: dict[str, Callable[[], Any]],
             check: Callable[[Any, Any], bool]) -> None:
-        ppcl_s, ppcl_min, got = _time(ppcl_action, repeat)
+        measured = measure_in_turns({"ppcl": ppcl_action, **numpy_actions}, repeats=repeat)
+        ours = measured.pop("ppcl")
+        ppcl_s, ppcl_min, got = ours.timing.median_s, ours.timing.min_s, ours.result
         best_name, best_s, best_min, want = "", float("inf"), float("inf"), None
-        for label, action in numpy_actions.items():
-            seconds, fastest, value = _time(action, repeat)
-            if seconds < best_s:
-                best_name, best_s, best_min, want = label, seconds, fastest, value
+        for label, result in measured.items():
+            if result.timing.median_s < best_s:
+                best_name, best_s, best_min, want = (label, result.timing.median_s,
+                                                     result.timing.min_s, result.result)
         ok = bool(check(got, want))
         rows.append({"benchmark": name, "ppcl_ms": ppcl_s * 1e3, "numpy_ms": best_s * 1e3,
                      "baseline": best_name, "ratio": best_s / ppcl_s,
@@ -116,7 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=16 * 2**20)
     parser.add_argument("--m", type=int, default=4096)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = run(args.n, args.m, args.repeat)

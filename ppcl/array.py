@@ -16,6 +16,7 @@ negative strides. ``ElementwiseKernel`` arguments must be contiguous, as in PyOp
 from __future__ import annotations
 
 import builtins
+import math
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -73,7 +74,7 @@ class Array:
             self.queue, self.context = None, cq
         self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
         self.strides = tuple(strides) if strides is not None else \
             c_strides(self.shape, self.dtype.itemsize, order)
@@ -168,6 +169,10 @@ class Array:
                              f"ary is {ary.dtype} {ary.shape}, the array {self.dtype} "
                              f"{self.shape}")
         if self.size == 0:
+            return ary
+        if self.flags.c_contiguous and ary.flags.c_contiguous:  # no staging copy
+            cl.enqueue_copy(queue, ary, self._buffer, device_offset=self.offset,
+                            is_blocking=True)
             return ary
         low, high = span(self.shape, self.strides, self.dtype.itemsize)
         raw = np.empty(high - low, np.uint8)
