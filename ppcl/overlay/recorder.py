@@ -47,11 +47,18 @@ from ppcl.runtime.queue import CommandQueue, KernelTask, TransferTask
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
 MAX_RECORDED = 4096  # a recording this long is replayed, so memory held stays bounded
-# a queue whose last SINGLES_TO_BYPASS replays each held one command gains nothing from delay
-# (the program waits on every command): its next BYPASS_COMMANDS commands run directly
 MAX_PLANS = 512  # plans (and shape histories) kept per process
-SINGLES_TO_BYPASS = 4
-BYPASS_COMMANDS = 2048
+# a replay gains nothing when it held one command (the program waits on every command) or its
+# plan runs every command as recorded, one after another; after NO_GAIN_TO_PASS such replays in
+# a row the queue lets its next commands pass unrecorded, at no cost but a counter:
+# PASS_COMMANDS of them, twice as many each time recording again gained nothing, at most
+# MOST_PASS_COMMANDS (then a changed pattern waits that long to be recorded)
+NO_GAIN_TO_PASS = 4
+PASS_COMMANDS = 2048
+MOST_PASS_COMMANDS = 32768
+# the queue counts passing commands down in blocks of at most this many, small integers, whose
+# arithmetic allocates nothing (counting 2048 down directly measured 0.1 us a command)
+PASS_BLOCK = 256
 # a concurrent wave is timed over this many sequential replays before it is judged
 TIMED_REPLAYS = 2
 # ... and runs at once only when the time it saves exceeds this many times the handoff cost
@@ -154,17 +161,22 @@ class Recorder:
         self.on_graph = on_graph
         self.commands: list[Command] = []
         self.lock = threading.RLock()
-        self.singles = 0  # consecutive replays of one command
-        self.bypass = 0  # commands still to run without recording
+        self.no_gain = 0  # consecutive replays that gained nothing
+        self.next_pass = PASS_COMMANDS  # how many commands the next passing lets through
+        self.passing = 0  # commands still to pass, beyond those the queue counts down now
 
     # ------------------------------------------------------------------ delay
 
     def intercept(self, kind: int, action: Any, waits: Sequence[Event], blocking: bool,
                   uses: Sequence[Any], task: Any) -> Event | None:
-        if self.bypass and not self.commands:
-            self.bypass -= 1  # a race here only changes how long the bypass lasts
-            return None
         with self.lock:
+            if self.passing and not self.commands:  # hand the queue the next block to count
+                block = min(self.passing, PASS_BLOCK)
+                self.passing -= block
+                self.queue._overlay_passes = block - 1  # this command is one of them
+                return None
+            if self.queue._overlay_passes > 0:  # another thread passed its check meanwhile
+                return None
             if not self._recordable(waits, blocking, uses, task):
                 self.flush()
                 return None
@@ -199,13 +211,27 @@ class Recorder:
                 return
             for command in commands:
                 command.event._flush = None
-            self.singles = self.singles + 1 if len(commands) == 1 else 0
-            if self.singles >= SINGLES_TO_BYPASS:
-                self.singles = 0
-                self.bypass = BYPASS_COMMANDS
-                self._say(f"overlay: {SINGLES_TO_BYPASS} replays of one command each: the next "
-                          f"{BYPASS_COMMANDS} commands run without delay")
-            self._run(self._plan(commands), commands)
+            plan = self._plan(commands)
+            self._run(plan, commands)
+            self._learn(plan, len(commands))
+
+    def _learn(self, plan: Plan, recorded: int) -> None:
+        """Count a replay that gained nothing; after NO_GAIN_TO_PASS in a row, let the next
+        commands pass (only with nothing recorded: a callback of the replay may have recorded
+        more, which must run before any command passes)."""
+        if recorded > 1 and not _as_recorded(plan):
+            self.no_gain = 0
+            self.next_pass = PASS_COMMANDS
+            return
+        self.no_gain += 1
+        if self.no_gain < NO_GAIN_TO_PASS or self.commands:
+            return
+        self.no_gain = 0
+        self.passing = self.next_pass
+        self._say(f"overlay: {NO_GAIN_TO_PASS} replays in a row gained nothing (one command "
+                  f"each, or run as recorded): the next {self.next_pass} commands run without "
+                  "delay")
+        self.next_pass = min(2 * self.next_pass, MOST_PASS_COMMANDS)
 
     def _run(self, plan: Plan, commands: list[Command]) -> None:
         """Run the plan wave by wave and complete the events in queue order; an interrupt
@@ -485,6 +511,14 @@ class Recorder:
     def _say(self, text: str) -> None:
         if self.debug:
             print(text, file=sys.stderr)
+
+
+def _as_recorded(plan: Plan) -> bool:
+    """Whether ``plan`` runs every recorded command as it is, one after another: nothing
+    removed, fused or specialized, and no wave that runs, or may yet be judged to run, at
+    once."""
+    return (all(step.how == "action" and len(step.members) == 1 for step in plan.steps)
+            and not any(wave.concurrent and wave.pays is not False for wave in plan.waves))
 
 
 def _attempt(step: Step, commands: Sequence[Command]) -> Outcome:
