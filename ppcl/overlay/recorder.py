@@ -19,32 +19,34 @@ event reports the failure all the same).
 from __future__ import annotations
 
 import functools
+import itertools
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from queue import SimpleQueue
 from typing import Any
 
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.ir import nodes as ir
-from ppcl.devices.interface import ValueArg
+from ppcl.devices.interface import BufferArg, LocalArg, ValueArg
 from ppcl.overlay import persist
 from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
-from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, arg_signature
+from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges
 from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
 from ppcl.overlay.persist import GeneratedKernel, StoredPlan, StoredStep
 from ppcl.overlay.waves import Footprint, Wave, concurrency, footprint, waves
 from ppcl.runtime.constants import mem_flags
 from ppcl.runtime.errors import ERROR_CODES, Error
 from ppcl.runtime.event import COMPLETE, Event
-from ppcl.runtime.memory import Buffer
+from ppcl.runtime.memory import Buffer, MemoryObject
 from ppcl.runtime.program import Program
 from ppcl.runtime.queue import CommandQueue, KernelTask, TransferTask
 
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
+_TASKS = (KernelTask, TransferTask)  # the commands a recorder may record
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
 MAX_RECORDED = 4096  # a recording this long is replayed, so memory held stays bounded
 MAX_PLANS = 512  # plans (and shape histories) kept per process
@@ -142,7 +144,11 @@ class Cache:
 
     def __init__(self) -> None:
         self.plans: dict[Any, Plan] = {}
-        self.history: dict[Any, tuple[tuple[bytes | None, ...], set[int]]] = {}
+        self.shapes: dict[Any, int] = {}  # each graph shape seen, by the number naming it
+        self.numbers = itertools.count()
+        # per shape number: the last replay's values, the slots that ever varied, and the key
+        # of the plan for the same values again (None after the first replay)
+        self.history: dict[int, tuple[tuple[bytes | None, ...], set[int], Any]] = {}
         self.programs: dict[tuple[str, str, Any], Program] = {}
         self.facts: dict[tuple[int, str], KernelFacts] = {}
         self.lock = threading.Lock()
@@ -160,6 +166,8 @@ class Recorder:
         self.debug = debug
         self.on_graph = on_graph
         self.commands: list[Command] = []
+        # the memory objects the recorded commands use, each held once until the replay ran
+        self.held: dict[int, MemoryObject] = {}
         self.lock = threading.RLock()
         self.no_gain = 0  # consecutive replays that gained nothing
         self.next_pass = PASS_COMMANDS  # how many commands the next passing lets through
@@ -182,8 +190,11 @@ class Recorder:
                 return None
             event = Event(self.queue.context, self.queue, kind)
             event._flush = self.flush
+            held = self.held
             for mem in uses:
-                mem.hold()
+                if id(mem) not in held:
+                    mem.hold()
+                    held[id(mem)] = mem
             self.commands.append(Command(kind, action, event, list(waits), tuple(uses), task))
             if len(self.commands) >= MAX_RECORDED:
                 self.flush()
@@ -191,7 +202,7 @@ class Recorder:
 
     def _recordable(self, waits: Sequence[Event], blocking: bool, uses: Sequence[Any],
                     task: Any) -> bool:
-        if blocking or not isinstance(task, KernelTask | TransferTask):
+        if blocking or not isinstance(task, _TASKS):
             return False
         last = self.queue._last
         if last is not None and not last.is_done:
@@ -199,8 +210,10 @@ class Recorder:
         for event in waits:
             if event._status != COMPLETE and event._flush != self.flush:
                 return False  # neither done nor recorded here
-        return all(type(mem) is Buffer and not mem.flags & mem_flags.USE_HOST_PTR
-                   for mem in uses)
+        for mem in uses:
+            if type(mem) is not Buffer or mem.flags & mem_flags.USE_HOST_PTR:
+                return False
+        return True
 
     # ------------------------------------------------------------------ replay
 
@@ -209,10 +222,11 @@ class Recorder:
             commands, self.commands = self.commands, []
             if not commands:
                 return
+            held, self.held = self.held, {}
             for command in commands:
                 command.event._flush = None
             plan = self._plan(commands)
-            self._run(plan, commands)
+            self._run(plan, commands, held.values())
             self._learn(plan, len(commands))
 
     def _learn(self, plan: Plan, recorded: int) -> None:
@@ -233,10 +247,10 @@ class Recorder:
                   "delay")
         self.next_pass = min(2 * self.next_pass, MOST_PASS_COMMANDS)
 
-    def _run(self, plan: Plan, commands: list[Command]) -> None:
-        """Run the plan wave by wave and complete the events in queue order; an interrupt
-        (Ctrl-C) fails the rest and reaches the caller, as it does from a command run in the
-        enqueuing thread."""
+    def _run(self, plan: Plan, commands: list[Command], held: Iterable[MemoryObject]) -> None:
+        """Run the plan wave by wave, complete the events in queue order and let go of the
+        memory objects ``held`` for the commands; an interrupt (Ctrl-C) fails the rest and
+        reaches the caller, as it does from a command run in the enqueuing thread."""
         failed = 0
         interrupt: BaseException | None = None
         for number, wave in enumerate(plan.waves
@@ -267,9 +281,8 @@ class Recorder:
                     times.append(outcome.end - outcome.start)
             if wave.concurrent and not failed:
                 self._judge(number, wave, times, plan.graph)
-        for command in commands:
-            for mem in command.uses:
-                mem.unhold()
+        for mem in held:
+            mem.unhold()
         if interrupt is not None:
             raise interrupt
 
@@ -335,17 +348,28 @@ class Recorder:
     def _plan(self, commands: list[Command]) -> Plan:
         shape, values = _shape(commands)
         with CACHE.lock:
-            previous = CACHE.history.get(shape)
-            if previous is None:
-                constant: set[int] = set()
+            number = CACHE.shapes.get(shape)  # the shape hashed once, then named by a number
+            if number is None:
+                number = CACHE.shapes[shape] = next(CACHE.numbers)
+                if len(CACHE.shapes) > MAX_PLANS:
+                    del CACHE.shapes[next(iter(CACHE.shapes))]
+            previous = CACHE.history.get(number)
+            if previous is not None and previous[2] is not None and previous[0] == values:
+                key = previous[2]  # the values of the last replay: nothing varied anew
             else:
-                last_values, varied = previous
-                varied = varied | {i for i, (a, b) in enumerate(zip(values, last_values))
-                                   if a != b}
-                constant = {i for i in range(len(values))
-                            if values[i] is not None and i not in varied}
-            CACHE.history[shape] = (values, set() if previous is None else varied)
-            key = (shape, tuple(values[i] for i in sorted(constant)), frozenset(constant))
+                if previous is None:
+                    varied: set[int] = set()
+                    constant: set[int] = set()
+                else:
+                    last_values, varied, _ = previous
+                    varied = varied | {i for i, (a, b) in enumerate(zip(values, last_values))
+                                       if a != b}
+                    constant = {i for i in range(len(values))
+                                if values[i] is not None and i not in varied}
+                key = (number, tuple(values[i] for i in sorted(constant)), frozenset(constant))
+                # the key serves a replay with the same values only once a replay before
+                # this one decided which values vary
+                CACHE.history[number] = (values, varied, None if previous is None else key)
             plan = CACHE.plans.get(key)
         if plan is not None:
             self.on_graph(plan.graph)
@@ -354,7 +378,7 @@ class Recorder:
         plan = self._stored_plan(disk_key, commands)
         if plan is None:
             try:
-                plan = self._new_plan(commands, constant)
+                plan = self._new_plan(commands, set(key[2]))
             except Exception as error:  # never fail a program for an optimization: run it as is
                 self._say(f"overlay: optimization skipped ({type(error).__name__}: {error})")
                 plan = Plan([Step([i], "action") for i in range(len(commands))],
@@ -571,26 +595,51 @@ def _value_slots(commands: Sequence[Command]) -> list[tuple[int, int, int]]:
 
 def _shape(commands: Sequence[Command], program_id: Callable[[Program], Any] = id
            ) -> tuple[Any, tuple[bytes | None, ...]]:
-    """The identity of a recording's graph (kernels, NDRanges, buffers by number, transfers
-    with the bytes they move in their root buffers, which buffers are released, which recorded
-    commands each waits on) and its scalar argument values in slot order; kernels are named by
-    ``program_id`` of their program and their function name."""
+    """The identity of a recording's graph (kernels, NDRanges, buffers by number with the bytes
+    of their root each spans, transfers with the bytes they move in their root buffers, which
+    buffers are released, which recorded commands each waits on) and its scalar argument values
+    in slot order; kernels are named by ``program_id`` of their program and their function
+    name. One flat tuple, each argument and range led by a tag, so that it is built and hashed
+    without a tuple per argument (it is made at every replay)."""
     numbers = Numbering()
+    buffer = numbers.buffer
     parts: list[Any] = []
     values: list[bytes | None] = []
-    recorded = {id(command.event): i for i, command in enumerate(commands)}
+    recorded = ({id(command.event): i for i, command in enumerate(commands)}
+                if any(command.waits for command in commands) else {})
     for command in commands:
         task = command.task
-        waits = tuple(recorded[id(e)] for e in command.waits if id(e) in recorded)
-        if isinstance(task, KernelTask):
-            parts.append(("k", program_id(task.kernel.program), task.kernel.function_name,
-                          task.launch.ndrange, arg_signature(task.args, numbers), waits))
-            values.extend(a.data for a in task.args if isinstance(a, ValueArg))
+        if type(task) is KernelTask:
+            ndrange = task.launch.ndrange
+            parts += ("k", program_id(task.kernel.program), task.kernel.function_name,
+                      ndrange.work_dim, ndrange.global_size, ndrange.local_size,
+                      ndrange.global_offset)
+            for arg in task.args:
+                kind = type(arg)
+                if kind is BufferArg:
+                    owner = arg.owner
+                    if owner is None:
+                        parts.append("null")
+                    else:
+                        parts += ("buf", buffer(owner), owner.offset, owner.size)
+                elif kind is ValueArg:
+                    parts += ("value", len(arg.data))
+                    values.append(arg.data)
+                elif kind is LocalArg:
+                    parts += ("local", arg.nbytes)
+                else:
+                    parts += ("other", kind.__name__)
         else:
-            parts.append(("t", command.kind,
-                          tuple((numbers.buffer(m), m.offset + o, s) for m, o, s in task.reads),
-                          tuple((numbers.buffer(m), m.offset + o, s) for m, o, s in task.writes),
-                          None if task.host is None else numbers.host(task.host), waits))
-    released = tuple(mem.released for mem in numbers.buffers)
-    sizes = tuple(mem.size for mem in numbers.buffers)
-    return (tuple(parts), released, sizes), tuple(values)
+            assert isinstance(task, TransferTask)
+            parts += ("t", command.kind)
+            for tag, ranges in (("read", task.reads), ("write", task.writes)):
+                for mem, offset, size in ranges:
+                    parts += (tag, buffer(mem), mem.offset + offset, size)
+            parts.append(None if task.host is None else numbers.host(task.host))
+        if command.waits:
+            waits = [recorded[id(e)] for e in command.waits if id(e) in recorded]
+            if waits:
+                parts += ("waits", len(waits), *waits)
+    parts += [mem.released for mem in numbers.buffers]
+    parts += [mem.size for mem in numbers.buffers]
+    return tuple(parts), tuple(values)
