@@ -553,16 +553,16 @@ def _attempt(step: Step, commands: Sequence[Command]) -> Outcome:
             commands[step.members[0]].action()
         elif step.how == "generated":
             assert step.bindings is not None
-            step.launch.run(tuple(_arg(commands, c, a) for c, a in step.bindings))
+            step.launch.run(_bound(commands, step.bindings))
     except BaseException as error:
         return Outcome(start, start, error)
     return Outcome(start, time.perf_counter_ns())
 
 
-def _arg(commands: Sequence[Command], command: int, index: int) -> Any:
-    task = commands[command].task
-    assert isinstance(task, KernelTask)
-    return task.args[index]
+def _bound(commands: Sequence[Command], bindings: list[tuple[int, int]]) -> tuple[Any, ...]:
+    """The arguments of a generated kernel: per parameter, a recorded launch's argument (the
+    plan binds launches only)."""
+    return tuple([commands[c].task.args[a] for c, a in bindings])  # type: ignore[union-attr]
 
 
 def _facts(kernel: Any) -> KernelFacts:
