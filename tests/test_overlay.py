@@ -338,3 +338,77 @@ def test_another_queue_waiting_on_a_recorded_event(ctx, prg, queue):
     out = np.empty(N, np.float32)
     cl.enqueue_copy(other, out, abuf)
     np.testing.assert_array_equal(out, np.full(N, 6, np.float32))
+
+
+def test_a_stream_that_gains_nothing_passes_then_records_a_fusible_pattern(ctx, prg, queue):
+    from ppcl.overlay.recorder import NO_GAIN_TO_PASS, PASS_COMMANDS
+
+    plain = cl.CommandQueue(ctx)
+    a = np.linspace(0.5, 1.5, N, dtype=np.float32)
+    bufs = {q: (buffer_of(ctx, a), cl.Buffer(ctx, mf.READ_WRITE, N * 4)) for q in (plain, queue)}
+    results: dict[cl.CommandQueue, list[np.ndarray]] = {plain: [], queue: []}
+    for q, (abuf, bbuf) in bufs.items():
+        for k in range(NO_GAIN_TO_PASS):  # each launch read at once: one command a replay
+            event = prg.scale(q, (N,), None, abuf, bbuf, np.float32(k + 2))
+            assert event._status == (QUEUED if q is queue else COMPLETE)
+            results[q].append(read(q, bbuf))
+        # from now on the overlay's queue runs each command at once, as the plain one does
+        event = prg.scale(q, (N,), None, bbuf, abuf, np.float32(0.5))
+        assert event._status == COMPLETE
+        seen: list[int] = []
+        event.set_callback(COMPLETE, seen.append)
+        assert seen == [COMPLETE]
+        results[q].append(read(q, abuf))
+        for _ in range(PASS_COMMANDS):  # more than pass: the overlay records again
+            prg.scale(q, (N,), None, abuf, bbuf, np.float32(1.25))
+        # a fusible pattern: recorded, then replayed fused
+        cbuf = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
+        prg.scale(q, (N,), None, abuf, bbuf, np.float32(3))
+        last = prg.add(q, (N,), None, abuf, bbuf, cbuf)
+        assert last._status == (QUEUED if q is queue else COMPLETE)
+        results[q].append(read(q, cbuf))
+        assert last.command_execution_status == COMPLETE
+    assert any(note.startswith("fused scale") for note in cl.overlay.graph().notes)
+    for got, expected in zip(results[queue], results[plain], strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_replays_run_as_recorded_let_the_next_commands_pass(ctx, prg, queue):
+    """A write and a launch with nothing to fuse, remove or specialize, read at once: after a
+    few replays the commands run as they are enqueued, with the same results."""
+    from ppcl.overlay.recorder import NO_GAIN_TO_PASS
+
+    plain = cl.CommandQueue(ctx)
+    rng = np.random.default_rng(3)
+    hosts = [rng.random(N, dtype=np.float32) for _ in range(NO_GAIN_TO_PASS + 2)]
+    for q in (plain, queue):
+        abuf, bbuf, cbuf = (cl.Buffer(ctx, mf.READ_WRITE, N * 4) for _ in range(3))
+        cl.enqueue_copy(q, bbuf, np.ones(N, np.float32))
+        outs = []
+        for k, host in enumerate(hosts):
+            write = cl.enqueue_copy(q, abuf, host, is_blocking=False)
+            launch = prg.add(q, (N,), None, abuf, bbuf, cbuf)
+            recorded = q is queue and k < NO_GAIN_TO_PASS
+            assert launch._status == (QUEUED if recorded else COMPLETE)
+            outs.append(read(q, cbuf))
+            assert write.command_execution_status == COMPLETE
+        if q is plain:
+            expected = outs
+    for got, want, host in zip(outs, expected, hosts, strict=True):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, host + 1)
+
+
+def test_disable_while_passing_leaves_a_plain_queue(ctx, prg, queue):
+    from ppcl.overlay.recorder import NO_GAIN_TO_PASS
+
+    abuf = buffer_of(ctx, np.ones(N, np.float32))
+    for _ in range(NO_GAIN_TO_PASS):
+        prg.scale(queue, (N,), None, abuf, abuf, np.float32(2))
+        read(queue, abuf)
+    cl.overlay.disable(queue)
+    cl.overlay.enable(queue)  # records from the first command again
+    event = prg.scale(queue, (N,), None, abuf, abuf, np.float32(2))
+    assert event._status == QUEUED
+    np.testing.assert_array_equal(read(queue, abuf), np.full(N, 2 ** (NO_GAIN_TO_PASS + 1),
+                                                             np.float32))

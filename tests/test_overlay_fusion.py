@@ -222,7 +222,7 @@ def test_a_queue_waiting_on_every_command_bypasses_the_overlay(ctx, expr):
     for _ in range(10):
         events.append(expr.mul(queue, (64,), None, a, a, a))
         cl.enqueue_copy(queue, out, a)
-    assert queue._overlay.bypass > 0
+    assert queue._overlay_passes > 0
     assert all(e.command_execution_status == cl.command_execution_status.COMPLETE
                for e in events)
     expected = start

@@ -54,6 +54,8 @@ def disable(queue: CommandQueue) -> None:
     if recorder is not None:
         recorder.flush()
         queue._overlay = None
+        queue._overlay_passes = 0
+        recorder.passing = 0
 
 
 def graph() -> TaskGraph | None:

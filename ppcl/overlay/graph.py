@@ -3,8 +3,8 @@ buffers each reads and writes, and the edges those sets, the queue's order and t
 wait lists imply.
 
 Buffers are numbered in the order the recording first touches them, so two recordings of the
-same program step have the same graph whatever buffers they bind; :func:`shape_key` is that
-graph's identity, the key of the plan cache. A kernel's sets are its static ones
+same program step have the same graph whatever buffers they bind; the recorder's ``_shape`` is
+that graph's identity, the key of the plan cache. A kernel's sets are its static ones
 (``compiler/analysis/buffers.py``) bound to the buffers of the launch; a pointer argument bound
 to no buffer (``None``) touches nothing.
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ppcl.devices.interface import BufferArg, LocalArg, ValueArg
+from ppcl.devices.interface import BufferArg
 from ppcl.runtime.constants import command_type
 from ppcl.runtime.event import Event
 from ppcl.runtime.memory import MemoryObject
@@ -122,26 +122,6 @@ def kernel_sets(task: KernelTask, params: Sequence[Any], numbers: Numbering,
         if access.writes:
             writes.add(number)
     return reads, writes
-
-
-def arg_signature(args: Sequence[Any], numbers: Numbering) -> tuple[Any, ...]:
-    """What of a launch's arguments shapes a plan: buffers by number, offset and size (the
-    bytes a sub-buffer spans decide which launches may run at once), value sizes."""
-    parts: list[Any] = []
-    for arg in args:
-        if isinstance(arg, BufferArg):
-            if arg.owner is None:
-                parts.append(("null",))
-            else:
-                parts.append(("buf", numbers.buffer(arg.owner), arg.owner.offset,
-                              arg.owner.size))
-        elif isinstance(arg, LocalArg):
-            parts.append(("local", arg.nbytes))
-        elif isinstance(arg, ValueArg):
-            parts.append(("value", len(arg.data)))
-        else:
-            parts.append(("other", type(arg).__name__))
-    return tuple(parts)
 
 
 def add_edges(graph: TaskGraph, commands: Sequence[Command]) -> None:

@@ -19,39 +19,48 @@ event reports the failure all the same).
 from __future__ import annotations
 
 import functools
+import itertools
 import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from queue import SimpleQueue
 from typing import Any
 
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.ir import nodes as ir
-from ppcl.devices.interface import ValueArg
+from ppcl.devices.interface import BufferArg, LocalArg, ValueArg
 from ppcl.overlay import persist
 from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
-from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, arg_signature
+from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges
 from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
 from ppcl.overlay.persist import GeneratedKernel, StoredPlan, StoredStep
 from ppcl.overlay.waves import Footprint, Wave, concurrency, footprint, waves
 from ppcl.runtime.constants import mem_flags
 from ppcl.runtime.errors import ERROR_CODES, Error
 from ppcl.runtime.event import COMPLETE, Event
-from ppcl.runtime.memory import Buffer
+from ppcl.runtime.memory import Buffer, MemoryObject
 from ppcl.runtime.program import Program
 from ppcl.runtime.queue import CommandQueue, KernelTask, TransferTask
 
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
+_TASKS = (KernelTask, TransferTask)  # the commands a recorder may record
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
 MAX_RECORDED = 4096  # a recording this long is replayed, so memory held stays bounded
-# a queue whose last SINGLES_TO_BYPASS replays each held one command gains nothing from delay
-# (the program waits on every command): its next BYPASS_COMMANDS commands run directly
 MAX_PLANS = 512  # plans (and shape histories) kept per process
-SINGLES_TO_BYPASS = 4
-BYPASS_COMMANDS = 2048
+# a replay gains nothing when it held one command (the program waits on every command) or its
+# plan runs every command as recorded, one after another; after NO_GAIN_TO_PASS such replays in
+# a row the queue lets its next commands pass unrecorded, at no cost but a counter:
+# PASS_COMMANDS of them, twice as many each time recording again gained nothing, at most
+# MOST_PASS_COMMANDS (then a changed pattern waits that long to be recorded)
+NO_GAIN_TO_PASS = 4
+PASS_COMMANDS = 2048
+MOST_PASS_COMMANDS = 32768
+# the queue counts passing commands down in blocks of at most this many, small integers, whose
+# arithmetic allocates nothing (counting 2048 down directly measured 0.1 us a command)
+PASS_BLOCK = 256
 # a concurrent wave is timed over this many sequential replays before it is judged
 TIMED_REPLAYS = 2
 # ... and runs at once only when the time it saves exceeds this many times the handoff cost
@@ -135,7 +144,11 @@ class Cache:
 
     def __init__(self) -> None:
         self.plans: dict[Any, Plan] = {}
-        self.history: dict[Any, tuple[tuple[bytes | None, ...], set[int]]] = {}
+        self.shapes: dict[Any, int] = {}  # each graph shape seen, by the number naming it
+        self.numbers = itertools.count()
+        # per shape number: the last replay's values, the slots that ever varied, and the key
+        # of the plan for the same values again (None after the first replay)
+        self.history: dict[int, tuple[tuple[bytes | None, ...], set[int], Any]] = {}
         self.programs: dict[tuple[str, str, Any], Program] = {}
         self.facts: dict[tuple[int, str], KernelFacts] = {}
         self.lock = threading.Lock()
@@ -153,25 +166,35 @@ class Recorder:
         self.debug = debug
         self.on_graph = on_graph
         self.commands: list[Command] = []
+        # the memory objects the recorded commands use, each held once until the replay ran
+        self.held: dict[int, MemoryObject] = {}
         self.lock = threading.RLock()
-        self.singles = 0  # consecutive replays of one command
-        self.bypass = 0  # commands still to run without recording
+        self.no_gain = 0  # consecutive replays that gained nothing
+        self.next_pass = PASS_COMMANDS  # how many commands the next passing lets through
+        self.passing = 0  # commands still to pass, beyond those the queue counts down now
 
     # ------------------------------------------------------------------ delay
 
     def intercept(self, kind: int, action: Any, waits: Sequence[Event], blocking: bool,
                   uses: Sequence[Any], task: Any) -> Event | None:
-        if self.bypass and not self.commands:
-            self.bypass -= 1  # a race here only changes how long the bypass lasts
-            return None
         with self.lock:
+            if self.passing and not self.commands:  # hand the queue the next block to count
+                block = min(self.passing, PASS_BLOCK)
+                self.passing -= block
+                self.queue._overlay_passes = block - 1  # this command is one of them
+                return None
+            if self.queue._overlay_passes > 0:  # another thread passed its check meanwhile
+                return None
             if not self._recordable(waits, blocking, uses, task):
                 self.flush()
                 return None
             event = Event(self.queue.context, self.queue, kind)
             event._flush = self.flush
+            held = self.held
             for mem in uses:
-                mem.hold()
+                if id(mem) not in held:
+                    mem.hold()
+                    held[id(mem)] = mem
             self.commands.append(Command(kind, action, event, list(waits), tuple(uses), task))
             if len(self.commands) >= MAX_RECORDED:
                 self.flush()
@@ -179,7 +202,7 @@ class Recorder:
 
     def _recordable(self, waits: Sequence[Event], blocking: bool, uses: Sequence[Any],
                     task: Any) -> bool:
-        if blocking or not isinstance(task, KernelTask | TransferTask):
+        if blocking or not isinstance(task, _TASKS):
             return False
         last = self.queue._last
         if last is not None and not last.is_done:
@@ -187,8 +210,10 @@ class Recorder:
         for event in waits:
             if event._status != COMPLETE and event._flush != self.flush:
                 return False  # neither done nor recorded here
-        return all(type(mem) is Buffer and not mem.flags & mem_flags.USE_HOST_PTR
-                   for mem in uses)
+        for mem in uses:
+            if type(mem) is not Buffer or mem.flags & mem_flags.USE_HOST_PTR:
+                return False
+        return True
 
     # ------------------------------------------------------------------ replay
 
@@ -197,20 +222,35 @@ class Recorder:
             commands, self.commands = self.commands, []
             if not commands:
                 return
+            held, self.held = self.held, {}
             for command in commands:
                 command.event._flush = None
-            self.singles = self.singles + 1 if len(commands) == 1 else 0
-            if self.singles >= SINGLES_TO_BYPASS:
-                self.singles = 0
-                self.bypass = BYPASS_COMMANDS
-                self._say(f"overlay: {SINGLES_TO_BYPASS} replays of one command each: the next "
-                          f"{BYPASS_COMMANDS} commands run without delay")
-            self._run(self._plan(commands), commands)
+            plan = self._plan(commands)
+            self._run(plan, commands, held.values())
+            self._learn(plan, len(commands))
 
-    def _run(self, plan: Plan, commands: list[Command]) -> None:
-        """Run the plan wave by wave and complete the events in queue order; an interrupt
-        (Ctrl-C) fails the rest and reaches the caller, as it does from a command run in the
-        enqueuing thread."""
+    def _learn(self, plan: Plan, recorded: int) -> None:
+        """Count a replay that gained nothing; after NO_GAIN_TO_PASS in a row, let the next
+        commands pass (only with nothing recorded: a callback of the replay may have recorded
+        more, which must run before any command passes)."""
+        if recorded > 1 and not _as_recorded(plan):
+            self.no_gain = 0
+            self.next_pass = PASS_COMMANDS
+            return
+        self.no_gain += 1
+        if self.no_gain < NO_GAIN_TO_PASS or self.commands:
+            return
+        self.no_gain = 0
+        self.passing = self.next_pass
+        self._say(f"overlay: {NO_GAIN_TO_PASS} replays in a row gained nothing (one command "
+                  f"each, or run as recorded): the next {self.next_pass} commands run without "
+                  "delay")
+        self.next_pass = min(2 * self.next_pass, MOST_PASS_COMMANDS)
+
+    def _run(self, plan: Plan, commands: list[Command], held: Iterable[MemoryObject]) -> None:
+        """Run the plan wave by wave, complete the events in queue order and let go of the
+        memory objects ``held`` for the commands; an interrupt (Ctrl-C) fails the rest and
+        reaches the caller, as it does from a command run in the enqueuing thread."""
         failed = 0
         interrupt: BaseException | None = None
         for number, wave in enumerate(plan.waves
@@ -241,9 +281,8 @@ class Recorder:
                     times.append(outcome.end - outcome.start)
             if wave.concurrent and not failed:
                 self._judge(number, wave, times, plan.graph)
-        for command in commands:
-            for mem in command.uses:
-                mem.unhold()
+        for mem in held:
+            mem.unhold()
         if interrupt is not None:
             raise interrupt
 
@@ -309,17 +348,28 @@ class Recorder:
     def _plan(self, commands: list[Command]) -> Plan:
         shape, values = _shape(commands)
         with CACHE.lock:
-            previous = CACHE.history.get(shape)
-            if previous is None:
-                constant: set[int] = set()
+            number = CACHE.shapes.get(shape)  # the shape hashed once, then named by a number
+            if number is None:
+                number = CACHE.shapes[shape] = next(CACHE.numbers)
+                if len(CACHE.shapes) > MAX_PLANS:
+                    del CACHE.shapes[next(iter(CACHE.shapes))]
+            previous = CACHE.history.get(number)
+            if previous is not None and previous[2] is not None and previous[0] == values:
+                key = previous[2]  # the values of the last replay: nothing varied anew
             else:
-                last_values, varied = previous
-                varied = varied | {i for i, (a, b) in enumerate(zip(values, last_values))
-                                   if a != b}
-                constant = {i for i in range(len(values))
-                            if values[i] is not None and i not in varied}
-            CACHE.history[shape] = (values, set() if previous is None else varied)
-            key = (shape, tuple(values[i] for i in sorted(constant)), frozenset(constant))
+                if previous is None:
+                    varied: set[int] = set()
+                    constant: set[int] = set()
+                else:
+                    last_values, varied, _ = previous
+                    varied = varied | {i for i, (a, b) in enumerate(zip(values, last_values))
+                                       if a != b}
+                    constant = {i for i in range(len(values))
+                                if values[i] is not None and i not in varied}
+                key = (number, tuple(values[i] for i in sorted(constant)), frozenset(constant))
+                # the key serves a replay with the same values only once a replay before
+                # this one decided which values vary
+                CACHE.history[number] = (values, varied, None if previous is None else key)
             plan = CACHE.plans.get(key)
         if plan is not None:
             self.on_graph(plan.graph)
@@ -328,7 +378,7 @@ class Recorder:
         plan = self._stored_plan(disk_key, commands)
         if plan is None:
             try:
-                plan = self._new_plan(commands, constant)
+                plan = self._new_plan(commands, set(key[2]))
             except Exception as error:  # never fail a program for an optimization: run it as is
                 self._say(f"overlay: optimization skipped ({type(error).__name__}: {error})")
                 plan = Plan([Step([i], "action") for i in range(len(commands))],
@@ -487,6 +537,14 @@ class Recorder:
             print(text, file=sys.stderr)
 
 
+def _as_recorded(plan: Plan) -> bool:
+    """Whether ``plan`` runs every recorded command as it is, one after another: nothing
+    removed, fused or specialized, and no wave that runs, or may yet be judged to run, at
+    once."""
+    return (all(step.how == "action" and len(step.members) == 1 for step in plan.steps)
+            and not any(wave.concurrent and wave.pays is not False for wave in plan.waves))
+
+
 def _attempt(step: Step, commands: Sequence[Command]) -> Outcome:
     """Run one step; whatever it raises (Ctrl-C included) is its outcome."""
     start = time.perf_counter_ns()
@@ -495,16 +553,16 @@ def _attempt(step: Step, commands: Sequence[Command]) -> Outcome:
             commands[step.members[0]].action()
         elif step.how == "generated":
             assert step.bindings is not None
-            step.launch.run(tuple(_arg(commands, c, a) for c, a in step.bindings))
+            step.launch.run(_bound(commands, step.bindings))
     except BaseException as error:
         return Outcome(start, start, error)
     return Outcome(start, time.perf_counter_ns())
 
 
-def _arg(commands: Sequence[Command], command: int, index: int) -> Any:
-    task = commands[command].task
-    assert isinstance(task, KernelTask)
-    return task.args[index]
+def _bound(commands: Sequence[Command], bindings: list[tuple[int, int]]) -> tuple[Any, ...]:
+    """The arguments of a generated kernel: per parameter, a recorded launch's argument (the
+    plan binds launches only)."""
+    return tuple([commands[c].task.args[a] for c, a in bindings])  # type: ignore[union-attr]
 
 
 def _facts(kernel: Any) -> KernelFacts:
@@ -537,26 +595,51 @@ def _value_slots(commands: Sequence[Command]) -> list[tuple[int, int, int]]:
 
 def _shape(commands: Sequence[Command], program_id: Callable[[Program], Any] = id
            ) -> tuple[Any, tuple[bytes | None, ...]]:
-    """The identity of a recording's graph (kernels, NDRanges, buffers by number, transfers
-    with the bytes they move in their root buffers, which buffers are released, which recorded
-    commands each waits on) and its scalar argument values in slot order; kernels are named by
-    ``program_id`` of their program and their function name."""
+    """The identity of a recording's graph (kernels, NDRanges, buffers by number with the bytes
+    of their root each spans, transfers with the bytes they move in their root buffers, which
+    buffers are released, which recorded commands each waits on) and its scalar argument values
+    in slot order; kernels are named by ``program_id`` of their program and their function
+    name. One flat tuple, each argument and range led by a tag, so that it is built and hashed
+    without a tuple per argument (it is made at every replay)."""
     numbers = Numbering()
+    buffer = numbers.buffer
     parts: list[Any] = []
     values: list[bytes | None] = []
-    recorded = {id(command.event): i for i, command in enumerate(commands)}
+    recorded = ({id(command.event): i for i, command in enumerate(commands)}
+                if any(command.waits for command in commands) else {})
     for command in commands:
         task = command.task
-        waits = tuple(recorded[id(e)] for e in command.waits if id(e) in recorded)
-        if isinstance(task, KernelTask):
-            parts.append(("k", program_id(task.kernel.program), task.kernel.function_name,
-                          task.launch.ndrange, arg_signature(task.args, numbers), waits))
-            values.extend(a.data for a in task.args if isinstance(a, ValueArg))
+        if type(task) is KernelTask:
+            ndrange = task.launch.ndrange
+            parts += ("k", program_id(task.kernel.program), task.kernel.function_name,
+                      ndrange.work_dim, ndrange.global_size, ndrange.local_size,
+                      ndrange.global_offset)
+            for arg in task.args:
+                kind = type(arg)
+                if kind is BufferArg:
+                    owner = arg.owner
+                    if owner is None:
+                        parts.append("null")
+                    else:
+                        parts += ("buf", buffer(owner), owner.offset, owner.size)
+                elif kind is ValueArg:
+                    parts += ("value", len(arg.data))
+                    values.append(arg.data)
+                elif kind is LocalArg:
+                    parts += ("local", arg.nbytes)
+                else:
+                    parts += ("other", kind.__name__)
         else:
-            parts.append(("t", command.kind,
-                          tuple((numbers.buffer(m), m.offset + o, s) for m, o, s in task.reads),
-                          tuple((numbers.buffer(m), m.offset + o, s) for m, o, s in task.writes),
-                          None if task.host is None else numbers.host(task.host), waits))
-    released = tuple(mem.released for mem in numbers.buffers)
-    sizes = tuple(mem.size for mem in numbers.buffers)
-    return (tuple(parts), released, sizes), tuple(values)
+            assert isinstance(task, TransferTask)
+            parts += ("t", command.kind)
+            for tag, ranges in (("read", task.reads), ("write", task.writes)):
+                for mem, offset, size in ranges:
+                    parts += (tag, buffer(mem), mem.offset + offset, size)
+            parts.append(None if task.host is None else numbers.host(task.host))
+        if command.waits:
+            waits = [recorded[id(e)] for e in command.waits if id(e) in recorded]
+            if waits:
+                parts += ("waits", len(waits), *waits)
+    parts += [mem.released for mem in numbers.buffers]
+    parts += [mem.size for mem in numbers.buffers]
+    return tuple(parts), tuple(values)

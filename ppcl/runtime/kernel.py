@@ -485,8 +485,9 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                              "access, run the program with PPCL_DEVICES=check (the checking "
                              "device reports it with its source line)") from None
 
-    # the overlay's description of the launch, made only for a queue that has one
-    task = KernelTask(kernel, args, launch) if queue._overlay is not None else None
+    # the overlay's description of the launch, made only for a queue whose overlay looks at it
+    task = (KernelTask(kernel, args, launch)
+            if queue._overlay is not None and queue._overlay_passes <= 0 else None)
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
                           uses=buffers, task=task, keeps_layout=keeps_layout)
 

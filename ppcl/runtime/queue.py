@@ -102,6 +102,10 @@ class CommandQueue:
         # a recorder of delayed commands (``ppcl.overlay``): ``intercept`` returns the event of a
         # recorded command, or None to let it run here; ``flush`` runs what it recorded
         self._overlay: Any = None
+        # while above 0, commands the recorder lets pass without seeing them (it sets this when
+        # recording gains nothing and nothing is recorded): counted down here, so that passing
+        # costs no call and a launch makes no description of itself for the recorder
+        self._overlay_passes = 0
         # host fusion (``ppcl.hostfusion``): ``launch`` may replace a kernel launch by a
         # rewritten one, ``observe`` sees every other command (its alias table)
         self._hostfusion: Any = None
@@ -130,9 +134,12 @@ class CommandQueue:
         if Kept.count and not keeps_layout:
             action = _restoring(action, uses, task)
         if self._overlay is not None:
-            recorded = self._overlay.intercept(kind, action, waits, blocking, uses, task)
-            if recorded is not None:
-                return recorded
+            if self._overlay_passes > 0:
+                self._overlay_passes -= 1  # a race here only changes how long passing lasts
+            else:
+                recorded = self._overlay.intercept(kind, action, waits, blocking, uses, task)
+                if recorded is not None:
+                    return recorded
         for waited in waits:  # a command another queue's overlay holds runs now
             waited._flush_recorded()
         event = Event(self.context, self, kind)
