@@ -34,6 +34,14 @@ def _score(source: str, name: str, local: tuple[int, int, int]) -> wg.SplitScore
     return split.score
 
 
+def _split_and_plain(source: str) -> tuple[CPUProgram, CPUProgram]:
+    """``source`` built for a serial CPU device as usual and with ``-ppcl-no-split``."""
+    device = SerialDevice()
+    module = compile_source(source, "t.cl").module
+    return (CPUProgram(module, parse_build_options(""), NO_DEBUG, device.pool),
+            CPUProgram(module, parse_build_options("-ppcl-no-split"), NO_DEBUG, device.pool))
+
+
 def _scalars(*values: int) -> list[ValueArg]:
     return [ValueArg(np.int32(v).tobytes()) for v in values]
 
@@ -86,10 +94,7 @@ def test_a_launch_too_small_to_pay_for_a_choice_runs_the_loop_as_formed() -> Non
     from ppcl.compiler.transforms.split_score import DISPATCH_UNITS
     from ppcl.devices.cpu.dispatch import fixed_unsplit
 
-    device = SerialDevice()
-    module = compile_source(STENCIL, "t.cl").module
-    program = CPUProgram(module, parse_build_options(""), NO_DEBUG, device.pool)
-    plain = CPUProgram(module, parse_build_options("-ppcl-no-split"), NO_DEBUG, device.pool)
+    program, plain = _split_and_plain(STENCIL)
     small = NDRange(2, (32, 8, 1), (32, 8, 1), (0, 0, 0))
     launch = program.prepare("stencil", small)
     (loop,) = find_all(launch.compiled.generated.formed.body, wg.SplitLoop)
@@ -132,10 +137,7 @@ def test_both_subkernels_write_what_the_unsplit_kernel_writes(ni: int, nj: int) 
 def test_the_device_launch_runs_the_dispatcher_choice() -> None:
     """Through the CPU device's launch object: the mask of each launch's scalars is kept and
     the results equal the unsplit kernel's."""
-    device = SerialDevice()
-    module = compile_source(CLAMPED, "t.cl").module
-    program = CPUProgram(module, parse_build_options(""), NO_DEBUG, device.pool)
-    plain = CPUProgram(module, parse_build_options("-ppcl-no-split"), NO_DEBUG, device.pool)
+    program, plain = _split_and_plain(CLAMPED)
     ndrange = NDRange(2, (256, 64, 1), (16, 4, 1), (0, 0, 0))
     launch = program.prepare("blur", ndrange)
     assert launch.dispatcher is not None
