@@ -119,20 +119,20 @@ def _return_in_loop_or_switch(s: ir.Stmt, inside: bool = False) -> bool:
     return any(_return_in_loop_or_switch(c, nested) for c in children(s) if isinstance(c, ir.Stmt))
 
 
-def _exits(s: ir.Stmt, kind: type[ir.Break] | type[ir.Continue]) -> bool:
+def exits(s: ir.Stmt, kind: type[ir.Break] | type[ir.Continue]) -> bool:
     """Whether ``s`` holds a ``break``/``continue`` that leaves ``s`` itself."""
     if isinstance(s, kind):
         return True
     if isinstance(s, _LOOPS) or (kind is ir.Break and isinstance(s, ir.Switch)):
         return False
-    return any(_exits(c, kind) for c in children(s) if isinstance(c, ir.Stmt))
+    return any(exits(c, kind) for c in children(s) if isinstance(c, ir.Stmt))
 
 
 def _replace_breaks(s: ir.Stmt, make: Callable[[Loc], ir.Stmt]) -> ir.Stmt:
     """``s`` with every ``break`` that leaves it replaced by ``make(loc)``."""
     if isinstance(s, ir.Break):
         return make(s.loc)
-    if isinstance(s, (*_LOOPS, ir.Switch)) or not _exits(s, ir.Break):
+    if isinstance(s, (*_LOOPS, ir.Switch)) or not exits(s, ir.Break):
         return s
     if isinstance(s, ir.Block):
         return ir.Block(tuple(_replace_breaks(c, make) for c in s.stmts), loc=s.loc)
@@ -266,12 +266,12 @@ class _Inliner:
         """One iteration: ``body`` then ``after``, where a ``continue`` of the body must still
         run ``after``: the body goes in a ``do { } while (0)`` (its ``continue`` leaves it),
         and its ``break`` sets a flag that breaks the loop."""
-        if not _exits(body, ir.Continue):
+        if not exits(body, ir.Continue):
             return [body, *after]
         loc = body.loc
         out: list[ir.Stmt] = []
         flag = None
-        if _exits(body, ir.Break):
+        if exits(body, ir.Break):
             name = flag = self.fresh("brk")
             out.append(_decl(name, INT, ir.IntLit(INT, 0, loc=loc), loc))
 

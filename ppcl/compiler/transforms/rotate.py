@@ -27,7 +27,8 @@ from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import PointerType
-from ppcl.compiler.ir.visit import Node, Rewriter, walk
+from ppcl.compiler.ir.visit import Rewriter, contains, walk
+from ppcl.compiler.transforms.inline import exits
 
 _FAST_KINDS = ("uniform", "consecutive")
 
@@ -51,24 +52,8 @@ def _counter_name(loop: ir.For) -> str | None:
 
 def _leaves_early(body: ir.Stmt) -> bool:
     """Whether ``body`` may ``continue`` its loop, leave the work-item or return."""
-    def walk_own(node: Node) -> bool:
-        if isinstance(node, ir.Continue | ir.Return | wg.WorkItemExit):
-            return True
-        if isinstance(node, ir.For | ir.While | ir.DoWhile):
-            # a nested loop's own continue is its business; only the exits matter
-            return any(isinstance(n, ir.Return | wg.WorkItemExit) for n in walk(node))
-        return any(walk_own(child) for child in _children(node))
-    return walk_own(body)
-
-
-def _children(node: Node) -> list[Node]:
-    out: list[Node] = []
-    for value in vars(node).values():
-        if isinstance(value, ir.Stmt | ir.Expr):
-            out.append(value)
-        elif isinstance(value, tuple):
-            out += [v for v in value if isinstance(v, ir.Stmt | ir.Expr)]
-    return out
+    return exits(body, ir.Continue) or contains(
+        body, lambda n: isinstance(n, ir.Return | wg.WorkItemExit))
 
 
 def _vector_friendly(loop: ir.For, model: Model) -> bool:

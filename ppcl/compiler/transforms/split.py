@@ -70,6 +70,7 @@ from ppcl.compiler.transforms.split_score import (
     lane_cost,
     launch_values,
     make_score,
+    most_saved,
     score_lines,
     worth_dispatching,
 )
@@ -514,7 +515,7 @@ class _Splitter(Rewriter):
         if loop.serial_reduction and not _varying_sum(fast.body, self.scalars, self.formed,
                                                       self.narrow_ids):
             fast = dataclasses.replace(fast, serial_reduction=False)
-        plan, rotated = self._rotate(plan, fast)
+        plan, rotated = with_entry(plan, fast.body, self.scalars, self.formed, self.narrow_ids)
         score = score_plan(plan, loop.body, fast.body, self.formed, self.scalars,
                            self.narrow_ids)
         fast = dataclasses.replace(fast, body=rotated.body)
@@ -539,12 +540,6 @@ class _Splitter(Rewriter):
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
             upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
             index=index, score=score, empty=empty_expr, edges_fail=edges)
-
-
-    def _rotate(self, plan: SplitPlan, fast: wg.WorkItemLoop) -> tuple[SplitPlan, Rotated]:
-        """The fast copy's counted loops as do-while where the lanes then vectorize
-        (``rotate.py``): their first-iteration tests join the plan's group test."""
-        return with_entry(plan, fast.body, self.scalars, self.formed, self.narrow_ids)
 
 
 def with_entry(plan: SplitPlan, fast: ir.Stmt, scalars: frozenset[str], formed: FormedKernel,
@@ -658,7 +653,7 @@ def _pick_text(score: wg.SplitScore, local: tuple[int, int, int],
              launch.get("gsize2", local[2]))
     values = launch_values(gsize, local, (0, 0, 0), launch)
     if not worth_dispatching(score, gsize):
-        most = (score.guarded - score.fast) * gsize[0] * gsize[1] * gsize[2]
+        most = most_saved(score, gsize)
         return (f"guarded (the split saves at most {most} on this launch, less than a choice "
                 f"costs: {DISPATCH_UNITS})")
     try:

@@ -253,15 +253,15 @@ class LaunchScore:
             lines.append(f"    if {test} < 0: return False")
         x_lo = ", ".join([str(global_offset[0])] + forms(score.x_lows))
         x_hi = ", ".join([str(global_offset[0] + global_size[0] - 1)] + forms(score.x_highs))
-        lines.append(f"    x_lo = max({x_lo}, {x_lo})")  # max of one item needs two
-        lines.append(f"    x_hi = min({x_hi}, {x_hi})")
+        lines.append(f"    x_lo = max(({x_lo},))")
+        lines.append(f"    x_hi = min(({x_hi},))")
         lines.append("    if x_hi < x_lo: return False")
         for d, lows, highs in ((1, score.y_lows, score.y_highs), (2, score.z_lows, score.z_highs)):
             offset, size = global_offset[d], local[d]
             first = ", ".join(["0"] + [f"-(({offset} - {f}) // {size})" for f in forms(lows)])
             last = ", ".join([str(launch[f"ngroups{d}"] - 1)]
                              + [f"({f} - {offset}) // {size}" for f in forms(highs)])
-            lines.append(f"    g{d} = max(0, min({last}, {last}) - max({first}, {first}) + 1)")
+            lines.append(f"    g{d} = max(0, min(({last},)) - max(({first},)) + 1)")
         lines.append(f"    fast = (x_hi - x_lo + 1) * g1 * {local[1]} * g2 * {local[2]}")
         off = global_offset[0]
         xs = "1" if score.rows else f"((x_hi - {off}) // {local[0]} - (x_lo - {off}) // {local[0]} + 1)"
@@ -281,12 +281,17 @@ class LaunchScore:
 # saves 5 units a lane at most, paid 2.8 us a launch for a choice worth 0.2 us.
 DISPATCH_UNITS = 30000
 
-def worth_dispatching(score: wg.SplitScore, global_size: tuple[int, int, int]) -> bool:
-    """Whether the split of a loop with ``score`` can save more than evaluating the scores
-    costs (``DISPATCH_UNITS``) on a launch of ``global_size``: every lane in the fast copy at
-    most saves ``guarded - fast`` each."""
+
+def most_saved(score: wg.SplitScore, global_size: tuple[int, int, int]) -> int:
+    """The most the split of a loop with ``score`` can save on a launch of ``global_size``:
+    ``guarded - fast`` for every lane."""
     g = global_size
-    return (score.guarded - score.fast) * g[0] * g[1] * g[2] >= DISPATCH_UNITS
+    return (score.guarded - score.fast) * g[0] * g[1] * g[2]
+
+
+def worth_dispatching(score: wg.SplitScore, global_size: tuple[int, int, int]) -> bool:
+    """Whether the split can save more than evaluating the scores costs (``DISPATCH_UNITS``)."""
+    return most_saved(score, global_size) >= DISPATCH_UNITS
 
 
 def needed_names(score: wg.SplitScore) -> set[str]:
