@@ -317,7 +317,10 @@ def reduction_layout(device: cl.Device, n: int, itemsize: int) -> Layout:
     """The first stage's layout for ``n`` positions folded into values of ``itemsize``
     bytes, from the device's kind, compute units and native vector width."""
     units = builtins.max(1, device.max_compute_units)
-    if is_gpu(device):
+    # the CPU layout's one launch has the last work-item fold every partial, which needs the
+    # other groups' writes seen through a fence and an atomic: CPUs only; GPUs and other
+    # accelerators take two launches
+    if is_gpu(device) or not device.type & cl.device_type.CPU:
         groups = ITEMS_PER_UNIT * units
         per_item = n // (groups * GROUP)
         if per_item == 0:
