@@ -12,6 +12,7 @@ hands the device's ``KernelLaunch`` to the queue.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
 LocalSize = tuple[int, int, int]
 _SET_ARG = "clSetKernelArg"
+_OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _ENQUEUE = "clEnqueueNDRangeKernel"
 
 
@@ -466,6 +468,11 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                              f"local memory; the device has {queue.device.local_mem_size}")
         kernel._local_checked = (launch, args)  # the same launch and arguments fit again
     run = launch.run
+    if wait_for is None:
+        event = queue._direct_event(command_type.NDRANGE_KERNEL)
+        if event is not None:
+            _run_now(event, run, args, launch)
+            return event
     keeps_layout = False
     if queue._hostfusion is not None:  # host fusion may run a rewritten kernel instead
         rewritten = queue._hostfusion.launch(kernel, launch, args)
@@ -474,22 +481,47 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             buffers = buffers + rewritten.uses
 
     def action() -> None:
-        try:
-            run(args)  # args keeps the argument objects alive until the command has run
-        except KernelCheckFailed as failure:
-            raise KernelCheckError(_ENQUEUE, f"{failure} (launch: {_launch_text(launch.ndrange)})",
-                                   failure.findings) from None
-        except KernelFault as fault:
-            raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
-                             f"{fault} (launch: {_launch_text(launch.ndrange)}); to find the "
-                             "access, run the program with PPCL_DEVICES=check (the checking "
-                             "device reports it with its source line)") from None
+        _run_launch(run, args, launch)  # args keeps the argument objects alive until it ran
 
     # the overlay's description of the launch, made only for a queue whose overlay looks at it
     task = (KernelTask(kernel, args, launch)
             if queue._overlay is not None and queue._overlay_passes <= 0 else None)
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
                           uses=buffers, task=task, keeps_layout=keeps_layout)
+
+
+def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> None:
+    """Run a launch, its device's failures as the OpenCL errors a program sees."""
+    try:
+        run(args)
+    except (KernelCheckFailed, KernelFault) as failure:
+        raise _launch_error(failure, launch) from None
+
+
+def _launch_error(failure: KernelCheckFailed | KernelFault, launch: KernelLaunch) -> Error:
+    if isinstance(failure, KernelCheckFailed):
+        return KernelCheckError(_ENQUEUE, f"{failure} (launch: {_launch_text(launch.ndrange)})",
+                                failure.findings)
+    return make_error(_ENQUEUE, "OUT_OF_RESOURCES",
+                      f"{failure} (launch: {_launch_text(launch.ndrange)}); to find the "
+                      "access, run the program with PPCL_DEVICES=check (the checking "
+                      "device reports it with its source line)")
+
+
+def _run_now(event: Event, run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> None:
+    """Run a launch the queue handed over with ``event`` (``_direct_event``) and complete the
+    event as ``_run_synchronously`` does; a failure completes it with its code and is raised."""
+    submit = perf_counter_ns()
+    try:
+        run(args)
+    except (KernelCheckFailed, KernelFault) as failure:
+        error = _launch_error(failure, launch)
+        event._complete(error.code, error)
+        raise error from None
+    except BaseException as other:
+        event._complete(other.code if isinstance(other, Error) else _OUT_OF_RESOURCES, other)
+        raise
+    event._set_times_complete(submit, submit, perf_counter_ns())
 
 
 def _launch_text(ndrange: NDRange) -> str:

@@ -176,6 +176,26 @@ class CommandQueue:
             event.wait()
         return event
 
+    def _direct_event(self, kind: int) -> Event | None:
+        """The event of a command the caller runs at once in this thread, or None when it must
+        take ``_enqueue``'s way: an in-order queue with no host fusion, no recording overlay,
+        no buffer kept in another layout, whose latest command is complete. The caller runs
+        the command and completes the event (``_run_synchronously``'s work, without a closure,
+        a wait list or the hooks: a launch's hot path)."""
+        if self.out_of_order or self._hostfusion is not None or Kept.count:
+            return None
+        if self._overlay is not None:
+            if self._overlay_passes <= 0:
+                return None
+            self._overlay_passes -= 1  # as in _enqueue: a race only changes how long it lasts
+        event = Event(self.context, self, kind)
+        with self._lock:
+            last = self._last
+            if last is not None and not last.is_done:
+                return None
+            self._last = event
+        return event
+
     def _forget(self, event: Event, uses: Sequence[MemoryObject]) -> None:
         with self._lock:
             self._pending.discard(event)
