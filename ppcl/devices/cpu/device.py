@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +26,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
 from ppcl.compiler.pipeline import KernelSpec, Pipeline
 from ppcl.devices.commands import CommandExecutor
+from ppcl.devices.cpu.alone import PoolChoice
 from ppcl.devices.cpu.args import ArgBlock, local_bytes
 from ppcl.devices.cpu.build import (
     CompiledKernel,
@@ -126,7 +128,8 @@ class CPULaunch(KernelLaunch):
     when the arguments change; a launch that finds it in use by another thread (out-of-order
     queues, several Python threads) packs a block of its own."""
 
-    def __init__(self, compiled: CompiledKernel, ndrange: NDRange, pool: NativePool) -> None:
+    def __init__(self, compiled: CompiledKernel, ndrange: NDRange, pool: NativePool,
+                 show_plans: bool = False) -> None:
         self.compiled = compiled
         self.ndrange = ndrange
         self.static_local_bytes = compiled.local_mem_static_bytes
@@ -148,13 +151,18 @@ class CPULaunch(KernelLaunch):
         self._task: Task | None = None
         self._task_ref: Any = None
         self._in_use = threading.Lock()
+        # on the calling thread alone or on the pool (alone.py); one thread: always alone
+        self._choice = PoolChoice() if pool.threads > 1 and self._num_groups > 1 else None
+        self._show_plans = show_plans
 
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
         return local_bytes(args, self.static_local_bytes)
 
     def _task_for(self, block: ArgBlock) -> Task:
+        choice = self._choice
         return Task(self._entry_address, ctypes.addressof(block.argv),
-                    ctypes.addressof(self._descriptor), self._num_groups, block.local_bytes)
+                    ctypes.addressof(self._descriptor), self._num_groups, block.local_bytes,
+                    choice.flags() if choice is not None else 0)
 
     def _launch_for(self, args: Sequence[ArgValue]) -> int:
         """The address of the descriptor of the dispatcher's mask for ``args``."""
@@ -202,12 +210,34 @@ class CPULaunch(KernelLaunch):
             if self.dispatcher is not None:
                 assert self._task is not None
                 self._task.launch = self._launch_for(args)
-            self._pool.run(task_ref, (self._block, self._task), self._name)
+            choice = self._choice
+            if choice is not None and choice.countdown <= 1:
+                self._sampled(choice, task_ref)
+            else:
+                if choice is not None:
+                    choice.countdown -= 1
+                self._pool.run(task_ref, (self._block, self._task), self._name)
         except KeyboardInterrupt:
             self._block = None  # the abandoned launch keeps its block; later ones get another
             raise
         finally:
             self._in_use.release()
+
+
+    def _sampled(self, choice: PoolChoice, task_ref: Any) -> None:
+        """A launch measured for the choice between the pool and the calling thread alone."""
+        task = self._task
+        assert task is not None
+        flags = task.flags = choice.sample_flags()
+        self._pool.run(task_ref, (self._block, task), self._name)
+        if choice.observe(flags, task.total_ns, task.caller_ns, task.caller_chunks,
+                          task.chunks) and self._show_plans:
+            shape = self.ndrange
+            where = ("the calling thread alone" if choice.alone
+                     else f"the pool's {self._pool.threads} threads")
+            sys.stderr.write(f"// ppcl plan {self._name}: launch {shape.global_size} / "
+                             f"{shape.local_size} runs on {where}: {choice.changed}\n")
+        task.flags = choice.flags()
 
 
 class CPUProgram(DeviceProgram):
@@ -288,7 +318,8 @@ class CPUProgram(DeviceProgram):
         key = (kernel_name, ndrange)
         launch = self._launches.get(key)
         if launch is None:
-            launch = CPULaunch(self.compiled(kernel_name, ndrange), ndrange, self._pool)
+            launch = CPULaunch(self.compiled(kernel_name, ndrange), ndrange, self._pool,
+                               self.debug.shows("plans"))
             self._launches[key] = launch
         return launch
 

@@ -45,6 +45,11 @@ class Task(ctypes.Structure):
         ("launch", ctypes.c_void_p),
         ("num_groups", ctypes.c_size_t),
         ("local_bytes", ctypes.c_size_t),
+        ("flags", ctypes.c_size_t),
+        ("total_ns", ctypes.c_long),
+        ("caller_ns", ctypes.c_long),
+        ("caller_chunks", ctypes.c_size_t),
+        ("chunks", ctypes.c_size_t),
     ]
 
 

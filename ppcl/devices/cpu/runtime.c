@@ -47,7 +47,16 @@ typedef struct ppcl_task {
     const void *launch;
     size_t num_groups;
     size_t local_bytes;
+    size_t flags;         /* PPCL_TASK_ALONE: the calling thread runs every group itself;
+                             PPCL_TASK_MEASURE: fill in the times below */
+    long total_ns;        /* measured: the whole call */
+    long caller_ns;       /* measured on the pool: the calling thread's time in its chunks */
+    size_t caller_chunks; /* measured on the pool: the chunks the calling thread ran */
+    size_t chunks;        /* measured on the pool: the chunks of the launch */
 } ppcl_task;
+
+#define PPCL_TASK_ALONE 1
+#define PPCL_TASK_MEASURE 2
 
 typedef struct ppcl_job {
     const ppcl_task *task;
@@ -468,7 +477,22 @@ void ppcl_copy_groups(void **args, const void *launch, size_t first_group, size_
     if (lo < hi) memcpy(dst + lo, src + lo, hi - lo);
 }
 
-int ppcl_pool_run(ppcl_pool *pool, const ppcl_task *task)
+static int pool_run(ppcl_pool *pool, ppcl_task *task);
+
+/* Run ``task`` on the pool (or alone, see PPCL_TASK_ALONE); with PPCL_TASK_MEASURE, the task
+   gets the times the CPU device chooses between the two from (ppcl/devices/cpu/alone.py). */
+int ppcl_pool_run(ppcl_pool *pool, ppcl_task *task)
+{
+    if (!(task->flags & PPCL_TASK_MEASURE))
+        return pool_run(pool, task);
+    long start = now_ns();
+    task->caller_chunks = task->chunks = 0;
+    int status = pool_run(pool, task);
+    task->total_ns = now_ns() - start;
+    return status;
+}
+
+static int pool_run(ppcl_pool *pool, ppcl_task *task)
 {
     if (task->num_groups == 0)
         return 0;
@@ -479,7 +503,8 @@ int ppcl_pool_run(ppcl_pool *pool, const ppcl_task *task)
         return PPCL_NO_MEMORY;
     int threads = pool->started ? pool->threads : start_workers(pool);
     int expected = 0;
-    if (threads == 1 || task->num_groups == 1 || atomic_load(&pool->abandoned)
+    if (threads == 1 || task->num_groups == 1 || (task->flags & PPCL_TASK_ALONE)
+        || atomic_load(&pool->abandoned)
         || !atomic_compare_exchange_strong(&pool->busy, &expected, 1))
         return run_alone(task, local);
 
@@ -501,7 +526,13 @@ int ppcl_pool_run(ppcl_pool *pool, const ppcl_task *task)
         pthread_mutex_unlock(&pool->mutex);
     }
 
+    long work_start = (task->flags & PPCL_TASK_MEASURE) ? now_ns() : 0;
     size_t ran = work_on(job, local);
+    if (task->flags & PPCL_TASK_MEASURE) {
+        task->caller_ns = now_ns() - work_start;
+        task->caller_chunks = ran;
+        task->chunks = job->num_chunks;
+    }
     int status = 0;
     if (atomic_load(&job->fault) == SIGINT) {
         status = PPCL_INTERRUPTED;

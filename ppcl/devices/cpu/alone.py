@@ -1,0 +1,94 @@
+"""Whether a launch shape runs on the calling thread alone or on the whole pool.
+
+Handing a launch's work-groups to the pool's workers costs a few microseconds of cross-core
+traffic (waking them, claiming chunks, waiting for the last one), more on many cores and in
+virtual machines: a 4096-item stencil launched back to back took 4.3 us on one thread and 9.2
+us on 16 of the GPU machine's cores. A launch shape whose work is that small runs faster on the
+calling thread alone, and one with more work faster on the pool. Neither the IR nor the shape
+tells the work apart (loops over scalar arguments, guards idling most of a grid), so the choice
+is measured, with no run spent on a mode that loses:
+
+- On the pool, a measured launch reports the calling thread's time in its own chunks and how
+  many of the launch's chunks it ran; that time per chunk times the chunks estimates the launch
+  alone (an upper bound when the pool's threads slow each other down). An estimate below
+  ``MARGIN`` of the pooled time switches the shape to run alone.
+- Alone, a measured launch gives its time, and the next two launches run on the pool, the
+  second measured (the first wakes the workers, asleep while the shape ran alone): the pool
+  wins back the shape when it is faster by the same margin.
+
+A sample is taken at the first launch of a shape, then after 2, 4, ... up to ``MOST_INTERVAL``
+launches while the choice stands (back to 2 when it changes), so launches between samples pay
+no measurement and work that changes with the arguments (a factorization's shrinking update)
+is followed.
+"""
+
+from __future__ import annotations
+
+MARGIN = 0.9
+FIRST_INTERVAL = 2
+MOST_INTERVAL = 1024
+
+TASK_ALONE = 1  # PPCL_TASK_ALONE in runtime.c
+TASK_MEASURE = 2  # PPCL_TASK_MEASURE
+
+
+class PoolChoice:
+    """The mode of one launch shape: ``alone`` between samples, ``countdown`` launches until
+    the next sample (see the module docstring)."""
+
+    __slots__ = ("alone", "countdown", "interval", "alone_ns", "waking", "changed")
+
+    def __init__(self) -> None:
+        self.alone = False
+        self.countdown = 1
+        self.interval = 1
+        self.alone_ns: int | None = None  # measured alone, the pool's probe to come
+        self.waking = False  # the pool's probe to come is the one that wakes its workers
+        self.changed = ""  # why the last change was made, for PPCL_DEBUG=plans
+
+    def flags(self) -> int:
+        """The task flags of a launch between samples."""
+        return TASK_ALONE if self.alone else 0
+
+    def sample_flags(self) -> int:
+        """The task flags of a sampled launch: measured, alone unless probing the pool."""
+        if self.alone and self.alone_ns is None:
+            return TASK_MEASURE | TASK_ALONE
+        return TASK_MEASURE
+
+    def observe(self, flags: int, total_ns: int, caller_ns: int, caller_chunks: int,
+                chunks: int) -> bool:
+        """Take a sampled launch's times; True when the mode changed."""
+        if flags & TASK_ALONE:
+            self.alone_ns = max(1, total_ns)
+            self.countdown = 1  # the next launches probe the pool
+            self.waking = True
+            return False
+        if self.alone and self.alone_ns is not None:
+            if self.waking:
+                self.waking = False
+                self.countdown = 1
+                return False
+            alone_ns, self.alone_ns = self.alone_ns, None
+            if total_ns < alone_ns * MARGIN:
+                return self._change(False, f"{total_ns / 1000:.1f} us on the pool against "
+                                           f"{alone_ns / 1000:.1f} us alone")
+            return self._settle()
+        if 0 < caller_chunks <= chunks:
+            estimate = caller_ns * chunks // caller_chunks
+            if estimate < total_ns * MARGIN:
+                return self._change(True, f"{estimate / 1000:.1f} us alone (estimated from "
+                                          f"{caller_chunks} of {chunks} chunks) against "
+                                          f"{total_ns / 1000:.1f} us on the pool")
+        return self._settle()
+
+    def _change(self, alone: bool, why: str) -> bool:
+        self.alone = alone
+        self.interval = self.countdown = FIRST_INTERVAL
+        self.changed = why
+        return True
+
+    def _settle(self) -> bool:
+        self.interval = min(self.interval * 2, MOST_INTERVAL)
+        self.countdown = self.interval
+        return False

@@ -1,0 +1,131 @@
+"""The choice between running a launch shape on the calling thread alone and on the CPU
+device's pool (ppcl/devices/cpu/alone.py): decided from measured times, never from a run of
+the losing mode on the pool's side, followed as the work of a shape changes, and every group
+runs exactly once whichever mode a launch takes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.devices.cpu import CPUDevice
+from ppcl.devices.cpu.alone import (
+    FIRST_INTERVAL,
+    MOST_INTERVAL,
+    TASK_ALONE,
+    TASK_MEASURE,
+    PoolChoice,
+)
+from ppcl.runtime.platform import Device as RuntimeDevice
+
+
+def _pooled(choice: PoolChoice, total: int, caller: int, caller_chunks: int, chunks: int) -> bool:
+    flags = choice.sample_flags()
+    assert flags == TASK_MEASURE  # on the pool
+    return choice.observe(flags, total, caller, caller_chunks, chunks)
+
+
+def test_a_launch_whose_hand_off_costs_more_than_its_work_goes_alone() -> None:
+    choice = PoolChoice()
+    assert choice.countdown == 1 and choice.flags() == 0  # the first launch is sampled
+    # the caller ran 8 of 8 chunks in 0.6 us; the call took 0.8 us
+    assert _pooled(choice, 800, 600, 8, 8)
+    assert choice.alone and choice.flags() == TASK_ALONE
+    assert "0.6 us alone (estimated from 8 of 8 chunks) against 0.8 us on the pool" in \
+        choice.changed
+    assert choice.countdown == FIRST_INTERVAL
+
+
+def test_a_launch_the_pool_shares_stays_on_the_pool_and_samples_less_often() -> None:
+    choice = PoolChoice()
+    intervals = []
+    for _ in range(14):
+        # 2 of 16 chunks took the caller 20 us: alone would take about 160 us, pooled 25 us
+        assert not _pooled(choice, 25_000, 20_000, 2, 16)
+        intervals.append(choice.interval)
+        choice.countdown = 1  # jump to the next sample
+    assert not choice.alone
+    assert intervals[:4] == [2, 4, 8, 16] and intervals[-1] == MOST_INTERVAL
+
+
+def test_alone_probes_the_pool_and_goes_back_when_the_work_grows() -> None:
+    choice = PoolChoice()
+    assert _pooled(choice, 800, 600, 8, 8)
+    choice.countdown = 1
+    assert choice.sample_flags() == TASK_MEASURE | TASK_ALONE  # measured alone first
+    assert not choice.observe(TASK_MEASURE | TASK_ALONE, 700, 0, 0, 0)
+    assert choice.countdown == 1  # the next launches probe the pool
+    assert not _pooled(choice, 50_000, 300, 8, 8)  # waking the workers: not compared
+    assert choice.alone and choice.countdown == 1
+    assert not _pooled(choice, 900, 500, 4, 8)  # the pool is slower: stay alone
+    assert choice.alone and choice.interval == 2 * FIRST_INTERVAL
+    # the arguments now give the shape more work: alone 400 us, the pool 60 us
+    choice.countdown = 1
+    choice.observe(choice.sample_flags(), 400_000, 0, 0, 0)
+    assert not _pooled(choice, 90_000, 40_000, 3, 16)
+    assert _pooled(choice, 60_000, 40_000, 3, 16)
+    assert not choice.alone and choice.flags() == 0
+    assert "60.0 us on the pool against 400.0 us alone" in choice.changed
+
+
+@pytest.mark.parametrize("flags", [0, TASK_ALONE, TASK_MEASURE, TASK_MEASURE | TASK_ALONE])
+def test_each_mode_runs_every_group_once_and_reports_its_times(flags: int) -> None:
+    ctx = cl.Context(devices=[RuntimeDevice(cl.get_platforms()[0], CPUDevice(4))])
+    queue = cl.CommandQueue(ctx)
+    program = cl.Program(ctx, """
+        __kernel void count(__global int *hits, __global int *items)
+        {
+            atomic_inc(&hits[get_group_id(0)]);
+            items[get_global_id(0)] += 1;
+        }""").build()
+    kernel = program.count
+    groups, local = 64, 16
+    hits = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, groups * 4)
+    items = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, groups * local * 4)
+    cl.enqueue_fill_buffer(queue, hits, np.int32(0), 0, groups * 4)
+    cl.enqueue_fill_buffer(queue, items, np.int32(0), 0, groups * local * 4)
+    kernel(queue, (groups * local,), (local,), hits, items)  # makes the launch and its task
+    (launch,) = [v for v in kernel._launches.values()]
+    task = launch._task
+    for _ in range(3):
+        task.flags = flags
+        task.total_ns = task.caller_ns = task.caller_chunks = task.chunks = 7  # stale values
+        launch._pool.run(launch._task_ref, None, "count")
+        if flags & TASK_MEASURE:
+            assert task.total_ns > 0
+            if flags & TASK_ALONE:
+                assert task.caller_chunks == task.chunks == 0
+            else:
+                assert 0 <= task.caller_chunks <= task.chunks and task.chunks > 0
+                assert task.caller_ns >= 0
+    got_hits = np.empty(groups, np.int32)
+    got_items = np.empty(groups * local, np.int32)
+    cl.enqueue_copy(queue, got_hits, hits)
+    cl.enqueue_copy(queue, got_items, items)
+    assert (got_hits == 4 * local).all() and (got_items == 4).all()
+
+
+def test_a_tiny_launch_repeated_keeps_its_results_whichever_mode_it_takes() -> None:
+    ctx = cl.Context(devices=[RuntimeDevice(cl.get_platforms()[0], CPUDevice(2))])
+    queue = cl.CommandQueue(ctx)
+    program = cl.Program(ctx, """
+        __kernel void step(__global float *a, __global const float *b, int n)
+        {
+            int i = get_global_id(0);
+            if (i > 0 && i < n - 1)
+                a[i] = 0.5f * (b[i - 1] + b[i + 1]);
+        }""").build()
+    n = 1024
+    host = np.linspace(0, 1, n, dtype=np.float32)
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+    a, b = cl.Buffer(ctx, flags, hostbuf=host), cl.Buffer(ctx, flags, hostbuf=host)
+    want_a, want_b = host.copy(), host.copy()
+    for step in range(300):  # samples at 1, 3, 7, ...: both modes are taken in turn
+        dst, src = (a, b) if step % 2 == 0 else (b, a)
+        program.step(queue, (n,), (64,), dst, src, np.int32(n))
+        w_dst, w_src = (want_a, want_b) if step % 2 == 0 else (want_b, want_a)
+        w_dst[1:-1] = np.float32(0.5) * (w_src[:-2] + w_src[2:])
+    got = np.empty(n, np.float32)
+    cl.enqueue_copy(queue, got, a)
+    np.testing.assert_array_equal(got, want_a)
