@@ -67,6 +67,14 @@ def test_alone_probes_the_pool_and_goes_back_when_the_work_grows() -> None:
     assert _pooled(choice, 60_000, 40_000, 3, 16)
     assert not choice.alone and choice.flags() == 0
     assert "60.0 us on the pool against 400.0 us alone" in choice.changed
+    assert choice.interval == 4 * FIRST_INTERVAL  # a poor estimate is sampled less often
+
+
+def test_a_long_launch_never_goes_alone_whatever_the_estimate() -> None:
+    choice = PoolChoice()
+    # chunks of unequal work: the caller's 8 of 64 took 30 us, the launch 400 us
+    assert not _pooled(choice, 400_000, 30_000, 8, 64)
+    assert not choice.alone
 
 
 @pytest.mark.parametrize("flags", [0, TASK_ALONE, TASK_MEASURE, TASK_MEASURE | TASK_ALONE])

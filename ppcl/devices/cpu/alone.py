@@ -10,21 +10,25 @@ is measured, with no run spent on a mode that loses:
 
 - On the pool, a measured launch reports the calling thread's time in its own chunks and how
   many of the launch's chunks it ran; that time per chunk times the chunks estimates the launch
-  alone (an upper bound when the pool's threads slow each other down). An estimate below
-  ``MARGIN`` of the pooled time switches the shape to run alone.
+  alone (an upper bound when the pool's threads slow each other down, a poor one when chunks
+  differ in work). An estimate below ``MARGIN`` of the pooled time switches the shape to run
+  alone, only for a launch under ``ALONE_MOST_NS`` on the pool: a hand-off costs microseconds,
+  so a longer launch cannot gain much alone, and could lose its whole parallel speedup.
 - Alone, a measured launch gives its time, and the next two launches run on the pool, the
   second measured (the first wakes the workers, asleep while the shape ran alone): the pool
   wins back the shape when it is faster by the same margin.
 
 A sample is taken at the first launch of a shape, then after 2, 4, ... up to ``MOST_INTERVAL``
-launches while the choice stands (back to 2 when it changes), so launches between samples pay
-no measurement and work that changes with the arguments (a factorization's shrinking update)
-is followed.
+launches while the choice stands (back to 2 when the shape goes alone; still growing when it
+comes back to the pool, so that a poor estimate costs ever less), so launches between samples
+pay no measurement and work that changes with the arguments (a factorization's shrinking
+update) is followed.
 """
 
 from __future__ import annotations
 
 MARGIN = 0.9
+ALONE_MOST_NS = 50_000
 FIRST_INTERVAL = 2
 MOST_INTERVAL = 1024
 
@@ -74,7 +78,7 @@ class PoolChoice:
                 return self._change(False, f"{total_ns / 1000:.1f} us on the pool against "
                                            f"{alone_ns / 1000:.1f} us alone")
             return self._settle()
-        if 0 < caller_chunks <= chunks:
+        if total_ns < ALONE_MOST_NS and 0 < caller_chunks <= chunks:
             estimate = caller_ns * chunks // caller_chunks
             if estimate < total_ns * MARGIN:
                 return self._change(True, f"{estimate / 1000:.1f} us alone (estimated from "
@@ -84,8 +88,11 @@ class PoolChoice:
 
     def _change(self, alone: bool, why: str) -> bool:
         self.alone = alone
-        self.interval = self.countdown = FIRST_INTERVAL
         self.changed = why
+        if alone:
+            self.interval = self.countdown = FIRST_INTERVAL
+        else:
+            self._settle()
         return True
 
     def _settle(self) -> bool:
