@@ -184,3 +184,43 @@ def test_out_of_order_queues_are_left_alone(context: cl.Context) -> None:
     queue = cl.CommandQueue(
         context, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
     assert not hostfusion.enable(queue)
+
+
+# a ping-pong step host fusion leaves alone (no row stride, nothing uniform to share)
+PINGPONG = """
+__kernel void relax(__global const float *src, __global float *dst, int n, float s) {
+    int i = get_global_id(0);
+    if (i < n) dst[i] = src[i] * s + 1.0f;
+}
+"""
+
+
+def test_launches_left_alone_still_see_new_buffers(context: cl.Context) -> None:
+    n = 53
+    queue = cl.CommandQueue(context)
+    assert hostfusion.enable(queue)
+    program = cl.Program(context, PINGPONG).build()
+    kernel = program.relax
+    start = np.random.default_rng(n).uniform(-1, 1, n).astype(np.float32)
+    buffers = [cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=start),
+               cl.Buffer(context, mf.READ_WRITE, start.nbytes)]
+    expected = start.copy()
+    for step in range(7):  # the buffers swap and the scale changes at every launch
+        scale = np.float32(0.5 + step / 8)
+        kernel(queue, (64,), (16,), buffers[0], buffers[1], np.int32(n), scale)
+        expected = expected * scale + np.float32(1.0)
+        buffers.reverse()
+    decision = hostfusion.decisions()[-1]
+    assert decision.title.startswith("relax ") and decision.source == "none", \
+        decision.describe()
+    assert kernel._hostfusion_passes is not None
+    # a buffer the kernel has not had before is entered in the alias table, so another
+    # kernel's layout change sees that this one shares it
+    fresh = cl.Buffer(context, mf.READ_WRITE, start.nbytes)
+    kernel(queue, (64,), (16,), buffers[0], fresh, np.int32(n), np.float32(2.0))
+    expected = expected * np.float32(2.0) + np.float32(1.0)
+    entry = hostfusion._STATE.aliases.trace(fresh)
+    assert (id(program), "relax", 1) in entry.kernels
+    out = np.empty_like(start)
+    cl.enqueue_copy(queue, out, fresh)
+    np.testing.assert_array_equal(out, expected)

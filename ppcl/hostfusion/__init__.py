@@ -108,6 +108,32 @@ class _Rewritten:
         self.uses: tuple[Any, ...] = ()
 
 
+class _Passes:
+    """A kernel's launches that host fusion has settled to leave as written: a launch with this
+    hook and launch shape, and the same argument tuple or buffers already seen with it, goes
+    to the device at the cost of a few comparisons (no alias-table entry, no shape lookup).
+    Two buffer tuples are kept, for a program that swaps two buffers between launches."""
+
+    __slots__ = ("hook", "launch", "args", "buffers")
+    KEPT = 2
+
+    def __init__(self, hook: HostFusion, launch: Any, args: tuple[Any, ...]) -> None:
+        self.hook = hook
+        self.launch = launch
+        self.args = args
+        self.buffers: list[tuple[Any, ...]] = []
+
+    @staticmethod
+    def note(hook: HostFusion, kernel: Any, launch: Any, args: tuple[Any, ...]) -> None:
+        passes = kernel._hostfusion_passes
+        if passes is None or passes.hook is not hook or passes.launch is not launch:
+            passes = kernel._hostfusion_passes = _Passes(hook, launch, args)
+        passes.args = args
+        buffers = kernel._arg_buffers
+        if buffers not in passes.buffers:
+            passes.buffers = [buffers, *passes.buffers[:_Passes.KEPT - 1]]
+
+
 class HostFusion:
     """The hook a queue calls at every command (``observe``) and kernel launch (``launch``)."""
 
@@ -117,11 +143,16 @@ class HostFusion:
         self.order = execution_order(queue.device)
 
     def observe(self, kind: int, uses: Sequence[Any], task: Any) -> None:
-        if uses:
+        if uses:  # (not called for launches: ``launch`` sees their buffers)
             _STATE.aliases.observe(kind, uses, task)
 
     def launch(self, kernel: Any, launch: Any, args: tuple[Any, ...]) -> _Rewritten | None:
         if self.queue._overlay is not None:
+            return None
+        passes = kernel._hostfusion_passes  # (the same arguments pass in enqueue)
+        if passes is not None and passes.hook is self and passes.launch is launch \
+                and kernel._arg_buffers in passes.buffers:  # other scalars, buffers seen before
+            passes.args = args
             return None
         _STATE.aliases.launched(kernel, args, kernel._params)
         sizes = tuple(a.owner.size if getattr(a, "owner", None) is not None else -1
@@ -136,6 +167,7 @@ class HostFusion:
                     shape = _STATE.shapes[key] = self._new_shape(kernel, launch, args)
         trial = shape.trial
         if trial is None:
+            _Passes.note(self, kernel, launch, args)
             return None
         index = trial.next_variant()
         for arg_index, value in shape.columns:  # a layout's column count comes from a scalar
@@ -149,6 +181,7 @@ class HostFusion:
             return _Rewritten(runner(built, trial, index, True, launch.run), _moves(built))
         if index == 0:
             _abandon(trial, args)
+            _Passes.note(self, kernel, launch, args)
             return None
         run = shape.runs[index]
         if run is None:

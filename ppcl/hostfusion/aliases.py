@@ -11,7 +11,9 @@ may be kept in another layout between them?
 
 Scalars reach kernels through arguments too: the values each kernel argument took are kept,
 so a decision that relies on a scalar (the column count of a layout change) can tell whether
-it stayed the same.
+it stayed the same. A launch host fusion has settled to leave as written adds nothing once its
+buffers are known (``_Passes`` in ``__init__``): its entries are those of its first launches
+with each set of buffers.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ppcl.runtime.constants import command_type, mem_flags
 from ppcl.runtime.queue import TransferTask
 
 MAX_CHAIN = 16  # def-use events kept per buffer (the latest)
+MAX_SCALARS = 2  # values kept per scalar argument: enough to tell one value from several
 
 
 @dataclass
@@ -101,8 +104,9 @@ class AliasTable:
                 entry.note(f"argument {index} ({params[index].name}) of kernel "
                            f"{kernel.function_name}")
             elif hasattr(arg, "data"):
-                self.scalars.setdefault((program, kernel.function_name, index),
-                                        set()).add(arg.data)
+                seen = self.scalars.setdefault((program, kernel.function_name, index), set())
+                if len(seen) < MAX_SCALARS:
+                    seen.add(arg.data)
 
     def exclusive(self, mem: Any, kernel: Any, index: int) -> tuple[bool, str]:
         """Whether ``mem`` flows only through transfers and argument ``index`` of ``kernel``,

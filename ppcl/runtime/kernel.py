@@ -90,6 +90,9 @@ class Kernel:
         self._local_checked: tuple[KernelLaunch | None, tuple[ArgValue, ...] | None] = \
             (None, None)
         self._last_call_args: tuple[Any, ...] | None = None
+        # host fusion's note of the launches it leaves as written (``ppcl.hostfusion``): one
+        # with the note's ``hook``, ``launch`` and ``args`` goes to the device without a call
+        self._hostfusion_passes: Any = None
 
     @property
     def num_args(self) -> int:
@@ -474,11 +477,15 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             _run_now(event, run, args, launch)
             return event
     keeps_layout = False
-    if queue._hostfusion is not None:  # host fusion may run a rewritten kernel instead
-        rewritten = queue._hostfusion.launch(kernel, launch, args)
-        if rewritten is not None:
-            run, keeps_layout = rewritten.run, rewritten.keeps_layout
-            buffers = buffers + rewritten.uses
+    hook = queue._hostfusion
+    if hook is not None:  # host fusion may run a rewritten kernel instead
+        passes = kernel._hostfusion_passes  # unless it left this very launch as written
+        if passes is None or passes.args is not args or passes.launch is not launch \
+                or passes.hook is not hook:
+            rewritten = hook.launch(kernel, launch, args)
+            if rewritten is not None:
+                run, keeps_layout = rewritten.run, rewritten.keeps_layout
+                buffers = buffers + rewritten.uses
 
     def action() -> None:
         _run_launch(run, args, launch)  # args keeps the argument objects alive until it ran

@@ -32,6 +32,7 @@ Action = Callable[[], None]
 queue_hooks: list[Callable[[CommandQueue], object]] = []
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
+_LAUNCH = command_type.NDRANGE_KERNEL
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class CommandQueue:
         gets its original bytes back before the command runs.
         """
         waits = _check_wait_list(wait_for, self.context, routine)
-        if self._hostfusion is not None:
+        if self._hostfusion is not None and kind != _LAUNCH:  # it sees launches in enqueue
             self._hostfusion.observe(kind, uses, task)
         if Kept.count and not keeps_layout:
             action = _restoring(action, uses, task)
