@@ -84,3 +84,40 @@ def test_component_loads_equal_vector_loads(ctx, name, dtype, width, out_width, 
     notes = cl.overlay.graph().notes
     assert any(n.startswith("specialized") for n in notes)
     assert any(n.startswith("component loads") for n in notes) == split
+
+
+ALIASED = """
+__kernel void overwrite(__global const uchar4 *a, __global uchar4 *b, __global float *out, float k)
+{
+    int i = get_global_id(0);
+    float4 c = convert_float4(a[i]);
+    b[i] = (uchar4)(9, 9, 9, 9);
+    out[i] = c.x * k;
+}
+"""
+
+
+def test_element_of_a_buffer_stored_through_another_parameter_stays_a_vector_load(ctx):
+    prg = cl.Program(ctx, ALIASED).build()
+    rng = np.random.default_rng(17)
+    n = 77
+    plain = cl.CommandQueue(ctx)
+    overlaid = cl.CommandQueue(ctx)
+    cl.overlay.enable(overlaid)
+
+    def run(queue, data):
+        both = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+        out = cl.Buffer(ctx, mf.WRITE_ONLY, n * 4)
+        prg.overwrite(queue, (n,), None, both, both, out, np.float32(2.0))
+        result = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, result, out)
+        return result
+
+    for _ in range(3):
+        data = rng.integers(0, 256, n * 4, dtype=np.uint8)
+        got, expected = run(overlaid, data), run(plain, data)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(expected, data[0::4].astype(np.float32) * 2.0)
+    notes = cl.overlay.graph().notes
+    assert any(n.startswith("specialized") for n in notes)
+    assert not any(n.startswith("component loads") for n in notes)

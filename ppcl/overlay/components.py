@@ -18,6 +18,7 @@ in ``PPCL_DEBUG=overlay`` output.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from ppcl.compiler.analysis.buffers import single_definitions
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
@@ -90,17 +91,24 @@ class _Components(Rewriter):
         return ir.DeclStmt(kept, loc=s.loc) if kept else ()
 
 
-def component_loads(fn: ir.Function) -> tuple[ir.Function, list[str]]:
+def component_loads(fn: ir.Function, same_buffer: Sequence[set[str]] = ()
+                    ) -> tuple[ir.Function, list[str]]:
     """``fn`` with such vector variables, and components taken straight from such an element
     (``convert_float4(rgb[i]).x``, as a recomputed producer's value reads), replaced by
-    component loads; and what was replaced, for the debug output."""
+    component loads; and what was replaced, for the debug output. ``same_buffer`` groups the
+    parameters bound to one buffer: a store through one of them counts for all."""
     if fn.body is None:
         return fn, []
     pointers = {p.name: p.type for p in fn.params if isinstance(p.type, PointerType)
                 and p.type.space in _MEMORY}
-    stored = {n.target.base.name for n in walk(fn.body)
-              if isinstance(n, ir.Assign) and isinstance(n.target, ir.Index)
-              and isinstance(n.target.base, ir.VarRef)}
+    targets = [n.target if isinstance(n, ir.Assign) else n.operand for n in walk(fn.body)
+               if isinstance(n, ir.Assign)
+               or (isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--"))]
+    stored = {t.base.name for t in targets
+              if isinstance(t, ir.Index) and isinstance(t.base, ir.VarRef)}
+    for group in same_buffer:
+        if group & stored:
+            stored |= group
     written = effects(fn.body, Effects())
     definitions = single_definitions(fn)
     unchanged = set(definitions) | {p.name for p in fn.params if p.name not in written.writes}
