@@ -18,6 +18,7 @@ event reports the failure all the same).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import statistics
@@ -33,8 +34,10 @@ from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.ir import nodes as ir
 from ppcl.devices.interface import BufferArg, LocalArg, ValueArg
 from ppcl.overlay import persist
+from ppcl.overlay.components import component_loads
 from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
-from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges
+from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, root_of
+from ppcl.overlay.narrow import narrow_indices
 from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
 from ppcl.overlay.persist import GeneratedKernel, StoredPlan, StoredStep
 from ppcl.overlay.waves import Footprint, Wave, concurrency, footprint, waves
@@ -503,6 +506,20 @@ class Recorder:
                                    for m in members)[:80]
         function, bindings = fused_kernel(name, info.parts, info.forwards, info.stored_by,
                                           info.recomputed)
+        ndrange = info.ndrange
+        dims = ndrange.work_dim
+        body, narrowed = narrow_indices(function.body, ndrange.global_size[:dims],
+                                        ndrange.global_offset[:dims])
+        if narrowed:
+            function = dataclasses.replace(function, body=body)
+            graph.notes.append(f"narrowed {narrowed} size_t index expression(s) of {name} to "
+                               "int: every value fits in int over its NDRange")
+        function, split = component_loads(function, _same_buffer(function, [
+            commands[members[part]].task.args[arg]  # type: ignore[union-attr]
+            for part, arg in bindings]))
+        if split:
+            graph.notes.append(f"component loads in {name} for {', '.join(split)}: vector "
+                               "elements of buffers it does not write, only components used")
         program = first.kernel.program
         module = program._module.with_only_kernel(function)
         kernel = GeneratedKernel(print_opencl(module), program._options, name, info.ndrange)
@@ -557,6 +574,16 @@ def _attempt(step: Step, commands: Sequence[Command]) -> Outcome:
     except BaseException as error:
         return Outcome(start, start, error)
     return Outcome(start, time.perf_counter_ns())
+
+
+def _same_buffer(function: ir.Function, args: Sequence[Any]) -> list[set[str]]:
+    """The parameters of a generated kernel bound to the same buffer (by the buffer owning the
+    bytes, so sub-buffers of one buffer are one group), as groups of names."""
+    groups: dict[int, set[str]] = {}
+    for param, arg in zip(function.params, args):
+        if isinstance(arg, BufferArg) and arg.owner is not None:
+            groups.setdefault(id(root_of(arg.owner)), set()).add(param.name)
+    return [names for names in groups.values() if len(names) > 1]
 
 
 def _bound(commands: Sequence[Command], bindings: list[tuple[int, int]]) -> tuple[Any, ...]:
