@@ -118,3 +118,55 @@ def test_codegen_imports_no_transforms() -> None:
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith("ppcl.compiler.transforms"), path.name
                 assert node.module != "ppcl.compiler.pipeline", path.name
+
+
+PIXELS = """
+__kernel void shade(__global const float *hdr, __global float *out, int n, float k)
+{
+    int i = get_global_id(0);
+    if (i >= n)
+        return;
+    float4 px = (float4)(hdr[4 * i], hdr[4 * i + 1], hdr[4 * i + 2], hdr[4 * i + 3]);
+    float l = px.x;
+    float4 o = px * k + (float4)(l, -l, hdr[4 * (n - 1 - i)], 1.0f);
+    out[4 * i] = o.s0;
+    out[4 * i + 1] = o.s1;
+    out[4 * i + 2] = o.s2;
+    out[4 * i + 3] = o.s3;
+}
+"""
+
+
+def test_a_vector_private_in_a_simd_loop_turns_tree_pre_off() -> None:
+    module = compile_source(PIXELS).module
+    f = formed(PIXELS, (16, 1, 1))
+    assert f.no_pre is True and formed(GRID_STRIDE, (8, 1, 1)).no_pre is False
+    source = print_c_unit(module, f, zero_offset=False, fast_math=False).source
+    assert '__attribute__((optimize("no-tree-pre"))) static void ppcl_group_shade(' in source
+
+
+def test_vector_pixels_at_every_local_size_write_every_output() -> None:
+    """gcc 12's tree PRE dropped every store of this kernel's simd loop at local size 16."""
+    import numpy as np
+
+    import ppcl as cl
+
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    kernel = cl.Program(ctx, PIXELS).build().shade
+    n, k = 64, np.float32(0.5)
+    hdr = np.random.default_rng(3).random(4 * n, dtype=np.float32) + 1
+    px = hdr.reshape(n, 4)
+    want = px * k
+    want[:, 0] += px[:, 0]
+    want[:, 1] -= px[:, 0]
+    want[:, 2] += hdr[4 * (n - 1 - np.arange(n))]
+    want[:, 3] += 1
+    mf = cl.mem_flags
+    hdr_buf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=hdr)
+    for local in (4, 8, 16, 32, 64):
+        out = cl.Buffer(ctx, mf.READ_WRITE, 16 * n)
+        kernel(queue, (n,), (local,), hdr_buf, out, np.int32(n), k)
+        got = np.empty((n, 4), np.float32)
+        cl.enqueue_copy(queue, got, out)
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"local size {local}")

@@ -209,7 +209,9 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
 
     # the group function
     param_texts = [p.param(q) for q in kernel.params]
-    attribute = "" if formed.vectorize else '__attribute__((optimize("no-tree-loop-vectorize"))) '
+    turned_off = [*([] if formed.vectorize else ['"no-tree-loop-vectorize"']),
+                  *(['"no-tree-pre"'] if formed.no_pre else [])]
+    attribute = f"__attribute__((optimize({', '.join(turned_off)}))) " if turned_off else ""
     group = [f"{attribute}static void ppcl_group_{name}("
              + ", ".join([*param_texts, "const ppcl_launch *__L", "size_t __grp0", "size_t __grp1",
                           "size_t __grp2", "char *__lm", *(["size_t __nrow"] if p.rows else [])])

@@ -24,8 +24,8 @@ from ppcl.compiler.analysis.effects import written_vars
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
-from ppcl.compiler.ir.types import AddressSpace, PointerType
-from ppcl.compiler.ir.visit import Rewriter, find_all, walk
+from ppcl.compiler.ir.types import AddressSpace, PointerType, VectorType
+from ppcl.compiler.ir.visit import Rewriter, contains, find_all, walk
 from ppcl.compiler.transforms.jam import plan_jam, plan_stride
 from ppcl.compiler.transforms.widen import group_positions, widened_ints
 from ppcl.compiler.transforms.workgroup import FormedKernel
@@ -77,6 +77,19 @@ def vectorizes(loops: list[wg.WorkItemLoop], fast_math: bool) -> bool:
     if fast_math or not any(w.serial_reduction for w in loops):
         return True
     return any(w.simd and not w.serial_reduction for w in loops)
+
+
+def simd_vector_privates(loops: list[wg.WorkItemLoop]) -> bool:
+    """Whether a work-item loop that may carry ``#pragma omp simd`` declares a private of a
+    vector type. gcc 12's tree PRE drops every store of such a loop when a vector is built
+    from loads and combined with another holding a load (a kernel tried as a new user would,
+    a pixel read as four floats, wrote nothing at local size 16: the printed C is right and
+    runs right with ``-fno-tree-pre``); the group function is compiled without that pass."""
+    return any(w.simd and contains(w.body, _declares_vector) for w in loops)
+
+
+def _declares_vector(node: object) -> bool:
+    return isinstance(node, ir.VarDecl) and isinstance(node.type, VectorType)
 
 
 class _Planner(Rewriter):
@@ -165,6 +178,7 @@ def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
         formed,
         rows=runs_rows(formed, helpers_using_workitems(module)),
         vectorize=vectorizes(loops, fast_math),
+        no_pre=simd_vector_privates(loops),
         widened=frozenset(widened_ints(formed.body, exclude, narrow_size)),
         wide_positions=group_positions(formed.body, narrow_size),
     )

@@ -82,6 +82,7 @@ class FormedKernel:
     # decisions of transforms/schedule.py, which the printer follows
     rows: bool = False  # the group function runs a row of groups along x (``runs_rows``)
     vectorize: bool = True  # False: gcc's loop vectorizer is turned off for the group function
+    no_pre: bool = False  # True: so is gcc's tree PRE (``schedule.simd_vector_privates``)
     widened: frozenset[str] = frozenset()  # int variables declared 64 bits wide
     wide_positions: frozenset[ir.Expr] = frozenset()  # group positions read 64 bits wide
     plans: tuple[str, ...] = ()  # one line per work-item loop: the plan chosen and why
