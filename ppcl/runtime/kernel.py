@@ -12,7 +12,6 @@ hands the device's ``KernelLaunch`` to the queue.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
 
 LocalSize = tuple[int, int, int]
 _SET_ARG = "clSetKernelArg"
-_OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _ENQUEUE = "clEnqueueNDRangeKernel"
 
 
@@ -474,7 +472,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     if wait_for is None:
         event = queue._direct_event(command_type.NDRANGE_KERNEL)
         if event is not None:
-            _run_now(event, run, args, launch)
+            queue._run_synchronously(event, _run_launch, run, args, launch)
             return event
     keeps_layout = False
     hook = queue._hostfusion
@@ -501,34 +499,14 @@ def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> N
     """Run a launch, its device's failures as the OpenCL errors a program sees."""
     try:
         run(args)
-    except (KernelCheckFailed, KernelFault) as failure:
-        raise _launch_error(failure, launch) from None
-
-
-def _launch_error(failure: KernelCheckFailed | KernelFault, launch: KernelLaunch) -> Error:
-    if isinstance(failure, KernelCheckFailed):
-        return KernelCheckError(_ENQUEUE, f"{failure} (launch: {_launch_text(launch.ndrange)})",
-                                failure.findings)
-    return make_error(_ENQUEUE, "OUT_OF_RESOURCES",
-                      f"{failure} (launch: {_launch_text(launch.ndrange)}); to find the "
-                      "access, run the program with PPCL_DEVICES=check (the checking "
-                      "device reports it with its source line)")
-
-
-def _run_now(event: Event, run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> None:
-    """Run a launch the queue handed over with ``event`` (``_direct_event``) and complete the
-    event as ``_run_synchronously`` does; a failure completes it with its code and is raised."""
-    submit = perf_counter_ns()
-    try:
-        run(args)
-    except (KernelCheckFailed, KernelFault) as failure:
-        error = _launch_error(failure, launch)
-        event._complete(error.code, error)
-        raise error from None
-    except BaseException as other:
-        event._complete(other.code if isinstance(other, Error) else _OUT_OF_RESOURCES, other)
-        raise
-    event._set_times_complete(submit, submit, perf_counter_ns())
+    except KernelCheckFailed as failure:
+        raise KernelCheckError(_ENQUEUE, f"{failure} (launch: {_launch_text(launch.ndrange)})",
+                               failure.findings) from None
+    except KernelFault as fault:
+        raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
+                         f"{fault} (launch: {_launch_text(launch.ndrange)}); to find the "
+                         "access, run the program with PPCL_DEVICES=check (the checking "
+                         "device reports it with its source line)") from None
 
 
 def _launch_text(ndrange: NDRange) -> str:

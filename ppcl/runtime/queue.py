@@ -181,20 +181,21 @@ class CommandQueue:
         """The event of a command the caller runs at once in this thread, or None when it must
         take ``_enqueue``'s way: an in-order queue with no host fusion, no recording overlay,
         no buffer kept in another layout, whose latest command is complete. The caller runs
-        the command and completes the event (``_run_synchronously``'s work, without a closure,
-        a wait list or the hooks: a launch's hot path)."""
+        the command through ``_run_synchronously``, without a closure, a wait list or the
+        hooks: a launch's hot path)."""
         if self.out_of_order or self._hostfusion is not None or Kept.count:
             return None
-        if self._overlay is not None:
-            if self._overlay_passes <= 0:
-                return None
-            self._overlay_passes -= 1  # as in _enqueue: a race only changes how long it lasts
+        passing = self._overlay is not None
+        if passing and self._overlay_passes <= 0:
+            return None
         event = Event(self.context, self, kind)
         with self._lock:
             last = self._last
             if last is not None and not last.is_done:
                 return None
             self._last = event
+        if passing:
+            self._overlay_passes -= 1  # as in _enqueue: a race only changes how long it lasts
         return event
 
     def _forget(self, event: Event, uses: Sequence[MemoryObject]) -> None:
@@ -203,10 +204,12 @@ class CommandQueue:
         for mem in uses:
             mem.unhold()
 
-    def _run_synchronously(self, event: Event, action: Action) -> None:
+    def _run_synchronously(self, event: Event, action: Callable[..., None], *args: Any) -> None:
+        """Run ``action(*args)`` in this thread and complete ``event`` with its times, or with
+        the failure's code (raised)."""
         submit = time.perf_counter_ns()
         try:
-            action()
+            action(*args)
         except BaseException as error:
             event._complete(_OUT_OF_RESOURCES if not isinstance(error, Error) else error.code,
                             error)

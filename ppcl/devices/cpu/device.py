@@ -223,7 +223,6 @@ class CPULaunch(KernelLaunch):
         finally:
             self._in_use.release()
 
-
     def _sampled(self, choice: PoolChoice, task_ref: Any) -> None:
         """A launch measured for the choice between the pool and the calling thread alone."""
         task = self._task
