@@ -35,6 +35,7 @@ import numpy as np
 import ppcl
 import ppcl.hostfusion
 from benchmarks.gpu_style import BY_NAME, PROGRAMS
+from benchmarks.names import pick_names
 from benchmarks.programs.program import Data, Program, Result, Size, compare, describe_size
 from benchmarks.programs.runner import Device, Outcome, open_pocl, open_ppcl
 from benchmarks.timing import measure, measure_in_turns
@@ -180,11 +181,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    names = [name for name in args.only.split(",") if name] or [p.name for p in PROGRAMS]
-    unknown = [name for name in names if name not in BY_NAME]
-    if unknown:
-        print(f"unknown programs: {', '.join(unknown)}; known: {', '.join(BY_NAME)}",
-              file=sys.stderr)
+    names = pick_names(args.only, [p.name for p in PROGRAMS])
+    if names is None:
         return 2
     if args.repeat < 1:
         print("--repeat must be at least 1", file=sys.stderr)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
+from benchmarks.names import pick_names
 from benchmarks.timing import measure
 from ppcl.bench_source import SOURCE
 from ppcl.patterns import codegen, explore, run
@@ -160,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=21,
                         help="rounds of the final comparison, both sides timed in each")
     args = parser.parse_args(argv)
+    names = pick_names(args.only, list(d.PROBLEMS))
+    if names is None:
+        return 2
 
     devices = [dev for plat in cl.get_platforms() if plat.name == "ppcl"
                for dev in plat.get_devices()]
@@ -168,7 +172,6 @@ def main(argv: list[str] | None = None) -> int:
     queue = cl.CommandQueue(ctx)
     device = ctx.devices[0].name
     rng = np.random.default_rng(7)
-    names = args.only.split(",") if args.only else list(d.PROBLEMS)
     rows = []
     print(f"device: {device}; numpy {np.__version__}")
     for name in names:

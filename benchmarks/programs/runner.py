@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.names import pick_names
 from benchmarks.programs import BY_NAME, PROGRAMS
 from benchmarks.programs.program import Data, Program, Result, compare, describe_size
 from benchmarks.timing import measure
@@ -167,11 +168,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    names = [name for name in args.only.split(",") if name] or [p.name for p in PROGRAMS]
-    unknown = [name for name in names if name not in BY_NAME]
-    if unknown:
-        print(f"unknown programs: {', '.join(unknown)}; known: {', '.join(BY_NAME)}",
-              file=sys.stderr)
+    names = pick_names(args.only, [p.name for p in PROGRAMS])
+    if names is None:
         return 2
     if args.repeats < 1:
         print("--repeats must be at least 1", file=sys.stderr)
