@@ -332,3 +332,31 @@ def test_local_memory_past_the_device_fails_each_launch_that_needs_it(ctx, queue
         else:
             cl.enqueue_nd_range_kernel(queue, kernel, (8,), (4,))
     queue.finish()
+
+
+def test_repeated_arguments_are_checked_like_new_ones(ctx, queue, prg) -> None:
+    """set_args keeps what it already holds for the same live buffer or the same numpy scalar
+    bytes; a changed value, another dtype or a released buffer is seen as before."""
+    x = np.arange(64, dtype=np.float32)
+    a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    knl = prg.scale
+    expected_a, expected_b = x.copy(), x.copy()
+    for k, n in [(2, 64), (2, 64), (3, 32), (3, 64), (0.5, 16)]:
+        knl(queue, (64,), None, a, np.float32(k), np.int32(n))
+        expected_a[:n] *= np.float32(k)
+    knl(queue, (64,), None, b, np.float32(4), np.int32(8))  # a buffer in place of another
+    expected_b[:8] *= 4
+    for buf, expected in [(a, expected_a), (b, expected_b)]:
+        out = np.empty_like(x)
+        cl.enqueue_copy(queue, out, buf)
+        np.testing.assert_array_equal(out, expected)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_SIZE"):
+        knl(queue, (64,), None, b, np.float32(1), np.int64(8))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_VALUE"):
+        knl(queue, (64,), None, b, np.int32(1), np.int32(8))
+    b.release()
+    with pytest.raises(cl.LogicError, match="CL_INVALID_MEM_OBJECT"):
+        knl(queue, (64,), None, b, np.float32(4), np.int32(8))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_MEM_OBJECT"):
+        knl.set_arg(0, b)

@@ -83,6 +83,9 @@ class Kernel:
         self._arg_values: tuple[ArgValue, ...] | None = None  # all set: what launches pass
         self._arg_buffers: tuple[MemoryObject, ...] = ()  # the memory objects among them
         self._scalar_dtypes: list[np.dtype | None] | None = None
+        # per argument, the numpy scalar type whose values ``_pack`` last accepted: a value of
+        # that type packs to its own bytes without the checks again
+        self._value_types: list[type | None] = [None] * len(self._params)
         self._launches = program._launches_of(name)
         # the launch and argument tuple whose local memory was last found to fit the device
         self._local_checked: tuple[KernelLaunch | None, tuple[ArgValue, ...] | None] = \
@@ -119,8 +122,11 @@ class Kernel:
             raise make_error(_SET_ARG, "INVALID_ARG_INDEX",
                              f"kernel '{self.function_name}' has {self.num_args} arguments, "
                              f"not an argument {index}")
-        self._args[index] = self._pack(index, value)
-        self._arg_values = None
+        old = self._args[index]
+        new = self._repack(index, value, old)
+        if new is not old:
+            self._args[index] = new
+            self._arg_values = None
         self._last_call_args = None
 
     def set_args(self, *args: Any) -> None:
@@ -128,10 +134,26 @@ class Kernel:
             raise make_error(_SET_ARG, "INVALID_KERNEL_ARGS",
                              f"kernel '{self.function_name}' takes {self.num_args} arguments, "
                              f"{len(args)} given")
-        packed: list[ArgValue | None] = [self._pack(index, value)
+        old = self._args
+        packed: list[ArgValue | None] = [self._repack(index, value, old[index])
                                          for index, value in enumerate(args)]
-        self._args = packed
-        self._arg_values = None
+        if any(new is not prev for new, prev in zip(packed, old)):
+            self._args = packed
+            self._arg_values = None  # unchanged values keep the tuple the device keyed on
+
+    def _repack(self, index: int, value: Any, old: ArgValue | None) -> ArgValue:
+        """``_pack(index, value)``, but the argument already set when ``value`` packs to the
+        same: the same live buffer, or a numpy scalar of an accepted type with the same bytes."""
+        if type(value) is self._value_types[index]:
+            data = value.tobytes()
+            if len(data) == self._params[index].size:
+                if isinstance(old, ValueArg) and old.data == data:
+                    return old
+                return ValueArg(data)
+        elif isinstance(old, BufferArg) and old.owner is value and value is not None \
+                and not value.released:
+            return old
+        return self._pack(index, value)
 
     def _pack(self, index: int, value: Any) -> ArgValue:
         param = self._params[index]
@@ -206,6 +228,8 @@ class Kernel:
         if len(data) != size:
             raise make_error(_SET_ARG, "INVALID_ARG_SIZE",
                              f"{self._describe(index)} takes {size} bytes, got {len(data)} bytes")
+        if isinstance(value, np.generic):
+            self._value_types[index] = type(value)
         return data
 
     # ------------------------------------------------------------------ launching
