@@ -90,6 +90,8 @@ class Kernel:
         # the launch and argument tuple whose local memory was last found to fit the device
         self._local_checked: tuple[KernelLaunch | None, tuple[ArgValue, ...] | None] = \
             (None, None)
+        # without __local arguments the local memory a launch needs depends on the launch alone
+        self._local_args = any(param.kind == "local" for param in self._params)
         self._last_call_args: tuple[Any, ...] | None = None
         # host fusion's note of the launches it leaves as written (``ppcl.hostfusion``): one
         # with the note's ``hook``, ``launch`` and ``args`` goes to the device without a call
@@ -439,8 +441,8 @@ def _arg_values(kernel: Kernel) -> tuple[ArgValue, ...]:
     values = kernel._arg_values
     if values is not None:
         return values
-    missing = [i for i, a in enumerate(kernel._args) if a is None]
-    if missing:
+    if None in kernel._args:
+        missing = [i for i, a in enumerate(kernel._args) if a is None]
         raise make_error(_ENQUEUE, "INVALID_KERNEL_ARGS",
                          f"kernel '{kernel.function_name}': arguments {missing} are not set "
                          f"({kernel.num_args} expected)")
@@ -485,7 +487,8 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             raise make_error(_ENQUEUE, "INVALID_MEM_OBJECT",
                              f"kernel '{kernel.function_name}': an argument is {mem!r}, which "
                              "was released after it was set")
-    if launch is not kernel._local_checked[0] or args is not kernel._local_checked[1]:
+    checked_launch, checked_args = kernel._local_checked
+    if launch is not checked_launch or (args is not checked_args and kernel._local_args):
         local_bytes = launch.local_bytes(args)
         if local_bytes > queue.device.local_mem_size:
             raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
