@@ -199,9 +199,9 @@ def affine_of(e: ir.Expr, model: Model) -> Poly | None:
             return affine_of(model.defs[e.name], model)
         return None
     if isinstance(e, ir.Cast):
-        if not _exact_cast(t, e.operand, model):
-            return None
-        return affine_of(e.operand, model)
+        if _exact_cast(t, e.operand, model):
+            return affine_of(e.operand, model)
+        return _wrapped(e.operand, t, model)
     if isinstance(e, ir.Unary):
         inner = affine_of(e.operand, model)
         if inner is None:
@@ -220,6 +220,34 @@ def affine_of(e: ir.Expr, model: Model) -> Poly | None:
         return lhs + rhs if e.op == "+" else lhs - rhs if e.op == "-" else lhs * rhs
     if isinstance(e, ir.Call) and e.builtin is not None and e.args:
         return _query(e, model)
+    return None
+
+
+def _wrapped(e: ir.Expr, to: ScalarType, model: Model) -> Poly | None:
+    """``(to)e`` for an integer ``e`` at least as wide as the signed type ``to``, as in
+    ``int j = get_global_id(0) + k + 1``: the conversion keeps ``e``'s value modulo 2^bits, which
+    the sum, difference or product of its operands converted to ``to`` has as well. So ``e``
+    is the same polynomial as that arithmetic in ``to`` (assumed, as all signed arithmetic here,
+    to stay in the type's range) where each leaf converts exactly: ``int j = gid + k + 1`` and
+    ``int g = gid; int j = g + k + 1`` are one shape. None where a leaf does not."""
+    e = model.chosen.get(e, e)
+    src = _scalar(e.type)
+    if src is None or not to.is_signed or src.size < to.size:
+        return None
+    if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
+        lhs, rhs = _wrapped(e.lhs, to, model), _wrapped(e.rhs, to, model)
+        if lhs is None or rhs is None:
+            return None
+        return lhs + rhs if e.op == "+" else lhs - rhs if e.op == "-" else lhs * rhs
+    if isinstance(e, ir.Unary) and e.op in ("+", "-"):
+        inner = _wrapped(e.operand, to, model)
+        return None if inner is None else inner if e.op == "+" else -inner
+    if isinstance(e, ir.Cast) and (_scalar(e.operand.type) or to).size >= to.size:
+        return _wrapped(e.operand, to, model)  # modulo 2^bits, a widening or narrowing is moot
+    if _exact_cast(to, e, model):
+        return affine_of(e, model)
+    if isinstance(e, ir.VarRef) and e.name in model.defs:
+        return _wrapped(model.defs[e.name], to, model)
     return None
 
 
