@@ -492,3 +492,103 @@ def test_nested_counted_loops_entered_or_not_match_unsplit(n: int, r: int, q: in
     formed = _formed(NESTED_COUNTED, "box", (16, 1, 1))
     (split,) = find_all(formed.body, wg.SplitLoop)
     assert len(find_all(split.fast.body, ir.DoWhile)) == 2
+
+
+TRAILING_UPDATE = """
+__kernel void update(__global float *a, int k, int n)
+{
+    %s
+    if (i < n && j <= i)
+        a[i * n + j] -= a[i * n + k] * a[j * n + k];
+}
+"""
+
+# the indices of a trailing update written three ways: size_t arithmetic converted to int,
+# int arithmetic on converted ids, and a mix with explicit casts
+INDEX_SHAPES = [
+    "int j = get_global_id(0) + k + 1; int i = get_global_id(1) + k + 1;",
+    "int gj = get_global_id(0), gi = get_global_id(1); int j = gj + k + 1; int i = gi + k + 1;",
+    "int j = (int)(get_global_id(0) + (size_t)(k + 1)); int i = (int)get_global_id(1) + (k + 1);",
+]
+
+
+def test_index_arithmetic_in_size_t_or_int_gets_one_split() -> None:
+    plans = [[line for line in _formed(TRAILING_UPDATE % shape, "update", (32, 8, 1)).plans
+              if "split" in line] for shape in INDEX_SHAPES]
+    assert any("split along x" in line for line in plans[0]), plans[0]
+    assert plans[0] == plans[1] == plans[2]
+
+
+@pytest.mark.parametrize("shape", INDEX_SHAPES[::2])
+@pytest.mark.parametrize("n,k,lsize", [(37, 0, (32, 8)), (37, 20, (8, 4)), (50, 48, (4, 4)),
+                                       (19, 3, (1, 8))])
+def test_index_arithmetic_in_size_t_matches_unsplit(shape: str, n: int, k: int,
+                                                    lsize: tuple[int, int]) -> None:
+    rng = np.random.default_rng(n + k)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(n * n, dtype=np.float32)]
+
+    rest = n - k - 1
+    gsize = (_round(rest, lsize[0]), _round(rest, lsize[1]))
+    _both(TRAILING_UPDATE % shape, "update", gsize, lsize, make, np.int32(k), np.int32(n))
+
+
+BAND = """
+__kernel void band(__global const float *a, __global float *b, int n, int lo, int hi)
+{
+    int j = get_global_id(0);
+    int i = get_global_id(1);
+    if (i >= n || j < i - lo || j > i + hi || j >= n)
+        return;
+    b[i * n + j] = a[i * n + j] * 2.0f + a[j * n + i];
+}
+"""
+
+WEDGE_3D = """
+__kernel void wedge(__global float *a, int n)
+{
+    size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+    if (x + 1 <= y + z && x < n && y < n && z < n)
+        a[(z * n + y) * n + x] += (float)(x + 2 * y + 3 * z);
+}
+"""
+
+
+@pytest.mark.parametrize("n,lo,hi,lsize", [(37, 3, 2, (32, 8)), (64, 0, 0, (16, 4)),
+                                            (20, 25, 1, (4, 4)), (13, 1, 30, (1, 8)),
+                                            (50, 7, 7, (8, 1))])
+def test_band_guard_clipped_per_row_matches_unsplit(n: int, lo: int, hi: int,
+                                                    lsize: tuple[int, int]) -> None:
+    rng = np.random.default_rng(n + lo)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(n * n, dtype=np.float32), np.zeros(n * n, dtype=np.float32)]
+
+    gsize = (_round(n, lsize[0]), _round(n, lsize[1]))
+    _both(BAND, "band", gsize, lsize, make, np.int32(n), np.int32(lo), np.int32(hi))
+
+
+@pytest.mark.parametrize("n,lsize", [(9, (4, 2, 2)), (16, (8, 4, 2)), (5, (1, 1, 4))])
+def test_wedge_guard_clipped_per_row_in_3d_matches_unsplit(n: int,
+                                                           lsize: tuple[int, int, int]) -> None:
+    rng = np.random.default_rng(n)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(n ** 3, dtype=np.float32)]
+
+    gsize = tuple(_round(n, s) for s in lsize)
+    _both(WEDGE_3D, "wedge", gsize, lsize, make, np.int32(n))
+
+
+def test_row_bounds_are_recorded_in_the_ir_and_the_plans() -> None:
+    formed = _formed(BAND, "band", (16, 4, 1))
+    line = next(p for p in formed.plans if "each row" in p)
+    assert "gid0 >= gid1 - lo" in line and "gid0 <= gid1 + hi" in line, line
+    loops = find_all(formed.body, wg.WorkItemLoop)
+    assert loops and all(loop.clip_lower and loop.clip_upper for loop in loops)
+    # a guard whose bounds on x are the same for every row clips nothing per row
+    formed = _formed(STENCIL, "stencil", (16, 4, 1))
+    assert not any("each row" in p for p in formed.plans)
+    assert not any(loop.clip_lower or loop.clip_upper
+                   for loop in find_all(formed.body, wg.WorkItemLoop))

@@ -214,6 +214,25 @@ class KernelPrinter(CStylePrinter):
         lines += [ind2 + "}", ind + "}"]
         return self.unless_empty(s.empty, lines, level)
 
+    def row_clip(self, s: wg.WorkItemLoop, xrange: tuple[str, str] | None,
+                 depth: int) -> tuple[list[str], tuple[str, str]]:
+        """The lines (inside the loops along y and z) that narrow the lanes along x to run,
+        ``xrange`` or all of them, to the row's lanes between ``s``'s clip bounds."""
+        ind = INDENT * depth
+        if xrange is None:
+            xrange = ("0", f"(long)__nrow * {self.formed.local_size[0]}" if self.rows
+                      else str(self.formed.local_size[0]))
+        self.labels += 1
+        lo, hi = f"__clo{self.labels}", f"__chi{self.labels}"
+        lines = [ind + f"long {lo} = (long)({xrange[0]}), {hi} = (long)({xrange[1]});"]
+        for bound in s.clip_lower:
+            b = f"({self.expr(bound, PREC_ASSIGN)}) - (long)__gb0"
+            lines.append(ind + f"if ({b} > {lo}) {lo} = {b};")
+        for bound in s.clip_upper:
+            b = f"({self.expr(bound, PREC_ASSIGN)}) + 1 - (long)__gb0"
+            lines.append(ind + f"if ({b} < {hi}) {hi} = {b};")
+        return lines, (lo, hi)
+
     def unless_empty(self, empty: ir.Expr | None, lines: list[str], level: int) -> list[str]:
         """``lines`` (a loop printed at ``level``) skipped when the group-level ``empty`` holds
         (no lane of the group passes the loop's guard)."""
@@ -250,6 +269,9 @@ class KernelPrinter(CStylePrinter):
         simd = s.simd and not self.used_goto
         jam = s.plan if isinstance(s.plan, wg.JamPlan) else None
         stride = s.plan if isinstance(s.plan, wg.StridePlan) else None
+        if s.clip_lower or s.clip_upper:  # the row's lanes between the guard's bounds
+            clipped, xrange = self.row_clip(s, xrange, depth)
+            lines += clipped
         if jam is not None:  # the plain loop below is the fallback for a block
             lines += self.jammed(jam, depth, lid)
             depth += 1

@@ -95,6 +95,12 @@ class WorkItemLoop(ir.Stmt):
     # a group-level int: when it holds, no lane of the group passes the guard the whole body
     # sits under, and the group skips the loop (``transforms/split.py``, ``empty_test``)
     empty: ir.Expr | None = None
+    # bounds on the global id along x (inclusive) that every lane passing the guard the whole
+    # body sits under meets, over the row's global ids along y and z (a triangle's ``j <= i``):
+    # each row of lanes along x runs only the lanes between them (``transforms/split.py``,
+    # ``row_bounds``)
+    clip_lower: tuple[ir.Expr, ...] = ()
+    clip_upper: tuple[ir.Expr, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -306,6 +306,28 @@ def edges_fail(guard: list[Poly], plan: SplitPlan) -> tuple[bool, bool]:
             bool(plan.upper) and all(b in highs for b in plan.upper))
 
 
+def row_bounds(guard: list[Poly], model: Model) -> tuple[tuple[Poly, ...], tuple[Poly, ...]]:
+    """Bounds on ``gid0`` (lower, upper; inclusive) that every lane passing the whole-body
+    guard meets, where some bound moves with the lanes along y or z (``j <= i`` of a triangle):
+    a row of lanes along x then runs only the lanes between them, the others failing the guard.
+    Empty when no bound moves with the row (the split's bounds and ``edges_fail`` see those)."""
+    lows: list[Poly] = []
+    highs: list[Poly] = []
+    for p in guard:
+        if not p.is_affine or p.names() & set(model.counters):
+            continue
+        a = p.coeff("gid0")
+        rest = p - Poly.var("gid0").scale(a)
+        if a == 1:
+            lows.append(-rest)
+        elif a == -1:
+            highs.append(rest)
+    rows = set(LANES[1:])
+    if not any(b.names() & rows for b in lows + highs):
+        return (), ()
+    return tuple(_tightest(lows, max)), tuple(_tightest(highs, min))
+
+
 def _reduced(site: Site, model: Model) -> tuple[list[Poly], list[Poly], list[Poly]] | None:
     """The site's constraints as group tests, lower and upper bounds on ``gid0``; None when
     one of them is neither (the site is not split)."""
@@ -351,6 +373,10 @@ def plan_split(body: ir.Stmt, model: Model) -> SplitPlan | str:
     test = [p for p in test if p.names()]
     return SplitPlan(tuple(test), tuple(_tightest(lower, max)), tuple(_tightest(upper, min)),
                      tuple(kept), model)
+
+
+def _bounds_text(lows: Iterable[Poly], highs: Iterable[Poly]) -> str:
+    return " and ".join([f"gid0 >= {p}" for p in lows] + [f"gid0 <= {p}" for p in highs])
 
 
 def _tightest(polys: list[Poly], pick: Callable[[Iterable[int]], int]) -> list[Poly]:
@@ -425,8 +451,10 @@ def _leaf(name: str, params: Mapping[str, ir.Param]) -> ir.Expr:
     if name in params:
         p = params[name]
         return ir.Cast(LONG, ir.VarRef(p.type, name))
-    if name in BASES:
+    if name in BASES:  # at group level, where every local id is 0
         return ir.Cast(LONG, _query("get_global_id", BASES.index(name)))
+    if name in LANES[1:]:  # in a row of lanes along x (``WorkItemLoop.clip_lower``)
+        return ir.Cast(LONG, _query("get_global_id", LANES.index(name)))
     for prefix, query in _LEAVES.items():
         if name.startswith(prefix) and name[len(prefix):] in ("0", "1", "2"):
             return ir.Cast(LONG, _query(query, int(name[len(prefix):])))
@@ -507,6 +535,13 @@ class _Splitter(Rewriter):
         if empty:
             self.notes.append(f"work-item loop {self.number}: the group skips it where "
                               f"{empty_text(empty)}")
+        lows, highs = row_bounds(guard, model)
+        if lows or highs:
+            loop = dataclasses.replace(
+                loop, clip_lower=tuple(poly_expr(p, self.params) for p in lows),
+                clip_upper=tuple(poly_expr(p, self.params) for p in highs))
+            self.notes.append(f"work-item loop {self.number}: each row runs only the lanes "
+                              f"where {_bounds_text(lows, highs)} (the guard's bounds)")
         plan = plan_split(loop.body, model)
         if isinstance(plan, str):
             self.notes.append(f"work-item loop {self.number}: no split ({plan})")
