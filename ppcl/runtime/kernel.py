@@ -147,7 +147,7 @@ class Kernel:
         """``_pack(index, value)``, but the argument already set when ``value`` packs to the
         same: the same live buffer, or a numpy scalar of an accepted type with the same bytes."""
         if type(value) is self._value_types[index]:
-            data = value.tobytes()
+            data: bytes = value.tobytes()  # type: ignore[attr-defined]  # a numpy scalar
             if len(data) == self._params[index].size:
                 if isinstance(old, ValueArg) and old.data == data:
                     return old
