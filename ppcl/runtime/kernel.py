@@ -12,7 +12,7 @@ hands the device's ``KernelLaunch`` to the queue.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -68,6 +68,25 @@ def _kind_matches(param: ParamInfo, dtype: np.dtype) -> bool:
     if param.element == "float":
         return dtype.kind == "f"
     return dtype.kind in "iub"
+
+
+_UNCHANGEABLE = (MemoryObject, np.number, np.bool_, type(None))
+
+
+def _any_other(args: tuple[Any, ...], last: tuple[Any, ...]) -> bool:
+    """Whether some argument is not the very object passed last time."""
+    for a, b in zip(args, last):
+        if a is not b:
+            return True
+    return False
+
+
+def _unchangeable(args: tuple[Any, ...]) -> bool:
+    """Whether every argument is an object whose packed value cannot change in place."""
+    for a in args:
+        if not isinstance(a, _UNCHANGEABLE):
+            return False
+    return True
 
 
 class Kernel:
@@ -136,10 +155,15 @@ class Kernel:
             raise make_error(_SET_ARG, "INVALID_KERNEL_ARGS",
                              f"kernel '{self.function_name}' takes {self.num_args} arguments, "
                              f"{len(args)} given")
-        old = self._args
-        packed: list[ArgValue | None] = [self._repack(index, value, old[index])
-                                         for index, value in enumerate(args)]
-        if any(new is not prev for new, prev in zip(packed, old)):
+        old = packed = self._args
+        for index, value in enumerate(args):
+            prev = old[index]
+            new = self._repack(index, value, prev)
+            if new is not prev:
+                if packed is old:  # the arguments set stay as they are if a later one fails
+                    packed = list(old)
+                packed[index] = new
+        if packed is not old:
             self._args = packed
             self._arg_values = None  # unchanged values keep the tuple the device keyed on
 
@@ -243,13 +267,10 @@ class Kernel:
                  allow_empty_ndrange: bool = False) -> Event:
         if args:
             last = self._last_call_args
-            if last is None or len(last) != len(args) or \
-                    any(a is not b for a, b in zip(args, last)):
+            if last is None or len(last) != len(args) or _any_other(args, last):
                 self.set_args(*args)
                 # reuse is only safe for arguments that cannot change in place
-                if all(a is None or isinstance(a, MemoryObject | np.number | np.bool_)
-                       for a in args):
-                    self._last_call_args = args
+                self._last_call_args = args if _unchangeable(args) else None
         elif self.num_args:
             self.set_args()  # raises: the call passed no arguments
         return enqueue_nd_range_kernel(queue, self, global_size, local_size, global_offset,
@@ -446,9 +467,9 @@ def _arg_values(kernel: Kernel) -> tuple[ArgValue, ...]:
         raise make_error(_ENQUEUE, "INVALID_KERNEL_ARGS",
                          f"kernel '{kernel.function_name}': arguments {missing} are not set "
                          f"({kernel.num_args} expected)")
-    values = tuple(a for a in kernel._args if a is not None)
-    kernel._arg_buffers = tuple(a.owner for a in values
-                                if isinstance(a, BufferArg) and a.owner is not None)
+    values = cast("tuple[ArgValue, ...]", tuple(kernel._args))  # none is None (checked above)
+    kernel._arg_buffers = tuple([a.owner for a in values
+                                 if isinstance(a, BufferArg) and a.owner is not None])
     kernel._arg_values = values
     return values
 

@@ -79,7 +79,7 @@ class ArgBlock:
             else:
                 if isinstance(old, (BufferArg, LocalArg)) or len(old.data) != len(new.data):
                     return False
-                ctypes.memmove(self._holders[i], new.data, len(new.data))
+                self._holders[i].raw = new.data  # the same length: checked above
         self._values = tuple(args)
         self.source = args
         return True
