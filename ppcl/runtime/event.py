@@ -121,14 +121,13 @@ class Event:
     def _set_times_complete(self, submit: int, start: int, end: int) -> None:
         """Record a command that ran synchronously in the enqueuing thread."""
         with self._lock:
-            self._times[1] = submit
-            self._times[2] = start
-            self._times[3] = end
+            times = self._times
+            times[1], times[2], times[3] = submit, start, end
             self._status = COMPLETE
-            due = [cb for _, cb in self._callbacks]
-            self._callbacks = []
-            waiter = self._waiter
-        for callback in due:
+            callbacks, waiter = self._callbacks, self._waiter
+            if callbacks:
+                self._callbacks = []
+        for _, callback in callbacks:
             callback(COMPLETE)
         if waiter is not None:
             waiter.set()
