@@ -66,6 +66,7 @@ class MemoryObject:
     """Base of memory objects: flags, size, context and the host view of the bytes."""
 
     _data: np.ndarray
+    _address: int | None = None  # of ``_data``, once asked for
     keeper: Any = None  # see Kept
 
     def __init__(self, context: Context, flags: int, size: int) -> None:
@@ -126,8 +127,12 @@ class MemoryObject:
 
     @property
     def address(self) -> int:
-        """Where the bytes start, as passed to kernels."""
-        return int(self._data.ctypes.data)
+        """Where the bytes start, as passed to kernels (``_data`` is set once, when the
+        object is made, so the address is kept after its first use)."""
+        address = self._address
+        if address is None:
+            address = self._address = int(self._data.ctypes.data)
+        return address
 
     @property
     def offset(self) -> int:

@@ -46,12 +46,12 @@ from ppcl.runtime.constants import (
     program_build_info,
     program_info,
 )
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import Error, make_error
+from ppcl.runtime.kernel import Kernel
 from ppcl.settings import Settings, SettingsError, read_settings
 
 if TYPE_CHECKING:
     from ppcl.runtime.context import Context
-    from ppcl.runtime.kernel import Kernel
     from ppcl.runtime.platform import Device
 
 _FRONTEND_CACHE_SIZE = 64
@@ -399,7 +399,6 @@ class Program:
                              f"{error}\n{error.log}") from error
 
     def all_kernels(self) -> list[Kernel]:
-        from ppcl.runtime.kernel import Kernel
 
         if self._status != build_status.SUCCESS:
             raise make_error("clCreateKernelsInProgram", "INVALID_PROGRAM_EXECUTABLE",
@@ -418,9 +417,6 @@ class Program:
         info = program_info.names().get(name.upper())
         if info is not None:
             return self.get_info(info)
-        from ppcl.runtime.errors import Error
-        from ppcl.runtime.kernel import Kernel
-
         try:
             return Kernel(self, name)
         except Error as error:
