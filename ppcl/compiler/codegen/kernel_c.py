@@ -191,14 +191,8 @@ class KernelPrinter(CStylePrinter):
         lo, hi = f"__slo{self.labels}", f"__shi{self.labels}"
         extent = f"(long)__nrow * {self.formed.local_size[0]}" if self.rows \
             else str(self.formed.local_size[0])
-        lines = [ind + "{",
-                 ind2 + f"long {lo} = 0, {hi} = {extent};"]
-        for bound in s.lower:
-            b = f"({self.expr(bound, PREC_ASSIGN)}) - (long)__gb0"
-            lines.append(ind2 + f"if ({b} > {lo}) {lo} = {b};")
-        for bound in s.upper:
-            b = f"({self.expr(bound, PREC_ASSIGN)}) + 1 - (long)__gb0"
-            lines.append(ind2 + f"if ({b} < {hi}) {hi} = {b};")
+        lines = [ind + "{", ind2 + f"long {lo} = 0, {hi} = {extent};"]
+        lines += self.narrowed(lo, hi, s.lower, s.upper, ind2)
         test = self.expr(s.test, PREC_ASSIGN)
         if s.score is not None:  # the launch's dispatcher may have chosen the loop as formed
             test = f"!((__L->unsplit >> {s.index}) & 1) && ({test})"
@@ -225,13 +219,21 @@ class KernelPrinter(CStylePrinter):
         self.labels += 1
         lo, hi = f"__clo{self.labels}", f"__chi{self.labels}"
         lines = [ind + f"long {lo} = (long)({xrange[0]}), {hi} = (long)({xrange[1]});"]
-        for bound in s.clip_lower:
+        lines += self.narrowed(lo, hi, s.clip_lower, s.clip_upper, ind)
+        return lines, (lo, hi)
+
+    def narrowed(self, lo: str, hi: str, lower: tuple[ir.Expr, ...],
+                 upper: tuple[ir.Expr, ...], ind: str) -> list[str]:
+        """The lines that raise ``lo`` to every lower bound and lower ``hi`` past every upper
+        bound (inclusive global ids along x; ``lo`` and ``hi`` count lanes from ``__gb0``)."""
+        lines = []
+        for bound in lower:
             b = f"({self.expr(bound, PREC_ASSIGN)}) - (long)__gb0"
             lines.append(ind + f"if ({b} > {lo}) {lo} = {b};")
-        for bound in s.clip_upper:
+        for bound in upper:
             b = f"({self.expr(bound, PREC_ASSIGN)}) + 1 - (long)__gb0"
             lines.append(ind + f"if ({b} < {hi}) {hi} = {b};")
-        return lines, (lo, hi)
+        return lines
 
     def unless_empty(self, empty: ir.Expr | None, lines: list[str], level: int) -> list[str]:
         """``lines`` (a loop printed at ``level``) skipped when the group-level ``empty`` holds

@@ -287,14 +287,13 @@ def empty_test(guard: list[Poly], model: Model) -> tuple[Poly, ...]:
     return tuple(p for p in tests if p.names() or p.constant < 0)
 
 
-def edges_fail(guard: list[Poly], plan: SplitPlan) -> tuple[bool, bool]:
-    """Whether every lane below the plan's lower bounds (above its upper bounds) fails the
-    whole-body guard: each bound is one of the guard's own, a bound on ``gid0`` alone that is
-    the same for every row (no lane along y or z, no counter in it)."""
+def _guard_bounds(guard: list[Poly], skip: set[str]) -> tuple[list[Poly], list[Poly]]:
+    """The whole-body guard's own bounds on ``gid0`` (lower, upper; inclusive), of its affine
+    constraints with a coefficient of +-1 on ``gid0`` and none of the names in ``skip``."""
     lows: list[Poly] = []
     highs: list[Poly] = []
     for p in guard:
-        if not p.is_affine or p.names() & (set(LANES[1:]) | set(plan.model.counters)):
+        if not p.is_affine or p.names() & skip:
             continue
         a = p.coeff("gid0")
         rest = p - Poly.var("gid0").scale(a)
@@ -302,6 +301,14 @@ def edges_fail(guard: list[Poly], plan: SplitPlan) -> tuple[bool, bool]:
             lows.append(-rest)
         elif a == -1:
             highs.append(rest)
+    return lows, highs
+
+
+def edges_fail(guard: list[Poly], plan: SplitPlan) -> tuple[bool, bool]:
+    """Whether every lane below the plan's lower bounds (above its upper bounds) fails the
+    whole-body guard: each bound is one of the guard's own, a bound on ``gid0`` alone that is
+    the same for every row (no lane along y or z, no counter in it)."""
+    lows, highs = _guard_bounds(guard, set(LANES[1:]) | set(plan.model.counters))
     return (bool(plan.lower) and all(b in lows for b in plan.lower),
             bool(plan.upper) and all(b in highs for b in plan.upper))
 
@@ -311,17 +318,7 @@ def row_bounds(guard: list[Poly], model: Model) -> tuple[tuple[Poly, ...], tuple
     guard meets, where some bound moves with the lanes along y or z (``j <= i`` of a triangle):
     a row of lanes along x then runs only the lanes between them, the others failing the guard.
     Empty when no bound moves with the row (the split's bounds and ``edges_fail`` see those)."""
-    lows: list[Poly] = []
-    highs: list[Poly] = []
-    for p in guard:
-        if not p.is_affine or p.names() & set(model.counters):
-            continue
-        a = p.coeff("gid0")
-        rest = p - Poly.var("gid0").scale(a)
-        if a == 1:
-            lows.append(-rest)
-        elif a == -1:
-            highs.append(rest)
+    lows, highs = _guard_bounds(guard, set(model.counters))
     rows = set(LANES[1:])
     if not any(b.names() & rows for b in lows + highs):
         return (), ()
