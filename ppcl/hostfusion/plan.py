@@ -7,7 +7,8 @@ For a kernel launched over an NDRange with given buffers, the plan asks, in the 
    while a group keeps 128 work-items and whole warps;
 2. data layout (Algorithm 3): for each buffer argument that the alias table shows flowing only
    through transfers and this kernel, whether the transposed view has the smaller reuse
-   distance under the device's execution order;
+   distance under the device's execution order (a buffer of vectors is viewed as rows of
+   their components, so its transpose is the structure of arrays);
 3. holistic vectorization (Algorithm 4): the width the SIMD registers, the register estimate
    and the kernel's explicit vector code allow; 1 where the device already vectorizes across
    work-items.
@@ -31,7 +32,7 @@ from ppcl.compiler.analysis.callgraph import helpers_using_workitems, user_calls
 from ppcl.compiler.analysis.order import ExecutionOrder
 from ppcl.compiler.analysis.reuse import better_layout
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import PointerType, ScalarType
+from ppcl.compiler.ir.types import PointerType, ScalarType, VectorType
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.compiler.transforms import coarsen as coarsening
 from ppcl.compiler.transforms import layout as layouts
@@ -61,6 +62,7 @@ class Rewrite:
     columns_arg: int = -1  # the scalar argument the column count comes from (-1: a literal)
     dtype: Any = None
     writes: bool = False
+    vector: bool = False  # a layout of vectors: read component by component first
 
 
 @dataclass
@@ -152,7 +154,15 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
     for index, (param, arg) in enumerate(zip(fn.params, args)):
         if not isinstance(param.type, PointerType) or getattr(arg, "owner", None) is None:
             continue
-        facts = layouts.transposable(fn, param.name)
+        viewed = fn  # vectors are read as rows of their components (the structure of arrays)
+        vector = isinstance(param.type.pointee, VectorType)
+        if vector:
+            scalar = layouts.vector_components(fn, param.name)
+            if isinstance(scalar, str):
+                result.notes.append(f"layout of {param.name}: {scalar}")
+                continue
+            viewed = scalar
+        facts = layouts.transposable(viewed, param.name)
         if isinstance(facts, str):
             result.notes.append(f"layout of {param.name}: {facts}")
             continue
@@ -172,7 +182,7 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
         if not alone:
             result.notes.append(f"layout of {param.name}: {why}")
             continue
-        transposed, reason = better_layout(fn, param.name, order, ndrange.global_size,
+        transposed, reason = better_layout(viewed, param.name, order, ndrange.global_size,
                                            ndrange.local_size, values, facts, elements)
         if not transposed:
             result.notes.append(f"layout of {param.name}: kept ({reason})")
@@ -185,7 +195,7 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
             "layout", f"{param.name} (argument {index}) as the transpose of {rows} x {columns}",
             f"{reason}; {why}", param=param.name, arg=index, facts=facts, rows=rows,
             columns=columns, columns_arg=columns_arg, dtype=np.dtype(facts.element.numpy_name),
-            writes=_writes(fn, param.name)))
+            writes=_writes(fn, param.name), vector=vector))
 
 
 def _writes(fn: ir.Function, name: str) -> bool:
@@ -226,6 +236,11 @@ def build_variant(fn: ir.Function, rewrites: tuple[Rewrite, ...], ndrange: NDRan
     """Apply ``rewrites`` (layouts, then coarsening, then vectorization) to ``fn``."""
     extras: list[int] = []
     for r in (r for r in rewrites if r.kind == "layout"):
+        if r.vector:
+            scalar = layouts.vector_components(fn, r.param)
+            if isinstance(scalar, str):
+                raise ValueError(f"the vectors of {r.param}: {scalar}")
+            fn = scalar
         fn = layouts.transpose(fn, r.facts, name)
         extras.append(r.rows)
     for r in (r for r in rewrites if r.kind == "coarsen"):
