@@ -45,8 +45,8 @@ class Keeper:
         """The shadow, filled from the buffer if it is stale (before a rewritten launch)."""
         with self.lock:
             if not self.shadow_current:
-                self._elements(self.shadow)[:] = to_transposed(self._elements(mem), self.rows,
-                                                               self.columns)
+                to_transposed(self._elements(mem), self.rows, self.columns,
+                              out=self._elements(self.shadow))
                 self.shadow_current = True
                 self.shuffles += 1
             return self.shadow
@@ -60,8 +60,8 @@ class Keeper:
         that ``written`` leaves the shadow stale."""
         with self.lock:
             if not self.original_current:
-                self._elements(mem)[:] = from_transposed(self._elements(self.shadow),
-                                                         self.rows, self.columns)
+                from_transposed(self._elements(self.shadow), self.rows, self.columns,
+                                out=self._elements(mem))
                 self.original_current = True
                 self.shuffles += 1
             if written:

@@ -41,6 +41,7 @@ from ppcl.devices.interface import NDRange
 from ppcl.hostfusion.aliases import AliasTable
 from ppcl.hostfusion.model import kernel_order
 
+MAX_LAYOUTS_ALONE = 3  # up to this many buffers to re-lay out, each is also tried alone
 MIN_GAIN = 1.05  # a coarsening predicted to save less than 5% of a work-item's work is not tried
 
 
@@ -64,6 +65,13 @@ class Rewrite:
     writes: bool = False
     vector: bool = False  # a layout of vectors: read component by component first
 
+    @property
+    def layout(self) -> str:
+        """The layout a layout rewrite stores its buffer in, in words."""
+        if self.vector or self.columns_arg < 0:  # structures of a literal size
+            return f"structure of arrays ({self.columns} arrays of {self.rows})"
+        return f"transposed ({self.columns} x {self.rows}: contiguous rows)"
+
 
 @dataclass
 class Candidates:
@@ -71,15 +79,21 @@ class Candidates:
 
     rewrites: list[Rewrite] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    kept: dict[str, str] = field(default_factory=dict)  # buffer -> why its layout stays
 
     def variants(self) -> list[tuple[Rewrite, ...]]:
-        """The combinations to try: all together, then each kind alone when there are several."""
+        """The combinations to try: all together, then each kind alone when there are several,
+        then each buffer's layout alone when there are a few (one buffer's layout may pay
+        where another's costs more than it saves)."""
         if not self.rewrites:
             return []
         kinds = sorted({r.kind for r in self.rewrites}, key=_KIND_ORDER.index)
         combos = [tuple(self.rewrites)]
         if len(kinds) > 1:
             combos += [tuple(r for r in self.rewrites if r.kind == kind) for kind in kinds]
+        layouts = [r for r in self.rewrites if r.kind == "layout"]
+        if 1 < len(layouts) <= MAX_LAYOUTS_ALONE:
+            combos += [(r,) for r in layouts]
         return combos
 
 
@@ -148,6 +162,11 @@ def _plan_coarsen(fn: ir.Function, ndrange: NDRange, order: ExecutionOrder,
                                    needs_divisible=dim_facts.needs_divisible))
 
 
+def _keep(result: Candidates, param: str, why: str) -> None:
+    result.kept[param] = why
+    result.notes.append(f"layout of {param}: {why}")
+
+
 def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
                  values: Mapping[str, int], order: ExecutionOrder, aliases: AliasTable,
                  kernel: Any, result: Candidates) -> None:
@@ -159,40 +178,41 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
         if vector:
             scalar = layouts.vector_components(fn, param.name)
             if isinstance(scalar, str):
-                result.notes.append(f"layout of {param.name}: {scalar}")
+                _keep(result, param.name, scalar)
                 continue
             viewed = scalar
         facts = layouts.transposable(viewed, param.name)
         if isinstance(facts, str):
-            result.notes.append(f"layout of {param.name}: {facts}")
+            _keep(result, param.name, facts)
             continue
         mem = arg.owner
         columns = facts.column_count(values)
         itemsize = np.dtype(facts.element.numpy_name).itemsize
         elements = mem.size // itemsize
         if columns is None or columns <= 0 or elements % columns or mem.size % itemsize:
-            result.notes.append(f"layout of {param.name}: {elements} elements are not whole "
-                                f"rows of {columns} columns")
+            _keep(result, param.name, f"{elements} elements are not whole rows of {columns} "
+                  "columns")
             continue
         if not facts.holds(ndrange.global_size, ndrange.global_offset, values, elements):
-            result.notes.append(f"layout of {param.name}: this launch may index past the "
-                                f"{columns} columns")
+            _keep(result, param.name, f"this launch may index past the {columns} columns")
             continue
         alone, why = aliases.exclusive(mem, kernel, index)
         if not alone:
-            result.notes.append(f"layout of {param.name}: {why}")
+            _keep(result, param.name, why)
             continue
         transposed, reason = better_layout(viewed, param.name, order, ndrange.global_size,
                                            ndrange.local_size, values, facts, elements)
         if not transposed:
-            result.notes.append(f"layout of {param.name}: kept ({reason})")
+            _keep(result, param.name, f"kept ({reason})")
             continue
         rows = elements // columns
         columns_arg = -1
         if isinstance(facts.columns, ir.VarRef):
             columns_arg = next(i for i, p in enumerate(fn.params) if p.name == facts.columns.name)
+        components = f" ({param.type.pointee} components)" if vector else ""
         result.rewrites.append(Rewrite(
-            "layout", f"{param.name} (argument {index}) as the transpose of {rows} x {columns}",
+            "layout", f"{param.name} (argument {index}) as the transpose of {rows} x "
+            f"{columns}{components}",
             f"{reason}; {why}", param=param.name, arg=index, facts=facts, rows=rows,
             columns=columns, columns_arg=columns_arg, dtype=np.dtype(facts.element.numpy_name),
             writes=_writes(fn, param.name), vector=vector))
