@@ -41,6 +41,8 @@ def _temporary_kernel_cache():
     with tempfile.TemporaryDirectory(prefix="ppcl-test-cache-") as path:
         os.environ["PPCL_CACHE_DIR"] = path
         yield path
+        from ppcl.hostfusion import wait_for_builds
+        wait_for_builds()  # host fusion's candidates still building write into the cache
     if previous is None:
         os.environ.pop("PPCL_CACHE_DIR", None)
     else:

@@ -154,6 +154,54 @@ def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, n: in
     np.testing.assert_array_equal(out, _norm(bumped))
 
 
+# float4 pixels, AoS: each lane reads two components of its pixel again and again, which the
+# model reads better as structure of arrays; the frame's other buffer is only written
+PIXELS = """
+__kernel void glow(__global float4 *px, __global float *out, int n, float k) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float l = px[i].x;
+    for (int j = 0; j < 4; j++) l = l * k + 0.5f * px[i].y;
+    px[i].w = l;
+    out[i] = l + px[i].z;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [61, 250])
+def test_vector_buffer_as_structure_of_arrays(context: cl.Context, n: int) -> None:
+    rng = np.random.default_rng(n)
+    pixels = rng.uniform(-1, 1, (n, 4)).astype(np.float32)
+    queue = cl.CommandQueue(context)
+    hostfusion.enable(queue, "force")
+    program = cl.Program(context, PIXELS).build()
+    d_px = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=pixels)
+    d_out = cl.Buffer(context, mf.WRITE_ONLY, n * 4)
+    reference = cl.CommandQueue(context)
+    hostfusion.disable(reference)
+    plain = cl.Program(context, PIXELS).build()
+    r_px = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=pixels)
+    r_out = cl.Buffer(context, mf.WRITE_ONLY, n * 4)
+    for _ in range(2):  # the second launch reads what the first wrote, still transposed
+        program.glow(queue, (-(-n // 16) * 16,), (16,), d_px, d_out, np.int32(n),
+                     np.float32(0.5))
+        plain.glow(reference, (-(-n // 16) * 16,), (16,), r_px, r_out, np.int32(n),
+                   np.float32(0.5))
+    decision = hostfusion.decisions()[-1]
+    assert "layout px" in decision.choice and "float4 components" in decision.choice, \
+        decision.describe()
+    assert d_px.keeper is not None
+    described = decision.describe()
+    assert "layout of px: structure of arrays (4 arrays of " in described, described
+    assert "layout of out: as written (no access of out has a row stride" in described, \
+        described
+    for device, host in ((d_px, r_px), (d_out, r_out)):
+        got, want = np.empty(device.size // 4, np.float32), np.empty(host.size // 4, np.float32)
+        cl.enqueue_copy(queue, got, device)
+        cl.enqueue_copy(reference, want, host)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_alias_table_says_why_a_buffer_is_shared(context: cl.Context) -> None:
     table = AliasTable()
     program = cl.Program(context, NEIGHBORS).build()

@@ -42,7 +42,7 @@ from ppcl.hostfusion.guard import (
     wait_for_builds,
 )
 from ppcl.hostfusion.model import execution_order
-from ppcl.hostfusion.plan import Candidates, build_variant, kernel_function, plan
+from ppcl.hostfusion.plan import Candidates, Variant, build_variant, kernel_function, plan
 from ppcl.runtime.program import Program
 from ppcl.runtime.queue import CommandQueue, queue_hooks
 from ppcl.settings import Settings, SettingsError, parse_hostfusion, read_settings
@@ -68,6 +68,8 @@ class Decision:
     trial: Trial | None = None
     choice: str = ORIGINAL
     source: str = "measured"  # measured, cached, forced, or none (no candidate)
+    kept: dict[str, str] = field(default_factory=dict)  # buffer -> why no layout was planned
+    variants: list[Variant] = field(default_factory=list)
 
     def describe(self) -> str:
         lines = [f"hostfusion: {self.title}", f"  model: {self.model}"]
@@ -76,7 +78,24 @@ class Decision:
         if self.trial is not None and self.trial.choice is not None:
             lines.append(f"  timings: {self.trial.timings()}")
         lines.append(f"  choice ({self.source}): {self.choice}")
+        lines += [f"  layout of {line}" for line in self.layouts()]
         return "\n".join(lines)
+
+    def layouts(self) -> list[str]:
+        """Each buffer's layout under the choice, and why it is not another."""
+        chosen = next((v for v in self.variants if v.label == self.choice), None)
+        planned = {r.param: r for v in self.variants for r in v.rewrites if r.kind == "layout"}
+        moved = {r.param: r for r in chosen.rewrites if r.kind == "layout"} if chosen else {}
+        lines = [f"{name}: as written ({why})" for name, why in self.kept.items()]
+        for name, rewrite in planned.items():
+            if name in moved:
+                lines.append(f"{name}: {rewrite.layout}, chosen ({self.source})")
+            elif self.source == "cached":
+                lines.append(f"{name}: as written (the stored choice)")
+            else:
+                lines.append(f"{name}: as written (no candidate storing it as "
+                             f"{rewrite.layout} was faster)")
+        return lines
 
 
 @dataclass
@@ -205,6 +224,7 @@ class HostFusion:
         except Exception as error:  # an analysis that fails leaves the launch as written
             candidates = Candidates(notes=[f"analysis failed: {type(error).__name__}: {error}"])
         decision.notes = candidates.notes
+        decision.kept = candidates.kept
         combos = candidates.variants()
         if not combos:
             decision.source = "none"
@@ -212,6 +232,7 @@ class HostFusion:
         variants = [build_variant(fn, combo, ndrange, f"{kernel.function_name}__hf{i}")
                     for i, combo in enumerate(combos)]
         decision.candidates = [v.label for v in variants]
+        decision.variants = variants
         source = print_opencl(kernel.program._module.with_only_kernel(fn))
         key = decision_key(source, kernel.program._options, repr(ndrange), repr(
             [a.owner.size if getattr(a, "owner", None) is not None else None for a in args]),

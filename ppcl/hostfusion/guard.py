@@ -4,7 +4,8 @@ A model can be wrong (a reuse distance says nothing of a gather the C compiler v
 the candidates of a launch shape (kernel, device, NDRange, buffer sizes) are built in the
 background while the original runs, then the launches of that shape take turns: original,
 candidate 1, candidate 2, ..., ``ROUNDS`` times each, every turn the user's own launch (all
-variants compute the same results). The fastest is kept when it beats the original's best
+variants compute the same results); a candidate that keeps a buffer in another layout is
+charged the shuffles that transfers of that buffer cause (``keeper.py``). The fastest is kept when it beats the original's best
 time by ``KEEP_BELOW``; otherwise the original stays. The choice is written to the cache
 directory (``hostfusion/<key>.json``), so the next process with the same kernel and shape
 starts with it and times nothing.
@@ -156,6 +157,7 @@ def runner(built: Built, trial: Trial, index: int, timed: bool,
         start = time.perf_counter_ns()
         launch.run(tuple(new) + extras)
         elapsed = time.perf_counter_ns() - start
+        elapsed += sum(keeper.take_charge() for keeper, _writes in keepers)  # (see keeper.py)
         for keeper, writes in keepers:
             if writes:
                 keeper.written_by_kernel()

@@ -13,6 +13,7 @@ shuffles once.
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -34,6 +35,8 @@ class Keeper:
         self.shadow_current = False  # the shadow holds the bytes (or both do)
         self.original_current = True
         self.shuffles = 0
+        self.charged_ns = 0  # time of the shuffles transfers caused, not yet counted
+        self.charge_prepare = False  # a transfer wrote the buffer: the next shuffle in counts
         self.active = True  # counted in Kept until released or the buffer is collected
         self.abandoned = False  # no chosen kernel reads the layout: release at the next restore
         self.lock = threading.Lock()
@@ -45,27 +48,41 @@ class Keeper:
         """The shadow, filled from the buffer if it is stale (before a rewritten launch)."""
         with self.lock:
             if not self.shadow_current:
-                self._elements(self.shadow)[:] = to_transposed(self._elements(mem), self.rows,
-                                                               self.columns)
+                start = time.perf_counter_ns()
+                to_transposed(self._elements(mem), self.rows, self.columns,
+                              out=self._elements(self.shadow))
+                if self.charge_prepare:
+                    self.charged_ns += time.perf_counter_ns() - start
                 self.shadow_current = True
                 self.shuffles += 1
+            self.charge_prepare = False
             return self.shadow
+
+    def take_charge(self) -> int:
+        """The time of the shuffles transfers caused since the last call (nanoseconds)."""
+        with self.lock:
+            charged, self.charged_ns = self.charged_ns, 0
+            return charged
 
     def written_by_kernel(self) -> None:
         """A rewritten launch wrote the shadow: the buffer's own bytes are stale."""
         self.original_current = False
 
-    def restore(self, mem: Any, written: bool) -> None:
+    def restore(self, mem: Any, written: bool, transfer: bool = False) -> None:
         """Give the buffer its bytes back before a command that reads it as it is; a command
-        that ``written`` leaves the shadow stale."""
+        that ``written`` leaves the shadow stale. The shuffles of a ``transfer`` are charged."""
         with self.lock:
             if not self.original_current:
-                self._elements(mem)[:] = from_transposed(self._elements(self.shadow),
-                                                         self.rows, self.columns)
+                start = time.perf_counter_ns()
+                from_transposed(self._elements(self.shadow), self.rows, self.columns,
+                                out=self._elements(mem))
+                if transfer:
+                    self.charged_ns += time.perf_counter_ns() - start
                 self.original_current = True
                 self.shuffles += 1
             if written:
                 self.shadow_current = False
+                self.charge_prepare = transfer
         if self.abandoned and mem.keeper is self:
             release(mem)
 

@@ -7,7 +7,8 @@ For a kernel launched over an NDRange with given buffers, the plan asks, in the 
    while a group keeps 128 work-items and whole warps;
 2. data layout (Algorithm 3): for each buffer argument that the alias table shows flowing only
    through transfers and this kernel, whether the transposed view has the smaller reuse
-   distance under the device's execution order;
+   distance under the device's execution order (a buffer of vectors is viewed as rows of
+   their components, so its transpose is the structure of arrays);
 3. holistic vectorization (Algorithm 4): the width the SIMD registers, the register estimate
    and the kernel's explicit vector code allow; 1 where the device already vectorizes across
    work-items.
@@ -31,7 +32,7 @@ from ppcl.compiler.analysis.callgraph import helpers_using_workitems, user_calls
 from ppcl.compiler.analysis.order import ExecutionOrder
 from ppcl.compiler.analysis.reuse import better_layout
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import PointerType, ScalarType
+from ppcl.compiler.ir.types import PointerType, ScalarType, VectorType
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.compiler.transforms import coarsen as coarsening
 from ppcl.compiler.transforms import layout as layouts
@@ -40,6 +41,7 @@ from ppcl.devices.interface import NDRange
 from ppcl.hostfusion.aliases import AliasTable
 from ppcl.hostfusion.model import kernel_order
 
+MAX_LAYOUTS_ALONE = 3  # up to this many buffers to re-lay out, each is also tried alone
 MIN_GAIN = 1.05  # a coarsening predicted to save less than 5% of a work-item's work is not tried
 
 
@@ -61,6 +63,14 @@ class Rewrite:
     columns_arg: int = -1  # the scalar argument the column count comes from (-1: a literal)
     dtype: Any = None
     writes: bool = False
+    vector: bool = False  # a layout of vectors: read component by component first
+
+    @property
+    def layout(self) -> str:
+        """The layout a layout rewrite stores its buffer in, in words."""
+        if self.vector or self.columns_arg < 0:  # structures of a literal size
+            return f"structure of arrays ({self.columns} arrays of {self.rows})"
+        return f"transposed ({self.columns} x {self.rows}: contiguous rows)"
 
 
 @dataclass
@@ -69,15 +79,21 @@ class Candidates:
 
     rewrites: list[Rewrite] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    kept: dict[str, str] = field(default_factory=dict)  # buffer -> why its layout stays
 
     def variants(self) -> list[tuple[Rewrite, ...]]:
-        """The combinations to try: all together, then each kind alone when there are several."""
+        """The combinations to try: all together, then each kind alone when there are several,
+        then each buffer's layout alone when there are a few (one buffer's layout may pay
+        where another's costs more than it saves)."""
         if not self.rewrites:
             return []
         kinds = sorted({r.kind for r in self.rewrites}, key=_KIND_ORDER.index)
         combos = [tuple(self.rewrites)]
         if len(kinds) > 1:
             combos += [tuple(r for r in self.rewrites if r.kind == kind) for kind in kinds]
+        layouts = [r for r in self.rewrites if r.kind == "layout"]
+        if 1 < len(layouts) <= MAX_LAYOUTS_ALONE:
+            combos += [(r,) for r in layouts]
         return combos
 
 
@@ -146,46 +162,60 @@ def _plan_coarsen(fn: ir.Function, ndrange: NDRange, order: ExecutionOrder,
                                    needs_divisible=dim_facts.needs_divisible))
 
 
+def _keep(result: Candidates, param: str, why: str) -> None:
+    result.kept[param] = why
+    result.notes.append(f"layout of {param}: {why}")
+
+
 def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
                  values: Mapping[str, int], order: ExecutionOrder, aliases: AliasTable,
                  kernel: Any, result: Candidates) -> None:
     for index, (param, arg) in enumerate(zip(fn.params, args)):
         if not isinstance(param.type, PointerType) or getattr(arg, "owner", None) is None:
             continue
-        facts = layouts.transposable(fn, param.name)
+        viewed = fn  # vectors are read as rows of their components (the structure of arrays)
+        vector = isinstance(param.type.pointee, VectorType)
+        if vector:
+            scalar = layouts.vector_components(fn, param.name)
+            if isinstance(scalar, str):
+                _keep(result, param.name, scalar)
+                continue
+            viewed = scalar
+        facts = layouts.transposable(viewed, param.name)
         if isinstance(facts, str):
-            result.notes.append(f"layout of {param.name}: {facts}")
+            _keep(result, param.name, facts)
             continue
         mem = arg.owner
         columns = facts.column_count(values)
         itemsize = np.dtype(facts.element.numpy_name).itemsize
         elements = mem.size // itemsize
         if columns is None or columns <= 0 or elements % columns or mem.size % itemsize:
-            result.notes.append(f"layout of {param.name}: {elements} elements are not whole "
-                                f"rows of {columns} columns")
+            _keep(result, param.name, f"{elements} elements are not whole rows of {columns} "
+                  "columns")
             continue
         if not facts.holds(ndrange.global_size, ndrange.global_offset, values, elements):
-            result.notes.append(f"layout of {param.name}: this launch may index past the "
-                                f"{columns} columns")
+            _keep(result, param.name, f"this launch may index past the {columns} columns")
             continue
         alone, why = aliases.exclusive(mem, kernel, index)
         if not alone:
-            result.notes.append(f"layout of {param.name}: {why}")
+            _keep(result, param.name, why)
             continue
-        transposed, reason = better_layout(fn, param.name, order, ndrange.global_size,
+        transposed, reason = better_layout(viewed, param.name, order, ndrange.global_size,
                                            ndrange.local_size, values, facts, elements)
         if not transposed:
-            result.notes.append(f"layout of {param.name}: kept ({reason})")
+            _keep(result, param.name, f"kept ({reason})")
             continue
         rows = elements // columns
         columns_arg = -1
         if isinstance(facts.columns, ir.VarRef):
             columns_arg = next(i for i, p in enumerate(fn.params) if p.name == facts.columns.name)
+        components = f" ({param.type.pointee} components)" if vector else ""
         result.rewrites.append(Rewrite(
-            "layout", f"{param.name} (argument {index}) as the transpose of {rows} x {columns}",
+            "layout", f"{param.name} (argument {index}) as the transpose of {rows} x "
+            f"{columns}{components}",
             f"{reason}; {why}", param=param.name, arg=index, facts=facts, rows=rows,
             columns=columns, columns_arg=columns_arg, dtype=np.dtype(facts.element.numpy_name),
-            writes=_writes(fn, param.name)))
+            writes=_writes(fn, param.name), vector=vector))
 
 
 def _writes(fn: ir.Function, name: str) -> bool:
@@ -226,6 +256,11 @@ def build_variant(fn: ir.Function, rewrites: tuple[Rewrite, ...], ndrange: NDRan
     """Apply ``rewrites`` (layouts, then coarsening, then vectorization) to ``fn``."""
     extras: list[int] = []
     for r in (r for r in rewrites if r.kind == "layout"):
+        if r.vector:
+            scalar = layouts.vector_components(fn, r.param)
+            if isinstance(scalar, str):
+                raise ValueError(f"the vectors of {r.param}: {scalar}")
+            fn = scalar
         fn = layouts.transpose(fn, r.facts, name)
         extras.append(r.rows)
     for r in (r for r in rewrites if r.kind == "coarsen"):

@@ -285,7 +285,8 @@ def _restoring(action: Action, uses: Sequence[MemoryObject], task: Any) -> Actio
 
     def restore_then_run() -> None:
         for mem in kept:
-            mem.keeper.restore(mem, written is None or id(mem) in written)
+            mem.keeper.restore(mem, written is None or id(mem) in written,
+                               transfer=written is not None)
         action()
     return restore_then_run
 
