@@ -37,7 +37,15 @@ import ppcl.hostfusion
 from benchmarks.gpu_style import BY_NAME, PROGRAMS
 from benchmarks.names import pick_names
 from benchmarks.programs.program import Data, Program, Result, Size, compare, describe_size
-from benchmarks.programs.runner import Device, Outcome, open_pocl, open_ppcl
+from benchmarks.programs.runner import (
+    Device,
+    Outcome,
+    ms,
+    open_pocl,
+    open_ppcl,
+    print_failures,
+    status,
+)
 from benchmarks.timing import measure, measure_in_turns
 from ppcl.bench import geometric_mean
 
@@ -126,17 +134,8 @@ def measure_program(program: Program, size: Size, devices: list[Device],
             "pocl/on": ratio(outcomes, "pocl"), "numpy/on": ratio(outcomes, "numpy")}
 
 
-def _ms(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds * 1e3:.2f}"
-
-
 def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
-
-
-def _status(outcomes: dict[str, Outcome]) -> str:
-    failures = [f"{label} FAIL" for label, outcome in outcomes.items() if not outcome.ok]
-    return ", ".join(failures) if failures else "ok"
 
 
 def print_table(rows: list[dict[str, Any]], labels: list[str]) -> None:
@@ -149,10 +148,10 @@ def print_table(rows: list[dict[str, Any]], labels: list[str]) -> None:
         line = [row["name"]]
         for label in labels:
             outcome = row["outcomes"].get(label)
-            line += [_ms(outcome.min_s), _ms(outcome.median_s)] if outcome else ["-", "-"]
+            line += [ms(outcome.min_s), ms(outcome.median_s)] if outcome else ["-", "-"]
         line += [_x(row["off/on"]), _x(row["off/on min"]), _x(row["pocl/on"]),
                  _x(row["numpy/on"]),
-                 _status(row["outcomes"])]
+                 status(row["outcomes"])]
         lines.append(line)
     widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
     print("times in ms; ratios are median over median, (min) is off/on of the minimums")
@@ -202,13 +201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         program = BY_NAME[name]
         row = measure_program(program, program.sizes[args.size], devices, args.repeat)
         rows.append(row)
-        times = "  ".join(f"{label} {_ms(outcome.median_s)}" for label, outcome in
+        times = "  ".join(f"{label} {ms(outcome.median_s)}" for label, outcome in
                           row["outcomes"].items())
         print(f"{name:<14} {row['size']:<40} {times} ms  off/on {_x(row['off/on'])}  "
-              f"{_status(row['outcomes'])}", flush=True)
-        for label, outcome in row["outcomes"].items():
-            if not outcome.ok:
-                print(f"    {label}: {outcome.error}", flush=True)
+              f"{status(row['outcomes'])}", flush=True)
+        print_failures(row["outcomes"])
 
     print()
     print_table(rows, labels)
@@ -224,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if values:
             print(f"geometric mean of {column}: {geometric_mean(values):.2f}x")
     print(f"({time.perf_counter() - start:.0f} s)")
-    failed = [row["name"] for row in rows if _status(row["outcomes"]) != "ok"]
+    failed = [row["name"] for row in rows if status(row["outcomes"]) != "ok"]
     if failed:
         print(f"\nresults differing from numpy or errors: {', '.join(failed)}")
 

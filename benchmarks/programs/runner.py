@@ -125,13 +125,20 @@ def speedup(outcomes: dict[str, Outcome]) -> float | None:
     return pocl.median_s / ppcl.median_s
 
 
-def _ms(seconds: float | None) -> str:
+def ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.2f}"
 
 
-def _status(outcomes: dict[str, Outcome]) -> str:
+def status(outcomes: dict[str, Outcome]) -> str:
     failures = [f"{label} FAIL" for label, outcome in outcomes.items() if not outcome.ok]
     return ", ".join(failures) if failures else "ok"
+
+
+def print_failures(outcomes: dict[str, Outcome]) -> None:
+    """One line for each device whose run failed, with what went wrong."""
+    for label, outcome in outcomes.items():
+        if not outcome.ok:
+            print(f"    {label}: {outcome.error}", flush=True)
 
 
 def print_table(rows: list[dict[str, Any]], labels: list[str]) -> None:
@@ -145,9 +152,9 @@ def print_table(rows: list[dict[str, Any]], labels: list[str]) -> None:
         line = [row["name"], row["size"]]
         for label in labels:
             outcome = outcomes[label]
-            line += [_ms(outcome.min_s), _ms(outcome.median_s)]
+            line += [ms(outcome.min_s), ms(outcome.median_s)]
         ratio = row["speedup"]
-        line += ["-" if ratio is None else f"{ratio:.2f}x", _status(outcomes)]
+        line += ["-" if ratio is None else f"{ratio:.2f}x", status(outcomes)]
         lines.append(line)
     widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
     for line in lines:
@@ -199,12 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = {"name": name, "summary": program.summary, "size": describe_size(size),
                "reference_s": reference_s, "outcomes": outcomes, "speedup": speedup(outcomes)}
         rows.append(row)
-        times = "  ".join(f"{label} {_ms(outcome.median_s)} ms" for label, outcome in
+        times = "  ".join(f"{label} {ms(outcome.median_s)} ms" for label, outcome in
                           outcomes.items())
-        print(f"{name:<14} {times}  {_status(outcomes)}", flush=True)
-        for label, outcome in outcomes.items():
-            if not outcome.ok:
-                print(f"    {label}: {outcome.error}", flush=True)
+        print(f"{name:<14} {times}  {status(outcomes)}", flush=True)
+        print_failures(outcomes)
 
     print()
     print_table(rows, labels)
@@ -217,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{len(ratios)} programs")
         print(f"programs below {SLOW_RATIO}x: {len(slow)}" + (f" ({', '.join(slow)})" if slow
                                                               else ""))
-    failed = [row["name"] for row in rows if _status(row["outcomes"]) != "ok"]
+    failed = [row["name"] for row in rows if status(row["outcomes"]) != "ok"]
     if failed:
         print(f"\nresults differing from numpy or errors: {', '.join(failed)}")
 
