@@ -592,3 +592,28 @@ def test_row_bounds_are_recorded_in_the_ir_and_the_plans() -> None:
     assert not any("each row" in p for p in formed.plans)
     assert not any(loop.clip_lower or loop.clip_upper
                    for loop in find_all(formed.body, wg.WorkItemLoop))
+
+
+def test_a_literal_past_int_is_converted_as_the_kernel_converts_it() -> None:
+    """(int)(gid + 4000000000u) is gid - 294967296: the model must not read the literal as its
+    unconverted value, or a split would decide the guard on the wrong lanes."""
+    source = """
+    __kernel void shifted(__global int *out, int n)
+    {
+        int j = get_global_id(0) + 4000000000u;
+        if (j + 294967296 < n)
+            out[get_global_id(0)] = j;
+    }
+    """
+    n = 40
+
+    def make() -> list[np.ndarray]:
+        return [np.full(64, -7, dtype=np.int32)]
+
+    _both(source, "shifted", (64,), (16,), make, np.int32(n))
+    got = make()[0]
+    run(source, "shifted", (64,), (16,), got, np.int32(n))
+    np.testing.assert_array_equal(got[:n], np.arange(n) - 294967296)
+    np.testing.assert_array_equal(got[n:], -7)
+    formed = _formed(source, "shifted", (16, 1, 1))
+    assert any("gid0 <= n - 1" in p for p in formed.plans), formed.plans

@@ -171,7 +171,7 @@ def _exact_cast(to: ScalarType, e: ir.Expr, model: Model) -> bool:
     if src is None:
         return False
     if isinstance(e, ir.IntLit):
-        return True
+        return _wrap(e.value, to) == e.value
     if isinstance(e, ir.Call) and e.name == "get_global_id" and model.narrow_ids \
             and to.size >= 4:
         return True
@@ -180,6 +180,13 @@ def _exact_cast(to: ScalarType, e: ir.Expr, model: Model) -> bool:
     if not src.is_signed:  # unsigned into a wider signed type
         return to.size > src.size
     return False
+
+
+def _wrap(value: int, to: ScalarType) -> int:
+    """``value`` converted to the integer type ``to``: modulo 2^bits, into its range."""
+    bits = to.size * 8
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if to.is_signed and value >> (bits - 1) else value
 
 
 def affine_of(e: ir.Expr, model: Model) -> Poly | None:
@@ -242,6 +249,8 @@ def _wrapped(e: ir.Expr, to: ScalarType, model: Model) -> Poly | None:
     if isinstance(e, ir.Unary) and e.op in ("+", "-"):
         inner = _wrapped(e.operand, to, model)
         return None if inner is None else inner if e.op == "+" else -inner
+    if isinstance(e, ir.IntLit):
+        return Poly.const(_wrap(e.value, to))
     if isinstance(e, ir.Cast) and (_scalar(e.operand.type) or to).size >= to.size:
         return _wrapped(e.operand, to, model)  # modulo 2^bits, a widening or narrowing is moot
     if _exact_cast(to, e, model):
