@@ -7,6 +7,10 @@ and every other kernel's view of a kept buffer are those of the program run as w
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -226,6 +230,19 @@ def test_the_switch_parses() -> None:
     assert parse_hostfusion("force") == "force"
     with pytest.raises(SettingsError, match="PPCL_HOSTFUSION"):
         parse_hostfusion("sometimes")
+
+
+@pytest.mark.parametrize("value, installed", [("1", True), ("force", True), ("0", False)])
+def test_the_variable_reaches_an_unmodified_program(value: str, installed: bool,
+                                                     tmp_path) -> None:
+    # a program that only imports ppcl: PPCL_HOSTFUSION alone must install host fusion
+    program = ("import sys, ppcl as cl\n"
+               "queue = cl.CommandQueue(cl.create_some_context(interactive=False))\n"
+               "print(queue._hostfusion is not None, 'ppcl.hostfusion' in sys.modules)\n")
+    env = {**os.environ, "PPCL_HOSTFUSION": value, "PPCL_CACHE_DIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, check=True, timeout=120)
+    assert run.stdout.split()[0] == str(installed)
 
 
 def test_out_of_order_queues_are_left_alone(context: cl.Context) -> None:
