@@ -9,8 +9,11 @@ scal and asum is the faster of numpy's spelling and OpenBLAS's own routine throu
 ppcl faster), from the medians (and, less sensitive to other load on a shared machine, from
 the minima) of ``benchmarks.timing.measure_in_turns``: ppcl and its baselines are timed in
 turns, so that a change of the machine's load falls on both sides; every result is checked.
-
-Usage: ``python3 -m benchmarks.array_blas [--n N] [--m M] [--repeat R] [--json]``
+A turn times three runs after untimed runs of the same call for a fifth of a second:
+OpenBLAS's worker threads spin for up to 2^28 cycles after a call (the CPU device's for
+0.2 ms), so a call soon after the other library's runs with cores still taken. Timed in plain
+turns on the 16-core GPU machine, ppcl's scal took 3.2 ms between OpenBLAS calls and
+0.4-0.5 ms in a loop of its own.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def run(n: int, m: int, repeat: int) -> list[dict[str, Any]]:
 
     def add(name: str, ppcl_action: Callable[[], Any], numpy_actions: dict[str, Callable[[], Any]],
             check: Callable[[Any, Any], bool]) -> None:
-        measured = measure_in_turns({"ppcl": ppcl_action, **numpy_actions}, repeats=repeat)
+        measured = measure_in_turns({"ppcl": ppcl_action, **numpy_actions}, repeats=repeat,
+                                    run_length=3, lead_s=0.2)
         ours = measured.pop("ppcl")
         ppcl_s, ppcl_min, got = ours.timing.median_s, ours.timing.min_s, ours.result
         best_name, best_s, best_min, want = "", float("inf"), float("inf"), None
@@ -114,7 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=16 * 2**20)
     parser.add_argument("--m", type=int, default=4096)
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = run(args.n, args.m, args.repeat)

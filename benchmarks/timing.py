@@ -84,13 +84,23 @@ def measure(action: Callable[[], Result], repeats: int = 5, agree: float = 0.05,
 
 def measure_in_turns(actions: Mapping[str, Callable[[], Result]], repeats: int = 5,
                      agree: float = 0.05, max_warmup: int = 10,
-                     warmup_cap_s: float = 10.0) -> dict[str, Measurement[Result]]:
+                     warmup_cap_s: float = 10.0, run_length: int = 1,
+                     lead_s: float = 0.0) -> dict[str, Measurement[Result]]:
     """Several actions compared: each warmed up as ``measure`` does, then ``repeats`` rounds
     in which every action is timed once, the order rotating from round to round. On a shared
     machine a disturbance then falls on all of them alike, where timing each in its own block
-    lets one block catch it all."""
+    lets one block catch it all.
+
+    With ``run_length`` n an action's turn times n runs in a row, and with ``lead_s`` they
+    follow untimed runs of the same action for at least that many seconds (one run at least),
+    as in a program's loop of one call. Use them where the actions run thread pools that stay
+    busy after a call: OpenBLAS's workers spin for up to 2^28 cycles before they sleep (the CPU
+    device's for 0.2 ms), so a call soon after another library's finds cores still taken and
+    times that pool rather than the action; and a pool that went to sleep is slow to wake."""
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
+    if run_length < 1:
+        raise ValueError("run_length must be at least 1")
     warmups = {name: _warm_up(action, agree, max_warmup, warmup_cap_s)
                for name, action in actions.items()}
     names = list(actions)
@@ -99,9 +109,15 @@ def measure_in_turns(actions: Mapping[str, Callable[[], Result]], repeats: int =
     for round_index in range(repeats):
         shift = round_index % len(names) if names else 0
         for name in names[shift:] + names[:shift]:
-            start = time.perf_counter()
-            results[name] = actions[name]()
-            times[name].append(time.perf_counter() - start)
+            if lead_s > 0:
+                lead_until = time.perf_counter() + lead_s
+                actions[name]()
+                while time.perf_counter() < lead_until:
+                    actions[name]()
+            for _ in range(run_length):
+                start = time.perf_counter()
+                results[name] = actions[name]()
+                times[name].append(time.perf_counter() - start)
     return {name: Measurement(timing=Timing(times_s=tuple(times[name]),
                                             warmup_s=warmups[name][0],
                                             settled=warmups[name][1]),

@@ -80,3 +80,26 @@ def test_measure_in_turns_times_every_action_in_rotating_turns() -> None:
     for name, measurement in measurements.items():
         assert measurement.result == name
         assert len(measurement.timing.times_s) == 3 and measurement.timing.settled
+
+
+def test_measure_in_turns_times_runs_after_a_lead_of_untimed_ones() -> None:
+    from benchmarks.timing import measure_in_turns
+
+    calls: list[str] = []
+
+    def action(name: str):
+        def run() -> int:
+            calls.append(name)
+            return len(calls)
+        return run
+
+    measurements = measure_in_turns({"a": action("a"), "b": action("b")}, repeats=2, agree=1e9,
+                                    run_length=2)
+    assert calls[4:] == ["a", "a", "b", "b", "b", "b", "a", "a"]
+    assert [len(m.timing.times_s) for m in measurements.values()] == [4, 4]
+    assert measurements["a"].result == len(calls)  # the last timed run's result
+    calls.clear()
+    measure_in_turns({"a": action("a")}, repeats=1, agree=1e9, run_length=1, lead_s=0.02)
+    assert len(calls) >= 2 + 1 + 1  # warm-up, at least one lead run, the timed run
+    with pytest.raises(ValueError, match="run_length"):
+        measure_in_turns({"a": action("a")}, run_length=0)
