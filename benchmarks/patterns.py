@@ -2,11 +2,13 @@
 in the same run on ppcl's CPU device.
 
 scal, asum and dot over 16M floats and gemv over a 4096 x 4096 matrix are compared with numpy
-(OpenBLAS where numpy calls it); BlackScholes over 4M options with the hand-written kernel of
+(OpenBLAS where numpy calls it; the fastest of numpy's spellings, and OpenBLAS's sasum through
+scipy when it is installed); BlackScholes over 4M options with the hand-written kernel of
 ``ppcl/bench_source.py``. Each pattern kernel is first explored (chunk per work-item, vector
 width, work-group size; measurements cached per expression, device and sizes), then its best
 variant is timed against the others' way of computing the same result, the two taking turns
-in every round (the median of each is reported). Usage::
+in every round, two timed calls after a fifth of a second of untimed ones (the median of each
+is reported). Usage::
 
     python3 -m benchmarks.patterns [--size default|small] [--only scal,dot] [--cache DIR]
                                    [--plot DIR] [--json FILE] [--quick] [--rounds N]
@@ -18,22 +20,26 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 import ppcl as cl
 from benchmarks.names import pick_names
-from benchmarks.timing import measure
+from benchmarks.timing import measure, measure_in_turns
 from ppcl.bench_source import SOURCE
 from ppcl.patterns import codegen, explore, run
 from ppcl.patterns import derive as d
 from ppcl.patterns import expr as px
 from ppcl.patterns.types import ArrayT, shape_of
+
+try:
+    from scipy.linalg import blas as _blas
+except ImportError:  # scipy is optional
+    _blas = None
 
 RATE, VOLATILITY = 0.02, 0.30
 
@@ -60,15 +66,24 @@ def _inputs(problem: d.Problem, sizes: dict[str, int], rng: np.random.Generator
     return data
 
 
-def _numpy(name: str, data: dict[str, Any]) -> Callable[[], Any]:
+def _numpy(name: str, data: dict[str, Any]) -> dict[str, Callable[[], Any]]:
+    """numpy's ways of computing ``name`` (the fastest is the baseline), with OpenBLAS's own
+    routine through scipy where numpy has no call of it and scipy is installed."""
     if name == "scal":
-        return lambda: np.float32(data["a"]) * data["x"]
+        out = np.empty_like(data["x"])
+        return {"numpy a * x": lambda: np.float32(data["a"]) * data["x"],
+                "numpy multiply(a, x, out=)":
+                    lambda: np.multiply(np.float32(data["a"]), data["x"], out=out)}
     if name == "asum":
-        return lambda: np.abs(data["x"]).sum()
+        ways: dict[str, Callable[[], Any]] = {"numpy abs(x).sum()":
+                                              lambda: np.abs(data["x"]).sum()}
+        if _blas is not None:
+            ways["OpenBLAS sasum"] = lambda: _blas.sasum(data["x"])
+        return ways
     if name == "dot":
-        return lambda: np.dot(data["x"], data["y"])
+        return {"numpy dot (OpenBLAS sdot)": lambda: np.dot(data["x"], data["y"])}
     if name == "gemv":
-        return lambda: data["A"] @ data["x"]
+        return {"numpy A @ x (OpenBLAS sgemv)": lambda: data["A"] @ data["x"]}
     raise KeyError(name)
 
 
@@ -81,8 +96,9 @@ def _reference(name: str, data: dict[str, Any]) -> list[np.ndarray]:
         d2 = d1 - VOLATILITY * sqrt_t
         disc = x * np.exp(-RATE * t)
         return [s * _cnd(d1) - disc * _cnd(d2), disc * (1.0 - _cnd(d2)) - s * (1.0 - _cnd(d1))]
-    value = _numpy(name, {k: v.astype(np.float64) if isinstance(v, np.ndarray) else v
-                          for k, v in data.items()})()
+    ways = _numpy(name, {k: v.astype(np.float64) if isinstance(v, np.ndarray) else v
+                         for k, v in data.items()})
+    value = next(iter(ways.values()))()  # numpy's first spelling, in float64
     return [np.atleast_1d(value)]
 
 
@@ -124,21 +140,18 @@ def _hand_written_black_scholes(ctx: cl.Context, queue: cl.CommandQueue, data: d
     return launch, read
 
 
-def _in_turns(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int
-              ) -> tuple[float, float]:
-    """Median seconds of each, after warming both up, the two taking turns in every round
-    (which goes first alternates), so that a change of the shared machine's load falls on
-    both."""
-    measure(ours, repeats=1)
-    measure(theirs, repeats=1)
-    times: tuple[list[float], list[float]] = ([], [])
-    for number in range(rounds):
-        order = ((0, ours), (1, theirs)) if number % 2 == 0 else ((1, theirs), (0, ours))
-        for side, action in order:
-            start = time.perf_counter()
-            action()
-            times[side].append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
+def _in_turns(ours: Callable[[], Any], theirs: dict[str, Callable[[], Any]], rounds: int
+              ) -> tuple[float, str, float]:
+    """Median seconds of ours, and the name and median seconds of the fastest of theirs, all
+    taking turns in every round (the order rotates), so that a change of the shared
+    machine's load falls on all. A turn times two calls after a fifth of a second of untimed
+    ones: OpenBLAS's workers spin after a call, so a call right after another side's finds
+    cores taken (``measure_in_turns``)."""
+    measured = measure_in_turns({"": ours, **theirs}, repeats=rounds, run_length=2,
+                                lead_s=0.2)
+    ours_s = measured.pop("").timing.median_s
+    best = min(measured, key=lambda label: measured[label].timing.median_s)
+    return ours_s, best, measured[best].timing.median_s
 
 
 def _close(got: list[np.ndarray], want: list[np.ndarray], rtol: float) -> str:
@@ -158,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", default=None, help="directory for plots of the variants")
     parser.add_argument("--json", default=None)
     parser.add_argument("--quick", action="store_true", help="explore a few variants only")
-    parser.add_argument("--rounds", type=int, default=21,
+    parser.add_argument("--rounds", type=int, default=11,
                         help="rounds of the final comparison, both sides timed in each")
     args = parser.parse_args(argv)
     names = pick_names(args.only, list(d.PROBLEMS))
@@ -201,14 +214,14 @@ def main(argv: list[str] | None = None) -> int:
         runnable = run.Runnable(ctx, codegen.lower(derived, problem.inputs, sizes,
                                                    best.variant.local_size, name))
         runnable.set_inputs(queue, data)
+        theirs: dict[str, Callable[[], Any]]
         if name == "black_scholes":
             launch, read = _hand_written_black_scholes(ctx, queue, data)
-            versus = "hand-written OpenCL"
+            theirs = {"hand-written OpenCL": launch}
         else:
-            launch, read = _numpy(name, data), lambda: []
-            versus = "numpy"
-        ours_s, theirs_s = _in_turns(lambda runnable=runnable: runnable.launch(queue), launch,
-                                     args.rounds)
+            theirs, read = _numpy(name, data), lambda: []
+        ours_s, versus, theirs_s = _in_turns(partial(runnable.launch, queue), theirs,
+                                             args.rounds)
         check = _close(runnable.outputs(queue), _reference(name, data),
                        2e-3 if name == "black_scholes" else 1e-4)
         if name == "black_scholes":
