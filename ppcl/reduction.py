@@ -292,8 +292,13 @@ def _strided_stage(name: str, params: str, setup: str, out_t: str, at: Any) -> s
 
 
 ITEMS_PER_UNIT = 4
-"""First-stage work (work-items on a CPU, groups on a GPU) per compute unit: more pieces than
-threads, so a thread slowed by other load leaves its last pieces to the others."""
+"""First-stage groups per compute unit on a GPU."""
+
+CPU_ITEMS_PER_UNIT = 32
+"""First-stage work-items per core on a CPU: many more pieces than threads, so a thread slowed
+by other load (or by a virtual machine's scheduling) leaves its last pieces to the others.
+A 16M-float ``abs(x).sum()`` on the GPU machine's CPU, median of 24 calls against 4 pieces a
+core: 0.52 against 0.55 ms on 16 cores, 1.90 against 1.98 ms on 2."""
 
 MIN_CHUNK_BYTES = 1 << 16
 """The least a CPU work-item folds (64 KiB of accumulator-sized values): below it, waking
@@ -329,7 +334,7 @@ def reduction_layout(device: cl.Device, n: int, itemsize: int) -> Layout:
         return Layout(0, groups * GROUP if per_item else 0, per_item)
     lanes = accumulator_lanes(device, itemsize)
     least = builtins.max(lanes, MIN_CHUNK_BYTES // itemsize)
-    items = builtins.max(1, builtins.min(ITEMS_PER_UNIT * units, n // least, MAX_ITEMS))
+    items = builtins.max(1, builtins.min(CPU_ITEMS_PER_UNIT * units, n // least, MAX_ITEMS))
     per_item = -(-n // items)
     per_item = -(-per_item // lanes) * lanes  # whole runs of lanes, aligned chunk starts
     return Layout(lanes, -(-n // per_item) if n else 1, per_item)
