@@ -45,15 +45,14 @@ from ppcl.hostfusion.model import execution_order
 from ppcl.hostfusion.plan import Candidates, Variant, build_variant, kernel_function, plan
 from ppcl.runtime.program import Program
 from ppcl.runtime.queue import CommandQueue, queue_hooks
-from ppcl.settings import Settings, SettingsError, parse_hostfusion, read_settings
+from ppcl.settings import Settings, SettingsError, hostfusion_switch, read_settings
 
 __all__ = ["Decision", "decisions", "disable", "enable", "stored_choices", "wait_for_builds"]
 
 try:
     _SETTINGS = read_settings()  # read once, when ppcl is imported
-except SettingsError:  # another bad variable is reported where it is used (a build)
-    import os
-    _SETTINGS = Settings(hostfusion=parse_hostfusion(os.environ.get("PPCL_HOSTFUSION", "")))
+except SettingsError:  # a bad variable is reported where it is used (devices, a build)
+    _SETTINGS = Settings(hostfusion=hostfusion_switch())
 _DEBUG = _SETTINGS.debug.shows("hostfusion")
 
 
