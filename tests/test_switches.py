@@ -105,3 +105,55 @@ def test_a_bad_import_time_switch_is_one_clear_error(name):
     assert "During handling" not in result.stderr
     imported = _run(["-c", "import ppcl; print('imported')"], {name: "2"})
     assert imported.returncode == 0 and "imported" in imported.stdout
+
+
+# ---------------------------------------------------------------- PPCL_DEBUG topics
+
+
+def test_debug_cc_prints_the_command_and_the_report(monkeypatch, capsys, tmp_path):
+    # the topic printed nothing: the compiler's report was only asked for by tests
+    import numpy as np
+
+    import ppcl as cl
+
+    monkeypatch.setenv("PPCL_DEBUG", "cc")
+    monkeypatch.setenv("PPCL_CACHE_DIR", str(tmp_path))
+    ctx = cl.Context(cl.get_platforms()[0].get_devices()[:1])
+    queue = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, "__kernel void twice(__global float *a) "
+                          "{ a[get_global_id(0)] *= 2.0f; }").build()
+    a = np.arange(64, dtype=np.float32)
+    buf = cl.Buffer(ctx, cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+    prg.twice(queue, (64,), (16,), buf)
+    cl.enqueue_copy(queue, a, buf)
+    assert a[3] == 6
+    err = capsys.readouterr().err
+    assert "// ppcl cc twice (built in" in err
+    assert " -O3 " in err and ".c\n" in err
+
+
+def test_debug_hostfusion_shows_a_shape_still_being_timed():
+    # the decision was printed only once the guard had timed every candidate: a program that
+    # ended sooner (three launches a shape here) printed nothing at all
+    result = _program({"PPCL_HOSTFUSION": "1", "PPCL_DEVICES": "check",
+                       "PPCL_DEBUG": "hostfusion"})
+    assert result.returncode == 0, result.stderr
+    assert "hostfusion: add global (1024,) local (64,)" in result.stderr
+    assert "  candidate: vectorize" in result.stderr
+    assert "  choice (timing): original until the guard has timed" in result.stderr
+
+
+def test_debug_hostfusion_says_the_overlay_has_the_launches():
+    # with PPCL_OVERLAY=1 too, host fusion left every launch alone without a word
+    result = _program({"PPCL_HOSTFUSION": "1", "PPCL_OVERLAY": "1",
+                       "PPCL_DEBUG": "overlay,hostfusion"})
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("hostfusion: the queue records for the overlay") == 1
+    assert "overlay: fused add #4 with scale #5, vertical" in result.stderr
+
+
+def test_overlay_on_the_checking_device():
+    result = _program({"PPCL_OVERLAY": "1", "PPCL_DEVICES": "check", "PPCL_DEBUG": "overlay"})
+    assert result.returncode == 0, result.stderr
+    assert "program ok on ppcl checking device" in result.stdout
+    assert "overlay: fused add #4 with scale #5" in result.stderr
