@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ppcl.cli import main
 from ppcl.settings import SettingsError, read_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,3 +158,70 @@ def test_overlay_on_the_checking_device():
     assert result.returncode == 0, result.stderr
     assert "program ok on ppcl checking device" in result.stdout
     assert "overlay: fused add #4 with scale #5" in result.stderr
+
+
+# ---------------------------------------------------------------- command line
+
+
+def test_python_m_ppcl_is_the_command():
+    result = _run(["-m", "ppcl", "--help"], {})
+    assert result.returncode == 0, result.stderr
+    assert "{build,explain,info,bench,fuzz}" in result.stdout
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"PPCL_OVERLAY": "2"}, "ppcl: error: PPCL_OVERLAY='2'"),
+    ({"PPCL_THREADS": "0"}, "ppcl: error: PPCL_THREADS='0'"),
+    ({"PPCL_DEVICES": "gpu"}, "ppcl: error: clGetDeviceIDs failed: CL_DEVICE_NOT_AVAILABLE - "
+                              "PPCL_DEVICES names 'gpu'"),
+])
+def test_the_command_reports_a_bad_environment_without_a_traceback(extra, message):
+    result = _run(["-m", "ppcl.cli", "info"], extra)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_build_reads_the_environment(monkeypatch, capsys, tmp_path):
+    # ppcl build ignored PPCL_SPLIT and PPCL_DEBUG (a bad PPCL_DEBUG too)
+    src = tmp_path / "stencil.cl"
+    src.write_text(STENCIL)
+    assert main(["build", str(src), "--emit", "c", "--options=-ppcl-no-split"]) == 0
+    unsplit = capsys.readouterr().out
+    assert main(["build", str(src), "--emit", "c"]) == 0
+    assert capsys.readouterr().out != unsplit
+    monkeypatch.setenv("PPCL_SPLIT", "0")
+    monkeypatch.setenv("PPCL_DEBUG", "passes")
+    assert main(["build", str(src), "--emit", "c"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == unsplit
+    assert "// ppcl IR after pass workgroup" in captured.err
+    monkeypatch.setenv("PPCL_DEBUG", "bogus")
+    assert main(["build", str(src), "--emit", "ir"]) == 1
+    assert "ppcl: error: PPCL_DEBUG='bogus': unknown topic" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--local", "0"], "--local 0: give one to three positive numbers"),
+    (["--local", "32,8,1,1"], "--local 32,8,1,1: give one to three positive numbers"),
+    (["--local", "abc"], "--local abc: give one to three positive numbers"),
+    (["--local", "32,4", "--global", "30,4"], "--global 30,4 is not a multiple of --local"),
+    (["--local", "32,4", "--arg", "w"], "--arg w: write NAME=NUMBER"),
+    (["--local", "32,4", "--global", "64,4", "--arg", "width=64"],
+     "--arg width: no kernel of .* has such a scalar argument \\(its scalar arguments: h, w\\)"),
+])
+def test_explain_refuses_sizes_and_arguments_it_cannot_use(capsys, tmp_path, args, message):
+    # a zero or four-dimensional local size, a global size that is not a multiple, and an
+    # argument no kernel has were taken silently
+    src = tmp_path / "stencil.cl"
+    src.write_text(STENCIL)
+    assert main(["explain", str(src), *args]) == 1
+    import re
+
+    assert re.search("ppcl: error: " + message, capsys.readouterr().err)
+
+
+def test_explain_help_names_host_fusion(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "host fusion" in capsys.readouterr().out
