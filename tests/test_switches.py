@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ppcl.cli import main
+from ppcl.compiler.frontend.options import BuildOptionsError, parse_build_options
 from ppcl.settings import SettingsError, read_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,3 +226,17 @@ def test_explain_help_names_host_fusion(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "host fusion" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- build options
+
+
+@pytest.mark.parametrize("options, message", [
+    ("-ppcl-bogus", "unknown option '-ppcl-bogus' \\(the -ppcl-\\* options: -ppcl-no-split\\)"),
+    ("-cl-bogus", "unknown option '-cl-bogus' \\(the -cl-\\* options: -cl-std=, "
+                  "-cl-fast-relaxed-math"),
+    ("-cl-std", "'-cl-std' needs a version, e.g. -cl-std=CL1.2 \\(accepted: CL1.0"),
+])
+def test_an_unknown_option_lists_its_family(options, message):
+    with pytest.raises(BuildOptionsError, match=message):
+        parse_build_options(options)
