@@ -228,6 +228,13 @@ def test_explain_help_names_host_fusion(capsys):
     assert "host fusion" in capsys.readouterr().out
 
 
+def test_fuzz_help_names_the_json_argument_as_its_text_does(capsys):
+    # the help read "--json JSON  write a summary to FILE"
+    with pytest.raises(SystemExit):
+        main(["fuzz", "--help"])
+    assert "--json FILE" in capsys.readouterr().out
+
+
 # ---------------------------------------------------------------- build options
 
 
