@@ -6,7 +6,13 @@ backend generates; it exits with status 1 and the located diagnostics on errors.
 ``ppcl explain FILE.cl [-D ...] --local 32,8 [--global 1024,1024 --arg n=1000]`` prints per
 kernel the affine model's access classification, the split domains and which subkernel the
 groups of a launch take, then host fusion's view: coarsening per dimension, the layout and
-reuse distances of each buffer, vectorization, and the guard's stored choices. ``ppcl info`` describes the platforms and devices; ``ppcl bench`` runs the benchmark suite.
+reuse distances of each buffer, vectorization, and the guard's stored choices. ``ppcl info``
+describes the platforms and devices; ``ppcl bench`` runs the benchmark suite, ``ppcl fuzz``
+the kernel fuzzer. ``python3 -m ppcl`` is the same command.
+
+The ``PPCL_*`` variables are read once, before any command: a value ppcl cannot use is an
+error naming the variable (status 1), and ``build`` honours ``PPCL_SPLIT`` and ``PPCL_DEBUG``
+as a program's build does.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ppcl.compiler.diagnostics import CompileError
+from ppcl.settings import Settings, SettingsError, read_settings
 
 if TYPE_CHECKING:
     from ppcl.compiler.frontend import FrontendResult
@@ -64,11 +71,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from ppcl.compiler.deepstack import run_deep_if_needed
 
     # the printers recurse over the program's nesting as the front end does
-    sys.stdout.write(run_deep_if_needed(_emitted, result, args.emit))
+    sys.stdout.write(run_deep_if_needed(_emitted, result, args.emit, args.settings))
     return 0
 
 
-def _emitted(result: FrontendResult, emit: str) -> str:
+def _emitted(result: FrontendResult, emit: str, settings: Settings) -> str:
     """The text ``--emit`` asks for: the typed IR, OpenCL C, or the C of every kernel."""
     if emit == "ir":
         from ppcl.compiler.codegen.irprint import print_ir
@@ -84,15 +91,41 @@ def _emitted(result: FrontendResult, emit: str) -> str:
         return cuda_unit(result.module)
     from ppcl.compiler.pipeline import KernelSpec, lower_kernel
 
-    return "".join(lower_kernel(result.module, kernel.name, KernelSpec((1, 1, 1)),
-                                result.options).source for kernel in result.module.kernels)
+    options = result.options
+    if not settings.split:  # PPCL_SPLIT=0, as a program's build takes it
+        options = dataclasses.replace(options, no_split=True)
+    return "".join(lower_kernel(result.module, kernel.name, KernelSpec((1, 1, 1)), options,
+                                settings.debug).source for kernel in result.module.kernels)
 
 
-def _sizes(text: str | None) -> tuple[int, int, int] | None:
+def _sizes(option: str, text: str | None) -> tuple[int, int, int] | None:
+    """A ``--local``/``--global`` size: one to three positive numbers, comma-separated."""
     if not text:
         return None
-    parts = [int(v) for v in text.split(",")]
-    return (parts + [1, 1, 1])[:3]  # type: ignore[return-value]
+    try:
+        parts = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{option} {text}: give one to three positive numbers, e.g. "
+                         "1024,1024") from None
+    if not 1 <= len(parts) <= 3 or min(parts) < 1:
+        raise ValueError(f"{option} {text}: give one to three positive numbers, e.g. "
+                         "1024,1024")
+    parts += [1] * (3 - len(parts))
+    return parts[0], parts[1], parts[2]
+
+
+def _arg_values(pairs: Sequence[str]) -> dict[str, int]:
+    """The ``--arg NAME=NUMBER`` values."""
+    values: dict[str, int] = {}
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        try:
+            if not eq or not name:
+                raise ValueError
+            values[name.strip()] = int(value)
+        except ValueError:
+            raise ValueError(f"--arg {pair}: write NAME=NUMBER, e.g. --arg n=1000") from None
+    return values
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -103,16 +136,29 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from ppcl.runtime.platform import get_platforms
 
     try:
-        local = _sizes(args.local) or (1, 1, 1)
-        global_size = _sizes(args.global_size)
-        values = {name: int(value) for name, value in
-                  (a.split("=", 1) for a in args.arg or [])}
+        local = _sizes("--local", args.local) or (1, 1, 1)
+        global_size = _sizes("--global", args.global_size)
+        values = _arg_values(args.arg or [])
     except ValueError as exc:
-        print(f"ppcl: error: sizes are comma-separated numbers, arguments NAME=NUMBER: {exc}",
+        print(f"ppcl: error: {exc}", file=sys.stderr)
+        return 1
+    if global_size is not None and any(g % n for g, n in zip(global_size, local)):
+        print(f"ppcl: error: --global {args.global_size} is not a multiple of --local "
+              f"{args.local} in every dimension (CL_INVALID_WORK_GROUP_SIZE in OpenCL 1.2)",
               file=sys.stderr)
         return 1
     result = _compile_file(args)
     if result is None:
+        return 1
+    from ppcl.compiler.ir.types import ScalarType
+
+    scalars = {p.name for kernel in result.module.kernels for p in kernel.params
+               if isinstance(p.type, ScalarType)}
+    unknown = sorted(set(values) - scalars)
+    if unknown:
+        print(f"ppcl: error: --arg {', '.join(unknown)}: no kernel of {args.file} has such a "
+              f"scalar argument (its scalar arguments: {', '.join(sorted(scalars)) or 'none'})",
+              file=sys.stderr)
         return 1
     launch = None
     if global_size is not None:
@@ -165,8 +211,8 @@ def make_parser() -> argparse.ArgumentParser:
     build.add_argument("--emit", choices=("ir", "opencl", "c", "cuda"), default="ir",
                        help="what to print (default: ir)")
     build.set_defaults(func=_cmd_build)
-    explain = sub.add_parser("explain", help="print the affine model and the input space "
-                             "splitting of each kernel")
+    explain = sub.add_parser("explain", help="print the affine model, the input space "
+                             "splitting and host fusion's analyses of each kernel")
     explain.add_argument("file", help="OpenCL C source file")
     explain.add_argument("-D", dest="define", action="append", metavar="NAME[=VALUE]",
                          help="define a preprocessor macro")
@@ -197,13 +243,30 @@ def make_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        settings = read_settings()  # every PPCL_* variable, checked before any command runs
+    except SettingsError as error:
+        print(f"ppcl: error: {error}", file=sys.stderr)
+        return 1
     if argv[:1] == ["bench"]:
         # the suite parses its own options (--only, --size, --json, --repeats, --help)
         return _cmd_bench(argparse.Namespace(bench_args=argv[1:]))
     if argv[:1] == ["fuzz"]:  # likewise
         return _cmd_fuzz(argparse.Namespace(fuzz_args=argv[1:]))
     args = make_parser().parse_args(argv)
-    status: int = args.func(args)
+    args.settings = settings
+    from ppcl.runtime.errors import Error
+
+    try:
+        status: int = args.func(args)
+    except Error as error:  # a device the environment names that cannot be had, ...
+        print(f"ppcl: error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the output piped into a reader that stopped (| head)
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return status
 
 

@@ -79,7 +79,7 @@ class Settings:
 
 
 def parse_debug(text: str, verify: str = "") -> Debug:
-    """``PPCL_DEBUG`` (and ``PPCL_VERIFY``) as a :class:`Debug`."""
+    """``PPCL_DEBUG`` (and the ``PPCL_VERIFY`` switch) as a :class:`Debug`."""
     text = text.strip().lower()
     topics: frozenset[str]
     if text in ("", "0"):
@@ -93,7 +93,7 @@ def parse_debug(text: str, verify: str = "") -> Debug:
             raise SettingsError(f"PPCL_DEBUG={text!r}: unknown topic {', '.join(unknown)}; "
                                 f"use 1, all, or a comma list of {', '.join(DEBUG_TOPICS)}")
         topics = frozenset(words)
-    return Debug(topics, bool(topics) or verify.strip() not in ("", "0"))
+    return Debug(topics, bool(topics) or parse_switch("PPCL_VERIFY", verify))
 
 
 def parse_threads(text: str) -> int | None:
@@ -146,9 +146,8 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
         threads=parse_threads(env.get("PPCL_THREADS", "")),
         devices=parse_devices(env.get("PPCL_DEVICES", "")),
         cache_dir=cache_root(env),
-        compiler_output=(env.get("PPCL_COMPILER_OUTPUT")
-                         or env.get("PYOPENCL_COMPILER_OUTPUT")) == "1",
-        vendors=env.get("PPCL_VENDORS") == "1",
+        compiler_output=_compiler_output(env),
+        vendors=parse_switch("PPCL_VENDORS", env.get("PPCL_VENDORS", "")),
         ctx=env.get("PPCL_CTX") or env.get("PYOPENCL_CTX") or None,
         test=env.get("PPCL_TEST") or env.get("PYOPENCL_TEST") or None,
         check=parse_check(env.get("PPCL_CHECK", "")),
@@ -158,10 +157,30 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
     )
 
 
+def _compiler_output(env: Mapping[str, str]) -> bool:
+    """``PPCL_COMPILER_OUTPUT``, else PyOpenCL's ``PYOPENCL_COMPILER_OUTPUT``."""
+    if env.get("PPCL_COMPILER_OUTPUT", "").strip():
+        return parse_switch("PPCL_COMPILER_OUTPUT", env["PPCL_COMPILER_OUTPUT"])
+    return parse_switch("PYOPENCL_COMPILER_OUTPUT", env.get("PYOPENCL_COMPILER_OUTPUT", ""))
+
+
 def overlay_switch(environ: Mapping[str, str] | None = None) -> bool:
-    """``PPCL_OVERLAY`` alone, for when another variable is bad (reported where it is used)."""
+    """``PPCL_OVERLAY`` alone, for when another variable is bad (reported where it is used);
+    off when ``PPCL_OVERLAY`` itself is bad, which is reported there too."""
     env = os.environ if environ is None else environ
-    return parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", ""))
+    try:
+        return parse_switch("PPCL_OVERLAY", env.get("PPCL_OVERLAY", ""))
+    except SettingsError:
+        return False
+
+
+def hostfusion_switch(environ: Mapping[str, str] | None = None) -> str:
+    """``PPCL_HOSTFUSION`` alone, as :func:`overlay_switch`: off when it is bad."""
+    env = os.environ if environ is None else environ
+    try:
+        return parse_hostfusion(env.get("PPCL_HOSTFUSION", ""))
+    except SettingsError:
+        return "off"
 
 
 def parse_hostfusion(text: str) -> str:
@@ -169,7 +188,12 @@ def parse_hostfusion(text: str) -> str:
     word = text.strip().lower()
     if word == "force":
         return "force"
-    return "on" if parse_switch("PPCL_HOSTFUSION", word) else "off"
+    try:
+        return "on" if parse_switch("PPCL_HOSTFUSION", word) else "off"
+    except SettingsError:
+        raise SettingsError(f"PPCL_HOSTFUSION={text.strip()!r}: use 1 (rewrites kept when "
+                            "they measure faster), force (the model's choice, untimed) or "
+                            "0 (off)") from None
 
 
 def parse_switch(name: str, text: str) -> bool:
@@ -179,4 +203,4 @@ def parse_switch(name: str, text: str) -> bool:
         return False
     if text in ("1", "yes", "true", "on"):
         return True
-    raise SettingsError(f"{name}={text!r}: use 1 to turn it on or 0 to leave it off")
+    raise SettingsError(f"{name}={text!r}: use 1 to turn it on or 0 for off")

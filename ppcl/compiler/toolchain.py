@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ppcl.compiler import cache
@@ -104,6 +104,7 @@ class CompiledObject:
     report: str | None
     cached: bool
     compile_seconds: float
+    command: str = ""  # the compiler and its flags, without the source and output paths
 
 
 _lock = threading.Lock()
@@ -275,13 +276,18 @@ def compile_shared(
         c_source, shlex.join(flags), shlex.join(compiler.argv), compiler.identity,
         specialization, *key_parts,
     )  # fmt: skip
+    command = shlex.join([*compiler.argv, *_effective_flags(compiler, flags)])
     hit = cache.lookup(key, want_log=want_vector_report)
     if hit is not None:
-        return CompiledObject(hit.path, key, hit.log, cached=True, compile_seconds=0.0)
+        return CompiledObject(hit.path, key, hit.log, cached=True, compile_seconds=0.0,
+                              command=command)
     try:
-        return _build(compiler, flags, c_source, key, keep_log=want_vector_report)
+        built = _build(compiler, flags, c_source, key, keep_log=want_vector_report)
     except cache.CacheError as error:
         raise ToolchainError(str(error)) from error
+    # (flags the compiler rejected, -march=native, are left out of the next builds' command)
+    return replace(built, command=shlex.join([*compiler.argv,
+                                              *_effective_flags(compiler, flags)]))
 
 
 def _build(

@@ -148,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="folder for reproducers (default ./fuzz-failures)")
     parser.add_argument("--no-reduce", action="store_true", help="keep failing programs whole")
     parser.add_argument("--no-pocl", action="store_true", help="leave pocl out")
-    parser.add_argument("--json", type=Path, default=None, help="write a summary to FILE")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
+                        help="write a summary to FILE")
     args = parser.parse_args(argv)
     if args.count < 1 or args.jobs < 1:
         parser.error("--count and --jobs must be at least 1")

@@ -30,6 +30,7 @@ from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.hostfusion.aliases import AliasTable
 from ppcl.hostfusion.guard import (
     ORIGINAL,
+    ROUNDS,
     Built,
     Trial,
     _on_decision,
@@ -45,15 +46,14 @@ from ppcl.hostfusion.model import execution_order
 from ppcl.hostfusion.plan import Candidates, Variant, build_variant, kernel_function, plan
 from ppcl.runtime.program import Program
 from ppcl.runtime.queue import CommandQueue, queue_hooks
-from ppcl.settings import Settings, SettingsError, parse_hostfusion, read_settings
+from ppcl.settings import Settings, SettingsError, hostfusion_switch, read_settings
 
 __all__ = ["Decision", "decisions", "disable", "enable", "stored_choices", "wait_for_builds"]
 
 try:
     _SETTINGS = read_settings()  # read once, when ppcl is imported
-except SettingsError:  # another bad variable is reported where it is used (a build)
-    import os
-    _SETTINGS = Settings(hostfusion=parse_hostfusion(os.environ.get("PPCL_HOSTFUSION", "")))
+except SettingsError:  # a bad variable is reported where it is used (devices, a build)
+    _SETTINGS = Settings(hostfusion=hostfusion_switch())
 _DEBUG = _SETTINGS.debug.shows("hostfusion")
 
 
@@ -75,11 +75,20 @@ class Decision:
         lines = [f"hostfusion: {self.title}", f"  model: {self.model}"]
         lines += [f"  not applied: {note}" for note in self.notes]
         lines += [f"  candidate: {label}" for label in self.candidates]
+        if self.timing:
+            lines.append(f"  choice (timing): {ORIGINAL} until the guard has timed each "
+                         f"candidate's launches {ROUNDS} times, then the fastest")
+            return "\n".join(lines)
         if self.trial is not None and self.trial.choice is not None:
             lines.append(f"  timings: {self.trial.timings()}")
         lines.append(f"  choice ({self.source}): {self.choice}")
         lines += [f"  layout of {line}" for line in self.layouts()]
         return "\n".join(lines)
+
+    @property
+    def timing(self) -> bool:
+        """Whether the guard is still timing the candidates (no choice yet)."""
+        return self.trial is not None and self.trial.choice is None
 
     def layouts(self) -> list[str]:
         """Each buffer's layout under the choice, and why it is not another."""
@@ -160,6 +169,7 @@ class HostFusion:
         self.queue = queue
         self.mode = mode  # on or force
         self.order = execution_order(queue.device)
+        self.left_to_overlay = False  # said once that the overlay has the launches
 
     def observe(self, kind: int, uses: Sequence[Any], task: Any) -> None:
         if uses:  # (not called for launches: ``launch`` sees their buffers)
@@ -167,6 +177,11 @@ class HostFusion:
 
     def launch(self, kernel: Any, launch: Any, args: tuple[Any, ...]) -> _Rewritten | None:
         if self.queue._overlay is not None:
+            if _DEBUG and not self.left_to_overlay:
+                print("hostfusion: the queue records for the overlay (PPCL_OVERLAY); its "
+                      "launches are left to the overlay's fusion and specialization",
+                      file=sys.stderr)
+            self.left_to_overlay = True
             return None
         passes = kernel._hostfusion_passes  # (the same arguments pass in enqueue)
         if passes is not None and passes.hook is self and passes.launch is launch \
@@ -280,7 +295,7 @@ class HostFusion:
     def _finish(self, shape: _Shape) -> _Shape:
         _DECISIONS.append(shape.decision)
         del _DECISIONS[:-MAX_DECISIONS]
-        if _DEBUG and (shape.trial is None or shape.trial.choice is not None):
+        if _DEBUG:  # a timed shape is described again with its timings once decided
             print(shape.decision.describe(), file=sys.stderr)
         return shape
 

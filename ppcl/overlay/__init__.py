@@ -29,7 +29,7 @@ __all__ = ["CACHE", "TaskGraph", "disable", "enable", "graph", "over"]
 
 try:
     _SETTINGS = read_settings()  # read once, when ppcl is imported
-except SettingsError:  # another bad variable is reported where it is used (a build)
+except SettingsError:  # a bad variable is reported where it is used (devices, a build)
     _SETTINGS = Settings(overlay=overlay_switch())
 _last_graph: list[TaskGraph] = []
 

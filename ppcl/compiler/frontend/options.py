@@ -159,7 +159,7 @@ def parse_build_options(text: str | None) -> BuildOptions:
             flags[_FLAGS[word]] = True
             continue
         else:
-            raise BuildOptionsError(f"unknown option '{word}'")
+            raise BuildOptionsError(_unknown(word))
 
         if kind == "D":
             actions.append(("D", *_split_define(arg)))
@@ -178,6 +178,19 @@ def parse_build_options(text: str | None) -> BuildOptions:
         **flags,
     )
     return _apply_implications(options)
+
+
+def _unknown(word: str) -> str:
+    """The message for an option ppcl does not know, with the ones of its family."""
+    if word == "-cl-std":
+        return f"'-cl-std' needs a version, e.g. -cl-std=CL1.2 (accepted: {', '.join(CL_STD_VERSIONS)})"
+    family = next((prefix for prefix in ("-ppcl-", "-cl-") if word.startswith(prefix)), None)
+    if family is None:
+        return f"unknown option '{word}'"
+    known = [spelling for spelling in _FLAGS if spelling.startswith(family)]
+    if family == "-cl-":
+        known.insert(0, "-cl-std=")
+    return f"unknown option '{word}' (the {family}* options: {', '.join(known)})"
 
 
 def _apply_implications(options: BuildOptions) -> BuildOptions:

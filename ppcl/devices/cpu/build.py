@@ -111,6 +111,17 @@ def _log(debug: Debug, topic: str, title: str, seconds: float, text: str | None 
         print(text, file=sys.stderr)
 
 
+def _cc_report(kernel_name: str, compiled: toolchain.CompiledObject) -> str:
+    """What ``PPCL_DEBUG=cc`` shows of a kernel's C compile: the command and the compiler's
+    vectorizer report (stored with a cached object, so a cache hit shows it too)."""
+    how = "cached" if compiled.cached else f"built in {compiled.compile_seconds * 1000:.0f} ms"
+    source = compiled.path.with_suffix(".c")
+    lines = [f"// ppcl cc {kernel_name} ({how}): {compiled.command} {source}"]
+    report = (compiled.report or "").strip()
+    lines.append(report if report else "// (the C compiler reported nothing)")
+    return "\n".join(lines)
+
+
 def lower_for_check(module: ir.Module, kernel_name: str, spec: KernelSpec,
                     options: BuildOptions, pipeline: Pipeline | None) -> str:
     """The C of a kernel, for the C compiler's check at ``build()``."""
@@ -146,7 +157,8 @@ def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
     start = time.perf_counter()
     try:
         compiled = toolchain.compile_shared(
-            generated.source, math_flags=toolchain.c_math_flags(options), want_vector_report=want_vector_report,
+            generated.source, math_flags=toolchain.c_math_flags(options),
+            want_vector_report=want_vector_report or debug.shows("cc"),
             specialization=f"local={spec.local_size};zero_offset={spec.zero_offset};"
                            f"narrow_ids={spec.narrow_ids}",
             key_parts=(*key_parts, kernel_name),
@@ -156,7 +168,7 @@ def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
         raise DeviceBuildError(str(error), error.stderr) from error
     timings["cc"] = time.perf_counter() - start
     _log(debug, "cc", "cc" + (" (cached)" if compiled.cached else ""), timings["cc"],
-         compiled.report)
+         _cc_report(kernel_name, compiled))
     entry = getattr(library, generated.entry)
     entry.argtypes = RUN_ARGTYPES
     entry.restype = None
