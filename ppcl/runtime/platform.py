@@ -77,13 +77,15 @@ class Platform:
         return self._devices
 
     def get_devices(self, device_type: int = _device_type.ALL) -> list[Device]:
-        found = [d for d in self._all_devices()
-                 if device_type in (_device_type.ALL, _device_type.DEFAULT)
-                 or d.type & device_type]
-        if not found:
-            raise make_error("clGetDeviceIDs", "DEVICE_NOT_FOUND",
-                             f"no device of type {device_type} on platform '{self.name}'")
-        return found
+        """The platform's devices of ``device_type``; an empty list when it has none.
+
+        clGetDeviceIDs answers CL_DEVICE_NOT_FOUND there, but PyOpenCL returns ``[]``, and
+        programs rely on it: ``[p.get_devices(device_type.GPU) for p in get_platforms()]``
+        is the usual way to look for a GPU and fall back to the CPU.
+        """
+        return [d for d in self._all_devices()
+                if device_type in (_device_type.ALL, _device_type.DEFAULT)
+                or d.type & device_type]
 
     @property
     def int_ptr(self) -> int:
