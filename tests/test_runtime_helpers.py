@@ -96,6 +96,34 @@ def test_characterize_answers():
     assert characterize.has_coarse_grain_buffer_svm(dev) is False
 
 
+def test_characterize_performance_measures_the_device(ctx_factory):
+    # PyOpenCL's dump-performance example imports this module and prints these figures
+    import ppcl.characterize.performance as perf
+    ctx = ctx_factory()
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    assert 0 < perf.transfer_latency(queue, perf.DeviceToDeviceTransfer) < 1  # wall clock
+    events = []
+
+    class OneRoundTimer(perf.WallTimer):
+        """Stretches the time so that one round of calls is enough (keeps the test short)."""
+
+        def add_event(self, event):
+            events.append(event)
+
+        def get_elapsed(self):
+            return 1e6 * super().get_elapsed()
+
+    fast = {"timer_factory": OneRoundTimer}
+    overhead, latency = perf.get_profiling_overhead(ctx, **fast)
+    assert latency > 0 and overhead < latency
+    assert perf.get_empty_kernel_time(queue, **fast) > 0
+    for transfer in (perf.HostToDeviceTransfer, perf.DeviceToHostTransfer,
+                     perf.DeviceToDeviceTransfer):
+        assert perf.transfer_bandwidth(queue, transfer, 1 << 16, **fast) > 0
+    assert perf.get_add_rate(queue, **fast) > 0
+    assert events and all(isinstance(e, cl.Event) for e in events if e is not None)
+
+
 def test_allocators_and_memory_pool():
     ctx = cl.create_some_context(interactive=False)
     queue = cl.CommandQueue(ctx)
