@@ -60,6 +60,16 @@ def test_enums_have_to_string():
     assert cl.command_type.to_string(12345, "<unknown {}>") == "<unknown 12345>"
 
 
+def test_every_public_info_name_is_a_constant_the_object_answers():
+    # dump-properties style: every public name of an info class but to_string is a constant
+    # (a 'names' helper there printed as a failed query)
+    device = cl.get_platforms()[0].get_devices()[0]
+    for info_class, obj in [(cl.platform_info, device.platform), (cl.device_info, device)]:
+        public = [n for n in dir(info_class) if not n.startswith("_") and n != "to_string"]
+        assert public and all(isinstance(getattr(info_class, n), int) for n in public)
+        assert obj.get_info(info_class.NAME) == obj.name
+
+
 def test_error_classes_follow_pyopencl():
     logic = make_error("clX", "INVALID_KERNEL_ARGS", "detail")
     assert isinstance(logic, cl.LogicError) and isinstance(logic, cl.Error)

@@ -16,6 +16,7 @@ from ppcl.devices import UnknownDeviceError, gpu_devices, listed_devices, vendor
 from ppcl.devices import interface as device_interface
 from ppcl.runtime.constants import (
     command_queue_properties,
+    constant_names,
     device_exec_capabilities,
     device_fp_config,
     device_info,
@@ -103,7 +104,7 @@ class Device:
         self._platform = platform
         self._info = self._describe(platform, backend)
         # plain attributes, so reading dev.max_work_group_size costs a dict lookup
-        for name, code in device_info.names().items():
+        for name, code in constant_names(device_info).items():
             attribute = name.lower()
             if code in self._info and not hasattr(type(self), attribute):
                 self.__dict__[attribute] = self._info[code]
@@ -191,7 +192,7 @@ class Device:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        code = device_info.names().get(name.upper())
+        code = constant_names(device_info).get(name.upper())
         if code is None or code not in self._info:
             raise AttributeError(f"'Device' has no attribute '{name}'")
         return self._info[code]
