@@ -62,6 +62,7 @@ from ppcl.runtime.image import (  # noqa: E402
     Image,
     ImageFormat,
     Sampler,
+    create_image,
     get_supported_image_formats,
     image_from_array,
 )
@@ -116,6 +117,6 @@ __all__ = [
     "Image", "ImageFormat", "Sampler", "addressing_mode", "channel_order", "channel_type",
     "enqueue_copy_buffer_to_image", "enqueue_copy_image", "enqueue_copy_image_to_buffer",
     "enqueue_fill_image", "enqueue_map_image", "enqueue_read_image", "enqueue_write_image",
-    "filter_mode", "get_supported_image_formats", "image_from_array", "image_info",
+    "filter_mode", "create_image", "get_supported_image_formats", "image_from_array", "image_info",
     "overlay", "sampler_info",
 ]

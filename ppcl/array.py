@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
+from ppcl import cltypes
 from ppcl.elementwise import ElementwiseKernel
 from ppcl.expression import (
     Index,
@@ -790,6 +792,19 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
                      x.offset // item, y._buffer, 0))
     return y
 
+
+class _VecLookup:
+    """``ppcl.array.vec``: PyOpenCL's old name for ``cltypes``, which programs written for
+    OpenCL in Action and older PyOpenCL still use (``vec.zeros_int4()``, ``vec.char16``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        warnings.warn("ppcl.array.vec is deprecated, as pyopencl.array.vec is; use ppcl.cltypes "
+                      "for OpenCL vector and scalar types", DeprecationWarning, stacklevel=2)
+        renamed = {"types": "vec_types", "type_to_scalar_and_count": "vec_type_to_scalar_and_count"}
+        return getattr(cltypes, renamed.get(name, name))
+
+
+vec = _VecLookup()
 
 __all__ = [
     "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",

@@ -51,7 +51,9 @@ def _maker(dtype: np.dtype, count: Any) -> Callable[..., Any]:
     def make(*values: Any) -> Any:
         if len(values) != count:
             raise TypeError(f"make_ needs {count} values, got {len(values)}")
-        return np.array(tuple(values) + (0,) * (padded - count), dtype=dtype)[()]
+        # a writable 0-d array, as PyOpenCL's: a kernel argument, or a host destination
+        # that enqueue_copy reads a vector back into
+        return np.array(tuple(values) + (0,) * (padded - count), dtype=dtype)
 
     return make
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
+from ppcl import cltypes
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, ScalarArg, VectorArg, complex_preamble, parse_arg_list
 
@@ -95,6 +96,17 @@ def arrays_and_queue(specs: Sequence[Argument], args: Sequence[Any],
     return arrays, queue
 
 
+_COMPLEX_AS_VECTOR = {np.dtype(np.complex64): cltypes.float2,
+                      np.dtype(np.complex128): cltypes.double2}
+
+
+def same_elements(array_dtype: np.dtype, declared: np.dtype) -> bool:
+    """Whether an array of ``array_dtype`` holds the elements a kernel declares as ``declared``:
+    the same dtype, or a numpy complex array read as ``float2``/``double2`` (real and
+    imaginary parts, the layout PyOpenCL's complex examples rely on)."""
+    return array_dtype == declared or _COMPLEX_AS_VECTOR.get(array_dtype) == declared
+
+
 def array_args(args: Sequence[Argument], values: Sequence[Any], routine: str) -> list[Any]:
     """The kernel argument values for ``values`` (arrays as buffer and element offset)."""
     if len(values) != len(args):
@@ -110,7 +122,7 @@ def array_args(args: Sequence[Argument], values: Sequence[Any], routine: str) ->
                 raise make_error(routine, "INVALID_ARG_VALUE",
                                  f"argument '{arg.name}' is an array: pass a ppcl.array.Array"
                                  f" or a Buffer, not {type(value).__name__}")
-            if value.dtype != arg.dtype:
+            if not same_elements(value.dtype, arg.dtype):
                 raise make_error(routine, "INVALID_ARG_VALUE",
                                  f"argument '{arg.name}' has dtype {value.dtype}, the kernel "
                                  f"declares {arg.dtype}")

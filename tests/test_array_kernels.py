@@ -68,6 +68,22 @@ def test_elementwise_kernel_complex_and_errors(ctx, queue):
         knl(cla.zeros(queue, 4, np.int32))
 
 
+def test_elementwise_kernel_reads_complex_arrays_as_float2(ctx, queue):
+    # PyOpenCL's complex example declares complex64 arrays as float2 (double2 for complex128)
+    for dtype, real_type in [(np.complex64, "float"), (np.complex128, "double")]:
+        c = (np.arange(6) - 2j * np.arange(6)).astype(dtype)
+        a = cla.to_device(queue, c)
+        out = cla.empty_like(a)
+        real = cla.empty(queue, len(a), dtype=c.real.dtype)
+        ElementwiseKernel(ctx, f"{real_type}2 *x, {real_type}2 *z, {real_type} *r",
+                          "z[i] = 3 * (x[i] + x[i]).yx; r[i] = x[i].x")(a, out, real)
+        np.testing.assert_allclose(out.get(), 6 * (c.imag + 1j * c.real))
+        np.testing.assert_allclose(real.get(), c.real)
+    knl = ElementwiseKernel(ctx, "double2 *x", "x[i] = 0")
+    with pytest.raises(ppcl.LogicError, match="INVALID_ARG_VALUE.*complex64"):
+        knl(cla.zeros(queue, 4, np.complex64))
+
+
 def test_reduction_kernel(ctx, queue):
     x = np.random.default_rng(0).random(100003).astype(np.float32)
     a = cla.to_device(queue, x)

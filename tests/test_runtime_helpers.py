@@ -51,6 +51,38 @@ def test_cltypes_vectors():
         cltypes.make_float4(1, 2)
 
 
+def test_cltypes_values_are_writable_and_pass_as_arguments(ctx_factory):
+    # as PyOpenCL's, a made vector is a writable 0-d array: a host destination for
+    # enqueue_copy (it was a read-only numpy scalar: CL_INVALID_HOST_PTR) and a kernel argument
+    ctx = ctx_factory()
+    queue = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, "kernel void k(global float4 *o, float4 v) { *o = v * 2; }").build()
+    value = cltypes.make_float4(1, 2, 3, 4)
+    assert value.shape == () and value.flags.writeable
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, size=value.nbytes)
+    prg.k(queue, (1,), None, buf, value)
+    out = cltypes.zeros_float4()
+    cl.enqueue_copy(queue, out, buf)
+    assert out.item() == (2, 4, 6, 8)
+
+
+def test_array_vec_is_the_old_name_of_cltypes(ctx_factory):
+    # programs written for older PyOpenCL read back an int4 through ``cl.array.vec``
+    import ppcl.array
+    ctx = ctx_factory()
+    queue = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, "kernel void k(global int4 *o) { *o = (int4)(1, 2, 3, 4); }").build()
+    with pytest.warns(DeprecationWarning, match="cltypes"):
+        out = cl.array.vec.zeros_int4()
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, size=out.itemsize)
+    prg.k(queue, (1,), None, buf)
+    cl.enqueue_copy(queue, out, buf)
+    assert out.item() == (1, 2, 3, 4)
+    with pytest.warns(DeprecationWarning):
+        assert ppcl.array.vec.char16 == cltypes.char16
+        assert ppcl.array.vec.types is cltypes.vec_types
+
+
 def test_characterize_answers():
     dev = cl.get_platforms()[0].get_devices()[0]
     assert characterize.has_double_support(dev)
@@ -62,6 +94,34 @@ def test_characterize_answers():
     assert characterize.nv_compute_capability(dev) is None
     assert "-cl-fast-relaxed-math" in characterize.get_fast_inaccurate_build_options(dev)
     assert characterize.has_coarse_grain_buffer_svm(dev) is False
+
+
+def test_characterize_performance_measures_the_device(ctx_factory):
+    # PyOpenCL's dump-performance example imports this module and prints these figures
+    import ppcl.characterize.performance as perf
+    ctx = ctx_factory()
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    assert 0 < perf.transfer_latency(queue, perf.DeviceToDeviceTransfer) < 1  # wall clock
+    events = []
+
+    class OneRoundTimer(perf.WallTimer):
+        """Stretches the time so that one round of calls is enough (keeps the test short)."""
+
+        def add_event(self, event):
+            events.append(event)
+
+        def get_elapsed(self):
+            return 1e6 * super().get_elapsed()
+
+    fast = {"timer_factory": OneRoundTimer}
+    overhead, latency = perf.get_profiling_overhead(ctx, **fast)
+    assert latency > 0 and overhead < latency
+    assert perf.get_empty_kernel_time(queue, **fast) > 0
+    for transfer in (perf.HostToDeviceTransfer, perf.DeviceToHostTransfer,
+                     perf.DeviceToDeviceTransfer):
+        assert perf.transfer_bandwidth(queue, transfer, 1 << 16, **fast) > 0
+    assert perf.get_add_rate(queue, **fast) > 0
+    assert events and all(isinstance(e, cl.Event) for e in events if e is not None)
 
 
 def test_allocators_and_memory_pool():

@@ -9,29 +9,35 @@ from __future__ import annotations
 from ppcl.compiler.frontend import image_formats
 from ppcl.runtime.errors import ERROR_CODES
 
+_names_cache: dict[type, dict[str, int]] = {}
+
+
+def constant_names(cls: type) -> dict[str, int]:
+    """The constants of an enumeration class by name (its upper-case int attributes).
+
+    A function, not a method: programs list a class's constants with ``dir(cl.device_info)``
+    (PyOpenCL's dump-properties example) and must find only them and ``to_string`` there.
+    """
+    cached = _names_cache.get(cls)
+    if cached is not None:
+        return cached
+    found: dict[str, int] = {}
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            if name.isupper() and isinstance(value, int) and not isinstance(value, bool):
+                found[name] = value
+    _names_cache[cls] = found
+    return found
+
 
 class _ConstantClass:
     """Base of the enumeration classes; the int attributes in upper case are the values."""
 
     _bitfield = False
-    _names_cache: dict[type, dict[str, int]] = {}
-
-    @classmethod
-    def names(cls) -> dict[str, int]:
-        cached = _ConstantClass._names_cache.get(cls)
-        if cached is not None:
-            return cached
-        found: dict[str, int] = {}
-        for klass in reversed(cls.__mro__):
-            for name, value in vars(klass).items():
-                if name.isupper() and isinstance(value, int) and not isinstance(value, bool):
-                    found[name] = value
-        _ConstantClass._names_cache[cls] = found
-        return found
 
     @classmethod
     def to_string(cls, value: int, default_format: str | None = None) -> str:
-        names = cls.names()
+        names = constant_names(cls)
         for name, known in names.items():
             if known == value:
                 return name

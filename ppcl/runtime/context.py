@@ -28,6 +28,9 @@ class Context:
         if devices is None:
             devices = platform.get_devices(dev_type) if dev_type is not None else \
                 platform.get_devices()
+            if not devices:
+                raise make_error("clCreateContextFromType", "DEVICE_NOT_FOUND",
+                                 f"no device of type {dev_type} on platform '{platform.name}'")
         devices = list(devices)
         if not devices:
             raise make_error("clCreateContext", "INVALID_VALUE", "no devices given")

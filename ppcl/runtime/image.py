@@ -368,6 +368,16 @@ def texel_view(data: np.ndarray, origin: Triple, region: Triple, pitches: Triple
         strides=(pitches[2], pitches[1], 1))
 
 
+def create_image(context: Context, flags: int, format: ImageFormat,
+                 shape: Sequence[int] | None = None, pitches: Sequence[int] | None = None,
+                 hostbuf: Any = None, is_array: bool = False,
+                 buffer: Buffer | None = None) -> Image:
+    """PyOpenCL's ``create_image``: the function spelling of ``Image(...)`` with the same
+    arguments, which image programs written for PyOpenCL 2022 and later call."""
+    return Image(context, flags, format, shape=shape, pitches=pitches, hostbuf=hostbuf,
+                 is_array=is_array, buffer=buffer)
+
+
 def image_from_array(context: Context, ary: np.ndarray, num_channels: int | None = None,
                      mode: str = "r", norm_int: bool = False) -> Image:
     """An image holding ``ary`` (C-contiguous; its last axis the channels when

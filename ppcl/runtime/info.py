@@ -7,6 +7,7 @@ from typing import Any, TextIO
 
 from ppcl.runtime.constants import (
     command_queue_properties,
+    constant_names,
     device_fp_config,
     device_info,
     device_local_mem_type,
@@ -91,7 +92,7 @@ def _show(device: Device, name: str, how: str) -> str:
     if how == "device_type":
         return device_type.to_string(int(value))
     if how == "fp":
-        return ", ".join(n for n, bit in device_fp_config.names().items() if value & bit) or "(n/a)"
+        return ", ".join(n for n, bit in constant_names(device_fp_config).items() if value & bit) or "(n/a)"
     if how == "cache":
         return device_mem_cache_type.to_string(int(value))
     if how == "local":

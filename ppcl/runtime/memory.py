@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ppcl.devices.interface import Allocation
-from ppcl.runtime.constants import mem_flags, mem_info, mem_object_type
+from ppcl.runtime.constants import constant_names, mem_flags, mem_info, mem_object_type
 from ppcl.runtime.errors import make_error
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ def check_flags(flags: int, routine: str) -> None:
                                                   | mem_flags.ALLOC_HOST_PTR):
         raise make_error(routine, "INVALID_VALUE",
                          "USE_HOST_PTR excludes COPY_HOST_PTR and ALLOC_HOST_PTR")
-    known = sum(mem_flags.names().values())
+    known = sum(constant_names(mem_flags).values())
     if flags & ~known:
         raise make_error(routine, "INVALID_VALUE", f"unknown memory flags {flags:#x}")
 

@@ -16,6 +16,7 @@ from ppcl.devices import UnknownDeviceError, gpu_devices, listed_devices, vendor
 from ppcl.devices import interface as device_interface
 from ppcl.runtime.constants import (
     command_queue_properties,
+    constant_names,
     device_exec_capabilities,
     device_fp_config,
     device_info,
@@ -77,13 +78,15 @@ class Platform:
         return self._devices
 
     def get_devices(self, device_type: int = _device_type.ALL) -> list[Device]:
-        found = [d for d in self._all_devices()
-                 if device_type in (_device_type.ALL, _device_type.DEFAULT)
-                 or d.type & device_type]
-        if not found:
-            raise make_error("clGetDeviceIDs", "DEVICE_NOT_FOUND",
-                             f"no device of type {device_type} on platform '{self.name}'")
-        return found
+        """The platform's devices of ``device_type``; an empty list when it has none.
+
+        clGetDeviceIDs answers CL_DEVICE_NOT_FOUND there, but PyOpenCL returns ``[]``, and
+        programs rely on it: ``[p.get_devices(device_type.GPU) for p in get_platforms()]``
+        is the usual way to look for a GPU and fall back to the CPU.
+        """
+        return [d for d in self._all_devices()
+                if device_type in (_device_type.ALL, _device_type.DEFAULT)
+                or d.type & device_type]
 
     @property
     def int_ptr(self) -> int:
@@ -101,7 +104,7 @@ class Device:
         self._platform = platform
         self._info = self._describe(platform, backend)
         # plain attributes, so reading dev.max_work_group_size costs a dict lookup
-        for name, code in device_info.names().items():
+        for name, code in constant_names(device_info).items():
             attribute = name.lower()
             if code in self._info and not hasattr(type(self), attribute):
                 self.__dict__[attribute] = self._info[code]
@@ -189,7 +192,7 @@ class Device:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        code = device_info.names().get(name.upper())
+        code = constant_names(device_info).get(name.upper())
         if code is None or code not in self._info:
             raise AttributeError(f"'Device' has no attribute '{name}'")
         return self._info[code]

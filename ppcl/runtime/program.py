@@ -42,6 +42,7 @@ from ppcl.compiler.frontend import binary as binary_kinds
 from ppcl.devices.interface import DeviceBuildError, DeviceProgram, KernelLaunch, NDRange
 from ppcl.runtime.constants import (
     build_status,
+    constant_names,
     program_binary_type,
     program_build_info,
     program_info,
@@ -414,7 +415,7 @@ class Program:
         that name, as PyOpenCL looks them up."""
         if name.startswith("_"):
             raise AttributeError(name)
-        info = program_info.names().get(name.upper())
+        info = constant_names(program_info).get(name.upper())
         if info is not None:
             return self.get_info(info)
         try:

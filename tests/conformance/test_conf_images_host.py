@@ -154,6 +154,31 @@ def test_image_from_array_round_trip_and_modes(ctx, queue) -> None:
         cl.image_from_array(ctx, picture, 2, mode="rw")
 
 
+def test_create_image_writes_a_gray_picture(ctx, queue) -> None:
+    # an RGBA destination made with create_image, the spelling of newer PyOpenCL programs
+    picture = np.random.default_rng(2).integers(0, 255, (5, 7, 4), dtype=np.uint8)
+    fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.UNSIGNED_INT8)
+    dest = cl.create_image(ctx, cl.mem_flags.WRITE_ONLY, fmt, (7, 5))
+    assert isinstance(dest, cl.Image) and dest.shape == (7, 5)
+    prg = cl.Program(ctx, """
+        kernel void gray(read_only image2d_t src, write_only image2d_t dst, sampler_t s) {
+            int2 p = (int2)(get_global_id(0), get_global_id(1));
+            uint4 c = read_imageui(src, s, p);
+            uint g = (c.x + c.y + c.z) / 3;
+            write_imageui(dst, p, (uint4)(g, g, g, 255));
+        }""").build()
+    sampler = cl.Sampler(ctx, False, cl.addressing_mode.CLAMP_TO_EDGE, cl.filter_mode.NEAREST)
+    prg.gray(queue, (7, 5), None, cl.image_from_array(ctx, picture, 4), dest, sampler)
+    out = np.empty_like(picture)
+    cl.enqueue_copy(queue, out, dest, origin=(0, 0), region=(7, 5))
+    np.testing.assert_array_equal(out[..., 0], picture[..., :3].astype(np.uint32).sum(-1) // 3)
+    assert (out[..., 3] == 255).all()
+    copied = cl.create_image(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt,
+                             (7, 5), hostbuf=picture)
+    cl.enqueue_copy(queue, out, copied, origin=(0, 0), region=(7, 5))
+    np.testing.assert_array_equal(out, picture)
+
+
 def test_image1d_buffer_reads_and_writes_the_buffer(ctx, queue) -> None:
     source = """
     __kernel void twice(__read_only image1d_buffer_t src, __write_only image1d_buffer_t dst)
