@@ -276,18 +276,17 @@ def compile_shared(
         c_source, shlex.join(flags), shlex.join(compiler.argv), compiler.identity,
         specialization, *key_parts,
     )  # fmt: skip
-    command = shlex.join([*compiler.argv, *_effective_flags(compiler, flags)])
     hit = cache.lookup(key, want_log=want_vector_report)
     if hit is not None:
-        return CompiledObject(hit.path, key, hit.log, cached=True, compile_seconds=0.0,
-                              command=command)
-    try:
-        built = _build(compiler, flags, c_source, key, keep_log=want_vector_report)
-    except cache.CacheError as error:
-        raise ToolchainError(str(error)) from error
-    # (flags the compiler rejected, -march=native, are left out of the next builds' command)
-    return replace(built, command=shlex.join([*compiler.argv,
-                                              *_effective_flags(compiler, flags)]))
+        compiled = CompiledObject(hit.path, key, hit.log, cached=True, compile_seconds=0.0)
+    else:
+        try:
+            compiled = _build(compiler, flags, c_source, key, keep_log=want_vector_report)
+        except cache.CacheError as error:
+            raise ToolchainError(str(error)) from error
+    # the command as run: after a build, without the flags the compiler rejected (-march=native)
+    return replace(compiled, command=shlex.join([*compiler.argv,
+                                                 *_effective_flags(compiler, flags)]))
 
 
 def _build(
