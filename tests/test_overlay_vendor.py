@@ -37,9 +37,15 @@ def _platform_found() -> bool:
     return result.stdout.strip() not in ("", "0")
 
 
-def _run(program: str, extra: dict[str, str] | None = None) -> str:
+def _need_platform() -> None:
+    """Skip a test that runs programs over pyopencl where pyopencl finds no OpenCL platform
+    to run them on."""
     if not _platform_found():
         pytest.skip("pyopencl finds no OpenCL platform (pocl not installed?)")
+
+
+def _run(program: str, extra: dict[str, str] | None = None) -> str:
+    _need_platform()
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                             env=_env(extra or {}), timeout=600, check=False)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
@@ -182,8 +188,7 @@ def test_vendors_and_overlay_switches_record_an_unmodified_program():
 def test_the_overlay_tests_pass_on_a_vendor_device():
     """The semantics and fusion tests of the CPU device, on pocl (``PPCL_CTX`` picks it); a
     kernel that faults would take pocl's process down, so that one case is left out."""
-    if not _platform_found():
-        pytest.skip("pyopencl finds no OpenCL platform (pocl not installed?)")
+    _need_platform()
     tests = [str(ROOT / "tests" / name) for name in ("test_overlay.py", "test_overlay_fusion.py")]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not faulting",
@@ -208,8 +213,7 @@ def test_over_rejects_what_is_not_a_pyopencl_context():
 
 
 def test_the_benchmark_runs_its_programs_on_a_vendor_platform_with_equal_results():
-    if not _platform_found():
-        pytest.skip("pyopencl finds no OpenCL platform (pocl not installed?)")
+    _need_platform()
     command = [sys.executable, "-m", "benchmarks.overlay", "--size", "64", "--operands", "3"]
     result = subprocess.run([*command, "--vendor"], capture_output=True, text=True, cwd=ROOT,
                             env=_env({}), timeout=600, check=False)
