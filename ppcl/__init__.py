@@ -4,9 +4,11 @@
 programs, kernels, events) running on ppcl's own devices.
 """
 
+import os as _os
+
 from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
 
-if __import__("os").environ.get("PPCL_HOSTFUSION"):
+if _os.environ.get("PPCL_HOSTFUSION"):
     # host fusion installs itself on new queues when PPCL_HOSTFUSION asks for it; imported
     # only then, so that an unmodified program gets it and others do not pay the import
     from ppcl import hostfusion  # noqa: F401,E402
