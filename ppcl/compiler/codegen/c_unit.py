@@ -251,7 +251,7 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
         if kind.kind == "local":
             run.append(g + f"{arg_decl} = (void *)(local_mem + *(const size_t *)args[{i}]);")
         else:
-            run.append(g + f"{arg_decl}; memcpy(&a{i}, args[{i}], sizeof a{i});")
+            run.append(g + f"{arg_decl}; memcpy((void *)&a{i}, args[{i}], sizeof a{i});")
     run.append(g + "const size_t n0 = launch->num_groups[0], n1 = launch->num_groups[1];")
     call_args = [f"a{i}" for i in range(len(kernel.params))]
     if p.rows:  # the rest of the chunk's current row of groups along dimension 0, in one call
