@@ -207,6 +207,38 @@ def test_a_buffer_passed_twice_runs_the_kernel_as_written(gctx, gqueue):
 
 
 @pytest.mark.skipif(GPUS > 0, reason="a CUDA GPU is here")
+@needs_gpu
+def test_use_host_ptr_buffers_run_on_a_mirror_and_the_host_array_follows(gctx, gqueue):
+    """A kernel on a buffer over the program's own array (USE_HOST_PTR), whole and through a
+    sub-buffer: the array changes as on the CPU device, and the GPU's context stays usable
+    (a kernel touching the host array itself would fault and end it)."""
+    prg = _build(gctx, """
+__kernel void scale(__global const float *a, __global float *b, float s) {
+    size_t i = get_global_id(0);
+    b[i] = a[i] * s;
+}""")
+    n = 4096
+    host = np.arange(n, dtype=np.float32)
+    hbuf = cl.Buffer(gctx, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=host)
+    prg.scale(gqueue, (n,), None, hbuf, hbuf, np.float32(3)).wait()
+    np.testing.assert_array_equal(host, np.arange(n, dtype=np.float32) * 3)
+    host[:] = 1  # the host writes its array between launches: the next launch sees it
+    other = np.zeros(n, np.float32)
+    obuf = cl.Buffer(gctx, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=other)
+    prg.scale(gqueue, (n,), None, hbuf, obuf, np.float32(2)).wait()
+    np.testing.assert_array_equal(other, np.full(n, 2, np.float32))
+    np.testing.assert_array_equal(host, np.ones(n, np.float32))
+    half = obuf.get_sub_region(n * 2, n * 2)  # the second half, in bytes
+    prg.scale(gqueue, (n // 2,), None, hbuf, half, np.float32(5)).wait()
+    np.testing.assert_array_equal(other[: n // 2], np.full(n // 2, 2, np.float32))
+    np.testing.assert_array_equal(other[n // 2:], np.full(n // 2, 5, np.float32))
+    dbuf = cl.Buffer(gctx, mf.READ_WRITE, n * 4)  # device memory still works afterwards
+    prg.scale(gqueue, (n,), None, hbuf, dbuf, np.float32(7))
+    out = np.empty(n, np.float32)
+    cl.enqueue_copy(gqueue, out, dbuf)
+    np.testing.assert_array_equal(out, np.full(n, 7, np.float32))
+
+
 def test_asking_for_cuda_without_a_gpu_says_what_is_missing():
     from ppcl.devices import UnknownDeviceError, cuda_device
 

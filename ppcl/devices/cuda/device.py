@@ -14,17 +14,26 @@ array (buffers made from host data, maps, the host side of copies) while kernels
 address, the driver moving pages to where they are touched. Copies and fills of whole rows go
 through the driver's copy engines; other views are copied by numpy. An allocation larger than
 the GPU's free memory is refused (managed memory beyond it can hang the GPU).
+
+A buffer over a program's own host array (``USE_HOST_PTR``) is not memory the GPU can reach:
+a kernel touching it faults, and a fault ends the GPU's context for the process. Such a buffer
+gets a mirror in managed memory, made at its first launch and freed with the buffer: a launch
+copies the host bytes to the mirror, runs the kernel on the mirror and copies back what the
+kernel may write (``buffer_accesses``), so the program sees its array change as it would on the
+CPU device, where the kernel works on the array itself.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
 from ppcl.compiler.frontend.options import BuildOptions
@@ -118,9 +127,11 @@ class ManagedAllocation(Allocation):
         self.address = pointer.value
         self.array = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(self.address))
         self.nbytes = nbytes
+        device.managed[self.address] = nbytes
 
     def release(self) -> None:
         if self.address:
+            self._device.managed.pop(self.address, None)
             self._device.current()
             self._device.driver.cuMemFree_v2(self.address)
             self._device.allocated -= self.nbytes
@@ -141,13 +152,18 @@ def buffers_disjoint(args: Sequence[ArgValue]) -> bool:
     return all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
 
 
+# a buffer over host memory during a launch: (host bytes, the mirror's bytes, kernel may write)
+_Sync = tuple[np.ndarray, np.ndarray, bool]
+
+
 class CUDALaunch(KernelLaunch):
     """One kernel over one NDRange; the packed parameters are kept while the argument tuple is
     the same, so a repeated launch is one driver call and a wait."""
 
     def __init__(self, device: CUDADevice, program: CUDAProgram, function: int, name: str,
-                 ndrange: NDRange, static_local_bytes: int) -> None:
+                 ndrange: NDRange, static_local_bytes: int, written: tuple[bool, ...]) -> None:
         self.ndrange = ndrange
+        self._written = written  # per argument: a buffer the kernel may write
         self.static_local_bytes = static_local_bytes
         self._device = device
         self._program = program
@@ -175,12 +191,20 @@ class CUDALaunch(KernelLaunch):
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
         return self.static_local_bytes + self._dynamic_bytes(args)
 
-    def _pack(self, args: Sequence[ArgValue]) -> tuple[object, int, list[object]]:
+    def _pack(self, args: Sequence[ArgValue]
+              ) -> tuple[object, int, list[object], list[_Sync]]:
         holders: list[object] = [self._nd]
+        syncs: list[_Sync] = []
         offset = 0
-        for arg in args:
+        for index, arg in enumerate(args):
             if isinstance(arg, BufferArg):
-                holders.append(ctypes.c_uint64(arg.address))
+                address = arg.address
+                mirrored = self._device.mirror(arg)
+                if mirrored is not None:
+                    host, shadow = mirrored
+                    address = int(shadow.ctypes.data)
+                    syncs.append((host, shadow, self._written[index]))
+                holders.append(ctypes.c_uint64(address))
             elif isinstance(arg, LocalArg):
                 offset = align_up(offset, LOCAL_ARG_ALIGN)
                 holders.append(ctypes.c_uint32(offset))
@@ -189,12 +213,12 @@ class CUDALaunch(KernelLaunch):
                 holders.append(ctypes.create_string_buffer(arg.data, max(1, len(arg.data))))
         argv = (ctypes.c_void_p * len(holders))(
             *[ctypes.addressof(h) for h in holders])  # type: ignore[arg-type]
-        return argv, offset, holders
+        return argv, offset, holders, syncs
 
     def _call_for(self, args: Sequence[ArgValue], thread: int) -> tuple[Any, ...]:
         """The launch call's arguments, made once per argument tuple and calling thread."""
         with self._lock:
-            argv, dynamic, holders = self._pack(args)
+            argv, dynamic, holders, syncs = self._pack(args)
             restricted_ready = self._program.restricted_ready
             noalias = None
             if restricted_ready and buffers_disjoint(args):
@@ -210,7 +234,7 @@ class CUDALaunch(KernelLaunch):
                     ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
                     ctypes.c_void_p(stream), argv, None)
-            self._packed = (args, thread, call, stream, holders, restricted_ready)
+            self._packed = (args, thread, call, stream, holders, restricted_ready, syncs)
             return self._packed
 
     def run(self, args: Sequence[ArgValue]) -> None:
@@ -221,11 +245,19 @@ class CUDALaunch(KernelLaunch):
         if (packed is None or packed[0] is not args or packed[1] != thread
                 or packed[5] != self._program.restricted_ready):
             packed = self._call_for(args, thread)
+        syncs = packed[6]
+        for host, shadow, _ in syncs:  # the program's host bytes to their mirrors
+            self._device.copy_async(shadow, host, packed[3])
         code = self._launch(*packed[2])
         if code != CUDA_SUCCESS:
             raise RuntimeError(f"kernel '{self._name}' could not be launched on the GPU: "
                                f"{self._device.driver.error_name(code)} ({code})")
         self._device.wait(packed[3], self._name)
+        if syncs:
+            for host, shadow, written in syncs:  # and what the kernel may have written, back
+                if written and host.flags.writeable:
+                    self._device.copy_async(host, shadow, packed[3])
+            self._device.wait(packed[3], "a copy to a host array")
 
 
 class CUDAProgram(DeviceProgram):
@@ -333,7 +365,11 @@ class CUDAProgram(DeviceProgram):
                 if kernel_name not in self._kernels:
                     raise DeviceBuildError(f"the program has no kernel '{kernel_name}'")
                 function, shared = self._function(kernel_name)
-                launch = CUDALaunch(self._device, self, function, kernel_name, ndrange, shared)
+                accesses = buffer_accesses(self._kernels[kernel_name])
+                written = tuple(p.name in accesses and accesses[p.name].writes
+                                for p in self._kernels[kernel_name].params)
+                launch = CUDALaunch(self._device, self, function, kernel_name, ndrange, shared,
+                                    written)
                 self._launches[key] = launch
         return launch
 
@@ -358,6 +394,10 @@ class CUDADevice(Device):
         self.context = context.value
         self._threads = threading.local()
         self.allocated = 0
+        self.managed: dict[int, int] = {}  # address -> bytes of this device's allocations
+        # the managed mirrors of buffers over programs' own host memory, while they live
+        self._mirrors: weakref.WeakKeyDictionary[Any, Allocation] = weakref.WeakKeyDictionary()
+        self._mirror_lock = threading.Lock()
         self.info = self._describe(ordinal)
         major = self.attribute("compute_capability_major")
         minor = self.attribute("compute_capability_minor")
@@ -451,6 +491,31 @@ class CUDADevice(Device):
             raise MemoryError(str(error)) from error
         self.allocated += nbytes
         return allocation
+
+    def mirror(self, arg: BufferArg) -> tuple[np.ndarray, np.ndarray] | None:
+        """For a buffer argument over a program's own host memory, its bytes and the same
+        bytes of the buffer's managed mirror; None for memory of this device and NULL."""
+        owner = arg.owner
+        if not arg.address or owner is None:
+            return None
+        root = getattr(owner, "parent", None) or owner
+        base = int(root.address)
+        if base in self.managed:
+            return None
+        with self._mirror_lock:
+            shadow = self._mirrors.get(root)
+            if shadow is None:
+                shadow = self.allocate(int(root.size))
+                self._mirrors[root] = shadow
+                weakref.finalize(root, shadow.release)
+        start = arg.address - base
+        host = owner.bytes_view()
+        return host, shadow.array[start:start + host.nbytes]
+
+    def copy_async(self, target: np.ndarray, source: np.ndarray, stream: int) -> None:
+        """Queue a copy of contiguous bytes on ``stream`` (the caller waits)."""
+        self.driver.cuMemcpyAsync(int(target.ctypes.data), int(source.ctypes.data),
+                                  target.nbytes, stream)
 
     @staticmethod
     def _contiguous_address(view: np.ndarray) -> int | None:
