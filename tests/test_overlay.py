@@ -273,6 +273,9 @@ __kernel void wild(__global float *x, long far)
 
 
 def test_a_faulting_launch_fails_its_event_and_the_later_ones(ctx, prg, queue):
+    if ctx.devices[0].type & cl.device_type.GPU:
+        pytest.skip("a fault on a GPU ends its context for the process (the CUDA driver's "
+                    "rule), so no later command could run; the CPU devices contain it")
     wild = cl.Program(ctx, FAULT).build()
     buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
     other = buffer_of(ctx, np.ones(N, np.float32))
