@@ -580,3 +580,181 @@ def test_a_guard_that_loads_keeps_the_first_work_item_flag():
     shapes = [Shape((6, 13), (3, 1)), Shape((4, 8), (4, 2), (0, 1))]
     _compare(LOADED_GUARD, "loaded", 1, 4, shapes, _loaded_args)
     _compare(LOADED_GUARD, "loaded", 1, 4, shapes[:1], _loaded_args, check_context())
+
+
+# ---------------------------------------------------------------- jam (coarsen_jam.py)
+
+# a naive matrix product: B[k * N + col] does not depend on the row, so coarsening along y
+# with jam reads it once for the f rows of a merged work-item
+SGEMM = r"""
+__kernel void sgemm(int M, int N, int K, __global const float *A, __global const float *B,
+                    __global float *C) {
+    int col = get_global_id(0), row = get_global_id(1);
+    if (row < M && col < N) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++)
+            acc += A[row * K + k] * B[k * N + col];
+        C[row * N + col] = acc + (float)get_local_id(1);
+    }
+}
+"""
+
+# no guard, a written parameter, a suffix that returns and a loop reading __constant memory
+BANDED = r"""
+__kernel void banded(__global const int *a, __constant int *w, __global int *out, int K,
+                     int W, int bias) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    bias += y;
+    int acc = bias;
+    for (int k = 0; k < K; k++) {
+        int t = a[(x + k) % W] * w[k];
+        acc += (t ^ y) + a[y * W + x] * w[k & 3];
+    }
+    if (acc < 0) return;
+    out[y * W + x] = acc;
+}
+"""
+
+
+def _sgemm_args(shape: Shape, rng: np.random.Generator) -> list[Any]:
+    gx, gy = (g + o for g, o in zip(shape.global_size, shape.offset or (0, 0)))
+    M, N, K = max(gy - 2, 0), max(gx - 1, 0), 7  # the guards cut rows and a column off
+    return [np.int32(M), np.int32(N), np.int32(K),
+            rng.standard_normal(max(M, 1) * K).astype(np.float32),
+            rng.standard_normal(K * max(N, 1)).astype(np.float32),
+            np.full(max(gx * gy, 1), -3.0, np.float32)]
+
+
+def _banded_args(shape: Shape, rng: np.random.Generator) -> list[Any]:
+    gx, gy = (g + o for g, o in zip(shape.global_size, shape.offset or (0, 0)))
+    return [rng.integers(-40, 40, gx * gy).astype(np.int32),
+            rng.integers(-5, 5, 9).astype(np.int32), np.zeros(gx * gy, np.int32), np.int32(9),
+            np.int32(gx), np.int32(rng.integers(-9, 99))]
+
+
+def _kernel_text(source: str, name: str, dim: int, factor: int) -> str:
+    text, _, _ = _coarsened(source, name, dim, factor)
+    return text[text.index(f"__kernel void {name}_c"):]
+
+
+def test_jam_shares_the_load_uniform_along_the_dimension():
+    kernel = _kernel_text(SGEMM, "sgemm", 1, 4)
+    jam = kernel.index("if (__ppcl_pass == 4UL)")
+    # the guard on the column is hoisted, the one on the row counted before the jammed form
+    assert kernel.index("if (col >= N)") < kernel.index("__ppcl_pass++;") < jam
+    assert kernel.count("const float __ppcl_u0 = B[k * N + col];") == 1
+    for j in range(4):
+        assert f"acc__ppcl_j{j} += A[row__ppcl_j{j} * K + k] * __ppcl_u0;" in kernel
+    assert "B[k * N + col]" in kernel[kernel.index("} else {", jam):]  # the sequential loop
+    facts = _facts(SGEMM, "sgemm").dims[1]
+    assert facts.jams and "1 load uniform" in facts.jam, facts
+
+
+@pytest.mark.parametrize("factor", [2, 3, 4, 8])
+def test_jammed_sgemm_computes_the_same(factor):
+    # sizes that the factor does not divide, guards cutting rows off, offsets, local ids
+    shapes = [Shape((5, 37), (5, 1)), Shape((8, 16), (4, 8)), Shape((3, 9), (1, 3), (2, 5)),
+              Shape((16, 16), (16, 16)), Shape((1, 1), (1, 1))]
+    divisible = [s for s in shapes if s.local_size[1] % factor == 0]
+    _compare(SGEMM, "sgemm", 1, factor, divisible, _sgemm_args)
+
+
+def test_jam_with_a_written_parameter_a_returning_suffix_and_constant_loads():
+    kernel = _kernel_text(BANDED, "banded", 1, 4)
+    assert "if (__ppcl_n == 4UL)" in kernel  # no exit before the loop: full items jam
+    assert "const int __ppcl_u0 = a[(x + k) % W];" in kernel
+    assert "bias__ppcl_c__ppcl_j3 += y__ppcl_j3;" in kernel
+    shapes = [Shape((6, 37), (2, 1)), Shape((5, 8), (5, 4), (1, 2)), Shape((3, 3), (3, 3))]
+    _compare(BANDED, "banded", 1, 4, shapes, _banded_args)
+    _compare(BANDED, "banded", 1, 3, shapes, _banded_args)
+
+
+def test_jammed_kernels_check_clean():
+    # the checking device runs the IR exactly and reports any access out of range: the
+    # counted guard keeps rows past M out of the jammed form
+    shapes = [Shape((6, 12), (2, 3)), Shape((4, 9), (2, 3), (1, 1))]
+    _compare(SGEMM, "sgemm", 1, 3, shapes, _sgemm_args, check_context())
+    _compare(BANDED, "banded", 1, 4, [Shape((6, 13), (2, 1))], _banded_args, check_context())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_jam_random_shapes_and_factors(seed):
+    rng = np.random.default_rng(100 + seed)
+    factor = int(rng.integers(2, 7))
+    _compare(SGEMM, "sgemm", 1, factor, [_random_shape(rng, 2, 1, factor) for _ in range(3)],
+             _sgemm_args)
+    _compare(BANDED, "banded", 1, factor, [_random_shape(rng, 2, 1) for _ in range(3)],
+             _banded_args)
+
+
+JAM_REFUSED = {
+    "bound varies": ("""__kernel void k(__global const float *a, __global float *o, int W) {
+                        int x = get_global_id(0), y = get_global_id(1);
+                        float s = 0.0f;
+                        for (int i = 0; i < y; i++) s += a[i * W + x];
+                        o[y * W + x] = s; }""", "reads y, which differs"),
+    "stores what it loads": ("""__kernel void k(__global float *a, __global float *o, int W) {
+                        int x = get_global_id(0), y = get_global_id(1);
+                        for (int i = 0; i < 4; i++)
+                            o[y * W + x] = o[y * W + x] * 0.5f + a[i * W + x];
+                        }""", "stores to memory and loads"),
+    "break": ("""__kernel void k(__global const float *a, __global float *o, int W) {
+                        int x = get_global_id(0), y = get_global_id(1);
+                        float s = 0.0f;
+                        for (int i = 0; i < W; i++) { if (a[i] > (float)y) break; s += a[i]; }
+                        o[y * W + x] = s; }""", "break or continue"),
+    "store before the loop": ("""__kernel void k(__global const float *a, __global float *o,
+                        int W) {
+                        int x = get_global_id(0), y = get_global_id(1);
+                        o[y * W + x] = 0.0f;
+                        for (int i = 0; i < W; i++) o[y * W + x] += a[i * W + x];
+                        }""", "before the loop stores"),
+    "no loop": ("""__kernel void k(__global const float *a, __global float *o, int W) {
+                   int x = get_global_id(0), y = get_global_id(1);
+                   o[y * W + x] = a[x] * 2.0f; }""", "no loop"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JAM_REFUSED))
+def test_jam_refusals_say_why_and_keep_the_sequential_loop(case):
+    source, words = JAM_REFUSED[case]
+    facts = _facts(source, "k").dims[1]
+    assert facts.coarsenable and not facts.jams and words in facts.jam, facts.jam
+    assert "no jam: " in facts.reason
+    kernel = _kernel_text(source, "k", 1, 4)
+    assert "__ppcl_j" not in kernel and "__ppcl_u" not in kernel
+
+    def make(shape: Shape, rng: np.random.Generator) -> list[Any]:
+        gx, gy = shape.global_size
+        return [rng.standard_normal(gx * gy).astype(np.float32),
+                np.zeros(gx * gy, np.float32), np.int32(gx)]
+
+    _compare(source, "k", 1, 4, [Shape((5, 6), (5, 1)), Shape((4, 8), (2, 2))], make)
+
+
+def test_a_barrier_refuses_coarsening_and_so_jam():
+    facts = _facts(REFUSED["barrier"][0], "k").dims[1]
+    assert not facts.coarsenable and not facts.jams and "synchronizes" in facts.reason
+
+
+def test_jam_can_be_turned_off_and_gives_the_same():
+    fn = cl.Program(cpu_context(), SGEMM).build()._module.function("sgemm")
+    plain = coarsen(fn, 1, 4, "sgemm_c", jam=False)
+    text = print_opencl(plain)
+    assert "__ppcl_pass" not in text and "__ppcl_u0" not in text
+
+
+def test_the_model_counts_the_shared_loads():
+    # before jam, coarsening the naive product along y shared only `int col` (gain 1.00x)
+    facts = _facts(SGEMM, "sgemm")
+    y = facts.dims[1]
+    assert y.shared_cost > 0.2 * y.total_cost, y
+    cpu = ExecutionOrder(DATA_PARALLEL, 8, vector_dim=0, vectorizes_items=True)
+    pick, why = choose(facts, cpu, (16, 16), (512, 512))
+    assert pick == (1, 16) and "jam" in why, why
+    # on a GPU, dimension 0 shares as much (the row of A) but its loads are a warp's
+    # broadcast already: the tie goes to y
+    gpu = ExecutionOrder(DATA_PARALLEL, 32, warp=32, min_group=128)
+    pick, why = choose(facts, gpu, (16, 16), (1024, 1024))
+    assert pick == (1, 2), why

@@ -226,6 +226,49 @@ def test_alias_table_says_why_a_buffer_is_shared(context: cl.Context) -> None:
     assert "sub-buffer" in table.exclusive(sub, kernel, 1)[1]
 
 
+# the naive matrix product: nothing but `col` is uniform along y at the top level; the load
+# of B inside the loop is, and coarsening with jam shares it between rows
+SGEMM = """
+__kernel void sgemm(int n, __global const float *A, __global const float *B,
+                    __global float *C) {
+    int col = get_global_id(0), row = get_global_id(1);
+    float acc = 0.0f;
+    for (int k = 0; k < n; k++) acc += A[row * n + k] * B[k * n + col];
+    C[row * n + col] = acc;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [64, 80])
+def test_forced_jam_of_a_naive_matrix_product(context: cl.Context, n: int) -> None:
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    results = []
+    for mode in (None, "force"):
+        queue = cl.CommandQueue(context)
+        if mode is not None:
+            assert hostfusion.enable(queue, mode)
+        program = cl.Program(context, SGEMM).build()
+        d_a = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        d_b = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
+        d_c = cl.Buffer(context, mf.WRITE_ONLY, a.nbytes)
+        for _ in range(2):
+            # groups of 16 x 16: a GPU's model keeps 128 work-items a group at factor 2
+            program.sgemm(queue, (n, n), (16, 16), np.int32(n), d_a, d_b, d_c)
+            guard.wait_for_builds()
+        c = np.empty_like(a)
+        cl.enqueue_copy(queue, c, d_c)
+        results.append(c)
+    # the same operations in the same order for every element
+    np.testing.assert_array_equal(results[1], results[0])
+    decision = hostfusion.decisions()[-1]
+    assert decision.source == "forced"
+    assert "coarsen dimension 1" in decision.choice and "with jam" in decision.choice, \
+        decision.describe()  # alone or with vectorization: the first candidate holds all
+    assert "jam: the loop at" in decision.describe()
+
+
 def test_the_switch_parses() -> None:
     assert parse_hostfusion("") == "off"
     assert parse_hostfusion("1") == "on"

@@ -75,6 +75,8 @@ class Decision:
         lines = [f"hostfusion: {self.title}", f"  model: {self.model}"]
         lines += [f"  not applied: {note}" for note in self.notes]
         lines += [f"  candidate: {label}" for label in self.candidates]
+        if self.variants:  # the first candidate holds every rewrite the model proposes
+            lines += [f"  why {r.kind} {r.what}: {r.reason}" for r in self.variants[0].rewrites]
         if self.timing:
             lines.append(f"  choice (timing): {ORIGINAL} until the guard has timed each "
                          f"candidate's launches {ROUNDS} times, then the fastest")

@@ -154,10 +154,11 @@ def _plan_coarsen(fn: ir.Function, ndrange: NDRange, order: ExecutionOrder,
     gain = dim_facts.total_cost / max(dim_facts.total_cost - saved, 1)
     if gain < MIN_GAIN:
         result.notes.append(f"coarsen dimension {dim} by {factor}: predicted gain {gain:.2f}x "
-                            f"is below {MIN_GAIN}x")
+                            f"is below {MIN_GAIN}x ({dim_facts.jam})")
         return
-    result.rewrites.append(Rewrite("coarsen", f"dimension {dim} by {factor}",
-                                   f"{dim_facts.reason}; predicted {gain:.2f}x; {why}",
+    jammed = " with jam" if dim_facts.jams else ""
+    result.rewrites.append(Rewrite("coarsen", f"dimension {dim} by {factor}{jammed}",
+                                   f"predicted {gain:.2f}x; {why}",
                                    dim=dim, factor=factor,
                                    needs_divisible=dim_facts.needs_divisible))
 

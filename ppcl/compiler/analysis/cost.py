@@ -88,6 +88,16 @@ def _refers_to(e: ir.Expr, name: str) -> bool:
     return isinstance(e, ir.VarRef) and e.name == name
 
 
+def expr_cost(e: ir.Expr | None) -> int:
+    """The estimated cost of evaluating ``e`` once."""
+    return _expr_cost(e)
+
+
+def loop_trips(s: ir.For | ir.While | ir.DoWhile) -> int:
+    """The trip count the estimates assume for a loop."""
+    return _trips(s) if isinstance(s, ir.For) else DEFAULT_TRIPS
+
+
 def stmt_cost(s: ir.Stmt | None) -> int:
     if s is None:
         return 0

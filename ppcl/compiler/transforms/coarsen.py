@@ -96,6 +96,8 @@ from ppcl.compiler.ir.types import (
     indexes_in_place,
 )
 from ppcl.compiler.ir.visit import Renamer, Rewriter, walk
+from ppcl.compiler.transforms import coarsen_jam
+from ppcl.compiler.transforms.coarsen_jam import JamPlan, nest_continues
 
 PASS_NAME = "coarsen"
 SIZE_PARAM = "__ppcl_coarse_size"
@@ -123,6 +125,8 @@ class DimFacts:
     shared_cost: int  # cost per work-item of the work uniform along dim that coarsening shares
     total_cost: int  # cost per work-item of the whole kernel body
     needs_divisible: bool  # local/group queries along dim: the factor must divide the local size
+    jams: bool = False  # full merged work-items run the per-work-item loop once (coarsen_jam.py)
+    jam: str = ""  # what jam shares, or why the per-work-item part is not jammed
 
 
 @dataclass(frozen=True)
@@ -302,14 +306,40 @@ def _bare_return(s: ir.Stmt) -> bool:
 
 
 def split_guards(stmts: Sequence[ir.Stmt]) -> tuple[ir.Stmt, ...]:
-    """Top-level ``if (a || b) return;`` as ``if (a) return; if (b) return;`` (the same
-    evaluation, ``||`` stops at the first true operand), so that a part uniform along the
-    coarsened dimension (``x >= width``) is hoisted while the part that varies (``y >= height``)
-    stays per work-item."""
+    """The top-level statements in the form the hoisting rules see best, each step the same
+    evaluation: ``int a = .., b = ..;`` as one declaration each (``a`` may be uniform where
+    ``b`` is not); a last ``if (c) { rest }`` as ``if (!c) return; rest`` (the guard of a
+    GPU-style kernel, so that the rest is top-level statements again); ``if (a || b) return;``
+    as ``if (a) return; if (b) return;`` (``||`` stops at the first true operand), so that a
+    part uniform along the coarsened dimension (``x >= width``) is hoisted while the part that
+    varies (``y >= height``) stays per work-item."""
     out: list[ir.Stmt] = []
-    for s in stmts:
-        out.extend(_split_guard(s))
+    pending = list(stmts)
+    while pending:
+        s = pending.pop(0)
+        if not pending and isinstance(s, ir.If) and s.otherwise is None \
+                and not _bare_return(s.then):
+            guard = ir.If(_negate(s.cond), ir.Block((ir.Return(loc=s.loc),)), loc=s.loc)
+            out.extend(_split_guard(guard))
+            pending = list(s.then.stmts) if isinstance(s.then, ir.Block) else [s.then]
+        elif isinstance(s, ir.DeclStmt) and len(s.decls) > 1:
+            out.extend(ir.DeclStmt((d,), loc=s.loc) for d in s.decls)
+        else:
+            out.extend(_split_guard(s))
     return tuple(out)
+
+
+_FLIPPED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def _negate(cond: ir.Expr) -> ir.Expr:
+    """``!cond`` as a condition: ``!(a && b)`` as ``!a || !b``, an integer comparison flipped."""
+    if isinstance(cond, ir.Binary) and cond.op == "&&":
+        return ir.Binary(INT, "||", _negate(cond.lhs), _negate(cond.rhs))
+    if isinstance(cond, ir.Binary) and cond.op in _FLIPPED and _integer(cond.lhs.type) \
+            and _integer(cond.rhs.type):
+        return dataclasses.replace(cond, op=_FLIPPED[cond.op])
+    return ir.Unary(INT, "!", cond)
 
 
 def _split_guard(s: ir.Stmt) -> list[ir.Stmt]:
@@ -388,11 +418,51 @@ def _dim_facts(fn: ir.Function, dim: int, stmts: Sequence[ir.Stmt], facts: Seque
                             "the coarsened work-item loop", 0, total, divisible)
     count = sum(w != EACH for w in where)
     shared = sum(f.cost for f, w in zip(facts, where) if w != EACH)
-    if shared == 0:
-        return DimFacts(dim, True, f"nothing uniform along dimension {dim} to share", 0, total,
-                        divisible)
+    plan = _jam_plan(fn, stmts, facts, where, dim)
+    jam = f"no jam: {plan}" if isinstance(plan, str) else plan.describe()
+    jam_cost = 0 if isinstance(plan, str) else plan.shared_cost
+    if shared + jam_cost == 0:
+        return DimFacts(dim, True, f"nothing uniform along dimension {dim} to share; {jam}", 0,
+                        total, divisible, False, jam)
     return DimFacts(dim, True, f"{count} statement{'s' if count != 1 else ''} (cost {shared}) "
-                    f"uniform along dimension {dim}", shared, total, divisible)
+                    f"uniform along dimension {dim}; {jam}", shared + jam_cost, total, divisible,
+                    not isinstance(plan, str), jam)
+
+
+def _jam_plan(fn: ir.Function, stmts: Sequence[ir.Stmt], facts: Sequence[_Stmt],
+              where: Sequence[str], dim: int) -> JamPlan | str:
+    """The jam plan of the statements a coarsened work-item runs per original work-item, or
+    why there is none."""
+    if ONCE in where:
+        return "a statement runs once for the merged work-item, under a flag"
+    copies = _param_copies(fn, facts, where)
+    per_item = _Queries(dim, 2, True, copies)
+    items = _item_prologue(fn, dim, 2, copies) + [
+        per_item.rewrite(s) for s, w in zip(stmts, where) if w == EACH]
+    return coarsen_jam.jam_plan(items, [_stmt_facts(s) for s in items])
+
+
+def _param_copies(fn: ir.Function, facts: Sequence[_Stmt], where: Sequence[str]) -> dict[str, str]:
+    """The parameters the per-work-item statements write, each with the name of its copy."""
+    written: set[str] = set()
+    for f, w in zip(facts, where):
+        if w == EACH:
+            written |= f.writes
+    return {p.name: p.name + _COPY for p in fn.params if p.name in written}
+
+
+def _item_prologue(fn: ir.Function, dim: int, factor: int,
+                   copies: dict[str, str]) -> list[ir.Stmt]:
+    """The first statements of the work-item loop: the original work-item's id along ``dim``
+    and the copies of the parameters it writes."""
+    out: list[ir.Stmt] = [
+        ir.DeclStmt((ir.VarDecl(_ID, SIZE_T, init=_add(_first_id(dim, factor), _var(_K))),)),
+    ]
+    for p in fn.params:
+        if p.name in copies:
+            out.append(ir.DeclStmt((ir.VarDecl(copies[p.name], p.type,
+                                               init=ir.VarRef(p.type, p.name)),)))
+    return out
 
 
 def coarsen_facts(fn: ir.Function) -> CoarsenFacts:
@@ -465,9 +535,11 @@ class _Queries(Rewriter):
         return ir.Continue(loc=s.loc) if self.per_item else s
 
 
-def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
+def coarsen(fn: ir.Function, dim: int, factor: int, name: str, jam: bool = True) -> ir.Function:
     """``fn`` coarsened along ``dim`` by ``factor`` as kernel ``name`` (see the module
-    docstring for the launch it needs); raises ValueError where ``coarsen_facts`` refuses."""
+    docstring for the launch it needs); raises ValueError where ``coarsen_facts`` refuses.
+    ``jam``: full merged work-items run the per-work-item loop once where ``coarsen_jam``
+    allows (False: always one original work-item after another)."""
     if dim not in (0, 1, 2) or factor < 1:
         raise ValueError(f"cannot coarsen dimension {dim} by {factor}")
     facts = coarsen_facts(fn).dims[dim]
@@ -487,12 +559,7 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
     stmts = split_guards(fn.body.stmts)
     facts_of = [_stmt_facts(s) for s in stmts]
     where = _placement(facts_of, dim)
-    param_names = {p.name: p for p in fn.params}
-    written: set[str] = set()
-    for f, w in zip(facts_of, where):
-        if w == EACH:
-            written |= f.writes
-    copies = {p: p + _COPY for p in sorted(written & param_names.keys())}
+    copies = _param_copies(fn, facts_of, where)
 
     shared = _Queries(dim, factor, False, {})
     per_item = _Queries(dim, factor, True, copies)
@@ -500,12 +567,7 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
     # the number of original work-items of this merged one (0 past the end): the same for every
     # work-item of a row, so formation can interchange the loop with the work-item loop
     head: list[ir.Stmt] = [ir.DeclStmt((ir.VarDecl(_N, ULONG, init=_count(dim, factor)),))]
-    loop_body: list[ir.Stmt] = [
-        ir.DeclStmt((ir.VarDecl(_ID, SIZE_T, init=_add(_first_id(dim, factor), _var(_K))),)),
-    ]
-    for original, copy in copies.items():
-        p = param_names[original]
-        loop_body.append(ir.DeclStmt((ir.VarDecl(copy, p.type, init=ir.VarRef(p.type, original)),)))
+    loop_body = _item_prologue(fn, dim, factor, copies)
     precheck: list[ir.Stmt] = []  # the statements before the prechecked run, per work-item
     prechecked: list[ir.Stmt] = []  # the run, for the merged work-item when one reaches it
     flags = 0
@@ -535,30 +597,16 @@ def coarsen(fn: ir.Function, dim: int, factor: int, name: str) -> ir.Function:
                                    ir.Block(first + stmt)))
     if first_run is not None:
         head.extend(_precheck(dim, factor, precheck, prechecked))
-    loop = _item_loop(_nest_continues(loop_body))
+    loop: ir.Stmt = _item_loop(nest_continues(loop_body))
+    if jam and factor > 1 and flags == 0 and first_run is None:
+        plan = coarsen_jam.jam_plan(loop_body, [_stmt_facts(s) for s in loop_body])
+        if not isinstance(plan, str):
+            before, cond, jammed = coarsen_jam.jammed(loop_body, plan, factor, _K, _N)
+            head.extend(before)
+            loop = ir.If(cond, jammed, ir.Block((loop,)))
     body = ir.Block(tuple(head) + (loop,), loc=fn.body.loc)
     params = fn.params + (ir.Param(SIZE_PARAM, ULONG),)
     return dataclasses.replace(fn, name=name, params=params, body=body, attrs=attrs)
-
-
-def _nest_continues(stmts: Sequence[ir.Stmt]) -> tuple[ir.Stmt, ...]:
-    """``if (c) continue; rest`` as ``if (!c) { rest }``: an exit of the loop body would make
-    work-group formation keep the loop inside each work-item (its uniformity analysis counts
-    any exit after a varying return as divergent)."""
-    for i, s in enumerate(stmts):
-        if isinstance(s, ir.If) and s.otherwise is None and _bare_continue(s.then):
-            rest = _nest_continues(stmts[i + 1:])
-            if not rest:
-                return tuple(stmts[:i])
-            negated = ir.Unary(INT, "!", s.cond)
-            return tuple(stmts[:i]) + (ir.If(negated, ir.Block(rest), loc=s.loc),)
-    return tuple(stmts)
-
-
-def _bare_continue(s: ir.Stmt) -> bool:
-    if isinstance(s, ir.Block):
-        return len(s.stmts) == 1 and _bare_continue(s.stmts[0])
-    return isinstance(s, ir.Continue)
 
 
 def _item_loop(body: tuple[ir.Stmt, ...]) -> ir.For:
@@ -617,7 +665,7 @@ def _precheck(dim: int, factor: int, before: list[ir.Stmt],
         + tuple(before) + (found,)
     declared = {d.name for s in body if isinstance(s, ir.DeclStmt) for d in s.decls} | {_K}
     renamer = Renamer({n: n + _PRE for n in declared})
-    loop = renamer.rewrite(_item_loop(_nest_continues(body)))
+    loop = renamer.rewrite(_item_loop(nest_continues(body)))
     return [ir.DeclStmt((ir.VarDecl(_ANY, INT, init=ir.IntLit(INT, 0)),)), loop,
             ir.If(flag, ir.Block(tuple(run)))]
 
@@ -713,7 +761,9 @@ def choose(facts: CoarsenFacts, order: ExecutionOrder, local_size: Sequence[int]
             why.append(f"dimension {d.dim}: no factor keeps enough parallelism")
             continue
         saved = d.shared_cost * factor
-        if best is None or saved > best[0]:
+        # on a tie, not the dimension the lanes or a warp run along: a load uniform along it
+        # is one broadcast for them already, and coarsening it strides their accesses
+        if best is None or saved > best[0] or saved == best[0] and best[1] == order.vector_dim:
             best = (saved, d.dim, factor)
     if best is None:
         return None, "; ".join(why) or "nothing to coarsen"
