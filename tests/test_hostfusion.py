@@ -254,7 +254,7 @@ def test_forced_jam_of_a_naive_matrix_product(context: cl.Context, n: int) -> No
         d_b = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=b)
         d_c = cl.Buffer(context, mf.WRITE_ONLY, a.nbytes)
         for _ in range(2):
-            # groups of 16 x 16: a GPU's model keeps 128 work-items a group at factor 2
+            # groups of 16 x 16: a GPU's model keeps a warp a group up to factor 8
             program.sgemm(queue, (n, n), (16, 16), np.int32(n), d_a, d_b, d_c)
             guard.wait_for_builds()
         c = np.empty_like(a)

@@ -4,8 +4,11 @@ The CPU device runs a work-group as nested work-item loops whose innermost loop,
 dimension 0, the C compiler vectorizes (``#pragma omp simd``): data-parallel, as many lanes as
 a vector register holds floats, and the device already vectorizes across work-items (so
 holistic vectorization only adds what it cannot do). A GPU runs warps of 32 threads along
-dimension 0 and keeps at least 128 work-items per group after coarsening (the paper's
-Algorithm 2). The checking device interprets one work-item after another: serial.
+dimension 0 and keeps at least one warp per group after coarsening. The paper's Algorithm 2
+keeps 128 work-items; with jam, fewer and fuller work-items pay: on an H200 the naive sgemm
+with groups of 16 x 16, jammed along y by 8 into groups of 16 x 2, ran 1.36x faster than the
+original, and by 2 (all that 128 allows) 1.12x. The guard times the
+candidate either way. The checking device interprets one work-item after another: serial.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from ppcl.compiler.analysis.order import DATA_PARALLEL, SERIAL, ExecutionOrder
 from ppcl.compiler.transforms.workgroup import LoopDecision
 
 GPU_WARP = 32
-GPU_MIN_GROUP = 128
+GPU_MIN_GROUP = 32  # one warp (see above)
 GPU_REGISTERS = 64  # 32-bit registers a thread may use before occupancy falls (of 255)
 CPU_REGISTERS = 16  # vector registers of x86-64 (AVX2) and of AArch64 NEON (32) at least
 FLOAT_BYTES = 4

@@ -4,7 +4,7 @@ For a kernel launched over an NDRange with given buffers, the plan asks, in the 
 
 1. thread coarsening (Algorithms 1 and 2): the dimension whose coarsening shares the most
    work uniform along it, never the dimension a data-parallel CPU vectorizes, on a GPU only
-   while a group keeps 128 work-items and whole warps;
+   while a group keeps at least one warp and whole warps;
 2. data layout (Algorithm 3): for each buffer argument that the alias table shows flowing only
    through transfers and this kernel, whether the transposed view has the smaller reuse
    distance under the device's execution order (a buffer of vectors is viewed as rows of
