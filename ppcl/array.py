@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl import cltypes
+from ppcl import array_patterns, cltypes
 from ppcl.elementwise import ElementwiseKernel
 from ppcl.expression import (
     Index,
@@ -541,12 +541,21 @@ def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str
 def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
             queue: cl.CommandQueue | None, count: int | None = None,
             shape: tuple[int, ...] | None = None) -> Array:
+    """``node`` folded by ``kind`` into a new 0-d array: through the patterns where they
+    express it (``ppcl.array_patterns``), else by a ReductionKernel."""
     queue = array._queue(queue, f"ppcl.array.{kind}")
+    total = array.size if count is None else count
+    route = array_patterns.plan(node, kind, dtype, total, queue) \
+        if shape is None and count is None else "a reduction over another shape"
+    if not isinstance(route, str):
+        out = Array(queue, (), dtype, allocator=array.allocator)
+        out.add_event(array_patterns.reduce(*route, queue, out._buffer))
+        return out
+    array_patterns.report(kind, dtype, total, route)
     printed = Printed()
     code = convert(print_tree(node, shape or array.shape, printed), node.dtype, dtype)
     kernel = _reduction_kernel(array.context, kind, dtype, code, printed, "ppcl_array_reduce")
     out = Array(queue, (), dtype, allocator=array.allocator)
-    total = array.size if count is None else count
     out.add_event(kernel.run(queue, printed.values, total, out._buffer, 0, None, None))
     return out
 
