@@ -65,25 +65,38 @@ size class, then read from the cache); shorter ones take the default."""
 class Variant:
     """The numbers of a reduction's derivation (``derive.reduction_steps``)."""
 
-    chunk: int  # vectors per work-item
+    chunk: int  # vectors per work-item; 0: one work-item folds the body (``vector_steps``)
     width: int
     interleave: int
     local_size: int
 
     @property
     def block(self) -> int:
-        """Elements one work-item of the body folds."""
-        return self.chunk * self.width
+        """The body's length is a multiple of this."""
+        return (self.chunk or self.interleave) * self.width
+
+    def steps(self) -> d.Derivation:
+        if self.chunk == 0:
+            return d.vector_steps(self.width, self.interleave)
+        return d.reduction_steps(self.chunk, self.width, self.interleave)
 
     def __str__(self) -> str:
+        if self.chunk == 0:
+            return f"one work-item,width={self.width},interleave={self.interleave}"
         return (f"chunk={self.chunk},width={self.width},interleave={self.interleave},"
                 f"local={self.local_size}")
 
 
-def default_variant(dtype: np.dtype) -> Variant:
-    """Without measuring: 32-byte vectors, four of them accumulated in turn, 256 vectors a
-    work-item (a few work-items per core from 64 KiB on)."""
-    return Variant(256, max(1, 32 // dtype.itemsize), 4, 8)
+ONE_ITEM_BELOW = 1 << 17
+"""Shorter arrays are folded by one work-item in one launch: waking the device's other threads
+and a second launch for the partials cost more than they save."""
+
+
+def default_variant(dtype: np.dtype, n: int) -> Variant:
+    """Without measuring: 32-byte vectors, four of them accumulated in turn; one work-item
+    below ``ONE_ITEM_BELOW`` elements, else 256 vectors a work-item."""
+    width = max(1, 32 // dtype.itemsize)
+    return Variant(0 if n < ONE_ITEM_BELOW else 256, width, 4, 1 if n < ONE_ITEM_BELOW else 8)
 
 
 def candidates(dtype: np.dtype) -> list[Variant]:
@@ -290,7 +303,7 @@ _sub_buffers: weakref.WeakKeyDictionary[Any, dict[tuple[int, int], Any]] = \
 
 def _lower_body(form: Form, variant: Variant, length: int) -> tuple[codegen.Lowered, str]:
     inputs = form.inputs("N")
-    steps = d.reduction_steps(variant.chunk, variant.width, variant.interleave)
+    steps = variant.steps()
     derived = d.derive(form.reduction(inputs), steps)
     lowered = codegen.lower(derived, inputs, {"N": length}, variant.local_size, "array_body")
     return lowered, d.show_derivation(steps)
@@ -311,7 +324,7 @@ def _choose(context: cl.Context, queue: cl.CommandQueue, form: Form, n: int,
     ``size class`` elements) for a long array, else the default."""
     dtype = form.shape.dtype
     if n < EXPLORE_FROM:
-        return default_variant(dtype), "default"
+        return default_variant(dtype, n), "default"
     size_class = 1 << (n.bit_length() - 1)
     inputs = form.inputs("N")
     problem = d.Problem(f"array {form.shape.kind} of {form.shape.show()}",

@@ -137,6 +137,14 @@ def sequential_steps() -> Derivation:
             Step(r.ReduceMapFusion(), ALL))
 
 
+def vector_steps(width: int, interleave: int) -> Derivation:
+    """One work-item folding vectors of ``width`` into ``interleave`` accumulators: one
+    launch, for an array too short to pay for waking other threads."""
+    return (Step(r.Vectorize(width)), Step(r.ReduceVectors()), *_interleaved(interleave),
+            Step(r.MapToLevel("seq"), ALL), Step(r.ReduceToSeq(), ALL),
+            Step(r.ReduceMapFusion(), ALL))
+
+
 def asum() -> Problem:
     x = p.param("x", array(FLOAT, "N"))
     return Problem("asum", _sum_of(p.map(absolute)(x)), (x,), reduction_steps)
