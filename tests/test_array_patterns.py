@@ -21,6 +21,22 @@ DTYPES = [np.float32, np.float64, np.int32]
 SIZES = [1, 7, 32, 4099, array_patterns.ONE_ITEM_BELOW + 37]
 
 
+@pytest.fixture(autouse=True)
+def patterns_route(monkeypatch):
+    monkeypatch.setenv("PPCL_ARRAY_PATTERNS", "1")
+
+
+def test_the_route_is_off_unless_asked_for(queue, monkeypatch):
+    monkeypatch.delenv("PPCL_ARRAY_PATTERNS")
+    x = cla.to_device(queue, np.arange(100, dtype=np.float32))
+    why = array_patterns.plan(abs(x)._node(), "sum", x.dtype, x.size, queue)
+    assert isinstance(why, str) and "PPCL_ARRAY_PATTERNS=1" in why
+    assert float(abs(x).sum()) == 4950.0
+    monkeypatch.setenv("PPCL_ARRAY_PATTERNS", "maybe")
+    with pytest.raises(Exception, match="PPCL_ARRAY_PATTERNS"):
+        x.sum()
+
+
 def values(dtype, n, seed):
     rng = np.random.default_rng(seed)
     if np.dtype(dtype).kind == "i":
@@ -115,7 +131,8 @@ def test_what_the_patterns_cannot_express_says_why(queue, make, reason):
 
 
 def _run(program: str, cache: str) -> str:
-    env = {**os.environ, "PPCL_DEBUG": "array", "PPCL_CACHE_DIR": cache}
+    env = {**os.environ, "PPCL_DEBUG": "array", "PPCL_CACHE_DIR": cache,
+           "PPCL_ARRAY_PATTERNS": "1"}
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
                           text=True, check=True, timeout=600)
     return done.stdout + done.stderr
