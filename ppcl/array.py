@@ -25,14 +25,15 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl import cltypes
-from ppcl.elementwise import ElementwiseKernel
+from ppcl import array_patterns, cltypes
+from ppcl.elementwise import ElementwiseKernel, scalar_value
 from ppcl.expression import (
     Index,
     Leaf,
     Node,
     Op,
     Printed,
+    Scalar,
     array_access,
     convert,
     leaves,
@@ -504,14 +505,49 @@ def _assign(target: Array, node: Node) -> None:
                (target.offset, target.strides, target.shape)]
     if sources:  # an overlapping view of the target: read it from a copy
         node = _replace_leaves(node, {id(s): s.copy() for s in sources})
-    printed = Printed()
-    out = array_access(printed, target, target.shape)
-    code = convert(print_tree(node, target.shape, printed), node.dtype, target.dtype)
-    operation = f"{out} = {code}"
-    kernel = _cached(target.context, ("elementwise", operation, printed.key()),
-                     lambda: ElementwiseKernel(target.context, printed.args, operation,
-                                               name="ppcl_array_op", preamble=printed.macros))
-    target.add_event(kernel.launch(queue, printed.values, target.size))
+    values: list[Any] = []
+    layout = _layouts(node, target, values)
+    per_context = _kernels.setdefault(target.context, {})
+    kernel = per_context.get(layout)
+    if kernel is None:  # printed once per layout; later calls only gather the values
+        printed = Printed()
+        out = array_access(printed, target, target.shape)
+        code = convert(print_tree(node, target.shape, printed), node.dtype, target.dtype)
+        operation = f"{out} = {code}"
+        kernel = _cached(target.context, ("elementwise", operation, printed.key()),
+                         lambda: ElementwiseKernel(target.context, printed.args, operation,
+                                                   name="ppcl_array_op",
+                                                   preamble=printed.macros))
+        per_context[layout] = kernel
+    target.add_event(kernel.launch(queue, values, target.size))
+
+
+def _layouts(node: Node, target: Array, values: list[Any]) -> tuple[Any, ...]:
+    """What the printed kernel of ``target[...] = node`` depends on (operators, dtypes, each
+    array's shape and strides and which arrays are the same, the target's shape), gathering
+    the kernel's argument values into ``values`` in the order ``print_tree`` gives them."""
+    numbers: dict[int, int] = {}
+    shape = target.shape
+
+    def array(a: Array) -> tuple[Any, ...]:
+        number = numbers.get(id(a))
+        if number is None:
+            number = numbers[id(a)] = len(numbers)
+            values.append(a._buffer)
+            values.append(np.int64(a.offset // a.dtype.itemsize))
+        return ("a", number, a.dtype.str, a.shape, a.strides)
+
+    def walk(n: Node) -> tuple[Any, ...]:
+        if isinstance(n, Leaf):
+            return array(n.array)
+        if isinstance(n, Scalar):
+            values.append(scalar_value(n.dtype, n.value))
+            return ("s", n.dtype.str)
+        if isinstance(n, Op):
+            return (n.op, n.dtype.str, *(walk(a) for a in n.args))
+        return ("i", n.dtype.str)
+
+    return ("assign", shape, array(target), walk(node))
 
 
 def _replace_leaves(node: Node, table: dict[int, Array]) -> Node:
@@ -541,12 +577,21 @@ def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str
 def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
             queue: cl.CommandQueue | None, count: int | None = None,
             shape: tuple[int, ...] | None = None) -> Array:
+    """``node`` folded by ``kind`` into a new 0-d array: through the patterns where they
+    express it (``ppcl.array_patterns``), else by a ReductionKernel."""
     queue = array._queue(queue, f"ppcl.array.{kind}")
+    total = array.size if count is None else count
+    route = array_patterns.plan(node, kind, dtype, total, queue) \
+        if shape is None and count is None else "a reduction over another shape"
+    if not isinstance(route, str):
+        out = Array(queue, (), dtype, allocator=array.allocator)
+        out.add_event(array_patterns.reduce(*route, queue, out._buffer))
+        return out
+    array_patterns.report(kind, dtype, total, route)
     printed = Printed()
     code = convert(print_tree(node, shape or array.shape, printed), node.dtype, dtype)
     kernel = _reduction_kernel(array.context, kind, dtype, code, printed, "ppcl_array_reduce")
     out = Array(queue, (), dtype, allocator=array.allocator)
-    total = array.size if count is None else count
     out.add_event(kernel.run(queue, printed.values, total, out._buffer, 0, None, None))
     return out
 

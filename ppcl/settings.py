@@ -24,7 +24,10 @@ Debug topics: ``passes`` (the IR after each compiler pass), ``time`` (the time o
 ``c`` (the generated C), ``cc`` (the C compiler's invocation and vectorizer report),
 ``plans`` (each scheduling decision and its reason), ``overlay`` (each fusion, elimination and
 specialization of the command overlay, with its reason), ``hostfusion`` (the device model, each
-candidate rewrite of a launch with its reason, the timings of the guard and the choice). Any topic also turns the verifier on.
+candidate rewrite of a launch with its reason, the timings of the guard and the choice),
+``array`` (each ``ppcl.array`` reduction's route, patterns or reduction kernel, with its
+reason, and the derivation chosen and whether it was explored, read from the cache or the
+default). Any topic also turns the verifier on.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans", "overlay", "hostfusion")
+DEBUG_TOPICS = ("passes", "time", "c", "cc", "plans", "overlay", "hostfusion", "array")
 DEFAULT_DEVICES = ("cpu",)
 CHECK_MODES = ("raise", "collect")
 

@@ -122,7 +122,7 @@ def _interleaved(interleave: int) -> Derivation:
     return (Step(r.ReduceInterleave(interleave), -1), Step(r.SplitMap(), -1))
 
 
-def _reduction_steps(chunk: int, width: int, interleave: int = 1) -> Derivation:
+def reduction_steps(chunk: int, width: int, interleave: int = 1) -> Derivation:
     vector = (Step(r.Vectorize(width)), Step(r.ReduceVectors())) if width > 1 else ()
     return (*vector, Step(r.PartialReduce(chunk), -1), Step(r.SplitMap()),
             Step(r.MapFusion()), *_interleaved(interleave), Step(r.MapToLevel("global")),
@@ -130,14 +130,29 @@ def _reduction_steps(chunk: int, width: int, interleave: int = 1) -> Derivation:
             Step(r.ReduceMapFusion(), ALL))
 
 
+def sequential_steps() -> Derivation:
+    """One work-item folding every element: any length, no split (a short array, or the
+    elements a tuned derivation's chunks leave over)."""
+    return (Step(r.MapToLevel("seq"), ALL), Step(r.ReduceToSeq(), ALL),
+            Step(r.ReduceMapFusion(), ALL))
+
+
+def vector_steps(width: int, interleave: int) -> Derivation:
+    """One work-item folding vectors of ``width`` into ``interleave`` accumulators: one
+    launch, for an array too short to pay for waking other threads."""
+    return (Step(r.Vectorize(width)), Step(r.ReduceVectors()), *_interleaved(interleave),
+            Step(r.MapToLevel("seq"), ALL), Step(r.ReduceToSeq(), ALL),
+            Step(r.ReduceMapFusion(), ALL))
+
+
 def asum() -> Problem:
     x = p.param("x", array(FLOAT, "N"))
-    return Problem("asum", _sum_of(p.map(absolute)(x)), (x,), _reduction_steps)
+    return Problem("asum", _sum_of(p.map(absolute)(x)), (x,), reduction_steps)
 
 
 def dot() -> Problem:
     x, y = p.param("x", array(FLOAT, "N")), p.param("y", array(FLOAT, "N"))
-    return Problem("dot", _sum_of(p.map(mult)(p.zip(x, y))), (x, y), _reduction_steps)
+    return Problem("dot", _sum_of(p.map(mult)(p.zip(x, y))), (x, y), reduction_steps)
 
 
 def gemv() -> Problem:

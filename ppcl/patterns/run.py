@@ -4,7 +4,9 @@
 ``Program``), the buffers of the inputs, temporaries and outputs, and the kernels in order;
 ``run`` copies inputs in, launches every kernel and returns the outputs as numpy arrays
 (one per leaf of a tuple result). ``launch`` alone reruns the kernels on the buffers in place,
-which is what a benchmark times.
+which is what a benchmark times. ``given=True`` leaves the inputs and outputs to the caller:
+``enqueue`` then launches the kernels on buffers it is handed (an array's own, for
+``ppcl.array``), the temporaries still the Runnable's.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ppcl.patterns import expr as px
 from ppcl.patterns.codegen import Lowered, lower
 from ppcl.runtime.constants import mem_flags
 from ppcl.runtime.context import Context
+from ppcl.runtime.event import Event
 from ppcl.runtime.memory import Buffer
 from ppcl.runtime.program import Program
 from ppcl.runtime.queue import CommandQueue
@@ -39,15 +42,33 @@ def dtype_of(t: ScalarType) -> np.dtype[Any]:
 class Runnable:
     """A lowered expression built for the devices of ``context``."""
 
-    def __init__(self, context: Context, lowered: Lowered, options: str = "") -> None:
+    def __init__(self, context: Context, lowered: Lowered, options: str = "",
+                 given: bool = False) -> None:
         self.context = context
         self.lowered = lowered
         self.program = Program(context, compile_module(lowered.module, options)).build()
         self.kernels = [(self.program.__getattr__(plan.name), plan) for plan in lowered.kernels]
         self.buffers = {spec.name: Buffer(context, mem_flags.READ_WRITE,
                                           max(spec.count, 1) * dtype_of(spec.scalar).itemsize)
-                        for spec in lowered.buffers}
+                        for spec in lowered.buffers if not given or spec.role == "temp"}
         self.scalars: dict[str, Any] = {}
+        # per kernel, each argument either the Runnable's buffer or the name of one given
+        self._plans = [(kernel, plan.global_size, plan.local_size,
+                        tuple(self.buffers.get(a, a) for a in plan.args))
+                       for kernel, plan in self.kernels]
+
+    def enqueue(self, queue: CommandQueue, given: dict[str, Any],
+                wait_for: Sequence[Event] | None = None) -> Event:
+        """Enqueue every kernel, the inputs, outputs and scalars taken from ``given`` by name
+        (buffers of at least the counts the lowering says, numpy scalars of its types), without
+        waiting; the last kernel's event."""
+        event: Event | None = None
+        for kernel, global_size, local_size, sources in self._plans:
+            args = [given[a] if isinstance(a, str) else a for a in sources]
+            event = kernel(queue, global_size, local_size, *args, wait_for=wait_for)
+            wait_for = None  # an in-order queue orders the rest
+        assert event is not None
+        return event
 
     def set_inputs(self, queue: CommandQueue, inputs: dict[str, Any]) -> None:
         for spec in self.lowered.buffers:
