@@ -90,7 +90,8 @@ EXP_LOG = """
 __kernel void explog(__global const float *x, __global float *y) {
     int i = get_global_id(0);
     float v = x[i];
-    y[i] = exp(-v) + log(v) * exp2(v * 0.25f) - log10(v + 1.0f) + log2(v) * exp10(-v);
+    y[i] = exp(-v) + log(v) * exp2(v * 0.25f) - log10(v + 1.0f) + log2(v) * exp10(-v)
+           + expm1(-v) * log1p(v);
 }
 """
 
@@ -107,7 +108,7 @@ def test_work_item_loop_calling_exp_and_log_is_vectorized():
     run(EXP_LOG, "explog", (256,), (64,), x, y)
     xd = x.astype(np.float64)
     ref = (np.exp(-xd) + np.log(xd) * np.exp2(xd * 0.25) - np.log10(xd + 1) + np.log2(xd)
-           * 10.0 ** -xd)
+           * 10.0 ** -xd + np.expm1(-xd) * np.log1p(xd))
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
 
 def test_generated_c_is_deterministic_and_cached():

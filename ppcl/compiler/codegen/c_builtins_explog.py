@@ -159,20 +159,25 @@ def explog_body(e: Emitter, name: str, x: str) -> str:
         parts = _exp2m1_parts(e)
         z = f"(double){x}" + (f" * {_LOG2_BASE[name]}" if _LOG2_BASE[name] else "")
         head = f"double scale;\ndouble q = {parts}({z}, &scale);\n"
-        if name == "expm1":  # expm1(-0) is -0, where the sum gives +0
-            return head + (f"float r = (float){madd}(scale, q, scale - 1.0);\n"
+        if name == "expm1":
+            # the select keeps small arguments exact where -cl-unsafe-math-optimizations lets
+            # gcc reassociate the sum into (scale * q + scale) - 1; expm1(-0) is -0, where the
+            # sum gives +0
+            return head + (f"float r = (float)(scale == 1.0 ? q : {madd}(scale, q, scale - 1.0));\n"
                            f"return {x} == 0.0f ? {x} : r;")
         return head + f"return (float){madd}(scale, q, scale);"
     if name == "log1p":
         series = _log_series(e)
         # e from the float 1 + x (any e with (1 + x) / 2^e near [sqrt(1/2), sqrt(2)) serves);
-        # 2^e as a double is twice the float 2^(e-1), e in [-24, 128] for x > -1
+        # 2^e as a double is twice the float 2^(e-1), e in [-24, 128] for x > -1; the select
+        # keeps x exact for e = 0 also where gcc may reassociate (x - (2^e - 1) -> (x + 1) - 2^e
+        # under -cl-unsafe-math-optimizations)
         return f"""float u = 1.0f + {x};
 int iu = (int)__ppcl_float_bits(u);
 int k = (iu - {SQRT_HALF_BITS}) >> 23;
 double p2k = 2.0 * (double)__ppcl_bits_float((unsigned int)((k + 126) << 23));
 double xd = (double){x};
-double s = (xd - (p2k - 1.0)) / (xd + (p2k + 1.0));
+double s = (k == 0 ? xd : xd - (p2k - 1.0)) / (xd + (p2k + 1.0));  /* x exactly near 0 */
 float r = (float){madd}((double)k, {LN2}, {series}(s));
 r = {x} < -1.0f ? NAN : r;
 r = {x} == -1.0f ? -INFINITY : r;
