@@ -1,6 +1,6 @@
 """Shared test setup: compiled kernels go to a per-session temporary cache directory, the IR
-verifier runs after every pass of every kernel build, and ``--regen-golden`` rewrites the
-expected files of ``test_golden.py``."""
+verifier runs after every pass of every kernel build, ``--regen-golden`` rewrites the
+expected files of ``test_golden.py``, and ``--run-slow`` runs the tests marked ``slow``."""
 
 from __future__ import annotations
 
@@ -16,12 +16,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="rewrite tests/golden/*.expected from the current compiler")
     parser.addoption("--device", default=None, metavar="KINDS",
                      help="run the tests on these ppcl devices (PPCL_DEVICES), e.g. cuda")
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the tests marked slow (minutes each)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     device = config.getoption("--device")
     if device:
         os.environ["PPCL_DEVICES"] = device
+    config.addinivalue_line("markers", "slow: takes minutes; skipped unless --run-slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session", autouse=True)

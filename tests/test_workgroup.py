@@ -86,6 +86,31 @@ def test_elementwise_work_item_loop_is_vectorized():
     assert "vectorized" in report or "VECTORIZED" in report.upper()
 
 
+EXP_LOG = """
+__kernel void explog(__global const float *x, __global float *y) {
+    int i = get_global_id(0);
+    float v = x[i];
+    y[i] = exp(-v) + log(v) * exp2(v * 0.25f) - log10(v + 1.0f) + log2(v) * exp10(-v)
+           + expm1(-v) * log1p(v);
+}
+"""
+
+
+def test_work_item_loop_calling_exp_and_log_is_vectorized():
+    """The float exponentials and logarithms are inline C, not libm calls, so the work-item
+    loop around them still vectorizes (a call to expf or logf would keep it scalar)."""
+    k = build_kernel(EXP_LOG, "explog", local_size=(64,), want_vector_report=True)
+    report = k.vector_report  # type: ignore[attr-defined]
+    assert "loop vectorized" in report
+    assert "expf(" not in k.c_source and "logf(" not in k.c_source
+    x = np.random.default_rng(0).uniform(0.01, 20, 256).astype(np.float32)
+    y = np.zeros_like(x)
+    run(EXP_LOG, "explog", (256,), (64,), x, y)
+    xd = x.astype(np.float64)
+    ref = (np.exp(-xd) + np.log(xd) * np.exp2(xd * 0.25) - np.log10(xd + 1) + np.log2(xd)
+           * 10.0 ** -xd + np.expm1(-xd) * np.log1p(xd))
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
 def test_generated_c_is_deterministic_and_cached():
     first = build_kernel(SAXPY, "saxpy", local_size=(32,))
     second = build_kernel(SAXPY, "saxpy", local_size=(32,))

@@ -4,7 +4,9 @@
 The C library does the work where its accuracy is within OpenCL's ULP limits (glibc's float and
 double functions are). Functions C lacks are built from it: float ones through double, where
 one rounding of an accurate double result is accurate; double ones with care for the edge cases
-the specification lists (``sinpi(-n) = -0``, ``powr(0, 0) = NaN``...).
+the specification lists (``sinpi(-n) = -0``, ``powr(0, 0) = NaN``...). The float exponentials
+and logarithms are the exception: they are written out in C the same way (double, one rounding;
+``c_builtins_explog.py``) so that loops calling them vectorize, which calls into libm prevent.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     function,
     scalar_params,
 )
+from ppcl.compiler.codegen.c_builtins_explog import EXP_LOG, explog_body
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, ScalarType
@@ -93,6 +96,8 @@ def _math_body(  # noqa: C901 - one case per builtin
 long double r = cbrt({x});
 r -= (r * r * r - {x}) / (3.0L * r * r);
 return (double)r;"""
+        if is_float and name in EXP_LOG:
+            return explog_body(e, name, x)
         if name in _LIBM1:
             return f"return {f(name)}({x});"
         if name in _LIBM2:
@@ -203,31 +208,24 @@ if (isnan({x}) || isnan({y}) || isinf({x}) || ay == {lit('0.0')}) {{ *{z} = 0; r
 int k = (int){f('rint')}((m - rm) / ay) & 127;
 *{z} = (({x} < {lit('0.0')}) != ({y} < {lit('0.0')})) ? -k : k;
 return {f('remainder')}({x}, {y});"""
-        return _native_body(name, elem, fast, x, y)
+        return _native_body(e, name, x, y)
 
     return body
 
 
-def _native_body(name: str, elem: ScalarType, fast: bool, x: str, y: str) -> str:
+def _native_body(e: Emitter, name: str, x: str, y: str) -> str:
     """``native_*`` and ``half_*`` (float only): the precise functions, with simpler formulas for
-    reciprocals and, under fast math, for the exponentials and logarithms."""
+    reciprocals. The exponentials and logarithms are the vectorizable precise ones, also under
+    fast math: they are faster than any libm call."""
     base = name.split("_", 1)[1]
+    if base in EXP_LOG:
+        return explog_body(e, base, x)
     if base == "divide":
         return f"return {x} / {y};"
     if base == "recip":
         return f"return 1.0f / {x};"
     if base == "rsqrt":
         return f"return 1.0f / sqrtf({x});"
-    if fast:
-        fast_forms = {
-            "exp10": f"return exp2f({x} * 3.32192809488736234787f);",
-            "log10": f"return log2f({x}) * 0.30102999566398119521f;",
-            "exp": f"return expf({x});",
-        }
-        if base in fast_forms:
-            return fast_forms[base]
-    if base == "exp10":
-        return f"return (float)pow(10.0, (double){x});"
     if base in _LIBM1:
         return f"return {base}f({x});"
     raise CodegenError(f"no C lowering of builtin '{name}'")
