@@ -239,6 +239,7 @@ __kernel void scale(__global const float *a, __global float *b, float s) {
     np.testing.assert_array_equal(out, np.full(n, 7, np.float32))
 
 
+@pytest.mark.skipif(GPUS > 0, reason="this machine has a CUDA GPU")
 def test_asking_for_cuda_without_a_gpu_says_what_is_missing():
     from ppcl.devices import UnknownDeviceError, cuda_device
 
