@@ -334,3 +334,12 @@ def test_launches_left_alone_still_see_new_buffers(context: cl.Context) -> None:
     out = np.empty_like(start)
     cl.enqueue_copy(queue, out, fresh)
     np.testing.assert_array_equal(out, expected)
+
+
+def test_the_first_launch_of_each_variant_is_not_a_sample() -> None:
+    trial = guard.Trial("key", "title", [guard.Built(None)])
+    assert not trial.record(0, 10_000_000)  # a cold first launch
+    assert trial.samples == [[]]
+    decided = [trial.record(0, 1000 + i) for i in range(guard.ROUNDS)]
+    assert trial.samples == [[1000 + i for i in range(guard.ROUNDS)]]
+    assert decided[-1] and trial.choice == 0

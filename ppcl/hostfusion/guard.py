@@ -3,8 +3,9 @@
 A model can be wrong (a reuse distance says nothing of a gather the C compiler vectorizes), so
 the candidates of a launch shape (kernel, device, NDRange, buffer sizes) are built in the
 background while the original runs, then the launches of that shape take turns: original,
-candidate 1, candidate 2, ..., ``ROUNDS`` times each, every turn the user's own launch (all
-variants compute the same results); a candidate that keeps a buffer in another layout is
+candidate 1, candidate 2, ..., ``ROUNDS`` times each after an untimed first launch of each
+(which may pay what later ones do not: a GPU moving managed pages to itself, the first launch
+of a module), every turn the user's own launch (all variants compute the same results); a candidate that keeps a buffer in another layout is
 charged the shuffles that transfers of that buffer cause (``keeper.py``). The fastest is kept when it beats the original's best
 time by ``KEEP_BELOW``; otherwise the original stays. The choice is written to the cache
 directory (``hostfusion/<key>.json``), so the next process with the same kernel and shape
@@ -59,6 +60,7 @@ class Trial:
     samples: list[list[int]] = field(default_factory=list)
     choice: int | None = None  # index into built once decided
     turn: int = 0
+    warmed: set[int] = field(default_factory=set)  # variants whose untimed launch has run
     notes: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -82,6 +84,9 @@ class Trial:
         """Add a timing; True when this decided the trial."""
         with self.lock:
             if self.choice is not None:
+                return False
+            if index not in self.warmed:  # the first launch of a variant is not a sample
+                self.warmed.add(index)
                 return False
             self.samples[index].append(nanoseconds)
             pending = any(b.future is not None and not b.future.done() for b in self.built)
