@@ -184,6 +184,35 @@ def test_vector_conditions_select_and_kernel_constants_are_const():
         assert _nvcc_accepts(text)
 
 
+def test_casts_between_vector_types_keep_the_bytes(monkeypatch):
+    """Passes make vector-to-vector casts (OpenCL C has none): an int32 ``abs(x).sum()``
+    through the patterns casts the uint8 ``abs`` back to int8. The C backend's vector extension
+    keeps the bytes; ppcl_vec has no conversions, so the CUDA unit spells ``ppcl_as``."""
+    import numpy as np
+
+    import ppcl as cl
+    import ppcl.array as cla
+    from ppcl import array_patterns
+    from ppcl.compiler.frontend import compile_module
+
+    monkeypatch.setenv("PPCL_ARRAY_PATTERNS", "1")
+    queue = cl.CommandQueue(cl.create_some_context(interactive=False))
+    x = cla.to_device(queue, np.arange(4099, dtype=np.int32))
+    route = array_patterns.plan(abs(x)._node(), "sum", x.dtype, x.size, queue)
+    assert not isinstance(route, str), route
+    variant = array_patterns.default_variant(x.dtype, x.size)  # vectors of 8
+    lowered, _ = array_patterns._lower_body(route[0], variant, x.size - x.size % variant.block)
+    text = cuda_unit(compile_module(lowered.module, "").module)
+    assert "ppcl_as<ppcl_vec<int, " in text
+    if NVCC is not None:
+        assert _nvcc_accepts(text)
+
+
+def test_the_header_uses_nothing_nvrtc_lacks():
+    # nvcc accepts __builtin_memcpy in device code, NVRTC does not: every as_type failed there
+    assert "__builtin_memcpy(" not in HEADER_PATH.read_text()
+
+
 def _nvcc_accepts(text: str) -> bool:
     import tempfile
 

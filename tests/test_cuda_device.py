@@ -208,6 +208,30 @@ def test_a_buffer_passed_twice_runs_the_kernel_as_written(gctx, gqueue):
 
 @pytest.mark.skipif(GPUS > 0, reason="a CUDA GPU is here")
 @needs_gpu
+def test_as_type_and_bitselect_compile_with_nvrtc_and_keep_the_bytes(gctx, gqueue):
+    # the header's byte copies were __builtin_memcpy, which nvcc accepts and NVRTC does not
+    prg = _build(gctx, """
+__kernel void k(__global int2 *a, __global uint *b, __global float *f) {
+    size_t i = get_global_id(0);
+    uint2 u = as_uint2(a[i]);
+    b[i] = as_uint((int)u.x) + u.y;
+    f[i] = bitselect(f[i], -f[i], as_float(0x80000000u));
+}""")
+    n = 256
+    a = np.random.default_rng(3).integers(-1000, 1000, (n, 2)).astype(np.int32)
+    f = np.random.default_rng(4).random(n, dtype=np.float32)
+    da = cl.Buffer(gctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
+    db = cl.Buffer(gctx, mf.READ_WRITE, n * 4)
+    df = cl.Buffer(gctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=f)
+    prg.k(gqueue, (n,), None, da, db, df)
+    b, got = np.empty(n, np.uint32), np.empty(n, np.float32)
+    cl.enqueue_copy(gqueue, b, db)
+    cl.enqueue_copy(gqueue, got, df)
+    np.testing.assert_array_equal(b, a.view(np.uint32).sum(axis=1, dtype=np.uint32))
+    np.testing.assert_array_equal(got, -f)  # the sign bit taken from -f
+
+
+@needs_gpu
 def test_use_host_ptr_buffers_run_on_a_mirror_and_the_host_array_follows(gctx, gqueue):
     """A kernel on a buffer over the program's own array (USE_HOST_PTR), whole and through a
     sub-buffer: the array changes as on the CPU device, and the GPU's context stays usable

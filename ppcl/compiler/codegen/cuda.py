@@ -101,13 +101,18 @@ def cuda_assign_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
 
 
 def cuda_cast(p: CStylePrinter, e: ir.Expr) -> str | None:
-    """A scalar becoming a vector is a splat; every other implicit conversion that changes the
+    """A scalar becoming a vector is a splat, a vector becoming another vector type keeps its
+    bytes; every other implicit conversion that changes the
     type is written out, since C++ converts less implicitly than C (``void *``, enums) and
     overloads of the header must see the argument types the front end resolved."""
     assert isinstance(e, ir.Cast)
     if isinstance(e.type, VectorType) and width_of(e.operand.type) == 1:
         elem = _elem_name(e.type)
         return f"ppcl_splat<{elem}, {e.type.width}>(({elem}){p.expr(e.operand, PREC_POSTFIX)})"
+    if isinstance(e.type, VectorType) and e.type != e.operand.type:
+        # between vectors (made by passes: OpenCL C has no vector casts) the C backend's
+        # vector extension keeps the bytes; so does ppcl_as (ppcl_vec has no conversions)
+        return f"ppcl_as<{p.type_name(e.type)}>({p.expr(e.operand, PREC_ASSIGN)})"
     if e.implicit and e.type != e.operand.type and not isinstance(e.type, VectorType):
         return f"(({p.type_name(e.type)}){p.expr(e.operand, PREC_POSTFIX)})"
     return None

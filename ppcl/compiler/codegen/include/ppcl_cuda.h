@@ -105,8 +105,11 @@ template <int... I, class T, int N> __device__ __forceinline__ ppcl_lanes_ref<T,
 /* as_T: the same bytes seen as another type of the same size. */
 template <class D, class S> __device__ __forceinline__ D ppcl_as(const S &x) {
     static_assert(sizeof(D) == sizeof(S), "as_type between types of different sizes");
-    D r;
-    __builtin_memcpy(&r, &x, sizeof(D));
+    D r;  /* byte by byte (NVRTC has no memcpy builtin); it compiles to register moves */
+    const unsigned char *from = reinterpret_cast<const unsigned char *>(&x);
+    unsigned char *to = reinterpret_cast<unsigned char *>(&r);
+#pragma unroll
+    for (int i = 0; i < (int)sizeof(D); i++) to[i] = from[i];
     return r;
 }
 
@@ -517,10 +520,8 @@ template <class T> __device__ __forceinline__ T ppcl_bitselect_s(T a, T b, T c) 
     if constexpr (ppcl_traits<T>::is_int) { return (a & ~c) | (b & c); }
     else {
         typedef typename ppcl_traits<T>::unsigned_t U;
-        U ua, ub, uc;
-        __builtin_memcpy(&ua, &a, sizeof(T)); __builtin_memcpy(&ub, &b, sizeof(T)); __builtin_memcpy(&uc, &c, sizeof(T));
-        U ur = (ua & ~uc) | (ub & uc);
-        T r; __builtin_memcpy(&r, &ur, sizeof(T)); return r;
+        U ua = ppcl_as<U>(a), ub = ppcl_as<U>(b), uc = ppcl_as<U>(c);
+        return ppcl_as<T>((U)((ua & ~uc) | (ub & uc)));
     }
 }
 PPCL_SCALAR_T __device__ __forceinline__ T ppcl_bitselect(T a, T b, T c) { return ppcl_bitselect_s(a, b, c); }
