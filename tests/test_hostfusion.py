@@ -128,6 +128,15 @@ def _norm(p: np.ndarray) -> np.ndarray:
     return p[:, 0] * p[:, 0] + p[:, 1] * p[:, 1] + p[:, 2] - p[:, 3]
 
 
+def _assert_computed(context: cl.Context, got: np.ndarray, want: np.ndarray) -> None:
+    """Bit for bit on a CPU device; within an ulp or two on a GPU, which contracts ``a * b + c``
+    into one fma (OpenCL allows it by default) where numpy rounds the product first."""
+    if context.devices[0].type & cl.device_type.GPU:
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("n", [60, 250])
 def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, n: int) -> None:
     rng = np.random.default_rng(n)
@@ -141,7 +150,7 @@ def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, n: in
     program.norm(queue, gsize, (16,), d_p, d_out, np.int32(n))
     out = np.empty(n, np.float32)
     cl.enqueue_copy(queue, out, d_out)
-    np.testing.assert_array_equal(out, _norm(structs))
+    _assert_computed(context, out, _norm(structs))
     decision = hostfusion.decisions()[-1]
     assert decision.title.startswith("norm ")
     assert "layout p" in decision.choice, decision.describe()
@@ -157,7 +166,7 @@ def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, n: in
     # and the rewritten kernel, launched again, reads the bumped structures (shuffled anew)
     program.norm(queue, gsize, (16,), d_p, d_out, np.int32(n))
     cl.enqueue_copy(queue, out, d_out)
-    np.testing.assert_array_equal(out, _norm(bumped))
+    _assert_computed(context, out, _norm(bumped))
 
 
 # float4 pixels, AoS: each lane reads two components of its pixel again and again, which the
@@ -306,6 +315,8 @@ __kernel void relax(__global const float *src, __global float *dst, int n, float
 
 
 def test_launches_left_alone_still_see_new_buffers(context: cl.Context) -> None:
+    if context.devices[0].type & cl.device_type.GPU:
+        pytest.skip("a GPU's model proposes vectorizing this kernel: no launch is left alone")
     n = 53
     queue = cl.CommandQueue(context)
     assert hostfusion.enable(queue)
