@@ -36,6 +36,7 @@ import numpy as np
 from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
+from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3, align_up
@@ -270,7 +271,8 @@ class CUDAProgram(DeviceProgram):
         self._device = device
         self._kernels = {k.name: k for k in module.kernels}
         try:
-            self.source = cuda_unit(module, noalias=False)
+            # a deep expression (a sum of thousands of terms) recurses deeply in the printer
+            self.source = run_deep_if_needed(cuda_unit, module, noalias=False)
         except CodegenError as error:
             raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
                 from error
@@ -309,7 +311,7 @@ class CUDAProgram(DeviceProgram):
         """Compile and load the unit with the ``__noalias`` copies (on its own thread); if
         that fails, launches keep the kernels as written."""
         try:
-            source = cuda_unit(module, noalias=True)
+            source = run_deep_if_needed(cuda_unit, module, noalias=True)
             cubin = cached_cubin(source, self._options, self._device.arch)
             self._restricted_module = self._load(cubin.data)
         except Exception as error:  # noqa: BLE001 - an optimization may fail, never the program
