@@ -134,3 +134,16 @@ class Renamer(Rewriter):
     def rewrite_VarDecl(self, d: ir.VarDecl) -> ir.VarDecl:
         new = self.names.get(d.name)
         return d if new is None else dataclasses.replace(d, name=new)
+
+
+def child_stmts(s: ir.Stmt) -> list[ir.Stmt]:
+    """The statements directly inside ``s`` (a loop's init and body, an ``if``'s branches)."""
+    if isinstance(s, ir.Block):
+        return list(s.stmts)
+    if isinstance(s, ir.If):
+        return [s.then] + ([s.otherwise] if s.otherwise is not None else [])
+    if isinstance(s, ir.For):
+        return ([s.init] if s.init is not None else []) + [s.body]
+    if isinstance(s, ir.While | ir.DoWhile | ir.Switch):
+        return [s.body]
+    return []

@@ -95,7 +95,7 @@ from ppcl.compiler.ir.types import (
     ScalarType,
     indexes_in_place,
 )
-from ppcl.compiler.ir.visit import Renamer, Rewriter, walk
+from ppcl.compiler.ir.visit import Renamer, Rewriter, child_stmts, walk
 from ppcl.compiler.transforms import coarsen_jam
 from ppcl.compiler.transforms.coarsen_jam import JamPlan, nest_continues
 
@@ -382,22 +382,7 @@ def _returns_in_loops(s: ir.Stmt, in_loop: bool = False) -> bool:
     if isinstance(s, ir.Return):
         return in_loop
     inner = in_loop or isinstance(s, _LOOPS)
-    return any(_returns_in_loops(c, inner) for c in walk_stmts(s))
-
-
-def walk_stmts(s: ir.Stmt) -> list[ir.Stmt]:
-    """The statements directly inside ``s``."""
-    if isinstance(s, ir.Block):
-        return list(s.stmts)
-    if isinstance(s, ir.If):
-        return [s.then] + ([s.otherwise] if s.otherwise is not None else [])
-    if isinstance(s, ir.For):
-        return ([s.init] if s.init is not None else []) + [s.body]
-    if isinstance(s, ir.While | ir.DoWhile):
-        return [s.body]
-    if isinstance(s, ir.Switch):
-        return [s.body]
-    return []
+    return any(_returns_in_loops(c, inner) for c in child_stmts(s))
 
 
 def _needs_divisible(fn: ir.Function, dim: int) -> bool:

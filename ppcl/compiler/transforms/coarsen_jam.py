@@ -56,7 +56,7 @@ from ppcl.compiler.analysis.effects import is_effect_free, written_vars
 from ppcl.compiler.analysis.uniformity import ID_QUERIES
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT, ULONG, AddressSpace, PointerType, ScalarType, VectorType
-from ppcl.compiler.ir.visit import Renamer, Rewriter, walk
+from ppcl.compiler.ir.visit import Renamer, Rewriter, child_stmts, walk
 
 _COPY = "__ppcl_j"  # suffix of copy j's variables
 _COUNT = "__ppcl_q"  # suffix of the variables of the loop counting who passes the prefix
@@ -103,17 +103,7 @@ def exits(s: ir.Stmt) -> bool:
         return True
     if isinstance(s, _LOOPS):
         return False
-    return any(exits(c) for c in _inner_stmts(s))
-
-
-def _inner_stmts(s: ir.Stmt) -> list[ir.Stmt]:
-    if isinstance(s, ir.Block):
-        return list(s.stmts)
-    if isinstance(s, ir.If):
-        return [s.then] + ([s.otherwise] if s.otherwise is not None else [])
-    if isinstance(s, ir.Switch):
-        return [s.body]
-    return []
+    return any(exits(c) for c in child_stmts(s))
 
 
 def _drop_exits(s: ir.Stmt) -> ir.Stmt | None:
@@ -166,7 +156,7 @@ def _leaves_loop(s: ir.Stmt, in_switch: bool = False) -> bool:
     if isinstance(s, _LOOPS):
         return False
     inner = in_switch or isinstance(s, ir.Switch)
-    return any(_leaves_loop(c, inner) for c in _inner_stmts(s))
+    return any(_leaves_loop(c, inner) for c in child_stmts(s))
 
 
 # ---------------------------------------------------------------- the plan
