@@ -162,9 +162,8 @@ class CUDALaunch(KernelLaunch):
     the same, so a repeated launch is one driver call and a wait."""
 
     def __init__(self, device: CUDADevice, program: CUDAProgram, function: int, name: str,
-                 ndrange: NDRange, static_local_bytes: int, written: tuple[bool, ...]) -> None:
+                 ndrange: NDRange, static_local_bytes: int) -> None:
         self.ndrange = ndrange
-        self._written = written  # per argument: a buffer the kernel may write
         self.static_local_bytes = static_local_bytes
         self._device = device
         self._program = program
@@ -204,7 +203,8 @@ class CUDALaunch(KernelLaunch):
                 if mirrored is not None:
                     host, shadow = mirrored
                     address = int(shadow.ctypes.data)
-                    syncs.append((host, shadow, self._written[index]))
+                    written = self._program.written(self._name)
+                    syncs.append((host, shadow, written[index]))
                 holders.append(ctypes.c_uint64(address))
             elif isinstance(arg, LocalArg):
                 offset = align_up(offset, LOCAL_ARG_ALIGN)
@@ -292,12 +292,15 @@ class CUDAProgram(DeviceProgram):
         self._module = self._load(cubin.data)
         self._functions: dict[str, tuple[int, int]] = {}
         self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
+        self._written: dict[str, tuple[bool, ...]] = {}
         self._lock = threading.Lock()
         self._restricted_module: int | None = None
         self._noalias: dict[str, int | None] = {}
         self.restricted_error: str | None = None
         if any(noalias_variant(k) is not None for k in module.kernels):
-            threading.Thread(target=self._build_restricted, args=(module,), daemon=True,
+            # not a daemon: a thread still in NVRTC or the driver when the interpreter shuts
+            # down crashed the process at exit (a short program ended with SIGSEGV)
+            threading.Thread(target=self._build_restricted, args=(module,), daemon=False,
                              name="ppcl-cuda-noalias").start()
 
     def _load(self, cubin: bytes) -> int:
@@ -356,6 +359,19 @@ class CUDAProgram(DeviceProgram):
         self._functions[kernel_name] = known
         return known
 
+    def written(self, kernel_name: str) -> tuple[bool, ...]:
+        """Per parameter, whether the kernel may write through it (asked only for buffers over
+        host memory, which are copied back after a launch that may write them)."""
+        known = self._written.get(kernel_name)
+        if known is None:
+            function = self._kernels[kernel_name]
+            # a deep expression (a sum of thousands of terms) recurses deeply in the analysis
+            accesses = run_deep_if_needed(buffer_accesses, function)
+            known = tuple(p.name in accesses and accesses[p.name].writes
+                          for p in function.params)
+            self._written[kernel_name] = known
+        return known
+
     def prepare(self, kernel_name: str, ndrange: NDRange) -> CUDALaunch:
         key = (kernel_name, ndrange)
         launch = self._launches.get(key)
@@ -367,11 +383,7 @@ class CUDAProgram(DeviceProgram):
                 if kernel_name not in self._kernels:
                     raise DeviceBuildError(f"the program has no kernel '{kernel_name}'")
                 function, shared = self._function(kernel_name)
-                accesses = buffer_accesses(self._kernels[kernel_name])
-                written = tuple(p.name in accesses and accesses[p.name].writes
-                                for p in self._kernels[kernel_name].params)
-                launch = CUDALaunch(self._device, self, function, kernel_name, ndrange, shared,
-                                    written)
+                launch = CUDALaunch(self._device, self, function, kernel_name, ndrange, shared)
                 self._launches[key] = launch
         return launch
 
