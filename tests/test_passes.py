@@ -20,7 +20,7 @@ from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
-from ppcl.compiler.ir.visit import Rewriter, find_all
+from ppcl.compiler.ir.visit import Rewriter, find_all, fingerprint
 from ppcl.compiler.passes import (
     FoldConstants,
     Pass,
@@ -323,3 +323,25 @@ def test_constant_folding_runs_on_a_kernel_before_formation() -> None:
     result = kernel_ir(module, "k", KernelSpec((4, 1, 1)), parse_build_options(""), VERIFY,
                        pipeline=pipeline)
     assert result.formed is not None and "42" in result.dump()
+
+
+def test_fingerprint_of_a_deep_module_needs_no_recursion():
+    """The CPU device keys its build check by the module's fingerprint. It was ``repr``, which
+    on Python 3.12 ran out of C recursion on a sum of 4000 terms even on a deep stack."""
+    import sys
+
+    def source(last: str) -> str:
+        terms = " + ".join(f"in[{k % 8}]" for k in range(3999))
+        return ("__kernel void wide(__global int *in, __global int *out) "
+                f"{{ out[0] = {terms} + {last}; }}")
+
+    deep = compile_source(source("in[7]"), "wide.cl").module
+    again = compile_source(source("in[7]"), "wide.cl").module
+    other = compile_source(source("in[6]"), "wide.cl").module
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(100)  # far below the tree's depth
+    try:
+        same, differs = fingerprint(deep) == fingerprint(again), fingerprint(deep) != fingerprint(other)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert same and differs

@@ -8,6 +8,7 @@ declarations) in source order. ``Rewriter`` rebuilds a tree bottom-up: override
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -147,3 +148,30 @@ def child_stmts(s: ir.Stmt) -> list[ir.Stmt]:
     if isinstance(s, ir.While | ir.DoWhile | ir.Switch):
         return [s.body]
     return []
+
+
+_END = object()  # closes a node or a tuple in ``fingerprint``'s stack
+
+
+def fingerprint(node: Node) -> str:
+    """A digest of every field of a tree, nodes and the values they hold (names, types,
+    locations), computed with a stack of its own: ``repr`` of a deep tree (a sum of thousands
+    of terms) runs out of the interpreter's C recursion, which Python 3.12 does not let a
+    program raise, even on a thread with a deep stack."""
+    digest = hashlib.sha256()
+    stack: list[Any] = [node]
+    while stack:
+        value = stack.pop()
+        if value is _END:
+            digest.update(b")")
+        elif isinstance(value, _NODE_BASES):
+            digest.update(type(value).__name__.encode() + b"(")
+            stack.append(_END)
+            stack.extend(reversed([getattr(value, f.name) for f in dataclasses.fields(value)]))
+        elif isinstance(value, tuple | list):
+            digest.update(b"[")
+            stack.append(_END)
+            stack.extend(reversed(value))
+        else:
+            digest.update(repr(value).encode() + b",")
+    return digest.hexdigest()

@@ -20,10 +20,10 @@ import numpy as np
 
 from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.c_printf import PRINTF_BUFFER_BYTES
-from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3
+from ppcl.compiler.ir.visit import fingerprint
 from ppcl.compiler.pipeline import KernelSpec, Pipeline
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cpu.alone import PoolChoice
@@ -262,9 +262,7 @@ class CPUProgram(DeviceProgram):
             return
         if id(self.module) in _checked_modules:
             return
-        # a deep expression (a sum of a thousand terms) recurses deeply in repr
-        module_text = run_deep_if_needed(repr, self.module)
-        key = (module_text, self.options.canonical(), str(self.pipeline or ""))
+        key = (fingerprint(self.module), self.options.canonical(), str(self.pipeline or ""))
         failures: list[DeviceBuildError] = []
 
         def lowered() -> Iterator[tuple[str, str]]:
