@@ -710,6 +710,14 @@ JAM_REFUSED = {
                         o[y * W + x] = 0.0f;
                         for (int i = 0; i < W; i++) o[y * W + x] += a[i * W + x];
                         }""", "before the loop stores"),
+    # idx is declared by the loop, so the jammed loop has one idx for the f copies: each
+    # copy's `idx += W` would advance it (f times an iteration)
+    "loop variable written by the body": ("""__kernel void k(__global const float *a,
+                        __global float *o, int W) {
+                        int x = get_global_id(0), y = get_global_id(1);
+                        float s = 0.0f;
+                        for (int i = 0, idx = 0; i < 3; i++) { s += a[idx + x] * (float)y; idx += W; }
+                        o[y * W + x] = s; }""", "writes idx, declared by the loop"),
     "no loop": ("""__kernel void k(__global const float *a, __global float *o, int W) {
                    int x = get_global_id(0), y = get_global_id(1);
                    o[y * W + x] = a[x] * 2.0f; }""", "no loop"),
