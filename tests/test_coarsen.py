@@ -710,6 +710,14 @@ JAM_REFUSED = {
                         o[y * W + x] = 0.0f;
                         for (int i = 0; i < W; i++) o[y * W + x] += a[i * W + x];
                         }""", "before the loop stores"),
+    # idx is declared by the loop, so the jammed loop has one idx for the f copies: each
+    # copy's `idx += W` would advance it (f times an iteration)
+    "loop variable written by the body": ("""__kernel void k(__global const float *a,
+                        __global float *o, int W) {
+                        int x = get_global_id(0), y = get_global_id(1);
+                        float s = 0.0f;
+                        for (int i = 0, idx = 0; i < 3; i++) { s += a[idx + x] * (float)y; idx += W; }
+                        o[y * W + x] = s; }""", "writes idx, declared by the loop"),
     "no loop": ("""__kernel void k(__global const float *a, __global float *o, int W) {
                    int x = get_global_id(0), y = get_global_id(1);
                    o[y * W + x] = a[x] * 2.0f; }""", "no loop"),
@@ -736,6 +744,30 @@ def test_jam_refusals_say_why_and_keep_the_sequential_loop(case):
 def test_a_barrier_refuses_coarsening_and_so_jam():
     facts = _facts(REFUSED["barrier"][0], "k").dims[1]
     assert not facts.coarsenable and not facts.jams and "synchronizes" in facts.reason
+
+
+# a loop storing results and loading only __constant memory: a store's own target is not a
+# load, so the loop is jammed and the weight w[i] is read once for the merged work-item
+STORES_WEIGHTS = """
+__kernel void k(__constant float *w, __global float *o, int W) {
+    int x = get_global_id(0), y = get_global_id(1);
+    float s = (float)(y * W + x);
+    for (int i = 0; i < 4; i++) o[(y * W + x) * 4 + i] = s * w[i];
+}
+"""
+
+
+def test_a_loop_that_stores_and_loads_only_constant_memory_is_jammed():
+    facts = _facts(STORES_WEIGHTS, "k").dims[1]
+    assert facts.jams and "1 load uniform" in facts.jam, facts.jam
+
+    def make(shape: Shape, rng: np.random.Generator) -> list[Any]:
+        gx, gy = (g + o for g, o in zip(shape.global_size, shape.offset or (0, 0)))
+        return [rng.standard_normal(4).astype(np.float32),
+                np.zeros(gx * gy * 4, np.float32), np.int32(gx)]
+
+    _compare(STORES_WEIGHTS, "k", 1, 4, [Shape((5, 9), (5, 1)), Shape((4, 8), (2, 4), (1, 2))],
+             make)
 
 
 def test_jam_can_be_turned_off_and_gives_the_same():

@@ -164,3 +164,24 @@ def test_clamped_indices_are_widened():
     kernel = compile_source(source).module.kernels[0]
     assert kernel.body is not None
     assert widened_ints(kernel.body, set()) == {"x", "xl", "xr", "xt"}
+
+
+# `idx` reaches a subscript and is widened, `i` is not: one declaration of two types, which C
+# does not allow in a for-init (a loop whose bound varies stays in each work-item)
+MIXED_FOR_INIT = """
+__kernel void m(__global const float *in, __global float *out, int w, int n) {
+    int x = get_global_id(0);
+    float s = 0.0f;
+    for (int i = 0, idx = x; i < n + x % 3; i++) { s += in[idx] * (float)i; idx += w; }
+    out[x] = s;
+}
+"""
+
+
+def test_a_for_init_declaring_a_widened_and_a_narrow_variable():
+    w, n = 8, 4
+    data = np.arange(w * (n + 2), dtype=np.float32)
+    out = np.zeros(w, np.float32)
+    run(MIXED_FOR_INIT, "m", (w,), (w,), data, out, np.int32(w), np.int32(n))
+    want = [sum(data[x + i * w] * i for i in range(n + x % 3)) for x in range(w)]
+    np.testing.assert_array_equal(out, np.array(want, np.float32))

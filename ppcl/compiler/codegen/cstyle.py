@@ -271,7 +271,13 @@ class CStylePrinter:
         return [q for q in quals if q]
 
     def var_decls(self, decls: Sequence[ir.VarDecl]) -> str:
-        """One declaration without the ``;``; declarators share the specifiers when they can."""
+        """One declaration without the ``;``; declarators share the specifiers when they can
+        (declarators of different specifiers are separate declarations, ``;``-separated)."""
+        return "; ".join(self.decl_groups(decls))
+
+    def decl_groups(self, decls: Sequence[ir.VarDecl]) -> list[str]:
+        """The declarations of ``decls`` without their ``;``: one per run of declarators with
+        the same specifiers."""
         groups: list[tuple[str, list[str]]] = []
         for d in decls:
             quals = self.object_qualifiers(d.space, d.const, d.volatile)
@@ -284,7 +290,7 @@ class CStylePrinter:
                 groups[-1][1].append(decl)
             else:
                 groups.append((spec, [decl]))
-        return "; ".join(f"{spec} {', '.join(ds)}" for spec, ds in groups)
+        return [f"{spec} {', '.join(ds)}" for spec, ds in groups]
 
     def initializer(self, e: ir.Expr) -> str:
         return self.expr(e, PREC_ASSIGN)
@@ -417,6 +423,13 @@ class CStylePrinter:
         if isinstance(s, ir.For):
             init = ""
             if isinstance(s.init, ir.DeclStmt):
+                decls = self.decl_groups(s.init.decls)
+                if len(decls) > 1:
+                    # a for-init holds one declaration: the declarators printed with different
+                    # types (a dialect's widened int) are declared in a block around the loop
+                    return ([ind + "{"] + [ind + INDENT + d + ";" for d in decls]
+                            + self.stmt(replace(s, init=None), level + 1)
+                            + [ind + "}"])
                 init = self.var_decls(s.init.decls)
             elif isinstance(s.init, ir.ExprStmt):
                 init = self.full_expr(s.init.expr)

@@ -397,11 +397,11 @@ class KernelPrinter(CStylePrinter):
         lines.append(INDENT * depth + f"{slow}: ;")
         return lines
 
-    def var_decls(self, decls: Sequence[ir.VarDecl]) -> str:
+    def decl_groups(self, decls: Sequence[ir.VarDecl]) -> list[str]:
         if self.widened and not self.in_helper:
             decls = [dataclasses.replace(d, type=LONG) if d.name in self.widened else d
                      for d in decls]
-        return super().var_decls(decls)
+        return super().decl_groups(decls)
 
     def mentions_widened(self, e: ir.Expr) -> bool:
         return not self.in_helper and any(

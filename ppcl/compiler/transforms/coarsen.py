@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -167,6 +168,10 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
     addressed: set[str] = set()
     along: set[int] = set()
     stores = loads = constant_loads = exits = faults = False
+    # the memory a plain `=` writes is stored, not loaded (`+=`, `++` load it first); counted
+    # per node, since a rewritten tree may hold one node object both as a target and a load
+    stored_only = Counter(id(n.target) for n in walk(s)
+                          if isinstance(n, ir.Assign) and n.op == "=")
     for n in walk(s):
         if isinstance(n, ir.VarRef):
             reads.add(n.name)
@@ -209,6 +214,9 @@ def _stmt_facts(s: ir.Stmt) -> _Stmt:
                 stores = True
         if is_pointer_access(n):
             faults = True
+            if stored_only[id(n)]:
+                stored_only[id(n)] -= 1
+                continue
             if _space_of_access(n) is AddressSpace.CONSTANT:
                 constant_loads = True
             else:

@@ -33,7 +33,8 @@ Preconditions (``JamPlan`` or the reason it is refused):
   taken) and no statement before it stores to memory;
 * the loop's control (``for`` initializer, condition, step) reads no variable of the work-item
   (the loop's own variables aside), and its body writes none of the variables the control reads
-  and has no ``break`` or ``continue`` of the loop;
+  nor any variable the ``for`` initializer declares (the jammed loop has one of each for all
+  copies) and has no ``break`` or ``continue`` of the loop;
 * the loop does not both store to memory and load memory that is not ``__constant`` (a pointer
   it stores through may alias one it loads through: a shared load could miss a copy's store).
 
@@ -205,6 +206,11 @@ def jam_plan(stmts: Sequence[ir.Stmt], effects: Sequence[StmtEffects]) -> JamPla
     if overwritten:
         return f"the body of the loop at {loop.loc} writes {', '.join(overwritten)}, which " \
                "its control reads"
+    # the jammed loop declares them once for the f copies, whose bodies would each update them
+    advanced = sorted(written_vars(loop.body) & own)
+    if advanced:
+        return f"the body of the loop at {loop.loc} writes {', '.join(advanced)}, declared by " \
+               "the loop (one variable for all the work-items)"
     if _leaves_loop(loop.body):
         return f"the loop at {loop.loc} has a break or continue"
     if effects[loop_at].stores and effects[loop_at].loads:
