@@ -151,6 +151,7 @@ def child_stmts(s: ir.Stmt) -> list[ir.Stmt]:
 
 
 _END = object()  # closes a node or a tuple in ``fingerprint``'s stack
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def fingerprint(node: Node) -> str:
@@ -158,20 +159,24 @@ def fingerprint(node: Node) -> str:
     locations), computed with a stack of its own: ``repr`` of a deep tree (a sum of thousands
     of terms) runs out of the interpreter's C recursion, which Python 3.12 does not let a
     program raise, even on a thread with a deep stack."""
-    digest = hashlib.sha256()
+    parts: list[str] = []
     stack: list[Any] = [node]
     while stack:
         value = stack.pop()
         if value is _END:
-            digest.update(b")")
+            parts.append(")")
         elif isinstance(value, _NODE_BASES):
-            digest.update(type(value).__name__.encode() + b"(")
+            cls = type(value)
+            names = _ALL_FIELDS.get(cls)
+            if names is None:
+                names = _ALL_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+            parts.append(cls.__name__ + "(")
             stack.append(_END)
-            stack.extend(reversed([getattr(value, f.name) for f in dataclasses.fields(value)]))
+            stack.extend([getattr(value, name) for name in reversed(names)])
         elif isinstance(value, tuple | list):
-            digest.update(b"[")
+            parts.append("[")
             stack.append(_END)
             stack.extend(reversed(value))
         else:
-            digest.update(repr(value).encode() + b",")
-    return digest.hexdigest()
+            parts.append(repr(value))
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
