@@ -111,10 +111,14 @@ def _encode_cases(to_half: str) -> str:
     return "\n".join(lines)
 
 
-def _support(e: Emitter) -> str:
-    """The descriptor struct and the shared reading, sampling and writing functions."""
-    from_half = define_from_half(e)
-    to_half = define_to_half(e, FLOAT, "rte")
+C_QUALIFIER = "static inline __attribute__((always_inline))"
+
+
+def support_text(qualifier: str, from_half: str, to_half: str) -> str:
+    """The descriptor struct and the shared reading, sampling and writing functions, each
+    declared with ``qualifier``; ``from_half`` and ``to_half`` name the functions converting a
+    half's bits to a float and a float to a half's bits rounded to nearest even. The C backend
+    and the CUDA dialect print the same text."""
     alpha_border = " || ".join(f"im->order == {_O[o]}" for o in ALPHA_BORDER_ORDERS)
     bits = SAMPLER_BITS
     repeat, mirror = bits["CLK_ADDRESS_REPEAT"], bits["CLK_ADDRESS_MIRRORED_REPEAT"]
@@ -122,27 +126,28 @@ def _support(e: Emitter) -> str:
     linear = bits["CLK_FILTER_LINEAR"]
     is_int = f"(im->type >= {_T['SIGNED_INT8']} && im->type <= {_T['UNSIGNED_INT32']})"
 
-    def make() -> str:
-        return f"""
+    return f"""
 {_struct()}
 typedef union {{ float f[4]; int i[4]; unsigned int u[4]; }} ppcl_texel;
-static inline __attribute__((always_inline)) void __ppcl_img_border(const {STRUCT} *im, ppcl_texel *r)
+{qualifier} void __ppcl_img_border(const {STRUCT} *im, ppcl_texel *r)
 {{
     r->u[0] = r->u[1] = r->u[2] = 0u;
     r->u[3] = ({alpha_border}) ? 0u : ({is_int} ? 1u : 0x3f800000u);
 }}
 /* section 8.3: the channels of the texel at p as floats (normalized integer, half and
    float types) or as integers (signed and unsigned integer types) */
-static inline __attribute__((always_inline)) void __ppcl_img_channels(const {STRUCT} *im, const char *p, ppcl_texel *c)
+{qualifier} void __ppcl_img_channels(const {STRUCT} *im, const char *p, ppcl_texel *c)
 {{
     int channels = im->channels;
     switch (im->type) {{
 {_decode_cases(from_half)}
-    default: memcpy(c, p, 4 * (size_t)channels); break;  /* float and 32-bit integers */
+    default:  /* float and 32-bit integers */
+        for (int b = 0; b < 4 * channels; b++) ((char *)c)[b] = p[b];
+        break;
     }}
 }}
 /* the texel at (i, j, k) as (r, g, b, a); the border color outside the image */
-static inline __attribute__((always_inline)) ppcl_texel __ppcl_img_texel(const {STRUCT} *im, long i, long j, long k)
+{qualifier} ppcl_texel __ppcl_img_texel(const {STRUCT} *im, long i, long j, long k)
 {{
     ppcl_texel c = {{{{0}}}}, r;
     if (i < 0 || j < 0 || k < 0 || (size_t)i >= im->extent[0] || (size_t)j >= im->extent[1]
@@ -159,14 +164,14 @@ static inline __attribute__((always_inline)) ppcl_texel __ppcl_img_texel(const {
     }}
     return r;
 }}
-static inline __attribute__((always_inline)) long __ppcl_img_floor(float u)
+{qualifier} long __ppcl_img_floor(float u)
 {{
     if (!(u > -1e9f)) u = -1e9f;  /* NaN and far outside: any index outside the image */
     if (u > 1e9f) u = 1e9f;
     return (long)floorf(u);
 }}
 /* section 8.2: the texel indices i0, i1 and the weight a of coordinate s on an axis of n texels */
-static inline __attribute__((always_inline)) void __ppcl_img_axis(float s, long n, unsigned int smp, long *i0, long *i1, float *a)
+{qualifier} void __ppcl_img_axis(float s, long n, unsigned int smp, long *i0, long *i1, float *a)
 {{
     int norm = smp & 1, mode = smp & 0xe;
     float u;
@@ -200,7 +205,7 @@ static inline __attribute__((always_inline)) void __ppcl_img_axis(float s, long 
 }}
 /* a read through a sampler: `axes` coordinates addressed and filtered, then the layer of an
    array (rounded and clamped); linear filtering only where `filter` (reads of floats) */
-static inline __attribute__((always_inline)) ppcl_texel __ppcl_img_sample(const {STRUCT} *im, unsigned int smp, int axes,
+{qualifier} ppcl_texel __ppcl_img_sample(const {STRUCT} *im, unsigned int smp, int axes,
                                            int layered, int filter, float x, float y, float z)
 {{
     const float s[3] = {{x, y, z}};
@@ -229,20 +234,20 @@ static inline __attribute__((always_inline)) ppcl_texel __ppcl_img_sample(const 
     }}
     return r;
 }}
-static inline __attribute__((always_inline)) long __ppcl_img_sat(float x, long lo, long hi)
+{qualifier} long __ppcl_img_sat(float x, long lo, long hi)
 {{
     if (x != x) return 0;
     if (x <= (float)lo) return lo;
     if (x >= (float)hi) return hi;
     return (long)rintf(x);
 }}
-static inline __attribute__((always_inline)) long __ppcl_img_clampi(long x, long lo, long hi)
+{qualifier} long __ppcl_img_clampi(long x, long lo, long hi)
 {{
     return x < lo ? lo : (x > hi ? hi : x);
 }}
 /* section 8.3.1: (r, g, b, a) converted to the channel type and stored at (i, j, k); a write
    outside the image does nothing */
-static inline __attribute__((always_inline)) void __ppcl_img_write(const {STRUCT} *im, long i, long j, long k, ppcl_texel v)
+{qualifier} void __ppcl_img_write(const {STRUCT} *im, long i, long j, long k, ppcl_texel v)
 {{
     if (i < 0 || j < 0 || k < 0 || (size_t)i >= im->extent[0] || (size_t)j >= im->extent[1]
             || (size_t)k >= im->extent[2]) return;
@@ -255,12 +260,18 @@ static inline __attribute__((always_inline)) void __ppcl_img_write(const {STRUCT
     int channels = im->channels;
     switch (im->type) {{
 {_encode_cases(to_half)}
-    default: memcpy(p, &c, 4 * (size_t)channels); break;  /* float and 32-bit integers */
+    default:  /* float and 32-bit integers */
+        for (int b = 0; b < 4 * channels; b++) p[b] = ((const char *)&c)[b];
+        break;
     }}
 }}
 """
 
-    return e.define("__ppcl_image_support", make)
+
+def _support(e: Emitter) -> str:
+    from_half = define_from_half(e)
+    to_half = define_to_half(e, FLOAT, "rte")
+    return e.define("__ppcl_image_support", lambda: support_text(C_QUALIFIER, from_half, to_half))
 
 
 _FIELD = {"f": "f", "i": "i", "ui": "u"}

@@ -23,6 +23,7 @@ import dataclasses
 
 from ppcl.compiler.codegen.c import C_SCALAR_NAMES, c_identifier
 from ppcl.compiler.codegen.c_builtins_convert import parse_convert_name
+from ppcl.compiler.codegen.c_builtins_image import support_text
 from ppcl.compiler.codegen.cstyle import (
     PREC_ASSIGN,
     PREC_POSTFIX,
@@ -31,10 +32,10 @@ from ppcl.compiler.codegen.cstyle import (
     Dialect,
 )
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.builtins import lookup
+from ppcl.compiler.ir.builtins import Overload, lookup
 from ppcl.compiler.ir.types import (
     AddressSpace,
-    OpaqueType,
+    ImageType,
     PointerType,
     ScalarType,
     Type,
@@ -172,11 +173,99 @@ def cuda_call(p: CStylePrinter, e: ir.Expr) -> str | None:
         return f"ppcl_vstore<{width}>({args})"
     if ov.family == "shuffle":
         return f"ppcl_{name}<{p.type_name(e.type)}>({args})"
+    if ov.family == "image":
+        return _image_call(ov, args)
     if name == "async_work_group_strided_copy":
         target = ov.params[0]
         to_global = isinstance(target, PointerType) and target.space is not AddressSpace.LOCAL
         return f"ppcl_{name}({args}, {'true' if to_global else 'false'})"
     return f"ppcl_{name}({args})"
+
+
+# ---------------------------------------------------------------- images
+
+# read_image{f,i,ui}: the texel's field and the vector's element type
+_TEXEL_FIELDS = {"f": ("f", "float"), "i": ("i", "int"), "ui": ("u", "unsigned int")}
+_EXTENT_QUERIES = {"get_image_width": 0, "get_image_height": 1, "get_image_depth": 2}
+
+
+def _image_call(ov: Overload, args: str) -> str:
+    """An image builtin as a call of the image block's helpers (``image_block``); what the C
+    backend fixes per overload (axes, layers, filtering) goes in as template arguments."""
+    image = ov.params[0]
+    assert isinstance(image, ImageType)
+    name = ov.name
+    if name.startswith("read_image"):
+        suffix = name[len("read_image"):]
+        if len(ov.params) == 3:  # through a sampler; only reads of floats filter
+            layered = int(image.layer is not None)
+            read = f"ppcl_img_read<{image.axes}, {layered}, {int(suffix == 'f')}>({args})"
+        else:
+            read = f"ppcl_img_read({args})"
+        return f"ppcl_img_{suffix}({read})"
+    if name.startswith("write_image"):
+        return f"ppcl_img_write_{name[len('write_image'):]}({args})"
+    if name in _EXTENT_QUERIES:
+        return f"((int)({args})->extent[{_EXTENT_QUERIES[name]}])"
+    if name == "get_image_array_size":
+        return f"((ppcl_size_t)({args})->extent[{image.layer}])"
+    if name == "get_image_channel_data_type":
+        return f"(({args})->type)"
+    if name == "get_image_channel_order":
+        return f"(({args})->order)"
+    if name == "get_image_dim":
+        assert isinstance(ov.ret, VectorType)
+        return f"ppcl_img_dim<{image.axes}, {ov.ret.width}>({args})"
+    raise CodegenError(f"image builtin '{name}' has no CUDA lowering")
+
+
+def _image_helpers() -> str:
+    """Reads, writes and ``get_image_dim`` over any coordinate type, on the shared support."""
+    reads = "".join(f"""
+__device__ __forceinline__ ppcl_vec<{elem}, 4> ppcl_img_{suffix}(ppcl_texel t) {{
+    return ppcl_make<{elem}, 4>(t.{field}[0], t.{field}[1], t.{field}[2], t.{field}[3]);
+}}
+template <class C, class V> __device__ __forceinline__ void ppcl_img_write_{suffix}(struct ppcl_image *im, C c, V v) {{
+    ppcl_texel t;
+    for (int n = 0; n < 4; n++) t.{field}[n] = v[n];
+    __ppcl_img_write(im, ppcl_img_ci(c, 0), ppcl_img_ci(c, 1), ppcl_img_ci(c, 2), t);
+}}""" for suffix, (field, elem) in _TEXEL_FIELDS.items())
+    return """
+__device__ __forceinline__ float ppcl_img_cf(float c, int d) { return d == 0 ? c : 0.0f; }
+__device__ __forceinline__ float ppcl_img_cf(int c, int d) { return d == 0 ? (float)c : 0.0f; }
+template <class T, int N> __device__ __forceinline__ float ppcl_img_cf(ppcl_vec<T, N> c, int d) {
+    return d < N ? (float)c[d] : 0.0f;
+}
+__device__ __forceinline__ long ppcl_img_ci(int c, int d) { return d == 0 ? (long)c : 0; }
+template <class T, int N> __device__ __forceinline__ long ppcl_img_ci(ppcl_vec<T, N> c, int d) {
+    return d < N ? (long)c[d] : 0;
+}
+template <int AXES, int LAYERED, int FILTER, class C>
+__device__ __forceinline__ ppcl_texel ppcl_img_read(const struct ppcl_image *im, sampler_t smp, C c) {
+    return __ppcl_img_sample(im, (unsigned int)smp, AXES, LAYERED, FILTER, ppcl_img_cf(c, 0),
+                             ppcl_img_cf(c, 1), ppcl_img_cf(c, 2));
+}
+template <class C> __device__ __forceinline__ ppcl_texel ppcl_img_read(const struct ppcl_image *im, C c) {
+    return __ppcl_img_texel(im, ppcl_img_ci(c, 0), ppcl_img_ci(c, 1), ppcl_img_ci(c, 2));
+}
+template <int AXES, int W> __device__ __forceinline__ ppcl_vec<int, W> ppcl_img_dim(const struct ppcl_image *im) {
+    ppcl_vec<int, W> r = ppcl_splat<int, W>(0);
+    for (int d = 0; d < AXES; d++) r[d] = (int)im->extent[d];
+    return r;
+}""" + reads + "\n"
+
+
+def takes_images(module: ir.Module) -> bool:
+    return any(isinstance(p.type, ImageType)
+               for d in module.decls if isinstance(d, ir.Function) for p in d.params)
+
+
+def image_block() -> str:
+    """What a unit whose functions take images adds after the header: the C backend's image
+    support (the descriptor, addressing, filtering and format conversions), printed as device
+    functions, then the helpers the image builtins call."""
+    return (support_text("static __device__ __forceinline__", "ppcl_half_to_float",
+                         "ppcl_float_to_half<1>") + _image_helpers())
 
 
 # ---------------------------------------------------------------- kernels
@@ -185,9 +274,6 @@ def cuda_call(p: CStylePrinter, e: ir.Expr) -> str | None:
 def cuda_kernel_params(p: CStylePrinter, f: ir.Function) -> list[str]:
     params = [f"const ppcl_ndrange {NDRANGE_PARAM}"]
     for param in f.params:
-        if isinstance(param.type, OpaqueType):  # images and samplers
-            raise CodegenError(f"{f.loc}: kernel '{f.name}' takes an argument of type {param.type} "
-                               f"('{param.name}'); the CUDA device has no images yet")
         if is_local_pointer(param):
             params.append(f"unsigned int {LOCAL_OFFSET_PREFIX}{param.name}")
         else:
@@ -269,8 +355,11 @@ def _restricted(p: ir.Param) -> ir.Param:
 
 
 def noalias_variant(f: ir.Function) -> ir.Function | None:
-    """The copy of kernel ``f`` whose buffer pointers are restrict, if it has two or more."""
-    if sum(_global_pointer(p) for p in f.params) < 2:
+    """The copy of kernel ``f`` whose buffer pointers are restrict, if it has two or more and
+    takes no image (whose bytes may be a buffer's: the device cannot see that from the
+    arguments)."""
+    if sum(_global_pointer(p) for p in f.params) < 2 or any(
+            isinstance(p.type, ImageType) for p in f.params):
         return None
     params = tuple(_restricted(p) if _global_pointer(p) else p for p in f.params)
     return dataclasses.replace(f, name=f.name + NOALIAS_SUFFIX, params=params)
@@ -284,8 +373,9 @@ def cuda_unit(module: ir.Module, noalias: bool = True) -> str:
     if noalias:
         variants = (noalias_variant(k) for k in module.kernels)
         decls += tuple(v for v in variants if v is not None)
+    images = image_block() if takes_images(module) else ""
     module = _ForCUDA().rewrite(dataclasses.replace(module, decls=decls, extensions=()))
-    return f'#include "{HEADER}"\n\n' + print_cuda(module)
+    return f'#include "{HEADER}"\n{images}\n' + print_cuda(module)
 
 
 def kernel_symbol(name: str, noalias: bool = False) -> str:

@@ -24,6 +24,8 @@ IMAGE_DESCRIPTOR: tuple[tuple[str, str, int], ...] = (
     ("data", "char *", 1), ("extent", "size_t", 3), ("pitch", "size_t", 3),
     ("order", "int", 1), ("type", "int", 1), ("channels", "int", 1), ("reserved", "int", 1),
 )
+IMAGE_C_SIZES = {"char *": 8, "size_t": 8, "int": 4}
+IMAGE_DESCRIPTOR_BYTES = sum(IMAGE_C_SIZES[ctype] * count for _, ctype, count in IMAGE_DESCRIPTOR)
 
 
 def align_up(value: int, alignment: int = LOCAL_ALIGN) -> int:

@@ -21,6 +21,11 @@ gets a mirror in managed memory, made at its first launch and freed with the buf
 copies the host bytes to the mirror, runs the kernel on the mirror and copies back what the
 kernel may write (``buffer_accesses``), so the program sees its array change as it would on the
 CPU device, where the kernel works on the array itself.
+
+An image argument is the address of the image's descriptor (``ir.layout.IMAGE_DESCRIPTOR``),
+which the runtime keeps in host memory: the device copies it into managed memory once per image
+and passes that copy. An image over host memory gets a mirror as such a buffer does, and its
+descriptor copy points at the mirror; a write-only or read-write image is copied back.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
 from ppcl.compiler.deepstack import run_deep_if_needed
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.layout import Size3, align_up
+from ppcl.compiler.ir.layout import IMAGE_DESCRIPTOR_BYTES, Size3, align_up
+from ppcl.compiler.ir.types import ImageType
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cuda.driver import (
     ATTRIBUTES,
@@ -84,6 +90,7 @@ EXTENSIONS = (
     "cl_khr_int64_base_atomics",
     "cl_khr_int64_extended_atomics",
     "cl_khr_fp64",
+    "cl_khr_3d_image_writes",
 )
 
 
@@ -137,6 +144,12 @@ class ManagedAllocation(Allocation):
             self._device.driver.cuMemFree_v2(self.address)
             self._device.allocated -= self.nbytes
             self.address = 0
+
+
+def _release(allocations: Sequence[Allocation | None]) -> None:
+    for allocation in allocations:
+        if allocation is not None:
+            allocation.release()
 
 
 def buffers_disjoint(args: Sequence[ArgValue]) -> bool:
@@ -197,7 +210,13 @@ class CUDALaunch(KernelLaunch):
         syncs: list[_Sync] = []
         offset = 0
         for index, arg in enumerate(args):
-            if isinstance(arg, BufferArg):
+            if isinstance(arg, BufferArg) and self._program.images(self._name)[index]:
+                address, mirrored = self._device.image_argument(arg)
+                if mirrored is not None:
+                    written = self._program.written(self._name)
+                    syncs.append((*mirrored, written[index]))
+                holders.append(ctypes.c_uint64(address))
+            elif isinstance(arg, BufferArg):
                 address = arg.address
                 mirrored = self._device.mirror(arg)
                 if mirrored is not None:
@@ -360,17 +379,23 @@ class CUDAProgram(DeviceProgram):
         return known
 
     def written(self, kernel_name: str) -> tuple[bool, ...]:
-        """Per parameter, whether the kernel may write through it (asked only for buffers over
-        host memory, which are copied back after a launch that may write them)."""
+        """Per parameter, whether the kernel may write through it (asked only for buffers and
+        images over host memory, which are copied back after a launch that may write them):
+        an image unless it is read-only."""
         known = self._written.get(kernel_name)
         if known is None:
             function = self._kernels[kernel_name]
             # a deep expression (a sum of thousands of terms) recurses deeply in the analysis
             accesses = run_deep_if_needed(buffer_accesses, function)
-            known = tuple(p.name in accesses and accesses[p.name].writes
+            known = tuple(p.type.access != "read_only" if isinstance(p.type, ImageType)
+                          else p.name in accesses and accesses[p.name].writes
                           for p in function.params)
             self._written[kernel_name] = known
         return known
+
+    def images(self, kernel_name: str) -> tuple[bool, ...]:
+        """Per parameter, whether it is an image."""
+        return tuple(isinstance(p.type, ImageType) for p in self._kernels[kernel_name].params)
 
     def prepare(self, kernel_name: str, ndrange: NDRange) -> CUDALaunch:
         key = (kernel_name, ndrange)
@@ -412,6 +437,9 @@ class CUDADevice(Device):
         # the managed mirrors of buffers over programs' own host memory, while they live
         self._mirrors: weakref.WeakKeyDictionary[Any, Allocation] = weakref.WeakKeyDictionary()
         self._mirror_lock = threading.Lock()
+        # per image: the GPU's copy of its descriptor and, over host memory, its mirror
+        self._images: weakref.WeakKeyDictionary[Any, tuple[Allocation, Allocation | None]] = \
+            weakref.WeakKeyDictionary()
         self.info = self._describe(ordinal)
         major = self.attribute("compute_capability_major")
         minor = self.attribute("compute_capability_minor")
@@ -525,6 +553,35 @@ class CUDADevice(Device):
         start = arg.address - base
         host = owner.bytes_view()
         return host, shadow.array[start:start + host.nbytes]
+
+    def _is_managed(self, address: int) -> bool:
+        return any(base <= address < base + size for base, size in self.managed.items())
+
+    def image_argument(self, arg: BufferArg) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:
+        """What a kernel gets for an image: the address of the GPU's copy of its descriptor
+        (``arg.address`` is the runtime's, in host memory); and for an image over a program's
+        host memory, its bytes and the same bytes of its managed mirror."""
+        image = arg.owner
+        host = image.bytes_view()
+        with self._mirror_lock:
+            known = self._images.get(image)
+            if known is None:
+                descriptor = self.allocate(IMAGE_DESCRIPTOR_BYTES)
+                descriptor.array[:] = np.frombuffer(
+                    ctypes.string_at(arg.address, IMAGE_DESCRIPTOR_BYTES), dtype=np.uint8)
+                shadow = None
+                if not self._is_managed(int(host.ctypes.data)):
+                    shadow = self.allocate(max(1, host.nbytes))
+                    # the descriptor's first field is the data pointer
+                    descriptor.array[:8] = np.frombuffer(
+                        np.uint64(shadow.address).tobytes(), dtype=np.uint8)
+                known = (descriptor, shadow)
+                self._images[image] = known
+                weakref.finalize(image, _release, known)
+        descriptor, shadow = known
+        if shadow is None:
+            return descriptor.address, None
+        return descriptor.address, (host, shadow.array[:host.nbytes])
 
     def copy_async(self, target: np.ndarray, source: np.ndarray, stream: int) -> None:
         """Queue a copy of contiguous bytes on ``stream`` (the caller waits)."""

@@ -8,6 +8,15 @@
 typedef unsigned long ppcl_size_t;
 typedef int ppcl_event_t;
 typedef int event_t;
+/* images are the C backend's descriptors (struct ppcl_image, defined with the image support
+ * the printer adds to a unit that takes images); a sampler is its CLK_* bits */
+typedef unsigned long sampler_t;
+struct ppcl_image;
+typedef struct ppcl_image *image1d_t, *image1d_buffer_t, *image1d_array_t, *image2d_t,
+    *image2d_array_t, *image3d_t;
+#define __read_only
+#define __write_only
+#define __read_write
 
 /* ------------------------------------------------------------------ type traits */
 
