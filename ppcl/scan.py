@@ -10,10 +10,13 @@ every ``i`` with ``item`` (the inclusive result), ``prev_item`` (the exclusive o
 Three kernels, laid out like the reductions: each work-item scans a contiguous chunk to its
 total (and whether a segment starts in it), one work-item scans the totals into each chunk's
 carry, then each work-item scans its chunk again from its carry and runs the output statement.
+The same kernels run on a GPU, with more and shorter chunks (``chunk_geometry``): correct, not
+tuned for it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,9 +33,14 @@ _MIN_CHUNK = 4096
 
 def chunk_geometry(device: cl.Device, n: int) -> tuple[int, int]:
     """(work-items, chunk) when each work-item runs a contiguous chunk of ``n`` indices in
-    sequence (scans): a few per core, chunks a multiple of 16 so they start aligned."""
-    units = max(1, device.max_compute_units)
-    items = max(1, min(-(-n // _MIN_CHUNK), 4 * units))
+    sequence (scans): on a CPU a few per core; on a GPU, whose threads are many and slow
+    alone, about sqrt(n) items of about sqrt(n) indices, so that neither the chunks nor the
+    one-item scan of their totals is long. Chunks are a multiple of 16 so they start aligned."""
+    if is_gpu(device):
+        items = max(1, math.isqrt(n))
+    else:
+        units = max(1, device.max_compute_units)
+        items = max(1, min(-(-n // _MIN_CHUNK), 4 * units))
     chunk = -(-n // items)
     chunk = max(_CHUNK_ALIGN, -(-chunk // _CHUNK_ALIGN) * _CHUNK_ALIGN)
     return max(1, -(-n // chunk)), chunk
@@ -160,9 +168,6 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
             if not arrays:
                 raise make_error(routine, "INVALID_VALUE", "without arrays, give size=")
             size = arrays[0].size
-        if is_gpu(queue.device):
-            raise make_error(routine, "INVALID_DEVICE",
-                             "scans run on CPU devices only so far")
         values = array_args(self.args, args, routine)
         kernels = self.kernels()
         global_size, chunk = chunk_geometry(queue.device, size)
@@ -171,9 +176,11 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
         flags = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size)
         carries = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, (global_size + 1) * item)
         common = [*values, np.int64(size), np.int64(chunk)]
-        kernels[0](queue, (global_size,), (1,), *common, totals, flags, wait_for=wait_for)
+        # a CPU runs one-item groups as they are; a GPU would give each its own block
+        local = None if is_gpu(queue.device) else (1,)
+        kernels[0](queue, (global_size,), local, *common, totals, flags, wait_for=wait_for)
         kernels[1](queue, (1,), (1,), totals, flags, carries, np.int64(global_size))
-        return kernels[2](queue, (global_size,), (1,), *common, carries,
+        return kernels[2](queue, (global_size,), local, *common, carries,
                           np.int64(global_size))
 
 
