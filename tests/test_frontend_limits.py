@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from launch import run
 
-from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.frontend import CompileError, compile_source
 from ppcl.compiler.frontend.limits import (
     MAX_BRACKET_DEPTH,
     MAX_EXPANSION_TOKENS,
@@ -56,6 +56,19 @@ def test_stray_character_is_located(char):
     assert f"k.cl:2:14: error: unexpected character '{char}'" in done.stderr
     assert "RecursionError" not in done.stderr
     assert done.stderr.splitlines()[1:3] == [f"  out[0] = a {char} 1;", " " * 13 + "^"]
+
+
+@pytest.mark.parametrize("source, line, col", [
+    ("}\n" + _kernel("a"), 1, 1),
+    (_kernel("a") + "\n  }\n", 5, 3),
+    ("#define END }\n" + _kernel("a") + "END\n", 5, 1),
+])
+def test_a_brace_closing_nothing_is_located(source, line, col):
+    # pycparser asserts that every '}' closes a scope: the compile ended in a bare
+    # AssertionError without a location
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "k.cl")
+    assert f"k.cl:{line}:{col}: error: '}}' closes nothing" in str(info.value)
 
 
 def test_non_ascii_identifier_after_preprocessing_is_located():

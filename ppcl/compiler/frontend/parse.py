@@ -81,6 +81,17 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
             message = msg[:1].lower() + msg[1:]
         raise SyntaxErrorAt(self.clex.filename, line, column, message)
 
+    def _lex_on_rbrace_func(self) -> None:
+        # pycparser asserts that a '}' closes a scope: one closing nothing ended the compile
+        # with a bare AssertionError
+        if len(self._scope_stack) <= 1:
+            lexer = self.clex
+            line = getattr(lexer, "_lineno", 1)
+            column = getattr(lexer, "_pos", 1) - getattr(lexer, "_line_start", 0)
+            raise SyntaxErrorAt(lexer.filename, line, max(1, column),
+                                "'}' closes nothing (one '}' too many before it?)")
+        super()._lex_on_rbrace_func()
+
     def _expect(self, token_type: str) -> Any:
         tok = self._peek()
         if tok is not None and tok.type == token_type:
