@@ -360,3 +360,30 @@ def test_repeated_arguments_are_checked_like_new_ones(ctx, queue, prg) -> None:
         knl(queue, (64,), None, b, np.float32(4), np.int32(8))
     with pytest.raises(cl.LogicError, match="CL_INVALID_MEM_OBJECT"):
         knl.set_arg(0, b)
+
+
+def test_local_memory_of_the_same_size_keeps_the_argument_tuple(ctx, queue):
+    """``LocalMemory(n)`` made anew at every call, as published host code does, is the argument
+    already set: the tuple the device keyed its packed arguments on stays, so a repeated launch
+    packs nothing again; another size is a new argument."""
+    from ppcl.runtime.kernel import _arg_values
+
+    kernel = cl.Program(ctx, """
+        __kernel void rev(__global float *x, __local float *s) {
+            int l = get_local_id(0), n = get_local_size(0), g = get_group_id(0) * n;
+            s[l] = x[g + l];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            x[g + l] = s[n - 1 - l];
+        }""").build().rev
+    data = np.arange(64, dtype=np.float32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+    kernel(queue, (64,), (16,), buf, cl.LocalMemory(16 * 4))
+    kept = _arg_values(kernel)
+    kernel(queue, (64,), (16,), buf, cl.LocalMemory(16 * 4))
+    assert _arg_values(kernel) is kept
+    kernel(queue, (64,), (32,), buf, cl.LocalMemory(32 * 4))
+    assert _arg_values(kernel) is not kept
+    out = np.empty_like(data)
+    cl.enqueue_copy(queue, out, buf)
+    # reversed within groups of 16 twice (back to the start), then within groups of 32
+    np.testing.assert_array_equal(out, data.reshape(-1, 32)[:, ::-1].reshape(-1))

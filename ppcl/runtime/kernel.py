@@ -169,7 +169,8 @@ class Kernel:
 
     def _repack(self, index: int, value: Any, old: ArgValue | None) -> ArgValue:
         """``_pack(index, value)``, but the argument already set when ``value`` packs to the
-        same: the same live buffer, or a numpy scalar of an accepted type with the same bytes."""
+        same: the same live buffer, a numpy scalar of an accepted type with the same bytes, or
+        local memory of the same size."""
         if type(value) is self._value_types[index]:
             data: bytes = value.tobytes()  # type: ignore[attr-defined]  # a numpy scalar
             if len(data) == self._params[index].size:
@@ -178,6 +179,9 @@ class Kernel:
                 return ValueArg(data)
         elif isinstance(old, BufferArg) and old.owner is value and value is not None \
                 and not value.released:
+            return old
+        elif isinstance(old, LocalArg) and isinstance(value, LocalMemory) \
+                and old.nbytes == value.size:
             return old
         return self._pack(index, value)
 
@@ -517,17 +521,20 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                              f"local memory; the device has {queue.device.local_mem_size}")
         kernel._local_checked = (launch, args)  # the same launch and arguments fit again
     run = launch.run
-    if wait_for is None:
-        event = queue._direct_event(command_type.NDRANGE_KERNEL)
+    hook = queue._hostfusion
+    passes = kernel._hostfusion_passes
+    # host fusion left this very launch as written: it needs to see it no more than a launch
+    # on a queue without host fusion
+    passed = hook is not None and passes is not None and passes.args is args \
+        and passes.launch is launch and passes.hook is hook
+    if wait_for is None and (hook is None or passed):
+        event = queue._direct_event(command_type.NDRANGE_KERNEL, passed)
         if event is not None:
             queue._run_synchronously(event, _run_launch, run, args, launch)
             return event
     keeps_layout = False
-    hook = queue._hostfusion
     if hook is not None:  # host fusion may run a rewritten kernel instead
-        passes = kernel._hostfusion_passes  # unless it left this very launch as written
-        if passes is None or passes.args is not args or passes.launch is not launch \
-                or passes.hook is not hook:
+        if not passed:
             rewritten = hook.launch(kernel, launch, args)
             if rewritten is not None:
                 run, keeps_layout = rewritten.run, rewritten.keeps_layout
