@@ -177,13 +177,15 @@ class CommandQueue:
             event.wait()
         return event
 
-    def _direct_event(self, kind: int) -> Event | None:
+    def _direct_event(self, kind: int, hostfusion_passed: bool = False) -> Event | None:
         """The event of a command the caller runs at once in this thread, or None when it must
-        take ``_enqueue``'s way: an in-order queue with no host fusion, no recording overlay,
-        no buffer kept in another layout, whose latest command is complete. The caller runs
-        the command through ``_run_synchronously``, without a closure, a wait list or the
-        hooks: a launch's hot path)."""
-        if self.out_of_order or self._hostfusion is not None or Kept.count:
+        take ``_enqueue``'s way: an in-order queue with no host fusion (or a launch host fusion
+        has left as written, ``hostfusion_passed``), no recording overlay, no buffer kept in
+        another layout, whose latest command is complete. The caller runs the command through
+        ``_run_synchronously``, without a closure, a wait list or the hooks: a launch's hot
+        path)."""
+        if self.out_of_order or (self._hostfusion is not None and not hostfusion_passed) \
+                or Kept.count:
             return None
         passing = self._overlay is not None
         if passing and self._overlay_passes <= 0:
