@@ -7,7 +7,7 @@ as one module. A launch is one ``cuLaunchKernel`` on the calling thread's stream
 thread has a stream of its own, so out-of-order queues and several queues overlap on the GPU)
 followed by a wait for that stream, since the runtime's commands complete when ``run``
 returns. A launch whose buffers do not overlap runs the kernel's ``__noalias`` copy (restrict
-pointers), chosen once per set of argument values.
+pointers) once that copy has compiled, chosen once per set of argument values.
 
 Memory is CUDA managed memory: the runtime and the program see a buffer's bytes as a host
 array (buffers made from host data, maps, the host side of copies) while kernels use the same
@@ -60,7 +60,7 @@ from ppcl.devices.cuda.driver import (
     Driver,
     load_driver,
 )
-from ppcl.devices.cuda.nvrtc import Cubin, NVRTCError, cached_cubin
+from ppcl.devices.cuda.nvrtc import NVRTCError, cached_cubin
 from ppcl.devices.interface import (
     Allocation,
     ArgValue,
@@ -239,8 +239,9 @@ class CUDALaunch(KernelLaunch):
         """The launch call's arguments, made once per argument tuple and calling thread."""
         with self._lock:
             argv, dynamic, holders, syncs = self._pack(args)
+            restricted_ready = self._program.restricted_ready
             noalias = None
-            if buffers_disjoint(args):
+            if restricted_ready and buffers_disjoint(args):
                 noalias = self._program.noalias_function(self._name)
             function = noalias or self._function
             if dynamic > self._dynamic_opt_in.get(function, DEFAULT_SHARED_LIMIT):
@@ -253,7 +254,7 @@ class CUDALaunch(KernelLaunch):
                     ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
                     ctypes.c_void_p(stream), argv, None)
-            self._packed = (args, thread, call, stream, holders, syncs)
+            self._packed = (args, thread, call, stream, holders, restricted_ready, syncs)
             return self._packed
 
     def run(self, args: Sequence[ArgValue]) -> None:
@@ -261,9 +262,10 @@ class CUDALaunch(KernelLaunch):
         # whole, and the old one stays alive while this launch holds it
         packed = self._packed
         thread = threading.get_ident()
-        if packed is None or packed[0] is not args or packed[1] != thread:
+        if (packed is None or packed[0] is not args or packed[1] != thread
+                or packed[5] != self._program.restricted_ready):
             packed = self._call_for(args, thread)
-        syncs = packed[5]
+        syncs = packed[6]
         for host, shadow, _ in syncs:  # the program's host bytes to their mirrors
             self._device.copy_async(shadow, host, packed[3])
         code = self._launch(*packed[2])
@@ -279,56 +281,46 @@ class CUDALaunch(KernelLaunch):
 
 
 class CUDAProgram(DeviceProgram):
-    """A program's CUDA module: every kernel, and the ``__noalias`` copy of each kernel that
-    has one, compiled in one NVRTC unit at build. The copies cost the build next to nothing
-    (NVRTC's time is mostly the header: 0.053 s with them and 0.061 s without for the 16
-    kernels of ``ppcl bench`` on the GPU machine); compiled on a thread of their own, as they
-    were, they slowed the next program's build about sevenfold (0.06 -> 0.46 s), whose
-    compile ran beside them. If NVRTC rejects the copies, the kernels as written are built
-    alone."""
+    """A program's CUDA module: every kernel compiled in one NVRTC unit at build. The
+    ``__noalias`` copies of its kernels compile meanwhile on a thread of their own, into a
+    second module, so that they add nothing to the build; launches use them once they are
+    there."""
 
     def __init__(self, device: CUDADevice, module: ir.Module, options: BuildOptions) -> None:
         self._device = device
         self._kernels = {k.name: k for k in module.kernels}
+        try:
+            # a deep expression (a sum of thousands of terms) recurses deeply in the printer
+            self.source = run_deep_if_needed(cuda_unit, module, noalias=False)
+        except CodegenError as error:
+            raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
+                from error
         self._options = ["--std=c++17", "-default-device"]
         if options.fast_relaxed_math or options.unsafe_math_optimizations:
             self._options.append("--use_fast_math")
         if options.opt_disable:
             self._options.append("--dopt=off")
-        self.restricted_error: str | None = None
-        restricted = any(noalias_variant(k) is not None for k in module.kernels)
-        cubin = None
-        if restricted:
-            try:
-                cubin = self._compile(module, noalias=True)
-            except DeviceBuildError as error:  # an optimization may fail, never the program
-                self.restricted_error = str(error)
-                restricted = False
-        if cubin is None:
-            cubin = self._compile(module, noalias=False)
-        self.log = cubin.log
-        self.cached = cubin.cached
-        self._module = self._load(cubin.data)
-        self._restricted_module = self._module if restricted else None
-        self._functions: dict[str, tuple[int, int]] = {}
-        self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
-        self._written: dict[str, tuple[bool, ...]] = {}
-        self._lock = threading.Lock()
-        self._noalias: dict[str, int | None] = {}
-
-    def _compile(self, module: ir.Module, noalias: bool) -> Cubin:
         try:
-            # a deep expression (a sum of thousands of terms) recurses deeply in the printer
-            self.source = run_deep_if_needed(cuda_unit, module, noalias=noalias)
-        except CodegenError as error:
-            raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
-                from error
-        try:
-            return cached_cubin(self.source, self._options, self._device.arch)
+            cubin = cached_cubin(self.source, self._options, device.arch)
         except NVRTCError as error:
             raise DeviceBuildError(
                 "NVRTC rejected the CUDA code ppcl generated for this program (a ppcl bug; "
                 "please report it with the program)", error.log) from error
+        self.log = cubin.log
+        self.cached = cubin.cached
+        self._module = self._load(cubin.data)
+        self._functions: dict[str, tuple[int, int]] = {}
+        self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
+        self._written: dict[str, tuple[bool, ...]] = {}
+        self._lock = threading.Lock()
+        self._restricted_module: int | None = None
+        self._noalias: dict[str, int | None] = {}
+        self.restricted_error: str | None = None
+        if any(noalias_variant(k) is not None for k in module.kernels):
+            # not a daemon: a thread still in NVRTC or the driver when the interpreter shuts
+            # down crashed the process at exit (a short program ended with SIGSEGV)
+            threading.Thread(target=self._build_restricted, args=(module,), daemon=False,
+                             name="ppcl-cuda-noalias").start()
 
     def _load(self, cubin: bytes) -> int:
         self._device.current()
@@ -336,6 +328,20 @@ class CUDAProgram(DeviceProgram):
         self._device.driver.cuModuleLoadData(ctypes.byref(handle), cubin)
         assert handle.value is not None
         return handle.value
+
+    def _build_restricted(self, module: ir.Module) -> None:
+        """Compile and load the unit with the ``__noalias`` copies (on its own thread); if
+        that fails, launches keep the kernels as written."""
+        try:
+            source = run_deep_if_needed(cuda_unit, module, noalias=True)
+            cubin = cached_cubin(source, self._options, self._device.arch)
+            self._restricted_module = self._load(cubin.data)
+        except Exception as error:  # noqa: BLE001 - an optimization may fail, never the program
+            self.restricted_error = f"{type(error).__name__}: {error}"
+
+    @property
+    def restricted_ready(self) -> bool:
+        return self._restricted_module is not None
 
     def _lookup(self, module: int, symbol: str) -> int:
         function = ctypes.c_void_p()
@@ -345,8 +351,8 @@ class CUDAProgram(DeviceProgram):
         return function.value
 
     def noalias_function(self, kernel_name: str) -> int | None:
-        """The kernel's ``__noalias`` copy; None when it has none (or NVRTC rejected the
-        copies)."""
+        """The kernel's ``__noalias`` copy, once its module is loaded; None before, or when
+        the kernel has none."""
         module = self._restricted_module
         if module is None:
             return None
