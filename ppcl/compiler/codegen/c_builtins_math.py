@@ -23,7 +23,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     function,
     scalar_params,
 )
-from ppcl.compiler.codegen.c_builtins_explog import EXP_LOG, explog_body
+from ppcl.compiler.codegen.c_builtins_explog import EXP_LOG, explog_body, pow_body
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, ScalarType
@@ -98,6 +98,8 @@ r -= (r * r * r - {x}) / (3.0L * r * r);
 return (double)r;"""
         if is_float and name in EXP_LOG:
             return explog_body(e, name, x)
+        if is_float and name == "pow":
+            return pow_body(e, x, y)
         if name in _LIBM1:
             return f"return {f(name)}({x});"
         if name in _LIBM2:
