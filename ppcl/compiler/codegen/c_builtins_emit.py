@@ -208,6 +208,9 @@ def define_elementwise(
         call = f"{helper}({', '.join(args)})"
         if true_is_minus_one:
             call = f"-({call})"
+        # unrolled, so that a work-item loop around the call has no inner loop: gcc left
+        # loops calling e.g. clamp(float4) unvectorized ("control flow in loop")
+        lines.append(f"#pragma GCC unroll {width}")
         lines.append(f"for (int i = 0; i < {width}; ++i) {{")
         lines.append(f"    r[i] = {call};")
         lines.extend("    " + s for s in stores)

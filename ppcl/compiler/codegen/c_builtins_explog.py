@@ -220,10 +220,14 @@ lg = ax == INFINITY ? INFINITY : lg;
 double scale;
 double q = {exp2m1}((double){y} * lg, &scale);
 float r = (float){madd}(scale, q, scale);
+/* no && or ||, and the sign flipped by bits: gcc left loops calling pow twice unvectorized
+   over an int select ("relevant stmt not supported") */
 int whole = rintf({y}) == {y};  /* also +-inf */
-int odd = whole && fabsf({y}) < 0x1p24f && ((int){y} & 1);
-r = (odd && signbit({x})) ? -r : r;
-r = ({x} < 0.0f && {x} != -INFINITY && !whole) ? NAN : r;
-r = ({x} != {x} || {y} != {y}) ? {x} + {y} : r;
-r = (ax == 1.0f && fabsf({y}) == INFINITY) ? 1.0f : r;
-return ({x} == 1.0f || {y} == 0.0f) ? 1.0f : r;"""
+float ay = fabsf({y}) < 0x1p24f ? fabsf({y}) : 0x1p24f;  /* from 2^24 on, floats are even */
+int odd = whole & ((int)ay & 1);
+unsigned int flip = __ppcl_float_bits({x}) & 0x80000000u & (0u - (unsigned int)odd);
+r = __ppcl_bits_float(__ppcl_float_bits(r) ^ flip);
+r = (({x} < 0.0f) & ({x} != -INFINITY) & !whole) ? NAN : r;
+r = (({x} != {x}) | ({y} != {y})) ? {x} + {y} : r;
+r = ((ax == 1.0f) & (fabsf({y}) == INFINITY)) ? 1.0f : r;
+return (({x} == 1.0f) | ({y} == 0.0f)) ? 1.0f : r;"""
