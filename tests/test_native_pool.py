@@ -4,14 +4,12 @@ at once, faults and Ctrl-C come back as errors instead of ending the interpreter
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +17,7 @@ import pytest
 import ppcl as cl
 from ppcl.devices.cpu import CPUDevice
 from ppcl.runtime.platform import Device as RuntimeDevice
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.child_env import child_env
 
 COUNT = """
 __kernel void count(__global int *hits, __global int *items)
@@ -194,7 +191,7 @@ def test_one_thread_setting_runs_kernels() -> None:
         cl.enqueue_copy(queue, x, buf)
         print(int(x.sum()))
     """)
-    env = {**os.environ, "PPCL_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    env = child_env({"PPCL_THREADS": "1"})
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -230,7 +227,7 @@ ENDLESS = textwrap.dedent("""
 
 @pytest.mark.parametrize("properties", [0, 1], ids=["in-order", "out-of-order"])
 def test_ctrl_c_abandons_an_endless_kernel(properties: int) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PPCL_THREADS": "2"}
+    env = child_env({"PPCL_THREADS": "2"})
     child = subprocess.Popen([sys.executable, "-c", ENDLESS, str(properties)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout is not None

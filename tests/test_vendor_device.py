@@ -5,14 +5,14 @@ vendors once."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import pathlib
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from tests.child_env import child_env
+
 VENDORS = "/etc/OpenCL/vendors"
 needs_pocl = pytest.mark.skipif(
     importlib.util.find_spec("pyopencl") is None or not pathlib.Path(VENDORS).is_dir(),
@@ -56,7 +56,7 @@ print("vendor ok")
 
 
 def _run(env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OCL_ICD_VENDORS": VENDORS, **env_extra}
+    env = child_env({"OCL_ICD_VENDORS": VENDORS, **env_extra})
     return subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
                           env=env, timeout=300, check=False)
 
