@@ -48,6 +48,7 @@ from ppcl.devices.cuda.driver import (
     FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
     FUNC_SHARED_SIZE_BYTES,
     KERNEL_FAULTS,
+    LIMIT_PRINTF_FIFO_SIZE,
     MEM_ATTACH_GLOBAL,
     STREAM_NON_BLOCKING,
     CUDAError,
@@ -429,6 +430,17 @@ class CUDADevice(Device):
             return default
         return value.value
 
+    def limit(self, limit: int, default: int = 0) -> int:
+        """A limit of the device's context (``CUlimit``), ``default`` where the driver has
+        none."""
+        self.current()
+        value = ctypes.c_size_t()
+        try:
+            self.driver.cuCtxGetLimit(ctypes.byref(value), limit)
+        except CUDAError:
+            return default
+        return value.value
+
     def current(self) -> None:
         """Make the device's context current on the calling thread (once per thread)."""
         if getattr(self._threads, "current", False):
@@ -478,7 +490,8 @@ class CUDADevice(Device):
             global_mem_size=total.value, max_mem_alloc_size=total.value // 4,
             global_mem_cache_size=self.attribute("l2_cache_size"), cache_line=128,
             vector_bytes=4, mem_base_addr_align=MEM_BASE_ADDR_ALIGN,
-            host_unified_memory=False, extensions=EXTENSIONS, threads=1)
+            host_unified_memory=False, extensions=EXTENSIONS, threads=1,
+            printf_buffer_size=self.limit(LIMIT_PRINTF_FIFO_SIZE))
 
     # ------------------------------------------------------------------ programs
 
