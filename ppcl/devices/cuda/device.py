@@ -519,6 +519,9 @@ class CUDADevice(Device):
         self.allocated += nbytes
         return allocation
 
+    def bytes_in_use(self) -> int:
+        return self.allocated
+
     def mirror(self, arg: BufferArg) -> tuple[np.ndarray, np.ndarray] | None:
         """For a buffer argument over a program's own host memory, its bytes and the same
         bytes of the buffer's managed mirror; None for memory of this device and NULL."""
