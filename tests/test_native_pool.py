@@ -178,6 +178,7 @@ def test_a_faulting_kernel_is_an_error_and_the_device_goes_on(threads: int) -> N
     np.testing.assert_array_equal(got, np.arange(64, dtype=np.int32) // 2)
 
 
+@pytest.mark.cpu_device  # PPCL_THREADS=1: a pool of one thread
 def test_one_thread_setting_runs_kernels() -> None:
     script = textwrap.dedent("""
         import numpy as np, ppcl as cl
@@ -225,6 +226,7 @@ ENDLESS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.cpu_device  # the pool abandons its groups; a GPU kernel runs on to its end
 @pytest.mark.parametrize("properties", [0, 1], ids=["in-order", "out-of-order"])
 def test_ctrl_c_abandons_an_endless_kernel(properties: int) -> None:
     env = child_env({"PPCL_THREADS": "2"})
@@ -260,6 +262,7 @@ __kernel void k(__global float *out)
 """
 
 
+@pytest.mark.cpu_device  # context arrays of the CPU work-group function, 4096-item groups
 @pytest.mark.parametrize("local", [4096, 64])
 def test_context_arrays_larger_than_a_stack_run(local: int) -> None:
     """A 512-float private array live across a barrier at the largest local size the device

@@ -110,6 +110,7 @@ def test_a_bad_import_time_switch_is_one_clear_error(name):
 # ---------------------------------------------------------------- PPCL_DEBUG topics
 
 
+@pytest.mark.cpu_device  # the CPU device's C compiler runs
 def test_debug_cc_prints_the_command_and_the_report(monkeypatch, capsys, tmp_path):
     # the topic printed nothing: the compiler's report was only asked for by tests
     import numpy as np
