@@ -262,6 +262,22 @@ class CUDALaunch(KernelLaunch):
             self._device.wait(packed[3], "a copy to a host array")
 
 
+def nvrtc_options(options: BuildOptions) -> list[str]:
+    """NVRTC's options for a program built with ``options``. Without ``-cl-mad-enable`` (or an
+    option implying it) a product and a sum stay two rounded operations, as on the CPU device
+    (``-ffp-contract=off``): NVRTC otherwise contracts ``a * b`` and a later ``+`` into one FMA,
+    across statements too, which OpenCL's FP_CONTRACT does not allow, and a kernel the overlay
+    fused from two (a product stored by one, added by the next) gave other bits than the two."""
+    flags = ["--std=c++17", "-default-device"]
+    if options.fast_relaxed_math or options.unsafe_math_optimizations:
+        flags.append("--use_fast_math")
+    if not options.mad_enable:
+        flags.append("--fmad=false")
+    if options.opt_disable:
+        flags.append("--dopt=off")
+    return flags
+
+
 class CUDAProgram(DeviceProgram):
     """A program's CUDA module: every kernel compiled in one NVRTC unit at build. The
     ``__noalias`` copies of its kernels compile meanwhile on a thread of their own, into a
@@ -277,11 +293,7 @@ class CUDAProgram(DeviceProgram):
         except CodegenError as error:
             raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
                 from error
-        self._options = ["--std=c++17", "-default-device"]
-        if options.fast_relaxed_math or options.unsafe_math_optimizations:
-            self._options.append("--use_fast_math")
-        if options.opt_disable:
-            self._options.append("--dopt=off")
+        self._options = nvrtc_options(options)
         try:
             cubin = cached_cubin(self.source, self._options, device.arch)
         except NVRTCError as error:
