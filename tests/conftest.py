@@ -1,6 +1,7 @@
 """Shared test setup: compiled kernels go to a per-session temporary cache directory, the IR
 verifier runs after every pass of every kernel build, ``--regen-golden`` rewrites the
-expected files of ``test_golden.py``, and ``--run-slow`` runs the tests marked ``slow``."""
+expected files of ``test_golden.py``, ``--run-slow`` runs the tests marked ``slow``, and
+``--device`` runs the suite on other devices, skipping the tests marked ``cpu_device``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+CPU_DEVICE_KINDS = ("cpu", "serial")  # PPCL_DEVICES kinds that are the CPU device
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,9 +28,21 @@ def pytest_configure(config: pytest.Config) -> None:
     if device:
         os.environ["PPCL_DEVICES"] = device
     config.addinivalue_line("markers", "slow: takes minutes; skipped unless --run-slow")
+    config.addinivalue_line("markers", "cpu_device: checks a fact of the CPU device (its "
+                            "thread pool, C compiler, limits); skipped when --device names "
+                            "another device")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    device = config.getoption("--device")
+    kinds = [kind.strip().lower() for kind in (device or "").split(",") if kind.strip()]
+    others = [kind for kind in kinds if kind not in CPU_DEVICE_KINDS]
+    if others:
+        skip_cpu = pytest.mark.skip(reason=f"checks the CPU device; --device {device} names "
+                                           f"{', '.join(others)}")
+        for item in items:
+            if "cpu_device" in item.keywords:
+                item.add_marker(skip_cpu)
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="slow: run with --run-slow")

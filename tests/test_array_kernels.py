@@ -4,7 +4,6 @@ with ppcl and, where pyopencl and pocl are installed, with pyopencl."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from ppcl import tools
 from ppcl.elementwise import ElementwiseKernel
 from ppcl.reduction import ReductionKernel
 from ppcl.scan import ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel
+from tests.child_env import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -227,7 +227,7 @@ def _run_example(module: str, env: dict[str, str]) -> str:
 
 
 def test_example_runs_on_ppcl_and_pyopencl():
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = child_env()
     lines = _run_example("ppcl", env).splitlines()
     assert len(lines) == 14 and all(" ok " in line for line in lines), lines
     try:

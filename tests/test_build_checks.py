@@ -13,7 +13,7 @@ import pytest
 import ppcl as cl
 from ppcl.compiler import toolchain
 
-pytestmark = pytest.mark.usefixtures("private_cache")
+pytestmark = [pytest.mark.usefixtures("private_cache"), pytest.mark.cpu_device]
 
 SOURCE = """
 __kernel void first(__global float *x) { x[get_global_id(0)] += 1.0f; }

@@ -25,6 +25,7 @@ from oracle import LocalMem, Shape, check_context, cpu_context, launch
 
 import ppcl as cl
 from ppcl.devices.check import FINDING_CLASSES
+from tests.child_env import child_env
 
 CORPUS = Path(__file__).parent / "check_corpus"
 FILES = sorted(p.name for p in CORPUS.glob("*.cl"))
@@ -265,7 +266,6 @@ def test_released_buffer_is_refused() -> None:
 def test_check_device_is_selected_by_environment(tmp_path: Path) -> None:
     """``PPCL_DEVICES=check`` runs an unmodified program on the checking device, and
     ``PPCL_CHECK=collect`` gathers every finding until ``finish``."""
-    import os
     import subprocess
     import sys
 
@@ -286,8 +286,7 @@ def test_check_device_is_selected_by_environment(tmp_path: Path) -> None:
         "    q.finish()\n"
         "except cl.KernelCheckError as e:\n"
         "    print('findings', len(e.findings), e.findings[0].kind, e.findings[0].count)\n")
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PPCL_DEVICES="check", PPCL_CHECK="collect", PYTHONPATH=str(root))
+    env = child_env({"PPCL_DEVICES": "check", "PPCL_CHECK": "collect"})
     out = subprocess.run([sys.executable, str(program)], env=env, capture_output=True,
                          text=True, timeout=120, check=True).stdout
     assert out.splitlines() == ["ppcl checking device", "launched",
@@ -295,12 +294,10 @@ def test_check_device_is_selected_by_environment(tmp_path: Path) -> None:
 
 
 def test_info_lists_the_check_device(tmp_path: Path) -> None:
-    import os
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PPCL_DEVICES="cpu,check", PYTHONPATH=str(root))
+    env = child_env({"PPCL_DEVICES": "cpu,check"})
     out = subprocess.run([sys.executable, "-m", "ppcl.cli", "info"], env=env,
                          capture_output=True, text=True, timeout=120, check=True).stdout
     assert "ppcl checking device" in out

@@ -73,6 +73,13 @@ def test_vector_printf_is_refused_with_a_reason():
         unit('__kernel void k(float4 v) { printf("%v4f\\n", v); }')
 
 
+def test_printf_returns_opencls_status():
+    """CUDA's printf returns how many arguments it parsed; OpenCL's returns 0 on success and
+    -1 otherwise, which kernels test (``printf(...) == 0``)."""
+    text = unit('__kernel void k(__global int *n) { n[0] = printf("%d %d\\n", 1, 2); }')
+    assert 'ppcl_u_n[0] = (printf("%d %d\\n", 1, 2) < 0 ? -1 : 0);' in text
+
+
 def test_emit_cuda_prints_the_unit(tmp_path, capsys):
     source = tmp_path / "k.cl"
     source.write_text("__kernel void k(__global int *a) { a[get_global_id(0)] += 1; }")

@@ -269,3 +269,17 @@ def test_asking_for_cuda_without_a_gpu_says_what_is_missing():
 
     with pytest.raises(UnknownDeviceError, match="no CUDA GPU here"):
         cuda_device(0)
+
+
+@pytest.mark.parametrize("options, contracts", [
+    ("", False), ("-cl-mad-enable", True), ("-cl-unsafe-math-optimizations", True),
+    ("-cl-fast-relaxed-math", True), ("-cl-no-signed-zeros", False)])
+def test_nvrtc_contracts_into_fma_only_where_the_build_options_allow(options, contracts):
+    """A product and a sum stay two rounded operations unless the program allows ``mad``
+    (as the CPU device's -ffp-contract=off): fused overlay kernels then give the bits of the
+    kernels they fuse. Read without a GPU: the options are a function of the build options."""
+    from ppcl.compiler.frontend import parse_build_options
+    from ppcl.devices.cuda.device import nvrtc_options
+
+    flags = nvrtc_options(parse_build_options(options))
+    assert ("--fmad=false" not in flags) == contracts

@@ -4,7 +4,6 @@ process, whose stderr and exit status are checked."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from ppcl.compiler.frontend.limits import (
     MAX_INCLUDE_DEPTH,
     MAX_TREE_DEPTH,
 )
+from tests.child_env import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +39,7 @@ except CompileError as exc:
 
 def _compile_in_child(source: str, headers: dict[str, str] | None = None,
                       options: str = "", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = child_env()
     code = _CHILD.format(headers=headers or {}, options=options)
     return subprocess.run([sys.executable, "-c", code], input=source, capture_output=True,
                           text=True, timeout=60, env=env, cwd=cwd)

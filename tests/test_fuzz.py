@@ -12,6 +12,7 @@ import pytest
 from ppcl.compiler.frontend import compile_source
 from ppcl.fuzz import MODES, generate, reduce_program, run_program
 from ppcl.fuzz.run import pocl_target, ppcl_targets
+from tests.child_env import child_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,8 +66,7 @@ def test_the_command_runs_a_campaign(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "ppcl.cli", "fuzz", "--seed", "40", "--count", "4",
          "--no-pocl", "--out", str(tmp_path / "failures"), "--json", str(tmp_path / "s.json")],
-        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT),
-                       "HOME": str(tmp_path)},
+        cwd=ROOT, env=child_env({"HOME": str(tmp_path)}, base={"PATH": "/usr/bin:/bin"}),
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "4 programs in" in done.stdout and "0 failing" in done.stdout

@@ -4,14 +4,12 @@ at once, faults and Ctrl-C come back as errors instead of ending the interpreter
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +17,7 @@ import pytest
 import ppcl as cl
 from ppcl.devices.cpu import CPUDevice
 from ppcl.runtime.platform import Device as RuntimeDevice
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.child_env import child_env
 
 COUNT = """
 __kernel void count(__global int *hits, __global int *items)
@@ -181,6 +178,7 @@ def test_a_faulting_kernel_is_an_error_and_the_device_goes_on(threads: int) -> N
     np.testing.assert_array_equal(got, np.arange(64, dtype=np.int32) // 2)
 
 
+@pytest.mark.cpu_device  # PPCL_THREADS=1: a pool of one thread
 def test_one_thread_setting_runs_kernels() -> None:
     script = textwrap.dedent("""
         import numpy as np, ppcl as cl
@@ -194,7 +192,7 @@ def test_one_thread_setting_runs_kernels() -> None:
         cl.enqueue_copy(queue, x, buf)
         print(int(x.sum()))
     """)
-    env = {**os.environ, "PPCL_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    env = child_env({"PPCL_THREADS": "1"})
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -228,9 +226,10 @@ ENDLESS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.cpu_device  # the pool abandons its groups; a GPU kernel runs on to its end
 @pytest.mark.parametrize("properties", [0, 1], ids=["in-order", "out-of-order"])
 def test_ctrl_c_abandons_an_endless_kernel(properties: int) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PPCL_THREADS": "2"}
+    env = child_env({"PPCL_THREADS": "2"})
     child = subprocess.Popen([sys.executable, "-c", ENDLESS, str(properties)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout is not None
@@ -263,6 +262,7 @@ __kernel void k(__global float *out)
 """
 
 
+@pytest.mark.cpu_device  # context arrays of the CPU work-group function, 4096-item groups
 @pytest.mark.parametrize("local", [4096, 64])
 def test_context_arrays_larger_than_a_stack_run(local: int) -> None:
     """A 512-float private array live across a barrier at the largest local size the device

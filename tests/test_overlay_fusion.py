@@ -8,6 +8,7 @@ import pytest
 
 import ppcl as cl
 from ppcl.settings import SettingsError, read_settings
+from tests.child_env import child_env
 
 mf = cl.mem_flags
 
@@ -232,10 +233,8 @@ def test_a_queue_waiting_on_every_command_bypasses_the_overlay(ctx, expr):
 
 
 def test_ppcl_overlay_records_an_unmodified_program():
-    import os
     import subprocess
     import sys
-    from pathlib import Path
 
     program = """
 import numpy as np, ppcl as cl
@@ -250,8 +249,7 @@ cl.enqueue_copy(queue, out, buf)
 assert (out == 2).all() and cl.overlay.graph() is not None
 print("recorded")
 """
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PPCL_OVERLAY": "1", "PYTHONPATH": str(root)}
+    env = child_env({"PPCL_OVERLAY": "1"})
     result = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr

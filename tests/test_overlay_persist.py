@@ -4,7 +4,6 @@ results; damaged entries are ignored; disk keys do not depend on object identiti
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -15,8 +14,7 @@ import numpy as np
 import ppcl as cl
 from ppcl.overlay import persist
 from ppcl.overlay.graph import Node, TaskGraph
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.child_env import child_env
 
 SOURCE = """
 __kernel void gray(__global const uchar4 *rgb, __global float *g, int w)
@@ -101,8 +99,7 @@ def _run(tmp_path: Path, cache: Path, name: str) -> tuple[np.ndarray, int, str]:
     source = tmp_path / "kernels.cl"
     source.write_text(SOURCE)
     result_path = tmp_path / f"{name}.npy"
-    env = dict(os.environ, PPCL_CACHE_DIR=str(cache), PPCL_DEBUG="overlay",
-               PYTHONPATH=str(ROOT), PPCL_OVERLAY="0")
+    env = child_env({"PPCL_CACHE_DIR": str(cache), "PPCL_DEBUG": "overlay", "PPCL_OVERLAY": "0"})
     done = subprocess.run([sys.executable, str(script), str(source), str(result_path)],
                           env=env, capture_output=True, text=True, timeout=600,
                           stdin=subprocess.DEVNULL)

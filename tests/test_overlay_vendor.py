@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 import pathlib
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import pytest
 
 import ppcl as cl
 from ppcl.overlay import vendor
+from tests.child_env import child_env
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 VENDORS = "/etc/OpenCL/vendors"
@@ -23,7 +23,7 @@ needs_pyopencl = pytest.mark.skipif(not has_pyopencl, reason="pyopencl is not in
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "OCL_ICD_VENDORS": VENDORS, **extra}
+    return child_env({"OCL_ICD_VENDORS": VENDORS, **extra})
 
 
 @functools.cache

@@ -37,6 +37,7 @@ def test_sums_over_awkward_sizes(queue, dtype):
             assert cla.min(a).get() == host.min()
 
 
+@pytest.mark.cpu_device  # the CPU layout; GPUs take two launches
 def test_layout_covers_every_position(queue):
     device = queue.device
     for itemsize in (1, 4, 8, 16):
@@ -73,6 +74,7 @@ def test_ranged_reduction_kernel(ctx, queue):
         np.testing.assert_allclose(total(a, range=window).get(), want, rtol=1e-12)
 
 
+@pytest.mark.cpu_device  # the CPU layout's one launch counts in a completion word
 def test_completion_word_of_a_launch_cut_short(queue):
     """A launch that stopped before all its work-items counted leaves its ticket and a count in
     the queue's completion word; the next launch starts the count again."""

@@ -13,6 +13,7 @@ from ppcl.devices.cpu import choose_local_size, configured_threads, probe_cpu
 from ppcl.settings import SettingsError, read_settings
 
 
+@pytest.mark.cpu_device  # PPCL_THREADS sizes the CPU device's pool
 def test_thread_count_from_environment(monkeypatch):
     monkeypatch.setenv("PPCL_THREADS", "3")
     assert configured_threads(read_settings().threads) == 3

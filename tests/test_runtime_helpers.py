@@ -17,7 +17,8 @@ from ppcl.tools import pytest_generate_tests_for_pyopencl as pytest_generate_tes
 def test_ctx_factory_fixture_covers_ppcl_devices(ctx_factory):
     ctx = ctx_factory()
     assert isinstance(ctx, cl.Context)
-    assert ctx.devices[0].platform.name == "ppcl"
+    assert ctx.devices == [ctx_factory.device]
+    assert ctx.devices[0].platform.name.startswith("ppcl")  # ppcl's own or its CUDA platform
 
 
 def test_device_fixture(device, platform):
@@ -88,7 +89,8 @@ def test_characterize_answers():
     assert characterize.has_double_support(dev)
     assert characterize.get_pocl_version(dev.platform) is None
     assert characterize.has_struct_arg_count_bug(dev) is False
-    assert characterize.get_simd_group_size(dev, 4) == 1
+    gpu = dev.type & cl.device_type.GPU
+    assert characterize.get_simd_group_size(dev, 4) == (characterize.NVIDIA_WARP if gpu else 1)
     assert characterize.usable_local_mem_size(dev) == dev.local_mem_size
     assert characterize.reasonable_work_group_size_multiple(dev) >= 1
     assert characterize.nv_compute_capability(dev) is None
@@ -169,5 +171,5 @@ def test_print_info_lists_the_device():
     dev = cl.get_platforms()[0].get_devices()[0]
     assert "Platform Name" in text and "ppcl" in text
     assert dev.name in text
-    assert "Max work group size" in text and "4096" in text
+    assert "Max work group size" in text and str(dev.max_work_group_size) in text
     assert "cl_khr_fp64" in text

@@ -5,14 +5,17 @@ from __future__ import annotations
 import pytest
 
 import ppcl as cl
+from ppcl.devices import gpu_devices
 from ppcl.runtime.errors import make_error
 
 
-def test_one_platform_with_a_cpu_device():
+@pytest.mark.cpu_device
+def test_the_first_platform_lists_the_cpu_device():
+    """ppcl's own platform comes first and lists the CPU device; the CUDA platform follows
+    only where the driver finds GPUs."""
     platforms = cl.get_platforms()
-    assert len(platforms) == 1
+    assert [p.name for p in platforms] == ["ppcl"] + (["ppcl CUDA"] if gpu_devices() else [])
     platform = platforms[0]
-    assert platform.name == "ppcl"
     assert platform.version.startswith("OpenCL 1.2 ppcl")
     devices = platform.get_devices()
     assert len(devices) == 1
@@ -21,11 +24,12 @@ def test_one_platform_with_a_cpu_device():
     # as PyOpenCL: no device of a type is an empty list, which "GPU, else CPU" code relies on
     assert platform.get_devices(device_type=cl.device_type.GPU) == []
     gpus = [d for p in platforms for d in p.get_devices(cl.device_type.GPU)]
-    assert (gpus or platform.get_devices(cl.device_type.CPU)) == devices
+    assert len(gpus) == len(gpu_devices())
     with pytest.raises(cl.RuntimeError, match="CL_DEVICE_NOT_FOUND"):
-        cl.Context(dev_type=cl.device_type.GPU)
+        cl.Context(dev_type=cl.device_type.GPU)  # of the first platform
 
 
+@pytest.mark.cpu_device
 def test_device_info_attributes_and_get_info():
     dev = cl.get_platforms()[0].get_devices()[0]
     assert dev.type == cl.device_type.CPU
@@ -104,8 +108,8 @@ def test_create_some_context_honours_environment(monkeypatch, variable):
     monkeypatch.setenv(variable, "0:0")
     ctx = cl.create_some_context()
     assert ctx.devices == cl.get_platforms()[0].get_devices()
-    monkeypatch.setenv(variable, "ppcl")
-    assert cl.create_some_context().devices[0].type == cl.device_type.CPU
+    monkeypatch.setenv(variable, "ppcl")  # the first platform whose name has it
+    assert cl.create_some_context().devices == cl.get_platforms()[0].get_devices()[:1]
     monkeypatch.setenv(variable, "7")
     with pytest.raises(cl.LogicError):
         cl.create_some_context()
@@ -121,5 +125,15 @@ def test_create_some_context_never_prompts_without_terminal(monkeypatch):
     monkeypatch.setattr("builtins.input", no_input)
     assert cl.create_some_context(interactive=False).devices
     assert cl.create_some_context().devices
-    # a single device: nothing to choose even when interactive
-    assert cl.create_some_context(interactive=True).devices
+    # interactive, it asks only where there is a choice: a single device, nothing to ask
+    questions: list[str] = []
+
+    def first_choice(prompt: str = "") -> str:
+        questions.append(prompt)
+        return ""
+
+    monkeypatch.setattr("builtins.input", first_choice)
+    platforms = cl.get_platforms()
+    assert cl.create_some_context(interactive=True).devices == platforms[0].get_devices()[:1]
+    choices = (len(platforms) > 1) + (len(platforms[0].get_devices()) > 1)
+    assert len(questions) == choices

@@ -7,15 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from ppcl.cli import main
 from ppcl.compiler.frontend.options import BuildOptionsError, parse_build_options
 from ppcl.settings import SettingsError, read_settings
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.child_env import child_env
 
 # an unmodified PyOpenCL-style program: two kernels, three rounds, one read back
 PROGRAM = """
@@ -57,7 +55,7 @@ STENCIL = """__kernel void stencil(__global const float *in, __global float *out
 def _environment(extra: dict[str, str]) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("PPCL_", "PYOPENCL_")) or key == "PPCL_CACHE_DIR"}
-    return {**env, "PYTHONPATH": str(ROOT), **extra}
+    return child_env(extra, base=env)
 
 
 def _run(args: list[str], extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -112,6 +110,7 @@ def test_a_bad_import_time_switch_is_one_clear_error(name):
 # ---------------------------------------------------------------- PPCL_DEBUG topics
 
 
+@pytest.mark.cpu_device  # the CPU device's C compiler runs
 def test_debug_cc_prints_the_command_and_the_report(monkeypatch, capsys, tmp_path):
     # the topic printed nothing: the compiler's report was only asked for by tests
     import numpy as np

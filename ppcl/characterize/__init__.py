@@ -1,8 +1,8 @@
 """Device characteristics, as ``pyopencl.characterize`` reports them, for ppcl devices.
 
 Code written for PyOpenCL asks these questions to pick work-group sizes or to work around
-driver bugs; ppcl's answers describe its CPU device (and say that it is not pocl, and has none
-of the bugs the PyOpenCL helpers test for).
+driver bugs; ppcl's answers describe its CPU device, the SIMD group of its CUDA device (and say
+that it is not pocl, and has none of the bugs the PyOpenCL helpers test for).
 """
 
 from __future__ import annotations
@@ -61,9 +61,15 @@ def get_fast_inaccurate_build_options(dev: cl.Device) -> list[str]:
     return ["-cl-mad-enable", "-cl-fast-relaxed-math", "-cl-no-signed-zeros"]
 
 
+NVIDIA_WARP = 32  # threads of a warp, which run in lock step on an NVIDIA GPU
+
+
 def get_simd_group_size(dev: cl.Device, type_size: int) -> int | None:
-    """Work-items executed across SIMD lanes implicitly: 1 on a CPU, as PyOpenCL answers
-    (vectorization of work-item loops is the compiler's business, not the caller's)."""
+    """Work-items executed across SIMD lanes implicitly, as PyOpenCL answers: a warp on an
+    NVIDIA GPU (the CUDA device), 1 on a CPU (vectorization of work-item loops is the
+    compiler's business, not the caller's)."""
+    if dev.type & cl.device_type.GPU and "nvidia" in dev.vendor.lower():
+        return NVIDIA_WARP
     if dev.type & cl.device_type.CPU:
         return 1
     return None

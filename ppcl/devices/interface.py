@@ -186,6 +186,11 @@ class Device(ABC):
     def allocate(self, nbytes: int) -> Allocation:
         """``nbytes`` of memory, aligned to ``info.mem_base_addr_align``; raises MemoryError."""
 
+    def bytes_in_use(self) -> int | None:
+        """Bytes of this device's allocations not yet released; None where the device does
+        not count them."""
+        return None
+
     def transfer(self, target: np.ndarray, source: np.ndarray) -> None:
         """Copy the bytes of ``source`` to ``target`` (views of the same shape, either of
         which may be device memory)."""

@@ -17,7 +17,7 @@ import ppcl as cl
 import ppcl.runtime.platform
 from ppcl.compiler.ir.printf_spec import HEADER_BYTES
 from ppcl.devices.cpu import CPUDevice
-from tests.launch import build_kernel, run
+from tests.launch import build_kernel, run, serial_context
 from tests.test_cformat import c_snprintf
 
 # element type of each integer length modifier in a vector conversion (table 6.24)
@@ -186,9 +186,16 @@ def test_output_is_flushed_when_a_blocking_wait_returns(capfd):
     assert capfd.readouterr().out == "".join(f"launch {t}\n" for t in range(2, 6))
 
 
+def test_the_device_reports_a_full_profile_printf_buffer():
+    device = cl.create_some_context(interactive=False).devices[0]
+    size = device.get_info(cl.device_info.PRINTF_BUFFER_SIZE)
+    assert size == device.printf_buffer_size and size >= 1 << 20  # full profile: 1 MB
+
+
 def test_the_device_reports_the_printf_buffer_it_has(capfd):
-    ctx = cl.create_some_context(interactive=False)
-    device = ctx.devices[0]
+    """The serial device, which ``run`` launches on, keeps as many records as its reported
+    size holds and says how many calls it dropped."""
+    device = serial_context().devices[0]
     size = device.get_info(cl.device_info.PRINTF_BUFFER_SIZE)
     assert size == device.printf_buffer_size and size >= 1 << 20  # full profile: 1 MB
     record = HEADER_BYTES + 8  # header and one value

@@ -151,7 +151,8 @@ def cuda_call(p: CStylePrinter, e: ir.Expr) -> str | None:
     if ov.family == "printf":
         if any(isinstance(a.type, VectorType) for a in e.args):
             raise CodegenError("printf of vector values is not supported on the CUDA device")
-        return f"printf({args})"
+        # CUDA's printf returns the number of arguments it parsed, OpenCL's 0 on success
+        return f"(printf({args}) < 0 ? -1 : 0)"
     if ov.family == "reinterpret":
         return f"ppcl_as<{p.type_name(e.type)}>({args})"
     if name.startswith("convert_"):

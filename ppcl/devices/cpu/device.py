@@ -336,6 +336,9 @@ class HostDevice(Device):
     def allocate(self, nbytes: int) -> Allocation:
         return self.allocator.allocate(nbytes)
 
+    def bytes_in_use(self) -> int:
+        return self.allocator.bytes_in_use()
+
     def submit(self, task: Callable[[], None]) -> None:
         self.executor.submit(task)
 

@@ -54,6 +54,7 @@ from ppcl.devices.cuda.driver import (
     FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
     FUNC_SHARED_SIZE_BYTES,
     KERNEL_FAULTS,
+    LIMIT_PRINTF_FIFO_SIZE,
     MEM_ATTACH_GLOBAL,
     STREAM_NON_BLOCKING,
     CUDAError,
@@ -280,6 +281,22 @@ class CUDALaunch(KernelLaunch):
             self._device.wait(packed[3], "a copy to a host array")
 
 
+def nvrtc_options(options: BuildOptions) -> list[str]:
+    """NVRTC's options for a program built with ``options``. Without ``-cl-mad-enable`` (or an
+    option implying it) a product and a sum stay two rounded operations, as on the CPU device
+    (``-ffp-contract=off``): NVRTC otherwise contracts ``a * b`` and a later ``+`` into one FMA,
+    across statements too, which OpenCL's FP_CONTRACT does not allow, and a kernel the overlay
+    fused from two (a product stored by one, added by the next) gave other bits than the two."""
+    flags = ["--std=c++17", "-default-device"]
+    if options.fast_relaxed_math or options.unsafe_math_optimizations:
+        flags.append("--use_fast_math")
+    if not options.mad_enable:
+        flags.append("--fmad=false")
+    if options.opt_disable:
+        flags.append("--dopt=off")
+    return flags
+
+
 class CUDAProgram(DeviceProgram):
     """A program's CUDA module: every kernel compiled in one NVRTC unit at build. The
     ``__noalias`` copies of its kernels compile meanwhile on a thread of their own, into a
@@ -295,11 +312,7 @@ class CUDAProgram(DeviceProgram):
         except CodegenError as error:
             raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
                 from error
-        self._options = ["--std=c++17", "-default-device"]
-        if options.fast_relaxed_math or options.unsafe_math_optimizations:
-            self._options.append("--use_fast_math")
-        if options.opt_disable:
-            self._options.append("--dopt=off")
+        self._options = nvrtc_options(options)
         try:
             cubin = cached_cubin(self.source, self._options, device.arch)
         except NVRTCError as error:
@@ -457,6 +470,17 @@ class CUDADevice(Device):
             return default
         return value.value
 
+    def limit(self, limit: int, default: int = 0) -> int:
+        """A limit of the device's context (``CUlimit``), ``default`` where the driver has
+        none."""
+        self.current()
+        value = ctypes.c_size_t()
+        try:
+            self.driver.cuCtxGetLimit(ctypes.byref(value), limit)
+        except CUDAError:
+            return default
+        return value.value
+
     def current(self) -> None:
         """Make the device's context current on the calling thread (once per thread)."""
         if getattr(self._threads, "current", False):
@@ -506,7 +530,8 @@ class CUDADevice(Device):
             global_mem_size=total.value, max_mem_alloc_size=total.value // 4,
             global_mem_cache_size=self.attribute("l2_cache_size"), cache_line=128,
             vector_bytes=4, mem_base_addr_align=MEM_BASE_ADDR_ALIGN,
-            host_unified_memory=False, extensions=EXTENSIONS, threads=1)
+            host_unified_memory=False, extensions=EXTENSIONS, threads=1,
+            printf_buffer_size=self.limit(LIMIT_PRINTF_FIFO_SIZE))
 
     # ------------------------------------------------------------------ programs
 
@@ -533,6 +558,9 @@ class CUDADevice(Device):
             raise MemoryError(str(error)) from error
         self.allocated += nbytes
         return allocation
+
+    def bytes_in_use(self) -> int:
+        return self.allocated
 
     def mirror(self, arg: BufferArg) -> tuple[np.ndarray, np.ndarray] | None:
         """For a buffer argument over a program's own host memory, its bytes and the same

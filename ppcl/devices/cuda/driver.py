@@ -34,6 +34,7 @@ FUNC_MAX_THREADS_PER_BLOCK = 0
 FUNC_SHARED_SIZE_BYTES = 1
 FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 MEM_ATTACH_GLOBAL = 1
+LIMIT_PRINTF_FIFO_SIZE = 1  # CUlimit: bytes of the buffer device-side printf writes into
 CTX_SCHED_SPIN = 1  # a waiting host thread spins: a launch's wait ends microseconds sooner
 STREAM_NON_BLOCKING = 1
 
@@ -50,6 +51,7 @@ _SIGNATURES: dict[str, list[Any]] = {
                                    ctypes.POINTER(ctypes.c_int)],
     "cuDevicePrimaryCtxSetFlags_v2": [ctypes.c_int, ctypes.c_uint],
     "cuCtxSetCurrent": [ctypes.c_void_p],
+    "cuCtxGetLimit": [ctypes.POINTER(ctypes.c_size_t), ctypes.c_int],
     "cuMemGetInfo_v2": [ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)],
     "cuMemAllocManaged": [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint],
     "cuMemFree_v2": [ctypes.c_uint64],

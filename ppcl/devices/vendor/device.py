@@ -254,6 +254,9 @@ class VendorDevice(Device):
             self._allocations[allocation.address] = allocation
         return _Tracked(self, allocation)
 
+    def bytes_in_use(self) -> int:
+        return self.allocator.bytes_in_use()
+
     def forget(self, allocation: HostAllocation) -> None:
         with self._lock:
             self._allocations.pop(allocation.address, None)
