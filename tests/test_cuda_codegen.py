@@ -328,3 +328,31 @@ def test_every_image_builtin_overload_compiles_with_nvcc(tmp_path):
 def test_a_unit_without_images_has_no_image_support():
     text = unit("__kernel void k(__global float *x, sampler_t s) { x[0] = 1.0f; }")
     assert "ppcl_image {" not in text and "ppcl_img_read" not in text
+
+
+FMA = """
+__kernel void k(__global const float *a, __global const float *b, __global float *c,
+                __global float *e) {
+    int i = get_global_id(0);
+    float acc = c[i];
+    acc += a[i] * b[i];
+    c[i] = a[i] * b[i] - acc;
+    float p = a[i] * b[i];
+    e[i] = p + 1.0f;
+    e[i++] += a[i] * b[i];
+}
+"""
+
+
+def test_a_product_and_a_sum_in_one_expression_are_one_fma():
+    """OpenCL C's FP_CONTRACT is on by default and C lets it contract within an expression:
+    the printer writes those as ppcl_fma, and NVRTC, told not to contract (--fmad=false), keeps
+    a product one statement stores and the next adds as two roundings."""
+    body = unit(FMA).split("void ppcl_u_k(", 1)[1].split("}", 1)[0]
+    assert "ppcl_u_acc = ppcl_fma(ppcl_u_a[ppcl_u_i], ppcl_u_b[ppcl_u_i], ppcl_u_acc);" in body
+    assert ("ppcl_u_c[ppcl_u_i] = ppcl_fma(ppcl_u_a[ppcl_u_i], ppcl_u_b[ppcl_u_i], "
+            "-(ppcl_u_acc));") in body
+    assert "ppcl_u_e[ppcl_u_i] = ppcl_u_p + 1.0f;" in body
+    assert "ppcl_u_e[ppcl_u_i++] += " in body  # the target has an effect: not repeated
+    off = unit("#pragma OPENCL FP_CONTRACT OFF\n" + FMA)
+    assert "ppcl_fma" not in off and "ppcl_u_acc += ppcl_u_a[ppcl_u_i] * ppcl_u_b[ppcl_u_i];" in off

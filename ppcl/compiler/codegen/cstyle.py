@@ -128,6 +128,7 @@ class Dialect:
     conditional: ExprHook | None = None  # ``c ? a : b``, e.g. with a vector condition
     # An assignment whose target is a swizzle; the default prints ``v.xy = e``.
     assign_swizzle: ExprHook | None = None
+    assign: ExprHook | None = None  # any assignment (``+=`` as a multiply-add...)
     # Integer ``/`` and ``%`` and their compound assignments; the default prints C's operators.
     divide: ExprHook | None = None
     # OpenCL takes a shift count modulo the width of the shifted (promoted) element type; C
@@ -541,6 +542,10 @@ class CStylePrinter:
         if isinstance(e, ir.Unary):
             return self.unary(e)
         if isinstance(e, ir.Assign):
+            if self.dialect.assign is not None:
+                spelled = self.dialect.assign(self, e)
+                if spelled is not None:
+                    return spelled, PREC_ASSIGN
             if isinstance(e.target, ir.Swizzle) and self.dialect.assign_swizzle is not None:
                 spelled = self.dialect.assign_swizzle(self, e)
                 if spelled is not None:

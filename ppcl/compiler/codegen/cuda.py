@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.codegen.c import C_SCALAR_NAMES, c_identifier
 from ppcl.compiler.codegen.c_builtins_convert import parse_convert_name
 from ppcl.compiler.codegen.c_builtins_image import support_text
@@ -125,6 +126,52 @@ def cuda_conditional(p: CStylePrinter, e: ir.Expr) -> str | None:
     if not isinstance(e.cond.type, VectorType):
         return None
     return f"ppcl_select({p.args((e.otherwise, e.then, e.cond))})"
+
+
+def _contractible(t: Type) -> bool:
+    elem = t.elem if isinstance(t, VectorType) else t
+    return isinstance(elem, ScalarType) and elem.name in ("float", "double")
+
+
+def _product(e: ir.Expr, t: Type) -> ir.Binary | None:
+    return e if isinstance(e, ir.Binary) and e.op == "*" and e.type == t else None
+
+
+def _fma(p: CStylePrinter, a: ir.Expr, b: ir.Expr, c: str, negate: bool = False) -> str:
+    first = p.expr(a, PREC_ASSIGN)
+    return f"ppcl_fma({'-(' + first + ')' if negate else first}, {p.expr(b, PREC_ASSIGN)}, {c})"
+
+
+def cuda_binary(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``a * b + c`` (and ``- c``, ``c -``) of floating types within one expression as one
+    fused multiply-add: OpenCL C's FP_CONTRACT is on by default, and C99 lets it contract an
+    expression. The unit is compiled with ``--fmad=false`` (``device.nvrtc_options``), since
+    NVRTC would also contract across statements, which C does not allow: a product one
+    statement stores and the next adds stays two roundings, as on the CPU device."""
+    assert isinstance(e, ir.Binary)
+    if e.op not in ("+", "-") or not _contractible(e.type):
+        return None
+    left, right = _product(e.lhs, e.type), _product(e.rhs, e.type)
+    if left is not None:
+        addend = p.expr(e.rhs, PREC_ASSIGN)
+        return _fma(p, left.lhs, left.rhs, addend if e.op == "+" else f"-({addend})")
+    if right is not None:
+        return _fma(p, right.lhs, right.rhs, p.expr(e.lhs, PREC_ASSIGN), negate=e.op == "-")
+    return None
+
+
+def cuda_assign(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``x += a * b`` (and ``-=``) as ``x = fma(a, b, x)`` where ``x`` has no effect to repeat
+    (a variable, an element at an index without side effects): one expression, as above."""
+    assert isinstance(e, ir.Assign)
+    if e.op not in ("+=", "-=") or not _contractible(e.target.type) \
+            or not is_effect_free(e.target) or isinstance(e.target, ir.Swizzle):
+        return None
+    product = _product(e.value, e.target.type)
+    if product is None:
+        return None
+    target = p.expr(e.target, PREC_ASSIGN)
+    return f"{target} = {_fma(p, product.lhs, product.rhs, target, negate=e.op == '-=')}"
 
 
 def cuda_vec_step(p: CStylePrinter, e: ir.Expr) -> str | None:
@@ -319,12 +366,18 @@ CUDA = Dialect(
     vec_step=cuda_vec_step,
     conditional=cuda_conditional,
     assign_swizzle=cuda_assign_swizzle,
+    binary=cuda_binary,
+    assign=cuda_assign,
     kernel_params=cuda_kernel_params,
     kernel_prologue=cuda_kernel_prologue,
     masks_shift_count="scalar",  # C++ leaves counts out of range undefined, as C does
 )
 
+# a program that says ``#pragma OPENCL FP_CONTRACT OFF``: every product and sum rounded
+CUDA_NO_CONTRACT = dataclasses.replace(CUDA, binary=None, assign=None)
+
 _PRINTER = CStylePrinter(CUDA)
+_PRINTER_NO_CONTRACT = CStylePrinter(CUDA_NO_CONTRACT)
 
 
 def print_cuda(node: object) -> str:
@@ -376,7 +429,8 @@ def cuda_unit(module: ir.Module, noalias: bool = True) -> str:
         decls += tuple(v for v in variants if v is not None)
     images = image_block() if takes_images(module) else ""
     module = _ForCUDA().rewrite(dataclasses.replace(module, decls=decls, extensions=()))
-    return f'#include "{HEADER}"\n{images}\n' + print_cuda(module)
+    printer = _PRINTER if module.fp_contract else _PRINTER_NO_CONTRACT
+    return f'#include "{HEADER}"\n{images}\n' + printer.print(module)
 
 
 def kernel_symbol(name: str, noalias: bool = False) -> str:

@@ -9,6 +9,7 @@ program binaries (``binary.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,6 +114,8 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
                      pragmas=pre.pragmas, separate_unit=separate_unit)
     timings["sema"] = time.perf_counter() - start
     diagnostics.raise_if_errors()
+    if pre.fp_contract is False:
+        module = dataclasses.replace(module, fp_contract=False)
     return FrontendResult(module, diagnostics.format(), opts, timings)
 
 

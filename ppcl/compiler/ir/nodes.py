@@ -344,6 +344,9 @@ class Module:
 
     decls: tuple[TopLevel, ...]
     extensions: tuple[tuple[str, bool], ...] = ()  # from #pragma OPENCL EXTENSION
+    # #pragma OPENCL FP_CONTRACT: whether a * b + c may round once (on unless the program
+    # turns it off)
+    fp_contract: bool = True
 
     @property
     def functions(self) -> tuple[Function, ...]:
