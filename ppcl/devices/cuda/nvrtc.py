@@ -39,8 +39,13 @@ def _nvrtc():  # type: ignore[no-untyped-def]
     return nvrtc
 
 
-def nvrtc_version() -> str:
+def nvrtc_version_tuple() -> tuple[int, int]:
     major, minor = _nvrtc().getVersion()
+    return int(major), int(minor)
+
+
+def nvrtc_version() -> str:
+    major, minor = nvrtc_version_tuple()
     return f"{major}.{minor}"
 
 
