@@ -34,6 +34,7 @@ from ppcl.compiler.codegen.cstyle import (
 )
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.builtins import Overload, lookup
+from ppcl.compiler.ir.printf_spec import Spec, canonical_literal, printf_format
 from ppcl.compiler.ir.types import (
     AddressSpace,
     ImageType,
@@ -41,6 +42,7 @@ from ppcl.compiler.ir.types import (
     ScalarType,
     Type,
     VectorType,
+    scalar_of,
     width_of,
 )
 from ppcl.compiler.ir.visit import Rewriter
@@ -197,7 +199,7 @@ def cuda_call(p: CStylePrinter, e: ir.Expr) -> str | None:
     name, args = ov.name, p.args(e.args)
     if ov.family == "printf":
         if any(isinstance(a.type, VectorType) for a in e.args):
-            raise CodegenError("printf of vector values is not supported on the CUDA device")
+            return _vector_printf(p, e)
         # CUDA's printf returns the number of arguments it parsed, OpenCL's 0 on success
         return f"(printf({args}) < 0 ? -1 : 0)"
     if ov.family == "reinterpret":
@@ -228,6 +230,49 @@ def cuda_call(p: CStylePrinter, e: ir.Expr) -> str | None:
         to_global = isinstance(target, PointerType) and target.space is not AddressSpace.LOCAL
         return f"ppcl_{name}({args}, {'true' if to_global else 'false'})"
     return f"ppcl_{name}({args})"
+
+
+def _component_spec(spec: Spec) -> str:
+    """The C conversion printing one component of an OpenCL vector conversion: ``hl`` (which
+    only a vector conversion has) is a 32-bit component, which C prints with no length; a
+    float component reaches printf as a double, as any float argument does."""
+    length = spec.length or ""
+    if length == "hl" or spec.conversion in "fFeEgGaA":
+        length = ""
+    width = "" if spec.width is None else str(spec.width)
+    precision = "" if spec.precision is None else f".{spec.precision}"
+    return f"%{spec.flags}{width}{precision}{length}{spec.conversion}"
+
+
+def _vector_printf(p: CStylePrinter, e: ir.Call) -> str:
+    """``printf`` with vector conversions (``%v4hlf``): CUDA's printf has none, so each becomes
+    its components' conversions joined by commas (OpenCL 6.12.13.2) and the vector is bound
+    once in a lambda, its components passed one by one."""
+    fmt = printf_format(e)
+    values = list(e.args[1:])
+    text: list[str] = []
+    binds: list[str] = []
+    args: list[str] = []
+    for piece in fmt.pieces:
+        if isinstance(piece, str):
+            text.append(canonical_literal(piece))
+            continue
+        if piece.conversion == "%":
+            text.append("%%")
+            continue
+        value = values.pop(0)
+        if piece.vector is None:
+            text.append(str(piece))
+            args.append(p.expr(value, PREC_ASSIGN))
+            continue
+        if _elem_name(value.type) == "unsigned short" and str(scalar_of(value.type)) == "half":
+            raise CodegenError("printf of half vectors is not supported on the CUDA device")
+        bound = f"ppcl_pv{len(binds)}"
+        binds.append(f"auto {bound} = {p.expr(value, PREC_ASSIGN)};")
+        text.append(",".join([_component_spec(piece)] * piece.vector))
+        args += [f"{bound}[{i}]" for i in range(piece.vector)]
+    call = ", ".join(['"' + "".join(text) + '"', *args])
+    return f"[&]() -> int {{ {' '.join(binds)} return printf({call}) < 0 ? -1 : 0; }}()"
 
 
 # ---------------------------------------------------------------- images
