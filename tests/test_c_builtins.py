@@ -1362,6 +1362,23 @@ def test_common_functions(lib: Lib, fty: str) -> None:
 
 
 @pytest.mark.parametrize("fty", ["float", "double"])
+def test_float_clamp_is_fmin_of_fmax_bit_for_bit(lib: Lib, fty: str) -> None:
+    """clamp of floats is written as selects (the C library's fminf/fmaxf kept loops around it
+    scalar); it is still fmin(fmax(x, lo), hi) of ppcl's own fmax and fmin, NaNs and signed
+    zeros included, over every triple of edge values."""
+    dtype = DTYPES[fty]
+    e = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -3.0, np.inf, -np.inf, np.nan, 1e-30],
+                 dtype)
+    x, lo, hi = (a.reshape(-1) for a in np.meshgrid(e, e, e, indexing="ij"))
+    (got,) = lib.call(ov("clamp", fty, fty, fty), x, lo, hi)
+    (inner,) = lib.call(ov("fmax", fty, fty), x, lo)
+    (want,) = lib.call(ov("fmin", fty, fty), inner, hi)
+    bits = np.uint32 if fty == "float" else np.uint64
+    same = (got.view(bits) == want.view(bits)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), list(zip(x[~same], lo[~same], hi[~same], got[~same], want[~same]))[:5]
+
+
+@pytest.mark.parametrize("fty", ["float", "double"])
 def test_geometric_functions(lib: Lib, fty: str) -> None:
     dtype = DTYPES[fty]
     big = 1e30 if fty == "float" else 1e300

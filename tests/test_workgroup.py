@@ -370,3 +370,18 @@ def test_assignment_to_a_vector_inside_an_expression_keeps_the_region_as_vectors
     run(NESTED_VECTOR_ASSIGN, "k", (8,), (8,), pos, out, np.int32(8))
     want = (4 * (pos[None, :, 0] - pos[:, None, 0])).sum(axis=1)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_work_item_loop_calling_float_clamp_is_vectorized():
+    """clamp of floats is selects, not the C library's fminf(fmaxf()), which kept the loop
+    around it scalar."""
+    source = """__kernel void k(__global const float *x, __global float *y) {
+        int i = get_global_id(0);
+        y[i] = clamp(x[i], 0.0f, 1.0f);
+    }"""
+    k = build_kernel(source, "k", local_size=(64,), want_vector_report=True)
+    assert _work_item_loops_vectorized(k), k.vector_report  # type: ignore[attr-defined]
+    x = np.array([-1.0, 0.25, 2.0, np.nan] * 16, np.float32)
+    y = np.zeros_like(x)
+    run(source, "k", (64,), (64,), x, y)
+    np.testing.assert_array_equal(y, np.array([0.0, 0.25, 1.0, 0.0] * 16, np.float32))

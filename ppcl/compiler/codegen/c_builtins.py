@@ -195,7 +195,14 @@ def _common_body(name: str, elem: ScalarType) -> Callable[[Emitter, Sequence[str
     def body(e: Emitter, a: Sequence[str]) -> str:
         x, y, z = (list(a) + ["", ""])[:3]
         if name == "clamp":
-            return f"return fmin{sfx}(fmax{sfx}({x}, {y}), {z});"
+            # fmin(fmax(x, lo), hi) as selects, +0 above -0 as in ppcl's fmax and fmin: the
+            # C library's calls kept a work-item loop around clamp from vectorizing
+            return f"""{F} m = {x} > {y} ? {x} : {y};  /* fmax: a NaN x gives lo */
+m = {y} != {y} ? {x} : m;  /* a NaN lo gives x */
+m = {x} == {y} ? (signbit({x}) ? {y} : {x}) : m;
+{F} r = m < {z} ? m : {z};
+r = {z} != {z} ? m : r;
+return m == {z} ? (signbit(m) ? m : {z}) : r;"""
         if name == "degrees":
             return f"return {x} * {lit('57.295779513082320876798154814105')};"
         if name == "radians":
