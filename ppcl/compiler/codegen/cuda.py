@@ -244,35 +244,44 @@ def _component_spec(spec: Spec) -> str:
     return f"%{spec.flags}{width}{precision}{length}{spec.conversion}"
 
 
+# CUDA's printf takes at most 32 arguments after the format and ignores the rest
+CUDA_PRINTF_ARGS = 32
+
+
 def _vector_printf(p: CStylePrinter, e: ir.Call) -> str:
     """``printf`` with vector conversions (``%v4hlf``): CUDA's printf has none, so each becomes
     its components' conversions joined by commas (OpenCL 6.12.13.2) and the vector is bound
-    once in a lambda, its components passed one by one."""
+    once in a lambda, its components passed one by one. Past CUDA's 32 arguments the format
+    is cut, between conversions, into several printf calls."""
     fmt = printf_format(e)
     values = list(e.args[1:])
-    text: list[str] = []
     binds: list[str] = []
-    args: list[str] = []
+    pieces: list[tuple[str, list[str]]] = []  # (format text, its arguments)
     for piece in fmt.pieces:
         if isinstance(piece, str):
-            text.append(canonical_literal(piece))
+            pieces.append((canonical_literal(piece), []))
             continue
         if piece.conversion == "%":
-            text.append("%%")
+            pieces.append(("%%", []))
             continue
         value = values.pop(0)
         if piece.vector is None:
-            text.append(str(piece))
-            args.append(p.expr(value, PREC_ASSIGN))
+            pieces.append((str(piece), [p.expr(value, PREC_ASSIGN)]))
             continue
-        if _elem_name(value.type) == "unsigned short" and str(scalar_of(value.type)) == "half":
+        if str(scalar_of(value.type)) == "half":
             raise CodegenError("printf of half vectors is not supported on the CUDA device")
         bound = f"ppcl_pv{len(binds)}"
         binds.append(f"auto {bound} = {p.expr(value, PREC_ASSIGN)};")
-        text.append(",".join([_component_spec(piece)] * piece.vector))
-        args += [f"{bound}[{i}]" for i in range(piece.vector)]
-    call = ", ".join(['"' + "".join(text) + '"', *args])
-    return f"[&]() -> int {{ {' '.join(binds)} return printf({call}) < 0 ? -1 : 0; }}()"
+        pieces.append((",".join([_component_spec(piece)] * piece.vector),
+                       [f"{bound}[{i}]" for i in range(piece.vector)]))
+    calls: list[tuple[str, list[str]]] = [("", [])]
+    for text, args in pieces:
+        if args and len(calls[-1][1]) + len(args) > CUDA_PRINTF_ARGS:
+            calls.append(("", []))
+        calls[-1] = (calls[-1][0] + text, calls[-1][1] + args)
+    prints = " ".join("failed |= printf(" + ", ".join(['"' + text + '"', *args]) + ") < 0;"
+                      for text, args in calls)
+    return f"[&]() -> int {{ {' '.join(binds)} int failed = 0; {prints} return failed ? -1 : 0; }}()"
 
 
 # ---------------------------------------------------------------- images
