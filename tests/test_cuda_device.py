@@ -283,3 +283,21 @@ def test_nvrtc_contracts_into_fma_only_where_the_build_options_allow(options, co
 
     flags = nvrtc_options(parse_build_options(options))
     assert ("--fmad=false" not in flags) == contracts
+
+
+@needs_gpu
+def test_a_context_starts_nvrtc_once_before_the_first_build():
+    """The first NVRTC compile of a process pays NVRTC's start-up (0.3-1.1 s on the GPU
+    machine): a context on the GPU starts it on a thread of its own, once per process."""
+    from ppcl.devices.cuda import nvrtc
+
+    device = next(d for p in cl.get_platforms() for d in p.get_devices()
+                  if d.type & cl.device_type.GPU)
+    cl.Context([device])
+    first = nvrtc._warm_up
+    assert first is not None and first.name == "ppcl-nvrtc-warm-up"
+    cl.Context([device])
+    assert nvrtc._warm_up is first
+    first.join(timeout=60)
+    program = cl.Program(cl.Context([device]), "__kernel void k(__global int *x) { x[0] = 1; }")
+    program.build()

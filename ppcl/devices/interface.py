@@ -176,6 +176,11 @@ class Device(ABC):
               debug: Debug) -> DeviceProgram:
         """The program for ``module``; kernels may compile lazily, at ``prepare``."""
 
+    def context_created(self) -> None:
+        """A context holding this device was made: a device may start what its first build
+        needs (a compiler's start-up) while the program sets up its data."""
+        return None
+
     @abstractmethod
     def default_local_size(self, global_size: Size3, work_dim: int) -> Size3:
         """The local size for a launch whose host passes ``None``."""

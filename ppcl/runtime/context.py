@@ -40,6 +40,8 @@ class Context:
                                  f"{device!r} is not a ppcl Device")
         self.devices = devices
         self.properties = list(properties or [])
+        for device in devices:
+            device.backend.context_created()
 
     def get_info(self, param: int) -> Any:
         values: dict[int, Any] = {

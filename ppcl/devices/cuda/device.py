@@ -61,7 +61,12 @@ from ppcl.devices.cuda.driver import (
     Driver,
     load_driver,
 )
-from ppcl.devices.cuda.nvrtc import NVRTCError, cached_cubin, nvrtc_version_tuple
+from ppcl.devices.cuda.nvrtc import (
+    NVRTCError,
+    cached_cubin,
+    nvrtc_version_tuple,
+    start_warm_up,
+)
 from ppcl.devices.interface import (
     Allocation,
     ArgValue,
@@ -549,6 +554,9 @@ class CUDADevice(Device):
 
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> CUDAProgram:
         return CUDAProgram(self, module, options)
+
+    def context_created(self) -> None:
+        start_warm_up(nvrtc_options(BuildOptions()), self.arch)
 
     def default_local_size(self, global_size: Size3, work_dim: int) -> Size3:
         info = self.info
