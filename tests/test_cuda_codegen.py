@@ -282,6 +282,17 @@ def _call_kernel(index: int, ov) -> str | None:
             f"    {body}\n}}")
 
 
+def _ptx(tmp_path: pathlib.Path, name: str, text: str) -> str:
+    """The PTX nvcc makes of the unit ``text`` for ``sm_90`` (the test fails where it cannot)."""
+    source = tmp_path / f"{name}.cu"
+    source.write_text(text)
+    result = subprocess.run(
+        [NVCC, "-arch=sm_90", "-std=c++17", "--ptx", "-I", str(HEADER_PATH.parent), str(source),
+         "-o", str(tmp_path / f"{name}.ptx")], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return (tmp_path / f"{name}.ptx").read_text()
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 def test_first_and_last_overload_of_every_builtin_compile_with_nvcc(tmp_path):
     from ppcl.compiler.ir.builtin_signatures import fixed_signatures
@@ -295,13 +306,7 @@ def test_first_and_last_overload_of_every_builtin_compile_with_nvcc(tmp_path):
                                                  "convert_long2_sat", "as_double2", "as_char3")]
     kernels = [k for k in (_call_kernel(i, ov) for i, ov in enumerate(sampled)) if k]
     assert len(kernels) > 400
-    text = unit("\n".join(kernels))
-    source = tmp_path / "builtins.cu"
-    source.write_text(text)
-    result = subprocess.run(
-        [NVCC, "-arch=sm_90", "-std=c++17", "--ptx", "-I", str(HEADER_PATH.parent), str(source),
-         "-o", str(tmp_path / "builtins.ptx")], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
+    _ptx(tmp_path, "builtins", unit("\n".join(kernels)))
 
 
 def _image_kernel(index: int, ov) -> str:
@@ -333,13 +338,7 @@ def test_every_image_builtin_overload_compiles_with_nvcc(tmp_path):
     assert len(image_overloads) > 60
     text = unit("\n".join(_image_kernel(i, ov) for i, ov in enumerate(image_overloads)))
     assert "struct ppcl_image {" in text
-    source = tmp_path / "images.cu"
-    source.write_text(text)
-    result = subprocess.run(
-        [NVCC, "-arch=sm_90", "-std=c++17", "--ptx", "-I", str(HEADER_PATH.parent), str(source),
-         "-o", str(tmp_path / "images.ptx")], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert (tmp_path / "images.ptx").read_text().count(".entry") == len(image_overloads)
+    assert _ptx(tmp_path, "images", text).count(".entry") == len(image_overloads)
 
 
 def test_a_unit_without_images_has_no_image_support():
