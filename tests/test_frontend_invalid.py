@@ -41,6 +41,7 @@ MESSAGES: dict[str, str] = {
         "program scope variable 'global_scale' must be declared in the __constant address space",
     "return_value_in_void_function.cl": "void function 'store_twice' should not return a value",
     "sizeof_void.cl": "invalid application of 'sizeof'",
+    "struct_after_type_specifier.cl": "cannot combine 'union pad' with the type 'float' before it",
     "struct_unknown_field.cl": "no member named 'velocity' in 'Particle'",
     "swizzle_out_of_range.cl": "vector component '.z' is out of range for 'float2'",
     "too_many_args_helper.cl": "function 'square' takes 1 argument, but 2 were given",

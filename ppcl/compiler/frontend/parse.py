@@ -92,6 +92,25 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
                                 "'}' closes nothing (one '}' too many before it?)")
         super()._lex_on_rbrace_func()
 
+    def _build_declarations(self, spec: Any, decls: list[Any],
+                            typedef_namespace: bool = False) -> Any:
+        # pycparser takes a first declarator without a name from the last type specifier
+        # ('T x' where T names a typedef) and reads that specifier's names; when it is a struct,
+        # union or enum ('int struct s;') that ended the build in an AttributeError
+        first = decls[0]
+        if first.get("bitsize") is None and _lacks_declarator_name(first["decl"]):
+            types = spec["type"]
+            if len(types) >= 2 and not isinstance(types[-1], c_ast.IdentifierType):
+                last = types[-1]
+                coord = last.coord
+                if coord is not None:
+                    raise SyntaxErrorAt(coord.file, coord.line, coord.column or 1,
+                                        f"cannot combine '{_type_spelling(last)}' with the "
+                                        f"type '{_type_spelling(types[-2])}' before it")
+            if not types or not isinstance(types[-1], c_ast.IdentifierType):
+                self._parse_error("Invalid declaration", None)
+        return super()._build_declarations(spec, decls, typedef_namespace)
+
     def _expect(self, token_type: str) -> Any:
         tok = self._peek()
         if tok is not None and tok.type == token_type:
@@ -180,6 +199,24 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
                                   c_ast.ExprList([arg], self._tok_coord(type_tok)),
                                   coord=self._tok_coord(tok))
         return super()._parse_attribute()
+
+
+def _lacks_declarator_name(decl: Any) -> bool:
+    """True for a missing declarator or one without a name (an abstract declarator)."""
+    if decl is None:
+        return True
+    if isinstance(decl, (c_ast.Enum, c_ast.Struct, c_ast.Union, c_ast.IdentifierType)):
+        return False
+    while not isinstance(decl, c_ast.TypeDecl):
+        decl = decl.type
+    return decl.declname is None
+
+
+def _type_spelling(node: Any) -> str:
+    if isinstance(node, c_ast.IdentifierType):
+        return " ".join(node.names)
+    kind = {c_ast.Struct: "struct", c_ast.Union: "union", c_ast.Enum: "enum"}.get(type(node), "")
+    return f"{kind} {node.name}" if node.name else kind
 
 
 _PARSER: _Parser | None = None
