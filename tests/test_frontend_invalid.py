@@ -36,6 +36,7 @@ MESSAGES: dict[str, str] = {
     "mixed_swizzle_sets.cl": "invalid vector component 's' in '.xs1'",
     "mutual_recursion.cl": "mutual recursion is not allowed in OpenCL C",
     "no_matching_builtin_dot_int.cl": "no matching overload for builtin 'dot' with (int, int)",
+    "parameter_without_type.cl": "parameter 'n' of 'square' has no type (OpenCL C has no implicit int)",
     "pointer_to_pointer_kernel_arg.cl": "kernel parameter 'rows' cannot be a pointer to a pointer",
     "program_scope_non_constant.cl":
         "program scope variable 'global_scale' must be declared in the __constant address space",

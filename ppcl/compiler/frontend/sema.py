@@ -217,6 +217,10 @@ class Sema(ExprSema):
             ploc = self.loc(param)
             if isinstance(param, c_ast.EllipsisParam):
                 self.fail(ploc, "variadic functions are not supported in OpenCL C")
+            if isinstance(param, c_ast.ID):
+                # an old-style identifier list, 'f(n)'; the checks below read a declarator
+                self.fail(ploc, f"parameter '{param.name}' of '{fname}' has no type (OpenCL C "
+                                "has no implicit int)")
             if isinstance(param, c_ast.Typename):
                 t = self.type_name(param)
                 if isinstance(t, T.VoidType) and len(args.params) == 1:
