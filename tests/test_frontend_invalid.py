@@ -83,3 +83,16 @@ def test_invalid_program_is_rejected_at_expected_location(name: str) -> None:
 def test_every_invalid_program_has_a_message_fragment() -> None:
     missing = [name for name in FILES if name not in MESSAGES]
     assert not missing, f"add expected message fragments for {missing}"
+
+
+@pytest.mark.parametrize(("source", "col", "message"), [
+    ("void struct s;\n", 13, "cannot combine 'struct s' with the type 'void' before it"),
+    ("__kernel void k(__global int *o, int enum e) { }\n", 38,
+     "cannot combine 'enum e' with the type 'int' before it"),
+    ("void f(int struct s);\n", 19, "cannot combine 'struct s' with the type 'int' before it"),
+])
+def test_struct_after_another_type_specifier_is_located(source: str, col: int, message: str) -> None:
+    # pycparser read the struct as a typedef name and the build ended in an AttributeError
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "k.cl")
+    assert f"k.cl:1:{col}: error: {message}" in info.value.log

@@ -99,17 +99,27 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         # union or enum ('int struct s;') that ended the build in an AttributeError
         first = decls[0]
         if first.get("bitsize") is None and _lacks_declarator_name(first["decl"]):
-            types = spec["type"]
-            if len(types) >= 2 and not isinstance(types[-1], c_ast.IdentifierType):
-                last = types[-1]
-                coord = last.coord
-                if coord is not None:
-                    raise SyntaxErrorAt(coord.file, coord.line, coord.column or 1,
-                                        f"cannot combine '{_type_spelling(last)}' with the "
-                                        f"type '{_type_spelling(types[-2])}' before it")
-            if not types or not isinstance(types[-1], c_ast.IdentifierType):
+            self._reject_type_after_type(spec["type"])
+            if not spec["type"] or not isinstance(spec["type"][-1], c_ast.IdentifierType):
                 self._parse_error("Invalid declaration", None)
         return super()._build_declarations(spec, decls, typedef_namespace)
+
+    def _build_parameter_declaration(self, spec: Any, decl: Any, spec_coord: Any) -> Any:
+        # the same look at the last specifier's names, for an unnamed parameter ('int enum e')
+        self._reject_type_after_type(spec["type"])
+        return super()._build_parameter_declaration(spec, decl, spec_coord)
+
+    def _reject_type_after_type(self, types: list[Any]) -> None:
+        """A struct, union or enum specifier after another type specifier: an error."""
+        if len(types) < 2 or isinstance(types[-1], c_ast.IdentifierType):
+            return
+        last = types[-1]
+        coord = last.coord
+        if coord is None:
+            self._parse_error("Invalid multiple types specified", None)
+        raise SyntaxErrorAt(coord.file, coord.line, coord.column or 1,
+                            f"cannot combine '{_type_spelling(last)}' with the type "
+                            f"'{_type_spelling(types[-2])}' before it")
 
     def _expect(self, token_type: str) -> Any:
         tok = self._peek()
