@@ -145,6 +145,14 @@ def test_duplicate_case_rejected() -> None:
         k("int x = 1; switch (x) { case 1: break; case 1: break; }"))[0]
 
 
+def test_second_default_in_one_switch_rejected() -> None:
+    # was accepted, and the C compiler then rejected the generated code as a ppcl bug
+    assert errors_of(k("int x = 1;\nswitch (x) { default: break;\n  default: break; }")) == [
+        "multiple default labels in one switch (the first is at line 3)"]
+    body = body_of(k("int x = 1; switch (x) { default: switch (x) { default: break; } }"))
+    assert len(find_all(body, ir.Default)) == 2
+
+
 @pytest.mark.parametrize("expr, value", [
     ("sizeof(float4)", 16), ("sizeof(float3)", 16), ("sizeof(char)", 1), ("sizeof(size_t)", 8),
     ("vec_step(float3)", 4), ("vec_step(int8)", 8), ("vec_step(float)", 1),

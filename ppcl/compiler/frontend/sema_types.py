@@ -81,6 +81,8 @@ class FunctionState:
     loop_depth: int = 0
     switch_depth: int = 0
     case_values: list[set[int]] = field(default_factory=list)
+    # per enclosing switch, innermost last: where its 'default' label is, once one was seen
+    switch_defaults: list[Loc | None] = field(default_factory=list)
     calls: list[tuple[str, Loc]] = field(default_factory=list)
 
 
