@@ -77,6 +77,9 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         # same bad character again and recurses until the interpreter's limit.
         if msg.startswith("Illegal character "):
             message = f"unexpected character {msg[len('Illegal character '):]} in source"
+        elif msg.startswith("Comments are not supported"):
+            # the preprocessor blanks every closed comment: this one runs to the end of the file
+            message = "unterminated /* comment"
         else:
             message = msg[:1].lower() + msg[1:]
         raise SyntaxErrorAt(self.clex.filename, line, column, message)
