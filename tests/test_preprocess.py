@@ -316,3 +316,14 @@ def test_directives_without_operands_in_skipped_code_are_ignored() -> None:
     result, diagnostics = run(source)
     assert not diagnostics.items, diagnostics.format()
     assert code_lines(result) == ["int y;"]
+
+
+@pytest.mark.parametrize(("condition", "message"), [
+    ("1 / 0", "division by zero in preprocessor expression '1 / 0'"),
+    ("(", "invalid preprocessor expression '('"),
+    ("1.5", "invalid preprocessor expression '1.5'"),
+])
+def test_if_expression_errors_do_not_quote_python(condition, message) -> None:
+    # pcpp's message quoted the Python exception: "due to ZeroDivisionError('division by zero')"
+    _, diagnostics = run(f"int x;\n#if {condition}\n#endif\n")
+    assert [(d.loc, d.message) for d in diagnostics.errors] == [(Loc("k.cl", 2, 1), message)]

@@ -247,7 +247,7 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
 
     def on_error(self, file: str | None, line: int, msg: str) -> None:
         self.return_code += 1
-        self.diagnostics.error(self.line_loc(file, line), msg)
+        self.diagnostics.error(self.line_loc(file, line), _reworded(msg))
 
     def on_include_not_found(
         self, is_malformed: bool, is_system_include: bool, curdir: str, includepath: str
@@ -515,6 +515,23 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
                 continue
             return path, text.removeprefix("\ufeff"), True
         return None
+
+
+# pcpp's message for an #if expression its evaluator could not compute: the Python exception's
+# repr, then the expression.
+_EVALUATION_FAILED = re.compile(r"Could not evaluate expression due to (\w+)\((.*)\) "
+                                r"\(passed to evaluator: '(.*)'\)$", re.S)
+
+
+def _reworded(message: str) -> str:
+    """pcpp's message without the Python exception it quotes."""
+    match = _EVALUATION_FAILED.match(message)
+    if match is None:
+        return message
+    kind, expression = match.group(1), match.group(3).strip()
+    if kind == "ZeroDivisionError":
+        return f"division by zero in preprocessor expression '{expression}'"
+    return f"invalid preprocessor expression '{expression}'"
 
 
 # Directives whose first tokens pcpp reads without checking they are there: the macro name of
