@@ -36,11 +36,13 @@ MESSAGES: dict[str, str] = {
     "mixed_swizzle_sets.cl": "invalid vector component 's' in '.xs1'",
     "mutual_recursion.cl": "mutual recursion is not allowed in OpenCL C",
     "no_matching_builtin_dot_int.cl": "no matching overload for builtin 'dot' with (int, int)",
+    "parameter_without_type.cl": "parameter 'n' of 'square' has no type (OpenCL C has no implicit int)",
     "pointer_to_pointer_kernel_arg.cl": "kernel parameter 'rows' cannot be a pointer to a pointer",
     "program_scope_non_constant.cl":
         "program scope variable 'global_scale' must be declared in the __constant address space",
     "return_value_in_void_function.cl": "void function 'store_twice' should not return a value",
     "sizeof_void.cl": "invalid application of 'sizeof'",
+    "struct_after_type_specifier.cl": "cannot combine 'union pad' with the type 'float' before it",
     "struct_unknown_field.cl": "no member named 'velocity' in 'Particle'",
     "swizzle_out_of_range.cl": "vector component '.z' is out of range for 'float2'",
     "too_many_args_helper.cl": "function 'square' takes 1 argument, but 2 were given",
@@ -81,3 +83,16 @@ def test_invalid_program_is_rejected_at_expected_location(name: str) -> None:
 def test_every_invalid_program_has_a_message_fragment() -> None:
     missing = [name for name in FILES if name not in MESSAGES]
     assert not missing, f"add expected message fragments for {missing}"
+
+
+@pytest.mark.parametrize(("source", "col", "message"), [
+    ("void struct s;\n", 13, "cannot combine 'struct s' with the type 'void' before it"),
+    ("__kernel void k(__global int *o, int enum e) { }\n", 38,
+     "cannot combine 'enum e' with the type 'int' before it"),
+    ("void f(int struct s);\n", 19, "cannot combine 'struct s' with the type 'int' before it"),
+])
+def test_struct_after_another_type_specifier_is_located(source: str, col: int, message: str) -> None:
+    # pycparser read the struct as a typedef name and the build ended in an AttributeError
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "k.cl")
+    assert f"k.cl:1:{col}: error: {message}" in info.value.log

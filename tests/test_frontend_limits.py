@@ -156,3 +156,13 @@ def test_statements_nested_past_the_deep_stack_are_located():
     assert "error: program nests too deeply to parse" in done.stderr
     assert done.stderr.startswith("k.cl:2:")
     assert "RecursionError" not in done.stderr
+
+
+@pytest.mark.parametrize("head", ["", "#define X 1\n"])
+def test_unterminated_comment_is_named(head):
+    # the message was pycparser's "comments are not supported, see https://github.com/..."
+    source = head + "__kernel void f(__global int *o) { o[0] = 1; } /* never closed\n"
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "k.cl")
+    line = head.count("\n") + 1
+    assert f"k.cl:{line}:48: error: unterminated /* comment" in info.value.log

@@ -280,3 +280,50 @@ def test_macro_use_or_directive_takes_the_full_preprocessor():
     assert not pp_module._needs_no_preprocessing("int x = CL_VERSION_1_2;", macros, options)
     assert not pp_module._needs_no_preprocessing("#define A 1\nint x = A;", macros, options)
     assert not pp_module._needs_no_preprocessing("int x = 1;", macros, parse_build_options("-DX=1"))
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "col", "message"),
+    [
+        ("#define\n", 1, 2, "macro name missing"),
+        ("#undef\n", 1, 2, "macro name missing"),
+        ("#ifdef\n#endif\n", 1, 2, "macro name missing"),
+        ("#ifndef\n#endif\n", 1, 2, "macro name missing"),
+        ("#ifndef G\n#define\n#endif\n", 2, 2, "macro name missing"),
+        ("#define 5 x\n", 1, 9, "macro name must be an identifier"),
+        ("#undef 5\n", 1, 8, "macro name must be an identifier"),
+        ("#ifdef 5\n#endif\n", 1, 8, "macro name must be an identifier"),
+        ("#if\n#endif\n", 1, 2, "#if with no expression"),
+        ("int x;\n#if 0\n#elif\n#endif\n", 3, 2, "#elif with no expression"),
+        ("#if !\n#endif\n", 1, 2, "expected value in #if expression"),
+        ("#if !defined\n#endif\n", 1, 2, "expected value in #if expression"),
+        ("#if !defined(\n#endif\n", 1, 2, "expected value in #if expression"),
+        ("#include\n", 1, 2, 'expected "FILENAME" or <FILENAME> after #include'),
+        ("#line 0\n", 1, 7, "#line number must be between 1 and 2147483647"),
+        ("#line 99999999999999999999\n", 1, 7, "#line number must be between 1 and 2147483647"),
+        ("#line 0x10\n", 1, 2, "#line directive requires a line number and an optional file name"),
+    ],
+)
+def test_directive_missing_or_bad_operand_is_located(source, line, col, message) -> None:
+    # pcpp indexed these operands unchecked: the build ended in an IndexError (or, for #line,
+    # a ValueError or diagnostics at line 0)
+    _, diagnostics = run(source + "int y;\n")
+    assert [(d.loc, d.message) for d in diagnostics.errors] == [(Loc("k.cl", line, col), message)]
+
+
+def test_directives_without_operands_in_skipped_code_are_ignored() -> None:
+    source = "#if 0\n#define\n#undef\n#include\n#ifdef\n#endif\n#if\n#endif\n#endif\nint y;\n"
+    result, diagnostics = run(source)
+    assert not diagnostics.items, diagnostics.format()
+    assert code_lines(result) == ["int y;"]
+
+
+@pytest.mark.parametrize(("condition", "message"), [
+    ("1 / 0", "division by zero in preprocessor expression '1 / 0'"),
+    ("(", "invalid preprocessor expression '('"),
+    ("1.5", "invalid preprocessor expression '1.5'"),
+])
+def test_if_expression_errors_do_not_quote_python(condition, message) -> None:
+    # pcpp's message quoted the Python exception: "due to ZeroDivisionError('division by zero')"
+    _, diagnostics = run(f"int x;\n#if {condition}\n#endif\n")
+    assert [(d.loc, d.message) for d in diagnostics.errors] == [(Loc("k.cl", 2, 1), message)]

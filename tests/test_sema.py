@@ -145,6 +145,34 @@ def test_duplicate_case_rejected() -> None:
         k("int x = 1; switch (x) { case 1: break; case 1: break; }"))[0]
 
 
+@pytest.mark.parametrize("spelling, message", [
+    ("short long", "invalid type 'short long'"),
+    ("char short", "invalid type 'char short'"),
+    ("char int", "invalid type 'char int'"),
+    ("int int", "'int' given twice in type 'int int'"),
+    ("unsigned unsigned", "'unsigned' given twice in type 'unsigned unsigned'"),
+    ("signed unsigned", "'signed' and 'unsigned' cannot be combined"),
+])
+def test_contradictory_integer_type_words_rejected(spelling: str, message: str) -> None:
+    # 'short long' and the like were taken as their first size word, silently
+    assert errors_of(k(f"{spelling} d = 1;"))[0] == message
+
+
+def test_integer_type_word_orders_accepted() -> None:
+    src = k("short int a = 1; int long b = 2; long unsigned int c = 3; signed char d = 4; "
+            "unsigned short int e = 5; signed f = 6;")
+    types = [init_of(src, name).type for name in "abcdef"]
+    assert types == [T.SHORT, T.LONG, T.ULONG, T.CHAR, T.USHORT, T.INT]
+
+
+def test_second_default_in_one_switch_rejected() -> None:
+    # was accepted, and the C compiler then rejected the generated code as a ppcl bug
+    assert errors_of(k("int x = 1;\nswitch (x) { default: break;\n  default: break; }")) == [
+        "multiple default labels in one switch (the first is at line 3)"]
+    body = body_of(k("int x = 1; switch (x) { default: switch (x) { default: break; } }"))
+    assert len(find_all(body, ir.Default)) == 2
+
+
 @pytest.mark.parametrize("expr, value", [
     ("sizeof(float4)", 16), ("sizeof(float3)", 16), ("sizeof(char)", 1), ("sizeof(size_t)", 8),
     ("vec_step(float3)", 4), ("vec_step(int8)", 8), ("vec_step(float)", 1),

@@ -346,6 +346,27 @@ def test_work_item_functions_past_the_last_dimension(dim: int) -> None:
     np.testing.assert_array_equal(out.reshape(8, 7), np.tile([0, 0, 0, 1, 1, 1, 0], (8, 1)))
 
 
+DIM_OF_OTHER_TYPES = """
+__kernel void dims(__global uint *out, float f)
+{
+    size_t i = get_global_id(0);
+    uint k = 0;
+    out[4 * i + 0] = get_local_size(f);         /* a float dimension index converts to uint */
+    out[4 * i + 1] = get_local_size(f * 2.0f);
+    out[4 * i + 2] = get_global_size(0x1p1);
+    out[4 * i + 3] = get_local_size(k++) + k;   /* the index is evaluated once */
+}
+"""
+
+
+def test_work_item_function_dimension_of_float_type_and_with_side_effects() -> None:
+    # a float index reached C as an array subscript, which the C compiler rejected; an index
+    # with a side effect was evaluated twice
+    out = np.zeros(4 * 4, np.uint32)
+    run(DIM_OF_OTHER_TYPES, "dims", (4, 2, 3), (2, 1, 3), out, np.float32(1.0))
+    np.testing.assert_array_equal(out.reshape(4, 4), np.tile([1, 3, 3, 3], (4, 1)))
+
+
 HALF_FROM_DOUBLE = """
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 __kernel void store(__global const double *d, __global half *rte, __global half *rtz,

@@ -521,10 +521,13 @@ class KernelPrinter(CStylePrinter):
         dim = const_int(args[0])
         launch = "__G->launch" if self.in_helper else "__L"
         if dim is None:
+            # The argument converted to the parameter's uint (the implicit conversion of a float
+            # prints as nothing, and a float subscript is a C error), and evaluated once.
             d = self.expr(args[0], PREC_ASSIGN)
             parts = [self.workitem(name, (ir.IntLit(ScalarType("uint"), k),)) for k in range(3)]
             default = "1" if name in ("get_local_size", "get_global_size", "get_num_groups") else "0"
-            return f"((size_t)({d}) < 3 ? ((size_t[3]){{{', '.join(parts)}}})[{d}] : {default})"
+            return (f"({{ unsigned int __dim = (unsigned int)({d}); __dim < 3 ? "
+                    f"((size_t[3]){{{', '.join(parts)}}})[__dim] : {default}; }})")
         if dim > 2:
             return "1" if name in ("get_local_size", "get_global_size", "get_num_groups") else "0"
         lid = f"__l{_DIMS[dim]}"

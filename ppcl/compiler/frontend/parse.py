@@ -77,6 +77,9 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         # same bad character again and recurses until the interpreter's limit.
         if msg.startswith("Illegal character "):
             message = f"unexpected character {msg[len('Illegal character '):]} in source"
+        elif msg.startswith("Comments are not supported"):
+            # the preprocessor blanks every closed comment: this one runs to the end of the file
+            message = "unterminated /* comment"
         else:
             message = msg[:1].lower() + msg[1:]
         raise SyntaxErrorAt(self.clex.filename, line, column, message)
@@ -91,6 +94,35 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
             raise SyntaxErrorAt(lexer.filename, line, max(1, column),
                                 "'}' closes nothing (one '}' too many before it?)")
         super()._lex_on_rbrace_func()
+
+    def _build_declarations(self, spec: Any, decls: list[Any],
+                            typedef_namespace: bool = False) -> Any:
+        # pycparser takes a first declarator without a name from the last type specifier
+        # ('T x' where T names a typedef) and reads that specifier's names; when it is a struct,
+        # union or enum ('int struct s;') that ended the build in an AttributeError
+        first = decls[0]
+        if first.get("bitsize") is None and _lacks_declarator_name(first["decl"]):
+            self._reject_type_after_type(spec["type"])
+            if not spec["type"] or not isinstance(spec["type"][-1], c_ast.IdentifierType):
+                self._parse_error("Invalid declaration", None)
+        return super()._build_declarations(spec, decls, typedef_namespace)
+
+    def _build_parameter_declaration(self, spec: Any, decl: Any, spec_coord: Any) -> Any:
+        # the same look at the last specifier's names, for an unnamed parameter ('int enum e')
+        self._reject_type_after_type(spec["type"])
+        return super()._build_parameter_declaration(spec, decl, spec_coord)
+
+    def _reject_type_after_type(self, types: list[Any]) -> None:
+        """A struct, union or enum specifier after another type specifier: an error."""
+        if len(types) < 2 or isinstance(types[-1], c_ast.IdentifierType):
+            return
+        last = types[-1]
+        coord = last.coord
+        if coord is None:
+            self._parse_error("Invalid multiple types specified", None)
+        raise SyntaxErrorAt(coord.file, coord.line, coord.column or 1,
+                            f"cannot combine '{_type_spelling(last)}' with the type "
+                            f"'{_type_spelling(types[-2])}' before it")
 
     def _expect(self, token_type: str) -> Any:
         tok = self._peek()
@@ -180,6 +212,24 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
                                   c_ast.ExprList([arg], self._tok_coord(type_tok)),
                                   coord=self._tok_coord(tok))
         return super()._parse_attribute()
+
+
+def _lacks_declarator_name(decl: Any) -> bool:
+    """True for a missing declarator or one without a name (an abstract declarator)."""
+    if decl is None:
+        return True
+    if isinstance(decl, (c_ast.Enum, c_ast.Struct, c_ast.Union, c_ast.IdentifierType)):
+        return False
+    while not isinstance(decl, c_ast.TypeDecl):
+        decl = decl.type
+    return decl.declname is None
+
+
+def _type_spelling(node: Any) -> str:
+    if isinstance(node, c_ast.IdentifierType):
+        return " ".join(node.names)
+    kind = {c_ast.Struct: "struct", c_ast.Union: "union", c_ast.Enum: "enum"}.get(type(node), "")
+    return f"{kind} {node.name}" if node.name else kind
 
 
 _PARSER: _Parser | None = None

@@ -41,6 +41,7 @@ the output, but the preprocessor's own diagnostics keep physical lines.
 from __future__ import annotations
 
 import bisect
+import copy
 import os
 import re
 from collections.abc import Iterator
@@ -67,6 +68,9 @@ SUPPORTED_EXTENSIONS: tuple[str, ...] = (
 FP64_EXTENSION = "cl_khr_fp64"
 
 OPENCL_VERSION = 120
+
+# C's limit on a #line number (C99 6.10.4).
+_MAX_LINE_NUMBER = 2147483647
 
 # Blank lines written instead of a #line marker when the next line is a little further on.
 _MAX_GAP_FILLED = 8
@@ -243,7 +247,7 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
 
     def on_error(self, file: str | None, line: int, msg: str) -> None:
         self.return_code += 1
-        self.diagnostics.error(self.line_loc(file, line), msg)
+        self.diagnostics.error(self.line_loc(file, line), _reworded(msg))
 
     def on_include_not_found(
         self, is_malformed: bool, is_system_include: bool, curdir: str, includepath: str
@@ -262,7 +266,58 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         self.lastdirective = directive
         if directive.value == "pragma" and not toks:
             raise OutputDirective(Action.IgnoreAndRemove)
+        if _lacks_operand(directive.value, toks):
+            # pcpp indexes the first tokens of these directives without looking (an IndexError
+            # on '#define' alone); a placeholder operand is reported where pcpp uses it, which is
+            # only in a part of the source that is not skipped.
+            toks.append(_missing_operand(directive))
         return True
+
+    def on_unknown_macro_in_defined_expr(self, tok: Any) -> bool:
+        if getattr(tok, "ppcl_missing", False):
+            self.diagnostics.error(self.token_loc(tok), "macro name missing")
+        elif tok.type != self.t_ID:
+            self.diagnostics.error(self.token_loc(tok), "macro name must be an identifier")
+        return False
+
+    def define(self, tokens: Any) -> None:
+        if not isinstance(tokens, str) and not self._is_macro_name(tokens):
+            return
+        super().define(tokens)
+
+    def undef(self, tokens: Any) -> None:
+        if not isinstance(tokens, str) and not self._is_macro_name(tokens):
+            return
+        super().undef(tokens)
+
+    def _is_macro_name(self, tokens: list[Any]) -> bool:
+        """True when a #define or #undef names a macro; else the error is reported."""
+        if not tokens:  # '#undef' alone: pcpp calls undef without the directive's hook
+            loc = self.token_loc(self.lastdirective) if self.lastdirective else NO_LOC
+            self.diagnostics.error(loc, "macro name missing")
+            return False
+        name = tokens[0]
+        if getattr(name, "ppcl_missing", False):
+            self.diagnostics.error(self.token_loc(name), "macro name missing")
+            return False
+        if name.type != self.t_ID:
+            self.diagnostics.error(self.token_loc(name), "macro name must be an identifier")
+            return False
+        return True
+
+    def evalexpr(self, tokens: list[Any]) -> Any:
+        """pcpp's #if evaluation; an empty expression is reported at its directive (pcpp
+        gives it no location)."""
+        operands = [tok for tok in tokens if tok.type not in self.t_WS]
+        given = [tok for tok in operands if not getattr(tok, "ppcl_missing", False)]
+        if len(given) < len(operands) or not given:
+            directive = self.lastdirective
+            loc = self.token_loc(directive) if directive is not None else NO_LOC
+            name = directive.value if directive is not None else "if"
+            self.diagnostics.error(loc, f"#{name} with no expression" if not given
+                                   else f"expected value in #{name} expression")
+            return (0, None)
+        return super().evalexpr(tokens)
 
     def on_directive_unknown(
         self, directive: Any, toks: list[Any], ifpassthru: bool, precedingtoks: list[Any]
@@ -331,17 +386,25 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         """``#line N ["file"]``: later lines of this file are numbered from N."""
         if (
             not toks
-            or toks[0].type != self.t_INTEGER
-            or (len(toks) > 1 and toks[1].type != self.t_STRING)
+            or len(toks) > 2
+            or not toks[0].value.isdigit()
+            or (len(toks) > 1 and (toks[1].type != self.t_STRING or toks[1].value[0] != '"'))
         ):
             self.diagnostics.error(
                 loc, "#line directive requires a line number and an optional file name"
             )
             return
+        number = int(toks[0].value)
+        if not 1 <= number <= _MAX_LINE_NUMBER:
+            # line 0 or past int: diagnostics would print no usable position
+            self.diagnostics.error(
+                self.token_loc(toks[0]),
+                f"#line number must be between 1 and {_MAX_LINE_NUMBER}")
+            return
         renames = self.line_renames.setdefault(loc.file, [])
         # Without a file name the presumed file stays what an earlier #line made it.
         new_file = toks[1].value[1:-1] if len(toks) > 1 else (renames[-1][2] if renames else None)
-        renames.append((loc.line, int(toks[0].value.rstrip("uUlL")), new_file))
+        renames.append((loc.line, number, new_file))
 
     def origin(self, source: str, line: int) -> tuple[str, int]:
         """The (file, line) a physical line of ``source`` reports, after its #line directives."""
@@ -385,6 +448,8 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
     def include(self, tokens: list[Any], original_line: list[Any]) -> Iterator[Any]:
         """``#include``: extra headers, then the includer's directory, then -I directories."""
         if not tokens:
+            loc = self.token_loc(self.lastdirective) if self.lastdirective else NO_LOC
+            self.diagnostics.error(loc, 'expected "FILENAME" or <FILENAME> after #include')
             return
         self.include_token = tokens[0]
         if tokens[0].value != "<" and tokens[0].type != self.t_STRING:
@@ -450,6 +515,47 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
                 continue
             return path, text.removeprefix("\ufeff"), True
         return None
+
+
+# pcpp's message for an #if expression its evaluator could not compute: the Python exception's
+# repr, then the expression.
+_EVALUATION_FAILED = re.compile(r"Could not evaluate expression due to (\w+)\((.*)\) "
+                                r"\(passed to evaluator: '(.*)'\)$", re.S)
+
+
+def _reworded(message: str) -> str:
+    """pcpp's message without the Python exception it quotes."""
+    match = _EVALUATION_FAILED.match(message)
+    if match is None:
+        return message
+    kind, expression = match.group(1), match.group(3).strip()
+    if kind == "ZeroDivisionError":
+        return f"division by zero in preprocessor expression '{expression}'"
+    return f"invalid preprocessor expression '{expression}'"
+
+
+# Directives whose first tokens pcpp reads without checking they are there: the macro name of
+# #define, #ifdef and #ifndef, and for #if at the top of a file the '!defined(NAME' of an
+# include guard.
+_NAMED_DIRECTIVES = frozenset({"define", "ifdef", "ifndef"})
+_GUARD_PREFIX = ("!", "defined", "(")
+
+
+def _lacks_operand(directive: str, toks: list[Any]) -> bool:
+    if directive in _NAMED_DIRECTIVES:
+        return not toks
+    if directive in ("if", "elif"):
+        values = tuple(tok.value for tok in toks)
+        return _GUARD_PREFIX[: len(values)] == values
+    return False
+
+
+def _missing_operand(directive: Any) -> Any:
+    """A stand-in for a directive's missing operand, at the directive's position."""
+    tok = copy.copy(directive)
+    tok.value = "__ppcl_missing_operand"
+    tok.ppcl_missing = True
+    return tok
 
 
 class _ExpansionTooLarge(Exception):

@@ -217,6 +217,10 @@ class Sema(ExprSema):
             ploc = self.loc(param)
             if isinstance(param, c_ast.EllipsisParam):
                 self.fail(ploc, "variadic functions are not supported in OpenCL C")
+            if isinstance(param, c_ast.ID):
+                # an old-style identifier list, 'f(n)'; the checks below read a declarator
+                self.fail(ploc, f"parameter '{param.name}' of '{fname}' has no type (OpenCL C "
+                                "has no implicit int)")
             if isinstance(param, c_ast.Typename):
                 t = self.type_name(param)
                 if isinstance(t, T.VoidType) and len(args.params) == 1:
@@ -412,6 +416,12 @@ class Sema(ExprSema):
         if isinstance(node, c_ast.Default):
             if self.func.switch_depth == 0:
                 self.fail(loc, "'default' label not within a switch statement")
+            first_default = self.func.switch_defaults[-1]
+            if first_default is not None:
+                # the C compiler rejects the generated switch: a located error here instead
+                self.fail(loc, f"multiple default labels in one switch (the first is at "
+                               f"line {first_default.line})")
+            self.func.switch_defaults[-1] = loc
             stmts: list[ir.Stmt] = [ir.Default(loc=loc)]
             for item in node.stmts or []:
                 stmts.extend(self.statement_list(item))
@@ -473,6 +483,7 @@ class Sema(ExprSema):
         self.func.switch_depth += 1
         saved_loops = self.func.loop_depth
         self.func.case_values.append(set())
+        self.func.switch_defaults.append(None)
         try:
             if isinstance(node.stmt, c_ast.Compound):
                 body = self.compound(node.stmt)
@@ -482,6 +493,7 @@ class Sema(ExprSema):
             self.func.switch_depth -= 1
             self.func.loop_depth = saved_loops
             self.func.case_values.pop()
+            self.func.switch_defaults.pop()
         return ir.Switch(value, body, loc=loc)
 
     def case(self, node: c_ast.Case, loc: Loc) -> list[ir.Stmt]:

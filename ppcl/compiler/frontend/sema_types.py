@@ -81,6 +81,8 @@ class FunctionState:
     loop_depth: int = 0
     switch_depth: int = 0
     case_values: list[set[int]] = field(default_factory=list)
+    # per enclosing switch, innermost last: where its 'default' label is, once one was seen
+    switch_defaults: list[Loc | None] = field(default_factory=list)
     calls: list[tuple[str, Loc]] = field(default_factory=list)
 
 
@@ -270,6 +272,13 @@ class TypeSema(ABC):
         longs = words.count("long")
         if longs > 1:
             self.fail(loc, "'long long' is reserved in OpenCL C; use 'long'")
+        repeated = [w for w in ("char", "short", "int", "signed", "unsigned") if words.count(w) > 1]
+        if repeated:
+            self.fail(loc, f"'{repeated[0]}' given twice in type '{' '.join(names)}'")
+        # one size at most ('short long', 'char int' and the like were taken as the first)
+        sizes = [w for w in ("char", "short", "long") if w in words]
+        if len(sizes) > 1 or (sizes == ["char"] and "int" in words):
+            self.fail(loc, f"invalid type '{' '.join(names)}'")
         if "char" in words:
             base = "char"
         elif "short" in words:
