@@ -277,3 +277,25 @@ def test_device_copy_of_other_types_converts_as_numpy_does():
     same = np.empty_like(source)
     device.transfer(same, source)
     np.testing.assert_array_equal(same, source)
+
+
+def test_sizes_and_offsets_that_are_not_integers_are_refused_and_harm_nothing(ctx, queue):
+    # a float size once reached the allocator, whose chunk then held float offsets: every
+    # later buffer of the process failed with numpy's "slice indices must be integers"
+    for size in (16.0, "16", None):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*buffer size"):
+            cl.Buffer(ctx, mf.READ_WRITE, size)
+    assert cl.Buffer(ctx, mf.READ_WRITE, np.int64(16)).size == 16
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.Buffer(None, mf.READ_WRITE, 16)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.arange(16, dtype=np.uint8))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*origin"):
+        buf.get_sub_region(0.0, 16)
+    out = np.zeros(4, np.uint8)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*offset"):
+        cl.enqueue_copy(queue, out, buf, src_offset=4.0)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*buffer_origin"):
+        cl.enqueue_copy(queue, out, buf, buffer_origin=(0.5, 0), host_origin=(0, 0),
+                        region=(2, 2), buffer_pitches=(4,), host_pitches=(2,))
+    cl.enqueue_copy(queue, out, buf, src_offset=np.int32(4))
+    np.testing.assert_array_equal(out, [4, 5, 6, 7])

@@ -37,7 +37,7 @@ from ppcl.runtime.constants import (
     kernel_info,
     kernel_work_group_info,
 )
-from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
+from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
@@ -366,7 +366,7 @@ class Kernel:
 def _as_tuple(values: Any, what: str) -> tuple[int, ...]:
     """The entries of a size or offset argument (one integer or a sequence of them) as ints;
     anything that is not an integer raises ``CL_INVALID_VALUE`` naming the entry."""
-    if _is_integer(values):
+    if is_integer(values):
         return (int(values),)
     try:
         entries = tuple(values)
@@ -375,15 +375,11 @@ def _as_tuple(values: Any, what: str) -> tuple[int, ...]:
                          f"the {what} {values!r} is neither an integer nor a sequence of "
                          "integers") from None
     for index, entry in enumerate(entries):
-        if not _is_integer(entry):
+        if not is_integer(entry):
             raise make_error(_ENQUEUE, "INVALID_VALUE",
                              f"entry {index} of the {what} is {entry!r} "
                              f"({type(entry).__name__}), not an integer: {values!r}")
     return tuple(int(entry) for entry in entries)
-
-
-def _is_integer(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def _check_global_range(global_tuple: tuple[int, ...], offset_tuple: tuple[int, ...],

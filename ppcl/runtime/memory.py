@@ -20,10 +20,10 @@ import numpy as np
 
 from ppcl.devices.interface import Allocation
 from ppcl.runtime.constants import constant_names, mem_flags, mem_info, mem_object_type
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.context import Context
+from ppcl.runtime.errors import integer_arg, make_error
 
 if TYPE_CHECKING:
-    from ppcl.runtime.context import Context
     from ppcl.runtime.event import Event
     from ppcl.runtime.queue import CommandQueue
 
@@ -194,6 +194,10 @@ class Buffer(MemoryObject):
 
     def __init__(self, context: Context, flags: int, size: int = 0, hostbuf: Any = None) -> None:
         routine = "clCreateBuffer"
+        if not isinstance(context, Context):
+            raise make_error(routine, "INVALID_CONTEXT", f"{context!r} is not a Context")
+        flags = integer_arg(routine, flags, "memory flags")
+        size = integer_arg(routine, size, "buffer size")
         check_flags(flags, routine)
         uses_host = bool(flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR))
         if hostbuf is not None and not uses_host:
@@ -237,6 +241,9 @@ class Buffer(MemoryObject):
     def _sub(cls, parent: Buffer, origin: int, size: int, flags: int) -> Buffer:
         routine = "clCreateSubBuffer"
         parent.check_live(routine)
+        origin = integer_arg(routine, origin, "sub-buffer origin")
+        size = integer_arg(routine, size, "sub-buffer size")
+        flags = integer_arg(routine, flags, "sub-buffer flags")
         if parent.parent is not None:
             raise make_error(routine, "INVALID_MEM_OBJECT", "a sub-buffer cannot be split again")
         if origin < 0 or size <= 0 or origin + size > parent.size:

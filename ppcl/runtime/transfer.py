@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.runtime.constants import command_type, map_flags
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import integer_arg, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
 from ppcl.runtime.queue import CommandQueue, TransferTask
@@ -23,6 +23,8 @@ Triple = tuple[int, int, int]
 
 
 def check_range(routine: str, what: str, offset: int, count: int, size: int) -> None:
+    offset = integer_arg(routine, offset, f"{what} offset")
+    count = integer_arg(routine, count, f"{what} byte count")
     if offset < 0 or count < 0 or offset + count > size:
         raise make_error(routine, "INVALID_VALUE",
                          f"{what}: bytes [{offset}, {offset + count}) are outside "
@@ -106,8 +108,13 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
 # ---------------------------------------------------------------------- rectangular copies
 
 
-def triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> Triple:
-    values = tuple(int(v) for v in (values or ()))
+def triple(values: Sequence[int] | int | None, fill: int, what: str, routine: str) -> Triple:
+    if values is None:
+        values = ()
+    elif not isinstance(values, Sequence | np.ndarray):
+        values = (values,)  # type: ignore[assignment]  # one integer: a 1-D origin or region
+    values = tuple(integer_arg(routine, v, f"entry of the {what}")
+                   for v in values)  # type: ignore[union-attr]
     if len(values) > 3:
         raise make_error(routine, "INVALID_VALUE", f"{what} has more than 3 components")
     padded = values + (fill,) * (3 - len(values))
@@ -116,7 +123,7 @@ def triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> 
 
 def _pitches(pitches: Sequence[int] | None, region: Triple, routine: str,
              what: str) -> tuple[int, int]:
-    given = tuple(int(p) for p in (pitches or ()))
+    given = tuple(integer_arg(routine, p, f"{what} pitch") for p in (pitches or ()))
     row = given[0] if len(given) > 0 and given[0] else region[0]
     slice_ = given[1] if len(given) > 1 and given[1] else region[1] * row
     if row < region[0] or slice_ < region[1] * row:
