@@ -392,3 +392,18 @@ def test_local_memory_of_the_same_size_keeps_the_argument_tuple(ctx, queue):
     cl.enqueue_copy(queue, out, buf)
     # reversed within groups of 16 twice (back to the start), then within groups of 32
     np.testing.assert_array_equal(out, data.reshape(-1, 32)[:, ::-1].reshape(-1))
+
+
+def test_a_call_without_a_queue_names_the_queue(ctx, queue, prg):
+    # a kernel call whose first argument was not a queue failed with AttributeError
+    # ('NoneType' object has no attribute 'context'); a wait_for of one event with TypeError
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    args = (buf, np.float32(1), np.int32(64))
+    for not_a_queue in (None, ctx):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_COMMAND_QUEUE"):
+            prg.scale(not_a_queue, (64,), None, *args)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.CommandQueue(None)
+    marker = cl.enqueue_marker(queue)
+    with pytest.raises(cl.LogicError, match=r"CL_INVALID_EVENT_WAIT_LIST.*wait_for=\[event\]"):
+        prg.scale(queue, (64,), None, *args, wait_for=marker)

@@ -41,12 +41,11 @@ from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
-from ppcl.runtime.queue import KernelTask
+from ppcl.runtime.queue import CommandQueue, KernelTask
 
 if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
     from ppcl.runtime.program import Program
-    from ppcl.runtime.queue import CommandQueue
 
 LocalSize = tuple[int, int, int]
 _SET_ARG = "clSetKernelArg"
@@ -480,7 +479,11 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                             wait_for: Sequence[Event] | None = None, *, g_times_l: bool = False,
                             allow_empty_ndrange: bool = False) -> Event:
     """Launch ``kernel`` over the NDRange; the arguments are those set at this moment."""
-    if kernel.context is not queue.context:
+    if getattr(queue, "context", None) is not kernel.context:
+        if not isinstance(queue, CommandQueue):
+            raise make_error(_ENQUEUE, "INVALID_COMMAND_QUEUE",
+                             f"{queue!r} is not a CommandQueue (the first argument of a kernel "
+                             "call is the queue)")
         raise make_error(_ENQUEUE, "INVALID_CONTEXT", "kernel and queue have different contexts")
     try:
         key: Any = (global_work_size, local_work_size, global_work_offset, g_times_l,
