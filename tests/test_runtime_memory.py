@@ -299,3 +299,29 @@ def test_sizes_and_offsets_that_are_not_integers_are_refused_and_harm_nothing(ct
                         region=(2, 2), buffer_pitches=(4,), host_pitches=(2,))
     cl.enqueue_copy(queue, out, buf, src_offset=np.int32(4))
     np.testing.assert_array_equal(out, [4, 5, 6, 7])
+
+
+def test_sub_buffer_flags_sizes_and_slices_as_opencl_checks_them(ctx, queue):
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY | mf.ALLOC_HOST_PTR, 1024)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_BUFFER_SIZE"):
+        buf.get_sub_region(0, 0)
+    for flags in (mf.USE_HOST_PTR, mf.READ_ONLY, mf.READ_WRITE):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+            buf.get_sub_region(0, 128, flags)
+    sub = buf.get_sub_region(0, 128)
+    assert sub.flags == mf.WRITE_ONLY | mf.ALLOC_HOST_PTR  # inherited, as OpenCL says
+    read_only = cl.Buffer(ctx, mf.READ_ONLY, 1024)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        read_only.get_sub_region(0, 128, mf.WRITE_ONLY)
+    # PyOpenCL raises LogicError here too (these were TypeError and ValueError)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        buf[3]
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        buf[0:256:2]
+
+
+def test_fill_with_a_pattern_that_is_no_data(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
+    for pattern in (None, object(), [None]):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*fill pattern"):
+            cl.enqueue_fill_buffer(queue, buf, pattern, 0, 16)

@@ -257,8 +257,12 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
                         wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueFillBuffer"
     check_queue(queue, mem, routine)
-    pattern_bytes = host_bytes(np.asarray(pattern) if not isinstance(pattern, bytes | bytearray)
-                               else pattern, what="fill pattern").copy()
+    if not isinstance(pattern, bytes | bytearray):
+        pattern = np.asarray(pattern)
+        if pattern.dtype.hasobject:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"the fill pattern is {pattern!r}: pass a numpy scalar or array")
+    pattern_bytes = host_bytes(pattern, what="fill pattern").copy()
     width = pattern_bytes.size
     if width not in (1, 2, 4, 8, 16, 32, 64, 128):
         raise make_error(routine, "INVALID_VALUE",
