@@ -407,3 +407,13 @@ def test_a_call_without_a_queue_names_the_queue(ctx, queue, prg):
     marker = cl.enqueue_marker(queue)
     with pytest.raises(cl.LogicError, match=r"CL_INVALID_EVENT_WAIT_LIST.*wait_for=\[event\]"):
         prg.scale(queue, (64,), None, *args, wait_for=marker)
+
+
+def test_program_source_as_bytes(ctx, queue):
+    # PyOpenCL builds Program(ctx, source.encode()); ppcl took the bytes for binaries
+    prg = cl.Program(ctx, SOURCE.encode()).build()
+    assert "scale" in prg.kernel_names.split(";")
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*UTF-8"):
+        cl.Program(ctx, b"\xff\xfe kernel")
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.Program(None, SOURCE)
