@@ -466,10 +466,20 @@ class Array:
         return min(self, queue)
 
     def any(self, queue: cl.CommandQueue | None = None) -> Array:
+        if self.size == 0:  # numpy's answer; max of nothing has no value
+            return _filled_scalar(self, queue, 0)
         return max(self != 0, queue)
 
     def all(self, queue: cl.CommandQueue | None = None) -> Array:
+        if self.size == 0:
+            return _filled_scalar(self, queue, 1)
         return min(self != 0, queue)
+
+
+def _filled_scalar(array: Array, queue: cl.CommandQueue | None, value: int) -> Array:
+    """A 0-d array of the type comparisons give, holding ``value``."""
+    queue = array._queue(queue, "ppcl.array")
+    return Array(queue, (), np.int8, allocator=array.allocator).fill(value)
 
 
 def _bounded(node: Op, shape: tuple[int, ...]) -> Node:
@@ -581,6 +591,11 @@ def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
     express it (``ppcl.array_patterns``), else by a ReductionKernel."""
     queue = array._queue(queue, f"ppcl.array.{kind}")
     total = array.size if count is None else count
+    if total == 0 and kind != "sum":
+        # the neutral element (-inf, INT_MIN, ...) is no value of the array; numpy and
+        # PyOpenCL refuse too
+        raise make_error(f"ppcl.array.{kind}", "INVALID_VALUE",
+                         f"{kind} of an empty array: a zero-size array has no {kind}")
     route = array_patterns.plan(node, kind, dtype, total, queue) \
         if shape is None and count is None else "a reduction over another shape"
     if not isinstance(route, str):
@@ -620,8 +635,10 @@ def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
 
 
 def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
+    # the layout of ``ary`` where it has one of the two (a transposed array stays "F")
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
     return Array(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
-                 allocator=ary.allocator)
+                 order=order, allocator=ary.allocator)
 
 
 def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
@@ -634,7 +651,11 @@ def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any
     start, stop, step = (args + (None,) * 3)[:3] if len(args) != 1 else (0, args[0], None)
     start = kwargs.get("start", start) or 0
     stop = kwargs.get("stop", stop)
-    step = kwargs.get("step", step) or 1
+    step = kwargs.get("step", step)
+    if step is None:
+        step = 1
+    if step == 0:
+        raise make_error("ppcl.array.arange", "INVALID_VALUE", "arange with a step of 0")
     if dtype is None:
         dtype = np.arange(start, stop if stop is not None else start + step, step).dtype \
             if stop is not None else np.array(start).dtype
@@ -705,6 +726,9 @@ def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None) -
     if subset.dtype.kind not in "iu" or a.ndim != 1 or not a.flags.c_contiguous:
         raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
                          "subset_* takes an integer index array and a contiguous 1-d array")
+    if subset.size == 0 and kind != "sum":
+        raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
+                         f"subset_{kind} of an empty subset: a zero-size array has no {kind}")
     dtype = np.dtype(dtype or a.dtype)
     a = a._concrete()
     subset = subset._concrete()

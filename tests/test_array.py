@@ -377,3 +377,24 @@ def test_remainder_and_floor_division_follow_numpy(queue, dtype):
     np.testing.assert_array_equal((a // b).get(), x // y)
     np.testing.assert_array_equal((20 // b).get(), 20 // y)
     np.testing.assert_array_equal((9 % b).get(), 9 % y)
+
+
+def test_empty_reductions_zero_steps_and_layouts_as_numpy(queue):
+    empty = cla.zeros(queue, (0,), np.float32)
+    # max of nothing was -inf (the neutral element) and min of int32 nothing INT_MAX
+    for reduce in (cla.max, cla.min):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*empty"):
+            reduce(empty)
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*empty"):
+            reduce(cla.zeros(queue, (0,), np.int32))
+    assert cla.sum(empty).get() == 0
+    assert bool(empty.any().get()) is False and bool(empty.all().get()) is True
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*empty subset"):
+        cla.subset_max(cla.zeros(queue, (0,), np.int32), cla.zeros(queue, (4,), np.float32))
+    # a step of 0 was taken for 1
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*step of 0"):
+        cla.arange(queue, 0, 5, 0, dtype=np.int32)
+    np.testing.assert_array_equal(cla.arange(queue, 5, 0, -2, dtype=np.int32).get(), [5, 3, 1])
+    transposed = cla.to_device(queue, np.arange(6, dtype=np.float32).reshape(2, 3)).T
+    like = cla.empty_like(transposed)
+    assert like.shape == (3, 2) and like.flags.f_contiguous  # as numpy and PyOpenCL keep it
