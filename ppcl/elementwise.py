@@ -126,6 +126,12 @@ def array_args(args: Sequence[Argument], values: Sequence[Any], routine: str) ->
                 raise make_error(routine, "INVALID_ARG_VALUE",
                                  f"argument '{arg.name}' has dtype {value.dtype}, the kernel "
                                  f"declares {arg.dtype}")
+            if not value.flags.forc:
+                # the kernel indexes the buffer from the view's offset with unit stride: a
+                # strided view would be read as its base's consecutive elements
+                raise make_error(routine, "INVALID_VALUE",
+                                 f"{routine} needs contiguous arrays: argument '{arg.name}' is "
+                                 f"a view with strides {value.strides}; copy it first (.copy())")
             result += [value.base_data, np.int64(value.offset // value.dtype.itemsize)]
         else:
             result.append(scalar_value(arg.dtype, value))
@@ -180,13 +186,8 @@ class ElementwiseKernel:
                  slice: slice | None = None, queue: cl.CommandQueue | None = None,  # noqa: A002
                  wait_for: Sequence[cl.Event] | None = None, **kwargs: Any) -> cl.Event:
         routine = "ElementwiseKernel"
+        values = array_args(self.args, args, routine)  # first: it names a wrong argument
         arrays, queue = arrays_and_queue(self.args, args, queue, routine)
-        for value in arrays:
-            if not value.flags.forc:
-                raise make_error(routine, "INVALID_VALUE",
-                                 "ElementwiseKernel needs contiguous arrays: copy the view "
-                                 "first (.copy())")
-        values = array_args(self.args, args, routine)
         if range is not None and slice is not None:
             raise make_error(routine, "INVALID_VALUE", "give range or slice, not both")
         if slice is not None:

@@ -124,8 +124,8 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
                  range: slice | None = None, slice: slice | None = None,  # noqa: A002
                  out: Any = None, allocator: Any = None) -> Any:
         routine = "ReductionKernel"
+        values = array_args(self.args, args, routine)  # first: it names a wrong argument
         arrays, queue = arrays_and_queue(self.args, args, queue, routine, fallback=out)
-        values = array_args(self.args, args, routine)
         if slice is not None:
             if not arrays:
                 raise make_error(routine, "INVALID_VALUE", "slice needs an array argument")

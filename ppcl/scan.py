@@ -163,12 +163,12 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
                  size: int | None = None, wait_for: Sequence[cl.Event] | None = None,
                  **kwargs: Any) -> cl.Event:
         routine = "GenericScanKernel"
+        values = array_args(self.args, args, routine)  # first: it names a wrong argument
         arrays, queue = arrays_and_queue(self.args, args, queue, routine)
         if size is None:
             if not arrays:
                 raise make_error(routine, "INVALID_VALUE", "without arrays, give size=")
             size = arrays[0].size
-        values = array_args(self.args, args, routine)
         kernels = self.kernels()
         global_size, chunk = chunk_geometry(queue.device, size)
         item = self.dtype.itemsize
@@ -199,8 +199,12 @@ class _ScanKernel(GenericScanKernel):
                  queue: cl.CommandQueue | None = None, **kwargs: Any) -> Any:
         if output_ary is None:
             output_ary = input_ary
-        super().__call__(input_ary, output_ary, queue=queue or input_ary.queue,
-                         size=input_ary.size)
+        size = getattr(input_ary, "size", None)
+        if getattr(output_ary, "size", size) != size:
+            # the scan writes input_ary.size elements: a shorter output would be overrun
+            raise make_error("GenericScanKernel", "INVALID_VALUE",
+                             f"output_ary has {output_ary.size} elements, input_ary {size}")
+        super().__call__(input_ary, output_ary, queue=queue, size=size)
         return output_ary
 
 

@@ -289,3 +289,24 @@ def test_argument_objects_and_vector_results(ctx, queue):
                               "(float2)(x[i], x[i])", "__global float *x")
     low, high = min_max(a).get()[()]["s0"], min_max(a).get()[()]["s1"]
     assert (low, high) == (x.min(), x.max())
+
+
+def test_reduction_and_scan_kernels_refuse_strided_views(ctx, queue):
+    # the generated kernels index from a view's offset with unit stride: a ReductionKernel
+    # over x[::2] and x[1::2] returned 20 for 68, a scan of x[::2] scanned x[:5]
+    x = cla.to_device(queue, np.arange(10, dtype=np.int32))
+    dot = ReductionKernel(ctx, np.int32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
+                          arguments="__global int *x, __global int *y")
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*contiguous.*'x'"):
+        dot(x[::2], x[1::2])
+    assert dot(x[::2].copy(), x[1::2].copy()).get() == np.dot(np.arange(0, 10, 2),
+                                                              np.arange(1, 10, 2))
+    assert dot(x[2:], x[2:]).get() == np.dot(np.arange(2, 10), np.arange(2, 10))  # offset only
+    scan = InclusiveScanKernel(ctx, np.int32, "a+b", neutral="0")
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*contiguous"):
+        scan(x[::2])
+    # a shorter output was written past its end; a numpy input failed with AttributeError
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*3 elements"):
+        scan(x, cla.empty(queue, 3, np.int32))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_ARG_VALUE.*ndarray"):
+        scan(np.arange(5, dtype=np.int32))
