@@ -44,7 +44,7 @@ from ppcl.expression import (
 )
 from ppcl.gemv import gemv
 from ppcl.reduction import ReductionKernel, neutral_of
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import is_integer, make_error
 from ppcl.scan import InclusiveScanKernel
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
 
@@ -77,6 +77,9 @@ class Array:
             self.queue, self.context = None, cq
         self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
+        if self.dtype.hasobject:
+            raise make_error("Array", "INVALID_VALUE",
+                             f"dtype {self.dtype}: Python objects cannot live on a device")
         self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
         self.strides = tuple(strides) if strides is not None else \
@@ -340,6 +343,13 @@ class Array:
     def transpose(self, axes: Sequence[int] | None = None) -> Array:
         self._materialize()
         order = list(axes) if axes is not None else list(range(self.ndim))[::-1]
+        axes_of = [int(a) % self.ndim if is_integer(a) and -self.ndim <= a < self.ndim else -1
+                   for a in order]
+        if sorted(axes_of) != list(range(self.ndim)):
+            raise make_error("Array.transpose", "INVALID_VALUE",
+                             f"axes {tuple(order)} are not a permutation of the "
+                             f"{self.ndim} axes")
+        order = axes_of
         return self._view(tuple(self.shape[a] for a in order),
                           tuple(self.strides[a] for a in order), self.offset)
 
@@ -671,6 +681,9 @@ def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any
 
 def concatenate(arrays: Sequence[Array], axis: int = 0, queue: Any = None,
                 allocator: Any = None) -> Array:
+    if not arrays:
+        raise make_error("ppcl.array.concatenate", "INVALID_VALUE",
+                         "concatenate needs at least one array")
     first = arrays[0]
     shape = list(first.shape)
     shape[axis] = builtins.sum(a.shape[axis] for a in arrays)

@@ -398,3 +398,28 @@ def test_empty_reductions_zero_steps_and_layouts_as_numpy(queue):
     transposed = cla.to_device(queue, np.arange(6, dtype=np.float32).reshape(2, 3)).T
     like = cla.empty_like(transposed)
     assert like.shape == (3, 2) and like.flags.f_contiguous  # as numpy and PyOpenCL keep it
+
+
+def test_shapes_indexes_axes_and_dtypes_that_make_no_array(queue):
+    a = cla.to_device(queue, np.arange(4, dtype=np.float32))
+    # a[True] became a view at a garbage offset: numpy's copy for a boolean index was taken
+    # for a view of the index model
+    for index in (True, np.bool_(False), (0, True)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*index"):
+            a[index]
+    np.testing.assert_array_equal(a[np.int64(-1), None].get(), [3])
+    # a float in a shape was truncated, a float alone failed in iteration
+    for shape in (4.0, (2.0, 2), (2, None)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*not an integer"):
+            cla.empty(queue, shape, np.float32)
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*objects"):
+        cla.empty(queue, 4, object)
+    # transpose((2, 0)) of a 3-d array dropped an axis without a word
+    cube = cla.to_device(queue, np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    for axes in ((2, 0), (0, 0, 1), (0, 1, 3)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*permutation"):
+            cube.transpose(axes)
+    np.testing.assert_array_equal(cube.transpose((-1, 0, 1)).get(),
+                                  np.arange(24).reshape(2, 3, 4).transpose((2, 0, 1)))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*at least one"):
+        cla.concatenate([])  # was IndexError from inside ppcl
