@@ -310,3 +310,15 @@ def test_reduction_and_scan_kernels_refuse_strided_views(ctx, queue):
         scan(x, cla.empty(queue, 3, np.int32))
     with pytest.raises(ppcl.LogicError, match="CL_INVALID_ARG_VALUE.*ndarray"):
         scan(np.arange(5, dtype=np.int32))
+
+
+@pytest.mark.parametrize("n", [1, 100, 65537])
+def test_inclusive_scan_without_a_neutral_element(ctx, queue, n):
+    # PyOpenCL builds InclusiveScanKernel(ctx, dtype, scan_expr) without neutral; ppcl refused
+    # it. Each chunk starts from its first item, so no value stands in for "nothing yet".
+    x = np.random.default_rng(n).uniform(-5, 10, n).astype(np.float32)
+    running_min = InclusiveScanKernel(ctx, np.float32, "fmin(a, b)")
+    np.testing.assert_array_equal(running_min(cla.to_device(queue, x)).get(),
+                                  np.minimum.accumulate(x))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*neutral"):
+        ExclusiveScanKernel(ctx, np.float32, "a+b")
