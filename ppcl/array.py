@@ -375,6 +375,7 @@ class Array:
             if other.shape != self.shape and other.size != 1 and self.size != 1:
                 raise make_error("Array", "INVALID_VALUE",
                                  f"operands of shapes {self.shape} and {other.shape}")
+            _check_same_context(self, other)
             theirs = other._node()
             shape = self.shape if self.size != 1 or other.size == 1 else other.shape
         elif np.isscalar(other) or (isinstance(other, np.ndarray) and other.ndim == 0):
@@ -516,9 +517,20 @@ def _cached(context: cl.Context, key: Any, make: Any) -> Any:
     return found
 
 
+def _check_same_context(array: Array, other: Array) -> None:
+    # a kernel reads every operand: without this the error named the generated kernel's
+    # argument ('x2__base' of 'ppcl_array_op') instead of the arrays
+    if other.context is not array.context:
+        raise make_error("Array", "INVALID_CONTEXT",
+                         "the arrays belong to different contexts (their queues' contexts): "
+                         "copy one over with .get() and to_device")
+
+
 def _assign(target: Array, node: Node) -> None:
     """Run ``target[...] = node`` as one elementwise kernel."""
     queue = target._queue(None, "Array")
+    for leaf in leaves(node):
+        _check_same_context(target, leaf)
     sources = [leaf for leaf in leaves(node)
                if leaf._buffer is target._buffer and leaf is not target
                and (leaf.offset, leaf.strides, leaf.shape) !=

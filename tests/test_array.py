@@ -423,3 +423,13 @@ def test_shapes_indexes_axes_and_dtypes_that_make_no_array(queue):
                                   np.arange(24).reshape(2, 3, 4).transpose((2, 0, 1)))
     with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*at least one"):
         cla.concatenate([])  # was IndexError from inside ppcl
+
+
+def test_arrays_of_two_contexts_are_named_as_such(ctx, queue):
+    other_queue = ppcl.CommandQueue(ppcl.Context(ctx.devices))
+    a = cla.to_device(queue, np.ones(4, np.float32))
+    b = cla.to_device(other_queue, np.ones(4, np.float32))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_CONTEXT.*arrays"):
+        a + b
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_CONTEXT.*arrays"):
+        a[:] = b
