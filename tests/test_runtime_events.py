@@ -262,3 +262,14 @@ def test_wait_for_events_checks_its_list(ctx):
         cl.wait_for_events([5])
     with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
         cl.wait_for_events([cl.UserEvent(ctx), cl.UserEvent(other)])
+
+
+def test_user_events_check_their_context_and_status(ctx):
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.UserEvent(None)  # was a user event without a context
+    event = cl.UserEvent(ctx)
+    for status in ("done", 0.0):  # a str was a TypeError, 0.0 was kept as the status
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+            event.set_status(status)
+    event.set_status(np.int32(COMPLETE))
+    assert event.command_execution_status == COMPLETE

@@ -417,3 +417,22 @@ def test_program_source_as_bytes(ctx, queue):
         cl.Program(ctx, b"\xff\xfe kernel")
     with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
         cl.Program(None, SOURCE)
+
+
+def test_arguments_of_the_wrong_type_raise_opencl_errors(ctx, queue, prg):
+    # each of these was an AttributeError or TypeError from inside ppcl, or (LocalMemory(1.5))
+    # silently truncated
+    with pytest.raises(cl.LogicError, match="CL_INVALID_KERNEL"):
+        cl.enqueue_nd_range_kernel(queue, "scale", (4,), None)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_PROGRAM"):
+        cl.Kernel(None, "scale")
+    knl = cl.Kernel(prg, "scale")
+    for index in ("0", 1.0):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_INDEX"):
+            knl.set_arg(index, np.float32(1))
+    knl.set_arg(np.int64(1), np.float32(1))
+    for size in (1.5, "16"):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+            cl.LocalMemory(size)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_BUILD_OPTIONS"):
+        cl.Program(ctx, SOURCE).build(options=123)

@@ -325,3 +325,16 @@ def test_fill_with_a_pattern_that_is_no_data(ctx, queue):
     for pattern in (None, object(), [None]):
         with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*fill pattern"):
             cl.enqueue_fill_buffer(queue, buf, pattern, 0, 16)
+
+
+def test_map_copy_and_migrate_arguments_of_the_wrong_type(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
+    read = cl.map_flags.READ
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_map_buffer(queue, buf, read, 0, (4.0,), np.float32)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*strides"):
+        cl.enqueue_map_buffer(queue, buf, read, 0, (2,), np.float32, strides=(-4,))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*byte_count"):
+        cl.enqueue_copy(queue, buf, cl.Buffer(ctx, mf.READ_WRITE, 16), byte_count="4")
+    with pytest.raises(cl.LogicError, match="CL_INVALID_MEM_OBJECT"):
+        cl.enqueue_migrate_mem_objects(queue, [5])

@@ -31,6 +31,9 @@ class Context:
             if not devices:
                 raise make_error("clCreateContextFromType", "DEVICE_NOT_FOUND",
                                  f"no device of type {dev_type} on platform '{platform.name}'")
+        if isinstance(devices, Device):
+            raise make_error("clCreateContext", "INVALID_VALUE",
+                             "devices is a list of devices: Context([device])")
         devices = list(devices)
         if not devices:
             raise make_error("clCreateContext", "INVALID_VALUE", "no devices given")

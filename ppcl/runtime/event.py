@@ -20,10 +20,10 @@ from ppcl.runtime.constants import (
     event_info,
     profiling_info,
 )
-from ppcl.runtime.errors import ERROR_CODES, error_name, make_error
+from ppcl.runtime.context import Context
+from ppcl.runtime.errors import ERROR_CODES, error_name, integer_arg, make_error
 
 if TYPE_CHECKING:
-    from ppcl.runtime.context import Context
     from ppcl.runtime.queue import CommandQueue
 
 QUEUED = command_execution_status.QUEUED
@@ -241,9 +241,12 @@ class UserEvent(Event):
     """An event the host completes with ``set_status(COMPLETE)`` or a negative error code."""
 
     def __init__(self, context: Context) -> None:
+        if not isinstance(context, Context):
+            raise make_error("clCreateUserEvent", "INVALID_CONTEXT", f"{context!r} is not a Context")
         super().__init__(context, None, command_type.USER, status=SUBMITTED)
 
     def set_status(self, status: int) -> None:
+        status = integer_arg("clSetUserEventStatus", status, "status")
         if status > COMPLETE:
             raise make_error("clSetUserEventStatus", "INVALID_VALUE",
                              "a user event's status can only be COMPLETE or a negative error")

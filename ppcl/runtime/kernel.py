@@ -92,6 +92,8 @@ class Kernel:
     """``Kernel(program, name)``, or ``program.name``: one kernel with its argument values."""
 
     def __init__(self, program: Program, name: str) -> None:
+        if not hasattr(program, "_kernel_signature"):
+            raise make_error("clCreateKernel", "INVALID_PROGRAM", f"{program!r} is not a Program")
         self.program = program
         self.function_name = name
         self.context = program.context
@@ -138,7 +140,7 @@ class Kernel:
                f"'{self.function_name}'"
 
     def set_arg(self, index: int, value: Any) -> None:
-        if not 0 <= index < self.num_args:
+        if not is_integer(index) or not 0 <= index < self.num_args:
             raise make_error(_SET_ARG, "INVALID_ARG_INDEX",
                              f"kernel '{self.function_name}' has {self.num_args} arguments, "
                              f"not an argument {index}")
@@ -479,7 +481,11 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                             wait_for: Sequence[Event] | None = None, *, g_times_l: bool = False,
                             allow_empty_ndrange: bool = False) -> Event:
     """Launch ``kernel`` over the NDRange; the arguments are those set at this moment."""
-    if getattr(queue, "context", None) is not kernel.context:
+    try:
+        kernel_context = kernel.context
+    except AttributeError:
+        raise make_error(_ENQUEUE, "INVALID_KERNEL", f"{kernel!r} is not a Kernel") from None
+    if getattr(queue, "context", None) is not kernel_context:
         if not isinstance(queue, CommandQueue):
             raise make_error(_ENQUEUE, "INVALID_COMMAND_QUEUE",
                              f"{queue!r} is not a CommandQueue (the first argument of a kernel "

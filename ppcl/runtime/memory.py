@@ -337,6 +337,7 @@ class LocalMemory:
     """A ``__local`` kernel argument of ``size`` bytes."""
 
     def __init__(self, size: int) -> None:
+        size = integer_arg("LocalMemory", size, "local memory size")
         if size <= 0:
             raise make_error("LocalMemory", "INVALID_ARG_SIZE", "local memory size must be above 0")
         self.size = int(size)

@@ -69,7 +69,10 @@ def _option_string(options: str | Sequence[str] | None) -> str:
         return ""
     if isinstance(options, str):
         return options
-    return " ".join(str(o) for o in options)
+    if not isinstance(options, Sequence) or not all(isinstance(o, str) for o in options):
+        raise make_error("clBuildProgram", "INVALID_BUILD_OPTIONS",
+                         f"build options are a string or a list of strings, not {options!r}")
+    return " ".join(options)
 
 
 def _frontend(source: str, options: str, headers: dict[str, str],

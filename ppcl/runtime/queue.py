@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ppcl.runtime.constants import command_queue_info, command_queue_properties, command_type
 from ppcl.runtime.context import Context
-from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
+from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, integer_arg, make_error
 from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
 from ppcl.runtime.memory import Kept
 
@@ -83,7 +83,7 @@ class CommandQueue:
         if not isinstance(context, Context):
             raise make_error("clCreateCommandQueue", "INVALID_CONTEXT",
                              f"{context!r} is not a Context")
-        properties = properties or 0
+        properties = integer_arg("clCreateCommandQueue", properties or 0, "queue properties")
         known = (command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
                  | command_queue_properties.PROFILING_ENABLE)
         if properties & ~known:

@@ -86,6 +86,8 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
     routine = "clEnqueueCopyBuffer"
     check_queue(queue, src, routine)
     check_queue(queue, dst, routine)
+    if byte_count is not None:
+        byte_count = integer_arg(routine, byte_count, "byte_count")
     if byte_count is None or byte_count < 0:
         byte_count = min(src.size - src_offset, dst.size - dst_offset)
     check_range(routine, "copy source", src_offset, byte_count, src.size)
@@ -295,6 +297,13 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
         raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
     dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    shape = tuple(integer_arg(routine, s, "map shape entry") for s in shape)
+    if strides is not None:
+        strides = tuple(integer_arg(routine, s, "map stride") for s in strides)
+        if len(strides) != len(shape) or min(strides, default=0) < 0 or min(shape, default=0) < 0:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"strides {strides} for shape {shape}: one non-negative stride "
+                             "per dimension")
     count = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if strides is not None:
         count = max((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize \
@@ -318,6 +327,9 @@ def enqueue_migrate_mem_objects(queue: CommandQueue, mem_objects: Sequence[Memor
                                 flags: int = 0, wait_for: Sequence[Event] | None = None) -> Event:
     """Memory is host memory on this device: migration is an ordering point only."""
     for mem in mem_objects:
+        if not isinstance(mem, MemoryObject):
+            raise make_error("clEnqueueMigrateMemObjects", "INVALID_MEM_OBJECT",
+                             f"{mem!r} is not a memory object")
         mem.check_live("clEnqueueMigrateMemObjects")
     return queue._enqueue(command_type.MIGRATE_MEM_OBJECTS, lambda: None, wait_for,
                           routine="clEnqueueMigrateMemObjects")
