@@ -77,6 +77,8 @@ class Array:
             self.queue, self.context = None, cq
         self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
+        if order not in ("C", "F"):
+            raise make_error("Array", "INVALID_VALUE", f"order is 'C' or 'F', not {order!r}")
         if self.dtype.hasobject:
             raise make_error("Array", "INVALID_VALUE",
                              f"dtype {self.dtype}: Python objects cannot live on a device")
@@ -294,6 +296,7 @@ class Array:
         elif isinstance(value, np.ndarray) and value.ndim:
             target.set(value.astype(target.dtype, copy=False))
         else:
+            _check_fill_value(value, target.dtype, "Array.__setitem__")
             _assign(target, scalar_node(value, target.dtype))
 
     def reshape(self, *shape: Any, order: str = "C") -> Array:
@@ -354,6 +357,7 @@ class Array:
                           tuple(self.strides[a] for a in order), self.offset)
 
     def fill(self, value: Any, queue: cl.CommandQueue | None = None) -> Array:
+        _check_fill_value(value, self.dtype, "Array.fill")
         self._before_write()
         _assign(self, scalar_node(value, self.dtype))
         return self
@@ -515,6 +519,19 @@ def _cached(context: cl.Context, key: Any, make: Any) -> Any:
     if found is None:
         found = per_context[key] = make()
     return found
+
+
+def _check_fill_value(value: Any, dtype: np.dtype, routine: str) -> None:
+    """``value`` is one number that ``dtype`` holds, as numpy's fill requires: an array of
+    several failed as a kernel argument of the wrong size, and NaN or infinity became INT_MIN
+    in an integer array."""
+    if np.ndim(value) != 0:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"the value has shape {np.shape(value)}: fill takes one scalar")
+    if dtype.kind in "iub" and isinstance(value, float | np.floating) \
+            and not np.isfinite(value):
+        raise make_error(routine, "INVALID_VALUE",
+                         f"cannot convert {value} to the integer dtype {dtype}")
 
 
 def _check_same_context(array: Array, other: Array) -> None:

@@ -37,6 +37,7 @@ from ppcl.elementwise import (
     build_kernel,
     declarators,
     is_gpu,
+    range_indices,
 )
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
@@ -131,8 +132,7 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
                 raise make_error(routine, "INVALID_VALUE", "slice needs an array argument")
             range = type(slice)(*slice.indices(arrays[0].size))
         if range is not None:
-            first, step = range.start or 0, range.step or 1
-            count = max(0, -(-(range.stop - first) // step))
+            first, step, count = range_indices(range, routine)
         elif arrays:
             count = arrays[0].size
         else:

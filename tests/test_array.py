@@ -433,3 +433,17 @@ def test_arrays_of_two_contexts_are_named_as_such(ctx, queue):
         a + b
     with pytest.raises(ppcl.LogicError, match="CL_INVALID_CONTEXT.*arrays"):
         a[:] = b
+
+
+def test_fill_values_and_orders_numpy_refuses(queue):
+    ints = cla.zeros(queue, 2, np.int32)
+    for value in (np.nan, np.inf):  # were INT_MIN
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*integer"):
+            ints.fill(value)
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*integer"):
+            ints[:] = value
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*one scalar"):
+        cla.zeros(queue, 2, np.float32).fill(np.ones(2))  # named a generated kernel's argument
+    np.testing.assert_array_equal(ints.fill(1.7).get(), [1, 1])  # numpy truncates too
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*order"):
+        cla.zeros(queue, (2, 3), np.float32, order="X")  # was taken for "C"

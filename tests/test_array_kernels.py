@@ -322,3 +322,18 @@ def test_inclusive_scan_without_a_neutral_element(ctx, queue, n):
                                   np.minimum.accumulate(x))
     with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*neutral"):
         ExclusiveScanKernel(ctx, np.float32, "a+b")
+
+
+def test_range_arguments_need_a_stop_and_a_step_other_than_zero(ctx, queue):
+    # a range without a stop was a TypeError from inside ppcl; a step of 0 was taken for 1
+    ramp = ElementwiseKernel(ctx, "float *y", "y[i] = i")
+    total = ReductionKernel(ctx, np.float32, "0", "a+b", "x[i]", "__global float *x")
+    y = cla.zeros(queue, 8, np.float32)
+    for bad in (slice(2, None), slice(0, 4, 0), slice(0.0, 4)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*range"):
+            ramp(y, range=bad)
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*range"):
+            total(y, range=bad)
+    ramp(y, range=slice(7, 0, -2))
+    np.testing.assert_array_equal(y.get(), [0, 1, 0, 3, 0, 5, 0, 7])
+    assert total(y, range=slice(1, 8, 2)).get() == 16
