@@ -149,3 +149,12 @@ def test_platform_context_and_queue_arguments_of_the_wrong_type():
     ctx = cl.Context([device])
     with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
         cl.CommandQueue(ctx, properties=1.0)
+
+
+def test_context_properties_are_key_value_pairs_of_known_keys():
+    platform = cl.get_platforms()[0]
+    for properties in ([(5, 6)], [5]):  # the first was ignored, the second a TypeError
+        with pytest.raises(cl.LogicError, match="CL_INVALID_PROPERTY"):
+            cl.Context(properties=properties)
+    ctx = cl.Context(properties=[(cl.context_properties.PLATFORM, platform)])
+    assert ctx.devices

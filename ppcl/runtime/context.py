@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ppcl.runtime.constants import context_info, context_properties
+from ppcl.runtime.constants import constant_names, context_info, context_properties
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.platform import Device, Platform, get_platforms
 from ppcl.settings import read_settings
@@ -71,7 +71,13 @@ class Context:
 
 
 def _platform_from_properties(properties: Sequence[tuple[int, Any]] | None) -> Platform:
-    for key, value in properties or ():
+    known = set(constant_names(context_properties).values())
+    for entry in properties or ():
+        if not isinstance(entry, tuple | list) or len(entry) != 2 or entry[0] not in known:
+            raise make_error("clCreateContext", "INVALID_PROPERTY",
+                             f"context property {entry!r}: properties are (key, value) pairs "
+                             "with a cl.context_properties key")
+        key, value = entry
         if key == context_properties.PLATFORM:
             if not isinstance(value, Platform):
                 raise make_error("clCreateContext", "INVALID_PLATFORM", f"{value!r}")
