@@ -332,6 +332,8 @@ def test_map_copy_and_migrate_arguments_of_the_wrong_type(ctx, queue):
     read = cl.map_flags.READ
     with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
         cl.enqueue_map_buffer(queue, buf, read, 0, (4.0,), np.float32)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_map_buffer(queue, buf, read, 0, 4.0, np.float32)
     with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*strides"):
         cl.enqueue_map_buffer(queue, buf, read, 0, (2,), np.float32, strides=(-4,))
     with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*byte_count"):

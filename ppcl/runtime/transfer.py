@@ -296,7 +296,7 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
     if flags & ~known:
         raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
     dtype = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
     shape = tuple(integer_arg(routine, s, "map shape entry") for s in shape)
     if strides is not None:
         strides = tuple(integer_arg(routine, s, "map stride") for s in strides)
