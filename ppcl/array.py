@@ -44,7 +44,7 @@ from ppcl.expression import (
 )
 from ppcl.gemv import gemv
 from ppcl.reduction import ReductionKernel, neutral_of
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import is_integer, make_error
 from ppcl.scan import InclusiveScanKernel
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
 
@@ -77,6 +77,11 @@ class Array:
             self.queue, self.context = None, cq
         self.shape = shape_tuple(shape)
         self.dtype = np.dtype(dtype)
+        if order not in ("C", "F"):
+            raise make_error("Array", "INVALID_VALUE", f"order is 'C' or 'F', not {order!r}")
+        if self.dtype.hasobject:
+            raise make_error("Array", "INVALID_VALUE",
+                             f"dtype {self.dtype}: Python objects cannot live on a device")
         self.size = math.prod(self.shape)
         self.nbytes = self.size * self.dtype.itemsize
         self.strides = tuple(strides) if strides is not None else \
@@ -291,6 +296,7 @@ class Array:
         elif isinstance(value, np.ndarray) and value.ndim:
             target.set(value.astype(target.dtype, copy=False))
         else:
+            _check_fill_value(value, target.dtype, "Array.__setitem__")
             _assign(target, scalar_node(value, target.dtype))
 
     def reshape(self, *shape: Any, order: str = "C") -> Array:
@@ -340,10 +346,18 @@ class Array:
     def transpose(self, axes: Sequence[int] | None = None) -> Array:
         self._materialize()
         order = list(axes) if axes is not None else list(range(self.ndim))[::-1]
+        axes_of = [int(a) % self.ndim if is_integer(a) and -self.ndim <= a < self.ndim else -1
+                   for a in order]
+        if sorted(axes_of) != list(range(self.ndim)):
+            raise make_error("Array.transpose", "INVALID_VALUE",
+                             f"axes {tuple(order)} are not a permutation of the "
+                             f"{self.ndim} axes")
+        order = axes_of
         return self._view(tuple(self.shape[a] for a in order),
                           tuple(self.strides[a] for a in order), self.offset)
 
     def fill(self, value: Any, queue: cl.CommandQueue | None = None) -> Array:
+        _check_fill_value(value, self.dtype, "Array.fill")
         self._before_write()
         _assign(self, scalar_node(value, self.dtype))
         return self
@@ -365,6 +379,7 @@ class Array:
             if other.shape != self.shape and other.size != 1 and self.size != 1:
                 raise make_error("Array", "INVALID_VALUE",
                                  f"operands of shapes {self.shape} and {other.shape}")
+            _check_same_context(self, other)
             theirs = other._node()
             shape = self.shape if self.size != 1 or other.size == 1 else other.shape
         elif np.isscalar(other) or (isinstance(other, np.ndarray) and other.ndim == 0):
@@ -466,10 +481,20 @@ class Array:
         return min(self, queue)
 
     def any(self, queue: cl.CommandQueue | None = None) -> Array:
+        if self.size == 0:  # numpy's answer; max of nothing has no value
+            return _filled_scalar(self, queue, 0)
         return max(self != 0, queue)
 
     def all(self, queue: cl.CommandQueue | None = None) -> Array:
+        if self.size == 0:
+            return _filled_scalar(self, queue, 1)
         return min(self != 0, queue)
+
+
+def _filled_scalar(array: Array, queue: cl.CommandQueue | None, value: int) -> Array:
+    """A 0-d array of the type comparisons give, holding ``value``."""
+    queue = array._queue(queue, "ppcl.array")
+    return Array(queue, (), np.int8, allocator=array.allocator).fill(value)
 
 
 def _bounded(node: Op, shape: tuple[int, ...]) -> Node:
@@ -496,9 +521,33 @@ def _cached(context: cl.Context, key: Any, make: Any) -> Any:
     return found
 
 
+def _check_fill_value(value: Any, dtype: np.dtype, routine: str) -> None:
+    """``value`` is one number that ``dtype`` holds, as numpy's fill requires: an array of
+    several failed as a kernel argument of the wrong size, and NaN or infinity became INT_MIN
+    in an integer array."""
+    if np.ndim(value) != 0:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"the value has shape {np.shape(value)}: fill takes one scalar")
+    if dtype.kind in "iub" and isinstance(value, float | np.floating) \
+            and not np.isfinite(value):
+        raise make_error(routine, "INVALID_VALUE",
+                         f"cannot convert {value} to the integer dtype {dtype}")
+
+
+def _check_same_context(array: Array, other: Array) -> None:
+    # a kernel reads every operand: without this the error named the generated kernel's
+    # argument ('x2__base' of 'ppcl_array_op') instead of the arrays
+    if other.context is not array.context:
+        raise make_error("Array", "INVALID_CONTEXT",
+                         "the arrays belong to different contexts (their queues' contexts): "
+                         "copy one over with .get() and to_device")
+
+
 def _assign(target: Array, node: Node) -> None:
     """Run ``target[...] = node`` as one elementwise kernel."""
     queue = target._queue(None, "Array")
+    for leaf in leaves(node):
+        _check_same_context(target, leaf)
     sources = [leaf for leaf in leaves(node)
                if leaf._buffer is target._buffer and leaf is not target
                and (leaf.offset, leaf.strides, leaf.shape) !=
@@ -581,6 +630,11 @@ def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
     express it (``ppcl.array_patterns``), else by a ReductionKernel."""
     queue = array._queue(queue, f"ppcl.array.{kind}")
     total = array.size if count is None else count
+    if total == 0 and kind != "sum":
+        # the neutral element (-inf, INT_MIN, ...) is no value of the array; numpy and
+        # PyOpenCL refuse too
+        raise make_error(f"ppcl.array.{kind}", "INVALID_VALUE",
+                         f"{kind} of an empty array: a zero-size array has no {kind}")
     route = array_patterns.plan(node, kind, dtype, total, queue) \
         if shape is None and count is None else "a reduction over another shape"
     if not isinstance(route, str):
@@ -620,8 +674,10 @@ def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
 
 
 def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
+    # the layout of ``ary`` where it has one of the two (a transposed array stays "F")
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
     return Array(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
-                 allocator=ary.allocator)
+                 order=order, allocator=ary.allocator)
 
 
 def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
@@ -634,7 +690,11 @@ def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any
     start, stop, step = (args + (None,) * 3)[:3] if len(args) != 1 else (0, args[0], None)
     start = kwargs.get("start", start) or 0
     stop = kwargs.get("stop", stop)
-    step = kwargs.get("step", step) or 1
+    step = kwargs.get("step", step)
+    if step is None:
+        step = 1
+    if step == 0:
+        raise make_error("ppcl.array.arange", "INVALID_VALUE", "arange with a step of 0")
     if dtype is None:
         dtype = np.arange(start, stop if stop is not None else start + step, step).dtype \
             if stop is not None else np.array(start).dtype
@@ -650,6 +710,9 @@ def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any
 
 def concatenate(arrays: Sequence[Array], axis: int = 0, queue: Any = None,
                 allocator: Any = None) -> Array:
+    if not arrays:
+        raise make_error("ppcl.array.concatenate", "INVALID_VALUE",
+                         "concatenate needs at least one array")
     first = arrays[0]
     shape = list(first.shape)
     shape[axis] = builtins.sum(a.shape[axis] for a in arrays)
@@ -705,6 +768,9 @@ def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None) -
     if subset.dtype.kind not in "iu" or a.ndim != 1 or not a.flags.c_contiguous:
         raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
                          "subset_* takes an integer index array and a contiguous 1-d array")
+    if subset.size == 0 and kind != "sum":
+        raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
+                         f"subset_{kind} of an empty subset: a zero-size array has no {kind}")
     dtype = np.dtype(dtype or a.dtype)
     a = a._concrete()
     subset = subset._concrete()

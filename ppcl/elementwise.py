@@ -19,7 +19,7 @@ import numpy as np
 
 import ppcl as cl
 from ppcl import cltypes
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import integer_arg, make_error
 from ppcl.tools import Argument, ScalarArg, VectorArg, complex_preamble, parse_arg_list
 
 _programs: weakref.WeakKeyDictionary[cl.Context, dict[tuple[str, str, str], cl.Kernel]] = \
@@ -126,6 +126,12 @@ def array_args(args: Sequence[Argument], values: Sequence[Any], routine: str) ->
                 raise make_error(routine, "INVALID_ARG_VALUE",
                                  f"argument '{arg.name}' has dtype {value.dtype}, the kernel "
                                  f"declares {arg.dtype}")
+            if not value.flags.forc:
+                # the kernel indexes the buffer from the view's offset with unit stride: a
+                # strided view would be read as its base's consecutive elements
+                raise make_error(routine, "INVALID_VALUE",
+                                 f"{routine} needs contiguous arrays: argument '{arg.name}' is "
+                                 f"a view with strides {value.strides}; copy it first (.copy())")
             result += [value.base_data, np.int64(value.offset // value.dtype.itemsize)]
         else:
             result.append(scalar_value(arg.dtype, value))
@@ -180,13 +186,8 @@ class ElementwiseKernel:
                  slice: slice | None = None, queue: cl.CommandQueue | None = None,  # noqa: A002
                  wait_for: Sequence[cl.Event] | None = None, **kwargs: Any) -> cl.Event:
         routine = "ElementwiseKernel"
+        values = array_args(self.args, args, routine)  # first: it names a wrong argument
         arrays, queue = arrays_and_queue(self.args, args, queue, routine)
-        for value in arrays:
-            if not value.flags.forc:
-                raise make_error(routine, "INVALID_VALUE",
-                                 "ElementwiseKernel needs contiguous arrays: copy the view "
-                                 "first (.copy())")
-        values = array_args(self.args, args, routine)
         if range is not None and slice is not None:
             raise make_error(routine, "INVALID_VALUE", "give range or slice, not both")
         if slice is not None:
@@ -194,8 +195,7 @@ class ElementwiseKernel:
                 raise make_error(routine, "INVALID_VALUE", "slice needs an array argument")
             range = _slice_range(slice, arrays[0].size)
         if range is not None:
-            start, stop, step = range.start or 0, range.stop, range.step or 1
-            count = max(0, -(-(stop - start) // step))
+            start, step, count = range_indices(range, routine)
         else:
             if not arrays:
                 raise make_error(routine, "INVALID_VALUE",
@@ -223,6 +223,21 @@ class ElementwiseKernel:
             event = kernel(queue, (tail,), (1,), *values, global_offset=(main,),
                            wait_for=wait_for)
         return event if event is not None else cl.enqueue_marker(queue, wait_for=wait_for)
+
+
+def range_indices(index: slice, routine: str) -> tuple[int, int, int]:
+    """(first index, step, count) of a ``range=slice(start, stop, step)`` argument: ``stop``
+    is needed (there is no length to take it from), ``step`` may not be 0 (it was taken for
+    1), and each is an integer."""
+    if not isinstance(index, slice) or index.stop is None:
+        raise make_error(routine, "INVALID_VALUE",
+                         f"range={index!r}: give slice(start, stop[, step]) with a stop")
+    start = 0 if index.start is None else integer_arg(routine, index.start, "range start")
+    stop = integer_arg(routine, index.stop, "range stop")
+    step = 1 if index.step is None else integer_arg(routine, index.step, "range step")
+    if step == 0:
+        raise make_error(routine, "INVALID_VALUE", "range step 0")
+    return start, step, max(0, -(-(stop - start) // step))
 
 
 def _slice_range(index: slice, size: int) -> slice:

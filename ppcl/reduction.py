@@ -37,6 +37,7 @@ from ppcl.elementwise import (
     build_kernel,
     declarators,
     is_gpu,
+    range_indices,
 )
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
@@ -124,15 +125,14 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
                  range: slice | None = None, slice: slice | None = None,  # noqa: A002
                  out: Any = None, allocator: Any = None) -> Any:
         routine = "ReductionKernel"
+        values = array_args(self.args, args, routine)  # first: it names a wrong argument
         arrays, queue = arrays_and_queue(self.args, args, queue, routine, fallback=out)
-        values = array_args(self.args, args, routine)
         if slice is not None:
             if not arrays:
                 raise make_error(routine, "INVALID_VALUE", "slice needs an array argument")
             range = type(slice)(*slice.indices(arrays[0].size))
         if range is not None:
-            first, step = range.start or 0, range.step or 1
-            count = max(0, -(-(range.stop - first) // step))
+            first, step, count = range_indices(range, routine)
         elif arrays:
             count = arrays[0].size
         else:

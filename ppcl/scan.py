@@ -56,9 +56,13 @@ class GenericScanKernel:
                  input_fetch_exprs: Sequence[tuple[str, str, int]] = (),
                  index_dtype: Any = np.int32, name_prefix: str = "scan", options: Any = None,
                  preamble: str = "", devices: Any = None, **kwargs: Any) -> None:
-        if neutral is None:
+        if neutral is None and ("prev_item" in output_statement
+                                or is_segment_start_expr is not None):
+            # an exclusive result (and a segment's restart) begins at the neutral element;
+            # an inclusive scan starts from its first item (PyOpenCL allows it without)
             raise make_error("GenericScanKernel", "INVALID_VALUE",
-                             "give the neutral element of scan_expr (neutral=...)")
+                             "give the neutral element of scan_expr (neutral=...): the output "
+                             "uses prev_item or the scan is segmented")
         self.context = ctx
         self.dtype = np.dtype(dtype)
         self.args = parse_arg_list(arguments)
@@ -102,9 +106,25 @@ class GenericScanKernel:
         start = "\n  ".join([*prelude, "long start__ = (long)get_global_id(0) * chunk__;",
                              "long stop__ = min(start__ + chunk__, N);"])
         segmented = self.is_segment_start_expr is not None
+        if self.neutral is None:
+            # no neutral element: ``have`` says whether ``acc`` holds a value yet; a chunk's
+            # flags say it had items (2) and, after the carries, whether its carry is one (4)
+            init = f"{t} acc; char have = 0;"
+            combine = "if (have) acc = SCAN_EXPR(acc, item_in, false); " \
+                      "else { acc = item_in; have = 1; }"
+            carry = ("if (f & 2) { acc = have ? SCAN_EXPR(acc, totals__[g], false) "
+                     ": totals__[g]; have = 1; }")
+            seen, keep_have = "| (have << 1)", "flags__[g] = f | (have << 2);"
+            final_init = f"{t} acc = carries__[get_global_id(0)]; " \
+                         "char have = (flags__[get_global_id(0)] >> 2) & 1;"
+        else:
+            init = f"{t} acc = {self.neutral};"
+            combine = "acc = SCAN_EXPR(acc, item_in, false);"
+            carry = "acc = (f & 1) ? totals__[g] : SCAN_EXPR(acc, totals__[g], false);"
+            seen = keep_have = ""
+            final_init = f"{t} acc = carries__[get_global_id(0)];"
         step = ("if (IS_SEG_START(i, item_in)) { acc = item_in; seg = 1; }\n"
-                "      else acc = SCAN_EXPR(acc, item_in, false);") if segmented else \
-            "acc = SCAN_EXPR(acc, item_in, false);"
+                f"      else {combine}") if segmented else combine
         fetch = self._fetches()
         header = complex_preamble([self.dtype, *(a.dtype for a in self.args)])
         seg_macro = f"#define IS_SEG_START(i, a) ({self.is_segment_start_expr})\n" \
@@ -118,7 +138,7 @@ __kernel void {self.name}_totals({", ".join(common)}, __global {t} *totals__,
                                  __global char *flags__)
 {{
   {start}
-  {t} acc = {self.neutral};
+  {init}
   char seg = 0;
   for (long i = start__; i < stop__; i++) {{
     {fetch}
@@ -126,33 +146,35 @@ __kernel void {self.name}_totals({", ".join(common)}, __global {t} *totals__,
     {step}
   }}
   totals__[get_global_id(0)] = acc;
-  flags__[get_global_id(0)] = seg;
+  flags__[get_global_id(0)] = seg {seen};
 }}
 
 __kernel void {self.name}_carries(__global const {t} *totals__,
-                                  __global const char *flags__, __global {t} *carries__,
+                                  __global char *flags__, __global {t} *carries__,
                                   long groups__)
 {{
-  {t} acc = {self.neutral};
+  {init}
   for (long g = 0; g < groups__; g++) {{
     carries__[g] = acc;
-    acc = flags__[g] ? totals__[g] : SCAN_EXPR(acc, totals__[g], false);
+    char f = flags__[g];
+    {keep_have}
+    {carry}
   }}
   carries__[groups__] = acc;
 }}
 
 __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries__,
-                                long groups__)
+                                __global const char *flags__, long groups__)
 {{
   {start}
-  {t} acc = carries__[get_global_id(0)];
+  {final_init}
   const {t} last_item = carries__[groups__];
   for (long i = start__; i < stop__; i++) {{
     {fetch}
     {t} item_in = INPUT_EXPR(i);
     {t} prev_item = acc;
-    {"if (IS_SEG_START(i, item_in)) { prev_item = " + self.neutral + "; acc = item_in; } else "
-     if segmented else ""}acc = SCAN_EXPR(acc, item_in, false);
+    {"if (IS_SEG_START(i, item_in)) { prev_item = " + str(self.neutral) + "; acc = item_in; } "
+     "else " if segmented else ""}{combine}
     {t} item = acc;
     {self.output_statement};
   }}
@@ -163,12 +185,12 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
                  size: int | None = None, wait_for: Sequence[cl.Event] | None = None,
                  **kwargs: Any) -> cl.Event:
         routine = "GenericScanKernel"
+        values = array_args(self.args, args, routine)  # first: it names a wrong argument
         arrays, queue = arrays_and_queue(self.args, args, queue, routine)
         if size is None:
             if not arrays:
                 raise make_error(routine, "INVALID_VALUE", "without arrays, give size=")
             size = arrays[0].size
-        values = array_args(self.args, args, routine)
         kernels = self.kernels()
         global_size, chunk = chunk_geometry(queue.device, size)
         item = self.dtype.itemsize
@@ -180,7 +202,7 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
         local = None if is_gpu(queue.device) else (1,)
         kernels[0](queue, (global_size,), local, *common, totals, flags, wait_for=wait_for)
         kernels[1](queue, (1,), (1,), totals, flags, carries, np.int64(global_size))
-        return kernels[2](queue, (global_size,), local, *common, carries,
+        return kernels[2](queue, (global_size,), local, *common, carries, flags,
                           np.int64(global_size))
 
 
@@ -199,8 +221,12 @@ class _ScanKernel(GenericScanKernel):
                  queue: cl.CommandQueue | None = None, **kwargs: Any) -> Any:
         if output_ary is None:
             output_ary = input_ary
-        super().__call__(input_ary, output_ary, queue=queue or input_ary.queue,
-                         size=input_ary.size)
+        size = getattr(input_ary, "size", None)
+        if getattr(output_ary, "size", size) != size:
+            # the scan writes input_ary.size elements: a shorter output would be overrun
+            raise make_error("GenericScanKernel", "INVALID_VALUE",
+                             f"output_ary has {output_ary.size} elements, input_ary {size}")
+        super().__call__(input_ary, output_ary, queue=queue, size=size)
         return output_ary
 
 

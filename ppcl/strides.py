@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ppcl.runtime.errors import is_integer, make_error
+
 
 class Flags:
     """``c_contiguous``, ``f_contiguous`` and ``forc`` of an array, as numpy's flags."""
@@ -43,9 +45,18 @@ def c_strides(shape: tuple[int, ...], itemsize: int, order: str = "C") -> tuple[
 
 
 def shape_tuple(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, int | np.integer):
-        return (int(shape),)
-    return tuple(int(d) for d in shape)
+    """``shape`` (an integer or a sequence of them) as a tuple of ints; anything else, a float
+    among them too (``int()`` would truncate it), is ``CL_INVALID_VALUE``."""
+    dims = (shape,) if isinstance(shape, int | np.integer) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        dims = (shape,)  # one entry that is no integer: reported below
+    for dim in dims:
+        if not is_integer(dim):
+            raise make_error("Array", "INVALID_VALUE",
+                             f"shape {shape!r}: {dim!r} ({type(dim).__name__}) is not an integer")
+    return tuple(int(d) for d in dims)
 
 
 def span(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> tuple[int, int]:
@@ -64,6 +75,13 @@ def index_view(shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype
     """(shape, strides, byte offset moved) of ``view[index]`` for basic indexing."""
     model = as_strided(np.zeros(1, dtype), shape, strides, writeable=False)
     parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if not (isinstance(part, slice) or part is None or part is Ellipsis or is_integer(part)):
+            # numpy takes a bool or an array as an advanced index and returns a copy, whose
+            # address says nothing of a view's offset
+            raise make_error("Array.__getitem__", "INVALID_VALUE",
+                             f"index {index!r}: a ppcl array takes integers, slices, None and "
+                             f"Ellipsis, not {type(part).__name__} (use take for index arrays)")
     if not any(part is Ellipsis for part in parts):
         parts = (*parts, Ellipsis)  # a full integer index then still gives a (0-d) view
     picked = model[parts]

@@ -377,3 +377,73 @@ def test_remainder_and_floor_division_follow_numpy(queue, dtype):
     np.testing.assert_array_equal((a // b).get(), x // y)
     np.testing.assert_array_equal((20 // b).get(), 20 // y)
     np.testing.assert_array_equal((9 % b).get(), 9 % y)
+
+
+def test_empty_reductions_zero_steps_and_layouts_as_numpy(queue):
+    empty = cla.zeros(queue, (0,), np.float32)
+    # max of nothing was -inf (the neutral element) and min of int32 nothing INT_MAX
+    for reduce in (cla.max, cla.min):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*empty"):
+            reduce(empty)
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*empty"):
+            reduce(cla.zeros(queue, (0,), np.int32))
+    assert cla.sum(empty).get() == 0
+    assert bool(empty.any().get()) is False and bool(empty.all().get()) is True
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*empty subset"):
+        cla.subset_max(cla.zeros(queue, (0,), np.int32), cla.zeros(queue, (4,), np.float32))
+    # a step of 0 was taken for 1
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*step of 0"):
+        cla.arange(queue, 0, 5, 0, dtype=np.int32)
+    np.testing.assert_array_equal(cla.arange(queue, 5, 0, -2, dtype=np.int32).get(), [5, 3, 1])
+    transposed = cla.to_device(queue, np.arange(6, dtype=np.float32).reshape(2, 3)).T
+    like = cla.empty_like(transposed)
+    assert like.shape == (3, 2) and like.flags.f_contiguous  # as numpy and PyOpenCL keep it
+
+
+def test_shapes_indexes_axes_and_dtypes_that_make_no_array(queue):
+    a = cla.to_device(queue, np.arange(4, dtype=np.float32))
+    # a[True] became a view at a garbage offset: numpy's copy for a boolean index was taken
+    # for a view of the index model
+    for index in (True, np.bool_(False), (0, True)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*index"):
+            a[index]
+    np.testing.assert_array_equal(a[np.int64(-1), None].get(), [3])
+    # a float in a shape was truncated, a float alone failed in iteration
+    for shape in (4.0, (2.0, 2), (2, None)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*not an integer"):
+            cla.empty(queue, shape, np.float32)
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*objects"):
+        cla.empty(queue, 4, object)
+    # transpose((2, 0)) of a 3-d array dropped an axis without a word
+    cube = cla.to_device(queue, np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    for axes in ((2, 0), (0, 0, 1), (0, 1, 3)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*permutation"):
+            cube.transpose(axes)
+    np.testing.assert_array_equal(cube.transpose((-1, 0, 1)).get(),
+                                  np.arange(24).reshape(2, 3, 4).transpose((2, 0, 1)))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*at least one"):
+        cla.concatenate([])  # was IndexError from inside ppcl
+
+
+def test_arrays_of_two_contexts_are_named_as_such(ctx, queue):
+    other_queue = ppcl.CommandQueue(ppcl.Context(ctx.devices))
+    a = cla.to_device(queue, np.ones(4, np.float32))
+    b = cla.to_device(other_queue, np.ones(4, np.float32))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_CONTEXT.*arrays"):
+        a + b
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_CONTEXT.*arrays"):
+        a[:] = b
+
+
+def test_fill_values_and_orders_numpy_refuses(queue):
+    ints = cla.zeros(queue, 2, np.int32)
+    for value in (np.nan, np.inf):  # were INT_MIN
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*integer"):
+            ints.fill(value)
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*integer"):
+            ints[:] = value
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*one scalar"):
+        cla.zeros(queue, 2, np.float32).fill(np.ones(2))  # named a generated kernel's argument
+    np.testing.assert_array_equal(ints.fill(1.7).get(), [1, 1])  # numpy truncates too
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*order"):
+        cla.zeros(queue, (2, 3), np.float32, order="X")  # was taken for "C"

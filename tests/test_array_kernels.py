@@ -289,3 +289,51 @@ def test_argument_objects_and_vector_results(ctx, queue):
                               "(float2)(x[i], x[i])", "__global float *x")
     low, high = min_max(a).get()[()]["s0"], min_max(a).get()[()]["s1"]
     assert (low, high) == (x.min(), x.max())
+
+
+def test_reduction_and_scan_kernels_refuse_strided_views(ctx, queue):
+    # the generated kernels index from a view's offset with unit stride: a ReductionKernel
+    # over x[::2] and x[1::2] returned 20 for 68, a scan of x[::2] scanned x[:5]
+    x = cla.to_device(queue, np.arange(10, dtype=np.int32))
+    dot = ReductionKernel(ctx, np.int32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]",
+                          arguments="__global int *x, __global int *y")
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*contiguous.*'x'"):
+        dot(x[::2], x[1::2])
+    assert dot(x[::2].copy(), x[1::2].copy()).get() == np.dot(np.arange(0, 10, 2),
+                                                              np.arange(1, 10, 2))
+    assert dot(x[2:], x[2:]).get() == np.dot(np.arange(2, 10), np.arange(2, 10))  # offset only
+    scan = InclusiveScanKernel(ctx, np.int32, "a+b", neutral="0")
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*contiguous"):
+        scan(x[::2])
+    # a shorter output was written past its end; a numpy input failed with AttributeError
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*3 elements"):
+        scan(x, cla.empty(queue, 3, np.int32))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_ARG_VALUE.*ndarray"):
+        scan(np.arange(5, dtype=np.int32))
+
+
+@pytest.mark.parametrize("n", [1, 100, 65537])
+def test_inclusive_scan_without_a_neutral_element(ctx, queue, n):
+    # PyOpenCL builds InclusiveScanKernel(ctx, dtype, scan_expr) without neutral; ppcl refused
+    # it. Each chunk starts from its first item, so no value stands in for "nothing yet".
+    x = np.random.default_rng(n).uniform(-5, 10, n).astype(np.float32)
+    running_min = InclusiveScanKernel(ctx, np.float32, "fmin(a, b)")
+    np.testing.assert_array_equal(running_min(cla.to_device(queue, x)).get(),
+                                  np.minimum.accumulate(x))
+    with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*neutral"):
+        ExclusiveScanKernel(ctx, np.float32, "a+b")
+
+
+def test_range_arguments_need_a_stop_and_a_step_other_than_zero(ctx, queue):
+    # a range without a stop was a TypeError from inside ppcl; a step of 0 was taken for 1
+    ramp = ElementwiseKernel(ctx, "float *y", "y[i] = i")
+    total = ReductionKernel(ctx, np.float32, "0", "a+b", "x[i]", "__global float *x")
+    y = cla.zeros(queue, 8, np.float32)
+    for bad in (slice(2, None), slice(0, 4, 0), slice(0.0, 4)):
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*range"):
+            ramp(y, range=bad)
+        with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*range"):
+            total(y, range=bad)
+    ramp(y, range=slice(7, 0, -2))
+    np.testing.assert_array_equal(y.get(), [0, 1, 0, 3, 0, 5, 0, 7])
+    assert total(y, range=slice(1, 8, 2)).get() == 16

@@ -231,3 +231,45 @@ def test_one_in_order_queue_shared_by_threads_keeps_order(ctx, prg):
     out = np.empty(64, np.int32)
     cl.enqueue_copy(queue, out, buf)
     assert (out == 100).all()
+
+
+def _raise(status: int) -> None:
+    raise ValueError("callback bug")
+
+
+def test_a_callback_that_raises_neither_hangs_the_queue_nor_reaches_the_enqueuer(ctx, prg):
+    # the exception once escaped the thread completing the event before its waiters were
+    # woken: queue.finish() waited forever
+    queue = cl.CommandQueue(ctx)
+    gate = cl.UserEvent(ctx)
+    marker = cl.enqueue_marker(queue, wait_for=[gate])
+    marker.set_callback(COMPLETE, _raise)
+    with pytest.warns(RuntimeWarning, match="callback bug"):
+        gate.set_status(COMPLETE)
+        queue.finish()
+    assert marker.command_execution_status == COMPLETE
+    with pytest.warns(RuntimeWarning, match="callback bug"):
+        marker.set_callback(COMPLETE, _raise)  # already complete: called at once
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        marker.set_callback(12345, print)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        marker.set_callback(COMPLETE, None)
+
+
+def test_wait_for_events_checks_its_list(ctx):
+    other = cl.Context(ctx.devices)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_EVENT"):
+        cl.wait_for_events([5])
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.wait_for_events([cl.UserEvent(ctx), cl.UserEvent(other)])
+
+
+def test_user_events_check_their_context_and_status(ctx):
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.UserEvent(None)  # was a user event without a context
+    event = cl.UserEvent(ctx)
+    for status in ("done", 0.0):  # a str was a TypeError, 0.0 was kept as the status
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+            event.set_status(status)
+    event.set_status(np.int32(COMPLETE))
+    assert event.command_execution_status == COMPLETE

@@ -392,3 +392,47 @@ def test_local_memory_of_the_same_size_keeps_the_argument_tuple(ctx, queue):
     cl.enqueue_copy(queue, out, buf)
     # reversed within groups of 16 twice (back to the start), then within groups of 32
     np.testing.assert_array_equal(out, data.reshape(-1, 32)[:, ::-1].reshape(-1))
+
+
+def test_a_call_without_a_queue_names_the_queue(ctx, queue, prg):
+    # a kernel call whose first argument was not a queue failed with AttributeError
+    # ('NoneType' object has no attribute 'context'); a wait_for of one event with TypeError
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    args = (buf, np.float32(1), np.int32(64))
+    for not_a_queue in (None, ctx):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_COMMAND_QUEUE"):
+            prg.scale(not_a_queue, (64,), None, *args)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.CommandQueue(None)
+    marker = cl.enqueue_marker(queue)
+    with pytest.raises(cl.LogicError, match=r"CL_INVALID_EVENT_WAIT_LIST.*wait_for=\[event\]"):
+        prg.scale(queue, (64,), None, *args, wait_for=marker)
+
+
+def test_program_source_as_bytes(ctx, queue):
+    # PyOpenCL builds Program(ctx, source.encode()); ppcl took the bytes for binaries
+    prg = cl.Program(ctx, SOURCE.encode()).build()
+    assert "scale" in prg.kernel_names.split(";")
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*UTF-8"):
+        cl.Program(ctx, b"\xff\xfe kernel")
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.Program(None, SOURCE)
+
+
+def test_arguments_of_the_wrong_type_raise_opencl_errors(ctx, queue, prg):
+    # each of these was an AttributeError or TypeError from inside ppcl, or (LocalMemory(1.5))
+    # silently truncated
+    with pytest.raises(cl.LogicError, match="CL_INVALID_KERNEL"):
+        cl.enqueue_nd_range_kernel(queue, "scale", (4,), None)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_PROGRAM"):
+        cl.Kernel(None, "scale")
+    knl = cl.Kernel(prg, "scale")
+    for index in ("0", 1.0):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_INDEX"):
+            knl.set_arg(index, np.float32(1))
+    knl.set_arg(np.int64(1), np.float32(1))
+    for size in (1.5, "16"):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+            cl.LocalMemory(size)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_BUILD_OPTIONS"):
+        cl.Program(ctx, SOURCE).build(options=123)

@@ -277,3 +277,66 @@ def test_device_copy_of_other_types_converts_as_numpy_does():
     same = np.empty_like(source)
     device.transfer(same, source)
     np.testing.assert_array_equal(same, source)
+
+
+def test_sizes_and_offsets_that_are_not_integers_are_refused_and_harm_nothing(ctx, queue):
+    # a float size once reached the allocator, whose chunk then held float offsets: every
+    # later buffer of the process failed with numpy's "slice indices must be integers"
+    for size in (16.0, "16", None):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*buffer size"):
+            cl.Buffer(ctx, mf.READ_WRITE, size)
+    assert cl.Buffer(ctx, mf.READ_WRITE, np.int64(16)).size == 16
+    with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
+        cl.Buffer(None, mf.READ_WRITE, 16)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.arange(16, dtype=np.uint8))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*origin"):
+        buf.get_sub_region(0.0, 16)
+    out = np.zeros(4, np.uint8)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*offset"):
+        cl.enqueue_copy(queue, out, buf, src_offset=4.0)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*buffer_origin"):
+        cl.enqueue_copy(queue, out, buf, buffer_origin=(0.5, 0), host_origin=(0, 0),
+                        region=(2, 2), buffer_pitches=(4,), host_pitches=(2,))
+    cl.enqueue_copy(queue, out, buf, src_offset=np.int32(4))
+    np.testing.assert_array_equal(out, [4, 5, 6, 7])
+
+
+def test_sub_buffer_flags_sizes_and_slices_as_opencl_checks_them(ctx, queue):
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY | mf.ALLOC_HOST_PTR, 1024)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_BUFFER_SIZE"):
+        buf.get_sub_region(0, 0)
+    for flags in (mf.USE_HOST_PTR, mf.READ_ONLY, mf.READ_WRITE):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+            buf.get_sub_region(0, 128, flags)
+    sub = buf.get_sub_region(0, 128)
+    assert sub.flags == mf.WRITE_ONLY | mf.ALLOC_HOST_PTR  # inherited, as OpenCL says
+    read_only = cl.Buffer(ctx, mf.READ_ONLY, 1024)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        read_only.get_sub_region(0, 128, mf.WRITE_ONLY)
+    # PyOpenCL raises LogicError here too (these were TypeError and ValueError)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        buf[3]
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        buf[0:256:2]
+
+
+def test_fill_with_a_pattern_that_is_no_data(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
+    for pattern in (None, object(), [None]):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*fill pattern"):
+            cl.enqueue_fill_buffer(queue, buf, pattern, 0, 16)
+
+
+def test_map_copy_and_migrate_arguments_of_the_wrong_type(ctx, queue):
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
+    read = cl.map_flags.READ
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_map_buffer(queue, buf, read, 0, (4.0,), np.float32)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_map_buffer(queue, buf, read, 0, 4.0, np.float32)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*strides"):
+        cl.enqueue_map_buffer(queue, buf, read, 0, (2,), np.float32, strides=(-4,))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*byte_count"):
+        cl.enqueue_copy(queue, buf, cl.Buffer(ctx, mf.READ_WRITE, 16), byte_count="4")
+    with pytest.raises(cl.LogicError, match="CL_INVALID_MEM_OBJECT"):
+        cl.enqueue_migrate_mem_objects(queue, [5])

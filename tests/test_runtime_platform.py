@@ -137,3 +137,24 @@ def test_create_some_context_never_prompts_without_terminal(monkeypatch):
     assert cl.create_some_context(interactive=True).devices == platforms[0].get_devices()[:1]
     choices = (len(platforms) > 1) + (len(platforms[0].get_devices()) > 1)
     assert len(questions) == choices
+
+
+def test_platform_context_and_queue_arguments_of_the_wrong_type():
+    platform = cl.get_platforms()[0]
+    with pytest.raises(cl.LogicError, match="CL_INVALID_DEVICE_TYPE"):
+        platform.get_devices(device_type="gpu")  # was TypeError from '&'
+    device = platform.get_devices()[0]
+    with pytest.raises(cl.LogicError, match=r"CL_INVALID_VALUE.*Context\(\[device\]\)"):
+        cl.Context(device)
+    ctx = cl.Context([device])
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.CommandQueue(ctx, properties=1.0)
+
+
+def test_context_properties_are_key_value_pairs_of_known_keys():
+    platform = cl.get_platforms()[0]
+    for properties in ([(5, 6)], [5]):  # the first was ignored, the second a TypeError
+        with pytest.raises(cl.LogicError, match="CL_INVALID_PROPERTY"):
+            cl.Context(properties=properties)
+    ctx = cl.Context(properties=[(cl.context_properties.PLATFORM, platform)])
+    assert ctx.devices

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ppcl.runtime.constants import context_info, context_properties
+from ppcl.runtime.constants import constant_names, context_info, context_properties
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.platform import Device, Platform, get_platforms
 from ppcl.settings import read_settings
@@ -31,6 +31,9 @@ class Context:
             if not devices:
                 raise make_error("clCreateContextFromType", "DEVICE_NOT_FOUND",
                                  f"no device of type {dev_type} on platform '{platform.name}'")
+        if isinstance(devices, Device):
+            raise make_error("clCreateContext", "INVALID_VALUE",
+                             "devices is a list of devices: Context([device])")
         devices = list(devices)
         if not devices:
             raise make_error("clCreateContext", "INVALID_VALUE", "no devices given")
@@ -68,7 +71,13 @@ class Context:
 
 
 def _platform_from_properties(properties: Sequence[tuple[int, Any]] | None) -> Platform:
-    for key, value in properties or ():
+    known = set(constant_names(context_properties).values())
+    for entry in properties or ():
+        if not isinstance(entry, tuple | list) or len(entry) != 2 or entry[0] not in known:
+            raise make_error("clCreateContext", "INVALID_PROPERTY",
+                             f"context property {entry!r}: properties are (key, value) pairs "
+                             "with a cl.context_properties key")
+        key, value = entry
         if key == context_properties.PLATFORM:
             if not isinstance(value, Platform):
                 raise make_error("clCreateContext", "INVALID_PLATFORM", f"{value!r}")

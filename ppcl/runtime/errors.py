@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 # name (without the CL_ prefix) -> code, from cl.h of OpenCL 1.2
 ERROR_CODES: dict[str, int] = {
     "SUCCESS": 0,
@@ -149,3 +151,17 @@ def make_error(routine: str, code: int | str, message: str = "") -> Error:
     if code <= ERROR_CODES["INVALID_VALUE"]:
         return LogicError(routine, code, message)
     return RuntimeError(routine, code, message)
+
+
+def is_integer(value: object) -> bool:
+    """A Python or numpy integer, not a bool (a size, offset or count as OpenCL's size_t)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def integer_arg(routine: str, value: object, what: str) -> int:
+    """``value`` as an int, or ``CL_INVALID_VALUE`` naming ``what`` when it is not an integer
+    (a float size would otherwise reach slicing and the allocator deep inside ppcl)."""
+    if not is_integer(value):
+        raise make_error(routine, "INVALID_VALUE",
+                         f"the {what} is {value!r} ({type(value).__name__}), not an integer")
+    return int(value)  # type: ignore[call-overload]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +20,10 @@ from ppcl.runtime.constants import (
     event_info,
     profiling_info,
 )
-from ppcl.runtime.errors import ERROR_CODES, error_name, make_error
+from ppcl.runtime.context import Context
+from ppcl.runtime.errors import ERROR_CODES, error_name, integer_arg, make_error
 
 if TYPE_CHECKING:
-    from ppcl.runtime.context import Context
     from ppcl.runtime.queue import CommandQueue
 
 QUEUED = command_execution_status.QUEUED
@@ -133,9 +134,20 @@ class Event:
             waiter.set()
 
     def set_callback(self, callback_type: int, callback: StatusCallback) -> None:
-        """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails)."""
+        """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails).
+
+        An exception the callback raises is shown as a warning and otherwise ignored, as
+        PyOpenCL does: the callback runs in whichever thread moves the event, and an exception
+        there would stop the queue before it woke the event's waiters."""
+        if callback_type not in (COMPLETE, RUNNING, SUBMITTED):
+            raise make_error("clSetEventCallback", "INVALID_VALUE",
+                             f"callback type {callback_type!r}: it must be COMPLETE, RUNNING "
+                             "or SUBMITTED (command_execution_status)")
+        if not callable(callback):
+            raise make_error("clSetEventCallback", "INVALID_VALUE",
+                             f"the callback {callback!r} is not callable")
         self._flush_recorded()
-        self._add_callback(callback_type, callback)
+        self._add_callback(callback_type, _guarded(callback))
 
     def _add_callback(self, callback_type: int, callback: StatusCallback) -> None:
         with self._lock:
@@ -212,13 +224,29 @@ class Event:
         return f"<ppcl.Event {kind} status={self._status} at 0x{id(self):x}>"
 
 
+def _guarded(callback: StatusCallback) -> StatusCallback:
+    """``callback`` with its exceptions turned into warnings (see ``Event.set_callback``)."""
+
+    def call(status: int) -> None:
+        try:
+            callback(status)
+        except Exception as error:
+            warnings.warn(f"an event callback ({callback!r}) raised {error!r}; ignored",
+                          RuntimeWarning, stacklevel=2)
+
+    return call
+
+
 class UserEvent(Event):
     """An event the host completes with ``set_status(COMPLETE)`` or a negative error code."""
 
     def __init__(self, context: Context) -> None:
+        if not isinstance(context, Context):
+            raise make_error("clCreateUserEvent", "INVALID_CONTEXT", f"{context!r} is not a Context")
         super().__init__(context, None, command_type.USER, status=SUBMITTED)
 
     def set_status(self, status: int) -> None:
+        status = integer_arg("clSetUserEventStatus", status, "status")
         if status > COMPLETE:
             raise make_error("clSetUserEventStatus", "INVALID_VALUE",
                              "a user event's status can only be COMPLETE or a negative error")
@@ -229,6 +257,13 @@ class UserEvent(Event):
 
 
 def wait_for_events(events: Sequence[Event]) -> None:
+    events = list(events)
+    for event in events:
+        if not isinstance(event, Event):
+            raise make_error("clWaitForEvents", "INVALID_EVENT", f"{event!r} is not an Event")
+        if event.context is not events[0].context:
+            raise make_error("clWaitForEvents", "INVALID_CONTEXT",
+                             "the events belong to different contexts")
     failed = None
     for event in events:
         try:

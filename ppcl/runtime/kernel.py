@@ -37,16 +37,15 @@ from ppcl.runtime.constants import (
     kernel_info,
     kernel_work_group_info,
 )
-from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
+from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
-from ppcl.runtime.queue import KernelTask
+from ppcl.runtime.queue import CommandQueue, KernelTask
 
 if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
     from ppcl.runtime.program import Program
-    from ppcl.runtime.queue import CommandQueue
 
 LocalSize = tuple[int, int, int]
 _SET_ARG = "clSetKernelArg"
@@ -93,6 +92,8 @@ class Kernel:
     """``Kernel(program, name)``, or ``program.name``: one kernel with its argument values."""
 
     def __init__(self, program: Program, name: str) -> None:
+        if not hasattr(program, "_kernel_signature"):
+            raise make_error("clCreateKernel", "INVALID_PROGRAM", f"{program!r} is not a Program")
         self.program = program
         self.function_name = name
         self.context = program.context
@@ -139,7 +140,7 @@ class Kernel:
                f"'{self.function_name}'"
 
     def set_arg(self, index: int, value: Any) -> None:
-        if not 0 <= index < self.num_args:
+        if not is_integer(index) or not 0 <= index < self.num_args:
             raise make_error(_SET_ARG, "INVALID_ARG_INDEX",
                              f"kernel '{self.function_name}' has {self.num_args} arguments, "
                              f"not an argument {index}")
@@ -366,7 +367,7 @@ class Kernel:
 def _as_tuple(values: Any, what: str) -> tuple[int, ...]:
     """The entries of a size or offset argument (one integer or a sequence of them) as ints;
     anything that is not an integer raises ``CL_INVALID_VALUE`` naming the entry."""
-    if _is_integer(values):
+    if is_integer(values):
         return (int(values),)
     try:
         entries = tuple(values)
@@ -375,15 +376,11 @@ def _as_tuple(values: Any, what: str) -> tuple[int, ...]:
                          f"the {what} {values!r} is neither an integer nor a sequence of "
                          "integers") from None
     for index, entry in enumerate(entries):
-        if not _is_integer(entry):
+        if not is_integer(entry):
             raise make_error(_ENQUEUE, "INVALID_VALUE",
                              f"entry {index} of the {what} is {entry!r} "
                              f"({type(entry).__name__}), not an integer: {values!r}")
     return tuple(int(entry) for entry in entries)
-
-
-def _is_integer(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
 def _check_global_range(global_tuple: tuple[int, ...], offset_tuple: tuple[int, ...],
@@ -484,7 +481,15 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                             wait_for: Sequence[Event] | None = None, *, g_times_l: bool = False,
                             allow_empty_ndrange: bool = False) -> Event:
     """Launch ``kernel`` over the NDRange; the arguments are those set at this moment."""
-    if kernel.context is not queue.context:
+    try:
+        kernel_context = kernel.context
+    except AttributeError:
+        raise make_error(_ENQUEUE, "INVALID_KERNEL", f"{kernel!r} is not a Kernel") from None
+    if getattr(queue, "context", None) is not kernel_context:
+        if not isinstance(queue, CommandQueue):
+            raise make_error(_ENQUEUE, "INVALID_COMMAND_QUEUE",
+                             f"{queue!r} is not a CommandQueue (the first argument of a kernel "
+                             "call is the queue)")
         raise make_error(_ENQUEUE, "INVALID_CONTEXT", "kernel and queue have different contexts")
     try:
         key: Any = (global_work_size, local_work_size, global_work_offset, g_times_l,

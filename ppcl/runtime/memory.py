@@ -20,14 +20,15 @@ import numpy as np
 
 from ppcl.devices.interface import Allocation
 from ppcl.runtime.constants import constant_names, mem_flags, mem_info, mem_object_type
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.context import Context
+from ppcl.runtime.errors import integer_arg, make_error
 
 if TYPE_CHECKING:
-    from ppcl.runtime.context import Context
     from ppcl.runtime.event import Event
     from ppcl.runtime.queue import CommandQueue
 
 _ACCESS_FLAGS = mem_flags.READ_WRITE | mem_flags.WRITE_ONLY | mem_flags.READ_ONLY
+_HOST_FLAGS = mem_flags.USE_HOST_PTR | mem_flags.ALLOC_HOST_PTR | mem_flags.COPY_HOST_PTR
 # guards the counts that decide when released memory is freed (commands end on other threads)
 _FREE_LOCK = threading.Lock()
 
@@ -194,6 +195,10 @@ class Buffer(MemoryObject):
 
     def __init__(self, context: Context, flags: int, size: int = 0, hostbuf: Any = None) -> None:
         routine = "clCreateBuffer"
+        if not isinstance(context, Context):
+            raise make_error(routine, "INVALID_CONTEXT", f"{context!r} is not a Context")
+        flags = integer_arg(routine, flags, "memory flags")
+        size = integer_arg(routine, size, "buffer size")
         check_flags(flags, routine)
         uses_host = bool(flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR))
         if hostbuf is not None and not uses_host:
@@ -237,9 +242,15 @@ class Buffer(MemoryObject):
     def _sub(cls, parent: Buffer, origin: int, size: int, flags: int) -> Buffer:
         routine = "clCreateSubBuffer"
         parent.check_live(routine)
+        origin = integer_arg(routine, origin, "sub-buffer origin")
+        size = integer_arg(routine, size, "sub-buffer size")
+        flags = integer_arg(routine, flags, "sub-buffer flags")
         if parent.parent is not None:
             raise make_error(routine, "INVALID_MEM_OBJECT", "a sub-buffer cannot be split again")
-        if origin < 0 or size <= 0 or origin + size > parent.size:
+        _check_sub_flags(parent.flags, flags, routine)
+        if size == 0:
+            raise make_error(routine, "INVALID_BUFFER_SIZE", "a sub-buffer needs a size above 0")
+        if origin < 0 or size < 0 or origin + size > parent.size:
             raise make_error(routine, "INVALID_VALUE",
                              f"region [{origin}, {origin + size}) is outside the buffer "
                              f"of {parent.size} bytes")
@@ -249,7 +260,11 @@ class Buffer(MemoryObject):
                              f"origin {origin} is not a multiple of {alignment} bytes "
                              "(the device's mem_base_addr_align)")
         sub = cls.__new__(cls)
-        MemoryObject.__init__(sub, parent.context, flags or parent.flags, size)
+        # the host pointer flags, and the access flags when none are given, are the parent's
+        host_flags = parent.flags & _HOST_FLAGS
+        access = flags & _ACCESS_FLAGS or parent.flags & _ACCESS_FLAGS
+        MemoryObject.__init__(sub, parent.context, (flags & ~_ACCESS_FLAGS) | access | host_flags,
+                              size)
         sub.parent = parent
         sub._origin = origin
         sub.hostbuf = parent.hostbuf
@@ -263,10 +278,13 @@ class Buffer(MemoryObject):
 
     def __getitem__(self, index: slice) -> Buffer:
         if not isinstance(index, slice):
-            raise TypeError("buffer subscript must be a slice")
+            raise make_error("Buffer.__getitem__", "INVALID_VALUE",
+                             f"a buffer is indexed by a slice of bytes (buf[start:stop]), "
+                             f"not {index!r}")
         start, stop, step = index.indices(self.size)
         if step != 1:
-            raise ValueError("buffer slice must have unit step")
+            raise make_error("Buffer.__getitem__", "INVALID_VALUE",
+                             f"a buffer slice has step 1, not {step}")
         return self.get_sub_region(start, stop - start)
 
     @property
@@ -282,6 +300,23 @@ class Buffer(MemoryObject):
 
     def __repr__(self) -> str:
         return f"<ppcl.Buffer {self.size} bytes at 0x{id(self):x}>"
+
+
+def _check_sub_flags(parent: int, flags: int, routine: str) -> None:
+    """A sub-buffer's flags as OpenCL allows them: no host pointer flags, and no access its
+    parent does not grant."""
+    check_flags(flags, routine)
+    if flags & _HOST_FLAGS:
+        raise make_error(routine, "INVALID_VALUE",
+                         "a sub-buffer takes its host pointer flags from its parent: "
+                         "USE_HOST_PTR, ALLOC_HOST_PTR and COPY_HOST_PTR are not allowed")
+    access = flags & _ACCESS_FLAGS
+    for only, refused in ((mem_flags.READ_ONLY, "read-only"), (mem_flags.WRITE_ONLY,
+                                                               "write-only")):
+        if parent & only and access and access != only:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"the parent buffer is {refused}; a sub-buffer cannot grant "
+                             "more access")
 
 
 def check_flags(flags: int, routine: str) -> None:
@@ -302,6 +337,7 @@ class LocalMemory:
     """A ``__local`` kernel argument of ``size`` bytes."""
 
     def __init__(self, size: int) -> None:
+        size = integer_arg("LocalMemory", size, "local memory size")
         if size <= 0:
             raise make_error("LocalMemory", "INVALID_ARG_SIZE", "local memory size must be above 0")
         self.size = int(size)

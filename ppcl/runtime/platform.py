@@ -27,7 +27,7 @@ from ppcl.runtime.constants import (
 from ppcl.runtime.constants import (
     device_type as _device_type,
 )
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import is_integer, make_error
 from ppcl.settings import SettingsError, read_settings
 from ppcl.version import __version__
 
@@ -84,6 +84,9 @@ class Platform:
         programs rely on it: ``[p.get_devices(device_type.GPU) for p in get_platforms()]``
         is the usual way to look for a GPU and fall back to the CPU.
         """
+        if not is_integer(device_type):
+            raise make_error("clGetDeviceIDs", "INVALID_DEVICE_TYPE",
+                             f"device_type {device_type!r}: pass a cl.device_type value")
         return [d for d in self._all_devices()
                 if device_type in (_device_type.ALL, _device_type.DEFAULT)
                 or d.type & device_type]

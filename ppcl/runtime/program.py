@@ -47,12 +47,12 @@ from ppcl.runtime.constants import (
     program_build_info,
     program_info,
 )
+from ppcl.runtime.context import Context
 from ppcl.runtime.errors import Error, make_error
 from ppcl.runtime.kernel import Kernel
 from ppcl.settings import Settings, SettingsError, read_settings
 
 if TYPE_CHECKING:
-    from ppcl.runtime.context import Context
     from ppcl.runtime.platform import Device
 
 _FRONTEND_CACHE_SIZE = 64
@@ -69,7 +69,10 @@ def _option_string(options: str | Sequence[str] | None) -> str:
         return ""
     if isinstance(options, str):
         return options
-    return " ".join(str(o) for o in options)
+    if not isinstance(options, Sequence) or not all(isinstance(o, str) for o in options):
+        raise make_error("clBuildProgram", "INVALID_BUILD_OPTIONS",
+                         f"build options are a string or a list of strings, not {options!r}")
+    return " ".join(options)
 
 
 def _frontend(source: str, options: str, headers: dict[str, str],
@@ -105,6 +108,14 @@ _BINARY_TYPES = {binary_kinds.EXECUTABLE: program_binary_type.EXECUTABLE,
 _LINK_ONLY_OPTIONS = ("-create-library", "-enable-link-options")
 
 
+def _decoded_source(source: bytes | bytearray) -> str:
+    try:
+        return bytes(source).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise make_error("clCreateProgramWithSource", "INVALID_VALUE",
+                         f"the program source is bytes that are not UTF-8 text: {error}") from None
+
+
 class Program:
     """An OpenCL program: source text (or a binary), its build options, status, log and
     kernels.
@@ -116,6 +127,11 @@ class Program:
 
     def __init__(self, context: Context, source: str | Sequence[Device] | FrontendResult,
                  binaries: Sequence[bytes] | None = None) -> None:
+        if not isinstance(context, Context):
+            raise make_error("clCreateProgramWithSource", "INVALID_CONTEXT",
+                             f"{context!r} is not a Context")
+        if binaries is None and isinstance(source, bytes | bytearray):
+            source = _decoded_source(source)  # PyOpenCL takes source as bytes too
         self.context = context
         self.filename = "<source>"
         self._loaded: ProgramBinary | None = None  # what the binaries held

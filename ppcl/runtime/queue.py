@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ppcl.runtime.constants import command_queue_info, command_queue_properties, command_type
-from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, make_error
+from ppcl.runtime.context import Context
+from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, integer_arg, make_error
 from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
 from ppcl.runtime.memory import Kept
 
 if TYPE_CHECKING:
-    from ppcl.runtime.context import Context
     from ppcl.runtime.memory import MemoryObject
     from ppcl.runtime.platform import Device
 
@@ -80,7 +80,10 @@ class CommandQueue:
 
     def __init__(self, context: Context, device: Device | None = None,
                  properties: int | None = 0) -> None:
-        properties = properties or 0
+        if not isinstance(context, Context):
+            raise make_error("clCreateCommandQueue", "INVALID_CONTEXT",
+                             f"{context!r} is not a Context")
+        properties = integer_arg("clCreateCommandQueue", properties or 0, "queue properties")
         known = (command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
                  | command_queue_properties.PROFILING_ENABLE)
         if properties & ~known:
@@ -308,6 +311,9 @@ def _check_wait_list(wait_for: Sequence[Event] | None, context: Context,
                      routine: str) -> list[Event]:
     if not wait_for:
         return []
+    if isinstance(wait_for, Event):
+        raise make_error(routine, "INVALID_EVENT_WAIT_LIST",
+                         "wait_for takes a list of events, not one event: wait_for=[event]")
     events = list(wait_for)
     for event in events:
         if not isinstance(event, Event):

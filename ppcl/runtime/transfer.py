@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.runtime.constants import command_type, map_flags
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import integer_arg, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
 from ppcl.runtime.queue import CommandQueue, TransferTask
@@ -23,6 +23,8 @@ Triple = tuple[int, int, int]
 
 
 def check_range(routine: str, what: str, offset: int, count: int, size: int) -> None:
+    offset = integer_arg(routine, offset, f"{what} offset")
+    count = integer_arg(routine, count, f"{what} byte count")
     if offset < 0 or count < 0 or offset + count > size:
         raise make_error(routine, "INVALID_VALUE",
                          f"{what}: bytes [{offset}, {offset + count}) are outside "
@@ -84,6 +86,8 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
     routine = "clEnqueueCopyBuffer"
     check_queue(queue, src, routine)
     check_queue(queue, dst, routine)
+    if byte_count is not None:
+        byte_count = integer_arg(routine, byte_count, "byte_count")
     if byte_count is None or byte_count < 0:
         byte_count = min(src.size - src_offset, dst.size - dst_offset)
     check_range(routine, "copy source", src_offset, byte_count, src.size)
@@ -106,8 +110,13 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
 # ---------------------------------------------------------------------- rectangular copies
 
 
-def triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> Triple:
-    values = tuple(int(v) for v in (values or ()))
+def triple(values: Sequence[int] | int | None, fill: int, what: str, routine: str) -> Triple:
+    if values is None:
+        values = ()
+    elif not isinstance(values, Sequence | np.ndarray):
+        values = (values,)  # type: ignore[assignment]  # one integer: a 1-D origin or region
+    values = tuple(integer_arg(routine, v, f"entry of the {what}")
+                   for v in values)  # type: ignore[union-attr]
     if len(values) > 3:
         raise make_error(routine, "INVALID_VALUE", f"{what} has more than 3 components")
     padded = values + (fill,) * (3 - len(values))
@@ -116,7 +125,7 @@ def triple(values: Sequence[int] | None, fill: int, what: str, routine: str) -> 
 
 def _pitches(pitches: Sequence[int] | None, region: Triple, routine: str,
              what: str) -> tuple[int, int]:
-    given = tuple(int(p) for p in (pitches or ()))
+    given = tuple(integer_arg(routine, p, f"{what} pitch") for p in (pitches or ()))
     row = given[0] if len(given) > 0 and given[0] else region[0]
     slice_ = given[1] if len(given) > 1 and given[1] else region[1] * row
     if row < region[0] or slice_ < region[1] * row:
@@ -250,8 +259,12 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
                         wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueFillBuffer"
     check_queue(queue, mem, routine)
-    pattern_bytes = host_bytes(np.asarray(pattern) if not isinstance(pattern, bytes | bytearray)
-                               else pattern, what="fill pattern").copy()
+    if not isinstance(pattern, bytes | bytearray):
+        pattern = np.asarray(pattern)
+        if pattern.dtype.hasobject:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"the fill pattern is {pattern!r}: pass a numpy scalar or array")
+    pattern_bytes = host_bytes(pattern, what="fill pattern").copy()
     width = pattern_bytes.size
     if width not in (1, 2, 4, 8, 16, 32, 64, 128):
         raise make_error(routine, "INVALID_VALUE",
@@ -283,7 +296,14 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
     if flags & ~known:
         raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
     dtype = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
+    shape = tuple(integer_arg(routine, s, "map shape entry") for s in shape)
+    if strides is not None:
+        strides = tuple(integer_arg(routine, s, "map stride") for s in strides)
+        if len(strides) != len(shape) or min(strides, default=0) < 0 or min(shape, default=0) < 0:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"strides {strides} for shape {shape}: one non-negative stride "
+                             "per dimension")
     count = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if strides is not None:
         count = max((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize \
@@ -307,6 +327,9 @@ def enqueue_migrate_mem_objects(queue: CommandQueue, mem_objects: Sequence[Memor
                                 flags: int = 0, wait_for: Sequence[Event] | None = None) -> Event:
     """Memory is host memory on this device: migration is an ordering point only."""
     for mem in mem_objects:
+        if not isinstance(mem, MemoryObject):
+            raise make_error("clEnqueueMigrateMemObjects", "INVALID_MEM_OBJECT",
+                             f"{mem!r} is not a memory object")
         mem.check_live("clEnqueueMigrateMemObjects")
     return queue._enqueue(command_type.MIGRATE_MEM_OBJECTS, lambda: None, wait_for,
                           routine="clEnqueueMigrateMemObjects")
