@@ -303,3 +303,12 @@ def test_constant_folding_masks_shift_counts_and_converts_floats_to_bool():
     from ppcl.compiler.ir.visit import find_all
 
     assert sorted(c.value for c in find_all(module, irn.Case)) == [1, 2]
+
+
+@pytest.mark.parametrize("storage", ["auto", "register"])
+def test_auto_and_register_are_not_opencl_c(storage):
+    """OpenCL C supports neither storage class (clang and pocl reject both); the error does not
+    drop the declaration, so its uses give no second error."""
+    errors = errors_of(f"__kernel void k(__global int *o) {{ {storage} int x = 1; o[0] = x; }}")
+    assert len(errors) == 1 and (f"does not support the '{storage}' storage class specifier"
+                                 in errors[0])
