@@ -321,16 +321,28 @@ def lower_image(e: Emitter, ov: Overload) -> str:
     return define_overload(e, ov, lambda a: _query(ov, image))
 
 
+_EXTENTS = {"get_image_width": 0, "get_image_height": 1, "get_image_depth": 2}
+
+
+def image_query(name: str, image: ImageType, im: str) -> str | None:
+    """A scalar image query as a C expression over the descriptor pointer ``im`` (an operand
+    that binds as a postfix expression), or None for ``get_image_dim`` and other builtins; the
+    C and CUDA printers both use it."""
+    if name in _EXTENTS:
+        return f"(int){im}->extent[{_EXTENTS[name]}]"
+    if name == "get_image_array_size":
+        return f"{im}->extent[{image.layer}]"
+    if name == "get_image_channel_data_type":
+        return f"{im}->type"
+    if name == "get_image_channel_order":
+        return f"{im}->order"
+    return None
+
+
 def _query(ov: Overload, image: ImageType) -> str:
-    extent = {"get_image_width": 0, "get_image_height": 1, "get_image_depth": 2}
-    if ov.name in extent:
-        return f"return (int)a0->extent[{extent[ov.name]}];"
-    if ov.name == "get_image_array_size":
-        return f"return a0->extent[{image.layer}];"
-    if ov.name == "get_image_channel_data_type":
-        return "return a0->type;"
-    if ov.name == "get_image_channel_order":
-        return "return a0->order;"
+    value = image_query(ov.name, image, "a0")
+    if value is not None:
+        return f"return {value};"
     if ov.name == "get_image_dim":
         assert isinstance(ov.ret, VectorType)
         parts = [f"(int)a0->extent[{d}]" for d in range(image.axes)]

@@ -24,7 +24,7 @@ import dataclasses
 from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.codegen.c import C_SCALAR_NAMES, c_identifier
 from ppcl.compiler.codegen.c_builtins_convert import parse_convert_name
-from ppcl.compiler.codegen.c_builtins_image import support_text
+from ppcl.compiler.codegen.c_builtins_image import image_query, support_text
 from ppcl.compiler.codegen.cstyle import (
     PREC_ASSIGN,
     PREC_POSTFIX,
@@ -288,7 +288,6 @@ def _vector_printf(p: CStylePrinter, e: ir.Call) -> str:
 
 # read_image{f,i,ui}: the texel's field and the vector's element type
 _TEXEL_FIELDS = {"f": ("f", "float"), "i": ("i", "int"), "ui": ("u", "unsigned int")}
-_EXTENT_QUERIES = {"get_image_width": 0, "get_image_height": 1, "get_image_depth": 2}
 
 
 def _image_call(ov: Overload, args: str) -> str:
@@ -307,14 +306,9 @@ def _image_call(ov: Overload, args: str) -> str:
         return f"ppcl_img_{suffix}({read})"
     if name.startswith("write_image"):
         return f"ppcl_img_write_{name[len('write_image'):]}({args})"
-    if name in _EXTENT_QUERIES:
-        return f"((int)({args})->extent[{_EXTENT_QUERIES[name]}])"
-    if name == "get_image_array_size":
-        return f"((ppcl_size_t)({args})->extent[{image.layer}])"
-    if name == "get_image_channel_data_type":
-        return f"(({args})->type)"
-    if name == "get_image_channel_order":
-        return f"(({args})->order)"
+    value = image_query(name, image, f"({args})")
+    if value is not None:
+        return f"({value})"
     if name == "get_image_dim":
         assert isinstance(ov.ret, VectorType)
         return f"ppcl_img_dim<{image.axes}, {ov.ret.width}>({args})"
