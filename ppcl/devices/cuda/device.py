@@ -188,6 +188,7 @@ class CUDALaunch(KernelLaunch):
         self._program = program
         self._function = function
         self._name = name
+        self._images = program.images(name)  # per parameter: whether it is an image
         self._grid = ndrange.num_groups
         self._block = ndrange.local_size
         nd = _NDRangeArg()
@@ -216,7 +217,7 @@ class CUDALaunch(KernelLaunch):
         syncs: list[_Sync] = []
         offset = 0
         for index, arg in enumerate(args):
-            if isinstance(arg, BufferArg) and self._program.images(self._name)[index]:
+            if isinstance(arg, BufferArg) and self._images[index]:
                 address, mirrored = self._device.image_argument(arg)
                 if mirrored is not None:
                     written = self._program.written(self._name)
