@@ -40,7 +40,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     scalar_params,
 )
 from ppcl.compiler.codegen.c_builtins_image import lower_image
-from ppcl.compiler.codegen.c_builtins_math import lower_math
+from ppcl.compiler.codegen.c_builtins_math import lower_math, max_min_selects
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import (
@@ -195,14 +195,10 @@ def _common_body(name: str, elem: ScalarType) -> Callable[[Emitter, Sequence[str
     def body(e: Emitter, a: Sequence[str]) -> str:
         x, y, z = (list(a) + ["", ""])[:3]
         if name == "clamp":
-            # fmin(fmax(x, lo), hi) as selects, +0 above -0 as in ppcl's fmax and fmin: the
-            # C library's calls kept a work-item loop around clamp from vectorizing
-            return f"""{F} m = {x} > {y} ? {x} : {y};  /* fmax: a NaN x gives lo */
-m = {y} != {y} ? {x} : m;  /* a NaN lo gives x */
-m = {x} == {y} ? (signbit({x}) ? {y} : {x}) : m;
-{F} r = m < {z} ? m : {z};
-r = {z} != {z} ? m : r;
-return m == {z} ? (signbit(m) ? m : {z}) : r;"""
+            # fmin(fmax(x, lo), hi) by selects: the C library's calls kept a work-item loop
+            # around clamp from vectorizing
+            return (f"{F} m, r;\n{max_min_selects('fmax', x, y, 'm')}\n"
+                    f"{max_min_selects('fmin', 'm', z, 'r')}\nreturn r;")
         if name == "degrees":
             return f"return {x} * {lit('57.295779513082320876798154814105')};"
         if name == "radians":

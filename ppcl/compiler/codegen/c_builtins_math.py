@@ -105,14 +105,7 @@ return (double)r;"""
         if name in _LIBM2:
             return f"return {f(name)}({x}, {y});"
         if name in ("fmax", "fmin"):
-            # +0 is the larger zero (IEEE 754-2019 maximumNumber): the C library's fmax may
-            # return either zero, and gcc's vector and scalar code chose differently
-            keep_x = "!signbit" if name == "fmax" else "signbit"
-            better = ">" if name == "fmax" else "<"
-            return f"""if (isnan({y})) return {x};
-if (isnan({x})) return {y};
-if ({x} == {y}) return {keep_x}({x}) ? {x} : {y};
-return {x} {better} {y} ? {x} : {y};"""
+            return f"{F} r;\n{max_min_selects(name, x, y, 'r')}\nreturn r;"
         if name == "fma":
             return f"return {f('fma')}({x}, {y}, {z});"
         if name == "mad":
@@ -213,6 +206,18 @@ return {f('remainder')}({x}, {y});"""
         return _native_body(e, name, x, y)
 
     return body
+
+
+def max_min_selects(name: str, x: str, y: str, out: str) -> str:
+    """Statements setting ``out`` to ``fmax(x, y)`` or ``fmin(x, y)`` (``name``) by selects,
+    which gcc vectorizes: a NaN operand gives the other one, and +0 is the larger zero (IEEE
+    754-2019 maximumNumber; the C library's fmax may return either zero, and gcc's vector and
+    scalar code chose differently). ``clamp`` is written with it too."""
+    better = ">" if name == "fmax" else "<"
+    keep_x = "!signbit" if name == "fmax" else "signbit"
+    return (f"{out} = {x} {better} {y} ? {x} : {y};  /* a NaN x gives y */\n"
+            f"{out} = {y} != {y} ? {x} : {out};\n"
+            f"{out} = {x} == {y} ? ({keep_x}({x}) ? {x} : {y}) : {out};")
 
 
 def _native_body(e: Emitter, name: str, x: str, y: str) -> str:
