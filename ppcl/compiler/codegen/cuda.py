@@ -236,12 +236,8 @@ def _component_spec(spec: Spec) -> str:
     """The C conversion printing one component of an OpenCL vector conversion: ``hl`` (which
     only a vector conversion has) is a 32-bit component, which C prints with no length; a
     float component reaches printf as a double, as any float argument does."""
-    length = spec.length or ""
-    if length == "hl" or spec.conversion in "fFeEgGaA":
-        length = ""
-    width = "" if spec.width is None else str(spec.width)
-    precision = "" if spec.precision is None else f".{spec.precision}"
-    return f"%{spec.flags}{width}{precision}{length}{spec.conversion}"
+    plain = spec.length == "hl" or spec.conversion in "fFeEgGaA"
+    return str(dataclasses.replace(spec, vector=None, length=None if plain else spec.length))
 
 
 # CUDA's printf takes at most 32 arguments after the format and ignores the rest
