@@ -8,6 +8,7 @@ off before the driver loads it. cupy is imported here, on the first build, never
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,12 @@ def _nvrtc():  # type: ignore[no-untyped-def]
     return nvrtc
 
 
+@functools.cache
+def header_text() -> str:
+    """The header every unit includes, read once per process (it was read twice per build)."""
+    return HEADER_PATH.read_text(encoding="utf-8")
+
+
 def nvrtc_version_tuple() -> tuple[int, int]:
     major, minor = _nvrtc().getVersion()
     return int(major), int(minor)
@@ -53,7 +60,7 @@ def nvrtc_version() -> str:
 def compile_unit(source: str, options: Sequence[str]) -> tuple[bytes, str]:
     """The cubin of ``source`` and NVRTC's log; raises :class:`NVRTCError`."""
     nvrtc = _nvrtc()
-    header = HEADER_PATH.read_text(encoding="utf-8")
+    header = header_text()
     program = nvrtc.createProgram(source, "ppcl_program.cu", [header.encode()],
                                   [HEADER.encode()])
     try:
@@ -95,7 +102,7 @@ def start_warm_up(options: Sequence[str], arch: str) -> None:
 
 def cached_cubin(source: str, options: Sequence[str], arch: str) -> Cubin:
     """The cubin of ``source`` for ``arch`` (``sm_90``), from the cache when it is there."""
-    header = HEADER_PATH.read_text(encoding="utf-8")
+    header = header_text()
     all_options = [f"--gpu-architecture={arch}", *options]
     key = cache.cache_key("cuda-cubin", source, header, " ".join(all_options), nvrtc_version())
     hit = cache.lookup(key, want_log=True)
