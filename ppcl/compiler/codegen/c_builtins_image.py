@@ -321,22 +321,23 @@ def lower_image(e: Emitter, ov: Overload) -> str:
     return define_overload(e, ov, lambda a: _query(ov, image))
 
 
-_EXTENTS = {"get_image_width": 0, "get_image_height": 1, "get_image_depth": 2}
+# a scalar image query over the descriptor {im}; {layer} is the axis of an array's layers
+_QUERIES = {
+    "get_image_width": "(int){im}->extent[0]",
+    "get_image_height": "(int){im}->extent[1]",
+    "get_image_depth": "(int){im}->extent[2]",
+    "get_image_array_size": "{im}->extent[{layer}]",
+    "get_image_channel_data_type": "{im}->type",
+    "get_image_channel_order": "{im}->order",
+}
 
 
 def image_query(name: str, image: ImageType, im: str) -> str | None:
     """A scalar image query as a C expression over the descriptor pointer ``im`` (an operand
     that binds as a postfix expression), or None for ``get_image_dim`` and other builtins; the
     C and CUDA printers both use it."""
-    if name in _EXTENTS:
-        return f"(int){im}->extent[{_EXTENTS[name]}]"
-    if name == "get_image_array_size":
-        return f"{im}->extent[{image.layer}]"
-    if name == "get_image_channel_data_type":
-        return f"{im}->type"
-    if name == "get_image_channel_order":
-        return f"{im}->order"
-    return None
+    template = _QUERIES.get(name)
+    return None if template is None else template.format(im=im, layer=image.layer)
 
 
 def _query(ov: Overload, image: ImageType) -> str:
