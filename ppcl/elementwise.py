@@ -218,7 +218,7 @@ class ElementwiseKernel:
         event = None
         if main:
             event = kernel(queue, (main,), (GROUP,), *values, wait_for=wait_for)
-            wait_for = None
+            wait_for = [event]  # the tail's event stands for both, in an out-of-order queue too
         if tail:
             event = kernel(queue, (tail,), (1,), *values, global_offset=(main,),
                            wait_for=wait_for)

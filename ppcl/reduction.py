@@ -168,9 +168,9 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
         partials = cl.Buffer(self.context, cl.mem_flags.READ_WRITE,
                              builtins.max(layout.items, 1) * self.dtype_out.itemsize)
         if layout.items:
-            stage(queue, (layout.items,), (GROUP,), *values, partials,
-                  np.int64(layout.per_item), wait_for=wait_for)
-            wait_for = None
+            # the finish waits for the stage's event: an out-of-order queue orders nothing
+            wait_for = [stage(queue, (layout.items,), (GROUP,), *values, partials,
+                              np.int64(layout.per_item), wait_for=wait_for)]
         finish = self.kernel(ranged is not None, layout.lanes, finish=True)
         return finish(queue, (1,), (1,), *values, partials, np.int64(layout.items),
                       np.int64(layout.covered(count)), np.int64(count), out_buffer,

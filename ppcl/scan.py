@@ -200,10 +200,13 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
         common = [*values, np.int64(size), np.int64(chunk)]
         # a CPU runs one-item groups as they are; a GPU would give each its own block
         local = None if is_gpu(queue.device) else (1,)
-        kernels[0](queue, (global_size,), local, *common, totals, flags, wait_for=wait_for)
-        kernels[1](queue, (1,), (1,), totals, flags, carries, np.int64(global_size))
+        # each stage waits for the one before: an out-of-order queue orders nothing itself
+        event = kernels[0](queue, (global_size,), local, *common, totals, flags,
+                           wait_for=wait_for)
+        event = kernels[1](queue, (1,), (1,), totals, flags, carries, np.int64(global_size),
+                           wait_for=[event])
         return kernels[2](queue, (global_size,), local, *common, carries, flags,
-                          np.int64(global_size))
+                          np.int64(global_size), wait_for=[event])
 
 
 class _ScanKernel(GenericScanKernel):

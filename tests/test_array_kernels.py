@@ -113,6 +113,32 @@ def test_scans(ctx, queue, n):
     np.testing.assert_array_equal(got, np.maximum.accumulate(np.concatenate([[-100], x[:-1]])))
 
 
+def test_several_launch_routines_order_their_launches_on_an_out_of_order_queue(ctx):
+    """A scan's three stages, an elementwise kernel's main and tail launches and a two-stage
+    reduction wait for each other by events: an out-of-order queue orders nothing itself,
+    and the event a routine returns stands for all of its launches."""
+    queue = ppcl.CommandQueue(
+        ctx, properties=ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    rng = np.random.default_rng(12)
+    inclusive = InclusiveScanKernel(ctx, np.int32, "a+b", neutral="0")
+    twice = ElementwiseKernel(ctx, "int *y, const int *x", "y[i] = 2 * x[i]")
+    for n in (65537, 300_001):
+        x = rng.integers(-5, 10, n).astype(np.int32)
+        scanned = [inclusive(cla.to_device(queue, x), queue=queue) for _ in range(3)]
+        doubled = []
+        for _ in range(3):
+            source = cla.to_device(queue, x)
+            y = cla.empty_like(source)
+            y.add_event(twice(y, source, queue=queue))
+            doubled.append(y)
+        sums = [cla.sum(cla.to_device(queue, x), queue=queue) for _ in range(3)]
+        for result in scanned:
+            np.testing.assert_array_equal(result.get(), np.cumsum(x))
+        for result in doubled:
+            np.testing.assert_array_equal(result.get(), 2 * x)
+        assert [int(s.get()) for s in sums] == [int(x.sum())] * 3
+
+
 def test_generic_scan_segmented_and_fetch(ctx, queue):
     rng = np.random.default_rng(1)
     x = rng.random(5000).astype(np.float64)
