@@ -71,8 +71,8 @@ def _temporary_kernel_cache():
         yield path
         from ppcl.hostfusion import wait_for_builds
         wait_for_builds()  # host fusion's candidates still building write into the cache
-        for thread in threading.enumerate():  # and so do the CUDA device's __noalias builds
-            if thread.name.startswith(("ppcl-cuda-noalias", "ppcl-nvrtc-warm-up")):
+        for thread in threading.enumerate():  # and so do the CUDA device's optimized modules
+            if thread.name.startswith(("ppcl-cuda-optimized", "ppcl-nvrtc-warm-up")):
                 thread.join(timeout=120)
     if previous is None:
         os.environ.pop("PPCL_CACHE_DIR", None)

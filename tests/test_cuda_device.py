@@ -285,6 +285,73 @@ def test_nvrtc_contracts_into_fma_only_where_the_build_options_allow(options, co
     assert ("--fmad=false" not in flags) == contracts
 
 
+@pytest.mark.parametrize(("version", "options", "quick"), [
+    ((13, 0), "", True), ((12, 9), "-cl-fast-relaxed-math", True),
+    ((13, 0), "-cl-opt-disable", False), ((12, 8), "", False), ((12, 4), "", False)])
+def test_the_first_module_is_quick_where_nvrtc_can(monkeypatch, version, options, quick):
+    """A build waits for a quick compile (``--Ofast-compile=min``, NVRTC 12.9 on) of the
+    whole program, fully optimized otherwise; the header is parsed once per process from
+    12.8 on. Read without a GPU: the options are a function of the build options and
+    NVRTC's version."""
+    from ppcl.compiler.frontend import parse_build_options
+    from ppcl.devices.cuda import device
+
+    monkeypatch.setattr(device, "nvrtc_version_tuple", lambda: version)
+    parsed = parse_build_options(options)
+    full = device.nvrtc_options(parsed)
+    first = device.quick_options(parsed)
+    assert (first is not None) == quick
+    assert ("-pch" in full) == (version >= (12, 8))
+    assert device.QUICK_FLAG not in full
+    if first is not None:
+        assert first == [*full, device.QUICK_FLAG]
+
+
+def _optimized_builds_done() -> None:
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name.startswith("ppcl-cuda-optimized"):
+            thread.join(timeout=120)
+
+
+@needs_gpu
+def test_launches_move_to_the_optimized_module_once_it_is_loaded(gctx, gqueue,
+                                                                 private_cache):
+    """The program's first module is compiled quickly; the fully optimized one follows on a
+    thread, and launches use it (its ``__noalias`` copy where the buffers are disjoint)
+    from the first launch after it is loaded, with the same results."""
+    program = cl.Program(gctx, """
+        __kernel void scale(__global float *x, float a) { x[get_global_id(0)] *= a; }
+        __kernel void axpy(__global const float *x, __global float *y, float a) {
+            size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }""").build()
+    device_program = program._device_program(gctx.devices[0])
+    x = np.arange(1 << 12, dtype=np.float32)
+    y = np.ones_like(x)
+    xb = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=x)
+    yb = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=y)
+    results = []
+    for _ in range(2):
+        program.scale(gqueue, x.shape, None, xb, np.float32(0.5))
+        program.axpy(gqueue, x.shape, None, xb, yb, np.float32(2))
+        got = np.empty_like(y)
+        cl.enqueue_copy(gqueue, got, yb)
+        results.append(got)
+        _optimized_builds_done()
+    assert device_program.optimized_ready, device_program.optimized_error
+    x2 = x * np.float32(0.5)
+    y1 = np.float32(2) * x2 + y
+    x3 = x2 * np.float32(0.5)
+    np.testing.assert_array_equal(results[0], y1)
+    np.testing.assert_array_equal(results[1], np.float32(2) * x3 + y1)
+    launches = {name: launch for (name, _), launch in device_program._launches.items()}
+    assert launches["scale"]._packed[2][0].value == device_program.optimized_function(
+        "scale", noalias=False)
+    assert launches["axpy"]._packed[2][0].value == device_program.optimized_function(
+        "axpy", noalias=True)
+    assert device_program.optimized_function("scale", noalias=True) is None
+
+
 @needs_gpu
 def test_a_context_starts_nvrtc_once_before_the_first_build():
     """The first NVRTC compile of a process pays NVRTC's start-up (0.3-1.1 s on the GPU

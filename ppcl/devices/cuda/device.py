@@ -3,11 +3,13 @@
 A work-item is a CUDA thread and a work-group a block, so a kernel needs none of the CPU's
 work-group formation: the front end's IR is printed as it is (``compiler/codegen/cuda.py``) and
 the whole program is one NVRTC unit, compiled at ``build()`` (cubins cached on disk) and loaded
-as one module. A launch is one ``cuLaunchKernel`` on the calling thread's stream (every command
+as one module: quickly, with a fully optimized module following on a thread (``CUDAProgram``).
+A launch is one ``cuLaunchKernel`` on the calling thread's stream (every command
 thread has a stream of its own, so out-of-order queues and several queues overlap on the GPU)
 followed by a wait for that stream, since the runtime's commands complete when ``run``
-returns. A launch whose buffers do not overlap runs the kernel's ``__noalias`` copy (restrict
-pointers) once that copy has compiled, chosen once per set of argument values.
+returns. A launch runs the optimized module's kernel once that module is loaded, and if its
+buffers do not overlap, the kernel's ``__noalias`` copy (restrict pointers) there, chosen once
+per set of argument values.
 
 Memory is CUDA managed memory: the runtime and the program see a buffer's bytes as a host
 array (buffers made from host data, maps, the host side of copies) while kernels use the same
@@ -31,7 +33,10 @@ descriptor copy points at the mirror; a write-only or read-write image is copied
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -62,6 +67,7 @@ from ppcl.devices.cuda.driver import (
     load_driver,
 )
 from ppcl.devices.cuda.nvrtc import (
+    Cubin,
     NVRTCError,
     cached_cubin,
     nvrtc_version_tuple,
@@ -80,7 +86,7 @@ from ppcl.devices.interface import (
     LocalArg,
     NDRange,
 )
-from ppcl.settings import Debug
+from ppcl.settings import NO_DEBUG, Debug
 
 MEM_BASE_ADDR_ALIGN = 128  # bytes: a sub-buffer starts on a whole cache line
 LOCAL_ARG_ALIGN = 128  # each __local argument starts at a multiple of this in shared memory
@@ -246,11 +252,14 @@ class CUDALaunch(KernelLaunch):
         """The launch call's arguments, made once per argument tuple and calling thread."""
         with self._lock:
             argv, dynamic, holders, syncs = self._pack(args)
-            restricted_ready = self._program.restricted_ready
-            noalias = None
-            if restricted_ready and buffers_disjoint(args):
-                noalias = self._program.noalias_function(self._name)
-            function = noalias or self._function
+            optimized_ready = self._program.optimized_ready
+            function = self._function
+            if optimized_ready:
+                noalias = None
+                if buffers_disjoint(args):
+                    noalias = self._program.optimized_function(self._name, noalias=True)
+                function = (noalias or self._program.optimized_function(self._name, False)
+                            or function)
             if dynamic > self._dynamic_opt_in.get(function, DEFAULT_SHARED_LIMIT):
                 self._device.driver.cuFuncSetAttribute(
                     function, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
@@ -261,7 +270,7 @@ class CUDALaunch(KernelLaunch):
                     ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
                     ctypes.c_void_p(stream), argv, None)
-            self._packed = (args, thread, call, stream, holders, restricted_ready, syncs)
+            self._packed = (args, thread, call, stream, holders, optimized_ready, syncs)
             return self._packed
 
     def run(self, args: Sequence[ArgValue]) -> None:
@@ -270,7 +279,7 @@ class CUDALaunch(KernelLaunch):
         packed = self._packed
         thread = threading.get_ident()
         if (packed is None or packed[0] is not args or packed[1] != thread
-                or packed[5] != self._program.restricted_ready):
+                or packed[5] != self._program.optimized_ready):
             packed = self._call_for(args, thread)
         syncs = packed[6]
         for host, shadow, _ in syncs:  # the program's host bytes to their mirrors
@@ -287,10 +296,10 @@ class CUDALaunch(KernelLaunch):
             self._device.wait(packed[3], "a copy to a host array")
 
 
-def _nvrtc_splits() -> bool:
-    """Whether NVRTC has ``--split-compile`` (12.4 on; False where cupy is missing)."""
+def _nvrtc_at_least(version: tuple[int, int]) -> bool:
+    """Whether NVRTC is ``version`` or later (False where cupy is missing)."""
     try:
-        return nvrtc_version_tuple() >= (12, 4)
+        return nvrtc_version_tuple() >= version
     except ImportError:
         return False
 
@@ -301,11 +310,16 @@ def nvrtc_options(options: BuildOptions) -> list[str]:
     into one FMA across statements too, which OpenCL's FP_CONTRACT does not allow, and a kernel
     the overlay fused from two (a product stored by one, added by the next) gave other bits
     than the two. Within one expression the printer writes the FMA itself (``cuda_binary``).
-    ``--split-compile=0`` runs NVRTC's optimizer on all cores: the 16 kernels of ``ppcl bench``
-    compiled in 0.24 s against 0.37-0.46 s on the GPU machine's 16 cores."""
+    ``--split-compile=0`` (NVRTC 12.4 on) runs NVRTC's optimizer on all cores: the 16 kernels
+    of ``ppcl bench`` compiled in 0.24 s against 0.37-0.46 s on the GPU machine's 16 cores.
+    ``-pch`` (12.8 on) keeps the parsed header of the first unit of a process (the warm-up's)
+    for the units after it, in NVRTC's own files that it removes at exit: 30-50 ms less for
+    each unit; the cubin is the same."""
     flags = ["--std=c++17", "-default-device"]
-    if _nvrtc_splits():
+    if _nvrtc_at_least((12, 4)):
         flags.append("--split-compile=0")
+    if _nvrtc_at_least((12, 8)):
+        flags += ["-pch", "--pch-messages=false"]
     if options.fast_relaxed_math or options.unsafe_math_optimizations:
         flags.append("--use_fast_math")
     if not options.mad_enable:
@@ -315,15 +329,36 @@ def nvrtc_options(options: BuildOptions) -> list[str]:
     return flags
 
 
-class CUDAProgram(DeviceProgram):
-    """A program's CUDA module: every kernel compiled in one NVRTC unit at build. The
-    ``__noalias`` copies of its kernels compile meanwhile on a thread of their own, into a
-    second module, so that they add nothing to the build; launches use them once they are
-    there."""
+QUICK_FLAG = "--Ofast-compile=min"
+BACKGROUND_NICE = 10  # how much lower the optimized modules' compiles run (``CUDAProgram``)
 
-    def __init__(self, device: CUDADevice, module: ir.Module, options: BuildOptions) -> None:
+
+def quick_options(options: BuildOptions) -> list[str] | None:
+    """The options of a program's first module, which ``build()`` waits for: NVRTC's options
+    and ``--Ofast-compile=min`` (12.9 on), fewer of the optimizer's costliest passes. The
+    6-kernel program of ``benchmarks/gpu.py`` compiled in 0.11-0.14 s against 0.20-0.25 s
+    with the header parsed once (``-pch``), and ``ppcl bench``'s 16 kernels in 0.26-0.30 s
+    against 0.41-0.57 s. Its code may be slower (a public report: 18% on one large kernel),
+    so it is a first tier only: the fully optimized module replaces it once compiled
+    (``CUDAProgram``). None where there is no such option, or under ``-cl-opt-disable``."""
+    if options.opt_disable or not _nvrtc_at_least((12, 9)):
+        return None
+    return [*nvrtc_options(options), QUICK_FLAG]
+
+
+class CUDAProgram(DeviceProgram):
+    """A program's CUDA module: every kernel compiled in one NVRTC unit at build, quickly where
+    NVRTC can (``quick_options``). The fully optimized unit, which also has the ``__noalias``
+    copies of its kernels, compiles meanwhile on a thread of its own into a second module, so
+    that it adds nothing to the build: launches move to it once it is loaded, as a JIT moves a
+    function up a tier. Where the first module is fully optimized already, the second is made
+    only for the ``__noalias`` copies."""
+
+    def __init__(self, device: CUDADevice, module: ir.Module, options: BuildOptions,
+                 debug: Debug = NO_DEBUG) -> None:
         self._device = device
         self._kernels = {k.name: k for k in module.kernels}
+        self._debug = debug
         try:
             # a deep expression (a sum of thousands of terms) recurses deeply in the printer
             self.source = run_deep_if_needed(cuda_unit, module, noalias=False)
@@ -331,12 +366,16 @@ class CUDAProgram(DeviceProgram):
             raise DeviceBuildError(f"the CUDA device cannot compile this program: {error}") \
                 from error
         self._options = nvrtc_options(options)
+        quick = quick_options(options)
+        self.quick = quick is not None
+        started = time.perf_counter()
         try:
-            cubin = cached_cubin(self.source, self._options, device.arch)
+            cubin = cached_cubin(self.source, quick or self._options, device.arch)
         except NVRTCError as error:
             raise DeviceBuildError(
                 "NVRTC rejected the CUDA code ppcl generated for this program (a ppcl bug; "
                 "please report it with the program)", error.log) from error
+        self._report(cubin, quick or self._options, started)
         self.log = cubin.log
         self.cached = cubin.cached
         self._module = self._load(cubin.data)
@@ -344,14 +383,26 @@ class CUDAProgram(DeviceProgram):
         self._launches: dict[tuple[str, NDRange], CUDALaunch] = {}
         self._written: dict[str, tuple[bool, ...]] = {}
         self._lock = threading.Lock()
-        self._restricted_module: int | None = None
-        self._noalias: dict[str, int | None] = {}
-        self.restricted_error: str | None = None
-        if any(noalias_variant(k) is not None for k in module.kernels):
+        self._optimized_module: int | None = None
+        self._optimized: dict[tuple[str, bool], int | None] = {}
+        self.optimized_error: str | None = None
+        if self.quick or any(noalias_variant(k) is not None for k in module.kernels):
             # not a daemon: a thread still in NVRTC or the driver when the interpreter shuts
             # down crashed the process at exit (a short program ended with SIGSEGV)
-            threading.Thread(target=self._build_restricted, args=(module,), daemon=False,
-                             name="ppcl-cuda-noalias").start()
+            threading.Thread(target=self._build_optimized, args=(module,), daemon=False,
+                             name="ppcl-cuda-optimized").start()
+
+    def _report(self, cubin: Cubin, options: Sequence[str], started: float) -> None:
+        """What ``PPCL_DEBUG=cc`` shows of a unit's compile (``time``: how long it took)."""
+        seconds = time.perf_counter() - started
+        how = "cached" if cubin.cached else f"built in {seconds * 1000:.0f} ms"
+        tier = "first module" if QUICK_FLAG in options else "optimized module"
+        if self._debug.shows("cc"):
+            print(f"// ppcl nvrtc {tier} of {', '.join(self._kernels)} ({how}): "
+                  f"{' '.join(options)} --gpu-architecture={self._device.arch}",
+                  file=sys.stderr)
+        if self._debug.shows("time"):
+            print(f"[ppcl] nvrtc {tier}: {seconds * 1000:.2f} ms", file=sys.stderr)
 
     def _load(self, cubin: bytes) -> int:
         self._device.current()
@@ -360,19 +411,43 @@ class CUDAProgram(DeviceProgram):
         assert handle.value is not None
         return handle.value
 
-    def _build_restricted(self, module: ir.Module) -> None:
-        """Compile and load the unit with the ``__noalias`` copies (on its own thread); if
-        that fails, launches keep the kernels as written."""
+    def _build_optimized(self, module: ir.Module) -> None:
+        """Compile and load the fully optimized unit with the ``__noalias`` copies (on its own
+        thread); if that fails, launches keep the first module. The thread runs at a lower
+        priority (Linux: a thread's nice value is its own, and NVRTC's worker threads inherit
+        it), so that the first module of a program built next is not slowed by this one."""
+        started = time.perf_counter()
+        if sys.platform.startswith("linux"):
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+            except OSError:
+                pass
         try:
             source = run_deep_if_needed(cuda_unit, module, noalias=True)
             cubin = cached_cubin(source, self._options, self._device.arch)
-            self._restricted_module = self._load(cubin.data)
+            self._report(cubin, self._options, started)
+            self._optimized_module = self._load(cubin.data)
         except Exception as error:  # noqa: BLE001 - an optimization may fail, never the program
-            self.restricted_error = f"{type(error).__name__}: {error}"
+            self.optimized_error = f"{type(error).__name__}: {error}"
 
     @property
-    def restricted_ready(self) -> bool:
-        return self._restricted_module is not None
+    def optimized_ready(self) -> bool:
+        return self._optimized_module is not None
+
+    def optimized_function(self, kernel_name: str, noalias: bool) -> int | None:
+        """The kernel (its ``__noalias`` copy when ``noalias``) in the optimized module, once
+        that is loaded; None before, or when the kernel has no such copy."""
+        module = self._optimized_module
+        if module is None:
+            return None
+        key = (kernel_name, noalias)
+        if key not in self._optimized:
+            function = None
+            if not noalias or noalias_variant(self._kernels[kernel_name]) is not None:
+                self._device.current()
+                function = self._lookup(module, kernel_symbol(kernel_name, noalias=noalias))
+            self._optimized[key] = function
+        return self._optimized[key]
 
     def _lookup(self, module: int, symbol: str) -> int:
         function = ctypes.c_void_p()
@@ -380,20 +455,6 @@ class CUDAProgram(DeviceProgram):
                                                 symbol.encode())
         assert function.value is not None
         return function.value
-
-    def noalias_function(self, kernel_name: str) -> int | None:
-        """The kernel's ``__noalias`` copy, once its module is loaded; None before, or when
-        the kernel has none."""
-        module = self._restricted_module
-        if module is None:
-            return None
-        if kernel_name not in self._noalias:
-            function = None
-            if noalias_variant(self._kernels[kernel_name]) is not None:
-                self._device.current()
-                function = self._lookup(module, kernel_symbol(kernel_name, noalias=True))
-            self._noalias[kernel_name] = function
-        return self._noalias[kernel_name]
 
     def _function(self, kernel_name: str) -> tuple[int, int]:
         """The kernel and its static shared memory in bytes."""
@@ -554,10 +615,11 @@ class CUDADevice(Device):
     # ------------------------------------------------------------------ programs
 
     def build(self, module: ir.Module, options: BuildOptions, debug: Debug) -> CUDAProgram:
-        return CUDAProgram(self, module, options)
+        return CUDAProgram(self, module, options, debug)
 
     def context_created(self) -> None:
-        start_warm_up(nvrtc_options(BuildOptions()), self.arch)
+        options = BuildOptions()
+        start_warm_up(quick_options(options) or nvrtc_options(options), self.arch)
 
     def default_local_size(self, global_size: Size3, work_dim: int) -> Size3:
         info = self.info

@@ -100,6 +100,14 @@ def start_warm_up(options: Sequence[str], arch: str) -> None:
         _warm_up.start()
 
 
+def _wait_for_warm_up() -> None:
+    """A build waits for the warm-up it may have started: NVRTC's start-up is paid once
+    either way, and after the warm-up the build finds the header parsed (``-pch``)."""
+    thread = _warm_up
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
 def cached_cubin(source: str, options: Sequence[str], arch: str) -> Cubin:
     """The cubin of ``source`` for ``arch`` (``sm_90``), from the cache when it is there."""
     header = header_text()
@@ -109,6 +117,7 @@ def cached_cubin(source: str, options: Sequence[str], arch: str) -> Cubin:
     if hit is not None:
         data = hit.path.read_bytes()[:-cache.CHECKSUM_TRAILER_SIZE]
         return Cubin(data, hit.log or "", True)
+    _wait_for_warm_up()
     data, log = compile_unit(source, all_options)
     temp_source = cache.new_temp_source(key)
     temp_object = temp_source.with_suffix(cache.OBJECT_SUFFIX)
