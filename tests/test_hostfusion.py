@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
 import ppcl as cl
 from ppcl import hostfusion
+from ppcl.devices.interface import ArgValue, KernelLaunch, NDRange
 from ppcl.hostfusion import guard
 from ppcl.hostfusion.aliases import AliasTable
 from ppcl.runtime.memory import Kept
@@ -386,3 +388,39 @@ def test_the_first_launch_of_each_variant_is_not_a_sample() -> None:
     decided = [trial.record(0, 1000 + i) for i in range(guard.ROUNDS)]
     assert trial.samples == [[1000 + i for i in range(guard.ROUNDS)]]
     assert decided[-1] and trial.choice == 0
+
+
+class _Tiered(KernelLaunch):
+    """A launch whose device has not loaded the code it keeps until ``settled`` is set."""
+
+    ndrange = NDRange(1, (1, 1, 1), (1, 1, 1), (0, 0, 0))
+    static_local_bytes = 0
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.ready = False
+
+    def local_bytes(self, args: Sequence[ArgValue]) -> int:
+        return 0
+
+    def run(self, args: Sequence[ArgValue]) -> None:
+        self.runs += 1
+
+    @property
+    def settled(self) -> bool:
+        return self.ready
+
+
+def test_launches_of_a_quickly_compiled_first_module_are_not_samples() -> None:
+    """A GPU's first module is compiled quickly and its optimized successor loaded later:
+    the guard times a variant only once its launch runs the code it keeps."""
+    launch = _Tiered()
+    trial = guard.Trial("key", "title", [guard.Built(None)])
+    run = guard.runner(trial.built[0], trial, 0, True, launch)
+    for _ in range(3):
+        run(())
+    assert launch.runs == 3 and not trial.warmed and trial.samples == [[]]
+    launch.ready = True
+    for _ in range(1 + guard.ROUNDS):
+        run(())
+    assert len(trial.samples[0]) == guard.ROUNDS and trial.choice == 0

@@ -141,6 +141,13 @@ class KernelLaunch(ABC):
         """Run every work-group; return when all have run. ``args`` is one tuple per set of
         argument values: a device may keep what it derived from it while it is the same."""
 
+    @property
+    def settled(self) -> bool:
+        """Whether the launch runs the code it keeps: a device that loads a quickly compiled
+        module first and an optimized one later says False until then, so that a launch timed
+        meanwhile (host fusion's guard) is not taken for the kernel's speed."""
+        return True
+
 
 class DeviceProgram(ABC):
     """A program built for one device from the front end's IR."""

@@ -214,14 +214,14 @@ class HostFusion:
         if index and (built.launch is None or built.error):
             return None  # a stored choice still building (or failing): the kernel as written
         if trial.choice is None:  # still timing
-            return _Rewritten(runner(built, trial, index, True, launch.run), _moves(built))
+            return _Rewritten(runner(built, trial, index, True, launch), _moves(built))
         if index == 0:
             _abandon(trial, args)
             _Passes.note(self, kernel, launch, args)
             return None
         run = shape.runs[index]
         if run is None:
-            run = shape.runs[index] = runner(built, trial, index, False, launch.run)
+            run = shape.runs[index] = runner(built, trial, index, False, launch)
         return _Rewritten(run, _moves(built))
 
     def _new_shape(self, kernel: Any, launch: Any, args: tuple[Any, ...]) -> _Shape:

@@ -129,15 +129,16 @@ def wait_for_builds() -> None:
 
 
 def runner(built: Built, trial: Trial, index: int, timed: bool,
-           original: Callable[[Sequence[Any]], None]) -> Callable[[Sequence[Any]], None]:
+           original: KernelLaunch) -> Callable[[Sequence[Any]], None]:
     """The run function of variant ``index``: shadows in, trailing arguments added, timed while
-    the trial lasts."""
+    the trial lasts and the variant's launch runs the code it keeps (``settled``: not a GPU's
+    quickly compiled first module)."""
     variant = built.variant
     if variant is None:
         def run_original(args: Sequence[Any]) -> None:
             start = time.perf_counter_ns()
-            original(args)
-            if timed:
+            original.run(args)
+            if timed and original.settled:
                 _recorded(trial, index, time.perf_counter_ns() - start)
         return run_original
     launch = built.launch
@@ -166,7 +167,7 @@ def runner(built: Built, trial: Trial, index: int, timed: bool,
         for keeper, writes in keepers:
             if writes:
                 keeper.written_by_kernel()
-        if timed:
+        if timed and launch.settled:
             _recorded(trial, index, elapsed)
     return run_variant
 

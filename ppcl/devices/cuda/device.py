@@ -217,6 +217,10 @@ class CUDALaunch(KernelLaunch):
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
         return self.static_local_bytes + self._dynamic_bytes(args)
 
+    @property
+    def settled(self) -> bool:
+        return self._program.settled
+
     def _pack(self, args: Sequence[ArgValue]
               ) -> tuple[object, int, list[object], list[_Sync]]:
         holders: list[object] = [self._nd]
@@ -386,11 +390,13 @@ class CUDAProgram(DeviceProgram):
         self._optimized_module: int | None = None
         self._optimized: dict[tuple[str, bool], int | None] = {}
         self.optimized_error: str | None = None
+        self._optimizer: threading.Thread | None = None
         if self.quick or any(noalias_variant(k) is not None for k in module.kernels):
             # not a daemon: a thread still in NVRTC or the driver when the interpreter shuts
             # down crashed the process at exit (a short program ended with SIGSEGV)
-            threading.Thread(target=self._build_optimized, args=(module,), daemon=False,
-                             name="ppcl-cuda-optimized").start()
+            self._optimizer = threading.Thread(target=self._build_optimized, args=(module,),
+                                               daemon=False, name="ppcl-cuda-optimized")
+            self._optimizer.start()
 
     def _report(self, cubin: Cubin, options: Sequence[str], started: float) -> None:
         """What ``PPCL_DEBUG=cc`` shows of a unit's compile (``time``: how long it took)."""
@@ -433,6 +439,11 @@ class CUDAProgram(DeviceProgram):
     @property
     def optimized_ready(self) -> bool:
         return self._optimized_module is not None
+
+    @property
+    def settled(self) -> bool:
+        """Whether the optimized module's build has ended (loaded, or failed and never will)."""
+        return self._optimizer is None or not self._optimizer.is_alive()
 
     def optimized_function(self, kernel_name: str, noalias: bool) -> int | None:
         """The kernel (its ``__noalias`` copy when ``noalias``) in the optimized module, once
