@@ -437,6 +437,9 @@ class ExprSema(ValueSema):
         target = self.type_name(node.to_type)
         if isinstance(target, T.VectorType) and isinstance(node.expr, c_ast.ExprList):
             return self.vector_literal(target, node.expr, loc)
+        if target == T.HALF and not self.half_values:
+            self.fail_half(loc, "a conversion to 'half'", "store a float as half with "
+                                                          "vstore_half()")
         operand = self.rvalue(node.expr)
         src = operand.type
         if isinstance(target, T.VoidType):

@@ -1,0 +1,66 @@
+"""OpenCL C rules the front end enforces as pocl's clang does: each invalid program fails with
+its first error at the given line:col, with a message naming the rule and the source line
+with a caret in the log; each valid neighbour compiles."""
+
+from __future__ import annotations
+
+import pytest
+
+from ppcl.compiler.diagnostics import CompileError
+from ppcl.compiler.frontend import compile_source
+
+
+def first_error(source: str, options: str = "") -> tuple[int, int, str, str]:
+    """(line, col, message, log) of the first error of ``source``."""
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "t.cl", options=options)
+    errors = [d for d in info.value.diagnostics if d.severity.value == "error"]
+    assert errors, info.value.log
+    first = errors[0]
+    return first.loc.line, first.loc.col, first.message, info.value.log
+
+
+def assert_rejected(source: str, at: tuple[int, int], fragment: str, options: str = "") -> None:
+    line, col, message, log = first_error(source, options)
+    assert (line, col) == at, log
+    assert fragment in message, log
+    assert "^" in log
+
+
+# ---------------------------------------------------------------- half without cl_khr_fp16
+
+HALF_INVALID = [
+    # a load through a half pointer
+    ("__kernel void k(__global half *a, __global float *b) { b[0] = a[0] + 1.0f; }",
+     (1, 63), "loading a 'half' value needs the cl_khr_fp16 extension"),
+    ("__kernel void k(__global half *a, __global float *b) { b[0] = *a; }",
+     (1, 64), "read it with vload_half()"),
+    # the pragma does not enable an extension ppcl lacks
+    ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+     "__kernel void k(__global half *a) { a[0] = a[1] * a[2]; }",
+     (2, 44), "loading a 'half' value"),
+    # a store
+    ("__kernel void k(__global half *a, __global float *b) { a[1] = b[0]; }",
+     (1, 61), "storing a 'half' value needs the cl_khr_fp16 extension"),
+    ("__kernel void k(__global half *a) { a[0]++; }",
+     (1, 38), "storing a 'half' value"),
+    # a conversion
+    ("__kernel void k(__global float *b) { b[0] = (float)(half)b[1]; }",
+     (1, 52), "a conversion to 'half' needs the cl_khr_fp16 extension"),
+    # half vectors do not exist without the extension (the C compiler rejected them)
+    ("__kernel void k(__global half4 *a, __global float *b) { b[0] = 1.0f; }",
+     (1, 26), "type 'half4' needs the cl_khr_fp16 extension"),
+]
+
+
+@pytest.mark.parametrize("source, at, fragment", HALF_INVALID)
+def test_half_values_need_fp16(source: str, at: tuple[int, int], fragment: str) -> None:
+    assert_rejected(source, at, fragment)
+
+
+def test_half_pointers_sizeof_and_vload_half_need_no_extension() -> None:
+    compile_source("__kernel void k(__global half *a, __global float *b) {\n"
+                   "  __global half *p = &a[1];\n"
+                   "  b[0] = vload_half(0, p) + sizeof(half) + sizeof(a[0]);\n"
+                   "  vstore_half(b[1], 2, a);\n"
+                   "}\n", "t.cl")
