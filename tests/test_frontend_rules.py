@@ -64,3 +64,26 @@ def test_half_pointers_sizeof_and_vload_half_need_no_extension() -> None:
                    "  b[0] = vload_half(0, p) + sizeof(half) + sizeof(a[0]);\n"
                    "  vstore_half(b[1], 2, a);\n"
                    "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- kernel parameters
+
+@pytest.mark.parametrize("spelling", ["size_t", "const size_t", "ptrdiff_t", "intptr_t",
+                                      "uintptr_t"])
+def test_kernel_parameter_of_device_sized_type_rejected(spelling: str) -> None:
+    source = f"__kernel void k(__global float *a, {spelling} n) {{ a[0] = n; }}"
+    assert_rejected(source, (1, source.index(" n)") + 2),
+                    f"kernel parameter 'n' cannot have type '{spelling.split()[-1]}'")
+
+
+def test_device_sized_types_allowed_in_helpers_and_behind_pointers() -> None:
+    compile_source("float f(size_t n) { return n; }\n"
+                   "__kernel void k(__global float *a, __global size_t *n, ulong m) {\n"
+                   "  size_t i = get_global_id(0); a[i] = f(n[i] + m);\n"
+                   "}\n", "t.cl")
+
+
+def test_kernel_parameter_of_typedef_of_size_t_rejected() -> None:
+    source = ("typedef size_t index_t;\ntypedef index_t count_t;\n"
+              "__kernel void k(__global float *a, count_t n) { a[0] = n; }")
+    assert_rejected(source, (3, 44), "kernel parameter 'n' cannot have type 'size_t'")

@@ -42,6 +42,8 @@ class Sema(ExprSema):
         self.prototype_only: set[str] = set()
         self.pending_unroll: list[tuple[Loc, int]] = []  # '#pragma unroll' lines, in order
         self.last_statement: Loc = NO_LOC  # where the statement analysed last begins
+        # program-scope typedef name -> the device-sized type it stands for (size_t, ...)
+        self.device_sized_typedefs: dict[str, str] = {}
         # a unit compiled apart (clCompileProgram): what it declares another unit may define
         self.separate_unit = False
 
@@ -92,6 +94,9 @@ class Sema(ExprSema):
         self.declare(node.name, Symbol("typedef", node.name, qt.type, loc=loc), loc)
         if self.func is None:
             self.global_names.add(node.name)
+            sized = self.device_sized_spelling(node.type)
+            if sized is not None:
+                self.device_sized_typedefs[node.name] = sized
         return ir.TypeDef(node.name, qt.type, loc=loc)
 
     def program_scope_decl(self, node: c_ast.Decl) -> list[ir.TopLevel]:
@@ -263,12 +268,25 @@ class Sema(ExprSema):
                            f"{qt.space.spelling}")
         if t == T.BOOL:
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'bool'")
+        sized = self.device_sized_spelling(param.type)
+        if sized is not None:
+            self.fail(loc, f"kernel parameter '{name}' cannot have type '{sized}' (its size "
+                           "is the device's, unknown to the host); use a fixed-size type such "
+                           "as 'uint' or 'ulong'")
         if t == T.EVENT_T:
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'event_t'")
         if isinstance(t, T.StructType) and _holds_pointer(t):
             shown = self.typedef_names.get(t.name, str(t))
             self.fail(loc, f"kernel parameter '{name}' of type '{shown}': struct kernel "
                            "parameters may not contain pointers")
+
+    def device_sized_spelling(self, node: c_ast.Node) -> str | None:
+        """The device-sized type (size_t, ...) a plain declarator names, directly or through
+        typedefs; None for any other type."""
+        spelled = _type_spelling(node)
+        if spelled in _DEVICE_SIZED_TYPES:
+            return spelled
+        return self.device_sized_typedefs.get(spelled or "")
 
     def kernel_attributes(self, decl: c_ast.Decl, fnode: c_ast.Node,
                           is_kernel: bool) -> ir.KernelAttrs:
@@ -718,6 +736,19 @@ def _promote(t: T.Type) -> T.Type:
 
 def _is_function_declarator(node: c_ast.Node) -> bool:
     return isinstance(node, c_ast.FuncDecl) or type(node).__name__ == "FuncDeclExt"
+
+
+# Scalar types whose size the device picks; OpenCL C 1.2 (6.9.k) forbids them as kernel
+# parameters, as it does bool and half.
+_DEVICE_SIZED_TYPES = ("size_t", "ptrdiff_t", "intptr_t", "uintptr_t")
+
+
+def _type_spelling(node: c_ast.Node) -> str | None:
+    """The one type name a plain declarator is spelt with (``size_t n``), or None."""
+    if not isinstance(node, c_ast.TypeDecl) or not isinstance(node.type, c_ast.IdentifierType):
+        return None
+    names = node.type.names
+    return names[0] if len(names) == 1 else None
 
 
 def _pointee_has_space(node: c_ast.Node) -> bool:
