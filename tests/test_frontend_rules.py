@@ -87,3 +87,21 @@ def test_kernel_parameter_of_typedef_of_size_t_rejected() -> None:
     source = ("typedef size_t index_t;\ntypedef index_t count_t;\n"
               "__kernel void k(__global float *a, count_t n) { a[0] = n; }")
     assert_rejected(source, (3, 44), "kernel parameter 'n' cannot have type 'size_t'")
+
+
+# ---------------------------------------------------------------- __local variables
+
+@pytest.mark.parametrize("body, at", [
+    ("{ __local float t[4]; t[0] = 1; a[0] = t[0]; }", (1, 54)),
+    ("for (int i = 0; i < 2; i++) { __local float t[4]; t[i] = 1; a[i] = t[i]; }", (1, 82)),
+])
+def test_kernel_local_variables_only_in_outermost_block(body: str, at: tuple[int, int]) -> None:
+    assert_rejected(f"__kernel void k(__global float *a) {{ {body} }}", at,
+                    "__local variable 't' must be declared in the outermost block")
+
+
+def test_kernel_local_variables_in_outermost_block_accepted() -> None:
+    compile_source("__kernel void k(__global float *a) {\n"
+                   "  __local float t[4];\n"
+                   "  { __constant float c[2] = {1, 2}; t[0] = c[1]; } a[0] = t[0];\n"
+                   "}\n", "t.cl")

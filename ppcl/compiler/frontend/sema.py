@@ -576,6 +576,7 @@ class Sema(ExprSema):
             if not self.func.is_kernel:
                 self.fail(loc, f"__local variable '{decl.name}' can only be declared in a "
                                "kernel function")
+            self._check_outermost_local(decl.name, loc)
             if decl.init is not None:
                 self.fail(loc, f"__local variable '{decl.name}' cannot have an initializer")
         if space is T.AddressSpace.CONSTANT:
@@ -596,6 +597,16 @@ class Sema(ExprSema):
         init = self.initializer(decl.init, t, loc) if decl.init is not None else None
         align = qt.align if qt.align is not None else self.align_attribute(decl.funcspec)
         return ir.VarDecl(name, t, space, const, qt.volatile, init, align, loc=loc)
+
+    def _check_outermost_local(self, name: str, loc: Loc) -> None:
+        """A kernel's __local variables belong to its outermost block (OpenCL C 1.2 6.5.2):
+        they exist once per work-group, not per entry into a block. The scopes are the
+        program's, the function's and one per inner block. (__constant ones, which the same
+        rule covers, stay allowed in inner blocks: coarsening and fusion nest a kernel's
+        body in a loop or block and build the printed result again.)"""
+        if len(self.scopes) > 2:
+            self.fail(loc, f"__local variable '{name}' must be declared in the outermost "
+                           "block of the kernel function")
 
     def _complete_array(self, t: T.Type, init: c_ast.Node | None, loc: Loc) -> T.Type:
         if isinstance(t, T.ArrayType) and t.length is None:
