@@ -105,3 +105,21 @@ def test_kernel_local_variables_in_outermost_block_accepted() -> None:
                    "  __local float t[4];\n"
                    "  { __constant float c[2] = {1, 2}; t[0] = c[1]; } a[0] = t[0];\n"
                    "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- operators on vectors
+
+@pytest.mark.parametrize("statement, col, fragment", [
+    ("v++;", 49, "'++' does not apply to the floating vector type 'float4'"),
+    ("--v;", 51, "'--' does not apply to the floating vector type 'float4'"),
+    ("a[0]--;", 49, "write '-= 1'"),
+])
+def test_increment_of_floating_vector_rejected(statement: str, col: int, fragment: str) -> None:
+    source = f"__kernel void k(__global float4 *a) {{ float4 v; {statement} }}"
+    assert_rejected(source, (1, col), fragment)
+
+
+def test_increment_of_integer_vector_and_floating_component_accepted() -> None:
+    compile_source("__kernel void k(__global int4 *a, __global float4 *b) {\n"
+                   "  int4 v = a[0]; v++; --v; a[1]++; b[0].x++; a[0] = v;\n"
+                   "}\n", "t.cl")
