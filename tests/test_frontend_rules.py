@@ -123,3 +123,23 @@ def test_increment_of_integer_vector_and_floating_component_accepted() -> None:
     compile_source("__kernel void k(__global int4 *a, __global float4 *b) {\n"
                    "  int4 v = a[0]; v++; --v; a[1]++; b[0].x++; a[0] = v;\n"
                    "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- switch labels
+
+@pytest.mark.parametrize("labels, col", [("case 0:", 64), ("default:", 65)])
+def test_declaration_right_after_a_switch_label_rejected(labels: str, col: int) -> None:
+    source = ("__kernel void k(__global int *a) { switch (a[0]) { "
+              f"{labels} int x = 1; a[1] = x; break; }} }}")
+    assert_rejected(source, (1, col), f"a declaration cannot directly follow a "
+                                      f"'{labels.split()[0].rstrip(':')}' label")
+
+
+def test_declarations_after_a_statement_or_in_braces_after_a_label_accepted() -> None:
+    compile_source("__kernel void k(__global int *a) {\n"
+                   "  switch (a[0]) {\n"
+                   "  case 0: { int x = 1; a[1] = x; } break;\n"
+                   "  case 1: a[2] = 2; int y = 3; a[3] = y; break;\n"
+                   "  default: ;\n"
+                   "  }\n"
+                   "}\n", "t.cl")

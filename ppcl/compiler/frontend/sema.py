@@ -443,10 +443,7 @@ class Sema(ExprSema):
                 self.fail(loc, f"multiple default labels in one switch (the first is at "
                                f"line {first_default.line})")
             self.func.switch_defaults[-1] = loc
-            stmts: list[ir.Stmt] = [ir.Default(loc=loc)]
-            for item in node.stmts or []:
-                stmts.extend(self.statement_list(item))
-            return stmts
+            return [ir.Default(loc=loc), *self.labelled_statements(node, "default")]
         if isinstance(node, c_ast.Break):
             if self.func.loop_depth == 0 and self.func.switch_depth == 0:
                 self.fail(loc, "'break' statement not in loop or switch statement")
@@ -529,8 +526,22 @@ class Sema(ExprSema):
         if value in seen:
             self.fail(label.loc, f"duplicate case value '{value}'")
         seen.add(value)
-        stmts: list[ir.Stmt] = [ir.Case(value, label, loc=loc)]
-        for item in node.stmts or []:
+        return [ir.Case(value, label, loc=loc), *self.labelled_statements(node, "case")]
+
+    def labelled_statements(self, node: c_ast.Case | c_ast.Default, label: str) -> list[ir.Stmt]:
+        """The statements after a ``case`` or ``default`` label up to the next label. In C99,
+        on which OpenCL C is built, a label is followed by a statement, not a declaration
+        (clang rejects ``case 0: int x = 1;``)."""
+        items = list(node.stmts or [])
+        if items and isinstance(items[0], c_ast.EmptyStatement) and \
+                _same_place(items[0], node):
+            items = items[1:]  # pycparser's own, standing for no statement (C23 allows that)
+            if items and isinstance(items[0], (c_ast.Decl, c_ast.DeclList, c_ast.Typedef)):
+                self.error(self.loc(items[0]), f"a declaration cannot directly follow a "
+                                               f"'{label}' label; put the case's statements "
+                                               "in braces")
+        stmts: list[ir.Stmt] = []
+        for item in items:
             stmts.extend(self.statement_list(item))
         return stmts
 
@@ -747,6 +758,13 @@ def _promote(t: T.Type) -> T.Type:
 
 def _is_function_declarator(node: c_ast.Node) -> bool:
     return isinstance(node, c_ast.FuncDecl) or type(node).__name__ == "FuncDeclExt"
+
+
+def _same_place(a: c_ast.Node, b: c_ast.Node) -> bool:
+    """Whether two nodes start at the same token."""
+    here, there = getattr(a, "coord", None), getattr(b, "coord", None)
+    return here is not None and there is not None and \
+        (here.line, here.column) == (there.line, there.column)
 
 
 # Scalar types whose size the device picks; OpenCL C 1.2 (6.9.k) forbids them as kernel
