@@ -143,3 +143,16 @@ def test_declarations_after_a_statement_or_in_braces_after_a_label_accepted() ->
                    "  default: ;\n"
                    "  }\n"
                    "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- function pointers
+
+@pytest.mark.parametrize("source, at", [
+    ("int g(int x) { return x; }\n"
+     "__kernel void k(__global int *a) { int (*fp)(int) = g; a[0] = fp(1); }", (2, 41)),
+    ("typedef float (*unary)(float);\n__kernel void k(__global float *a) { }", (1, 16)),
+    ("float apply(float (*f)(float), float x) { return f(x); }\n"
+     "__kernel void k(__global float *a) { }", (1, 20)),
+])
+def test_function_pointer_rejected(source: str, at: tuple[int, int]) -> None:
+    assert_rejected(source, at, "pointers to functions are not allowed in OpenCL C")

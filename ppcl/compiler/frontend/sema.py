@@ -19,7 +19,13 @@ from ppcl.compiler.frontend import checks
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
-from ppcl.compiler.frontend.sema_types import FunctionState, QualType, SemaError, Symbol
+from ppcl.compiler.frontend.sema_types import (
+    FunctionState,
+    QualType,
+    SemaError,
+    Symbol,
+    is_function_declarator,
+)
 from ppcl.compiler.frontend.sema_values import string_length
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
@@ -79,7 +85,7 @@ class Sema(ExprSema):
         if isinstance(node, c_ast.Typedef):
             return [self.typedef(node)]
         if isinstance(node, c_ast.Decl):
-            if _is_function_declarator(node.type):
+            if is_function_declarator(node.type):
                 return [self.function(node, None)]
             return self.program_scope_decl(node)
         if isinstance(node, c_ast.Pragma) or type(node).__name__ in ("Pragma", "PreprocessorLine"):
@@ -574,7 +580,7 @@ class Sema(ExprSema):
         assert self.func is not None
         loc = self.loc(decl)
         self._check_storage(decl, loc, program_scope=False)
-        if _is_function_declarator(decl.type):
+        if is_function_declarator(decl.type):
             self.fail(loc, "function declarations inside functions are not supported")
         qt = self.declarator(decl.type)
         if decl.name is None:
@@ -754,10 +760,6 @@ def _promote(t: T.Type) -> T.Type:
     from ppcl.compiler.ir.conversions import promote
 
     return promote(t)
-
-
-def _is_function_declarator(node: c_ast.Node) -> bool:
-    return isinstance(node, c_ast.FuncDecl) or type(node).__name__ == "FuncDeclExt"
 
 
 def _same_place(a: c_ast.Node, b: c_ast.Node) -> bool:

@@ -344,6 +344,8 @@ class TypeSema(ABC):
             align = self.align_attribute(getattr(node, "attributes", None))
             return QualType(base, const, volatile, space, align)
         if isinstance(node, c_ast.PtrDecl):
+            if is_function_declarator(node.type):
+                self.fail(loc, "pointers to functions are not allowed in OpenCL C")
             inner = self.declarator(node.type, pointee_default=pointee_default)
             self.with_access(T.VOID, node.quals, loc)
             if isinstance(inner.type, T.ImageType):
@@ -364,7 +366,7 @@ class TypeSema(ABC):
                             inner.space, inner.align)
         if isinstance(node, (c_ast.Struct, c_ast.Union, c_ast.Enum)):
             return QualType(self.base_type(node, loc))
-        if isinstance(node, (c_ast.FuncDecl,)) or type(node).__name__ == "FuncDeclExt":
+        if is_function_declarator(node):
             self.fail(loc, "function declarators are only allowed for functions")
         self.fail(loc, f"unsupported declarator ({type(node).__name__})")
 
@@ -521,6 +523,11 @@ class TypeSema(ABC):
         if elem == T.HALF and not self.half_values:
             self.fail(loc, f"{what} has type '{t}': 'half' may only be used through pointers "
                            "(use vload_half/vstore_half)")
+
+
+def is_function_declarator(node: c_ast.Node) -> bool:
+    """Whether a declarator declares a function (pycparserext has its own node for some)."""
+    return isinstance(node, c_ast.FuncDecl) or type(node).__name__ == "FuncDeclExt"
 
 
 def _first_coord_node(node: c_ast.Node) -> c_ast.Node:
