@@ -4,8 +4,10 @@ with a caret in the log; each valid neighbour compiles."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import ppcl as cl
 from ppcl.compiler.diagnostics import CompileError
 from ppcl.compiler.frontend import compile_source
 
@@ -156,3 +158,38 @@ def test_declarations_after_a_statement_or_in_braces_after_a_label_accepted() ->
 ])
 def test_function_pointer_rejected(source: str, at: tuple[int, int]) -> None:
     assert_rejected(source, at, "pointers to functions are not allowed in OpenCL C")
+
+
+# ---------------------------------------------------------------- attributes after a struct body
+
+TRAILING_ATTRIBUTES = """
+typedef struct { char c; int i; float f; } __attribute__((packed)) Packed;
+struct Wide { char c; } __attribute__((aligned(8)));
+typedef struct Tag { short s; } __attribute__((aligned(16))) Tagged;
+__kernel void k(__global int *out, Packed p, __global Packed *many) {
+    out[0] = sizeof(Packed); out[1] = sizeof(struct Wide); out[2] = sizeof(Tagged);
+    out[3] = __alignof__(Tagged); out[4] = p.i; out[5] = (int)many[1].f + many[1].c;
+}
+"""
+
+
+def test_attributes_after_a_struct_body_apply_to_the_struct(ctx, queue) -> None:
+    """As in pocl's clang (9, 8, 16, 16): the attributes were dropped (12, 1, 2, 2), so a
+    numpy record of the packed layout was read at the wrong offsets."""
+    packed = np.dtype([("c", "i1"), ("i", "<i4"), ("f", "<f4")])  # numpy records are packed
+    one = np.zeros(1, packed)
+    one["i"] = 77
+    many = np.zeros(2, packed)
+    many[1] = (3, 0, 40.0)
+    out = np.zeros(6, np.int32)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    many_buf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=many)
+    cl.Program(ctx, TRAILING_ATTRIBUTES).build().k(queue, (1,), None, out_buf, one, many_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out.tolist() == [9, 8, 16, 16, 77, 43]
+
+
+def test_alignment_after_a_struct_body_must_be_a_power_of_two() -> None:
+    assert_rejected("typedef struct { char c; } __attribute__((aligned(3))) S;\n"
+                    "__kernel void k(__global S *s) { }", (1, 43),
+                    "requested alignment 3 is not a power of two")
