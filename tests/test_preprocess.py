@@ -54,6 +54,11 @@ def test_defines_and_undefines_apply_in_order() -> None:
         ("CL_VERSION_1_0", "", "100"),
         ("CL_VERSION_1_1", "", "110"),
         ("CL_VERSION_1_2", "", "120"),
+        # named under -cl-std=CL1.2 too, as clang does: an undefined name would be 0 in #if
+        ("CL_VERSION_2_0", "", "200"),
+        ("CL_VERSION_3_0", "-cl-std=CL1.1", "300"),
+        # undefined: the device has the full profile (pocl's clang defines none either)
+        ("__EMBEDDED_PROFILE__", "", "__EMBEDDED_PROFILE__"),
         ("__ENDIAN_LITTLE__", "", "1"),
         ("FP_FAST_FMA", "", "1"),
         ("FP_FAST_FMAF", "", "1"),

@@ -21,7 +21,13 @@ from typing import Any
 
 from pycparser import c_ast
 from pycparser.c_parser import _TYPE_QUALIFIER, ParseError
-from pycparserext.ext_c_parser import _GNU_TYPE_QUALIFIERS, _OCL_TYPE_QUALIFIERS, OpenCLCParser
+from pycparserext.ext_c_parser import (
+    _GNU_TYPE_QUALIFIERS,
+    _OCL_TYPE_QUALIFIERS,
+    AttributeSpecifier,
+    OpenCLCParser,
+    StructExt,
+)
 
 from ppcl.compiler.deepstack import on_deep_stack
 from ppcl.compiler.diagnostics import Diagnostics, Loc
@@ -95,8 +101,18 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
                                 "'}' closes nothing (one '}' too many before it?)")
         super()._lex_on_rbrace_func()
 
+    # Attributes written after a struct's closing brace belong to the struct type, as in GCC
+    # and clang (``typedef struct {...} __attribute__((packed)) S;``); the parser leaves them
+    # among the declaration's function specifiers, where a typedef drops them and a struct
+    # declaration ignores them. Both ways a declaration is built move them first.
+
+    def _parse_decl_body_with_spec(self, spec: Any, saw_type: bool) -> Any:
+        _attach_trailing_attributes(spec)
+        return super()._parse_decl_body_with_spec(spec, saw_type)
+
     def _build_declarations(self, spec: Any, decls: list[Any],
                             typedef_namespace: bool = False) -> Any:
+        _attach_trailing_attributes(spec)
         # pycparser takes a first declarator without a name from the last type specifier
         # ('T x' where T names a typedef) and reads that specifier's names; when it is a struct,
         # union or enum ('int struct s;') that ended the build in an AttributeError
@@ -212,6 +228,39 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
                                   c_ast.ExprList([arg], self._tok_coord(type_tok)),
                                   coord=self._tok_coord(tok))
         return super()._parse_attribute()
+
+
+def _attach_trailing_attributes(spec: Any) -> None:
+    """Move the attribute specifiers of a declaration written after a struct body onto the
+    struct (pycparser's declaration specifiers ``spec``, changed in place)."""
+    records = spec["type"]
+    spec["type"] = [_with_trailing_attributes(t, spec["function"]) for t in records]
+    spec["function"] = [a for a in spec["function"]
+                        if not any(_attributes_follow(a, t) for t in records)]
+
+
+def _attributes_follow(attribute: Any, record: Any) -> bool:
+    """Whether an attribute specifier is written after the body of a struct definition."""
+    if not isinstance(attribute, AttributeSpecifier) or not isinstance(record, c_ast.Struct):
+        return False
+    if record.decls is None or record.coord is None:
+        return False
+    at = getattr(attribute.exprlist, "coord", None)
+    return at is not None and (at.line, at.column) > (record.coord.line, record.coord.column)
+
+
+def _with_trailing_attributes(record: Any, specifiers: list[Any]) -> Any:
+    """``record`` with the attribute specifiers written after its body joined to its own."""
+    trailing = [a for a in specifiers if _attributes_follow(a, record)]
+    if not trailing:
+        return record
+    merged = StructExt.from_pycparser(record)
+    own = getattr(record, "attrib", None)
+    exprs = list(own.exprlist.exprs) if own is not None else []
+    for attribute in trailing:
+        exprs.extend(attribute.exprlist.exprs)
+    merged.attrib = AttributeSpecifier(c_ast.ExprList(exprs, trailing[0].exprlist.coord))
+    return merged
 
 
 def _lacks_declarator_name(decl: Any) -> bool:

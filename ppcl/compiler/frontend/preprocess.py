@@ -124,17 +124,15 @@ def predefined_macros(
     macros: list[tuple[str, str]] = [
         ("__OPENCL_VERSION__", str(OPENCL_VERSION)),
         ("__OPENCL_C_VERSION__", str(c_version)),
+        # every version is named whatever -cl-std selects, as clang does, so that
+        # '#if __OPENCL_C_VERSION__ >= CL_VERSION_2_0' compares with 200 and not with 0
         ("CL_VERSION_1_0", "100"),
         ("CL_VERSION_1_1", "110"),
         ("CL_VERSION_1_2", "120"),
-    ]
-    if c_version >= 200:
-        macros.append(("CL_VERSION_2_0", "200"))
-    if c_version >= 300:
-        macros.append(("CL_VERSION_3_0", "300"))
-    macros += [
+        ("CL_VERSION_2_0", "200"),
+        ("CL_VERSION_3_0", "300"),
         ("__ENDIAN_LITTLE__", "1"),
-        ("__EMBEDDED_PROFILE__", "0"),
+        # __EMBEDDED_PROFILE__ stays undefined: the device has the full profile
         ("FP_FAST_FMA", "1"),
         ("FP_FAST_FMAF", "1"),
         (

@@ -19,7 +19,13 @@ from ppcl.compiler.frontend import checks
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
-from ppcl.compiler.frontend.sema_types import FunctionState, QualType, SemaError, Symbol
+from ppcl.compiler.frontend.sema_types import (
+    FunctionState,
+    QualType,
+    SemaError,
+    Symbol,
+    is_function_declarator,
+)
 from ppcl.compiler.frontend.sema_values import string_length
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
@@ -42,6 +48,8 @@ class Sema(ExprSema):
         self.prototype_only: set[str] = set()
         self.pending_unroll: list[tuple[Loc, int]] = []  # '#pragma unroll' lines, in order
         self.last_statement: Loc = NO_LOC  # where the statement analysed last begins
+        # program-scope typedef name -> the device-sized type it stands for (size_t, ...)
+        self.device_sized_typedefs: dict[str, str] = {}
         # a unit compiled apart (clCompileProgram): what it declares another unit may define
         self.separate_unit = False
 
@@ -77,7 +85,7 @@ class Sema(ExprSema):
         if isinstance(node, c_ast.Typedef):
             return [self.typedef(node)]
         if isinstance(node, c_ast.Decl):
-            if _is_function_declarator(node.type):
+            if is_function_declarator(node.type):
                 return [self.function(node, None)]
             return self.program_scope_decl(node)
         if isinstance(node, c_ast.Pragma) or type(node).__name__ in ("Pragma", "PreprocessorLine"):
@@ -92,6 +100,9 @@ class Sema(ExprSema):
         self.declare(node.name, Symbol("typedef", node.name, qt.type, loc=loc), loc)
         if self.func is None:
             self.global_names.add(node.name)
+            sized = self.device_sized_spelling(node.type)
+            if sized is not None:
+                self.device_sized_typedefs[node.name] = sized
         return ir.TypeDef(node.name, qt.type, loc=loc)
 
     def program_scope_decl(self, node: c_ast.Decl) -> list[ir.TopLevel]:
@@ -263,12 +274,25 @@ class Sema(ExprSema):
                            f"{qt.space.spelling}")
         if t == T.BOOL:
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'bool'")
+        sized = self.device_sized_spelling(param.type)
+        if sized is not None:
+            self.fail(loc, f"kernel parameter '{name}' cannot have type '{sized}' (its size "
+                           "is the device's, unknown to the host); use a fixed-size type such "
+                           "as 'uint' or 'ulong'")
         if t == T.EVENT_T:
             self.fail(loc, f"kernel parameter '{name}' cannot have type 'event_t'")
         if isinstance(t, T.StructType) and _holds_pointer(t):
             shown = self.typedef_names.get(t.name, str(t))
             self.fail(loc, f"kernel parameter '{name}' of type '{shown}': struct kernel "
                            "parameters may not contain pointers")
+
+    def device_sized_spelling(self, node: c_ast.Node) -> str | None:
+        """The device-sized type (size_t, ...) a plain declarator names, directly or through
+        typedefs; None for any other type."""
+        spelled = _type_spelling(node)
+        if spelled in _DEVICE_SIZED_TYPES:
+            return spelled
+        return self.device_sized_typedefs.get(spelled or "")
 
     def kernel_attributes(self, decl: c_ast.Decl, fnode: c_ast.Node,
                           is_kernel: bool) -> ir.KernelAttrs:
@@ -425,10 +449,7 @@ class Sema(ExprSema):
                 self.fail(loc, f"multiple default labels in one switch (the first is at "
                                f"line {first_default.line})")
             self.func.switch_defaults[-1] = loc
-            stmts: list[ir.Stmt] = [ir.Default(loc=loc)]
-            for item in node.stmts or []:
-                stmts.extend(self.statement_list(item))
-            return stmts
+            return [ir.Default(loc=loc), *self.labelled_statements(node, "default")]
         if isinstance(node, c_ast.Break):
             if self.func.loop_depth == 0 and self.func.switch_depth == 0:
                 self.fail(loc, "'break' statement not in loop or switch statement")
@@ -511,8 +532,22 @@ class Sema(ExprSema):
         if value in seen:
             self.fail(label.loc, f"duplicate case value '{value}'")
         seen.add(value)
-        stmts: list[ir.Stmt] = [ir.Case(value, label, loc=loc)]
-        for item in node.stmts or []:
+        return [ir.Case(value, label, loc=loc), *self.labelled_statements(node, "case")]
+
+    def labelled_statements(self, node: c_ast.Case | c_ast.Default, label: str) -> list[ir.Stmt]:
+        """The statements after a ``case`` or ``default`` label up to the next label. In C99,
+        on which OpenCL C is built, a label is followed by a statement, not a declaration
+        (clang rejects ``case 0: int x = 1;``)."""
+        items = list(node.stmts or [])
+        if items and isinstance(items[0], c_ast.EmptyStatement) and \
+                _same_place(items[0], node):
+            items = items[1:]  # pycparser's own, standing for no statement (C23 allows that)
+            if items and isinstance(items[0], (c_ast.Decl, c_ast.DeclList, c_ast.Typedef)):
+                self.error(self.loc(items[0]), f"a declaration cannot directly follow a "
+                                               f"'{label}' label; put the case's statements "
+                                               "in braces")
+        stmts: list[ir.Stmt] = []
+        for item in items:
             stmts.extend(self.statement_list(item))
         return stmts
 
@@ -545,7 +580,7 @@ class Sema(ExprSema):
         assert self.func is not None
         loc = self.loc(decl)
         self._check_storage(decl, loc, program_scope=False)
-        if _is_function_declarator(decl.type):
+        if is_function_declarator(decl.type):
             self.fail(loc, "function declarations inside functions are not supported")
         qt = self.declarator(decl.type)
         if decl.name is None:
@@ -558,6 +593,7 @@ class Sema(ExprSema):
             if not self.func.is_kernel:
                 self.fail(loc, f"__local variable '{decl.name}' can only be declared in a "
                                "kernel function")
+            self._check_outermost_local(decl.name, loc)
             if decl.init is not None:
                 self.fail(loc, f"__local variable '{decl.name}' cannot have an initializer")
         if space is T.AddressSpace.CONSTANT:
@@ -578,6 +614,16 @@ class Sema(ExprSema):
         init = self.initializer(decl.init, t, loc) if decl.init is not None else None
         align = qt.align if qt.align is not None else self.align_attribute(decl.funcspec)
         return ir.VarDecl(name, t, space, const, qt.volatile, init, align, loc=loc)
+
+    def _check_outermost_local(self, name: str, loc: Loc) -> None:
+        """A kernel's __local variables belong to its outermost block (OpenCL C 1.2 6.5.2):
+        they exist once per work-group, not per entry into a block. The scopes are the
+        program's, the function's and one per inner block. (__constant ones, which the same
+        rule covers, stay allowed in inner blocks: coarsening and fusion nest a kernel's
+        body in a loop or block and build the printed result again.)"""
+        if len(self.scopes) > 2:
+            self.fail(loc, f"__local variable '{name}' must be declared in the outermost "
+                           "block of the kernel function")
 
     def _complete_array(self, t: T.Type, init: c_ast.Node | None, loc: Loc) -> T.Type:
         if isinstance(t, T.ArrayType) and t.length is None:
@@ -716,8 +762,24 @@ def _promote(t: T.Type) -> T.Type:
     return promote(t)
 
 
-def _is_function_declarator(node: c_ast.Node) -> bool:
-    return isinstance(node, c_ast.FuncDecl) or type(node).__name__ == "FuncDeclExt"
+def _same_place(a: c_ast.Node, b: c_ast.Node) -> bool:
+    """Whether two nodes start at the same token."""
+    here, there = getattr(a, "coord", None), getattr(b, "coord", None)
+    return here is not None and there is not None and \
+        (here.line, here.column) == (there.line, there.column)
+
+
+# Scalar types whose size the device picks; OpenCL C 1.2 (6.9.k) forbids them as kernel
+# parameters, as it does bool and half.
+_DEVICE_SIZED_TYPES = ("size_t", "ptrdiff_t", "intptr_t", "uintptr_t")
+
+
+def _type_spelling(node: c_ast.Node) -> str | None:
+    """The one type name a plain declarator is spelt with (``size_t n``), or None."""
+    if not isinstance(node, c_ast.TypeDecl) or not isinstance(node.type, c_ast.IdentifierType):
+        return None
+    names = node.type.names
+    return names[0] if len(names) == 1 else None
 
 
 def _pointee_has_space(node: c_ast.Node) -> bool:

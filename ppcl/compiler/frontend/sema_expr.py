@@ -76,6 +76,10 @@ class ExprSema(ValueSema):
             self.check_modifiable(operand, f"'{op.lstrip('p')}'")
             if not (is_arith(operand.type) or isinstance(operand.type, T.PointerType)):
                 self.fail(loc, f"cannot increment or decrement a value of type '{operand.type}'")
+            if isinstance(operand.type, T.VectorType) and operand.type.elem.is_float:
+                self.fail(loc, f"'{op.lstrip('p')}' does not apply to the floating vector type "
+                               f"'{operand.type}' (OpenCL C allows it on integer vectors); "
+                               f"write '{'+=' if '+' in op else '-='} 1'")
             return ir.Unary(operand.type, op, operand, loc=loc)
         operand = self.rvalue(node.expr)
         t = operand.type
@@ -437,6 +441,9 @@ class ExprSema(ValueSema):
         target = self.type_name(node.to_type)
         if isinstance(target, T.VectorType) and isinstance(node.expr, c_ast.ExprList):
             return self.vector_literal(target, node.expr, loc)
+        if target == T.HALF and not self.half_values:
+            self.fail_half(loc, "a conversion to 'half'", "store a float as half with "
+                                                          "vstore_half()")
         operand = self.rvalue(node.expr)
         src = operand.type
         if isinstance(target, T.VoidType):

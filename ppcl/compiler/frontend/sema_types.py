@@ -218,6 +218,17 @@ class TypeSema(ABC):
             self.fail(self.loc(node), f"{what} is not an integer constant expression")
         return value
 
+    @property
+    def half_values(self) -> bool:
+        """Whether 'half' values may be loaded, stored, converted and computed with (the
+        cl_khr_fp16 extension); without it 'half' is a storage format reached only through
+        pointers and vload_half/vstore_half."""
+        return self.extensions.get("cl_khr_fp16", False)
+
+    def fail_half(self, loc: Loc, what: str, instead: str) -> NoReturn:
+        self.fail(loc, f"{what} needs the cl_khr_fp16 extension, which ppcl does not support; "
+                       f"{instead}")
+
     # ------------------------------------------------------------ base types
 
     def base_type(self, node: c_ast.Node, loc: Loc) -> T.Type:
@@ -248,6 +259,9 @@ class TypeSema(ABC):
             vector = T.vector_type_named(name)
             if vector is not None:
                 self._check_scalar(vector.elem, loc)
+                if vector.elem == T.HALF and not self.half_values:
+                    self.fail_half(loc, f"type '{name}'",
+                                   f"use vload_{name}/vstore_{name} on a 'half *'")
                 return vector
             if name not in _C_WORDS:
                 sym = self.lookup(name)
@@ -330,6 +344,8 @@ class TypeSema(ABC):
             align = self.align_attribute(getattr(node, "attributes", None))
             return QualType(base, const, volatile, space, align)
         if isinstance(node, c_ast.PtrDecl):
+            if is_function_declarator(node.type):
+                self.fail(loc, "pointers to functions are not allowed in OpenCL C")
             inner = self.declarator(node.type, pointee_default=pointee_default)
             self.with_access(T.VOID, node.quals, loc)
             if isinstance(inner.type, T.ImageType):
@@ -350,7 +366,7 @@ class TypeSema(ABC):
                             inner.space, inner.align)
         if isinstance(node, (c_ast.Struct, c_ast.Union, c_ast.Enum)):
             return QualType(self.base_type(node, loc))
-        if isinstance(node, (c_ast.FuncDecl,)) or type(node).__name__ == "FuncDeclExt":
+        if is_function_declarator(node):
             self.fail(loc, "function declarators are only allowed for functions")
         self.fail(loc, f"unsupported declarator ({type(node).__name__})")
 
@@ -504,9 +520,14 @@ class TypeSema(ABC):
             self.fail(loc, f"{what} has type '{t.name}': images can only be function "
                            "parameters")
         elem = T.scalar_of(t)
-        if elem == T.HALF and not self.extensions.get("cl_khr_fp16", False):
+        if elem == T.HALF and not self.half_values:
             self.fail(loc, f"{what} has type '{t}': 'half' may only be used through pointers "
                            "(use vload_half/vstore_half)")
+
+
+def is_function_declarator(node: c_ast.Node) -> bool:
+    """Whether a declarator declares a function (pycparserext has its own node for some)."""
+    return isinstance(node, c_ast.FuncDecl) or type(node).__name__ == "FuncDeclExt"
 
 
 def _first_coord_node(node: c_ast.Node) -> c_ast.Node:

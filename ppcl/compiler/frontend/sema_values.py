@@ -19,7 +19,7 @@ from types import ModuleType
 from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import Loc
-from ppcl.compiler.frontend.sema_types import SemaError, Symbol, TypeSema
+from ppcl.compiler.frontend.sema_types import SemaError, Symbol, TypeSema, _first_coord_node
 from ppcl.compiler.ir import conversions as conv
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
@@ -71,7 +71,11 @@ class ValueSema(TypeSema):
 
     def rvalue(self, node: c_ast.Node) -> ir.Expr:
         """An expression used for its value: arrays decay to pointers."""
-        return self.decay(self.expr(node))
+        e = self.decay(self.expr(node))
+        if e.type == T.HALF and not self.half_values:
+            self.fail_half(self.loc(_first_coord_node(node)), "loading a 'half' value",
+                           "read it with vload_half()")
+        return e
 
     def decay(self, e: ir.Expr) -> ir.Expr:
         if isinstance(e.type, T.ArrayType):
@@ -198,6 +202,8 @@ class ValueSema(TypeSema):
             self.fail(loc, f"expression is not assignable ({what} needs an lvalue)")
         if isinstance(e.type, T.ArrayType):
             self.fail(loc, f"array type '{e.type}' is not assignable")
+        if e.type == T.HALF and not self.half_values:
+            self.fail_half(loc, "storing a 'half' value", "write it with vstore_half()")
         if self.is_const_lvalue(e):
             if self.lvalue_space(e) is T.AddressSpace.CONSTANT:
                 self.fail(loc, "cannot write to __constant memory")
@@ -317,7 +323,7 @@ class ValueSema(TypeSema):
             value = float.fromhex(body) if body.lower().startswith("0x") else float(body)
         except ValueError:
             self.fail(loc, f"invalid floating literal '{text}'")
-        if t == T.HALF and not self.extensions.get("cl_khr_fp16", False):
+        if t == T.HALF and not self.half_values:
             self.fail(loc, "half literals need the cl_khr_fp16 extension")
         return ir.FloatLit(t, value, text, loc=loc)
 

@@ -1,0 +1,195 @@
+"""OpenCL C rules the front end enforces as pocl's clang does: each invalid program fails with
+its first error at the given line:col, with a message naming the rule and the source line
+with a caret in the log; each valid neighbour compiles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.compiler.diagnostics import CompileError
+from ppcl.compiler.frontend import compile_source
+
+
+def first_error(source: str, options: str = "") -> tuple[int, int, str, str]:
+    """(line, col, message, log) of the first error of ``source``."""
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "t.cl", options=options)
+    errors = [d for d in info.value.diagnostics if d.severity.value == "error"]
+    assert errors, info.value.log
+    first = errors[0]
+    return first.loc.line, first.loc.col, first.message, info.value.log
+
+
+def assert_rejected(source: str, at: tuple[int, int], fragment: str, options: str = "") -> None:
+    line, col, message, log = first_error(source, options)
+    assert (line, col) == at, log
+    assert fragment in message, log
+    assert "^" in log
+
+
+# ---------------------------------------------------------------- half without cl_khr_fp16
+
+HALF_INVALID = [
+    # a load through a half pointer
+    ("__kernel void k(__global half *a, __global float *b) { b[0] = a[0] + 1.0f; }",
+     (1, 63), "loading a 'half' value needs the cl_khr_fp16 extension"),
+    ("__kernel void k(__global half *a, __global float *b) { b[0] = *a; }",
+     (1, 64), "read it with vload_half()"),
+    # the pragma does not enable an extension ppcl lacks
+    ("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+     "__kernel void k(__global half *a) { a[0] = a[1] * a[2]; }",
+     (2, 44), "loading a 'half' value"),
+    # a store
+    ("__kernel void k(__global half *a, __global float *b) { a[1] = b[0]; }",
+     (1, 61), "storing a 'half' value needs the cl_khr_fp16 extension"),
+    ("__kernel void k(__global half *a) { a[0]++; }",
+     (1, 38), "storing a 'half' value"),
+    # a conversion
+    ("__kernel void k(__global float *b) { b[0] = (float)(half)b[1]; }",
+     (1, 52), "a conversion to 'half' needs the cl_khr_fp16 extension"),
+    # half vectors do not exist without the extension (the C compiler rejected them)
+    ("__kernel void k(__global half4 *a, __global float *b) { b[0] = 1.0f; }",
+     (1, 26), "type 'half4' needs the cl_khr_fp16 extension"),
+]
+
+
+@pytest.mark.parametrize("source, at, fragment", HALF_INVALID)
+def test_half_values_need_fp16(source: str, at: tuple[int, int], fragment: str) -> None:
+    assert_rejected(source, at, fragment)
+
+
+def test_half_pointers_sizeof_and_vload_half_need_no_extension() -> None:
+    compile_source("__kernel void k(__global half *a, __global float *b) {\n"
+                   "  __global half *p = &a[1];\n"
+                   "  b[0] = vload_half(0, p) + sizeof(half) + sizeof(a[0]);\n"
+                   "  vstore_half(b[1], 2, a);\n"
+                   "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- kernel parameters
+
+@pytest.mark.parametrize("spelling", ["size_t", "const size_t", "ptrdiff_t", "intptr_t",
+                                      "uintptr_t"])
+def test_kernel_parameter_of_device_sized_type_rejected(spelling: str) -> None:
+    source = f"__kernel void k(__global float *a, {spelling} n) {{ a[0] = n; }}"
+    assert_rejected(source, (1, source.index(" n)") + 2),
+                    f"kernel parameter 'n' cannot have type '{spelling.split()[-1]}'")
+
+
+def test_device_sized_types_allowed_in_helpers_and_behind_pointers() -> None:
+    compile_source("float f(size_t n) { return n; }\n"
+                   "__kernel void k(__global float *a, __global size_t *n, ulong m) {\n"
+                   "  size_t i = get_global_id(0); a[i] = f(n[i] + m);\n"
+                   "}\n", "t.cl")
+
+
+def test_kernel_parameter_of_typedef_of_size_t_rejected() -> None:
+    source = ("typedef size_t index_t;\ntypedef index_t count_t;\n"
+              "__kernel void k(__global float *a, count_t n) { a[0] = n; }")
+    assert_rejected(source, (3, 44), "kernel parameter 'n' cannot have type 'size_t'")
+
+
+# ---------------------------------------------------------------- __local variables
+
+@pytest.mark.parametrize("body, at", [
+    ("{ __local float t[4]; t[0] = 1; a[0] = t[0]; }", (1, 54)),
+    ("for (int i = 0; i < 2; i++) { __local float t[4]; t[i] = 1; a[i] = t[i]; }", (1, 82)),
+])
+def test_kernel_local_variables_only_in_outermost_block(body: str, at: tuple[int, int]) -> None:
+    assert_rejected(f"__kernel void k(__global float *a) {{ {body} }}", at,
+                    "__local variable 't' must be declared in the outermost block")
+
+
+def test_kernel_local_variables_in_outermost_block_accepted() -> None:
+    compile_source("__kernel void k(__global float *a) {\n"
+                   "  __local float t[4];\n"
+                   "  { __constant float c[2] = {1, 2}; t[0] = c[1]; } a[0] = t[0];\n"
+                   "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- operators on vectors
+
+@pytest.mark.parametrize("statement, col, fragment", [
+    ("v++;", 49, "'++' does not apply to the floating vector type 'float4'"),
+    ("--v;", 51, "'--' does not apply to the floating vector type 'float4'"),
+    ("a[0]--;", 49, "write '-= 1'"),
+])
+def test_increment_of_floating_vector_rejected(statement: str, col: int, fragment: str) -> None:
+    source = f"__kernel void k(__global float4 *a) {{ float4 v; {statement} }}"
+    assert_rejected(source, (1, col), fragment)
+
+
+def test_increment_of_integer_vector_and_floating_component_accepted() -> None:
+    compile_source("__kernel void k(__global int4 *a, __global float4 *b) {\n"
+                   "  int4 v = a[0]; v++; --v; a[1]++; b[0].x++; a[0] = v;\n"
+                   "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- switch labels
+
+@pytest.mark.parametrize("labels, col", [("case 0:", 64), ("default:", 65)])
+def test_declaration_right_after_a_switch_label_rejected(labels: str, col: int) -> None:
+    source = ("__kernel void k(__global int *a) { switch (a[0]) { "
+              f"{labels} int x = 1; a[1] = x; break; }} }}")
+    assert_rejected(source, (1, col), f"a declaration cannot directly follow a "
+                                      f"'{labels.split()[0].rstrip(':')}' label")
+
+
+def test_declarations_after_a_statement_or_in_braces_after_a_label_accepted() -> None:
+    compile_source("__kernel void k(__global int *a) {\n"
+                   "  switch (a[0]) {\n"
+                   "  case 0: { int x = 1; a[1] = x; } break;\n"
+                   "  case 1: a[2] = 2; int y = 3; a[3] = y; break;\n"
+                   "  default: ;\n"
+                   "  }\n"
+                   "}\n", "t.cl")
+
+
+# ---------------------------------------------------------------- function pointers
+
+@pytest.mark.parametrize("source, at", [
+    ("int g(int x) { return x; }\n"
+     "__kernel void k(__global int *a) { int (*fp)(int) = g; a[0] = fp(1); }", (2, 41)),
+    ("typedef float (*unary)(float);\n__kernel void k(__global float *a) { }", (1, 16)),
+    ("float apply(float (*f)(float), float x) { return f(x); }\n"
+     "__kernel void k(__global float *a) { }", (1, 20)),
+])
+def test_function_pointer_rejected(source: str, at: tuple[int, int]) -> None:
+    assert_rejected(source, at, "pointers to functions are not allowed in OpenCL C")
+
+
+# ---------------------------------------------------------------- attributes after a struct body
+
+TRAILING_ATTRIBUTES = """
+typedef struct { char c; int i; float f; } __attribute__((packed)) Packed;
+struct Wide { char c; } __attribute__((aligned(8)));
+typedef struct Tag { short s; } __attribute__((aligned(16))) Tagged;
+__kernel void k(__global int *out, Packed p, __global Packed *many) {
+    out[0] = sizeof(Packed); out[1] = sizeof(struct Wide); out[2] = sizeof(Tagged);
+    out[3] = __alignof__(Tagged); out[4] = p.i; out[5] = (int)many[1].f + many[1].c;
+}
+"""
+
+
+def test_attributes_after_a_struct_body_apply_to_the_struct(ctx, queue) -> None:
+    """As in pocl's clang (9, 8, 16, 16): the attributes were dropped (12, 1, 2, 2), so a
+    numpy record of the packed layout was read at the wrong offsets."""
+    packed = np.dtype([("c", "i1"), ("i", "<i4"), ("f", "<f4")])  # numpy records are packed
+    one = np.zeros(1, packed)
+    one["i"] = 77
+    many = np.zeros(2, packed)
+    many[1] = (3, 0, 40.0)
+    out = np.zeros(6, np.int32)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    many_buf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=many)
+    cl.Program(ctx, TRAILING_ATTRIBUTES).build().k(queue, (1,), None, out_buf, one, many_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out.tolist() == [9, 8, 16, 16, 77, 43]
+
+
+def test_alignment_after_a_struct_body_must_be_a_power_of_two() -> None:
+    assert_rejected("typedef struct { char c; } __attribute__((aligned(3))) S;\n"
+                    "__kernel void k(__global S *s) { }", (1, 43),
+                    "requested alignment 3 is not a power of two")
