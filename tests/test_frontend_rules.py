@@ -193,3 +193,28 @@ def test_alignment_after_a_struct_body_must_be_a_power_of_two() -> None:
     assert_rejected("typedef struct { char c; } __attribute__((aligned(3))) S;\n"
                     "__kernel void k(__global S *s) { }", (1, 43),
                     "requested alignment 3 is not a power of two")
+
+
+@pytest.mark.parametrize(("source", "col"), [
+    ("typedef union { char c[5]; int i; } __attribute__((packed)) U;", 52),
+    ("union __attribute__((aligned(16))) V { int i; };", 7),
+    ("union V __attribute__((aligned(16))) { int i; };", 9),
+    ("union V { int i; } __attribute__((aligned(16)));", 35),
+])
+def test_attributes_of_a_union_are_refused(source: str, col: int) -> None:
+    """pocl lays a packed or aligned union out by its attributes; ppcl's parser dropped them
+    and gave the natural layout (sizeof 8 against 5, 4 against 16), so it refuses them."""
+    assert_rejected(source + "\n__kernel void k(__global int *o) { o[0] = 1; }", (1, col),
+                    "attributes of a union (packed, aligned) are not supported")
+
+
+def test_a_union_without_attributes_beside_a_packed_struct_compiles(ctx, queue) -> None:
+    source = """typedef struct { char c; int i; } __attribute__((packed)) S;
+        union W { int i; float f; char c[6]; };
+        __kernel void k(__global int *o) { o[0] = sizeof(S); o[1] = sizeof(union W); }"""
+    program = cl.Program(ctx, source).build()
+    out = np.zeros(2, np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    program.k(queue, (1,), None, buf)
+    cl.enqueue_copy(queue, out, buf)
+    assert out.tolist() == [5, 8]

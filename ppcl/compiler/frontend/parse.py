@@ -106,6 +106,16 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
     # among the declaration's function specifiers, where a typedef drops them and a struct
     # declaration ignores them. Both ways a declaration is built move them first.
 
+    def _parse_struct_or_union_specifier(self) -> Any:
+        # pycparserext keeps the attributes of a struct and drops those of a union: a packed or
+        # aligned union got its natural layout, and a kernel read a host record of the other
+        # layout at the wrong offsets. ppcl lays out no union by attributes, so it says so.
+        if self._peek_type() == "UNION":
+            k = 3 if self._peek_type(2) in ("ID", "TYPEID") else 2
+            if self._peek_type(k) in _ATTRIBUTE_TOKENS:
+                _refuse_union_attributes(self._tok_coord(self._peek(k)))
+        return super()._parse_struct_or_union_specifier()
+
     def _parse_decl_body_with_spec(self, spec: Any, saw_type: bool) -> Any:
         _attach_trailing_attributes(spec)
         return super()._parse_decl_body_with_spec(spec, saw_type)
@@ -240,13 +250,27 @@ def _attach_trailing_attributes(spec: Any) -> None:
 
 
 def _attributes_follow(attribute: Any, record: Any) -> bool:
-    """Whether an attribute specifier is written after the body of a struct definition."""
-    if not isinstance(attribute, AttributeSpecifier) or not isinstance(record, c_ast.Struct):
+    """Whether an attribute specifier is written after the body of a struct definition (after
+    a union's: refused, see ``_refuse_union_attributes``)."""
+    if not isinstance(attribute, AttributeSpecifier) \
+            or not isinstance(record, c_ast.Struct | c_ast.Union):
         return False
     if record.decls is None or record.coord is None:
         return False
     at = getattr(attribute.exprlist, "coord", None)
-    return at is not None and (at.line, at.column) > (record.coord.line, record.coord.column)
+    follows = at is not None and (at.line, at.column) > (record.coord.line, record.coord.column)
+    if follows and isinstance(record, c_ast.Union):
+        _refuse_union_attributes(at)
+    return follows
+
+
+_ATTRIBUTE_TOKENS = ("__ATTRIBUTE__", "__ATTRIBUTE")
+
+
+def _refuse_union_attributes(coord: Any) -> None:
+    raise SyntaxErrorAt(coord.file, coord.line, coord.column or 1,
+                        "attributes of a union (packed, aligned) are not supported: ppcl would "
+                        "lay it out without them; use a struct, or a union without attributes")
 
 
 def _with_trailing_attributes(record: Any, specifiers: list[Any]) -> Any:
