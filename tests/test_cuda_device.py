@@ -368,3 +368,30 @@ def test_a_context_starts_nvrtc_once_before_the_first_build():
     first.join(timeout=60)
     program = cl.Program(cl.Context([device]), "__kernel void k(__global int *x) { x[0] = 1; }")
     program.build()
+
+
+@needs_gpu
+def test_a_program_built_again_loads_its_optimized_module_at_once(gctx, gqueue, private_cache):
+    """The second build of a program finds its optimized cubin in the cache: no quick tier,
+    no thread, and its launches run the optimized module from the first one."""
+    from ppcl.compiler.frontend import parse_build_options
+    from ppcl.devices.cuda.device import quick_options
+
+    source = """__kernel void axpy(__global const float *x, __global float *y, float a) {
+        size_t i = get_global_id(0); y[i] = a * x[i] + y[i]; }"""
+    first = cl.Program(gctx, source).build()._device_program(gctx.devices[0])
+    assert first.quick == (quick_options(parse_build_options("")) is not None)
+    _optimized_builds_done()
+    assert first.optimized_ready, first.optimized_error
+    program = cl.Program(gctx, source).build()
+    again = program._device_program(gctx.devices[0])
+    assert again.optimized_ready and again.settled and again.cached and not again.quick
+    x = np.arange(64, dtype=np.float32)
+    xb = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=x)
+    yb = cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=np.ones_like(x))
+    program.axpy(gqueue, x.shape, None, xb, yb, np.float32(2))
+    got = np.empty_like(x)
+    cl.enqueue_copy(gqueue, got, yb)
+    np.testing.assert_array_equal(got, 2 * x + 1)
+    (launch,) = again._launches.values()
+    assert launch._packed[2][0].value == again.optimized_function("axpy", noalias=True)

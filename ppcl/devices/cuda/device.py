@@ -70,6 +70,7 @@ from ppcl.devices.cuda.nvrtc import (
     Cubin,
     NVRTCError,
     cached_cubin,
+    cubin_from_cache,
     nvrtc_version_tuple,
     start_warm_up,
 )
@@ -371,15 +372,19 @@ class CUDAProgram(DeviceProgram):
                 from error
         self._options = nvrtc_options(options)
         quick = quick_options(options)
-        self.quick = quick is not None
         started = time.perf_counter()
-        try:
-            cubin = cached_cubin(self.source, quick or self._options, device.arch)
-        except NVRTCError as error:
-            raise DeviceBuildError(
-                "NVRTC rejected the CUDA code ppcl generated for this program (a ppcl bug; "
-                "please report it with the program)", error.log) from error
-        self._report(cubin, quick or self._options, started)
+        optimized_source, cubin = self._optimized_in_cache(module) if quick else (None, None)
+        optimized = cubin is not None  # built before: the optimized module at once
+        self.quick = quick is not None and not optimized
+        first_options = quick if quick is not None and not optimized else self._options
+        if cubin is None:
+            try:
+                cubin = cached_cubin(self.source, first_options, device.arch)
+            except NVRTCError as error:
+                raise DeviceBuildError(
+                    "NVRTC rejected the CUDA code ppcl generated for this program (a ppcl "
+                    "bug; please report it with the program)", error.log) from error
+        self._report(cubin, first_options, started)
         self.log = cubin.log
         self.cached = cubin.cached
         self._module = self._load(cubin.data)
@@ -391,12 +396,25 @@ class CUDAProgram(DeviceProgram):
         self._optimized: dict[tuple[str, bool], int | None] = {}
         self.optimized_error: str | None = None
         self._optimizer: threading.Thread | None = None
-        if self.quick or any(noalias_variant(k) is not None for k in module.kernels):
+        if optimized:
+            self._optimized_module = self._module
+        elif self.quick or any(noalias_variant(k) is not None for k in module.kernels):
             # not a daemon: a thread still in NVRTC or the driver when the interpreter shuts
             # down crashed the process at exit (a short program ended with SIGSEGV)
-            self._optimizer = threading.Thread(target=self._build_optimized, args=(module,),
-                                               daemon=False, name="ppcl-cuda-optimized")
+            self._optimizer = threading.Thread(
+                target=self._build_optimized, args=(module, optimized_source), daemon=False,
+                name="ppcl-cuda-optimized")
             self._optimizer.start()
+
+    def _optimized_in_cache(self, module: ir.Module) -> tuple[str | None, Cubin | None]:
+        """The optimized unit's source and, when a build before compiled it, its cubin from
+        the cache: a program built again loads its optimized module at once, with no quick
+        tier (the unit printed here is the one the optimizer's thread compiles otherwise)."""
+        try:
+            source = run_deep_if_needed(cuda_unit, module, noalias=True)
+        except CodegenError:
+            return None, None
+        return source, cubin_from_cache(source, self._options, self._device.arch)
 
     def _report(self, cubin: Cubin, options: Sequence[str], started: float) -> None:
         """What ``PPCL_DEBUG=cc`` shows of a unit's compile (``time``: how long it took)."""
@@ -417,7 +435,7 @@ class CUDAProgram(DeviceProgram):
         assert handle.value is not None
         return handle.value
 
-    def _build_optimized(self, module: ir.Module) -> None:
+    def _build_optimized(self, module: ir.Module, source: str | None) -> None:
         """Compile and load the fully optimized unit with the ``__noalias`` copies (on its own
         thread); if that fails, launches keep the first module. The thread runs at a lower
         priority (Linux: a thread's nice value is its own, and NVRTC's worker threads inherit
@@ -429,7 +447,8 @@ class CUDAProgram(DeviceProgram):
             except OSError:
                 pass
         try:
-            source = run_deep_if_needed(cuda_unit, module, noalias=True)
+            if source is None:
+                source = run_deep_if_needed(cuda_unit, module, noalias=True)
             cubin = cached_cubin(source, self._options, self._device.arch)
             self._report(cubin, self._options, started)
             self._optimized_module = self._load(cubin.data)

@@ -108,15 +108,31 @@ def _wait_for_warm_up() -> None:
         thread.join()
 
 
+def _all_options(options: Sequence[str], arch: str) -> list[str]:
+    return [f"--gpu-architecture={arch}", *options]
+
+
+def _key(source: str, all_options: Sequence[str]) -> str:
+    return cache.cache_key("cuda-cubin", source, header_text(), " ".join(all_options),
+                           nvrtc_version())
+
+
+def cubin_from_cache(source: str, options: Sequence[str], arch: str) -> Cubin | None:
+    """The cubin of ``source`` for ``arch`` if the cache has it (nothing is compiled)."""
+    hit = cache.lookup(_key(source, _all_options(options, arch)), want_log=True)
+    if hit is None:
+        return None
+    data = hit.path.read_bytes()[:-cache.CHECKSUM_TRAILER_SIZE]
+    return Cubin(data, hit.log or "", True)
+
+
 def cached_cubin(source: str, options: Sequence[str], arch: str) -> Cubin:
     """The cubin of ``source`` for ``arch`` (``sm_90``), from the cache when it is there."""
-    header = header_text()
-    all_options = [f"--gpu-architecture={arch}", *options]
-    key = cache.cache_key("cuda-cubin", source, header, " ".join(all_options), nvrtc_version())
-    hit = cache.lookup(key, want_log=True)
+    hit = cubin_from_cache(source, options, arch)
     if hit is not None:
-        data = hit.path.read_bytes()[:-cache.CHECKSUM_TRAILER_SIZE]
-        return Cubin(data, hit.log or "", True)
+        return hit
+    all_options = _all_options(options, arch)
+    key = _key(source, all_options)
     _wait_for_warm_up()
     data, log = compile_unit(source, all_options)
     temp_source = cache.new_temp_source(key)
