@@ -135,7 +135,8 @@ TABLE["rhadd"] = _elementwise(lambda x, y: (x >> 1) + (y >> 1) + ((x | y) & 1))
 
 def _popcount(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     (x,) = _args(interp, call, mask)
-    return _result(np.bitwise_count(x), call.type)
+    # the bits of the two's complement pattern: numpy counts those of |x| for a signed x
+    return _result(np.bitwise_count(x.view(np.dtype(f"u{x.dtype.itemsize}"))), call.type)
 
 
 TABLE["popcount"] = _popcount
