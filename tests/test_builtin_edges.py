@@ -35,3 +35,80 @@ def test_popcount_counts_the_bits_of_negative_values(make_context: Any, t: str) 
     expected = np.array([0, 1, bits, bits - 1, bits - 1, 1, bits - 1], dtype)
     assert scalar.tolist() == expected.tolist()
     assert vector.tolist() == np.repeat(expected[:, None], 4, axis=1).tolist()
+
+
+CONVERT_SOURCE = """#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void k(__global const {src} *x, __global float *rte, __global float *rtz,
+                __global float *rtp, __global float *rtn) {{
+    size_t i = get_global_id(0);
+    rte[i] = convert_float_rte(x[i]);
+    rtz[i] = convert_float_rtz(x[i]);
+    rtp[i] = convert_float_rtp(x[i]);
+    rtn[i] = convert_float_rtn(x[i]);
+}}"""
+
+
+def _float_neighbours(value: int) -> tuple[float, float]:
+    """The floats just below and just above an integer that no float holds."""
+    near = float(np.float32(value))
+    if near > value:
+        return float(np.nextafter(np.float32(near), np.float32(-np.inf))), near
+    return near, float(np.nextafter(np.float32(near), np.float32(np.inf)))
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+@pytest.mark.parametrize("src", ["int", "uint", "long", "ulong"])
+def test_integer_to_float_rounding_modes(make_context: Any, src: str) -> None:
+    """convert_float_rt{z,p,n} of an integer between two floats picks the float below or
+    above by the mode; the checking device rounded to nearest whatever the mode."""
+    dtype = np.dtype({"int": np.int32, "uint": np.uint32, "long": np.int64,
+                      "ulong": np.uint64}[src])
+    info = np.iinfo(dtype)
+    values = [16777217, 16777219, 123456789, info.max, info.max - 1]
+    if info.min < 0:
+        values += [-16777217, -123456789, int(info.min) + 1]
+    x = np.array(values, dtype)
+    outs = [np.zeros(len(x), np.float32) for _ in range(4)]
+    _, rte, rtz, rtp, rtn = run(make_context, CONVERT_SOURCE.format(src=src), x, *outs)
+    for i, value in enumerate(values):
+        below, above = _float_neighbours(value)
+        nearest = float(np.float32(value))
+        assert rte[i] == nearest, value
+        assert rtz[i] == (below if value > 0 else above), value
+        assert rtp[i] == above, value
+        assert rtn[i] == below, value
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+def test_double_to_float_rounding_modes(make_context: Any) -> None:
+    tiny = float(np.finfo(np.float32).smallest_subnormal)
+    big = float(np.finfo(np.float32).max)
+    x = np.array([1 + 2.0**-30, -(1 + 2.0**-30), 1e300, -1e300, tiny / 2, 0.1, np.inf, -0.0])
+    outs = [np.zeros(len(x), np.float32) for _ in range(4)]
+    _, rte, rtz, rtp, rtn = run(make_context, CONVERT_SOURCE.format(src="double"), x, *outs)
+    up = float(np.nextafter(np.float32(1), np.float32(2)))
+    tenth = float(np.float32(0.1))  # 0.1f lies above 0.1
+    below_tenth = float(np.nextafter(np.float32(0.1), np.float32(0)))
+    assert rte.tolist() == [1.0, -1.0, np.inf, -np.inf, 0.0, tenth, np.inf, -0.0]
+    assert rtz.tolist() == [1.0, -1.0, big, -big, 0.0, below_tenth, np.inf, -0.0]
+    assert rtp.tolist() == [up, -1.0, np.inf, -big, tiny, tenth, np.inf, -0.0]
+    assert rtn.tolist() == [1.0, -up, big, -np.inf, 0.0, below_tenth, np.inf, -0.0]
+    assert np.signbit(rtz[-1]) and np.signbit(rtn[-1])
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+def test_long_to_double_rounding_modes(make_context: Any) -> None:
+    source = """#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+    __kernel void k(__global const long *x, __global double *o) {
+        size_t i = get_global_id(0);
+        o[4 * i] = convert_double_rte(x[i]);
+        o[4 * i + 1] = convert_double_rtz(x[i]);
+        o[4 * i + 2] = convert_double_rtp(x[i]);
+        o[4 * i + 3] = convert_double_rtn(x[i]);
+    }"""
+    x = np.array([2**53 + 1, -(2**53 + 1), 2**63 - 1], np.int64)
+    _, out = run(make_context, source, x, np.zeros(12))
+    assert out.reshape(3, 4).tolist() == [
+        [2.0**53, 2.0**53, 2.0**53 + 2, 2.0**53],
+        [-2.0**53, -2.0**53, -2.0**53, -2.0**53 - 2],
+        [2.0**63, 2.0**63 - 1024, 2.0**63, 2.0**63 - 1024]]

@@ -401,6 +401,41 @@ for _name in ("mem_fence", "read_mem_fence", "write_mem_fence"):
 # ---------------------------------------------------------------- conversions
 
 
+def _rounding_mode(name: str) -> str:
+    """``"_rte"``, ``"_rtz"``, ``"_rtp"``, ``"_rtn"`` or ``""`` (the default) from a builtin name."""
+    return next((m for m in ("_rte", "_rtz", "_rtp", "_rtn") if name.endswith(m)), "")
+
+
+def _exceeds(rounded: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``rounded`` is above and where below ``x``, compared exactly (a 64-bit integer
+    does not convert to double exactly, so integers compare as Python integers; an integer
+    rounds to a finite float of every width OpenCL has)."""
+    if x.dtype.kind == "f":
+        wide = rounded.astype(np.float64)
+        return wide > x, wide < x
+    exact = np.array([int(r) for r in rounded.ravel()], dtype=object).reshape(rounded.shape)
+    ints = x.astype(object)
+    return (exact > ints).astype(bool), (exact < ints).astype(bool)
+
+
+def round_to_float(x: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
+    """Integer or float values rounded to the float ``dtype`` with an OpenCL rounding mode:
+    numpy rounds to nearest; a directed mode steps the result one ulp back where it lies on
+    the wrong side of the exact value."""
+    with np.errstate(all="ignore"):
+        y = x.astype(dtype)
+        if mode in ("", "_rte"):
+            return y
+        above, below = _exceeds(y, x)
+        if mode == "_rtz":
+            step, toward = np.where(x > 0, above, below), 0.0
+        elif mode == "_rtp":
+            step, toward = below, np.inf
+        else:
+            step, toward = above, -np.inf
+        return np.where(step, np.nextafter(y, dtype.type(toward)), y).astype(dtype)
+
+
 def _convert(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     (x,) = [interp.eval(a, mask) for a in call.args]
     source = call.args[0].type
@@ -410,10 +445,10 @@ def _convert(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     dst = scalar_of(target)
     assert src is not None and dst is not None
     if src.is_float and dst.is_integer:
-        mode = name.rsplit("_", 1)[-1] if name.endswith(("_rte", "_rtz", "_rtp", "_rtn")) \
-            else "rtz"
-        rounded = {"rte": np.rint, "rtz": np.trunc, "rtp": np.ceil, "rtn": np.floor}[mode](x)
-        x = rounded
+        integral = {"_rte": np.rint, "_rtz": np.trunc, "_rtp": np.ceil, "_rtn": np.floor}
+        x = integral[_rounding_mode(name) or "_rtz"](x)
+    if dst.is_float and src != dst:
+        x = round_to_float(x, val.dtype_of(target), _rounding_mode(name))
     if "_sat" in name and dst.is_integer:
         info = np.iinfo(val.DTYPES[dst.name])
         if src.is_float:
@@ -549,17 +584,7 @@ def _vload_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
 
 def to_half(x: Any, mode: str) -> np.ndarray:
     """Float or double values rounded to half with an OpenCL rounding mode."""
-    x = np.asarray(x, np.float64)
-    with np.errstate(all="ignore"):
-        h = x.astype(np.float16)
-        back = h.astype(np.float64)
-        if mode == "_rtz":
-            h = np.where(np.abs(back) > np.abs(x), np.nextafter(h, np.float16(0)), h)
-        elif mode == "_rtp":
-            h = np.where(back < x, np.nextafter(h, np.float16(np.inf)), h)
-        elif mode == "_rtn":
-            h = np.where(back > x, np.nextafter(h, np.float16(-np.inf)), h)
-    return np.asarray(h, np.float16)
+    return round_to_float(np.asarray(x, np.float64), np.dtype(np.float16), mode)
 
 
 def _vstore_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
@@ -569,8 +594,7 @@ def _vstore_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     offset = interp.eval(call.args[1], mask).astype(np.int64)
     ptr = interp.eval(call.args[2], mask)
     assert isinstance(ptr, Ptr)
-    mode = next((m for m in ("_rte", "_rtz", "_rtp", "_rtn") if call.name.endswith(m)), "")
-    halves = to_half(data, mode).view(np.uint16)
+    halves = to_half(data, _rounding_mode(call.name)).view(np.uint16)
     if halves.ndim == 1:
         halves = halves[:, None]
     width = halves.shape[1]
