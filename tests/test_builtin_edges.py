@@ -112,3 +112,45 @@ def test_long_to_double_rounding_modes(make_context: Any) -> None:
         [2.0**53, 2.0**53, 2.0**53 + 2, 2.0**53],
         [-2.0**53, -2.0**53, -2.0**53, -2.0**53 - 2],
         [2.0**63, 2.0**63 - 1024, 2.0**63, 2.0**63 - 1024]]
+
+
+SIGNED_ZERO_SOURCE = """#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void k(__global const {t} *x, __global const {t} *y, __global {t} *o) {{
+    size_t i = get_global_id(0);
+    {t} whole, floor_part;
+    o[8 * i] = sign(x[i]);
+    o[8 * i + 1] = fract(x[i], &floor_part);
+    o[8 * i + 2] = floor_part;
+    o[8 * i + 3] = modf(x[i], &whole);
+    o[8 * i + 4] = whole;
+    o[8 * i + 5] = nextafter(x[i], y[i]);
+    o[8 * i + 6] = fdim(x[i], y[i]);
+    o[8 * i + 7] = clamp(x[i], ({t})-1, ({t})2);
+}}"""
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+@pytest.mark.parametrize("t", ["float", "double"])
+def test_signed_zeros_neighbours_and_nan_of_common_and_math_functions(
+        make_context: Any, t: str) -> None:
+    """OpenCL 1.2 6.12.4 and 7.5.1: sign(-0) and fract(-0) are -0, fract(-inf) is -0, modf's
+    fraction keeps the sign of x, nextafter steps in the argument's own type, fdim of a NaN
+    is NaN, and float clamp is fmin(fmax(x, lo), hi) (a NaN gives lo)."""
+    dtype = np.dtype(np.float32 if t == "float" else np.float64)
+    tiny = dtype.type(np.finfo(dtype).smallest_subnormal)
+    x = np.array([-0.0, -np.inf, -1.0, tiny, np.nan], dtype)
+    y = np.array([1.0, 0.0, 0.0, 0.0, 1.0], dtype)
+    _, _, out = run(make_context, SIGNED_ZERO_SOURCE.format(t=t), x, y, np.zeros(40, dtype))
+    rows = out.reshape(5, 8)
+    nan = float("nan")
+    expected = [
+        # sign, fract, floor, modf fraction, whole, nextafter, fdim, clamp
+        [-0.0, -0.0, -0.0, -0.0, -0.0, tiny, 0.0, -0.0],
+        [-1.0, -0.0, -np.inf, -0.0, -np.inf, -np.finfo(dtype).max, 0.0, -1.0],
+        [-1.0, 0.0, -1.0, -0.0, -1.0, -np.nextafter(dtype.type(1), dtype.type(0)), 0.0, -1.0],
+        [1.0, tiny, 0.0, tiny, 0.0, 0.0, tiny, tiny],
+        [0.0, nan, nan, nan, nan, nan, nan, -1.0],
+    ]
+    want = np.array(expected, dtype)
+    assert np.array_equal(rows, want, equal_nan=True), rows
+    assert (np.signbit(rows) == np.signbit(want))[~np.isnan(want)].all(), rows

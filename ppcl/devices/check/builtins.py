@@ -69,11 +69,12 @@ _MATH: dict[str, Callable[..., Any]] = {
     "atanpi": lambda x: np.arctan(x) / np.pi, "cospi": lambda x: np.cos(np.pi * x),
     "sinpi": lambda x: np.sin(np.pi * x), "tanpi": lambda x: np.tan(np.pi * x),
     "atan2": np.arctan2, "atan2pi": lambda y, x: np.arctan2(y, x) / np.pi,
-    "copysign": np.copysign, "fdim": lambda x, y: np.where(x > y, x - y, 0.0),
+    "copysign": np.copysign,
+    "fdim": lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0.0)),
     "fmod": np.fmod, "hypot": np.hypot, "pow": np.power, "powr": np.power,
     "fmax": np.fmax, "fmin": np.fmin, "fma": lambda a, b, c: a * b + c,
     "mad": lambda a, b, c: a * b + c, "recip": lambda x: 1.0 / x,
-    "divide": lambda x, y: x / y, "nextafter": np.nextafter,
+    "divide": lambda x, y: x / y,
     "maxmag": lambda x, y: np.where(np.abs(x) > np.abs(y), x,
                                     np.where(np.abs(y) > np.abs(x), y, np.fmax(x, y))),
     "minmag": lambda x, y: np.where(np.abs(x) < np.abs(y), x,
@@ -82,7 +83,7 @@ _MATH: dict[str, Callable[..., Any]] = {
     "rootn": lambda x, n: np.power(x, 1.0 / n.astype(np.float64)),
     "ldexp": lambda x, n: np.ldexp(x, n.astype(np.int64)),
     "degrees": np.degrees, "radians": np.radians,
-    "sign": lambda x: np.where(np.isnan(x), 0.0, np.sign(x)),
+    "sign": lambda x: np.where(np.isnan(x), 0.0, np.where(x == 0, x, np.sign(x))),  # keeps -0
     "mix": lambda x, y, a: x + (y - x) * a,
     "step": lambda edge, x: np.where(x < edge, 0.0, 1.0),
     "smoothstep": lambda e0, e1, x: _smoothstep(e0, e1, x),
@@ -112,9 +113,12 @@ def _minmax(fn: Callable[..., Any]) -> Impl:
     return impl
 
 
+# the next float of the argument's own type (its double neighbour would round back to x)
+TABLE["nextafter"] = _elementwise(np.nextafter)
 TABLE["max"] = _minmax(np.maximum)
 TABLE["min"] = _minmax(np.minimum)
-TABLE["clamp"] = _minmax(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi))
+# float clamp is fmin(fmax(x, lo), hi) (OpenCL 1.2, 6.12.4): a NaN x gives lo, not NaN
+TABLE["clamp"] = _minmax(lambda x, lo, hi: np.fmin(np.fmax(x, lo), hi))
 
 
 def _abs(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
@@ -547,20 +551,19 @@ def _with_output(compute: Callable[[Any], tuple[Any, Any]]) -> Impl:
 
 
 def _fract(x: Any) -> tuple[Any, Any]:
+    """fmin(x - floor(x), the float below 1); a zero or an infinity gives a zero of its sign
+    (OpenCL 1.2, 7.5.1: fract(-0) and fract(-inf) are -0)."""
     floor = np.floor(x)
     top = np.nextafter(x.dtype.type(1), x.dtype.type(0))
-    return np.where(np.isinf(x), x.dtype.type(0), np.minimum(x - floor, top)), floor
-
-
-def _modf(x: Any) -> tuple[Any, Any]:
-    whole = np.trunc(x)
-    return np.where(np.isinf(x), np.copysign(0, x), x - whole).astype(x.dtype), whole
+    signed_zero = (x == 0) | np.isinf(x)
+    return np.where(signed_zero, np.copysign(x.dtype.type(0), x),
+                    np.minimum(x - floor, top)), floor
 
 
 TABLE["sincos"] = _with_output(lambda x: (np.sin(x.astype(np.float64)),
                                           np.cos(x.astype(np.float64))))
 TABLE["fract"] = _with_output(_fract)
-TABLE["modf"] = _with_output(_modf)
+TABLE["modf"] = _with_output(np.modf)  # C's modf: the fraction keeps the sign of x
 TABLE["frexp"] = _with_output(lambda x: np.frexp(x))
 
 
