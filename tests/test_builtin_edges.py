@@ -13,9 +13,10 @@ from oracle import Shape, check_context, cpu_context, launch
 DEVICES = [pytest.param(cpu_context, id="cpu"), pytest.param(check_context, id="check")]
 
 
-def run(make_context: Any, source: str, *arrays: np.ndarray) -> list[np.ndarray]:
-    """Kernel ``k`` over the first array's length; every array a buffer argument."""
-    n = len(arrays[0])
+def run(make_context: Any, source: str, *arrays: np.ndarray, items: int = 0) -> list[np.ndarray]:
+    """Kernel ``k`` over ``items`` work-items (the first array's length by default); every
+    array a buffer argument."""
+    n = items or len(arrays[0])
     return launch(make_context(), source, "k", Shape((n,), (1,)), arrays)
 
 
@@ -154,3 +155,34 @@ def test_signed_zeros_neighbours_and_nan_of_common_and_math_functions(
     want = np.array(expected, dtype)
     assert np.array_equal(rows, want, equal_nan=True), rows
     assert (np.signbit(rows) == np.signbit(want))[~np.isnan(want)].all(), rows
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+def test_hi_and_odd_of_three_component_vectors(make_context: Any) -> None:
+    """OpenCL 1.2 6.1.7: .lo/.hi/.even/.odd of a 3-vector act on a 4-vector whose w is
+    undefined; reading and assigning them is legal (the checking device failed with an
+    internal IndexError). Only the defined components are checked."""
+    source = """__kernel void k(__global const int *a, __global int *o) {
+        size_t i = get_global_id(0);
+        int3 v = vload3(i, a);
+        int3 y = v;
+        y.hi = (int2)(7, 8);
+        int3 z = v;
+        z.odd = (int2)(9, 10);
+        int3 w = v;
+        w.lo = v.hi;
+        vstore3(y, 0, o + 12 * i);
+        vstore3(z, 1, o + 12 * i);
+        vstore3(w, 2, o + 12 * i);
+        o[12 * i + 9] = v.hi.x;
+        o[12 * i + 10] = v.odd.x;
+        o[12 * i + 11] = v.even.y;
+    }"""
+    a = np.array([1, 2, 3, 4, 5, 6], np.int32)
+    _, out = run(make_context, source, a, np.zeros(24, np.int32), items=2)
+    rows = out.reshape(2, 12)
+    for row, (x, y, z) in zip(rows, [(1, 2, 3), (4, 5, 6)]):
+        assert row[:3].tolist() == [x, y, 7]
+        assert row[3:6].tolist() == [x, 9, z]
+        assert row[6] == z and row[8] == z
+        assert row[9:].tolist() == [z, y, z]
