@@ -4,6 +4,7 @@ worked out from the OpenCL 1.2 specification."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -186,3 +187,50 @@ def test_hi_and_odd_of_three_component_vectors(make_context: Any) -> None:
         assert row[3:6].tolist() == [x, 9, z]
         assert row[6] == z and row[8] == z
         assert row[9:].tolist() == [z, y, z]
+
+
+EXPONENT_SOURCE = """#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void k(__global const {t} *x, __global const {t} *y, __global {t} *o,
+                __global int *n) {{
+    size_t i = get_global_id(0);
+    int quo;
+    o[6 * i] = logb(x[i]);
+    o[6 * i + 1] = remainder(x[i], y[i]);
+    o[6 * i + 2] = remquo(x[i], y[i], &quo);
+    o[6 * i + 3] = tgamma(x[i]);
+    o[6 * i + 4] = erf(x[i]) + erfc(x[i]);
+    o[6 * i + 5] = lgamma_r(x[i], &n[3 * i + 2]);
+    n[3 * i] = ilogb(x[i]);
+    n[3 * i + 1] = quo * islessgreater(x[i], y[i]);
+}}"""
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+@pytest.mark.parametrize("t", ["float", "double"])
+def test_exponent_remainder_and_gamma_functions(make_context: Any, t: str) -> None:
+    """logb, ilogb, remainder, remquo, tgamma, erf, erfc, lgamma_r and islessgreater (the
+    checking device stopped with 'does not implement' at each)."""
+    dtype = np.dtype(np.float32 if t == "float" else np.float64)
+    x = np.array([0.0, 10.0, -7.5, 5.0, np.inf, np.nan, -0.5], dtype)
+    y = np.array([1.0, 4.0, 2.0, 2.0, 1.0, 1.0, -0.5], dtype)
+    _, _, out, ints = run(make_context, EXPONENT_SOURCE.format(t=t), x, y,
+                          np.zeros(42, dtype), np.zeros(21, np.int32))
+    rows, n = out.reshape(7, 6), ints.reshape(7, 3)
+    nan, inf = float("nan"), float("inf")
+    int_min, int_max = -2**31, 2**31 - 1
+    assert np.array_equal(rows[:, 0], np.array([-inf, 3, 2, 2, inf, nan, -1], dtype),
+                          equal_nan=True)
+    # the quotient rounds to nearest even: 10/4 = 2.5 -> 2, -7.5/2 -> -4, 5/2 = 2.5 -> 2
+    assert np.array_equal(rows[:, 1], np.array([0, 2, 0.5, 1, nan, nan, 0], dtype),
+                          equal_nan=True)
+    assert np.array_equal(rows[:, 2], rows[:, 1], equal_nan=True)
+    assert n[:, 0].tolist() == [int_min, 3, 2, 2, int_max, int_max, -1]
+    # quotients 0, 2 (2.5 to even), -4 (-3.75), 2 (2.5 to even), -, -, 1; x == y gives 0
+    assert n[1:4, 1].tolist() == [2, -4, 2] and n[6, 1] == 0
+    gamma = [inf, 362880.0, math.gamma(-7.5), 24.0, inf, nan, math.gamma(-0.5)]
+    assert np.allclose(rows[:, 3], np.array(gamma, dtype), rtol=1e-5, equal_nan=True)
+    assert np.allclose(rows[:4, 4], 1.0) and rows[4, 4] == 1.0
+    lgam = [inf, math.lgamma(10), math.lgamma(-7.5), math.lgamma(5), inf, nan,
+            math.lgamma(-0.5)]
+    assert np.allclose(rows[:, 5], np.array(lgam, dtype), rtol=1e-5, equal_nan=True)
+    assert n[[1, 2, 3, 6], 2].tolist() == [1, 1, 1, -1]

@@ -7,7 +7,9 @@ silent skip.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -565,6 +567,108 @@ TABLE["sincos"] = _with_output(lambda x: (np.sin(x.astype(np.float64)),
 TABLE["fract"] = _with_output(_fract)
 TABLE["modf"] = _with_output(np.modf)  # C's modf: the fraction keeps the sign of x
 TABLE["frexp"] = _with_output(lambda x: np.frexp(x))
+
+
+def _per_element(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A Python ``math`` function over arrays; a domain or range error gives NaN."""
+    def safe(*args: float) -> float:
+        try:
+            return fn(*args)
+        except (ValueError, OverflowError):
+            return math.nan
+    return np.vectorize(safe, otypes=[np.float64])
+
+
+def _tgamma(x: float) -> float:
+    if math.isinf(x):
+        return x if x > 0 else math.nan
+    if x == 0:
+        return math.copysign(math.inf, x)
+    if x < 0 and x == math.floor(x):
+        return math.nan
+    try:
+        return math.gamma(x)
+    except OverflowError:  # beyond double: gamma's sign alternates below zero
+        return math.inf if x > 0 or math.floor(x) % 2 else 0.0
+
+
+def _lgamma(x: float) -> float:
+    if math.isinf(x):
+        return math.inf
+    if x <= 0 and x == math.floor(x):
+        return math.inf
+    try:
+        return math.lgamma(x)
+    except OverflowError:
+        return math.inf
+
+
+def _gamma_sign(x: Any) -> Any:
+    """lgamma_r's sign: that of gamma(x) (-1 for -0), and 1 at the negative poles, for NaN
+    and for infinities (glibc's choice, which the CPU device's lgamma_r makes too)."""
+    with np.errstate(invalid="ignore"):
+        between_poles = (x < 0) & np.isfinite(x) & (x != np.floor(x)) & (np.floor(x) % 2 == 1)
+    negative = between_poles | ((x == 0) & np.signbit(x))
+    return np.where(negative, -1, 1).astype(np.int32)
+
+
+def _logb(x: Any) -> Any:
+    _, exponent = np.frexp(x)
+    finite = np.where(x == 0, -np.inf, (exponent - 1).astype(x.dtype))
+    return np.where(np.isfinite(x), finite, np.abs(x))
+
+
+def _ilogb(x: Any) -> Any:
+    """FP_ILOGB0 (INT_MIN) for 0, FP_ILOGBNAN (INT_MAX) for NaN and INT_MAX for infinities."""
+    _, exponent = np.frexp(np.where(np.isfinite(x), x, 1))
+    info = np.iinfo(np.int32)
+    return np.where(x == 0, info.min, np.where(np.isfinite(x), exponent - 1, info.max))
+
+
+def _nan(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    (code,) = [interp.eval(a, mask) for a in call.args]
+    if code.dtype.itemsize == 4:
+        return (code.astype(np.uint32) | np.uint32(0x7FC00000)).view(np.float32)
+    return (code.astype(np.uint64) | np.uint64(0x7FF8000000000000)).view(np.float64)
+
+
+def _remquo_one(x: float, y: float) -> tuple[float, int]:
+    """C's remquo: the remainder, and the sign and low 7 bits of the quotient rounded to
+    nearest even (exact, through fractions)."""
+    if not (math.isfinite(x) and y != 0) or math.isnan(y):
+        return math.nan, 0
+    if math.isinf(y):
+        return x, 0
+    quotient = Fraction(x) / Fraction(y)
+    n = round(quotient)
+    bits = (abs(n) & 127) * (1 if quotient >= 0 else -1)
+    return math.remainder(x, y), bits
+
+
+def _remquo(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    x, y = [interp.eval(a, mask) for a in call.args[:2]]
+    ptr = interp.eval(call.args[2], mask)
+    pointer = call.args[2].type
+    assert isinstance(pointer, PointerType) and isinstance(ptr, Ptr)
+    pairs = [_remquo_one(float(a), float(b)) for a, b in zip(x.ravel(), y.ravel())]
+    rem = np.array([r for r, _ in pairs], np.float64).reshape(x.shape)
+    quo = np.array([q for _, q in pairs], np.int32).reshape(x.shape)
+    interp.store(ptr, pointer.pointee, quo, mask, call.loc)
+    return _result(rem, call.type)
+
+
+TABLE["erf"] = _float_math(_per_element(math.erf))
+TABLE["erfc"] = _float_math(_per_element(math.erfc))
+TABLE["tgamma"] = _float_math(_per_element(_tgamma))
+TABLE["lgamma"] = _float_math(_per_element(_lgamma))
+TABLE["lgamma_r"] = _with_output(lambda x: (_per_element(_lgamma)(x.astype(np.float64)),
+                                            _gamma_sign(x)))
+TABLE["remainder"] = _float_math(_per_element(math.remainder))
+TABLE["logb"] = _elementwise(_logb)
+TABLE["ilogb"] = _elementwise(_ilogb)
+TABLE["nan"] = _nan
+TABLE["remquo"] = _remquo
+TABLE["islessgreater"] = _relation(lambda x, y: (x < y) | (x > y))
 
 
 # ---------------------------------------------------------------- half storage
