@@ -7,7 +7,9 @@ silent skip.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -69,11 +71,12 @@ _MATH: dict[str, Callable[..., Any]] = {
     "atanpi": lambda x: np.arctan(x) / np.pi, "cospi": lambda x: np.cos(np.pi * x),
     "sinpi": lambda x: np.sin(np.pi * x), "tanpi": lambda x: np.tan(np.pi * x),
     "atan2": np.arctan2, "atan2pi": lambda y, x: np.arctan2(y, x) / np.pi,
-    "copysign": np.copysign, "fdim": lambda x, y: np.where(x > y, x - y, 0.0),
+    "copysign": np.copysign,
+    "fdim": lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0.0)),
     "fmod": np.fmod, "hypot": np.hypot, "pow": np.power, "powr": np.power,
     "fmax": np.fmax, "fmin": np.fmin, "fma": lambda a, b, c: a * b + c,
     "mad": lambda a, b, c: a * b + c, "recip": lambda x: 1.0 / x,
-    "divide": lambda x, y: x / y, "nextafter": np.nextafter,
+    "divide": lambda x, y: x / y,
     "maxmag": lambda x, y: np.where(np.abs(x) > np.abs(y), x,
                                     np.where(np.abs(y) > np.abs(x), y, np.fmax(x, y))),
     "minmag": lambda x, y: np.where(np.abs(x) < np.abs(y), x,
@@ -82,7 +85,7 @@ _MATH: dict[str, Callable[..., Any]] = {
     "rootn": lambda x, n: np.power(x, 1.0 / n.astype(np.float64)),
     "ldexp": lambda x, n: np.ldexp(x, n.astype(np.int64)),
     "degrees": np.degrees, "radians": np.radians,
-    "sign": lambda x: np.where(np.isnan(x), 0.0, np.sign(x)),
+    "sign": lambda x: np.where(np.isnan(x), 0.0, np.where(x == 0, x, np.sign(x))),  # keeps -0
     "mix": lambda x, y, a: x + (y - x) * a,
     "step": lambda edge, x: np.where(x < edge, 0.0, 1.0),
     "smoothstep": lambda e0, e1, x: _smoothstep(e0, e1, x),
@@ -112,9 +115,12 @@ def _minmax(fn: Callable[..., Any]) -> Impl:
     return impl
 
 
+# the next float of the argument's own type (its double neighbour would round back to x)
+TABLE["nextafter"] = _elementwise(np.nextafter)
 TABLE["max"] = _minmax(np.maximum)
 TABLE["min"] = _minmax(np.minimum)
-TABLE["clamp"] = _minmax(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi))
+# float clamp is fmin(fmax(x, lo), hi) (OpenCL 1.2, 6.12.4): a NaN x gives lo, not NaN
+TABLE["clamp"] = _minmax(lambda x, lo, hi: np.fmin(np.fmax(x, lo), hi))
 
 
 def _abs(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
@@ -135,7 +141,8 @@ TABLE["rhadd"] = _elementwise(lambda x, y: (x >> 1) + (y >> 1) + ((x | y) & 1))
 
 def _popcount(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     (x,) = _args(interp, call, mask)
-    return _result(np.bitwise_count(x), call.type)
+    # the bits of the two's complement pattern: numpy counts those of |x| for a signed x
+    return _result(np.bitwise_count(x.view(np.dtype(f"u{x.dtype.itemsize}"))), call.type)
 
 
 TABLE["popcount"] = _popcount
@@ -400,6 +407,41 @@ for _name in ("mem_fence", "read_mem_fence", "write_mem_fence"):
 # ---------------------------------------------------------------- conversions
 
 
+def _rounding_mode(name: str) -> str:
+    """``"_rte"``, ``"_rtz"``, ``"_rtp"``, ``"_rtn"`` or ``""`` (the default) from a builtin name."""
+    return next((m for m in ("_rte", "_rtz", "_rtp", "_rtn") if name.endswith(m)), "")
+
+
+def _exceeds(rounded: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``rounded`` is above and where below ``x``, compared exactly (a 64-bit integer
+    does not convert to double exactly, so integers compare as Python integers; an integer
+    rounds to a finite float of every width OpenCL has)."""
+    if x.dtype.kind == "f":
+        wide = rounded.astype(np.float64)
+        return wide > x, wide < x
+    exact = np.array([int(r) for r in rounded.ravel()], dtype=object).reshape(rounded.shape)
+    ints = x.astype(object)
+    return (exact > ints).astype(bool), (exact < ints).astype(bool)
+
+
+def round_to_float(x: np.ndarray, dtype: np.dtype, mode: str) -> np.ndarray:
+    """Integer or float values rounded to the float ``dtype`` with an OpenCL rounding mode:
+    numpy rounds to nearest; a directed mode steps the result one ulp back where it lies on
+    the wrong side of the exact value."""
+    with np.errstate(all="ignore"):
+        y = x.astype(dtype)
+        if mode in ("", "_rte"):
+            return y
+        above, below = _exceeds(y, x)
+        if mode == "_rtz":
+            step, toward = np.where(x > 0, above, below), 0.0
+        elif mode == "_rtp":
+            step, toward = below, np.inf
+        else:
+            step, toward = above, -np.inf
+        return np.where(step, np.nextafter(y, dtype.type(toward)), y).astype(dtype)
+
+
 def _convert(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     (x,) = [interp.eval(a, mask) for a in call.args]
     source = call.args[0].type
@@ -409,10 +451,10 @@ def _convert(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     dst = scalar_of(target)
     assert src is not None and dst is not None
     if src.is_float and dst.is_integer:
-        mode = name.rsplit("_", 1)[-1] if name.endswith(("_rte", "_rtz", "_rtp", "_rtn")) \
-            else "rtz"
-        rounded = {"rte": np.rint, "rtz": np.trunc, "rtp": np.ceil, "rtn": np.floor}[mode](x)
-        x = rounded
+        integral = {"_rte": np.rint, "_rtz": np.trunc, "_rtp": np.ceil, "_rtn": np.floor}
+        x = integral[_rounding_mode(name) or "_rtz"](x)
+    if dst.is_float and src != dst:
+        x = round_to_float(x, val.dtype_of(target), _rounding_mode(name))
     if "_sat" in name and dst.is_integer:
         info = np.iinfo(val.DTYPES[dst.name])
         if src.is_float:
@@ -511,21 +553,122 @@ def _with_output(compute: Callable[[Any], tuple[Any, Any]]) -> Impl:
 
 
 def _fract(x: Any) -> tuple[Any, Any]:
+    """fmin(x - floor(x), the float below 1); a zero or an infinity gives a zero of its sign
+    (OpenCL 1.2, 7.5.1: fract(-0) and fract(-inf) are -0)."""
     floor = np.floor(x)
     top = np.nextafter(x.dtype.type(1), x.dtype.type(0))
-    return np.where(np.isinf(x), x.dtype.type(0), np.minimum(x - floor, top)), floor
-
-
-def _modf(x: Any) -> tuple[Any, Any]:
-    whole = np.trunc(x)
-    return np.where(np.isinf(x), np.copysign(0, x), x - whole).astype(x.dtype), whole
+    signed_zero = (x == 0) | np.isinf(x)
+    return np.where(signed_zero, np.copysign(x.dtype.type(0), x),
+                    np.minimum(x - floor, top)), floor
 
 
 TABLE["sincos"] = _with_output(lambda x: (np.sin(x.astype(np.float64)),
                                           np.cos(x.astype(np.float64))))
 TABLE["fract"] = _with_output(_fract)
-TABLE["modf"] = _with_output(_modf)
+TABLE["modf"] = _with_output(np.modf)  # C's modf: the fraction keeps the sign of x
 TABLE["frexp"] = _with_output(lambda x: np.frexp(x))
+
+
+def _per_element(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A Python ``math`` function over arrays; a domain or range error gives NaN."""
+    def safe(*args: float) -> float:
+        try:
+            return fn(*args)
+        except (ValueError, OverflowError):
+            return math.nan
+    return np.vectorize(safe, otypes=[np.float64])
+
+
+def _tgamma(x: float) -> float:
+    if math.isinf(x):
+        return x if x > 0 else math.nan
+    if x == 0:
+        return math.copysign(math.inf, x)
+    if x < 0 and x == math.floor(x):
+        return math.nan
+    try:
+        return math.gamma(x)
+    except OverflowError:  # beyond double: gamma's sign alternates below zero
+        return math.inf if x > 0 or math.floor(x) % 2 else 0.0
+
+
+def _lgamma(x: float) -> float:
+    if math.isinf(x):
+        return math.inf
+    if x <= 0 and x == math.floor(x):
+        return math.inf
+    try:
+        return math.lgamma(x)
+    except OverflowError:
+        return math.inf
+
+
+def _gamma_sign(x: Any) -> Any:
+    """lgamma_r's sign: that of gamma(x) (-1 for -0), and 1 at the negative poles, for NaN
+    and for infinities (glibc's choice, which the CPU device's lgamma_r makes too)."""
+    with np.errstate(invalid="ignore"):
+        between_poles = (x < 0) & np.isfinite(x) & (x != np.floor(x)) & (np.floor(x) % 2 == 1)
+    negative = between_poles | ((x == 0) & np.signbit(x))
+    return np.where(negative, -1, 1).astype(np.int32)
+
+
+def _logb(x: Any) -> Any:
+    _, exponent = np.frexp(x)
+    finite = np.where(x == 0, -np.inf, (exponent - 1).astype(x.dtype))
+    return np.where(np.isfinite(x), finite, np.abs(x))
+
+
+def _ilogb(x: Any) -> Any:
+    """FP_ILOGB0 (INT_MIN) for 0, FP_ILOGBNAN (INT_MAX) for NaN and INT_MAX for infinities."""
+    _, exponent = np.frexp(np.where(np.isfinite(x), x, 1))
+    info = np.iinfo(np.int32)
+    return np.where(x == 0, info.min, np.where(np.isfinite(x), exponent - 1, info.max))
+
+
+def _nan(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    (code,) = [interp.eval(a, mask) for a in call.args]
+    if code.dtype.itemsize == 4:
+        return (code.astype(np.uint32) | np.uint32(0x7FC00000)).view(np.float32)
+    return (code.astype(np.uint64) | np.uint64(0x7FF8000000000000)).view(np.float64)
+
+
+def _remquo_one(x: float, y: float) -> tuple[float, int]:
+    """C's remquo: the remainder, and the sign and low 7 bits of the quotient rounded to
+    nearest even (exact, through fractions)."""
+    if not (math.isfinite(x) and y != 0) or math.isnan(y):
+        return math.nan, 0
+    if math.isinf(y):
+        return x, 0
+    quotient = Fraction(x) / Fraction(y)
+    n = round(quotient)
+    bits = (abs(n) & 127) * (1 if quotient >= 0 else -1)
+    return math.remainder(x, y), bits
+
+
+def _remquo(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    x, y = [interp.eval(a, mask) for a in call.args[:2]]
+    ptr = interp.eval(call.args[2], mask)
+    pointer = call.args[2].type
+    assert isinstance(pointer, PointerType) and isinstance(ptr, Ptr)
+    pairs = [_remquo_one(float(a), float(b)) for a, b in zip(x.ravel(), y.ravel())]
+    rem = np.array([r for r, _ in pairs], np.float64).reshape(x.shape)
+    quo = np.array([q for _, q in pairs], np.int32).reshape(x.shape)
+    interp.store(ptr, pointer.pointee, quo, mask, call.loc)
+    return _result(rem, call.type)
+
+
+TABLE["erf"] = _float_math(_per_element(math.erf))
+TABLE["erfc"] = _float_math(_per_element(math.erfc))
+TABLE["tgamma"] = _float_math(_per_element(_tgamma))
+TABLE["lgamma"] = _float_math(_per_element(_lgamma))
+TABLE["lgamma_r"] = _with_output(lambda x: (_per_element(_lgamma)(x.astype(np.float64)),
+                                            _gamma_sign(x)))
+TABLE["remainder"] = _float_math(_per_element(math.remainder))
+TABLE["logb"] = _elementwise(_logb)
+TABLE["ilogb"] = _elementwise(_ilogb)
+TABLE["nan"] = _nan
+TABLE["remquo"] = _remquo
+TABLE["islessgreater"] = _relation(lambda x, y: (x < y) | (x > y))
 
 
 # ---------------------------------------------------------------- half storage
@@ -548,17 +691,7 @@ def _vload_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
 
 def to_half(x: Any, mode: str) -> np.ndarray:
     """Float or double values rounded to half with an OpenCL rounding mode."""
-    x = np.asarray(x, np.float64)
-    with np.errstate(all="ignore"):
-        h = x.astype(np.float16)
-        back = h.astype(np.float64)
-        if mode == "_rtz":
-            h = np.where(np.abs(back) > np.abs(x), np.nextafter(h, np.float16(0)), h)
-        elif mode == "_rtp":
-            h = np.where(back < x, np.nextafter(h, np.float16(np.inf)), h)
-        elif mode == "_rtn":
-            h = np.where(back > x, np.nextafter(h, np.float16(-np.inf)), h)
-    return np.asarray(h, np.float16)
+    return round_to_float(np.asarray(x, np.float64), np.dtype(np.float16), mode)
 
 
 def _vstore_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
@@ -568,8 +701,7 @@ def _vstore_half(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     offset = interp.eval(call.args[1], mask).astype(np.int64)
     ptr = interp.eval(call.args[2], mask)
     assert isinstance(ptr, Ptr)
-    mode = next((m for m in ("_rte", "_rtz", "_rtp", "_rtn") if call.name.endswith(m)), "")
-    halves = to_half(data, mode).view(np.uint16)
+    halves = to_half(data, _rounding_mode(call.name)).view(np.uint16)
     if halves.ndim == 1:
         halves = halves[:, None]
     width = halves.shape[1]

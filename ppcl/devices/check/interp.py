@@ -375,6 +375,9 @@ class Interpreter(MemoryAccess):
         base = self.eval(e.base, mask)
         if base.ndim == 1:
             base = base[:, None]
+        if max(e.indices) >= base.shape[1]:
+            # .hi/.odd of a 3-vector name its undefined w component: read as 0, as on the CPU
+            base = np.pad(base, ((0, 0), (0, max(e.indices) + 1 - base.shape[1])))
         if len(e.indices) == 1:
             return base[:, e.indices[0]].copy()
         return base[:, list(e.indices)]
@@ -473,10 +476,10 @@ class Interpreter(MemoryAccess):
             return
         if isinstance(target, ir.Swizzle) and not _is_memory(self, target):
             old = self.eval(target.base, mask).copy()
-            if value.ndim == 1:
-                old[:, target.indices[0]] = value
-            else:
-                old[:, list(target.indices)] = value
+            columns = value[:, None] if value.ndim == 1 else value
+            # a 3-vector has no w: the part of a .hi/.odd store that lands there is dropped
+            kept = [k for k, index in enumerate(target.indices) if index < old.shape[1]]
+            old[:, [target.indices[k] for k in kept]] = columns[:, kept]
             self.assign(target.base, old, mask)
             return
         ptr = self.address(target, mask)
