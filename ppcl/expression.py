@@ -110,15 +110,23 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
         if operand.kind == "f":
             return f"floor({a} / {b})"
         if operand.kind == "i":
-            return (f"(({a}) / ({b}) - ((({a}) % ({b}) != 0) && "
-                    f"((({a}) < 0) != (({b}) < 0))))")
-        return f"(({a}) / ({b}))"
+            return _integer_by_zero(b, f"(({a}) / ({b}) - ((({a}) % ({b}) != 0) && "
+                                       f"((({a}) < 0) != (({b}) < 0))))")
+        return _integer_by_zero(b, f"(({a}) / ({b}))")
     if op == "%":  # numpy's remainder takes the divisor's sign; C's takes the dividend's
         if operand.kind == "f":
             return f"fmod(fmod({a}, {b}) + ({b}), {b})"
         if operand.kind == "i":
-            return f"((({a}) % ({b}) + ({b})) % ({b}))"
+            return _integer_by_zero(b, f"((({a}) % ({b}) + ({b})) % ({b}))")
+        if operand.kind == "u":
+            return _integer_by_zero(b, f"(({a}) % ({b}))")
     return f"({a} {op} {b})"
+
+
+def _integer_by_zero(b: str, quotient: str) -> str:
+    """``quotient`` (an integer // or %), 0 where the divisor ``b`` is 0, as numpy gives
+    (OpenCL C leaves it undefined; the CPU device gave the dividend)."""
+    return f"(({b}) == 0 ? 0 : {quotient})"
 
 
 def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:

@@ -379,6 +379,17 @@ def test_remainder_and_floor_division_follow_numpy(queue, dtype):
     np.testing.assert_array_equal((9 % b).get(), 9 % y)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint16, np.int64])
+def test_integer_floor_division_and_remainder_by_zero_are_zero_as_in_numpy(queue, dtype):
+    x = np.array([5, 7, 0, 3], dtype)
+    y = np.array([0, 2, 0, 0], dtype)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    with np.errstate(divide="ignore"):
+        for got, want in (((a // b).get(), x // y), ((a % b).get(), x % y),
+                          ((a // 0).get(), x // dtype(0)), ((a % 0).get(), x % dtype(0))):
+            np.testing.assert_array_equal(got, want)
+
+
 def test_empty_reductions_zero_steps_and_layouts_as_numpy(queue):
     empty = cla.zeros(queue, (0,), np.float32)
     # max of nothing was -inf (the neutral element) and min of int32 nothing INT_MAX
