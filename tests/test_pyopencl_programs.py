@@ -45,3 +45,25 @@ def test_create_sub_devices_says_it_is_unsupported(ctx):
 def test_unknown_names_keep_pythons_message():
     with pytest.raises(AttributeError, match="^module 'ppcl' has no attribute 'no_such_name'$"):
         cl.no_such_name  # noqa: B018
+
+
+def test_kernel_info_attributes_and_clone(ctx, queue):
+    prg = cl.Program(ctx, """
+        __kernel __attribute__((reqd_work_group_size(2, 1, 1)))
+        void put(__global int *a, int v) { a[get_global_id(0)] = v; }""").build()
+    knl = prg.put
+    assert knl.attributes == "reqd_work_group_size(2,1,1)"
+    assert knl.reference_count >= 1 and knl.num_args == 2
+    with pytest.raises(AttributeError, match="'Kernel' object has no attribute 'nope'"):
+        knl.nope  # noqa: B018
+    first, second = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 8), cl.Buffer(ctx, 0, 8)
+    knl.set_args(first, np.int32(5))
+    twin = knl.clone()
+    assert twin.function_name == "put" and twin is not knl
+    twin.set_arg(0, second)  # leaves the original's argument as it was
+    cl.enqueue_nd_range_kernel(queue, knl, (2,), (2,))
+    cl.enqueue_nd_range_kernel(queue, twin, (2,), (2,))
+    for buf in (first, second):
+        out = np.empty(2, np.int32)
+        cl.enqueue_copy(queue, out, buf)
+        assert out.tolist() == [5, 5]
