@@ -67,3 +67,58 @@ def test_kernel_info_attributes_and_clone(ctx, queue):
         out = np.empty(2, np.int32)
         cl.enqueue_copy(queue, out, buf)
         assert out.tolist() == [5, 5]
+
+
+def test_array_index_arrays_take_and_put(queue):
+    import ppcl.array as cla
+    host = np.arange(10, dtype=np.float32)
+    x = cla.to_device(queue, host)
+    idx = cla.to_device(queue, np.array([0, 3, 9], np.int32))
+    assert x[idx].get().tolist() == [0, 3, 9]
+    x[idx] = cla.to_device(queue, np.array([-1, -2, -3], np.float32))
+    x.setitem(idx, x[idx] * 10)
+    host[[0, 3, 9]] = [-10, -20, -30]
+    assert x.get().tolist() == host.tolist()
+    x[idx] = 7
+    x[idx[:2]] = np.array([5, 6], np.float32)
+    host[[0, 3, 9]] = [5, 6, 7]
+    assert x.get().tolist() == host.tolist()
+    with pytest.raises(cl.LogicError, match="2 values for 3 indices"):
+        x[idx] = cla.zeros(queue, 2, np.float32)
+
+
+def test_array_module_functions_of_pyopencl(queue):
+    import ppcl.array as cla
+    host = np.array([3, -1, 0, 4, 2, 0], np.float32)
+    x = cla.to_device(queue, host)
+    assert cla.all(x > -2).get() == 1 and cla.any(x > 5).get() == 0
+    assert cla.logical_and(x > 0, x < 4).get().tolist() == [1, 0, 0, 0, 1, 0]
+    assert cla.logical_or(x, 0).get().tolist() == (host != 0).astype(np.int8).tolist()
+    assert cla.logical_not(x).get().tolist() == (host == 0).astype(np.int8).tolist()
+    idx = cla.to_device(queue, np.array([0, 3, 4], np.int32))
+    y = cla.to_device(queue, np.arange(6, dtype=np.float32))
+    assert cla.subset_dot(idx, x, y).get() == 3 * 0 + 4 * 3 + 2 * 4
+    assert cla.reshape(x, (2, 3)).shape == (2, 3)
+    assert cla.transpose(x.reshape(2, 3)).get().tolist() == host.reshape(2, 3).T.tolist()
+    assert cla.hstack([x[:2], y[4:]]).get().tolist() == [3, -1, 4, 5]
+    two = x.reshape(2, 3)
+    assert cla.hstack([two, two]).get().tolist() == np.hstack([host.reshape(2, 3)] * 2).tolist()
+
+
+def test_array_methods_of_pyopencl(queue):
+    import ppcl.array as cla
+    host = np.arange(6, dtype=np.float32)
+    x = cla.to_device(queue, host)
+    assert x.reshape(2, 3).reverse().get().tolist() == host[::-1].reshape(2, 3).tolist()
+    assert x.mul_add(2, x[::-1], 3).get().tolist() == (2 * host + 3 * host[::-1]).tolist()
+    ary, event = x[1:].get_async()
+    event.wait()
+    assert ary.tolist() == host[1:].tolist()
+    mapped = x.map_to_host()
+    assert mapped.tolist() == host.tolist()
+    mapped[0] = 100
+    mapped.base.release()
+    assert x.get()[0] == 100
+    assert x[1::2].map_to_host(flags=cl.map_flags.READ).tolist() == [1, 3, 5]
+    with pytest.raises(cl.LogicError, match="non-negative strides"):
+        x[::-1].map_to_host()
