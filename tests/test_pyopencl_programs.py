@@ -122,3 +122,9 @@ def test_array_methods_of_pyopencl(queue):
     assert x[1::2].map_to_host(flags=cl.map_flags.READ).tolist() == [1, 3, 5]
     with pytest.raises(cl.LogicError, match="non-negative strides"):
         x[::-1].map_to_host()
+
+
+def test_a_strided_buffer_slice_says_what_step_it_must_have(ctx):
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+    with pytest.raises(cl.LogicError, match="must have step 1, not 2"):
+        buf[0:128:2]  # noqa: B018
