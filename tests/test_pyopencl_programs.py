@@ -128,3 +128,24 @@ def test_a_strided_buffer_slice_says_what_step_it_must_have(ctx):
     buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
     with pytest.raises(cl.LogicError, match="must have step 1, not 2"):
         buf[0:128:2]  # noqa: B018
+
+
+def test_algorithm_compaction_as_pyopencl(queue):
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    host = np.array([5, 1, 8, 8, 3, 9, 9, 9, 2], np.int32)
+    x = cla.to_device(queue, host)
+    out, count, _ = alg.copy_if(x, "ary[i] > limit", extra_args=[("limit", np.int32(4))])
+    assert out.get()[:int(count.get())].tolist() == [5, 8, 8, 9, 9, 9]
+    out, count, _ = alg.remove_if(x, "ary[i] > 4")
+    assert out.get()[:int(count.get())].tolist() == [1, 3, 2]
+    yes, no, count, _ = alg.partition(x, "ary[i] % 2 == 0")
+    kept = int(count.get())
+    assert yes.get()[:kept].tolist() == [8, 8, 2]
+    assert no.get()[:host.size - kept].tolist() == [5, 1, 3, 9, 9, 9]
+    out, count, _ = alg.unique(x)
+    assert out.get()[:int(count.get())].tolist() == [5, 1, 8, 3, 9, 2]
+    out, count, _ = alg.copy_if(cla.empty(queue, 0, np.int32), "1")
+    assert count.get() == 0
+    with pytest.raises(AttributeError, match="RadixSort .*copy_if, remove_if, partition"):
+        alg.RadixSort  # noqa: B018

@@ -32,6 +32,9 @@ _MODULE: dict[str, str] = {
 UNSUPPORTED: dict[str, dict[str, str]] = {
     "ppcl": _MODULE,
     "ppcl.tools": dict.fromkeys(("SVMAllocator", "SVMPool", "PooledSVM"), _SVM),
+    "ppcl.algorithm": dict.fromkeys(
+        ("RadixSort", "KeyValueSorter", "ListOfListsBuilder", "BuiltList"),
+        "ppcl.algorithm has copy_if, remove_if, partition and unique only"),
     "Device": {"create_sub_devices": _PARTITION},
 }
 
