@@ -86,6 +86,7 @@ from ppcl.runtime.queue import CommandQueue, enqueue_barrier, enqueue_marker  # 
 from ppcl.runtime.transfer import (  # noqa: E402
     enqueue_copy_buffer,
     enqueue_copy_buffer_rect,
+    enqueue_fill,
     enqueue_fill_buffer,
     enqueue_map_buffer,
     enqueue_migrate_mem_objects,
@@ -94,10 +95,21 @@ from ppcl.runtime.transfer import (  # noqa: E402
     enqueue_write_buffer,
     enqueue_write_buffer_rect,
 )
+from ppcl.runtime.unsupported import unsupported as _unsupported  # noqa: E402
 from ppcl.version import __version__
 
 VERSION = tuple(int(part) for part in __version__.split("."))
 VERSION_TEXT = __version__
+
+
+def get_cl_header_version() -> tuple[int, int]:
+    """The OpenCL version ppcl implements, as PyOpenCL reports its headers' version."""
+    return (1, 2)
+
+
+def __getattr__(name: str) -> object:
+    raise _unsupported("ppcl", name)
+
 
 __all__ = [
     "Buffer", "CommandQueue", "CompilerWarning", "Context", "Device", "Error", "Event", "Kernel",
@@ -107,7 +119,8 @@ __all__ = [
     "context_properties", "create_some_context", "device_exec_capabilities", "device_fp_config",
     "device_info", "device_local_mem_type", "device_mem_cache_type", "device_type",
     "enqueue_barrier", "enqueue_copy", "enqueue_copy_buffer", "enqueue_copy_buffer_rect",
-    "enqueue_fill_buffer", "enqueue_map_buffer", "enqueue_marker", "enqueue_migrate_mem_objects",
+    "enqueue_fill", "enqueue_fill_buffer", "enqueue_map_buffer", "enqueue_marker",
+    "enqueue_migrate_mem_objects", "get_cl_header_version",
     "enqueue_nd_range_kernel", "enqueue_read_buffer", "enqueue_read_buffer_rect",
     "enqueue_write_buffer", "enqueue_write_buffer_rect", "event_info", "get_platforms",
     "kernel_arg_access_qualifier", "kernel_arg_address_qualifier", "kernel_arg_info",

@@ -123,7 +123,7 @@ class Array:
             lazy = ref()
             if lazy is None or lazy._expr is None:
                 continue
-            if any(leaf._buffer is self._buffer for leaf in leaves(lazy._expr)):
+            if builtins.any(leaf._buffer is self._buffer for leaf in leaves(lazy._expr)):
                 lazy._materialize()
 
     @property
@@ -279,13 +279,19 @@ class Array:
 
     def __getitem__(self, index: Any) -> Array:
         self._materialize()
-        if isinstance(index, Array) or (isinstance(index, np.ndarray) and index.ndim):
+        if isinstance(index, Array):  # a[indices], as PyOpenCL: take from a 1-d array
+            return take(self, index)
+        if isinstance(index, np.ndarray) and index.ndim:
             raise make_error("Array.__getitem__", "INVALID_VALUE",
-                             "fancy indexing is not supported: use take or subset_* reductions")
+                             "index with a device array of integers (ppcl.array.to_device), "
+                             "not a numpy array")
         shape, strides, moved = index_view(self.shape, self.strides, self.dtype, index)
         return self._view(shape, strides, self.offset + moved)
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, Array):  # a[indices] = values, as PyOpenCL
+            put(self, index, value)
+            return
         target = self[index]
         target._before_write()
         if isinstance(value, Array):
@@ -338,6 +344,47 @@ class Array:
 
     def ravel(self) -> Array:
         return self.reshape(self.size)
+
+    def reverse(self, queue: cl.CommandQueue | None = None) -> Array:
+        """The elements in reverse order, the array taken as 1-d (its shape kept)."""
+        return self.ravel()[::-1].copy(queue).reshape(self.shape)
+
+    def mul_add(self, selffac: Any, other: Any, otherfac: Any,
+                queue: cl.CommandQueue | None = None) -> Array:
+        """``selffac * self + otherfac * other`` (lazy)."""
+        return selffac * self + otherfac * other
+
+    def get_async(self, queue: cl.CommandQueue | None = None,
+                  ary: np.ndarray | None = None) -> tuple[np.ndarray, cl.Event]:
+        """``(ary, event)``: the contents copied to the host once ``event`` completes."""
+        self._materialize()
+        queue = self._queue(queue, "Array.get_async")
+        if ary is None:
+            ary = np.empty(self.shape, self.dtype)
+        if self.size and self.flags.c_contiguous and ary.flags.c_contiguous \
+                and ary.shape == self.shape and ary.dtype == self.dtype:
+            return ary, cl.enqueue_copy(queue, ary, self._buffer, src_offset=self.offset,
+                                        is_blocking=False)
+        return self.get(queue, ary), cl.enqueue_marker(queue)
+
+    def map_to_host(self, queue: cl.CommandQueue | None = None, flags: int | None = None,
+                    is_blocking: bool = True, wait_for: Any = None) -> Any:
+        """The array's memory as a numpy array (zero copy; unmapped when it is collected or
+        with ``.base.release()``); ``(ary, event)`` when not ``is_blocking``."""
+        if flags is None:
+            flags = cl.map_flags.READ | cl.map_flags.WRITE
+        if flags & (cl.map_flags.WRITE | cl.map_flags.WRITE_INVALIDATE_REGION):
+            self._before_write()
+        self._materialize()
+        low, _ = span(self.shape, self.strides, self.dtype.itemsize)
+        if low < 0:
+            raise make_error("Array.map_to_host", "INVALID_VALUE",
+                             "map_to_host maps arrays with non-negative strides")
+        ary, event = cl.enqueue_map_buffer(self._queue(queue, "Array.map_to_host"),
+                                           self._buffer, flags, self.offset, self.shape,
+                                           self.dtype, strides=self.strides,
+                                           wait_for=wait_for, is_blocking=is_blocking)
+        return ary if is_blocking else (ary, event)
 
     @property
     def T(self) -> Array:  # noqa: N802 - numpy's name
@@ -764,19 +811,24 @@ def vdot(a: Array, b: Array, dtype: Any = None, queue: Any = None, slice: Any = 
     return _reduce(a, node, "sum", np.dtype(dtype or node.dtype), queue)
 
 
-def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None) -> Array:
-    if subset.dtype.kind not in "iu" or a.ndim != 1 or not a.flags.c_contiguous:
+def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None,
+            b: Array | None = None) -> Array:
+    """The ``kind`` reduction of ``a[subset[i]]`` (of ``a[subset[i]] * b[subset[i]]`` when
+    ``b`` is given)."""
+    operands = (a,) if b is None else (a, b)
+    if subset.dtype.kind not in "iu" \
+            or builtins.any(x.ndim != 1 or not x.flags.c_contiguous for x in operands):
         raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
-                         "subset_* takes an integer index array and a contiguous 1-d array")
+                         "subset_* takes an integer index array and contiguous 1-d arrays")
     if subset.size == 0 and kind != "sum":
         raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
                          f"subset_{kind} of an empty subset: a zero-size array has no {kind}")
-    dtype = np.dtype(dtype or a.dtype)
-    a = a._concrete()
+    dtype = np.dtype(dtype or np.result_type(*(x.dtype for x in operands)))
     subset = subset._concrete()
     printed = Printed()
     index = array_access(printed, subset, subset.shape)
-    code = convert(array_access(printed, a, a.shape, index), a.dtype, dtype)
+    code = " * ".join(convert(array_access(printed, x._concrete(), x.shape, index), x.dtype,
+                              dtype) for x in operands)
     kernel = _reduction_kernel(a.context, kind, dtype, code, printed, "ppcl_subset")
     queue = a._queue(queue, f"subset_{kind}")
     out = Array(queue, (), dtype)
@@ -786,6 +838,14 @@ def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None) -
 
 def subset_sum(subset: Array, a: Array, dtype: Any = None, queue: Any = None) -> Array:
     return _subset("sum", subset, a, queue, dtype)
+
+
+def subset_dot(subset: Array, a: Array, b: Array, dtype: Any = None, queue: Any = None,
+               slice: Any = None) -> Array:
+    """The sum of ``a[i] * b[i]`` over the indices ``i`` in ``subset``."""
+    if slice is not None:
+        subset = subset[slice]
+    return _subset("sum", subset, a, queue, dtype, b)
 
 
 def subset_max(subset: Array, a: Array, queue: Any = None) -> Array:
@@ -806,7 +866,7 @@ def diff(array: Array, queue: Any = None) -> Array:
 def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
     """Arrays of one shape joined along a new ``axis``."""
     shape = arrays[0].shape
-    if any(a.shape != shape for a in arrays):
+    if builtins.any(a.shape != shape for a in arrays):
         raise make_error("ppcl.array.stack", "INVALID_VALUE", "stack needs arrays of one shape")
     axis = axis % (len(shape) + 1)
     result = Array(queue or arrays[0].queue, (*shape[:axis], len(arrays), *shape[axis:]),
@@ -835,6 +895,37 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) 
                                                name="ppcl_take", preamble=printed.macros))
     out.add_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size))
     return out
+
+
+def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
+    """``a[indices[i]] = values[i]`` (or a scalar ``values``) for a 1-d ``a``, as PyOpenCL's
+    ``a[indices] = values``."""
+    routine = "Array.__setitem__"
+    if a.ndim != 1 or indices.dtype.kind not in "iu" or indices.ndim != 1:
+        raise make_error(routine, "INVALID_VALUE",
+                         "a[indices] = values needs a 1-d array and 1-d integer indices")
+    if isinstance(values, np.ndarray) and values.ndim:
+        values = to_device(a._queue(queue, routine), values.astype(a.dtype, copy=False))
+    if isinstance(values, Array):
+        if values.shape != indices.shape and values.size != 1:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"{values.size} values for {indices.size} indices")
+        source = values._node()
+    else:
+        _check_fill_value(values, a.dtype, routine)
+        source = scalar_node(values, a.dtype)
+    a._before_write()
+    indices = indices._concrete()
+    printed = Printed()
+    index = array_access(printed, indices, indices.shape)
+    target = array_access(printed, a, a.shape, index)
+    value = print_tree(source, indices.shape, printed)
+    operation = f"{target} = {convert(value, source.dtype, a.dtype)}"
+    kernel = _cached(a.context, ("put", operation, printed.key()),
+                     lambda: ElementwiseKernel(a.context, printed.args, operation,
+                                               name="ppcl_put", preamble=printed.macros))
+    a.add_event(kernel.launch(a._queue(queue, routine), printed.values, indices.size))
+    return a
 
 
 def cumsum(a: Array, output_dtype: Any = None, queue: Any = None) -> Array:
@@ -904,6 +995,54 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
     return y
 
 
+def all(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
+    return a.all(queue)
+
+
+def any(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
+    return a.any(queue)
+
+
+def _truth(x: Any) -> Any:
+    """``x != 0`` of an array (int8, lazy); a scalar as its truth value."""
+    return x != 0 if isinstance(x, Array) else np.int8(bool(x))
+
+
+def _logical(x1: Any, x2: Any, op: str, out: Array | None, routine: str) -> Array:
+    if not isinstance(x1, Array) and not isinstance(x2, Array):
+        raise make_error(routine, "INVALID_VALUE", f"{routine} needs an array operand")
+    left, right = _truth(x1), _truth(x2)
+    lazy = left & right if op == "and" else left | right
+    return _result(lazy, out)
+
+
+def logical_and(x1: Any, x2: Any, out: Array | None = None, queue: Any = None) -> Array:
+    return _logical(x1, x2, "and", out, "ppcl.array.logical_and")
+
+
+def logical_or(x1: Any, x2: Any, out: Array | None = None, queue: Any = None) -> Array:
+    return _logical(x1, x2, "or", out, "ppcl.array.logical_or")
+
+
+def logical_not(x: Array, out: Array | None = None, queue: Any = None) -> Array:
+    return _result(x == 0, out)
+
+
+def reshape(a: Array, shape: Any) -> Array:
+    return a.reshape(shape)
+
+
+def transpose(a: Array, axes: Sequence[int] | None = None) -> Array:
+    return a.transpose(axes)
+
+
+def hstack(arrays: Sequence[Array], queue: Any = None) -> Array:
+    """The arrays side by side: joined along axis 0 when 1-d, else along axis 1."""
+    if not arrays:
+        raise make_error("ppcl.array.hstack", "INVALID_VALUE", "hstack needs at least one array")
+    return concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1, queue=queue)
+
+
 class _VecLookup:
     """``ppcl.array.vec``: PyOpenCL's old name for ``cltypes``, which programs written for
     OpenCL in Action and older PyOpenCL still use (``vec.zeros_int4()``, ``vec.char16``)."""
@@ -921,4 +1060,6 @@ __all__ = [
     "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
     "max", "maximum", "min", "minimum", "subset_max", "subset_min", "subset_sum", "sum",
     "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum", "diff", "stack",
+    "all", "any", "hstack", "logical_and", "logical_not", "logical_or", "put", "reshape",
+    "subset_dot", "transpose",
 ]

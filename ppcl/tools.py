@@ -22,6 +22,7 @@ import numpy as np
 import ppcl as cl
 from ppcl import cltypes
 from ppcl.runtime.memory import Buffer, MemoryObject
+from ppcl.runtime.unsupported import unsupported
 from ppcl.settings import read_settings
 
 
@@ -452,3 +453,12 @@ def complex_preamble(dtypes: Any) -> str:
 
 
 _register_builtin_dtypes()
+
+
+def get_cl_header_version() -> tuple[int, int]:
+    """As ``ppcl.get_cl_header_version()`` (PyOpenCL has it in both places)."""
+    return cl.get_cl_header_version()
+
+
+def __getattr__(name: str) -> Any:
+    raise unsupported("ppcl.tools", name)

@@ -30,6 +30,7 @@ from ppcl.devices.interface import (
 )
 from ppcl.runtime.constants import (
     command_type,
+    constant_names,
     kernel_arg_access_qualifier,
     kernel_arg_address_qualifier,
     kernel_arg_info,
@@ -352,6 +353,24 @@ class Kernel:
         if param not in values:
             raise make_error("clGetKernelArgInfo", "INVALID_VALUE", f"unknown kernel_arg_info {param}")
         return values[param]
+
+    def __getattr__(self, name: str) -> Any:
+        """``kernel.attributes``, ``kernel.reference_count``: the kernel_info values by name."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        code = constant_names(kernel_info).get(name.upper())
+        if code is None:
+            raise AttributeError(f"'Kernel' object has no attribute '{name}'")
+        return self.get_info(code)
+
+    def clone(self) -> Kernel:
+        """A new kernel of the same function with the arguments set on this one, as
+        ``clCloneKernel``; setting arguments on either leaves the other as it is."""
+        twin = Kernel(self.program, self.function_name)
+        twin._args = list(self._args)
+        twin._scalar_dtypes = self._scalar_dtypes
+        twin._value_types = list(self._value_types)
+        return twin
 
     @property
     def int_ptr(self) -> int:

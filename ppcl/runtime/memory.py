@@ -284,7 +284,7 @@ class Buffer(MemoryObject):
         start, stop, step = index.indices(self.size)
         if step != 1:
             raise make_error("Buffer.__getitem__", "INVALID_VALUE",
-                             f"a buffer slice has step 1, not {step}")
+                             f"a buffer slice must have step 1, not {step}")
         return self.get_sub_region(start, stop - start)
 
     @property

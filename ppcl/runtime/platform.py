@@ -28,6 +28,7 @@ from ppcl.runtime.constants import (
     device_type as _device_type,
 )
 from ppcl.runtime.errors import is_integer, make_error
+from ppcl.runtime.unsupported import unsupported
 from ppcl.settings import SettingsError, read_settings
 from ppcl.version import __version__
 
@@ -197,7 +198,7 @@ class Device:
             raise AttributeError(name)
         code = constant_names(device_info).get(name.upper())
         if code is None or code not in self._info:
-            raise AttributeError(f"'Device' has no attribute '{name}'")
+            raise unsupported("Device", name)
         return self._info[code]
 
     @property

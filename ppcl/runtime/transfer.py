@@ -285,6 +285,17 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
                           uses=(mem,), task=TransferTask((), ((mem, offset, size),)))
 
 
+def enqueue_fill(queue: CommandQueue, dest: Buffer, pattern: Any, size: int, *, offset: int = 0,
+                 wait_for: Sequence[Event] | None = None) -> Event:
+    """PyOpenCL's ``enqueue_fill(queue, dest, pattern, size, offset=0)``: fills a buffer (its
+    shared virtual memory targets do not exist in OpenCL 1.2)."""
+    if not isinstance(dest, Buffer):
+        raise make_error("clEnqueueFillBuffer", "INVALID_MEM_OBJECT",
+                         f"enqueue_fill fills a Buffer, not {type(dest).__name__} (ppcl has no "
+                         "shared virtual memory: it implements OpenCL 1.2)")
+    return enqueue_fill_buffer(queue, dest, pattern, offset, size, wait_for)
+
+
 def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int, shape: Any,
                        dtype: Any, order: str = "C", strides: Any = None,
                        wait_for: Sequence[Event] | None = None,

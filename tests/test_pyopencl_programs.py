@@ -1,0 +1,151 @@
+"""PyOpenCL host programs as people publish them, run with ``import ppcl as cl``: the API
+names they reach for exist and behave as in PyOpenCL, and the ones ppcl leaves out on purpose
+say so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+import ppcl.tools
+
+
+def test_header_version_is_the_opencl_version_implemented():
+    assert cl.get_cl_header_version() == (1, 2)
+    assert ppcl.tools.get_cl_header_version() == (1, 2)
+
+
+def test_enqueue_fill_fills_a_buffer_range(ctx, queue):
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16)
+    cl.enqueue_fill_buffer(queue, buf, np.int32(0), 0, 16)
+    cl.enqueue_fill(queue, buf, np.int32(7), 8, offset=4)
+    out = np.empty(4, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert out.tolist() == [0, 7, 7, 0]
+    with pytest.raises(cl.LogicError, match="fills a Buffer"):
+        cl.enqueue_fill(queue, np.zeros(4, np.int32), np.int32(1), 16)
+
+
+@pytest.mark.parametrize(("owner", "name"), [
+    (cl, "SVM"), (cl, "svm_empty"), (cl, "Pipe"), (cl, "GLBuffer"),
+    (ppcl.tools, "SVMAllocator"), (ppcl.tools, "SVMPool"),
+])
+def test_opencl_2_and_gl_names_say_they_are_unsupported(owner, name):
+    assert not hasattr(owner, name)  # feature tests with hasattr still work
+    with pytest.raises(AttributeError, match=f"{name} \\(PyOpenCL\\) is not supported by ppcl"):
+        getattr(owner, name)
+
+
+def test_create_sub_devices_says_it_is_unsupported(ctx):
+    with pytest.raises(AttributeError, match="create_sub_devices .*not supported"):
+        ctx.devices[0].create_sub_devices([0x1086, 1])
+
+
+def test_unknown_names_keep_pythons_message():
+    with pytest.raises(AttributeError, match="^module 'ppcl' has no attribute 'no_such_name'$"):
+        cl.no_such_name  # noqa: B018
+
+
+def test_kernel_info_attributes_and_clone(ctx, queue):
+    prg = cl.Program(ctx, """
+        __kernel __attribute__((reqd_work_group_size(2, 1, 1)))
+        void put(__global int *a, int v) { a[get_global_id(0)] = v; }""").build()
+    knl = prg.put
+    assert knl.attributes == "reqd_work_group_size(2,1,1)"
+    assert knl.reference_count >= 1 and knl.num_args == 2
+    with pytest.raises(AttributeError, match="'Kernel' object has no attribute 'nope'"):
+        knl.nope  # noqa: B018
+    first, second = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 8), cl.Buffer(ctx, 0, 8)
+    knl.set_args(first, np.int32(5))
+    twin = knl.clone()
+    assert twin.function_name == "put" and twin is not knl
+    twin.set_arg(0, second)  # leaves the original's argument as it was
+    cl.enqueue_nd_range_kernel(queue, knl, (2,), (2,))
+    cl.enqueue_nd_range_kernel(queue, twin, (2,), (2,))
+    for buf in (first, second):
+        out = np.empty(2, np.int32)
+        cl.enqueue_copy(queue, out, buf)
+        assert out.tolist() == [5, 5]
+
+
+def test_array_index_arrays_take_and_put(queue):
+    import ppcl.array as cla
+    host = np.arange(10, dtype=np.float32)
+    x = cla.to_device(queue, host)
+    idx = cla.to_device(queue, np.array([0, 3, 9], np.int32))
+    assert x[idx].get().tolist() == [0, 3, 9]
+    x[idx] = cla.to_device(queue, np.array([-1, -2, -3], np.float32))
+    x.setitem(idx, x[idx] * 10)
+    host[[0, 3, 9]] = [-10, -20, -30]
+    assert x.get().tolist() == host.tolist()
+    x[idx] = 7
+    x[idx[:2]] = np.array([5, 6], np.float32)
+    host[[0, 3, 9]] = [5, 6, 7]
+    assert x.get().tolist() == host.tolist()
+    with pytest.raises(cl.LogicError, match="2 values for 3 indices"):
+        x[idx] = cla.zeros(queue, 2, np.float32)
+
+
+def test_array_module_functions_of_pyopencl(queue):
+    import ppcl.array as cla
+    host = np.array([3, -1, 0, 4, 2, 0], np.float32)
+    x = cla.to_device(queue, host)
+    assert cla.all(x > -2).get() == 1 and cla.any(x > 5).get() == 0
+    assert cla.logical_and(x > 0, x < 4).get().tolist() == [1, 0, 0, 0, 1, 0]
+    assert cla.logical_or(x, 0).get().tolist() == (host != 0).astype(np.int8).tolist()
+    assert cla.logical_not(x).get().tolist() == (host == 0).astype(np.int8).tolist()
+    idx = cla.to_device(queue, np.array([0, 3, 4], np.int32))
+    y = cla.to_device(queue, np.arange(6, dtype=np.float32))
+    assert cla.subset_dot(idx, x, y).get() == 3 * 0 + 4 * 3 + 2 * 4
+    assert cla.reshape(x, (2, 3)).shape == (2, 3)
+    assert cla.transpose(x.reshape(2, 3)).get().tolist() == host.reshape(2, 3).T.tolist()
+    assert cla.hstack([x[:2], y[4:]]).get().tolist() == [3, -1, 4, 5]
+    two = x.reshape(2, 3)
+    assert cla.hstack([two, two]).get().tolist() == np.hstack([host.reshape(2, 3)] * 2).tolist()
+
+
+def test_array_methods_of_pyopencl(queue):
+    import ppcl.array as cla
+    host = np.arange(6, dtype=np.float32)
+    x = cla.to_device(queue, host)
+    assert x.reshape(2, 3).reverse().get().tolist() == host[::-1].reshape(2, 3).tolist()
+    assert x.mul_add(2, x[::-1], 3).get().tolist() == (2 * host + 3 * host[::-1]).tolist()
+    ary, event = x[1:].get_async()
+    event.wait()
+    assert ary.tolist() == host[1:].tolist()
+    mapped = x.map_to_host()
+    assert mapped.tolist() == host.tolist()
+    mapped[0] = 100
+    mapped.base.release()
+    assert x.get()[0] == 100
+    assert x[1::2].map_to_host(flags=cl.map_flags.READ).tolist() == [1, 3, 5]
+    with pytest.raises(cl.LogicError, match="non-negative strides"):
+        x[::-1].map_to_host()
+
+
+def test_a_strided_buffer_slice_says_what_step_it_must_have(ctx):
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+    with pytest.raises(cl.LogicError, match="must have step 1, not 2"):
+        buf[0:128:2]  # noqa: B018
+
+
+def test_algorithm_compaction_as_pyopencl(queue):
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    host = np.array([5, 1, 8, 8, 3, 9, 9, 9, 2], np.int32)
+    x = cla.to_device(queue, host)
+    out, count, _ = alg.copy_if(x, "ary[i] > limit", extra_args=[("limit", np.int32(4))])
+    assert out.get()[:int(count.get())].tolist() == [5, 8, 8, 9, 9, 9]
+    out, count, _ = alg.remove_if(x, "ary[i] > 4")
+    assert out.get()[:int(count.get())].tolist() == [1, 3, 2]
+    yes, no, count, _ = alg.partition(x, "ary[i] % 2 == 0")
+    kept = int(count.get())
+    assert yes.get()[:kept].tolist() == [8, 8, 2]
+    assert no.get()[:host.size - kept].tolist() == [5, 1, 3, 9, 9, 9]
+    out, count, _ = alg.unique(x)
+    assert out.get()[:int(count.get())].tolist() == [5, 1, 8, 3, 9, 2]
+    out, count, _ = alg.copy_if(cla.empty(queue, 0, np.int32), "1")
+    assert count.get() == 0
+    with pytest.raises(AttributeError, match="RadixSort .*copy_if, remove_if, partition"):
+        alg.RadixSort  # noqa: B018
