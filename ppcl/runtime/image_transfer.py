@@ -22,7 +22,7 @@ from ppcl.runtime.event import Event
 from ppcl.runtime.image import Image, ImageFormat, Triple, host_pitches, texel_view
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
 from ppcl.runtime.queue import CommandQueue
-from ppcl.runtime.transfer import check_queue, check_range, triple
+from ppcl.runtime.transfer import check_buffer, check_queue, check_range, triple
 
 
 def _copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray, source: np.ndarray,
@@ -39,6 +39,8 @@ def _copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray, sour
 
 def _image_region(queue: CommandQueue, image: Image, origin: Sequence[int] | None,
                   region: Sequence[int] | None, routine: str, what: str) -> tuple[Triple, Triple]:
+    if not isinstance(image, Image):
+        raise make_error(routine, "INVALID_MEM_OBJECT", f"the {what} {image!r} is not an Image")
     check_queue(queue, image, routine)
     start = triple(origin, 0, f"{what} origin", routine)
     area = triple(region if region is not None else image.extent, 1, f"{what} region", routine)
@@ -106,7 +108,7 @@ def enqueue_copy_image(queue: CommandQueue, src: Image, dest: Image, src_origin:
 
 def _buffer_view(queue: CommandQueue, buffer: Buffer, offset: int, area: Triple, element: int,
                  routine: str) -> np.ndarray:
-    check_queue(queue, buffer, routine)
+    check_buffer(queue, buffer, routine)
     count = area[0] * area[1] * area[2] * element
     check_range(routine, "buffer", offset, count, buffer.size)
     row = area[0] * element

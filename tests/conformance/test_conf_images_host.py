@@ -244,6 +244,26 @@ def test_set_arg_checks_images_and_samplers(ctx) -> None:
     assert access == cl.kernel_arg_access_qualifier.READ_ONLY
 
 
+def test_an_image_is_no_buffer_and_a_buffer_no_image(ctx, queue) -> None:
+    """An image where a pointer, a buffer fill or a buffer map is expected (and a buffer in an
+    image command) is CL_INVALID_MEM_OBJECT: the kernel would otherwise get the texels' bytes
+    as a plain array, and a fill would write bytes without the image's format."""
+    fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+    image = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 4))
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+    kernel = cl.Program(ctx, "__kernel void k(__global float4 *o) { o[0] = 1; }").build().k
+    with pytest.raises(cl.Error, match="INVALID_MEM_OBJECT.*pass a Buffer"):
+        kernel(queue, (1,), None, image)
+    with pytest.raises(cl.Error, match="clEnqueueFillBuffer.*INVALID_MEM_OBJECT"):
+        cl.enqueue_fill_buffer(queue, image, np.float32(1), 0, 16)
+    with pytest.raises(cl.Error, match="clEnqueueMapBuffer.*INVALID_MEM_OBJECT"):
+        cl.enqueue_map_buffer(queue, image, cl.map_flags.READ, 0, (4,), np.float32)
+    with pytest.raises(cl.Error, match="clEnqueueFillImage.*INVALID_MEM_OBJECT"):
+        cl.enqueue_fill_image(queue, buf, np.zeros(4, f32), origin=(0, 0), region=(1, 1))
+    with pytest.raises(cl.Error, match="clEnqueueMapImage.*INVALID_MEM_OBJECT"):
+        cl.enqueue_map_image(queue, buf, cl.map_flags.READ, (0, 0), (1, 1), (4,), f32)
+
+
 # ---------------------------------------------------------------------- the example program
 
 
