@@ -186,6 +186,8 @@ class Image(MemoryObject):
             raise make_error(routine, "INVALID_VALUE", "'pitches' may only be given with "
                                                        "'hostbuf'")
         uses_host = bool(flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR))
+        if buffer is not None:
+            _check_image_buffer(buffer, flags, hostbuf, routine)
         if (hostbuf is not None) != uses_host and buffer is None:
             raise make_error(routine, "INVALID_HOST_PTR",
                              "hostbuf needs USE_HOST_PTR or COPY_HOST_PTR, and they need it")
@@ -351,6 +353,19 @@ def host_pitches(pitches: Sequence[int] | None, area: Triple, element: int, imag
     return element, row, slice_
 
 
+def _check_image_buffer(buffer: Any, flags: int, hostbuf: Any, routine: str) -> None:
+    """An image on a buffer has the buffer's bytes: section 5.3.1 forbids host memory for
+    it, which would otherwise be ignored without a word (ALLOC_HOST_PTR, forbidden too but
+    harmless, passes as pocl lets it)."""
+    if not isinstance(buffer, Buffer):
+        raise make_error(routine, "INVALID_IMAGE_DESCRIPTOR",
+                         f"'buffer' must be a Buffer, not {type(buffer).__name__}")
+    if hostbuf is not None or flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR):
+        raise make_error(routine, "INVALID_VALUE",
+                         "an image on a buffer takes no 'hostbuf', USE_HOST_PTR or "
+                         "COPY_HOST_PTR: it has the buffer's bytes (write the buffer)")
+
+
 def _check_host_extent(host: np.ndarray, extent: Triple, pitches: Triple, routine: str) -> None:
     needed = (extent[2] - 1) * pitches[2] + (extent[1] - 1) * pitches[1] + extent[0] * pitches[0]
     if host.size < needed:
@@ -434,6 +449,8 @@ _ADDRESSING_BITS = {
     addressing_mode.REPEAT: "CLK_ADDRESS_REPEAT",
     addressing_mode.MIRRORED_REPEAT: "CLK_ADDRESS_MIRRORED_REPEAT",
 }
+# section 6.12.14.1: these modes address only normalized coordinates
+_NORMALIZED_ONLY = (addressing_mode.REPEAT, addressing_mode.MIRRORED_REPEAT)
 _FILTER_BITS = {filter_mode.NEAREST: "CLK_FILTER_NEAREST",
                 filter_mode.LINEAR: "CLK_FILTER_LINEAR"}
 
@@ -449,6 +466,10 @@ class Sampler:
                              f"{addressing_mode!r} is not an addressing_mode")
         if filter_mode not in _FILTER_BITS:
             raise make_error(routine, "INVALID_VALUE", f"{filter_mode!r} is not a filter_mode")
+        if not normalized_coords and addressing_mode in _NORMALIZED_ONLY:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"{_ADDRESSING_BITS[addressing_mode]} needs normalized "
+                             "coordinates (section 6.12.14.1)")
         self.context = context
         self.normalized_coords = bool(normalized_coords)
         self.addressing_mode = int(addressing_mode)

@@ -264,6 +264,26 @@ def test_an_image_is_no_buffer_and_a_buffer_no_image(ctx, queue) -> None:
         cl.enqueue_map_image(queue, buf, cl.map_flags.READ, (0, 0), (1, 1), (4,), f32)
 
 
+def test_arguments_the_specification_forbids_are_invalid_value(ctx) -> None:
+    """REPEAT and MIRRORED_REPEAT only address normalized coordinates (section 6.12.14.1; pocl
+    refuses them too), and an image on a buffer has the buffer's bytes, so a 'hostbuf' for it
+    (section 5.3.1 forbids one) would be dropped without a word."""
+    for mode in (cl.addressing_mode.REPEAT, cl.addressing_mode.MIRRORED_REPEAT):
+        with pytest.raises(cl.Error, match="INVALID_VALUE.*needs normalized coordinates"):
+            cl.Sampler(ctx, False, mode, cl.filter_mode.NEAREST)
+        cl.Sampler(ctx, True, mode, cl.filter_mode.NEAREST)
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    mf = cl.mem_flags
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    with pytest.raises(cl.Error, match="INVALID_VALUE.*no 'hostbuf'"):
+        cl.Image(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, fmt, shape=(16,), buffer=buf,
+                 hostbuf=np.ones(16, f32))
+    with pytest.raises(cl.Error, match="INVALID_IMAGE_DESCRIPTOR"):
+        cl.Image(ctx, mf.READ_ONLY, fmt, shape=(16,),
+                 buffer=cl.Image(ctx, mf.READ_WRITE, fmt, shape=(16,)))
+    assert cl.Image(ctx, mf.READ_ONLY, fmt, shape=(16,), buffer=buf).width == 16
+
+
 # ---------------------------------------------------------------------- the example program
 
 
