@@ -56,6 +56,31 @@ def test_enqueue_copy_between_host_images_and_buffers(ctx, queue) -> None:
         cl.enqueue_copy(queue, small, third, origin=(1, 1), region=(4, 4))
 
 
+def test_enqueue_copy_without_origin_or_region_copies_to_the_end(ctx, queue) -> None:
+    """An image's origin defaults to 0 and its region to the rest of the image from the
+    origin: a copy without them ended in KeyError: 'origin' (host copies) or a TypeError
+    about missing positional arguments (buffer to image)."""
+    picture = np.arange(12, dtype=f32).reshape(3, 4)
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    image = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 3))
+    cl.enqueue_copy(queue, image, picture)
+    corner = np.zeros((2, 3), f32)
+    cl.enqueue_copy(queue, corner, image, origin=(1, 1))
+    np.testing.assert_array_equal(corner, picture[1:, 1:])
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, picture.nbytes)
+    cl.enqueue_copy(queue, buf, image)
+    other = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 3))
+    cl.enqueue_copy(queue, other, buf)
+    big = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(6, 5))
+    cl.enqueue_fill_image(queue, big, np.zeros(4, f32), origin=(0, 0), region=(6, 5))
+    cl.enqueue_copy(queue, big, other, dest_origin=(2, 2))
+    back = np.zeros((5, 6), f32)
+    cl.enqueue_copy(queue, back, big)
+    np.testing.assert_array_equal(back[2:, 2:], picture)
+    with pytest.raises(cl.Error, match="INVALID_VALUE.*destination"):
+        cl.enqueue_copy(queue, image, big)  # the whole of big does not fit image
+
+
 def test_host_pitches_use_host_ptr_and_1d_array_layers(ctx, queue) -> None:
     """Host memory with padded rows (USE_HOST_PTR: the kernel reads it in place), and a 1D
     image array whose layers are ``slice_pitch`` apart on the host."""
