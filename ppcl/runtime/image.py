@@ -212,7 +212,7 @@ class Image(MemoryObject):
             self.pitches = tight
         elif flags & mem_flags.USE_HOST_PTR:
             self.hostbuf = hostbuf
-            host = host_bytes(hostbuf, writable=not flags & mem_flags.READ_ONLY)
+            host = host_bytes(hostbuf, routine=routine, writable=not flags & mem_flags.READ_ONLY)
             self._data = host
             self.pitches = from_host
             _check_host_extent(host, extent, from_host, routine)
@@ -224,7 +224,7 @@ class Image(MemoryObject):
             self._data = self._allocation.array
             self.pitches = tight
             if hostbuf is not None:
-                host = host_bytes(hostbuf, what="hostbuf")
+                host = host_bytes(hostbuf, routine=routine, what="hostbuf")
                 _check_host_extent(host, extent, from_host, routine)
                 self.region((0, 0, 0), extent)[...] = texel_view(host, (0, 0, 0), extent,
                                                                  from_host, element)

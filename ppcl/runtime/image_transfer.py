@@ -51,7 +51,7 @@ def _image_region(queue: CommandQueue, image: Image, origin: Sequence[int] | Non
 
 def _host_view(hostbuf: Any, image: Image, area: Triple, pitches: Sequence[int] | None,
                routine: str, *, writable: bool) -> np.ndarray:
-    host = host_bytes(hostbuf, writable=writable,
+    host = host_bytes(hostbuf, routine=routine, writable=writable,
                       what="destination host array" if writable else "source host array")
     element = image.format.itemsize
     strides = host_pitches(pitches, area, element, image.image_type, routine)

@@ -57,7 +57,7 @@ def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_o
                         wait_for: Sequence[Event] | None = None, is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadBuffer"
     check_buffer(queue, mem, routine)
-    host = host_bytes(hostbuf, writable=True, what="destination host array")
+    host = host_bytes(hostbuf, routine=routine, writable=True, what="destination host array")
     count = host.size
     check_range(routine, "read", device_offset, count, mem.size)
     source = mem.bytes_view()[device_offset:device_offset + count]
@@ -76,7 +76,7 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
                          is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteBuffer"
     check_buffer(queue, mem, routine)
-    host = host_bytes(hostbuf, what="source host array")
+    host = host_bytes(hostbuf, routine=routine, what="source host array")
     count = host.size
     check_range(routine, "write", device_offset, count, mem.size)
     target = mem.bytes_view()[device_offset:device_offset + count]
@@ -179,7 +179,7 @@ def enqueue_read_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
     area = triple(region, 1, "region", routine)
     source = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
-    host = host_bytes(hostbuf, writable=True, what="destination host array")
+    host = host_bytes(hostbuf, routine=routine, writable=True, what="destination host array")
     target = _rect_view(host, triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.READ_BUFFER_RECT, routine, target, source, wait_for,
@@ -197,7 +197,7 @@ def enqueue_write_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
     area = triple(region, 1, "region", routine)
     target = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
-    host = host_bytes(hostbuf, what="source host array")
+    host = host_bytes(hostbuf, routine=routine, what="source host array")
     source = _rect_view(host, triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.WRITE_BUFFER_RECT, routine, target, source, wait_for,
@@ -274,7 +274,7 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
         if pattern.dtype.hasobject:
             raise make_error(routine, "INVALID_VALUE",
                              f"the fill pattern is {pattern!r}: pass a numpy scalar or array")
-    pattern_bytes = host_bytes(pattern, what="fill pattern").copy()
+    pattern_bytes = host_bytes(pattern, routine=routine, what="fill pattern").copy()
     width = pattern_bytes.size
     if width not in (1, 2, 4, 8, 16, 32, 64, 128):
         raise make_error(routine, "INVALID_VALUE",

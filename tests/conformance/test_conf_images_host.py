@@ -81,6 +81,20 @@ def test_enqueue_copy_without_origin_or_region_copies_to_the_end(ctx, queue) -> 
         cl.enqueue_copy(queue, image, big)  # the whole of big does not fit image
 
 
+def test_a_strided_host_array_is_refused_by_the_call_that_got_it(ctx, queue) -> None:
+    """The error names the OpenCL call (it named an internal helper: 'host_bytes failed')."""
+    picture = np.zeros((6, 8), f32)
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    with pytest.raises(cl.Error, match="clCreateImage failed: CL_INVALID_HOST_PTR.*contiguous"):
+        cl.Image(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt, shape=(4, 6),
+                 hostbuf=picture[:, ::2])
+    image = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 6))
+    with pytest.raises(cl.Error, match="clEnqueueReadImage failed: CL_INVALID_HOST_PTR"):
+        cl.enqueue_copy(queue, picture[:, ::2], image, origin=(0, 0), region=(4, 6))
+    with pytest.raises(cl.Error, match="clEnqueueReadBuffer failed: CL_INVALID_HOST_PTR"):
+        cl.enqueue_copy(queue, picture[:, ::2], cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 96))
+
+
 def test_host_pitches_use_host_ptr_and_1d_array_layers(ctx, queue) -> None:
     """Host memory with padded rows (USE_HOST_PTR: the kernel reads it in place), and a 1D
     image array whose layers are ``slice_pitch`` apart on the host."""
