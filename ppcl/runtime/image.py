@@ -27,7 +27,7 @@ from ppcl.runtime.constants import (
     mem_object_type,
     sampler_info,
 )
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import integer_arg, is_integer, make_error
 from ppcl.runtime.memory import Buffer, MemoryObject, check_flags, host_bytes
 
 if TYPE_CHECKING:
@@ -177,7 +177,9 @@ class Image(MemoryObject):
                 raise make_error(routine, "INVALID_VALUE", "'shape' must be passed if "
                                                            "'hostbuf' is not given")
             shape = tuple(np.asarray(hostbuf).shape)
-        dims_shape = tuple(int(s) for s in shape)
+        if is_integer(shape):
+            shape = (shape,)  # type: ignore[assignment]  # one integer: a 1D image's width
+        dims_shape = tuple(integer_arg(routine, s, "entry of the shape") for s in shape)
         kind = _image_type(dims_shape, is_array, buffer)
         padded = dims_shape + (1, 1)
         extent: Triple = (padded[0], padded[1], padded[2])

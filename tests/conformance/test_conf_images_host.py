@@ -95,6 +95,17 @@ def test_a_strided_host_array_is_refused_by_the_call_that_got_it(ctx, queue) -> 
         cl.enqueue_copy(queue, picture[:, ::2], cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 96))
 
 
+def test_image_shape_entries_are_integers(ctx) -> None:
+    """A float width was truncated without a word (4.5 made a 4-texel image) and an int
+    shape ended in "'int' object is not iterable"; one integer is a 1D image's width."""
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    flags = cl.mem_flags.READ_WRITE
+    with pytest.raises(cl.Error, match="clCreateImage failed: CL_INVALID_VALUE.*4.5"):
+        cl.Image(ctx, flags, fmt, shape=(4.5, 2))
+    assert cl.Image(ctx, flags, fmt, shape=4).shape == (4,)
+    assert cl.Image(ctx, flags, fmt, shape=np.array([4, 3])).shape == (4, 3)
+
+
 def test_host_pitches_use_host_ptr_and_1d_array_layers(ctx, queue) -> None:
     """Host memory with padded rows (USE_HOST_PTR: the kernel reads it in place), and a 1D
     image array whose layers are ``slice_pitch`` apart on the host."""
