@@ -265,6 +265,13 @@ def test_image1d_buffer_reads_and_writes_the_buffer(ctx, queue) -> None:
     ("__kernel void k(image2d_t img) { image2d_t copy = img; }",
      "images can only be function parameters"),
     ("__kernel void k(__global image2d_t *imgs) { }", "pointer to 'image2d_t'"),
+    # section 6.9: a sampler is not modified, pointed to, put in an array or a struct
+    ("__kernel void k(sampler_t s) { s = 0; }", "a sampler cannot be modified"),
+    ("__kernel void k(sampler_t s) { s |= CLK_FILTER_LINEAR; }", "a sampler cannot be modified"),
+    ("__kernel void k(__global sampler_t *s) { }", "pointer to 'sampler_t'"),
+    ("__kernel void k(__global int *o) { sampler_t s[2]; }", "an array of samplers"),
+    ("struct S { sampler_t s; }; __kernel void k(__global int *o) { }",
+     "member 's' has type 'sampler_t'"),
 ])
 def test_misuse_is_a_located_compile_error(ctx, body, message) -> None:
     with pytest.raises(cl.Error) as info:
