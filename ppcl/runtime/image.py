@@ -27,7 +27,7 @@ from ppcl.runtime.constants import (
     mem_object_type,
     sampler_info,
 )
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import integer_arg, is_integer, make_error
 from ppcl.runtime.memory import Buffer, MemoryObject, check_flags, host_bytes
 
 if TYPE_CHECKING:
@@ -177,7 +177,9 @@ class Image(MemoryObject):
                 raise make_error(routine, "INVALID_VALUE", "'shape' must be passed if "
                                                            "'hostbuf' is not given")
             shape = tuple(np.asarray(hostbuf).shape)
-        dims_shape = tuple(int(s) for s in shape)
+        if is_integer(shape):
+            shape = (shape,)  # type: ignore[assignment]  # one integer: a 1D image's width
+        dims_shape = tuple(integer_arg(routine, s, "entry of the shape") for s in shape)
         kind = _image_type(dims_shape, is_array, buffer)
         padded = dims_shape + (1, 1)
         extent: Triple = (padded[0], padded[1], padded[2])
@@ -186,6 +188,8 @@ class Image(MemoryObject):
             raise make_error(routine, "INVALID_VALUE", "'pitches' may only be given with "
                                                        "'hostbuf'")
         uses_host = bool(flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR))
+        if buffer is not None:
+            _check_image_buffer(buffer, flags, hostbuf, routine)
         if (hostbuf is not None) != uses_host and buffer is None:
             raise make_error(routine, "INVALID_HOST_PTR",
                              "hostbuf needs USE_HOST_PTR or COPY_HOST_PTR, and they need it")
@@ -210,7 +214,7 @@ class Image(MemoryObject):
             self.pitches = tight
         elif flags & mem_flags.USE_HOST_PTR:
             self.hostbuf = hostbuf
-            host = host_bytes(hostbuf, writable=not flags & mem_flags.READ_ONLY)
+            host = host_bytes(hostbuf, routine=routine, writable=not flags & mem_flags.READ_ONLY)
             self._data = host
             self.pitches = from_host
             _check_host_extent(host, extent, from_host, routine)
@@ -222,7 +226,7 @@ class Image(MemoryObject):
             self._data = self._allocation.array
             self.pitches = tight
             if hostbuf is not None:
-                host = host_bytes(hostbuf, what="hostbuf")
+                host = host_bytes(hostbuf, routine=routine, what="hostbuf")
                 _check_host_extent(host, extent, from_host, routine)
                 self.region((0, 0, 0), extent)[...] = texel_view(host, (0, 0, 0), extent,
                                                                  from_host, element)
@@ -351,6 +355,19 @@ def host_pitches(pitches: Sequence[int] | None, area: Triple, element: int, imag
     return element, row, slice_
 
 
+def _check_image_buffer(buffer: Any, flags: int, hostbuf: Any, routine: str) -> None:
+    """An image on a buffer has the buffer's bytes: section 5.3.1 forbids host memory for
+    it, which would otherwise be ignored without a word (ALLOC_HOST_PTR, forbidden too but
+    harmless, passes as pocl lets it)."""
+    if not isinstance(buffer, Buffer):
+        raise make_error(routine, "INVALID_IMAGE_DESCRIPTOR",
+                         f"'buffer' must be a Buffer, not {type(buffer).__name__}")
+    if hostbuf is not None or flags & (mem_flags.USE_HOST_PTR | mem_flags.COPY_HOST_PTR):
+        raise make_error(routine, "INVALID_VALUE",
+                         "an image on a buffer takes no 'hostbuf', USE_HOST_PTR or "
+                         "COPY_HOST_PTR: it has the buffer's bytes (write the buffer)")
+
+
 def _check_host_extent(host: np.ndarray, extent: Triple, pitches: Triple, routine: str) -> None:
     needed = (extent[2] - 1) * pitches[2] + (extent[1] - 1) * pitches[1] + extent[0] * pitches[0]
     if host.size < needed:
@@ -434,6 +451,8 @@ _ADDRESSING_BITS = {
     addressing_mode.REPEAT: "CLK_ADDRESS_REPEAT",
     addressing_mode.MIRRORED_REPEAT: "CLK_ADDRESS_MIRRORED_REPEAT",
 }
+# section 6.12.14.1: these modes address only normalized coordinates
+_NORMALIZED_ONLY = (addressing_mode.REPEAT, addressing_mode.MIRRORED_REPEAT)
 _FILTER_BITS = {filter_mode.NEAREST: "CLK_FILTER_NEAREST",
                 filter_mode.LINEAR: "CLK_FILTER_LINEAR"}
 
@@ -449,6 +468,10 @@ class Sampler:
                              f"{addressing_mode!r} is not an addressing_mode")
         if filter_mode not in _FILTER_BITS:
             raise make_error(routine, "INVALID_VALUE", f"{filter_mode!r} is not a filter_mode")
+        if not normalized_coords and addressing_mode in _NORMALIZED_ONLY:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"{_ADDRESSING_BITS[addressing_mode]} needs normalized "
+                             "coordinates (section 6.12.14.1)")
         self.context = context
         self.normalized_coords = bool(normalized_coords)
         self.addressing_mode = int(addressing_mode)

@@ -22,7 +22,7 @@ from ppcl.runtime.event import Event
 from ppcl.runtime.image import Image, ImageFormat, Triple, host_pitches, texel_view
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
 from ppcl.runtime.queue import CommandQueue
-from ppcl.runtime.transfer import check_queue, check_range, triple
+from ppcl.runtime.transfer import check_buffer, check_queue, check_range, triple
 
 
 def _copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray, source: np.ndarray,
@@ -39,16 +39,19 @@ def _copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray, sour
 
 def _image_region(queue: CommandQueue, image: Image, origin: Sequence[int] | None,
                   region: Sequence[int] | None, routine: str, what: str) -> tuple[Triple, Triple]:
+    if not isinstance(image, Image):
+        raise make_error(routine, "INVALID_MEM_OBJECT", f"the {what} {image!r} is not an Image")
     check_queue(queue, image, routine)
     start = triple(origin, 0, f"{what} origin", routine)
-    area = triple(region if region is not None else image.extent, 1, f"{what} region", routine)
+    rest = tuple(max(e - o, 1) for e, o in zip(image.extent, start))  # origin to the end
+    area = triple(region if region is not None else rest, 1, f"{what} region", routine)
     image.check_region(routine, start, area, what)
     return start, area
 
 
 def _host_view(hostbuf: Any, image: Image, area: Triple, pitches: Sequence[int] | None,
                routine: str, *, writable: bool) -> np.ndarray:
-    host = host_bytes(hostbuf, writable=writable,
+    host = host_bytes(hostbuf, routine=routine, writable=writable,
                       what="destination host array" if writable else "source host array")
     element = image.format.itemsize
     strides = host_pitches(pitches, area, element, image.image_type, routine)
@@ -65,8 +68,8 @@ def _pitches(kwargs: dict[str, Any]) -> Sequence[int] | None:
     return pitches if pitches is not None else (row, slice_)
 
 
-def enqueue_read_image(queue: CommandQueue, image: Image, origin: Sequence[int],
-                       region: Sequence[int], hostbuf: Any, pitches: Sequence[int] | None = None,
+def enqueue_read_image(queue: CommandQueue, image: Image, origin: Sequence[int] | None,
+                       region: Sequence[int] | None, hostbuf: Any, pitches: Sequence[int] | None = None,
                        wait_for: Sequence[Event] | None = None,
                        is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadImage"
@@ -76,8 +79,8 @@ def enqueue_read_image(queue: CommandQueue, image: Image, origin: Sequence[int],
                  wait_for, is_blocking, (image,))
 
 
-def enqueue_write_image(queue: CommandQueue, image: Image, origin: Sequence[int],
-                        region: Sequence[int], hostbuf: Any,
+def enqueue_write_image(queue: CommandQueue, image: Image, origin: Sequence[int] | None,
+                        region: Sequence[int] | None, hostbuf: Any,
                         pitches: Sequence[int] | None = None,
                         wait_for: Sequence[Event] | None = None,
                         is_blocking: bool = True) -> Event:
@@ -88,15 +91,17 @@ def enqueue_write_image(queue: CommandQueue, image: Image, origin: Sequence[int]
                  wait_for, is_blocking, (image,))
 
 
-def enqueue_copy_image(queue: CommandQueue, src: Image, dest: Image, src_origin: Sequence[int],
-                       dest_origin: Sequence[int], region: Sequence[int],
+def enqueue_copy_image(queue: CommandQueue, src: Image, dest: Image,
+                       src_origin: Sequence[int] | None = None,
+                       dest_origin: Sequence[int] | None = None,
+                       region: Sequence[int] | None = None,
                        wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueCopyImage"
     if src.format != dest.format:
         raise make_error(routine, "IMAGE_FORMAT_MISMATCH",
                          f"source {src.format!r} and destination {dest.format!r} differ")
     s_start, area = _image_region(queue, src, src_origin, region, routine, "source")
-    d_start, _ = _image_region(queue, dest, dest_origin, region, routine, "destination")
+    d_start, _ = _image_region(queue, dest, dest_origin, area, routine, "destination")
     source, target = src.region(s_start, area), dest.region(d_start, area)
     if np.shares_memory(source, target):
         raise make_error(routine, "MEM_COPY_OVERLAP", "source and destination regions overlap")
@@ -106,7 +111,7 @@ def enqueue_copy_image(queue: CommandQueue, src: Image, dest: Image, src_origin:
 
 def _buffer_view(queue: CommandQueue, buffer: Buffer, offset: int, area: Triple, element: int,
                  routine: str) -> np.ndarray:
-    check_queue(queue, buffer, routine)
+    check_buffer(queue, buffer, routine)
     count = area[0] * area[1] * area[2] * element
     check_range(routine, "buffer", offset, count, buffer.size)
     row = area[0] * element
@@ -115,7 +120,8 @@ def _buffer_view(queue: CommandQueue, buffer: Buffer, offset: int, area: Triple,
 
 
 def enqueue_copy_image_to_buffer(queue: CommandQueue, src: Image, dest: Buffer,
-                                 origin: Sequence[int], region: Sequence[int], offset: int = 0,
+                                 origin: Sequence[int] | None = None,
+                                 region: Sequence[int] | None = None, offset: int = 0,
                                  wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueCopyImageToBuffer"
     start, area = _image_region(queue, src, origin, region, routine, "image")
@@ -124,8 +130,9 @@ def enqueue_copy_image_to_buffer(queue: CommandQueue, src: Image, dest: Buffer,
                  src.region(start, area), wait_for, False, (src, dest))
 
 
-def enqueue_copy_buffer_to_image(queue: CommandQueue, src: Buffer, dest: Image, offset: int,
-                                 origin: Sequence[int], region: Sequence[int],
+def enqueue_copy_buffer_to_image(queue: CommandQueue, src: Buffer, dest: Image, offset: int = 0,
+                                 origin: Sequence[int] | None = None,
+                                 region: Sequence[int] | None = None,
                                  wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueCopyBufferToImage"
     start, area = _image_region(queue, dest, origin, region, routine, "image")
@@ -135,21 +142,23 @@ def enqueue_copy_buffer_to_image(queue: CommandQueue, src: Buffer, dest: Image, 
 
 
 def enqueue_copy(queue: CommandQueue, dest: Any, src: Any, **kwargs: Any) -> Event:
-    """PyOpenCL's ``enqueue_copy``: the image cases here, the others in ``transfer``."""
+    """PyOpenCL's ``enqueue_copy``: the image cases here, the others in ``transfer``. An
+    image's ``origin`` (``src_origin``, ``dest_origin``) is (0, 0, 0) and its ``region`` the
+    whole image when not given, where PyOpenCL needs both."""
     if isinstance(dest, Image):
         if isinstance(src, Image):
             return enqueue_copy_image(queue, src, dest, **kwargs)
         if isinstance(src, Buffer):
             return enqueue_copy_buffer_to_image(queue, src, dest, **kwargs)
         pitches = _pitches(kwargs)
-        return enqueue_write_image(queue, dest, kwargs.pop("origin"), kwargs.pop("region"), src,
-                                   pitches, **kwargs)
+        return enqueue_write_image(queue, dest, kwargs.pop("origin", None),
+                                   kwargs.pop("region", None), src, pitches, **kwargs)
     if isinstance(src, Image):
         if isinstance(dest, Buffer):
             return enqueue_copy_image_to_buffer(queue, src, dest, **kwargs)
         pitches = _pitches(kwargs)
-        return enqueue_read_image(queue, src, kwargs.pop("origin"), kwargs.pop("region"), dest,
-                                  pitches, **kwargs)
+        return enqueue_read_image(queue, src, kwargs.pop("origin", None),
+                                  kwargs.pop("region", None), dest, pitches, **kwargs)
     return transfer.enqueue_copy(queue, dest, src, **kwargs)
 
 

@@ -198,7 +198,7 @@ class Kernel:
         if param.kind == "buffer":
             if value is None:
                 return BufferArg(0)
-            if not isinstance(value, MemoryObject):
+            if not isinstance(value, MemoryObject) or isinstance(value, Image):
                 raise make_error(_SET_ARG, "INVALID_MEM_OBJECT",
                                  f"{self._describe(index)} is a pointer: pass a Buffer (or None),"
                                  f" not {type(value).__name__}")

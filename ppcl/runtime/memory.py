@@ -33,21 +33,23 @@ _HOST_FLAGS = mem_flags.USE_HOST_PTR | mem_flags.ALLOC_HOST_PTR | mem_flags.COPY
 _FREE_LOCK = threading.Lock()
 
 
-def host_bytes(obj: Any, *, writable: bool = False, what: str = "host buffer") -> np.ndarray:
-    """A flat uint8 view of a contiguous host buffer (numpy array or buffer-protocol object)."""
+def host_bytes(obj: Any, *, routine: str, writable: bool = False,
+               what: str = "host buffer") -> np.ndarray:
+    """A flat uint8 view of a contiguous host buffer (numpy array or buffer-protocol object);
+    ``routine`` names the OpenCL call in the error when it is not one."""
     if isinstance(obj, np.ndarray):
         array = obj
     else:
         try:
             array = np.frombuffer(obj, dtype=np.uint8)
         except (TypeError, ValueError) as error:
-            raise make_error("host_bytes", "INVALID_HOST_PTR",
+            raise make_error(routine, "INVALID_HOST_PTR",
                              f"{what} does not expose a buffer: {error}") from error
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
-        raise make_error("host_bytes", "INVALID_HOST_PTR",
+        raise make_error(routine, "INVALID_HOST_PTR",
                          f"{what} must be contiguous (use numpy.ascontiguousarray)")
     if writable and not array.flags.writeable:
-        raise make_error("host_bytes", "INVALID_HOST_PTR", f"{what} is read-only")
+        raise make_error(routine, "INVALID_HOST_PTR", f"{what} is read-only")
     flat = array.reshape(-1, order="A")
     if flat.dtype.itemsize == 0:
         return np.empty(0, dtype=np.uint8)
@@ -209,7 +211,8 @@ class Buffer(MemoryObject):
                              "USE_HOST_PTR and COPY_HOST_PTR need a hostbuf")
         host = None
         if hostbuf is not None:
-            host = host_bytes(hostbuf, writable=bool(flags & mem_flags.USE_HOST_PTR)
+            host = host_bytes(hostbuf, routine=routine,
+                              writable=bool(flags & mem_flags.USE_HOST_PTR)
                               and not flags & mem_flags.READ_ONLY)
             if size == 0:
                 size = host.size

@@ -40,14 +40,24 @@ def check_queue(queue: CommandQueue, mem: MemoryObject, routine: str) -> None:
                          "the memory object and the queue belong to different contexts")
 
 
+def check_buffer(queue: CommandQueue, mem: Any, routine: str) -> None:
+    """``check_queue`` for a command on buffers: an image (or anything else) is
+    ``CL_INVALID_MEM_OBJECT`` rather than bytes read or written without its layout."""
+    if not isinstance(mem, Buffer):
+        raise make_error(routine, "INVALID_MEM_OBJECT",
+                         f"{mem!r} is not a Buffer (images move with enqueue_copy's origin and "
+                         "region, enqueue_fill_image and enqueue_map_image)")
+    check_queue(queue, mem, routine)
+
+
 # ---------------------------------------------------------------------- linear copies
 
 
 def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_offset: int = 0,
                         wait_for: Sequence[Event] | None = None, is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadBuffer"
-    check_queue(queue, mem, routine)
-    host = host_bytes(hostbuf, writable=True, what="destination host array")
+    check_buffer(queue, mem, routine)
+    host = host_bytes(hostbuf, routine=routine, writable=True, what="destination host array")
     count = host.size
     check_range(routine, "read", device_offset, count, mem.size)
     source = mem.bytes_view()[device_offset:device_offset + count]
@@ -65,8 +75,8 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
                          wait_for: Sequence[Event] | None = None,
                          is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteBuffer"
-    check_queue(queue, mem, routine)
-    host = host_bytes(hostbuf, what="source host array")
+    check_buffer(queue, mem, routine)
+    host = host_bytes(hostbuf, routine=routine, what="source host array")
     count = host.size
     check_range(routine, "write", device_offset, count, mem.size)
     target = mem.bytes_view()[device_offset:device_offset + count]
@@ -84,8 +94,8 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
                         src_offset: int = 0, dst_offset: int = 0,
                         wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueCopyBuffer"
-    check_queue(queue, src, routine)
-    check_queue(queue, dst, routine)
+    check_buffer(queue, src, routine)
+    check_buffer(queue, dst, routine)
     if byte_count is not None:
         byte_count = integer_arg(routine, byte_count, "byte_count")
     if byte_count is None or byte_count < 0:
@@ -165,11 +175,11 @@ def enqueue_read_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
                              wait_for: Sequence[Event] | None = None,
                              is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadBufferRect"
-    check_queue(queue, mem, routine)
+    check_buffer(queue, mem, routine)
     area = triple(region, 1, "region", routine)
     source = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
-    host = host_bytes(hostbuf, writable=True, what="destination host array")
+    host = host_bytes(hostbuf, routine=routine, writable=True, what="destination host array")
     target = _rect_view(host, triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.READ_BUFFER_RECT, routine, target, source, wait_for,
@@ -183,11 +193,11 @@ def enqueue_write_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
                               wait_for: Sequence[Event] | None = None,
                               is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteBufferRect"
-    check_queue(queue, mem, routine)
+    check_buffer(queue, mem, routine)
     area = triple(region, 1, "region", routine)
     target = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
-    host = host_bytes(hostbuf, what="source host array")
+    host = host_bytes(hostbuf, routine=routine, what="source host array")
     source = _rect_view(host, triple(host_origin, 0, "host_origin", routine), area,
                         _pitches(host_pitches, area, routine, "host"), routine, "host array")
     return _rect_copy(queue, command_type.WRITE_BUFFER_RECT, routine, target, source, wait_for,
@@ -200,8 +210,8 @@ def enqueue_copy_buffer_rect(queue: CommandQueue, src: Buffer, dst: Buffer,
                              dst_pitches: Sequence[int] | None = None,
                              wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueCopyBufferRect"
-    check_queue(queue, src, routine)
-    check_queue(queue, dst, routine)
+    check_buffer(queue, src, routine)
+    check_buffer(queue, dst, routine)
     area = triple(region, 1, "region", routine)
     source = _rect_view(src.bytes_view(), triple(src_origin, 0, "src_origin", routine), area,
                         _pitches(src_pitches, area, routine, "source"), routine, "source buffer")
@@ -258,13 +268,13 @@ def _device_offset(kwargs: dict[str, Any]) -> dict[str, Any]:
 def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: int, size: int,
                         wait_for: Sequence[Event] | None = None) -> Event:
     routine = "clEnqueueFillBuffer"
-    check_queue(queue, mem, routine)
+    check_buffer(queue, mem, routine)
     if not isinstance(pattern, bytes | bytearray):
         pattern = np.asarray(pattern)
         if pattern.dtype.hasobject:
             raise make_error(routine, "INVALID_VALUE",
                              f"the fill pattern is {pattern!r}: pass a numpy scalar or array")
-    pattern_bytes = host_bytes(pattern, what="fill pattern").copy()
+    pattern_bytes = host_bytes(pattern, routine=routine, what="fill pattern").copy()
     width = pattern_bytes.size
     if width not in (1, 2, 4, 8, 16, 32, 64, 128):
         raise make_error(routine, "INVALID_VALUE",
@@ -302,7 +312,7 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
                        is_blocking: bool = True) -> tuple[np.ndarray, Event]:
     """Map a region of ``buf`` as an array (zero copy); unmap with ``ary.base.release()``."""
     routine = "clEnqueueMapBuffer"
-    check_queue(queue, buf, routine)
+    check_buffer(queue, buf, routine)
     known = map_flags.READ | map_flags.WRITE | map_flags.WRITE_INVALIDATE_REGION
     if flags & ~known:
         raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")

@@ -321,6 +321,26 @@ def test_integer_reads_through_a_sampler_clamp_to_border(ctx, queue, kind) -> No
         np.testing.assert_array_equal(got.astype(np.int64), expected.astype(np.int64))
 
 
+def test_coordinates_at_infinity_and_far_outside(ctx, queue) -> None:
+    """Section 8.2's clamps at +-inf and 1e30: CLAMP_TO_EDGE reads the edge texel and CLAMP
+    the border color, with nearest and linear filtering. A linear weight of inf - floor(inf)
+    is NaN, which gave NaN for every channel; pocl (3.1) converts 1e30 to an int that wraps
+    and reads the wrong edge, so the reference is the texels themselves."""
+    raw = np.arange(20 * 4, dtype=f32).reshape(1, 4, 5, 4)[0]  # 5 x 4 RGBA texels
+    coords = np.zeros((4, 4), f32)
+    coords[:, 0] = [np.inf, 1e30, -np.inf, -1e30]
+    coords[:, 1] = 1.5  # the middle of row 1
+    right, left = raw[1, 4], raw[1, 0]
+    edges = np.array([right, right, left, left])
+    for linear in (False, True):
+        got = run_sampling(cl, ctx, queue, "image2d_t", "RGBA", "FLOAT", raw, coords, False,
+                           EDGE, linear)
+        np.testing.assert_array_equal(got, edges)
+        got = run_sampling(cl, ctx, queue, "image2d_t", "RGBA", "FLOAT", raw, coords, False,
+                           CLAMP, linear)
+        np.testing.assert_array_equal(got, np.zeros((4, 4), f32))
+
+
 # ---------------------------------------------------------------------- formats
 
 

@@ -56,6 +56,56 @@ def test_enqueue_copy_between_host_images_and_buffers(ctx, queue) -> None:
         cl.enqueue_copy(queue, small, third, origin=(1, 1), region=(4, 4))
 
 
+def test_enqueue_copy_without_origin_or_region_copies_to_the_end(ctx, queue) -> None:
+    """An image's origin defaults to 0 and its region to the rest of the image from the
+    origin: a copy without them ended in KeyError: 'origin' (host copies) or a TypeError
+    about missing positional arguments (buffer to image)."""
+    picture = np.arange(12, dtype=f32).reshape(3, 4)
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    image = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 3))
+    cl.enqueue_copy(queue, image, picture)
+    corner = np.zeros((2, 3), f32)
+    cl.enqueue_copy(queue, corner, image, origin=(1, 1))
+    np.testing.assert_array_equal(corner, picture[1:, 1:])
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, picture.nbytes)
+    cl.enqueue_copy(queue, buf, image)
+    other = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 3))
+    cl.enqueue_copy(queue, other, buf)
+    big = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(6, 5))
+    cl.enqueue_fill_image(queue, big, np.zeros(4, f32), origin=(0, 0), region=(6, 5))
+    cl.enqueue_copy(queue, big, other, dest_origin=(2, 2))
+    back = np.zeros((5, 6), f32)
+    cl.enqueue_copy(queue, back, big)
+    np.testing.assert_array_equal(back[2:, 2:], picture)
+    with pytest.raises(cl.Error, match="INVALID_VALUE.*destination"):
+        cl.enqueue_copy(queue, image, big)  # the whole of big does not fit image
+
+
+def test_a_strided_host_array_is_refused_by_the_call_that_got_it(ctx, queue) -> None:
+    """The error names the OpenCL call (it named an internal helper: 'host_bytes failed')."""
+    picture = np.zeros((6, 8), f32)
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    with pytest.raises(cl.Error, match="clCreateImage failed: CL_INVALID_HOST_PTR.*contiguous"):
+        cl.Image(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt, shape=(4, 6),
+                 hostbuf=picture[:, ::2])
+    image = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 6))
+    with pytest.raises(cl.Error, match="clEnqueueReadImage failed: CL_INVALID_HOST_PTR"):
+        cl.enqueue_copy(queue, picture[:, ::2], image, origin=(0, 0), region=(4, 6))
+    with pytest.raises(cl.Error, match="clEnqueueReadBuffer failed: CL_INVALID_HOST_PTR"):
+        cl.enqueue_copy(queue, picture[:, ::2], cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 96))
+
+
+def test_image_shape_entries_are_integers(ctx) -> None:
+    """A float width was truncated without a word (4.5 made a 4-texel image) and an int
+    shape ended in "'int' object is not iterable"; one integer is a 1D image's width."""
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    flags = cl.mem_flags.READ_WRITE
+    with pytest.raises(cl.Error, match="clCreateImage failed: CL_INVALID_VALUE.*4.5"):
+        cl.Image(ctx, flags, fmt, shape=(4.5, 2))
+    assert cl.Image(ctx, flags, fmt, shape=4).shape == (4,)
+    assert cl.Image(ctx, flags, fmt, shape=np.array([4, 3])).shape == (4, 3)
+
+
 def test_host_pitches_use_host_ptr_and_1d_array_layers(ctx, queue) -> None:
     """Host memory with padded rows (USE_HOST_PTR: the kernel reads it in place), and a 1D
     image array whose layers are ``slice_pitch`` apart on the host."""
@@ -215,6 +265,13 @@ def test_image1d_buffer_reads_and_writes_the_buffer(ctx, queue) -> None:
     ("__kernel void k(image2d_t img) { image2d_t copy = img; }",
      "images can only be function parameters"),
     ("__kernel void k(__global image2d_t *imgs) { }", "pointer to 'image2d_t'"),
+    # section 6.9: a sampler is not modified, pointed to, put in an array or a struct
+    ("__kernel void k(sampler_t s) { s = 0; }", "a sampler cannot be modified"),
+    ("__kernel void k(sampler_t s) { s |= CLK_FILTER_LINEAR; }", "a sampler cannot be modified"),
+    ("__kernel void k(__global sampler_t *s) { }", "pointer to 'sampler_t'"),
+    ("__kernel void k(__global int *o) { sampler_t s[2]; }", "an array of samplers"),
+    ("struct S { sampler_t s; }; __kernel void k(__global int *o) { }",
+     "member 's' has type 'sampler_t'"),
 ])
 def test_misuse_is_a_located_compile_error(ctx, body, message) -> None:
     with pytest.raises(cl.Error) as info:
@@ -242,6 +299,46 @@ def test_set_arg_checks_images_and_samplers(ctx) -> None:
                  shape=(4, 4))
     access = kernel.get_arg_info(0, cl.kernel_arg_info.ACCESS_QUALIFIER)
     assert access == cl.kernel_arg_access_qualifier.READ_ONLY
+
+
+def test_an_image_is_no_buffer_and_a_buffer_no_image(ctx, queue) -> None:
+    """An image where a pointer, a buffer fill or a buffer map is expected (and a buffer in an
+    image command) is CL_INVALID_MEM_OBJECT: the kernel would otherwise get the texels' bytes
+    as a plain array, and a fill would write bytes without the image's format."""
+    fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+    image = cl.Image(ctx, cl.mem_flags.READ_WRITE, fmt, shape=(4, 4))
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+    kernel = cl.Program(ctx, "__kernel void k(__global float4 *o) { o[0] = 1; }").build().k
+    with pytest.raises(cl.Error, match="INVALID_MEM_OBJECT.*pass a Buffer"):
+        kernel(queue, (1,), None, image)
+    with pytest.raises(cl.Error, match="clEnqueueFillBuffer.*INVALID_MEM_OBJECT"):
+        cl.enqueue_fill_buffer(queue, image, np.float32(1), 0, 16)
+    with pytest.raises(cl.Error, match="clEnqueueMapBuffer.*INVALID_MEM_OBJECT"):
+        cl.enqueue_map_buffer(queue, image, cl.map_flags.READ, 0, (4,), np.float32)
+    with pytest.raises(cl.Error, match="clEnqueueFillImage.*INVALID_MEM_OBJECT"):
+        cl.enqueue_fill_image(queue, buf, np.zeros(4, f32), origin=(0, 0), region=(1, 1))
+    with pytest.raises(cl.Error, match="clEnqueueMapImage.*INVALID_MEM_OBJECT"):
+        cl.enqueue_map_image(queue, buf, cl.map_flags.READ, (0, 0), (1, 1), (4,), f32)
+
+
+def test_arguments_the_specification_forbids_are_invalid_value(ctx) -> None:
+    """REPEAT and MIRRORED_REPEAT only address normalized coordinates (section 6.12.14.1; pocl
+    refuses them too), and an image on a buffer has the buffer's bytes, so a 'hostbuf' for it
+    (section 5.3.1 forbids one) would be dropped without a word."""
+    for mode in (cl.addressing_mode.REPEAT, cl.addressing_mode.MIRRORED_REPEAT):
+        with pytest.raises(cl.Error, match="INVALID_VALUE.*needs normalized coordinates"):
+            cl.Sampler(ctx, False, mode, cl.filter_mode.NEAREST)
+        cl.Sampler(ctx, True, mode, cl.filter_mode.NEAREST)
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    mf = cl.mem_flags
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    with pytest.raises(cl.Error, match="INVALID_VALUE.*no 'hostbuf'"):
+        cl.Image(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, fmt, shape=(16,), buffer=buf,
+                 hostbuf=np.ones(16, f32))
+    with pytest.raises(cl.Error, match="INVALID_IMAGE_DESCRIPTOR"):
+        cl.Image(ctx, mf.READ_ONLY, fmt, shape=(16,),
+                 buffer=cl.Image(ctx, mf.READ_WRITE, fmt, shape=(16,)))
+    assert cl.Image(ctx, mf.READ_ONLY, fmt, shape=(16,), buffer=buf).width == 16
 
 
 # ---------------------------------------------------------------------- the example program

@@ -191,6 +191,7 @@ typedef union {{ float f[4]; int i[4]; unsigned int u[4]; }} ppcl_texel;
     float t = u - 0.5f;
     long i = __ppcl_img_floor(t), j = i + 1;
     *a = t - floorf(t);
+    if (*a != *a) *a = 0.0f;  /* +-inf and NaN: the texel at i alone, not NaN weights */
     if (norm && mode == {repeat}) {{ if (i < 0) i += n; if (j > n - 1) j -= n; }}
     else if (norm && mode == {mirror}) {{ if (i < 0) i = 0; if (j > n - 1) j = n - 1; }}
     else if (mode == {edge}) {{

@@ -351,6 +351,9 @@ class TypeSema(ABC):
             if isinstance(inner.type, T.ImageType):
                 self.fail(loc, f"pointer to '{inner.type.name}': images can only be function "
                                "parameters")
+            if inner.type == T.SAMPLER_T:
+                self.fail(loc, "pointer to 'sampler_t': samplers can only be function "
+                               "parameters or variables (section 6.9)")
             const, volatile, space = self.qualifiers(node.quals, loc)
             pointer = T.PointerType(inner.type, inner.space or pointee_default, inner.const,
                                     inner.volatile, restrict="restrict" in node.quals)
@@ -514,11 +517,17 @@ class TypeSema(ABC):
         if isinstance(t, T.VoidType):
             self.fail(loc, f"{what} has type 'void'")
         if isinstance(t, T.ArrayType):
+            if t.elem == T.SAMPLER_T:
+                self.fail(loc, f"{what} is an array of samplers, which OpenCL C does not allow "
+                               "(section 6.9)")
             self.check_object_type(t.elem, loc, what=what)
             return
         if isinstance(t, T.ImageType) and not what.startswith("parameter"):
             self.fail(loc, f"{what} has type '{t.name}': images can only be function "
                            "parameters")
+        if t == T.SAMPLER_T and what.startswith("member"):
+            self.fail(loc, f"{what} has type 'sampler_t': samplers can only be function "
+                           "parameters or variables (section 6.9)")
         elem = T.scalar_of(t)
         if elem == T.HALF and not self.half_values:
             self.fail(loc, f"{what} has type '{t}': 'half' may only be used through pointers "

@@ -202,6 +202,8 @@ class ValueSema(TypeSema):
             self.fail(loc, f"expression is not assignable ({what} needs an lvalue)")
         if isinstance(e.type, T.ArrayType):
             self.fail(loc, f"array type '{e.type}' is not assignable")
+        if e.type == T.SAMPLER_T:
+            self.fail(loc, "a sampler cannot be modified (section 6.9)")
         if e.type == T.HALF and not self.half_values:
             self.fail_half(loc, "storing a 'half' value", "write it with vstore_half()")
         if self.is_const_lvalue(e):
