@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+import ppcl
 import ppcl.array as cla
 from ppcl import array_patterns
 
@@ -111,6 +112,21 @@ def test_contiguous_views_with_an_aligned_offset_take_the_patterns(queue):
     assert not isinstance(form, str)
     why = array_patterns.plan(x[3:]._node(), "sum", x.dtype, x[3:].size, queue)
     assert isinstance(why, str) and "offset" in why
+
+
+def test_the_patterns_wait_for_the_arrays_events(ctx, queue):
+    """A reduction through the patterns waits for the array's events: here a write held by a
+    user event on another queue, which an in-order queue knows nothing of."""
+    other = ppcl.CommandQueue(ctx)
+    h = values(np.int32, 3000, 3)
+    x = cla.zeros(other, h.shape, np.int32)
+    x.finish()
+    gate = ppcl.UserEvent(ctx)
+    x.add_event(ppcl.enqueue_copy(other, x.data, h, is_blocking=False, wait_for=[gate]))
+    assert not isinstance(array_patterns.plan(x._node(), "sum", x.dtype, x.size, queue), str)
+    total = cla.sum(x, queue=queue)
+    gate.set_status(ppcl.command_execution_status.COMPLETE)
+    assert total.get() == h.sum()
 
 
 @pytest.mark.parametrize("make, reason", [
