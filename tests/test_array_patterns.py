@@ -15,6 +15,7 @@ import pytest
 import ppcl
 import ppcl.array as cla
 from ppcl import array_patterns
+from ppcl.patterns.run import Runnable
 
 DTYPES = [np.float32, np.float64, np.int32]
 # one element, shorter than a vector, a few vectors, a block of the one-work-item derivation
@@ -127,6 +128,29 @@ def test_the_patterns_wait_for_the_arrays_events(ctx, queue):
     total = cla.sum(x, queue=queue)
     gate.set_status(ppcl.command_execution_status.COMPLETE)
     assert total.get() == h.sum()
+
+
+def test_a_built_reductions_kernels_wait_for_each_other_on_an_out_of_order_queue(ctx):
+    """``Runnable.enqueue`` chains its kernels by events: on an out-of-order queue the final
+    kernel of a two-kernel derivation ran at once, before the partials it reads."""
+    queue = ppcl.CommandQueue(
+        ctx, properties=ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    h = values(np.float32, 4096, 4)
+    x = cla.to_device(queue, h)
+    x.finish()
+    form, _arrays, _scalars = array_patterns.plan(x._node(), "sum", x.dtype, x.size,
+                                                  ppcl.CommandQueue(ctx))
+    variant = next(v for v in array_patterns.candidates(x.dtype) if v.local_size > 1)
+    lowered, _ = array_patterns._lower_body(form, variant, x.size)
+    assert len(lowered.kernels) == 2 and x.size % variant.block == 0
+    out = ppcl.Buffer(ctx, ppcl.mem_flags.READ_WRITE, 4)
+    gate = ppcl.UserEvent(ctx)
+    done = Runnable(ctx, lowered, given=True).enqueue(queue, {"x0": x.data, "out": out},
+                                                      wait_for=[gate])
+    gate.set_status(ppcl.command_execution_status.COMPLETE)
+    total = np.empty(1, np.float32)
+    ppcl.enqueue_copy(queue, total, out, wait_for=[done])
+    assert abs(total[0] - h.sum()) <= 1e-5 * np.abs(h).sum()
 
 
 @pytest.mark.parametrize("make, reason", [
