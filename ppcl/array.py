@@ -195,13 +195,13 @@ class Array:
         if self.size == 0:
             return ary
         if self.flags.c_contiguous and ary.flags.c_contiguous:  # no staging copy
-            self.add_event(cl.enqueue_copy(queue, ary, self._buffer, device_offset=self.offset,
-                                           wait_for=wait_list([self]), is_blocking=True))
+            record_event(cl.enqueue_copy(queue, ary, self._buffer, device_offset=self.offset,
+                                         wait_for=wait_list([self]), is_blocking=True), [self])
             return ary
         low, high = span(self.shape, self.strides, self.dtype.itemsize)
         raw = np.empty(high - low, np.uint8)
-        self.add_event(cl.enqueue_copy(queue, raw, self._buffer, device_offset=self.offset + low,
-                                       wait_for=wait_list([self]), is_blocking=True))
+        record_event(cl.enqueue_copy(queue, raw, self._buffer, device_offset=self.offset + low,
+                                     wait_for=wait_list([self]), is_blocking=True), [self])
         ary[...] = np.ndarray(self.shape, self.dtype, raw, -low, self.strides)
         return ary
 
@@ -218,10 +218,11 @@ class Array:
         self._before_write()
         if self.flags.c_contiguous:
             if self.size:
-                self.add_event(cl.enqueue_copy(queue, self._buffer,
-                                               np.require(ary, requirements="C"),
-                                               device_offset=self.offset,
-                                               wait_for=wait_list([self]), is_blocking=True))
+                record_event(cl.enqueue_copy(queue, self._buffer,
+                                             np.require(ary, requirements="C"),
+                                             device_offset=self.offset,
+                                             wait_for=wait_list([self]), is_blocking=True),
+                             [self])
             return
         _assign(self, Leaf(self.dtype, to_device(queue, np.require(ary, requirements="C"))))
 

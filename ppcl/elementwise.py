@@ -119,11 +119,15 @@ def wait_list(arrays: Iterable[Any], wait_for: Sequence[cl.Event] | None = None
 
 
 def record_event(event: cl.Event, arrays: Iterable[Any]) -> cl.Event:
-    """Record ``event`` in the events of each of ``arrays`` (those it read too, so that a
-    later write of one waits for the read); returns ``event``."""
+    """Make ``event`` the one event of each of ``arrays`` (those it read too, so that a later
+    write of one waits for the read); returns ``event``. The command waited for the arrays'
+    events (``wait_list`` of the same arrays), so its event stands for them: the lists stay
+    short without waiting for anything (a failed event fails the commands after it, and so
+    stays represented)."""
     for array in arrays:
-        if hasattr(array, "add_event"):
-            array.add_event(event)
+        events = getattr(array, "events", None)
+        if events is not None:
+            events[:] = [] if completed(event) else [event]
     return event
 
 

@@ -541,3 +541,29 @@ def test_an_array_read_is_finished_before_the_array_is_written(ooo_queue, set_va
     array.fill(0)
     gate.set_status(COMPLETE)
     assert (doubled.get() == 6).all() and (array.get() == 0).all()
+
+
+def test_many_operations_queue_behind_a_user_event_without_waiting(ooo_queue, set_value):
+    """Forty reads and writes of one array enqueue while its write is held by a user event:
+    an array's events stay one (each command waited for those before), where waiting for the
+    oldest of a long list blocked the program before it could set the event."""
+    def operations(array):
+        copies = []
+        for k in range(20):
+            copies.append((array * k).copy())
+            array += 1
+        return copies
+
+    operations(cla.zeros(ooo_queue, (300,), np.float32))  # the kernels built beforehand
+    array, gate = held_write(ooo_queue, set_value, 3)
+    safety = threading.Timer(5.0, gate.set_status, (COMPLETE,))  # ends a hang as a failure
+    safety.start()
+    copies = operations(array)
+    enqueued_while_held = gate.command_execution_status != COMPLETE
+    safety.cancel()
+    if enqueued_while_held:
+        gate.set_status(COMPLETE)
+    assert enqueued_while_held
+    for k, copy in enumerate(copies):
+        assert (copy.get() == (3 + k) * k).all()
+    assert (array.get() == 23).all()
