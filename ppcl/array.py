@@ -26,7 +26,7 @@ import numpy as np
 
 import ppcl as cl
 from ppcl import array_patterns, cltypes
-from ppcl.elementwise import ElementwiseKernel, scalar_value
+from ppcl.elementwise import ElementwiseKernel, completed, record_event, scalar_value, wait_list
 from ppcl.expression import (
     Index,
     Leaf,
@@ -49,6 +49,7 @@ from ppcl.scan import InclusiveScanKernel
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
 
 _MAX_TREE = 40
+_MAX_EVENTS = 12  # an array's events past this: the oldest are waited for (PyOpenCL's bound)
 _pending: dict[int, weakref.ref[Array]] = {}  # lazy arrays not yet evaluated, by id
 _kernels: weakref.WeakKeyDictionary[cl.Context, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
@@ -88,7 +89,8 @@ class Array:
             c_strides(self.shape, self.dtype.itemsize, order)
         self.offset = offset
         self.allocator = allocator
-        self.events: list[cl.Event] = list(events or [])
+        # what a command on the array waits for; a view shares its base's list
+        self.events: list[cl.Event] = events if isinstance(events, list) else list(events or [])
         self._expr = _expr
         self._buffer: Any = data
         if _expr is not None:
@@ -151,9 +153,23 @@ class Array:
         return self.dtype.itemsize
 
     def add_event(self, event: cl.Event) -> None:
-        self.events = [event]
+        """Add ``event`` to ``events``, which later commands on the array wait for. Completed
+        events leave the list; past ``_MAX_EVENTS`` the oldest are waited for, as in
+        PyOpenCL."""
+        events = self.events
+        events[:] = [e for e in events if not completed(e) and e is not event]
+        if not completed(event):
+            events.append(event)
+        if len(events) > _MAX_EVENTS:
+            oldest = events[:4]
+            cl.wait_for_events(oldest)
+            del events[:4]
 
     def finish(self) -> None:
+        """Wait for the array's events (raising a failure among them) and its queue."""
+        if self.events:
+            cl.wait_for_events(self.events)
+            del self.events[:]
         if self.queue is not None:
             self.queue.finish()
 
@@ -179,13 +195,13 @@ class Array:
         if self.size == 0:
             return ary
         if self.flags.c_contiguous and ary.flags.c_contiguous:  # no staging copy
-            cl.enqueue_copy(queue, ary, self._buffer, device_offset=self.offset,
-                            is_blocking=True)
+            record_event(cl.enqueue_copy(queue, ary, self._buffer, device_offset=self.offset,
+                                         wait_for=wait_list([self]), is_blocking=True), [self])
             return ary
         low, high = span(self.shape, self.strides, self.dtype.itemsize)
         raw = np.empty(high - low, np.uint8)
-        cl.enqueue_copy(queue, raw, self._buffer, device_offset=self.offset + low,
-                        is_blocking=True)
+        record_event(cl.enqueue_copy(queue, raw, self._buffer, device_offset=self.offset + low,
+                                     wait_for=wait_list([self]), is_blocking=True), [self])
         ary[...] = np.ndarray(self.shape, self.dtype, raw, -low, self.strides)
         return ary
 
@@ -202,8 +218,11 @@ class Array:
         self._before_write()
         if self.flags.c_contiguous:
             if self.size:
-                cl.enqueue_copy(queue, self._buffer, np.require(ary, requirements="C"),
-                                device_offset=self.offset, is_blocking=True)
+                record_event(cl.enqueue_copy(queue, self._buffer,
+                                             np.require(ary, requirements="C"),
+                                             device_offset=self.offset,
+                                             wait_for=wait_list([self]), is_blocking=True),
+                             [self])
             return
         _assign(self, Leaf(self.dtype, to_device(queue, np.require(ary, requirements="C"))))
 
@@ -271,11 +290,13 @@ class Array:
                              "views may only change to a dtype of the same size")
         base = self._concrete()
         return Array(self.queue or self.context, self.shape, dtype, data=base._buffer,
-                     offset=self.offset, strides=self.strides, allocator=self.allocator)
+                     offset=self.offset, strides=self.strides, allocator=self.allocator,
+                     events=self.events)
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
         return Array(self.queue or self.context, shape, self.dtype, data=self._buffer,
-                     offset=offset, strides=strides, allocator=self.allocator)
+                     offset=offset, strides=strides, allocator=self.allocator,
+                     events=self.events)
 
     def __getitem__(self, index: Any) -> Array:
         self._materialize()
@@ -615,7 +636,8 @@ def _assign(target: Array, node: Node) -> None:
                                                    name="ppcl_array_op",
                                                    preamble=printed.macros))
         per_context[layout] = kernel
-    target.add_event(kernel.launch(queue, values, target.size))
+    arrays = [target, *leaves(node)]
+    record_event(kernel.launch(queue, values, target.size, wait_for=wait_list(arrays)), arrays)
 
 
 def _layouts(node: Node, target: Array, values: list[Any]) -> tuple[Any, ...]:
@@ -684,16 +706,18 @@ def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
                          f"{kind} of an empty array: a zero-size array has no {kind}")
     route = array_patterns.plan(node, kind, dtype, total, queue) \
         if shape is None and count is None else "a reduction over another shape"
+    out = Array(queue, (), dtype, allocator=array.allocator)
+    read = list(leaves(node))
     if not isinstance(route, str):
-        out = Array(queue, (), dtype, allocator=array.allocator)
-        out.add_event(array_patterns.reduce(*route, queue, out._buffer))
+        record_event(array_patterns.reduce(*route, queue, out._buffer, wait_list(read)),
+                     [out, *read])
         return out
     array_patterns.report(kind, dtype, total, route)
     printed = Printed()
     code = convert(print_tree(node, shape or array.shape, printed), node.dtype, dtype)
     kernel = _reduction_kernel(array.context, kind, dtype, code, printed, "ppcl_array_reduce")
-    out = Array(queue, (), dtype, allocator=array.allocator)
-    out.add_event(kernel.run(queue, printed.values, total, out._buffer, 0, None, None))
+    record_event(kernel.run(queue, printed.values, total, out._buffer, 0, None, wait_list(read)),
+                 [out, *read])
     return out
 
 
@@ -832,7 +856,8 @@ def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None,
     kernel = _reduction_kernel(a.context, kind, dtype, code, printed, "ppcl_subset")
     queue = a._queue(queue, f"subset_{kind}")
     out = Array(queue, (), dtype)
-    out.add_event(kernel.run(queue, printed.values, subset.size, out._buffer, 0, None, None))
+    record_event(kernel.run(queue, printed.values, subset.size, out._buffer, 0, None,
+                            wait_list([subset, a])), [out, subset, a])
     return out
 
 
@@ -893,7 +918,8 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) 
     kernel = _cached(a.context, ("take", operation, printed.key()),
                      lambda: ElementwiseKernel(a.context, printed.args, operation,
                                                name="ppcl_take", preamble=printed.macros))
-    out.add_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size))
+    record_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size,
+                               wait_for=wait_list([out, a, indices])), [out, a, indices])
     return out
 
 
@@ -990,8 +1016,8 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
     rows = a.shape[0]
     y = Array(queue, (rows,), a.dtype, allocator=a.allocator)
     item = a.dtype.itemsize
-    y.add_event(gemv(queue, a.dtype, a.shape, a._buffer, a.offset // item, x._buffer,
-                     x.offset // item, y._buffer, 0))
+    record_event(gemv(queue, a.dtype, a.shape, a._buffer, a.offset // item, x._buffer,
+                      x.offset // item, y._buffer, 0, wait_list([a, x])), [y, a, x])
     return y
 
 

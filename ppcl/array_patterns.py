@@ -37,6 +37,7 @@ import os
 import sys
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -418,9 +419,10 @@ def plan(node: Node, kind: str, dtype: np.dtype, size: int, queue: cl.CommandQue
 
 
 def reduce(form: Form, arrays: list[Any], scalars: list[Any], queue: cl.CommandQueue,
-           out_buffer: Any) -> cl.Event:
+           out_buffer: Any, wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
     """Enqueue the reduction of ``arrays`` (``scalars`` for the shape's scalars) into the
-    first element of ``out_buffer``."""
+    first element of ``out_buffer``, after ``wait_for``; the event of its last launch, which
+    waits for the others."""
     context = queue.context
     n = arrays[0].size
     dtype = form.shape.dtype
@@ -444,7 +446,8 @@ def reduce(form: Form, arrays: list[Any], scalars: list[Any], queue: cl.CommandQ
     event = None
     if built.body is not None:
         given["out"] = built.head if built.tail is not None else out_buffer
-        event = built.body.enqueue(queue, given)
+        event = built.body.enqueue(queue, given, wait_for)
+        wait_for = [event]  # the tail reads the body's head
     if built.tail is not None:
         start = built.body_length * itemsize
         for k, a in enumerate(arrays):
@@ -452,7 +455,7 @@ def reduce(form: Form, arrays: list[Any], scalars: list[Any], queue: cl.CommandQ
                                      * itemsize)
         given["head"] = built.head
         given["out"] = out_buffer
-        event = built.tail.enqueue(queue, given)
+        event = built.tail.enqueue(queue, given, wait_for)
     assert event is not None
     return event
 

@@ -12,7 +12,7 @@ kernel again costs no build."""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,41 @@ def arrays_and_queue(specs: Sequence[Argument], args: Sequence[Any],
         raise make_error(routine, "INVALID_COMMAND_QUEUE",
                          "no queue given and no array argument carries one")
     return arrays, queue
+
+
+def completed(event: cl.Event) -> bool:
+    """Whether ``event`` completed successfully (a failed one stays in an array's events, so
+    that the commands after it fail too, as in PyOpenCL)."""
+    return event.is_done and event.command_execution_status == cl.command_execution_status.COMPLETE
+
+
+def wait_list(arrays: Iterable[Any], wait_for: Sequence[cl.Event] | None = None
+              ) -> list[cl.Event] | None:
+    """``wait_for`` and the events of ``arrays`` (``Array.events``) not yet completed: what a
+    command that reads or writes the arrays waits for, so that an out-of-order queue, or
+    another queue, orders it after their earlier commands. None when there is nothing to wait
+    for, which keeps a launch on its fast path."""
+    waits = list(wait_for or ())
+    seen = {id(event) for event in waits}
+    for array in arrays:
+        for event in getattr(array, "events", ()):
+            if id(event) not in seen and not completed(event):
+                seen.add(id(event))
+                waits.append(event)
+    return waits or None
+
+
+def record_event(event: cl.Event, arrays: Iterable[Any]) -> cl.Event:
+    """Make ``event`` the one event of each of ``arrays`` (those it read too, so that a later
+    write of one waits for the read); returns ``event``. The command waited for the arrays'
+    events (``wait_list`` of the same arrays), so its event stands for them: the lists stay
+    short without waiting for anything (a failed event fails the commands after it, and so
+    stays represented)."""
+    for array in arrays:
+        events = getattr(array, "events", None)
+        if events is not None:
+            events[:] = [] if completed(event) else [event]
+    return event
 
 
 _COMPLEX_AS_VECTOR = {np.dtype(np.complex64): cltypes.float2,
@@ -202,7 +237,8 @@ class ElementwiseKernel:
                                  "without an array argument, give range=slice(...)")
             count, start, step = arrays[0].size, 0, 1
         ranged = (start, step) if range is not None else None
-        return self.launch(queue, values, count, ranged, wait_for)
+        return record_event(self.launch(queue, values, count, ranged, wait_list(arrays, wait_for)),
+                         arrays)
 
     def launch(self, queue: cl.CommandQueue, values: list[Any], count: int,
                ranged: tuple[int, int] | None = None,

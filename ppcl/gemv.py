@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -59,11 +60,13 @@ __kernel void ppcl_gemv(__global const {t} *A__base, long A__offset,
 
 
 def gemv(queue: cl.CommandQueue, dtype: np.dtype, shape: tuple[int, ...], a: Any,
-         a_offset: int, x: Any, x_offset: int, y: Any, y_offset: int) -> cl.Event:
-    """Enqueue ``y = A x`` for a C-contiguous ``A`` of ``shape`` (offsets in elements)."""
+         a_offset: int, x: Any, x_offset: int, y: Any, y_offset: int,
+         wait_for: Sequence[cl.Event] | None = None) -> cl.Event:
+    """Enqueue ``y = A x`` for a C-contiguous ``A`` of ``shape`` (offsets in elements), after
+    ``wait_for``."""
     kernel = build_kernel(queue.context, _gemv_source(dtype), "ppcl_gemv")
     rows, m = shape
     items = builtins.max(1, -(-rows // 4))
     local = 8 if items % 8 == 0 else 1  # eight work-items a group share the loads of x
     return kernel(queue, (items,), (local,), a, np.int64(a_offset), x, np.int64(x_offset),
-                  y, np.int64(y_offset), np.int64(rows), np.int64(m))
+                  y, np.int64(y_offset), np.int64(rows), np.int64(m), wait_for=wait_for)

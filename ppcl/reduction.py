@@ -38,6 +38,8 @@ from ppcl.elementwise import (
     declarators,
     is_gpu,
     range_indices,
+    record_event,
+    wait_list,
 )
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
@@ -148,8 +150,9 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
                              f"out must hold one {self.dtype_out}, got {out.dtype} {out.shape}")
         event = self.run(queue, values, count, out.base_data,
                          out.offset // self.dtype_out.itemsize,
-                         range is not None and (first, step) or None, wait_for)
-        out.add_event(event)
+                         range is not None and (first, step) or None,
+                         wait_list([*arrays, out], wait_for))
+        record_event(event, [*arrays, out])
         return (out, event) if return_event else out
 
     def run(self, queue: cl.CommandQueue, values: list[Any], count: int, out_buffer: Any,

@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl.elementwise import array_args, arrays_and_queue, build_kernel, declarators, is_gpu
+from ppcl.elementwise import (
+    array_args,
+    arrays_and_queue,
+    build_kernel,
+    declarators,
+    is_gpu,
+    record_event,
+    wait_list,
+)
 from ppcl.runtime.errors import make_error
 from ppcl.tools import Argument, VectorArg, complex_preamble, dtype_to_ctype, parse_arg_list
 
@@ -202,11 +210,11 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
         local = None if is_gpu(queue.device) else (1,)
         # each stage waits for the one before: an out-of-order queue orders nothing itself
         event = kernels[0](queue, (global_size,), local, *common, totals, flags,
-                           wait_for=wait_for)
+                           wait_for=wait_list(arrays, wait_for))
         event = kernels[1](queue, (1,), (1,), totals, flags, carries, np.int64(global_size),
                            wait_for=[event])
-        return kernels[2](queue, (global_size,), local, *common, carries, flags,
-                          np.int64(global_size), wait_for=[event])
+        return record_event(kernels[2](queue, (global_size,), local, *common, carries, flags,
+                                    np.int64(global_size), wait_for=[event]), arrays)
 
 
 class _ScanKernel(GenericScanKernel):
@@ -221,7 +229,8 @@ class _ScanKernel(GenericScanKernel):
                          name_prefix=name_prefix, options=options, preamble=preamble)
 
     def __call__(self, input_ary: Any, output_ary: Any = None, allocator: Any = None,  # type: ignore[override]
-                 queue: cl.CommandQueue | None = None, **kwargs: Any) -> Any:
+                 queue: cl.CommandQueue | None = None,
+                 wait_for: Sequence[cl.Event] | None = None, **kwargs: Any) -> Any:
         if output_ary is None:
             output_ary = input_ary
         size = getattr(input_ary, "size", None)
@@ -229,7 +238,7 @@ class _ScanKernel(GenericScanKernel):
             # the scan writes input_ary.size elements: a shorter output would be overrun
             raise make_error("GenericScanKernel", "INVALID_VALUE",
                              f"output_ary has {output_ary.size} elements, input_ary {size}")
-        super().__call__(input_ary, output_ary, queue=queue, size=size)
+        super().__call__(input_ary, output_ary, queue=queue, size=size, wait_for=wait_for)
         return output_ary
 
 

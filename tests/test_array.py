@@ -3,6 +3,8 @@ float32/float64/int32/complex64, in-place operators, reductions and the fused ke
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -458,3 +460,121 @@ def test_fill_values_and_orders_numpy_refuses(queue):
     np.testing.assert_array_equal(ints.fill(1.7).get(), [1, 1])  # numpy truncates too
     with pytest.raises(ppcl.LogicError, match="CL_INVALID_VALUE.*order"):
         cla.zeros(queue, (2, 3), np.float32, order="X")  # was taken for "C"
+
+
+# ---------------------------------------------------------------------- events and queues
+
+OUT_OF_ORDER = ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+COMPLETE = ppcl.command_execution_status.COMPLETE
+
+
+@pytest.fixture(scope="module")
+def ooo_queue(ctx):
+    return ppcl.CommandQueue(ctx, properties=OUT_OF_ORDER)
+
+
+@pytest.fixture(scope="module")
+def set_value(ctx):
+    source = "__kernel void set_value(__global float *a, float v) { a[get_global_id(0)] = v; }"
+    return ppcl.Kernel(ppcl.Program(ctx, source).build(), "set_value")
+
+
+def held_write(queue, set_value, value, n=300):
+    """An array of zeros whose write of ``value`` waits for a user event (returned): until it
+    is set, only the array's events keep later commands from running before the write."""
+    array = cla.zeros(queue, (n,), np.float32)
+    array.finish()
+    gate = ppcl.UserEvent(queue.context)
+    array.add_event(set_value(queue, (n,), None, array.data, np.float32(value), wait_for=[gate]))
+    return array, gate
+
+
+HELD_OPERATIONS = {
+    "copy": (lambda a: a.copy(), lambda x: x),
+    "astype": (lambda a: a.astype(np.float64).copy(), lambda x: x),
+    "fill": (lambda a: a.fill(7), lambda x: np.full_like(x, 7)),
+    "iadd": (lambda a: a.__iadd__(1), lambda x: x + 1),
+    "setitem": (lambda a: a.__setitem__(slice(0, 5), 9) or a,
+                lambda x: np.concatenate([np.full(5, 9, x.dtype), x[5:]])),
+    "sum": (lambda a: cla.sum(a), lambda x: x.sum()),
+    "max": (lambda a: cla.max(a * 2), lambda x: 2 * x.max()),
+    "dot": (lambda a: cla.dot(a, a), lambda x: np.dot(x, x)),
+    "concatenate": (lambda a: cla.concatenate([a, a]), lambda x: np.concatenate([x, x])),
+    "take": (lambda a: cla.take(a, cla.arange(a.queue, 0, a.size, 3, dtype=np.int32)),
+             lambda x: x[::3]),
+    "subset_sum": (lambda a: cla.subset_sum(cla.arange(a.queue, 0, a.size, 3, dtype=np.int32),
+                                            a), lambda x: x[::3].sum()),
+    "cumsum": (lambda a: cla.cumsum(a), np.cumsum),
+    "reshape_copy": (lambda a: a.reshape(30, 10).T.copy(), lambda x: x.reshape(30, 10).T),
+    "matmul": (lambda a: cla.to_device(a.queue, np.ones((4, a.size), np.float32)) @ a,
+               lambda x: np.full(4, x.sum())),
+}
+
+
+@pytest.mark.parametrize("name", HELD_OPERATIONS)
+def test_array_operations_wait_for_the_arrays_events_on_an_out_of_order_queue(
+        ooo_queue, set_value, name):
+    """Each operation waits for the events of the arrays it reads and writes (PyOpenCL's
+    ``Array.events``): on an out-of-order queue a copy, fill or reduction ran before the
+    held write and read or lost the zeros."""
+    operation, want = HELD_OPERATIONS[name]
+    array, gate = held_write(ooo_queue, set_value, 3)
+    result = operation(array)
+    gate.set_status(COMPLETE)
+    np.testing.assert_allclose(result.get(), want(np.full(array.shape, 3, np.float32)))
+
+
+def test_get_and_other_queues_wait_for_an_arrays_events(ctx, ooo_queue, queue, set_value):
+    """``get`` (on the array's queue or another) and an array copied onto another queue wait
+    for the array's events; a failed write fails what waits for it."""
+    for source_queue, other in ((ooo_queue, queue), (queue, ooo_queue)):
+        array, gate = held_write(source_queue, set_value, 3)
+        copied = array.copy(queue=other)
+        timer = threading.Timer(0.05, gate.set_status, (COMPLETE,))
+        timer.start()
+        assert (array.get(queue=other) == 3).all()
+        assert (copied.get() == 3).all() and (array.get() == 3).all()
+        timer.join()
+    array, gate = held_write(ooo_queue, set_value, 3)
+    doubled = array * 2
+    gate.set_status(-5)
+    with pytest.raises(ppcl.RuntimeError, match="EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"):
+        doubled.get()
+    with pytest.raises(ppcl.RuntimeError, match="EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"):
+        array.finish()
+
+
+def test_an_array_read_is_finished_before_the_array_is_written(ooo_queue, set_value):
+    """A kernel reading an array is in the array's events too, so a later write of it waits
+    for the read on an out-of-order queue."""
+    array, gate = held_write(ooo_queue, set_value, 3)
+    doubled = (array * 2).copy()
+    array.fill(0)
+    gate.set_status(COMPLETE)
+    assert (doubled.get() == 6).all() and (array.get() == 0).all()
+
+
+def test_many_operations_queue_behind_a_user_event_without_waiting(ooo_queue, set_value):
+    """Forty reads and writes of one array enqueue while its write is held by a user event:
+    an array's events stay one (each command waited for those before), where waiting for the
+    oldest of a long list blocked the program before it could set the event."""
+    def operations(array):
+        copies = []
+        for k in range(20):
+            copies.append((array * k).copy())
+            array += 1
+        return copies
+
+    operations(cla.zeros(ooo_queue, (300,), np.float32))  # the kernels built beforehand
+    array, gate = held_write(ooo_queue, set_value, 3)
+    safety = threading.Timer(5.0, gate.set_status, (COMPLETE,))  # ends a hang as a failure
+    safety.start()
+    copies = operations(array)
+    enqueued_while_held = gate.command_execution_status != COMPLETE
+    safety.cancel()
+    if enqueued_while_held:
+        gate.set_status(COMPLETE)
+    assert enqueued_while_held
+    for k, copy in enumerate(copies):
+        assert (copy.get() == (3 + k) * k).all()
+    assert (array.get() == 23).all()

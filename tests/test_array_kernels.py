@@ -139,6 +139,40 @@ def test_several_launch_routines_order_their_launches_on_an_out_of_order_queue(c
         assert [int(s.get()) for s in sums] == [int(x.sum())] * 3
 
 
+def test_generated_kernels_wait_for_their_arrays_events(ctx):
+    """ElementwiseKernel, ReductionKernel, scans and clrandom wait for the events of the arrays
+    they are given (a scan for its wait_for too), so a write held by a user event on an
+    out-of-order queue is not overtaken."""
+    queue = ppcl.CommandQueue(
+        ctx, properties=ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    n = 1000
+    twice = ElementwiseKernel(ctx, "int *y, const int *x", "y[i] = 2 * x[i]")
+    total = ReductionKernel(ctx, np.int32, "0", "a+b", "x[i]", "const int *x")
+    inclusive = InclusiveScanKernel(ctx, np.int32, "a+b", neutral="0")
+    gate = ppcl.UserEvent(ctx)
+    arrays = [cla.zeros(queue, (n,), dtype) for dtype in (np.int32, np.int32, np.float32)]
+    source, ones, noise = arrays
+    for array in arrays:
+        array.finish()
+    written = cla.arange(queue, n, dtype=np.int32)
+    written.finish()
+    source.add_event(ppcl.enqueue_copy(queue, source.data, written.data, wait_for=[gate]))
+    held_ones = ppcl.enqueue_fill_buffer(queue, ones.data, np.int32(1), 0, 4 * n,
+                                         wait_for=[gate])
+    noise.add_event(ppcl.enqueue_fill_buffer(queue, noise.data, np.float32(5), 0, 4 * n,
+                                             wait_for=[gate]))
+    doubled = cla.empty_like(source)
+    twice(doubled, source)
+    summed = total(source)
+    scanned = inclusive(ones, queue=queue, wait_for=[held_ones])
+    clrandom.fill_rand(noise)
+    gate.set_status(ppcl.command_execution_status.COMPLETE)
+    np.testing.assert_array_equal(doubled.get(), 2 * np.arange(n))
+    assert int(summed.get()) == n * (n - 1) // 2
+    np.testing.assert_array_equal(scanned.get(), np.arange(1, n + 1))
+    assert ((noise.get() >= 0) & (noise.get() < 1)).all()
+
+
 def test_generic_scan_segmented_and_fetch(ctx, queue):
     rng = np.random.default_rng(1)
     x = rng.random(5000).astype(np.float64)

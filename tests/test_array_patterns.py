@@ -12,8 +12,10 @@ import sys
 import numpy as np
 import pytest
 
+import ppcl
 import ppcl.array as cla
 from ppcl import array_patterns
+from ppcl.patterns.run import Runnable
 
 DTYPES = [np.float32, np.float64, np.int32]
 # one element, shorter than a vector, a few vectors, a block of the one-work-item derivation
@@ -111,6 +113,44 @@ def test_contiguous_views_with_an_aligned_offset_take_the_patterns(queue):
     assert not isinstance(form, str)
     why = array_patterns.plan(x[3:]._node(), "sum", x.dtype, x[3:].size, queue)
     assert isinstance(why, str) and "offset" in why
+
+
+def test_the_patterns_wait_for_the_arrays_events(ctx, queue):
+    """A reduction through the patterns waits for the array's events: here a write held by a
+    user event on another queue, which an in-order queue knows nothing of."""
+    other = ppcl.CommandQueue(ctx)
+    h = values(np.int32, 3000, 3)
+    x = cla.zeros(other, h.shape, np.int32)
+    x.finish()
+    gate = ppcl.UserEvent(ctx)
+    x.add_event(ppcl.enqueue_copy(other, x.data, h, is_blocking=False, wait_for=[gate]))
+    assert not isinstance(array_patterns.plan(x._node(), "sum", x.dtype, x.size, queue), str)
+    total = cla.sum(x, queue=queue)
+    gate.set_status(ppcl.command_execution_status.COMPLETE)
+    assert total.get() == h.sum()
+
+
+def test_a_built_reductions_kernels_wait_for_each_other_on_an_out_of_order_queue(ctx):
+    """``Runnable.enqueue`` chains its kernels by events: on an out-of-order queue the final
+    kernel of a two-kernel derivation ran at once, before the partials it reads."""
+    queue = ppcl.CommandQueue(
+        ctx, properties=ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    h = values(np.float32, 4096, 4)
+    x = cla.to_device(queue, h)
+    x.finish()
+    form, _arrays, _scalars = array_patterns.plan(x._node(), "sum", x.dtype, x.size,
+                                                  ppcl.CommandQueue(ctx))
+    variant = next(v for v in array_patterns.candidates(x.dtype) if v.local_size > 1)
+    lowered, _ = array_patterns._lower_body(form, variant, x.size)
+    assert len(lowered.kernels) == 2 and x.size % variant.block == 0
+    out = ppcl.Buffer(ctx, ppcl.mem_flags.READ_WRITE, 4)
+    gate = ppcl.UserEvent(ctx)
+    done = Runnable(ctx, lowered, given=True).enqueue(queue, {"x0": x.data, "out": out},
+                                                      wait_for=[gate])
+    gate.set_status(ppcl.command_execution_status.COMPLETE)
+    total = np.empty(1, np.float32)
+    ppcl.enqueue_copy(queue, total, out, wait_for=[done])
+    assert abs(total[0] - h.sum()) <= 1e-5 * np.abs(h).sum()
 
 
 @pytest.mark.parametrize("make, reason", [

@@ -61,12 +61,12 @@ class Runnable:
                 wait_for: Sequence[Event] | None = None) -> Event:
         """Enqueue every kernel, the inputs, outputs and scalars taken from ``given`` by name
         (buffers of at least the counts the lowering says, numpy scalars of its types), without
-        waiting; the last kernel's event."""
+        waiting; the last kernel's event, which waits for the ones before."""
         event: Event | None = None
         for kernel, global_size, local_size, sources in self._plans:
             args = [given[a] if isinstance(a, str) else a for a in sources]
             event = kernel(queue, global_size, local_size, *args, wait_for=wait_for)
-            wait_for = None  # an in-order queue orders the rest
+            wait_for = [event]  # each kernel reads the last one's results, in any queue
         assert event is not None
         return event
 
