@@ -148,6 +148,9 @@ class KernelLaunch(ABC):
         meanwhile (host fusion's guard) is not taken for the kernel's speed."""
         return True
 
+    def settle(self) -> None:  # noqa: B027 - most devices are settled from the start
+        """Wait until ``settled`` (a thread that built the launch to be timed may)."""
+
 
 class DeviceProgram(ABC):
     """A program built for one device from the front end's IR."""

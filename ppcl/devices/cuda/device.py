@@ -222,6 +222,9 @@ class CUDALaunch(KernelLaunch):
     def settled(self) -> bool:
         return self._program.settled
 
+    def settle(self) -> None:
+        self._program.settle()
+
     def _pack(self, args: Sequence[ArgValue]
               ) -> tuple[object, int, list[object], list[_Sync]]:
         holders: list[object] = [self._nd]
@@ -463,6 +466,11 @@ class CUDAProgram(DeviceProgram):
     def settled(self) -> bool:
         """Whether the optimized module's build has ended (loaded, or failed and never will)."""
         return self._optimizer is None or not self._optimizer.is_alive()
+
+    def settle(self) -> None:
+        """Wait for the optimized module's build to end."""
+        if self._optimizer is not None:
+            self._optimizer.join()
 
     def optimized_function(self, kernel_name: str, noalias: bool) -> int | None:
         """The kernel (its ``__noalias`` copy when ``noalias``) in the optimized module, once
