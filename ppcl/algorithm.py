@@ -18,6 +18,7 @@ import numpy as np
 import ppcl as cl
 from ppcl.array import Array, _cached, empty_like, zeros
 from ppcl.runtime.errors import make_error
+from ppcl.runtime.queue import enqueue_no_work
 from ppcl.runtime.unsupported import unsupported
 from ppcl.scan import GenericScanKernel
 from ppcl.tools import dtype_to_ctype
@@ -58,7 +59,7 @@ def _run(routine: str, ary: Array, scan: Any, outputs: list[Array], extra_args: 
     queue = ary._queue(queue, routine)
     count = zeros(queue, (), _COUNT)
     if ary.size == 0:
-        return count, cl.enqueue_marker(queue, wait_for=wait_for)
+        return count, enqueue_no_work(queue, wait_for)
     values = [value for _, value in extra_args]
     event = scan(ary, *outputs, count, *values, queue=queue, wait_for=wait_for)
     return count, event

@@ -45,6 +45,7 @@ from ppcl.expression import (
 from ppcl.gemv import gemv
 from ppcl.reduction import ReductionKernel, neutral_of
 from ppcl.runtime.errors import is_integer, make_error
+from ppcl.runtime.queue import enqueue_no_work
 from ppcl.scan import InclusiveScanKernel
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
 
@@ -386,7 +387,7 @@ class Array:
                 and ary.shape == self.shape and ary.dtype == self.dtype:
             return ary, cl.enqueue_copy(queue, ary, self._buffer, src_offset=self.offset,
                                         is_blocking=False)
-        return self.get(queue, ary), cl.enqueue_marker(queue)
+        return self.get(queue, ary), enqueue_no_work(queue)
 
     def map_to_host(self, queue: cl.CommandQueue | None = None, flags: int | None = None,
                     is_blocking: bool = True, wait_for: Any = None) -> Any:

@@ -20,6 +20,7 @@ import numpy as np
 import ppcl as cl
 from ppcl import cltypes
 from ppcl.runtime.errors import integer_arg, make_error
+from ppcl.runtime.queue import enqueue_no_work
 from ppcl.tools import Argument, ScalarArg, VectorArg, complex_preamble, parse_arg_list
 
 _programs: weakref.WeakKeyDictionary[cl.Context, dict[tuple[str, str, str], cl.Kernel]] = \
@@ -258,7 +259,7 @@ class ElementwiseKernel:
         if tail:
             event = kernel(queue, (tail,), (1,), *values, global_offset=(main,),
                            wait_for=wait_for)
-        return event if event is not None else cl.enqueue_marker(queue, wait_for=wait_for)
+        return event if event is not None else enqueue_no_work(queue, wait_for)
 
 
 def range_indices(index: slice, routine: str) -> tuple[int, int, int]:

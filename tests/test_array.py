@@ -524,6 +524,53 @@ def test_array_operations_wait_for_the_arrays_events_on_an_out_of_order_queue(
     np.testing.assert_allclose(result.get(), want(np.full(array.shape, 3, np.float32)))
 
 
+EMPTY_OPERATIONS = {
+    "add": lambda z: z + 1,
+    "iadd": lambda z: z.__iadd__(1),
+    "fill": lambda z: z.fill(2),
+    "copy": lambda z: z.copy(),
+    "astype": lambda z: z.astype(np.float64),
+    "where": lambda z: cla.if_positive(z, z, z),
+    "elementwise": lambda z: z.__setitem__(slice(None), 3) or z,
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_OPERATIONS)
+def test_an_empty_arrays_events_do_not_wait_for_unrelated_commands(ooo_queue, set_value, name):
+    """An operation on a zero-size array does no work: its event completes at once. It was a
+    marker with no wait list, which on an out-of-order queue waits for every earlier command,
+    so waiting for an empty array blocked behind an unrelated write held by a user event."""
+    held, gate = held_write(ooo_queue, set_value, 3)
+    try:
+        empty = cla.zeros(ooo_queue, (0,), np.float32)
+        result = EMPTY_OPERATIONS[name](empty)
+        assert result.shape == (0,)
+        assert [e.command_execution_status for e in result.events] == [COMPLETE] \
+            * len(result.events)
+        assert result.get().shape == (0,)
+        assert held.events[-1].command_execution_status != COMPLETE
+    finally:
+        gate.set_status(COMPLETE)
+    assert (held.get() == 3).all()
+
+
+def test_scan_algorithms_of_an_empty_array_do_not_wait_for_unrelated_commands(
+        ooo_queue, set_value):
+    """``copy_if`` of a zero-size array returns an event that waits for nothing unrelated."""
+    from ppcl.algorithm import copy_if
+    held, gate = held_write(ooo_queue, set_value, 3)
+    try:
+        empty = cla.zeros(ooo_queue, (0,), np.int32)
+        out, count, event = copy_if(empty, "ary[i] > 0")
+        assert event.command_execution_status == COMPLETE
+        assert out.shape == (0,) and int(count.get()) == 0
+        ary, event = empty.get_async()
+        assert event.command_execution_status == COMPLETE and ary.shape == (0,)
+    finally:
+        gate.set_status(COMPLETE)
+    assert (held.get() == 3).all()
+
+
 def test_get_and_other_queues_wait_for_an_arrays_events(ctx, ooo_queue, queue, set_value):
     """``get`` (on the array's queue or another) and an array copied onto another queue wait
     for the array's events; a failed write fails what waits for it."""

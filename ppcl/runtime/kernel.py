@@ -42,7 +42,7 @@ from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
-from ppcl.runtime.queue import CommandQueue, KernelTask
+from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work
 
 if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
@@ -523,8 +523,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         except Error as error:
             if allow_empty_ndrange and error.code == ERROR_CODES["INVALID_GLOBAL_WORK_SIZE"] \
                     and 0 in _as_tuple(global_work_size, "global size"):
-                return queue._enqueue(command_type.MARKER, lambda: None, wait_for,
-                                      routine=_ENQUEUE)
+                return enqueue_no_work(queue, wait_for, routine=_ENQUEUE)
             raise
         launch = kernel.program._prepare_launch(kernel.function_name, queue.device, ndrange)
         if key is not None:

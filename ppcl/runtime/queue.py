@@ -159,7 +159,8 @@ class CommandQueue:
             elif self._last is not None and not self._last.is_done:
                 deps.append(self._last)
             failed = bool(waits) and any(e.command_execution_status < COMPLETE for e in waits)
-            run_now = not deps and not self.out_of_order and not failed
+            # nothing to do (``enqueue_no_work``) completes at once in an out-of-order queue too
+            run_now = not deps and not failed and (not self.out_of_order or action is _nothing)
             if not run_now:
                 self._pending.add(event)
             if not self.out_of_order:
@@ -328,6 +329,14 @@ def enqueue_marker(queue: CommandQueue, wait_for: Sequence[Event] | None = None)
     """An event that completes when ``wait_for`` (or, without it, every earlier command) has."""
     return queue._enqueue(command_type.MARKER, _nothing, wait_for, after_all=not wait_for,
                           routine="clEnqueueMarkerWithWaitList")
+
+
+def enqueue_no_work(queue: CommandQueue, wait_for: Sequence[Event] | None = None,
+                    routine: str = "clEnqueueMarkerWithWaitList") -> Event:
+    """The event of a command with nothing to do (an empty launch or copy): it completes once
+    ``wait_for`` has, at once when that is empty. A marker without a wait list would instead
+    wait for every earlier command of an out-of-order queue, unrelated ones too."""
+    return queue._enqueue(command_type.MARKER, _nothing, wait_for, routine=routine)
 
 
 def enqueue_barrier(queue: CommandQueue, wait_for: Sequence[Event] | None = None) -> Event:
