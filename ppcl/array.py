@@ -248,9 +248,12 @@ class Array:
         return complex(self.get())
 
     def __bool__(self) -> bool:
+        if self.size == 0:  # numpy's words: an empty array is not simply false
+            raise ValueError("the truth value of an empty array is ambiguous: use "
+                             "array.size > 0 to check that an array is not empty")
         if self.size != 1:
             raise ValueError("the truth value of an array with more than one element is "
-                             "ambiguous")
+                             "ambiguous: use array.any() or array.all()")
         return bool(self.get())
 
     # ------------------------------------------------------------------ copies and views

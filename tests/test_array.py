@@ -524,6 +524,16 @@ def test_array_operations_wait_for_the_arrays_events_on_an_out_of_order_queue(
     np.testing.assert_allclose(result.get(), want(np.full(array.shape, 3, np.float32)))
 
 
+def test_the_truth_value_of_an_empty_array_says_it_is_empty(queue):
+    """``bool`` of a zero-size array raises as numpy does, saying the array is empty (it said
+    "more than one element", which a zero-size array does not have)."""
+    with pytest.raises(ValueError, match="empty array is ambiguous"):
+        bool(cla.zeros(queue, (0, 3), np.float32))
+    with pytest.raises(ValueError, match="more than one element.*any"):
+        bool(cla.zeros(queue, (2,), np.float32))
+    assert bool(cla.zeros(queue, (1, 1), np.float32) + 1)
+
+
 EMPTY_OPERATIONS = {
     "add": lambda z: z + 1,
     "iadd": lambda z: z.__iadd__(1),
