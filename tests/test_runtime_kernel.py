@@ -212,8 +212,11 @@ def test_work_size_errors(ctx, queue, prg):
         prg.scale(queue, (8192,), (8192,), *args)
     with pytest.raises(cl.LogicError, match="CL_INVALID_WORK_DIMENSION"):
         prg.scale(queue, (1, 1, 1, 1), None, *args)
-    with pytest.raises(cl.LogicError, match="CL_INVALID_GLOBAL_WORK_SIZE"):
+    # an empty NDRange: OpenCL 1.2's error, saying how to launch nothing on purpose
+    with pytest.raises(cl.LogicError, match="CL_INVALID_GLOBAL_WORK_SIZE.*allow_empty_ndrange"):
         prg.scale(queue, (0,), None, *args)
+    with pytest.raises(cl.LogicError, match="entry 1 is 0.*allow_empty_ndrange"):
+        prg.scale(queue, (4, 0), (1, 1), *args)
     prg.scale(queue, (0,), None, *args, allow_empty_ndrange=True).wait()
 
 

@@ -408,7 +408,12 @@ def _check_global_range(global_tuple: tuple[int, ...], offset_tuple: tuple[int, 
     CL_INVALID_GLOBAL_WORK_SIZE and CL_INVALID_GLOBAL_OFFSET), so no work-item id wraps."""
     limit = 1 << address_bits
     for index, size in enumerate(global_tuple):
-        if size <= 0:
+        if size == 0:  # OpenCL 1.2 refuses it; 2.1 made it a no-op, PyOpenCL's option does
+            raise make_error(_ENQUEUE, "INVALID_GLOBAL_WORK_SIZE",
+                             f"global size {global_tuple}: entry {index} is 0, and an OpenCL 1.2 "
+                             "device launches no empty NDRange; skip the launch or pass "
+                             "allow_empty_ndrange=True to get an event for no work")
+        if size < 0:
             raise make_error(_ENQUEUE, "INVALID_GLOBAL_WORK_SIZE",
                              f"global size {global_tuple}: entry {index} is {size}, "
                              "not above 0")
