@@ -167,12 +167,11 @@ class Array:
             del events[:4]
 
     def finish(self) -> None:
-        """Wait for the array's events (raising a failure among them) and its queue."""
+        """Wait for the array's events (raising a failure among them), as PyOpenCL does: not
+        for the whole queue, where an unrelated command may wait for a user event."""
         if self.events:
             cl.wait_for_events(self.events)
             del self.events[:]
-        if self.queue is not None:
-            self.queue.finish()
 
     def _queue(self, queue: cl.CommandQueue | None, routine: str) -> cl.CommandQueue:
         queue = queue or self.queue

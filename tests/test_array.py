@@ -564,6 +564,23 @@ def test_an_empty_arrays_events_do_not_wait_for_unrelated_commands(ooo_queue, se
     assert (held.get() == 3).all()
 
 
+def test_finish_waits_for_the_arrays_events_only(ooo_queue, set_value):
+    """``Array.finish`` waits for the array's events, as PyOpenCL's does; it finished the
+    whole queue too, so it blocked behind an unrelated write held by a user event."""
+    held, gate = held_write(ooo_queue, set_value, 3)
+    try:
+        for shape in ((0,), (1,), (5,)):
+            array = cla.arange(ooo_queue, 0, shape[0], 1, dtype=np.float32) + 1
+            array.finish()
+            assert array.events == []
+            np.testing.assert_array_equal(array.get(), np.arange(shape[0]) + 1)
+        assert held.events[-1].command_execution_status != COMPLETE
+    finally:
+        gate.set_status(COMPLETE)
+    held.finish()
+    assert (held.get() == 3).all()
+
+
 def test_scan_algorithms_of_an_empty_array_do_not_wait_for_unrelated_commands(
         ooo_queue, set_value):
     """``copy_if`` of a zero-size array returns an event that waits for nothing unrelated."""
