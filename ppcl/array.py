@@ -387,8 +387,10 @@ class Array:
             ary = np.empty(self.shape, self.dtype)
         if self.size and self.flags.c_contiguous and ary.flags.c_contiguous \
                 and ary.shape == self.shape and ary.dtype == self.dtype:
-            return ary, cl.enqueue_copy(queue, ary, self._buffer, src_offset=self.offset,
-                                        is_blocking=False)
+            return ary, record_event(cl.enqueue_copy(queue, ary, self._buffer,
+                                                     src_offset=self.offset,
+                                                     wait_for=wait_list([self]),
+                                                     is_blocking=False), [self])
         return self.get(queue, ary), enqueue_no_work(queue)
 
     def map_to_host(self, queue: cl.CommandQueue | None = None, flags: int | None = None,
@@ -407,7 +409,9 @@ class Array:
         ary, event = cl.enqueue_map_buffer(self._queue(queue, "Array.map_to_host"),
                                            self._buffer, flags, self.offset, self.shape,
                                            self.dtype, strides=self.strides,
-                                           wait_for=wait_for, is_blocking=is_blocking)
+                                           wait_for=wait_list([self], wait_for),
+                                           is_blocking=is_blocking)
+        record_event(event, [self])
         return ary if is_blocking else (ary, event)
 
     @property
@@ -860,7 +864,7 @@ def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None,
     queue = a._queue(queue, f"subset_{kind}")
     out = Array(queue, (), dtype)
     record_event(kernel.run(queue, printed.values, subset.size, out._buffer, 0, None,
-                            wait_list([subset, a])), [out, subset, a])
+                            wait_list([subset, *operands])), [out, subset, *operands])
     return out
 
 
@@ -953,7 +957,9 @@ def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
     kernel = _cached(a.context, ("put", operation, printed.key()),
                      lambda: ElementwiseKernel(a.context, printed.args, operation,
                                                name="ppcl_put", preamble=printed.macros))
-    a.add_event(kernel.launch(a._queue(queue, routine), printed.values, indices.size))
+    arrays = [a, indices, *leaves(source)]
+    record_event(kernel.launch(a._queue(queue, routine), printed.values, indices.size,
+                               wait_for=wait_list(arrays)), arrays)
     return a
 
 

@@ -508,7 +508,29 @@ HELD_OPERATIONS = {
     "reshape_copy": (lambda a: a.reshape(30, 10).T.copy(), lambda x: x.reshape(30, 10).T),
     "matmul": (lambda a: cla.to_device(a.queue, np.ones((4, a.size), np.float32)) @ a,
                lambda x: np.full(4, x.sum())),
+    "put": (lambda a: cla.put(a, cla.arange(a.queue, 0, a.size, 3, dtype=np.int32), 5),
+            lambda x: np.where(np.arange(x.size) % 3 == 0, 5, x)),
+    "subset_dot": (lambda a: cla.subset_dot(cla.arange(a.queue, 0, a.size, 3, dtype=np.int32),
+                                            _ones(a), a),
+                   lambda x: x[::3].sum()),
+    "get_async": (lambda a: _Got(a.get_async()), lambda x: x),
+    "map_to_host": (lambda a: _Got(a.map_to_host(is_blocking=False)), lambda x: x),
 }
+
+
+def _ones(array):
+    return cla.to_device(array.queue, np.ones(array.shape, array.dtype))
+
+
+class _Got:
+    """What a non-blocking host read gave: ``get()`` waits for its event, then the array."""
+
+    def __init__(self, pair):
+        self.ary, self.event = pair
+
+    def get(self):
+        self.event.wait()
+        return np.array(self.ary)
 
 
 @pytest.mark.parametrize("name", HELD_OPERATIONS)
