@@ -62,6 +62,16 @@ class View(abc.ABC):
         ...
 
 
+class _Inherits(View):
+    """A view whose elements lie as its ``inner`` view's do: contiguous where that is."""
+
+    inner: View
+
+    @property
+    def contiguous(self) -> bool:  # type: ignore[override]
+        return self.inner.contiguous
+
+
 @dataclass(frozen=True)
 class Memory(View):
     """An array in memory: ``base`` is a pointer (or array variable), ``shape`` its lengths."""
@@ -93,28 +103,20 @@ class Tuple(View):
 
 
 @dataclass(frozen=True)
-class Indexed(View):
+class Indexed(_Inherits):
     """Element ``i`` of ``inner`` (what a map binds its parameter to)."""
 
     inner: View
     i: ir.Expr
-
-    @property
-    def contiguous(self) -> bool:  # type: ignore[override]
-        return self.inner.contiguous
 
     def access(self, idx: tuple[ir.Expr, ...]) -> Access:
         return self.inner.access((self.i, *idx))
 
 
 @dataclass(frozen=True)
-class Split(View):
+class Split(_Inherits):
     n: int
     inner: View
-
-    @property
-    def contiguous(self) -> bool:  # type: ignore[override]
-        return self.inner.contiguous
 
     def access(self, idx: tuple[ir.Expr, ...]) -> Access:
         i, j, *rest = idx
@@ -122,13 +124,9 @@ class Split(View):
 
 
 @dataclass(frozen=True)
-class Join(View):
+class Join(_Inherits):
     m: int  # length of the inner arrays joined
     inner: View
-
-    @property
-    def contiguous(self) -> bool:  # type: ignore[override]
-        return self.inner.contiguous
 
     def access(self, idx: tuple[ir.Expr, ...]) -> Access:
         i, *rest = idx
@@ -146,13 +144,9 @@ class Transpose(View):
 
 
 @dataclass(frozen=True)
-class Slide(View):
+class Slide(_Inherits):
     step: int
     inner: View
-
-    @property
-    def contiguous(self) -> bool:  # type: ignore[override]
-        return self.inner.contiguous
 
     def access(self, idx: tuple[ir.Expr, ...]) -> Access:
         i, j, *rest = idx
@@ -204,13 +198,9 @@ class Zip(View):
 
 
 @dataclass(frozen=True)
-class Get(View):
+class Get(_Inherits):
     index: int
     inner: View
-
-    @property
-    def contiguous(self) -> bool:  # type: ignore[override]
-        return self.inner.contiguous
 
     def access(self, idx: tuple[ir.Expr, ...]) -> Access:
         whole = self.inner.access(idx)
