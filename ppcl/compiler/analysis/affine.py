@@ -175,6 +175,8 @@ def _exact_cast(to: ScalarType, e: ir.Expr, model: Model) -> bool:
     if isinstance(e, ir.Call) and e.name == "get_global_id" and model.narrow_ids \
             and to.size >= 4:
         return True
+    if isinstance(e, ir.Call) and e.name == "get_local_id" and to.size >= 4:
+        return True  # below the local size, which an int holds
     if src.is_signed == to.is_signed:
         return to.size >= src.size
     if not src.is_signed:  # unsigned into a wider signed type

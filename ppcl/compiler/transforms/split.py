@@ -57,7 +57,7 @@ from ppcl.compiler.analysis.affine import (
     isl_set,
     model_of,
 )
-from ppcl.compiler.analysis.effects import is_effect_free
+from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
@@ -270,12 +270,22 @@ def whole_guard(body: ir.Stmt, model: Model, context: Collection[str]) -> list[P
     if not isinstance(guard, ir.If) or guard.otherwise is not None:
         return []
     if _is_exit(guard.then):
-        found = [constraint_of(t, model, negate=True) for t in _terms(guard.cond, "||")]
+        found = [c for t in _terms(guard.cond, "||") for c in _constraints(t, model, True)]
     elif first == len(stmts) - 1:
-        found = [constraint_of(t, model) for t in _terms(guard.cond, "&&")]
+        found = [c for t in _terms(guard.cond, "&&") for c in _constraints(t, model, False)]
     else:
         return []
     return [p for p in found if p is not None]
+
+
+def _constraints(e: ir.Expr, model: Model, negate: bool) -> list[Poly | None]:
+    """The constraints of one term of a guard: an equality (``lid == 0`` in a condition, or
+    ``lid != 0`` in an exit) is two inequalities, any other comparison one."""
+    bare = _strip(e)
+    if isinstance(bare, ir.Binary) and bare.op == ("!=" if negate else "=="):
+        le = ir.Binary(bare.type, "<=", bare.lhs, bare.rhs)
+        return [constraint_of(le, model), constraint_of(dataclasses.replace(le, op=">="), model)]
+    return [constraint_of(e, model, negate=negate)]
 
 
 def empty_test(guard: list[Poly], model: Model) -> tuple[Poly, ...]:
@@ -323,6 +333,37 @@ def row_bounds(guard: list[Poly], model: Model) -> tuple[tuple[Poly, ...], tuple
     if not any(b.names() & rows for b in lows + highs):
         return (), ()
     return tuple(_tightest(lows, max)), tuple(_tightest(highs, min))
+
+
+def group_bounds(body: ir.Stmt, formed: FormedKernel, scalars: frozenset[str],
+                 narrow_ids: bool) -> tuple[tuple[Poly, ...], tuple[Poly, ...], frozenset[str]]:
+    """Bounds on ``gid0`` (lower, upper; inclusive) that every lane passing the whole-body
+    guard meets, where a bound is the group's own: its base along x or an integer variable of
+    group-level code that the body does not write (a tree reduction's ``if (lid < stride)``
+    inside a loop over ``stride``, ``if (lid == 0)``). The lanes outside fail the guard, so the
+    work-item loop runs only the lanes between them; the names of the group-level variables
+    the bounds read come third."""
+    if formed.rows:
+        return (), (), frozenset()  # the local id along x varies with the group in a row
+    written = _writes(body)
+    group = frozenset(n for n, t in formed.group_scalars.items()
+                      if isinstance(t, ScalarType) and t.is_integer and not t.is_bool
+                      and n not in written and n not in formed.context_vars)
+    model = model_of(body, scalars | group, formed.local_size, rows=False,
+                     narrow_ids=narrow_ids)
+    guard = whole_guard(body, model, formed.context_vars)
+    lows, highs = _guard_bounds(guard, set(model.counters) | set(LANES[1:]))
+    own = group | {BASES[0]}
+    lows = [b for b in lows if b.names() & own]
+    highs = [b for b in highs if b.names() & own]
+    used = frozenset(n for b in lows + highs for n in b.names() & group)
+    return tuple(_tightest(lows, max)), tuple(_tightest(highs, min)), used
+
+
+def _writes(body: ir.Stmt) -> set[str]:
+    """The variables ``body`` assigns, increments or takes the address of."""
+    eff = effects(body, Effects())
+    return set(eff.writes) | set(eff.address_taken)
 
 
 def _reduced(site: Site, model: Model) -> tuple[list[Poly], list[Poly], list[Poly]] | None:
@@ -539,6 +580,8 @@ class _Splitter(Rewriter):
                 clip_upper=tuple(poly_expr(p, self.params) for p in highs))
             self.notes.append(f"work-item loop {self.number}: each row runs only the lanes "
                               f"where {_bounds_text(lows, highs)} (the guard's bounds)")
+        else:
+            loop = self._clipped_by_group(loop)
         plan = plan_split(loop.body, model)
         if isinstance(plan, str):
             self.notes.append(f"work-item loop {self.number}: no split ({plan})")
@@ -572,6 +615,21 @@ class _Splitter(Rewriter):
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
             upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
             index=index, score=score, empty=empty_expr, edges_fail=edges)
+
+
+    def _clipped_by_group(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop:
+        """``loop`` running only the lanes between the guard's bounds of group-level values
+        (``group_bounds``)."""
+        lows, highs, used = group_bounds(loop.body, self.formed, self.scalars,
+                                         self.narrow_ids)
+        if not lows and not highs:
+            return loop
+        leaves = {**self.params, **{n: ir.Param(n, self.formed.group_scalars[n])
+                                    for n in used}}
+        self.notes.append(f"work-item loop {self.number}: runs only the lanes where "
+                          f"{_bounds_text(lows, highs)} (the guard's bounds at group level)")
+        return dataclasses.replace(loop, clip_lower=tuple(poly_expr(p, leaves) for p in lows),
+                                   clip_upper=tuple(poly_expr(p, leaves) for p in highs))
 
 
 def with_entry(plan: SplitPlan, fast: ir.Stmt, scalars: frozenset[str], formed: FormedKernel,
