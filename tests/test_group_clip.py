@@ -187,3 +187,47 @@ def test_the_clip_is_recorded_in_the_ir_and_the_plans() -> None:
     # the first loop (every lane stores its element) is not clipped
     first = find_all(formed.body, wg.WorkItemLoop)[0]
     assert not first.clip_lower and not first.clip_upper
+
+
+# uniform updates at the end of a barrier loop's body: formed at group level
+UPDATES = """
+__kernel void updates(__global float *out, __local float *t, int steps)
+{
+    int lid = get_local_id(0);
+    float scale = 1.0f;
+    int k = 0;
+    for (int s = 0; s < steps; s++) {
+        t[lid] = lid * scale + k;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[s * get_global_size(0) + get_global_id(0)] = t[(lid + 1) % get_local_size(0)];
+        scale *= 0.5f;
+        k++;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+"""
+
+
+def test_uniform_updates_at_the_end_of_a_region_are_group_scalars() -> None:
+    formed = _formed(UPDATES, "updates", (8, 1, 1))
+    assert {"scale", "k"} <= set(formed.group_scalars), formed.group_scalars
+    assert not {"scale", "k"} & set(formed.context_vars)
+    # the scan's offset (doubled after each guarded step): all four sweeps' loops are clipped
+    formed = _formed(BLELLOCH, "blelloch", (64, 1, 1))
+    assert "offset" in formed.group_scalars
+    clipped = [loop for loop in find_all(formed.body, wg.WorkItemLoop) if loop.clip_upper]
+    assert len(clipped) == 3
+
+
+@pytest.mark.parametrize("local,groups,steps", [(8, 2, 5), (1, 3, 2), (32, 1, 0)])
+def test_uniform_updates_at_the_end_of_a_region(local: int, groups: int, steps: int) -> None:
+    import ppcl as cl
+
+    n = local * groups
+    out = np.zeros(max(steps, 1) * n, np.float32)
+    run(UPDATES, "updates", (n,), (local,), out, cl.LocalMemory(4 * local), np.int32(steps))
+    want = np.zeros_like(out)
+    for s in range(steps):
+        lids = (np.arange(n) % local + 1) % local
+        want[s * n:(s + 1) * n] = lids * np.float32(0.5 ** s) + s
+    np.testing.assert_array_equal(out, want)

@@ -21,13 +21,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ppcl.compiler.analysis.effects import ASYNC_COPIES, written_vars
+from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, written_vars
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
-from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, Type
+from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, ScalarType, Type
 from ppcl.compiler.ir.visit import Node, children, walk
 from ppcl.compiler.transforms.context import Variables
 from ppcl.compiler.transforms.inline import calls_barrier_functions
@@ -147,8 +147,10 @@ class _Former:
     for the exits that leave a region (lowered to mask updates and ``WorkItemExit``)."""
 
     def __init__(self, uniformity: Uniformity | None, has_return: bool,
-                 local_size: tuple[int, int, int] = (1, 1, 1)):
+                 local_size: tuple[int, int, int] = (1, 1, 1),
+                 params: frozenset[str] = frozenset()):
         self.uni = uniformity
+        self.params = params
         self.local_size = local_size
         self.interchanged = 0
         self.mask_names: list[str] = []
@@ -286,13 +288,41 @@ class _Former:
                 run.append(s)
                 continue
             if run:
-                out.append(self.region(run))
+                out.extend(self._run(run))
                 run = []
             out.extend(self.stmt(s))
             self._after_return_at_top()
         if run:
-            out.append(self.region(run))
+            out.extend(self._run(run))
         return out
+
+    def _run(self, run: list[ir.Stmt]) -> list[ir.Stmt]:
+        """The region of a run of statements, with the updates of uniform variables that end
+        it moved after it, to group level (a scan's ``offset *= 2`` after its guarded step):
+        every work-item would compute the same value, and the variable stays one group scalar
+        instead of a copy per work-item."""
+        tail: list[ir.Stmt] = []
+        while run and self._group_update(run[-1]):
+            tail.insert(0, run.pop())
+        return ([self.region(run)] if run else []) + tail
+
+    def _group_update(self, s: ir.Stmt) -> bool:
+        """Whether ``s`` assigns or steps a uniform local scalar, from uniform values without
+        other effects, where every work-item of the group runs it."""
+        if self.guard is not None or self.uni is None or not isinstance(s, ir.ExprStmt):
+            return False
+        e = s.expr
+        if isinstance(e, ir.Assign):
+            target, value = e.target, e.value
+        elif isinstance(e, ir.Unary) and e.op in ("++", "--", "p++", "p--"):
+            target, value = e.operand, None
+        else:
+            return False
+        if not isinstance(target, ir.VarRef) or target.name in self.params \
+                or not isinstance(target.type, ScalarType) \
+                or not self.uni.var(target.name).is_uniform:
+            return False
+        return value is None or (self.uni.expr(value).is_uniform and is_effect_free(value))
 
     def _after_return_at_top(self) -> None:
         if self.lowered_return and self.lockstep_depth == 0 and self.guard is None:
@@ -564,7 +594,8 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     probe = _Former(uniformity, False, local_size)
     structured = has_barrier(body) or _has_async(body) or any(
         probe._interchangeable(n) for n in walk(body) if isinstance(n, ir.Stmt))
-    former = _Former(uniformity, has_return and structured, local_size)
+    former = _Former(uniformity, has_return and structured, local_size,
+                     frozenset(p.name for p in kernel.params))
     if structured:
         group = ir.Block(tuple(former.function_body(body)), loc=body.loc)
     else:
