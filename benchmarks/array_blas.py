@@ -7,7 +7,7 @@ one reduction kernel and numpy as five passes with temporaries and a sum. The nu
 scal and asum is the faster of numpy's spelling and OpenBLAS's own routine through
 ``scipy.linalg.blas`` (when scipy is installed). Each ratio is numpy time / ppcl time (above 1:
 ppcl faster), from the medians (and, less sensitive to other load on a shared machine, from
-the minima) of ``benchmarks.timing.measure_in_turns``: ppcl and its baselines are timed in
+the minima) of ``ppcl.timing.measure_in_turns``: ppcl and its baselines are timed in
 turns, so that a change of the machine's load falls on both sides; every result is checked.
 A turn times three runs after untimed runs of the same call for a fifth of a second:
 OpenBLAS's worker threads spin for up to 2^28 cycles after a call (the CPU device's for
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.timing import measure_in_turns
+from ppcl.timing import measure_in_turns
 
 try:
     from scipy.linalg import blas as _blas

@@ -4,7 +4,7 @@ The same OpenCL program runs on both with the same launch shapes: an empty launc
 16M floats, sgemm 1024 (naive and tiled in local memory), a reduction of 16M floats and a 5x5
 convolution of a 2048x2048 image. Each result is checked against numpy. A time is the time of
 one launch followed by a wait for it (``finish``): a sample is ten of them, a round the median
-of ``--repeats`` samples after warm-up (``benchmarks/timing.py``), and the figure the median of
+of ``--repeats`` samples after warm-up (``ppcl/timing.py``), and the figure the median of
 ``--rounds`` rounds, ppcl and NVIDIA taking turns in each. Waiting for each launch is what a
 ppcl command does (a command completes when its kernel has run); NVIDIA's driver could also
 overlap back-to-back launches, which this measure leaves out. The cold builds are this
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.timing import measure
 from ppcl.bench_source import SOURCE as BENCH_SUITE_SOURCE
+from ppcl.timing import measure
 
 os.environ.setdefault("CUDA_CACHE_DISABLE", "1")  # NVIDIA's driver compiles from source
 os.environ.setdefault("PYOPENCL_NO_CACHE", "1")  # and pyopencl keeps no binaries of its own

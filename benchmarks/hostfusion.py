@@ -5,7 +5,7 @@ Columns: ``off`` is a queue with ``ppcl.hostfusion.disable``, ``on`` a queue of 
 with ``ppcl.hostfusion.enable``; each program is built and its buffers made for each queue, as a
 program would. After a few runs that let host fusion try and settle its rewrites, each column
 is warmed up until two runs agree and then timed ``--repeat`` times, the columns in turns
-(``benchmarks.timing.measure_in_turns``: on a shared machine a disturbance falls on all alike). ``numpy`` times the program's float64 numpy reference,
+(``ppcl.timing.measure_in_turns``: on a shared machine a disturbance falls on all alike). ``numpy`` times the program's float64 numpy reference,
 ``pocl`` the same host function through pyopencl (``OCL_ICD_VENDORS=/etc/OpenCL/vendors``;
 skipped with a message when absent). Times are wall-clock around the host function: copies in,
 launches, reads back. Every result is checked against the reference.
@@ -46,8 +46,8 @@ from benchmarks.programs.runner import (
     print_failures,
     status,
 )
-from benchmarks.timing import measure, measure_in_turns
 from ppcl.bench import geometric_mean
+from ppcl.timing import measure, measure_in_turns
 
 SLOW_RATIO = 0.95  # the bound for any one program
 SETTLE_RUNS = 3  # runs before measuring, in which host fusion may try its rewrites

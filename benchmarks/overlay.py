@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 import ppcl as cl
-from benchmarks.timing import measure
+from ppcl.timing import measure
 
 mf = cl.mem_flags
 

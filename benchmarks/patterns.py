@@ -29,12 +29,12 @@ import numpy as np
 
 import ppcl as cl
 from benchmarks.names import pick_names
-from benchmarks.timing import measure, measure_in_turns
 from ppcl.bench_source import SOURCE
 from ppcl.patterns import codegen, explore, run
 from ppcl.patterns import derive as d
 from ppcl.patterns import expr as px
 from ppcl.patterns.types import ArrayT, shape_of
+from ppcl.timing import measure, measure_in_turns
 
 try:
     from scipy.linalg import blas as _blas

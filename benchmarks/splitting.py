@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.programs.filters import CONV2D_SOURCE
-from benchmarks.timing import measure
+from ppcl.timing import measure
 
 CLAMPED = """
 #define R 2

@@ -63,7 +63,7 @@ def test_benchmark_reports_one_program(tmp_path, capsys) -> None:
 
 
 def test_measure_in_turns_times_every_action_in_rotating_turns() -> None:
-    from benchmarks.timing import measure_in_turns
+    from ppcl.timing import measure_in_turns
 
     calls: list[str] = []
 
@@ -83,7 +83,7 @@ def test_measure_in_turns_times_every_action_in_rotating_turns() -> None:
 
 
 def test_measure_in_turns_times_runs_after_a_lead_of_untimed_ones() -> None:
-    from benchmarks.timing import measure_in_turns
+    from ppcl.timing import measure_in_turns
 
     calls: list[str] = []
 

@@ -2,7 +2,7 @@
 
 For each program: make its inputs (seeded), compute the numpy reference once, then on each
 device build the program, create its buffers and time its host function with
-``benchmarks.timing.measure`` (warm-up until two runs agree within 5%, then ``--repeats`` timed
+``ppcl.timing.measure`` (warm-up until two runs agree within 5%, then ``--repeats`` timed
 runs). The result of the last timed run is checked against the reference. Times are wall-clock
 around the host function, which includes its launches, the copies it makes and the reads of its
 results, on both devices alike.
@@ -27,8 +27,8 @@ from typing import Any
 from benchmarks.names import pick_names
 from benchmarks.programs import BY_NAME, PROGRAMS
 from benchmarks.programs.program import Data, Program, Result, compare, describe_size
-from benchmarks.timing import measure
 from ppcl.bench import geometric_mean
+from ppcl.timing import measure
 
 POCL_PLATFORM = "Portable Computing Language"
 SYSTEM_ICD_VENDORS = "/etc/OpenCL/vendors"
