@@ -748,7 +748,23 @@ def empty(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
 
 def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
           allocator: Any = None) -> Array:
-    return empty(queue, shape, dtype, order, allocator).fill(0)
+    return _zero(empty(queue, shape, dtype, order, allocator))
+
+
+def _zero(made: Array) -> Array:
+    """A newly made array filled with zeros. An array of records is zeroed byte by byte, as
+    PyOpenCL does: a kernel filling it needs its C name, registered with
+    ``tools.get_or_register_dtype``, which zeros() and zeros_like() do not ask for."""
+    if made.dtype.fields is None:
+        return made.fill(0)
+    made._before_write()
+    queue = made._queue(None, "zeros")
+    if made.nbytes == 0:
+        record_event(enqueue_no_work(queue, wait_list([made])), [made])
+        return made
+    record_event(cl.enqueue_fill_buffer(queue, made._buffer, np.uint8(0), made.offset,
+                                        made.nbytes, wait_for=wait_list([made])), [made])
+    return made
 
 
 def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
@@ -759,7 +775,7 @@ def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) 
 
 
 def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
-    return empty_like(ary, queue, dtype).fill(0)
+    return _zero(empty_like(ary, queue, dtype))
 
 
 def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any = None,

@@ -462,6 +462,25 @@ def test_fill_values_and_orders_numpy_refuses(queue):
         cla.zeros(queue, (2, 3), np.float32, order="X")  # was taken for "C"
 
 
+def test_zeros_and_fill_of_vector_and_record_dtypes(queue):
+    # zeros of cltypes.float4 failed in numpy's type promotion (a vector dtype and 0), and
+    # zeros of an unregistered record asked for a C name, which PyOpenCL's byte fill needs not
+    v = cla.zeros(queue, 5, ppcl.cltypes.float4)
+    assert v.dtype == ppcl.cltypes.float4
+    np.testing.assert_array_equal(v.get().view(np.float32), np.zeros(20, np.float32))
+    v.fill(ppcl.cltypes.make_float4(1, 2, 3, 4))
+    np.testing.assert_array_equal(v.get().view(np.float32).reshape(5, 4), [[1, 2, 3, 4]] * 5)
+    v[1:3].fill(7)  # a number fills every component, as numpy fills each field
+    np.testing.assert_array_equal(v.get().view(np.float32).reshape(5, 4)[:, 0],
+                                  [1, 7, 7, 1, 1])
+    record = np.dtype([("i", np.int32), ("f", np.float32)])
+    r = cla.zeros(queue, (2, 3), record)
+    assert r.get().tolist() == [[(0, 0.0)] * 3] * 2
+    assert cla.zeros_like(cla.to_device(queue, np.ones(3, record))).get().tolist() == \
+        [(0, 0.0)] * 3
+    assert cla.zeros(queue, 0, record).size == 0
+
+
 # ---------------------------------------------------------------------- events and queues
 
 OUT_OF_ORDER = ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
