@@ -287,13 +287,15 @@ class Array:
         return self._lazy(Op(dtype, "cast", (self._node(),)))
 
     def view(self, dtype: Any = None) -> Array:
+        """The same bytes as ``dtype``. As numpy's, a dtype of another size regroups the bytes
+        of the last axis, which must be contiguous (8 float32 -> 2 ``cltypes.float4``)."""
         dtype = np.dtype(dtype or self.dtype)
+        shape, strides = self.shape, self.strides
         if dtype.itemsize != self.dtype.itemsize:
-            raise make_error("Array.view", "INVALID_VALUE",
-                             "views may only change to a dtype of the same size")
+            shape, strides = _regrouped(shape, strides, self.dtype.itemsize, dtype.itemsize)
         base = self._concrete()
-        return Array(self.queue or self.context, self.shape, dtype, data=base._buffer,
-                     offset=self.offset, strides=self.strides, allocator=self.allocator,
+        return Array(self.queue or self.context, shape, dtype, data=base._buffer,
+                     offset=self.offset, strides=strides, allocator=self.allocator,
                      events=self.events)
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
@@ -594,6 +596,23 @@ def _cached(context: cl.Context, key: Any, make: Any) -> Any:
     if found is None:
         found = per_context[key] = make()
     return found
+
+
+def _regrouped(shape: tuple[int, ...], strides: tuple[int, ...], old: int,
+               new: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shape and strides of a view whose items of ``old`` bytes become items of ``new`` bytes
+    along the last axis, as numpy's ``view`` regroups them."""
+    if not shape:
+        raise make_error("Array.view", "INVALID_VALUE",
+                         "a 0-d array cannot change to a dtype of another size")
+    if shape[-1] != 1 and strides[-1] != old:
+        raise make_error("Array.view", "INVALID_VALUE",
+                         "changing to a dtype of another size needs a contiguous last axis")
+    if shape[-1] * old % new:
+        raise make_error("Array.view", "INVALID_VALUE",
+                         f"the last axis holds {shape[-1] * old} bytes, not a multiple of the "
+                         f"new dtype's {new}")
+    return shape[:-1] + (shape[-1] * old // new,), strides[:-1] + (new,)
 
 
 def _check_fill_value(value: Any, dtype: np.dtype, routine: str) -> None:

@@ -481,6 +481,24 @@ def test_zeros_and_fill_of_vector_and_record_dtypes(queue):
     assert cla.zeros(queue, 0, record).size == 0
 
 
+def test_view_as_a_dtype_of_another_size_regroups_the_last_axis(queue):
+    # as numpy's view: 8 float32 are 2 float4 (ppcl refused any other size), and a float4
+    # array's bytes are 4 float32 each
+    h = np.arange(24, dtype=np.float32).reshape(3, 8)
+    a = cla.to_device(queue, h)
+    v = a.view(ppcl.cltypes.float4)
+    assert v.shape == (3, 2) and v.dtype == ppcl.cltypes.float4
+    np.testing.assert_array_equal(v.get(), h.view(ppcl.cltypes.float4))
+    back = v.view(np.float32)
+    assert back.shape == (3, 8)
+    np.testing.assert_array_equal(back.get(), h)
+    np.testing.assert_array_equal(a[1:].view(np.int64).get(), h[1:].view(np.int64))
+    with pytest.raises(ppcl.LogicError, match="contiguous last axis"):
+        a[:, ::2].view(np.int64)
+    with pytest.raises(ppcl.LogicError, match="not a multiple"):
+        a[:, :3].view(np.int64)
+
+
 # ---------------------------------------------------------------------- events and queues
 
 OUT_OF_ORDER = ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
