@@ -4,6 +4,7 @@
 programs, kernels, events) running on ppcl's own devices.
 """
 
+import importlib as _importlib
 import os as _os
 
 from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
@@ -12,6 +13,10 @@ if _os.environ.get("PPCL_HOSTFUSION"):
     # host fusion installs itself on new queues when PPCL_HOSTFUSION asks for it; imported
     # only then, so that an unmodified program gets it and others do not pay the import
     from ppcl import hostfusion  # noqa: F401,E402
+# ``import pyopencl as cl`` makes ``cl.cltypes`` and ``cl.tools`` available, and programs use
+# them without importing the submodules (``cl.cltypes.make_float4``,
+# ``cl.tools.get_or_register_dtype``)
+from ppcl import cltypes  # noqa: E402
 from ppcl.runtime.constants import (  # noqa: E402
     addressing_mode,
     build_status,
@@ -108,6 +113,9 @@ def get_cl_header_version() -> tuple[int, int]:
 
 
 def __getattr__(name: str) -> object:
+    if name == "tools":
+        # on first use: tools sits above the runtime, and modules under it import ppcl
+        return _importlib.import_module("ppcl.tools")
     raise _unsupported("ppcl", name)
 
 
@@ -133,5 +141,5 @@ __all__ = [
     "enqueue_copy_buffer_to_image", "enqueue_copy_image", "enqueue_copy_image_to_buffer",
     "enqueue_fill_image", "enqueue_map_image", "enqueue_read_image", "enqueue_write_image",
     "filter_mode", "create_image", "get_supported_image_formats", "image_from_array", "image_info",
-    "overlay", "sampler_info",
+    "cltypes", "overlay", "sampler_info", "tools",
 ]

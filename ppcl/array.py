@@ -287,13 +287,15 @@ class Array:
         return self._lazy(Op(dtype, "cast", (self._node(),)))
 
     def view(self, dtype: Any = None) -> Array:
+        """The same bytes as ``dtype``. As numpy's, a dtype of another size regroups the bytes
+        of the last axis, which must be contiguous (8 float32 -> 2 ``cltypes.float4``)."""
         dtype = np.dtype(dtype or self.dtype)
+        shape, strides = self.shape, self.strides
         if dtype.itemsize != self.dtype.itemsize:
-            raise make_error("Array.view", "INVALID_VALUE",
-                             "views may only change to a dtype of the same size")
+            shape, strides = _regrouped(shape, strides, self.dtype.itemsize, dtype.itemsize)
         base = self._concrete()
-        return Array(self.queue or self.context, self.shape, dtype, data=base._buffer,
-                     offset=self.offset, strides=self.strides, allocator=self.allocator,
+        return Array(self.queue or self.context, shape, dtype, data=base._buffer,
+                     offset=self.offset, strides=strides, allocator=self.allocator,
                      events=self.events)
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
@@ -596,6 +598,23 @@ def _cached(context: cl.Context, key: Any, make: Any) -> Any:
     return found
 
 
+def _regrouped(shape: tuple[int, ...], strides: tuple[int, ...], old: int,
+               new: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shape and strides of a view whose items of ``old`` bytes become items of ``new`` bytes
+    along the last axis, as numpy's ``view`` regroups them."""
+    if not shape:
+        raise make_error("Array.view", "INVALID_VALUE",
+                         "a 0-d array cannot change to a dtype of another size")
+    if shape[-1] != 1 and strides[-1] != old:
+        raise make_error("Array.view", "INVALID_VALUE",
+                         "changing to a dtype of another size needs a contiguous last axis")
+    if shape[-1] * old % new:
+        raise make_error("Array.view", "INVALID_VALUE",
+                         f"the last axis holds {shape[-1] * old} bytes, not a multiple of the "
+                         f"new dtype's {new}")
+    return shape[:-1] + (shape[-1] * old // new,), strides[:-1] + (new,)
+
+
 def _check_fill_value(value: Any, dtype: np.dtype, routine: str) -> None:
     """``value`` is one number that ``dtype`` holds, as numpy's fill requires: an array of
     several failed as a kernel argument of the wrong size, and NaN or infinity became INT_MIN
@@ -748,7 +767,23 @@ def empty(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
 
 def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
           allocator: Any = None) -> Array:
-    return empty(queue, shape, dtype, order, allocator).fill(0)
+    return _zero(empty(queue, shape, dtype, order, allocator))
+
+
+def _zero(made: Array) -> Array:
+    """A newly made array filled with zeros. An array of records is zeroed byte by byte, as
+    PyOpenCL does: a kernel filling it needs its C name, registered with
+    ``tools.get_or_register_dtype``, which zeros() and zeros_like() do not ask for."""
+    if made.dtype.fields is None:
+        return made.fill(0)
+    made._before_write()
+    queue = made._queue(None, "zeros")
+    if made.nbytes == 0:
+        record_event(enqueue_no_work(queue, wait_list([made])), [made])
+        return made
+    record_event(cl.enqueue_fill_buffer(queue, made._buffer, np.uint8(0), made.offset,
+                                        made.nbytes, wait_for=wait_list([made])), [made])
+    return made
 
 
 def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
@@ -759,7 +794,7 @@ def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) 
 
 
 def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
-    return empty_like(ary, queue, dtype).fill(0)
+    return _zero(empty_like(ary, queue, dtype))
 
 
 def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any = None,

@@ -255,7 +255,11 @@ def result_dtype(op: str, left: np.dtype, right: np.dtype) -> np.dtype:
 
 
 def scalar_node(value: Any, other: np.dtype) -> Scalar:
-    """A host scalar next to an array of dtype ``other`` (numpy's weak Python scalars)."""
+    """A host scalar next to an array of dtype ``other`` (numpy's weak Python scalars). Next
+    to an array of vectors or records (``cltypes.float4``), one element of that dtype: numpy
+    fills each field with a number, and takes a made vector as it is."""
+    if other.fields is not None:
+        return Scalar(other, np.array(value, dtype=other))
     dtype = np.result_type(other, value)
     if not isinstance(value, np.generic) and np.dtype(type(value)).kind == other.kind:
         dtype = other

@@ -318,12 +318,13 @@ def ctype_to_dtype(c_name: str) -> np.dtype:
 
 
 def _c_alignment(dtype: np.dtype) -> int:
+    # a vector first: its dtype has fields too (s0, s1, ...), whose alignment is the element's
+    if dtype in cltypes.vec_type_to_scalar_and_count:
+        return dtype.itemsize  # OpenCL vectors align to their size (a 3-vector's is 4 elements)
     if dtype.fields:
         return max(_c_alignment(field[0]) for field in dtype.fields.values())
     if dtype.subdtype is not None:
         return _c_alignment(dtype.subdtype[0])
-    if dtype in cltypes.vec_type_to_scalar_and_count:
-        return dtype.itemsize  # OpenCL vectors align to their size
     return dtype.itemsize
 
 

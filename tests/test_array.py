@@ -462,6 +462,43 @@ def test_fill_values_and_orders_numpy_refuses(queue):
         cla.zeros(queue, (2, 3), np.float32, order="X")  # was taken for "C"
 
 
+def test_zeros_and_fill_of_vector_and_record_dtypes(queue):
+    # zeros of cltypes.float4 failed in numpy's type promotion (a vector dtype and 0), and
+    # zeros of an unregistered record asked for a C name, which PyOpenCL's byte fill needs not
+    v = cla.zeros(queue, 5, ppcl.cltypes.float4)
+    assert v.dtype == ppcl.cltypes.float4
+    np.testing.assert_array_equal(v.get().view(np.float32), np.zeros(20, np.float32))
+    v.fill(ppcl.cltypes.make_float4(1, 2, 3, 4))
+    np.testing.assert_array_equal(v.get().view(np.float32).reshape(5, 4), [[1, 2, 3, 4]] * 5)
+    v[1:3].fill(7)  # a number fills every component, as numpy fills each field
+    np.testing.assert_array_equal(v.get().view(np.float32).reshape(5, 4)[:, 0],
+                                  [1, 7, 7, 1, 1])
+    record = np.dtype([("i", np.int32), ("f", np.float32)])
+    r = cla.zeros(queue, (2, 3), record)
+    assert r.get().tolist() == [[(0, 0.0)] * 3] * 2
+    assert cla.zeros_like(cla.to_device(queue, np.ones(3, record))).get().tolist() == \
+        [(0, 0.0)] * 3
+    assert cla.zeros(queue, 0, record).size == 0
+
+
+def test_view_as_a_dtype_of_another_size_regroups_the_last_axis(queue):
+    # as numpy's view: 8 float32 are 2 float4 (ppcl refused any other size), and a float4
+    # array's bytes are 4 float32 each
+    h = np.arange(24, dtype=np.float32).reshape(3, 8)
+    a = cla.to_device(queue, h)
+    v = a.view(ppcl.cltypes.float4)
+    assert v.shape == (3, 2) and v.dtype == ppcl.cltypes.float4
+    np.testing.assert_array_equal(v.get(), h.view(ppcl.cltypes.float4))
+    back = v.view(np.float32)
+    assert back.shape == (3, 8)
+    np.testing.assert_array_equal(back.get(), h)
+    np.testing.assert_array_equal(a[1:].view(np.int64).get(), h[1:].view(np.int64))
+    with pytest.raises(ppcl.LogicError, match="contiguous last axis"):
+        a[:, ::2].view(np.int64)
+    with pytest.raises(ppcl.LogicError, match="not a multiple"):
+        a[:, :3].view(np.int64)
+
+
 # ---------------------------------------------------------------------- events and queues
 
 OUT_OF_ORDER = ppcl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE

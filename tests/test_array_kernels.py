@@ -276,6 +276,34 @@ def test_tools_dtypes(ctx):
         tools.dtype_to_ctype(np.dtype([("q", np.int8)]))
 
 
+def test_match_dtype_to_c_struct_aligns_vector_members(ctx):
+    # a vector member aligns to its size (a 3-vector's to 4 elements) and sets the struct's
+    # alignment: the float4 was put at offset 4 and the struct's tail left unpadded, as a
+    # vector's dtype has fields (s0, s1, ...) whose alignment was taken for the vector's
+    queue = ppcl.CommandQueue(ctx)
+    rec = np.dtype([("c", np.int8), ("v", ppcl.cltypes.float4), ("w", ppcl.cltypes.float3),
+                    ("m", np.float32)])
+    padded, decl = tools.match_dtype_to_c_struct(ctx.devices[0], "vrec_t", rec)
+    assert [padded.fields[n][1] for n in ("v", "w", "m")] == [16, 32, 48]
+    assert padded.itemsize == 64
+    values = np.zeros(2, padded)
+    values["v"]["w"] = [1, 2]
+    values["w"]["z"] = [3, 4]
+    values["m"] = [5, 6]
+    prg = ppcl.Program(ctx, decl + """
+    __kernel void k(__global vrec_t *r, __global float *out) {
+        int i = get_global_id(0);
+        out[i] = r[i].v.w * 100 + r[i].w.z * 10 + r[i].m + sizeof(vrec_t) * 1000;
+    }""").build()
+    buf = ppcl.Buffer(ctx, ppcl.mem_flags.READ_ONLY | ppcl.mem_flags.COPY_HOST_PTR,
+                      hostbuf=values)
+    out = np.zeros(2, np.float32)
+    out_buf = ppcl.Buffer(ctx, ppcl.mem_flags.WRITE_ONLY, out.nbytes)
+    prg.k(queue, (2,), None, buf, out_buf)
+    ppcl.enqueue_copy(queue, out, out_buf)
+    assert out.tolist() == [64135.0, 64246.0]
+
+
 def _run_example(module: str, env: dict[str, str]) -> str:
     source = (ROOT / "examples" / "array_program.py").read_text()
     if module != "ppcl":

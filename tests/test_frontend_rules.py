@@ -91,6 +91,32 @@ def test_kernel_parameter_of_typedef_of_size_t_rejected() -> None:
     assert_rejected(source, (3, 44), "kernel parameter 'n' cannot have type 'size_t'")
 
 
+@pytest.mark.parametrize("record, member", [
+    ("typedef struct { int i; bool b; } S;", "'b' of type 'bool'"),
+    ("typedef struct { size_t n; } S;", "'n' of type 'size_t'"),
+    ("typedef uintptr_t addr_t;\ntypedef struct { int i; addr_t a[2]; } S;",
+     "'a' of type 'uintptr_t'"),
+    ("typedef struct { float f; struct { char c; bool flags[4]; } in; } S;",
+     "'flags' of type 'bool'"),
+    ("typedef union { int i; ptrdiff_t d; } S;", "'d' of type 'ptrdiff_t'"),
+])
+def test_kernel_parameter_of_record_with_host_unsized_member_rejected(record: str,
+                                                                      member: str) -> None:
+    # OpenCL C 1.2 6.9.k forbids these records as kernel parameters, as the types themselves:
+    # the host cannot know the record's layout
+    source = record + "\n__kernel void k(__global int *o, S s) { o[0] = 1; }"
+    line = source.count("\n") + 1
+    assert_rejected(source, (line, 36), f"kernel parameter 's' of type 'S' cannot hold member "
+                                        f"{member}")
+
+
+def test_records_with_bool_or_size_t_allowed_behind_pointers_and_in_helpers() -> None:
+    compile_source("typedef struct { bool b; size_t n; } S;\n"
+                   "int f(S s) { return s.b + s.n; }\n"
+                   "__kernel void k(__global int *o, __global S *s) { o[0] = f(s[0]); }\n",
+                   "t.cl")
+
+
 # ---------------------------------------------------------------- __local variables
 
 @pytest.mark.parametrize("body, at", [

@@ -43,3 +43,22 @@ def test_elementwise_every_type_and_width(scalar):
         if w == 3:
             want, got = want[:, :3], got[:, :3]
         np.testing.assert_array_equal(got, want, err_msg=f"{scalar}{w}")
+
+
+def test_postfix_operators_apply_to_a_vector_literal():
+    # '(float4)(1, 2, 3, 4).wzyx' swizzles the vector, as in clang: C's cast grammar read it as
+    # a cast of '(1, 2, 3, 4).wzyx', a swizzle of an int, and the build failed
+    src = """
+    __kernel void k(__global float *o, float f) {
+        float4 v = (float4)(1.0f, 2.0f, 3.0f, f).wzyx;
+        float2 h = (float4)(1.0f, 2.0f, 3.0f, 4.0f).hi;
+        float2 e = (float3)(f, 6.0f, 7.0f).even;
+        o[0] = v.x; o[1] = v.w; o[2] = h.x; o[3] = h.y; o[4] = e.x; o[5] = e.y;
+        o[6] = -(float4)(f).y;
+        o[7] = (float8)((float4)(1.0f, 2.0f, 3.0f, 4.0f).xxyy, 0.0f, 0.0f, 0.0f, 0.0f)[3];
+        o[8] = (float)(f) * 2.0f;
+    }
+    """
+    out = np.zeros(9, np.float32)
+    run(src, "k", (1,), None, out, np.float32(5.0))
+    assert out.tolist() == [5.0, 1.0, 3.0, 4.0, 5.0, 7.0, -5.0, 2.0, 10.0]

@@ -4,6 +4,8 @@ the clinfo-like device listing."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import ppcl as cl
 from ppcl import characterize, cltypes, tools
 from ppcl.runtime.info import print_info
 from ppcl.tools import pytest_generate_tests_for_pyopencl as pytest_generate_tests  # noqa: F401
+from tests.child_env import child_env
 
 
 def test_ctx_factory_fixture_covers_ppcl_devices(ctx_factory):
@@ -50,6 +53,17 @@ def test_cltypes_vectors():
     assert cltypes.uint is np.uint32 and cltypes.double is np.float64
     with pytest.raises(TypeError):
         cltypes.make_float4(1, 2)
+
+
+def test_cltypes_and_tools_come_with_the_package():
+    # as ``import pyopencl as cl``, ``import ppcl as cl`` alone gives cl.cltypes and cl.tools
+    # (programs call cl.cltypes.make_float4 without importing the submodule); a fresh process,
+    # as this one imported both already
+    code = ("import ppcl as cl; v = cl.cltypes.make_float4(1, 2, 3, 4); "
+            "print(v['w'], cl.tools.dtype_to_ctype(cl.cltypes.float4))")
+    out = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["4.0", "float4"]
 
 
 def test_cltypes_values_are_writable_and_pass_as_arguments(ctx_factory):

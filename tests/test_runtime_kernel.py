@@ -166,6 +166,21 @@ def test_work_group_info(ctx, prg):
         cl.kernel_arg_address_qualifier.GLOBAL
 
 
+def test_arg_type_name_of_a_typedef_named_struct(ctx, queue):
+    # 'typedef struct {...} S' is named S, as declared, in the argument's type name and in
+    # argument errors; both said 'struct __anon_struct_0', a name of ppcl's own
+    src = """typedef struct { int a; float b; } S;
+    typedef union { int i; float f; } U;
+    struct named { int n; };
+    __kernel void k(__global S *p, S s, U u, struct named n) { p[0] = s; }"""
+    knl = cl.Program(ctx, src).build("-cl-kernel-arg-info").k
+    names = [knl.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME) for i in range(4)]
+    assert names == ["S*", "S", "U", "struct named"]
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 8)
+    with pytest.raises(cl.LogicError, match="of type 'S'.* takes 8 bytes, got 4"):
+        knl(queue, (1,), None, buf, np.int32(1), np.int32(0), np.int32(0))
+
+
 def test_all_kernels_and_unknown_names(prg):
     names = {k.function_name for k in prg.all_kernels()}
     assert {"scale", "ids", "add4", "fixed"} <= names

@@ -35,9 +35,12 @@ from ppcl.compiler.diagnostics import Diagnostics, Loc
 VECTOR_ELEMENT_NAMES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                         "float", "double", "half")
 
+VECTOR_TYPE_NAMES: frozenset[str] = frozenset(
+    f"{base}{width}" for base in VECTOR_ELEMENT_NAMES for width in (2, 3, 4, 8, 16))
+
 # Type names that are not C keywords but name OpenCL built-in types.
 BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(
-    {f"{base}{width}" for base in VECTOR_ELEMENT_NAMES for width in (2, 3, 4, 8, 16)}
+    VECTOR_TYPE_NAMES
     | {"uchar", "ushort", "uint", "ulong", "half", "bool", "size_t", "ptrdiff_t", "intptr_t",
        "uintptr_t", "event_t", "cl_mem_fence_flags", "image1d_t", "image1d_array_t",
        "image1d_buffer_t", "image2d_t", "image2d_array_t", "image3d_t", "sampler_t"}
@@ -224,6 +227,61 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
                     return True
                 k += 1
         return False
+
+    # A vector literal ('(float4)(a, b, c, d)') is one primary expression, as clang parses it:
+    # a swizzle, subscript or other postfix operator after it applies to the vector. C's cast
+    # grammar reads '(float4)(1, 2, 3, 4).xy' as a cast of '(1, 2, 3, 4).xy', a swizzle of an
+    # int, and refused it.
+
+    def _parse_cast_expression(self) -> Any:
+        if not self._vector_type_in_parens():
+            return super()._parse_cast_expression()
+        mark = self._mark()
+        literal = self._vector_literal_type() is not None
+        self._reset(mark)
+        if literal:
+            return self._parse_unary_expression()
+        return super()._parse_cast_expression()
+
+    def _parse_primary_expression(self) -> Any:
+        if not self._vector_type_in_parens():
+            return super()._parse_primary_expression()
+        mark = self._mark()
+        found = self._vector_literal_type()
+        if found is None:
+            self._reset(mark)
+            return super()._parse_primary_expression()
+        typ, lparen = found
+        components = super()._parse_primary_expression()  # the parenthesized components
+        return c_ast.Cast(typ, components, self._tok_coord(lparen))
+
+    def _vector_type_in_parens(self) -> bool:
+        """Whether '(' and a built-in vector type name come next (a quick look first: the
+        full one parses a type name)."""
+        if self._peek_type() != "LPAREN" or self._peek_type(2) != "TYPEID":
+            return False
+        return self._peek(2).value in VECTOR_TYPE_NAMES
+
+    def _vector_literal_type(self) -> tuple[Any, Any] | None:
+        """(type name, its '(' token) when a parenthesized built-in vector type followed by a
+        parenthesized expression comes next, past the type name; None otherwise (the position
+        is then unknown). '(uchar8)(uchar)255' is a cast of a cast."""
+        found = self._try_parse_paren_type_name()
+        if found is None or self._peek_type() != "LPAREN":
+            return None
+        components = self._mark()
+        cast_follows = self._try_parse_paren_type_name() is not None
+        self._reset(components)
+        if cast_follows:
+            return None
+        typ, _, lparen = found
+        decl = typ.type
+        if not isinstance(decl, c_ast.TypeDecl) or not isinstance(decl.type, c_ast.IdentifierType):
+            return None
+        names = decl.type.names
+        if len(names) != 1 or names[0] not in VECTOR_TYPE_NAMES:
+            return None
+        return typ, lparen
 
     def _parse_attribute(self) -> Any:
         tok = self._peek()

@@ -48,8 +48,6 @@ class Sema(ExprSema):
         self.prototype_only: set[str] = set()
         self.pending_unroll: list[tuple[Loc, int]] = []  # '#pragma unroll' lines, in order
         self.last_statement: Loc = NO_LOC  # where the statement analysed last begins
-        # program-scope typedef name -> the device-sized type it stands for (size_t, ...)
-        self.device_sized_typedefs: dict[str, str] = {}
         # a unit compiled apart (clCompileProgram): what it declares another unit may define
         self.separate_unit = False
 
@@ -285,14 +283,11 @@ class Sema(ExprSema):
             shown = self.typedef_names.get(t.name, str(t))
             self.fail(loc, f"kernel parameter '{name}' of type '{shown}': struct kernel "
                            "parameters may not contain pointers")
-
-    def device_sized_spelling(self, node: c_ast.Node) -> str | None:
-        """The device-sized type (size_t, ...) a plain declarator names, directly or through
-        typedefs; None for any other type."""
-        spelled = _type_spelling(node)
-        if spelled in _DEVICE_SIZED_TYPES:
-            return spelled
-        return self.device_sized_typedefs.get(spelled or "")
+        if isinstance(t, T.StructType) and t.name in self.host_unsized_members:
+            shown = self.typedef_names.get(t.name, str(t))
+            self.fail(loc, f"kernel parameter '{name}' of type '{shown}' cannot hold "
+                           f"{self.host_unsized_members[t.name]} (its size is the device's, "
+                           "unknown to the host)")
 
     def kernel_attributes(self, decl: c_ast.Decl, fnode: c_ast.Node,
                           is_kernel: bool) -> ir.KernelAttrs:
@@ -767,19 +762,6 @@ def _same_place(a: c_ast.Node, b: c_ast.Node) -> bool:
     here, there = getattr(a, "coord", None), getattr(b, "coord", None)
     return here is not None and there is not None and \
         (here.line, here.column) == (there.line, there.column)
-
-
-# Scalar types whose size the device picks; OpenCL C 1.2 (6.9.k) forbids them as kernel
-# parameters, as it does bool and half.
-_DEVICE_SIZED_TYPES = ("size_t", "ptrdiff_t", "intptr_t", "uintptr_t")
-
-
-def _type_spelling(node: c_ast.Node) -> str | None:
-    """The one type name a plain declarator is spelt with (``size_t n``), or None."""
-    if not isinstance(node, c_ast.TypeDecl) or not isinstance(node.type, c_ast.IdentifierType):
-        return None
-    names = node.type.names
-    return names[0] if len(names) == 1 else None
 
 
 def _pointee_has_space(node: c_ast.Node) -> bool:

@@ -112,6 +112,11 @@ class TypeSema(ABC):
         self.var_symbols: dict[str, Symbol] = {}
         # name of an ``overloadable`` function -> its overloads (each with its own IR name)
         self.overload_sets: dict[str, list[Symbol]] = {}
+        # program-scope typedef name -> the device-sized type it stands for (size_t, ...)
+        self.device_sized_typedefs: dict[str, str] = {}
+        # struct or union name -> its first member a kernel parameter may not hold (a bool or
+        # device-sized type, at any depth), as "member 'n' of type 'size_t'"
+        self.host_unsized_members: dict[str, str] = {}
 
     # ------------------------------------------------------------ locations and errors
 
@@ -473,6 +478,9 @@ class TypeSema(ABC):
             name = f"__anon_{kind}_{self.anon_count}"
             self.anon_count += 1
         record = T.StructType(name, tuple(fields), is_union, packed, aligned)
+        unsized = self.host_unsized_member(node.decls, fields)
+        if unsized is not None:
+            self.host_unsized_members[name] = unsized
         if node.name is not None:
             key = f"{kind} {node.name}"
             if key in self.tags[-1]:
@@ -480,6 +488,35 @@ class TypeSema(ABC):
             self.tags[-1][key] = record
         self.pending.append(ir.RecordDef(record, loc=loc))
         return record
+
+    def device_sized_spelling(self, node: c_ast.Node) -> str | None:
+        """The device-sized type (size_t, ...) a plain declarator names, directly or through
+        typedefs; None for any other type."""
+        spelled = _type_spelling(node)
+        if spelled in _DEVICE_SIZED_TYPES:
+            return spelled
+        return self.device_sized_typedefs.get(spelled or "")
+
+    def host_unsized_member(self, decls: list[c_ast.Node], fields: list[T.Field]) -> str | None:
+        """The first member (of a record's ``decls``, typed as ``fields``) whose size the host
+        cannot know: a bool or device-sized type, also as array elements or inside a member
+        record. OpenCL C 1.2 (6.9.k) forbids such records as kernel parameters."""
+        members = [d for d in decls if isinstance(d, c_ast.Decl)]
+        for decl, member in zip(members, fields, strict=True):
+            declarator = decl.type
+            while isinstance(declarator, c_ast.ArrayDecl):
+                declarator = declarator.type
+            elem = member.type
+            while isinstance(elem, T.ArrayType):
+                elem = elem.elem
+            sized = self.device_sized_spelling(declarator)
+            if sized is not None:
+                return f"member '{member.name}' of type '{sized}'"
+            if elem == T.BOOL:
+                return f"member '{member.name}' of type 'bool'"
+            if isinstance(elem, T.StructType) and elem.name in self.host_unsized_members:
+                return self.host_unsized_members[elem.name]
+        return None
 
     def enum_type(self, node: c_ast.Enum) -> T.Type:
         loc = self.loc(node)
@@ -532,6 +569,19 @@ class TypeSema(ABC):
         if elem == T.HALF and not self.half_values:
             self.fail(loc, f"{what} has type '{t}': 'half' may only be used through pointers "
                            "(use vload_half/vstore_half)")
+
+
+# Scalar types whose size the device picks; OpenCL C 1.2 (6.9.k) forbids them as kernel
+# parameters, as it does bool and half.
+_DEVICE_SIZED_TYPES = ("size_t", "ptrdiff_t", "intptr_t", "uintptr_t")
+
+
+def _type_spelling(node: c_ast.Node) -> str | None:
+    """The one type name a plain declarator is spelt with (``size_t n``), or None."""
+    if not isinstance(node, c_ast.TypeDecl) or not isinstance(node.type, c_ast.IdentifierType):
+        return None
+    names = node.type.names
+    return names[0] if len(names) == 1 else None
 
 
 def is_function_declarator(node: c_ast.Node) -> bool:

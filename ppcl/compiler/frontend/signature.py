@@ -16,6 +16,8 @@ from ppcl.compiler.ir.types import (
     ImageType,
     PointerType,
     ScalarType,
+    StructType,
+    Type,
     VectorType,
     scalar_of,
 )
@@ -55,23 +57,43 @@ class KernelSignature:
     private_bytes: int = 0  # a work-item's parameters and private variables, each aligned
 
 
-def _param(p: ir.Param) -> ParamInfo:
+def _param(p: ir.Param, record_names: dict[str, str]) -> ParamInfo:
     t = p.type
     if isinstance(t, PointerType):
         space = t.space.name.lower()
-        return ParamInfo(p.name, "local" if space == "local" else "buffer", f"{t.pointee}*",
-                         space, t.size, const=t.const, volatile=t.volatile, restrict=t.restrict)
+        return ParamInfo(p.name, "local" if space == "local" else "buffer",
+                         f"{_spelling(t.pointee, record_names)}*", space, t.size,
+                         const=t.const, volatile=t.volatile, restrict=t.restrict)
     if isinstance(t, ImageType):
         return ParamInfo(p.name, "image", t.name, "global", t.size, access=t.access)
     if t == SAMPLER_T:
         return ParamInfo(p.name, "sampler", t.name, "private", t.size)
     elem = scalar_of(t)
     element = None if elem is None else ("float" if elem.is_float else "int")
-    return ParamInfo(p.name, "value", str(t), "private", t.size, element,
+    return ParamInfo(p.name, "value", _spelling(t, record_names), "private", t.size, element,
                      arithmetic=isinstance(t, ScalarType | VectorType))
 
 
-def kernel_signature(function: ir.Function) -> KernelSignature:
+def _spelling(t: Type, record_names: dict[str, str]) -> str:
+    """How a program names ``t``: an anonymous record by the typedef naming it."""
+    if isinstance(t, StructType) and t.name in record_names:
+        return record_names[t.name]
+    return str(t)
+
+
+def anonymous_record_names(module: ir.Module) -> dict[str, str]:
+    """Generated name of each anonymous struct or union -> the first typedef naming it
+    (``typedef struct {...} S;``), the name the program knows it by."""
+    names: dict[str, str] = {}
+    for decl in module.decls:
+        if isinstance(decl, ir.TypeDef) and isinstance(decl.type, StructType) \
+                and decl.type.name.startswith("__anon_"):
+            names.setdefault(decl.type.name, decl.name)
+    return names
+
+
+def kernel_signature(function: ir.Function,
+                     record_names: dict[str, str] | None = None) -> KernelSignature:
     static_bytes = 0
     private = sum(align_up(p.type.size, p.type.align) for p in function.params)
     if function.body is not None:
@@ -79,10 +101,12 @@ def kernel_signature(function: ir.Function) -> KernelSignature:
         private += sum(align_up(d.type.size, d.type.align) for n in walk(function.body)
                        if isinstance(n, ir.DeclStmt) for d in n.decls
                        if d.space is AddressSpace.PRIVATE)
-    return KernelSignature(function.name, tuple(_param(p) for p in function.params),
+    names = record_names or {}
+    return KernelSignature(function.name, tuple(_param(p, names) for p in function.params),
                            function.attrs.reqd_work_group_size, static_bytes, private)
 
 
 def kernel_signatures(module: ir.Module) -> dict[str, KernelSignature]:
     """The signature of every kernel of ``module``, by name, in source order."""
-    return {k.name: kernel_signature(k) for k in module.kernels}
+    names = anonymous_record_names(module)
+    return {k.name: kernel_signature(k, names) for k in module.kernels}
