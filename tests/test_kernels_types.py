@@ -62,3 +62,16 @@ def test_postfix_operators_apply_to_a_vector_literal():
     out = np.zeros(9, np.float32)
     run(src, "k", (1,), None, out, np.float32(5.0))
     assert out.tolist() == [5.0, 1.0, 3.0, 4.0, 5.0, 7.0, -5.0, 2.0, 10.0]
+
+
+def test_character_literals_are_signed_chars_converted_to_int() -> None:
+    """'\\377' and '\\xff' are the char -1 (char is signed), so as a uint they are 0xffffffff,
+    as clang (and so pocl) computes them; ASCII characters keep their codes."""
+    source = r"""__kernel void k(__global uint *o, __global int *p) {
+        uint v = '\377'; o[0] = v; o[1] = '\xff'; o[2] = 'a'; o[3] = '\x7f'; o[4] = '\200';
+        p[0] = '\xff'; p[1] = '\x80' + 1; p[2] = '\n'; }"""
+    o = np.zeros(5, np.uint32)
+    p = np.zeros(3, np.int32)
+    run(source, "k", (1,), (1,), o, p)
+    np.testing.assert_array_equal(o, [0xFFFFFFFF, 0xFFFFFFFF, 97, 127, 0xFFFFFF80])
+    np.testing.assert_array_equal(p, [-1, -127, 10])

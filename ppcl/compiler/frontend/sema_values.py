@@ -348,6 +348,13 @@ _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7
 
 
 def _char_value(text: str, loc: Loc, sema: ValueSema) -> int:
+    """The int value of a character literal: its char, which is signed in OpenCL C, so
+    ``'\\xff'`` and ``'\\377'`` are -1, as clang makes them."""
+    value = _char_code(text, loc, sema)
+    return value - 256 if value >= 128 else value
+
+
+def _char_code(text: str, loc: Loc, sema: ValueSema) -> int:
     body = text[1:-1]
     if not body.startswith("\\"):
         if len(body) != 1:
