@@ -36,6 +36,7 @@ from ppcl.expression import (
     Scalar,
     array_access,
     convert,
+    extremum,
     leaves,
     print_tree,
     result_dtype,
@@ -690,9 +691,7 @@ def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str
     if dtype.kind == "c" and kind != "sum":
         # OpenCL's max and min of a float2 go component by component: no complex order
         raise TypeError(f"{kind} of {dtype}: complex numbers have no order")
-    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
-    if dtype.kind == "f" and kind != "sum":
-        reduce_expr = f"f{reduce_expr}"
+    reduce_expr = "a + b" if kind == "sum" else extremum(kind, "a", "b", dtype)
     return _cached(context, (name, kind, dtype.str, code, printed.key()),
                    lambda: ReductionKernel(context, dtype, neutral_of(dtype, kind), reduce_expr,
                                            map_expr=code, arguments=printed.args, name=name,

@@ -105,7 +105,7 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
             return f"pow({a}, {b})"
         return f"(({dtype_to_ctype(dtype)})pown((double)({a}), (int)({b})))"
     if op in ("max", "min"):
-        return f"{'f' if operand.kind == 'f' else ''}{op}({a}, {b})"
+        return extremum(op, a, b, operand)
     if op == "//":  # numpy floors; C's integer division truncates
         if operand.kind == "f":
             return f"floor({a} / {b})"
@@ -121,6 +121,17 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
         if operand.kind == "u":
             return _integer_by_zero(b, f"(({a}) % ({b}))")
     return f"({a} {op} {b})"
+
+
+def extremum(op: str, a: str, b: str, dtype: np.dtype) -> str:
+    """``max`` or ``min`` of ``a`` and ``b`` in ``dtype``. A NaN operand is the result, as
+    numpy's maximum and max and PyOpenCL's give: OpenCL's fmax and fmin return the other
+    operand, so one NaN vanished. Otherwise ``b`` unless ``a`` is strictly beyond it (numpy's
+    choice between -0.0 and 0.0)."""
+    if dtype.kind != "f":
+        return f"{op}({a}, {b})"
+    beyond = ">" if op == "max" else "<"
+    return f"((({a}) {beyond} ({b}) || isnan({a})) ? ({a}) : ({b}))"
 
 
 def _integer_by_zero(b: str, quotient: str) -> str:

@@ -674,3 +674,24 @@ def test_many_operations_queue_behind_a_user_event_without_waiting(ooo_queue, se
     for k, copy in enumerate(copies):
         assert (copy.get() == (3 + k) * k).all()
     assert (array.get() == 23).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_propagates_through_max_min_maximum_minimum(queue, dtype, monkeypatch):
+    # OpenCL's fmax/fmin return the other operand of a NaN: max of [1, nan, 3] was 3
+    x = np.array([1, np.nan, 3, -2, 0.0, -0.0], dtype)
+    y = np.array([0, 1, np.nan, -5, -0.0, 0.0], dtype)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    for reduce, want in ((cla.max, np.max), (cla.min, np.min)):
+        assert np.isnan(reduce(a).get())
+        assert reduce(b[3:]).get() == want(y[3:])
+    long = np.ones(300_001, dtype)
+    long[123_456] = np.nan  # past the one-work-item size: partials folded too
+    assert np.isnan(cla.max(cla.to_device(queue, long)).get())
+    for pair, want in ((cla.maximum, np.maximum), (cla.minimum, np.minimum)):
+        got = pair(a, b).get()
+        np.testing.assert_array_equal(got, want(x, y))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want(x, y)))
+        np.testing.assert_array_equal(pair(a, 0.5).get(), want(x, dtype(0.5)))
+    monkeypatch.setenv("PPCL_ARRAY_PATTERNS", "1")  # that route folds with fmax: not taken
+    assert np.isnan(cla.max(a).get()) and np.isnan(cla.min(a).get())
