@@ -103,7 +103,7 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
     if op == "pow":
         if operand.kind == "f":
             return f"pow({a}, {b})"
-        return f"(({dtype_to_ctype(dtype)})pown((double)({a}), (int)({b})))"
+        return f"ppcl_ipow_{operand.name}({a}, {b})"
     if op in ("max", "min"):
         return extremum(op, a, b, operand)
     if op == "//":  # numpy floors; C's integer division truncates
@@ -132,6 +132,23 @@ def extremum(op: str, a: str, b: str, dtype: np.dtype) -> str:
         return f"{op}({a}, {b})"
     beyond = ">" if op == "max" else "<"
     return f"((({a}) {beyond} ({b}) || isnan({a})) ? ({a}) : ({b}))"
+
+
+def _integer_power(dtype: np.dtype) -> str:
+    """The C function ``ppcl_ipow_<dtype>``: numpy's integer power, exact and wrapping in ``dtype``
+    (through double, 3**39 lost its low digits and an overflow became INT_MIN); a negative
+    exponent gives 0 except for a base of 1 or -1, where numpy raises."""
+    ctype = dtype_to_ctype(dtype)
+    unsigned = dtype_to_ctype(np.dtype(f"u{dtype.itemsize}"))
+    negative = "return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;" \
+        if dtype.kind == "i" else ""
+    return (f"inline {ctype} ppcl_ipow_{dtype.name}({ctype} base, {ctype} exponent) {{\n"
+            f"  {unsigned} result = 1, square = ({unsigned})base;\n"
+            f"  if (exponent < 0) {{ {negative} }}\n"
+            f"  for (; exponent > 0; exponent >>= 1) {{\n"
+            f"    if (exponent & 1) result *= square;\n"
+            f"    square *= square;\n  }}\n"
+            f"  return ({ctype})result;\n}}\n")
 
 
 def _integer_by_zero(b: str, quotient: str) -> str:
@@ -223,6 +240,19 @@ def print_tree(node: Node, shape: tuple[int, ...], printed: Printed) -> str:
     if isinstance(node, Index):
         return f"(({dtype_to_ctype(node.dtype)})i)"
     assert isinstance(node, Op)
+    return _wrapped(_print_op(node, shape, printed), node.dtype)
+
+
+def _wrapped(code: str, dtype: np.dtype) -> str:
+    """``code`` of an operator of ``dtype``, held in ``dtype``: C computes char and short
+    operands in int, where numpy wraps in the operator's dtype, so a uint8 200 + 100 was 300
+    to a comparison, a division or a sum over it instead of 44."""
+    if dtype.kind in "iu" and dtype.itemsize < 4:
+        return f"(({dtype_to_ctype(dtype)})({code}))"
+    return code
+
+
+def _print_op(node: Op, shape: tuple[int, ...], printed: Printed) -> str:
     if node.op == "where":
         cond, then, other = node.args
         return (f"(({print_tree(cond, shape, printed)}) ? "
@@ -235,6 +265,10 @@ def print_tree(node: Node, shape: tuple[int, ...], printed: Printed) -> str:
         b = convert(print_tree(right, shape, printed), right.dtype, operand)
         if node.op in ("atan2", "fmod", "hypot", "copysign"):
             return f"{node.op}({a}, {b})"
+        if node.op == "pow" and operand.kind in "iu":
+            helper = _integer_power(operand)
+            if helper not in printed.macros:
+                printed.macros += helper
         return _binary(node.op, a, b, node.dtype, operand)
     (arg,) = node.args
     operand = arg.dtype

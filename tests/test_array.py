@@ -695,3 +695,31 @@ def test_nan_propagates_through_max_min_maximum_minimum(queue, dtype, monkeypatc
         np.testing.assert_array_equal(pair(a, 0.5).get(), want(x, dtype(0.5)))
     monkeypatch.setenv("PPCL_ARRAY_PATTERNS", "1")  # that route folds with fmax: not taken
     assert np.isnan(cla.max(a).get()) and np.isnan(cla.min(a).get())
+
+
+def test_narrow_integer_operators_wrap_in_their_dtype(queue):
+    # C computes char and short operands in int: a uint8 200 + 100 was 300 to what followed
+    x, y = np.array([200, 5], np.uint8), np.array([100, 1], np.uint8)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    np.testing.assert_array_equal(((a + b) < 100).get(), (x + y) < 100)
+    np.testing.assert_array_equal((-a > 10).get(), -x > 10)
+    assert cla.sum((a + b) // 1, dtype=np.int32).get() == ((x + y) // 1).sum(dtype=np.int32)
+    c = np.array([100, -100, -128], np.int8)
+    d = cla.to_device(queue, c)
+    np.testing.assert_array_equal(((d + d) / 2).get(), (c + c) / 2)
+    np.testing.assert_array_equal(abs(d * 2).get(), abs(c * 2))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal((d // -1).get(), c // -1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.uint32,
+                                   np.int64, np.uint64])
+def test_integer_power_is_exact_and_wraps(queue, dtype):
+    # through double, 3**39 lost its low digits and an overflow became INT_MIN
+    x = np.array([0, 1, 2, 3, 7, 13, 100, 255 if np.dtype(dtype).kind == "u" else -3], dtype)
+    e = np.array([0, 5, 9, 39, 3, 17, 4, 3], dtype)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, e)
+    with np.errstate(over="ignore"):
+        for got, want in ((a ** b, x ** e), (a ** 3, x ** 3), (2 ** b, dtype(2) ** e)):
+            np.testing.assert_array_equal(got.get(), want)
+            assert got.dtype == want.dtype
