@@ -476,6 +476,10 @@ class Array:
             raise make_error("Array", "INVALID_VALUE",
                              f"an in-place operand of shape {other.shape} does not fit "
                              f"shape {self.shape}")
+        if not np.can_cast(made[0].dtype, self.dtype, casting="same_kind"):
+            # numpy's rule: an int32 array /= 2 or += 1.5 would drop the fraction silently
+            raise TypeError(f"cannot store the {made[0].dtype} result of the in-place {op} "
+                            f"in a {self.dtype} array (numpy's same_kind casting)")
         self._before_write()
         _assign(self, made[0])
         return self
@@ -503,10 +507,25 @@ class Array:
     def __ge__(self, o: Any) -> Array: return self._binary(o, ">=")
     def __eq__(self, o: Any) -> Array: return self._binary(o, "==")  # type: ignore[override]
     def __ne__(self, o: Any) -> Array: return self._binary(o, "!=")  # type: ignore[override]
+    def __rand__(self, o: Any) -> Array: return self._binary(o, "&", True)
+    def __ror__(self, o: Any) -> Array: return self._binary(o, "|", True)
+    def __rxor__(self, o: Any) -> Array: return self._binary(o, "^", True)
+    def __lshift__(self, o: Any) -> Array: return self._binary(o, "<<")
+    def __rlshift__(self, o: Any) -> Array: return self._binary(o, "<<", True)
+    def __rshift__(self, o: Any) -> Array: return self._binary(o, ">>")
+    def __rrshift__(self, o: Any) -> Array: return self._binary(o, ">>", True)
     def __iadd__(self, o: Any) -> Array: return self._inplace(o, "+")
     def __isub__(self, o: Any) -> Array: return self._inplace(o, "-")
     def __imul__(self, o: Any) -> Array: return self._inplace(o, "*")
     def __itruediv__(self, o: Any) -> Array: return self._inplace(o, "/")
+    def __ifloordiv__(self, o: Any) -> Array: return self._inplace(o, "//")
+    def __imod__(self, o: Any) -> Array: return self._inplace(o, "%")
+    def __ipow__(self, o: Any) -> Array: return self._inplace(o, "pow")
+    def __iand__(self, o: Any) -> Array: return self._inplace(o, "&")
+    def __ior__(self, o: Any) -> Array: return self._inplace(o, "|")
+    def __ixor__(self, o: Any) -> Array: return self._inplace(o, "^")
+    def __ilshift__(self, o: Any) -> Array: return self._inplace(o, "<<")
+    def __irshift__(self, o: Any) -> Array: return self._inplace(o, ">>")
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -515,6 +534,11 @@ class Array:
 
     def __pos__(self) -> Array:
         return self
+
+    def __invert__(self) -> Array:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"operator ~ takes integer arrays, not {self.dtype}")
+        return self._lazy(Op(self.dtype, "invert", (self._node(),)))
 
     def __abs__(self) -> Array:
         dtype = np.dtype(np.float32 if self.dtype == np.complex64 else

@@ -100,6 +100,10 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
         raise TypeError(f"operator {op} is not defined on complex arrays")
     if op in ("<", "<=", ">", ">=", "==", "!="):
         return f"((char)({a} {op} {b}))"
+    if op in ("<<", ">>"):  # numpy: a count past the width shifts every bit out
+        beyond = "0" if op == "<<" or operand.kind == "u" else f"(({a}) < 0 ? -1 : 0)"
+        return (f"((({b}) < 0 || ({b}) >= {operand.itemsize * 8}) ? {beyond} : "
+                f"(({a}) {op} ({b})))")
     if op == "pow":
         if operand.kind == "f":
             return f"pow({a}, {b})"
@@ -160,6 +164,8 @@ def _integer_by_zero(b: str, quotient: str) -> str:
 def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
     if op == "neg":
         return f"(-{a})"
+    if op == "invert":
+        return f"(!{a})" if source.kind == "b" else f"(~{a})"
     if op == "abs":
         if source.kind == "c":
             return f"{_cprefix(source)}_abs({a})"
@@ -182,7 +188,8 @@ def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
 
 
 _BINARY = {"+", "-", "*", "/", "//", "%", "pow", "<", "<=", ">", ">=", "==", "!=", "max", "min",
-           "atan2", "fmod", "hypot", "copysign", "&", "|", "^"}
+           "atan2", "fmod", "hypot", "copysign", "&", "|", "^", "<<", ">>"}
+_BITWISE = ("&", "|", "^", "<<", ">>")
 
 
 @dataclass
@@ -273,7 +280,7 @@ def _print_op(node: Op, shape: tuple[int, ...], printed: Printed) -> str:
     (arg,) = node.args
     operand = arg.dtype
     code = print_tree(arg, shape, printed)
-    if node.op not in ("neg", "abs", "real", "imag", "conj", "cast") and operand.kind in "iub":
+    if node.op not in ("neg", "abs", "real", "imag", "conj", "cast", "invert") and operand.kind in "iub":
         code, operand = convert(code, operand, node.dtype), node.dtype  # sin(int) is a double
     return _unary(node.op, code, operand, node.dtype)
 
@@ -292,6 +299,9 @@ def result_dtype(op: str, left: np.dtype, right: np.dtype) -> np.dtype:
     if op in ("<", "<=", ">", ">=", "==", "!="):
         return np.dtype(np.int8)
     common = np.result_type(left, right)
+    if op in _BITWISE and common.kind not in "iub":
+        # numpy refuses too; C rejected the generated kernel, a build failure of ppcl's own code
+        raise TypeError(f"operator {op} takes integer operands, not {left} and {right}")
     if op == "/" and common.kind in "iub":
         return np.dtype(np.float64)
     if op in ("atan2", "fmod", "hypot", "copysign") and common.kind in "iub":
@@ -304,4 +314,8 @@ def scalar_node(value: Any, other: np.dtype) -> Scalar:
     dtype = np.result_type(other, value)
     if not isinstance(value, np.generic) and np.dtype(type(value)).kind == other.kind:
         dtype = other
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.kind in "iu":
+        info = np.iinfo(dtype)  # numpy refuses here; the kernel argument failed at evaluation
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
     return Scalar(np.dtype(dtype), value)

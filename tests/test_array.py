@@ -723,3 +723,41 @@ def test_integer_power_is_exact_and_wraps(queue, dtype):
         for got, want in ((a ** b, x ** e), (a ** 3, x ** 3), (2 ** b, dtype(2) ** e)):
             np.testing.assert_array_equal(got.get(), want)
             assert got.dtype == want.dtype
+
+
+INPLACE = ["+=", "-=", "*=", "//=", "%=", "**=", "&=", "|=", "^=", "<<=", ">>="]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint64])
+def test_integer_operators_in_place_and_bitwise(queue, dtype):
+    # //=, %=, **= and the bitwise ones had no in-place method: Python rebound the name to a
+    # new array, so another reference (or a view's base) kept the old values
+    x = np.array([0, 1, 2, 3, 7, 13, 100, 5], dtype)
+    y = np.array([1, 5, 3, 2, 3, 1, 4, 3], dtype)
+    for op in INPLACE:
+        for other_h, other in ((y, cla.to_device(queue, y)), (3, 3)):
+            a = cla.to_device(queue, x)
+            alias, h = a, x.copy()
+            scope = {"a": a, "h": h, "o": other, "oh": other_h}
+            exec(f"a {op} o\nh {op} oh", scope)
+            assert scope["a"] is alias
+            np.testing.assert_array_equal(alias.get(), scope["h"], err_msg=op)
+    a = cla.to_device(queue, x)
+    for expr in ("~a", "a << 2", "a >> 1", "3 & a", "3 | a", "3 ^ a", "1 << a", "100 >> a",
+                 "a << 200 // 20"):
+        want = eval(expr.replace("a", "x"))
+        got = eval(expr).get()
+        np.testing.assert_array_equal(got, want, err_msg=expr)
+        assert got.dtype == want.dtype
+
+
+def test_operators_numpy_refuses_raise(queue):
+    f = cla.to_device(queue, np.ones(3, np.float32))
+    i = cla.to_device(queue, np.ones(3, np.int32))
+    u = cla.to_device(queue, np.ones(3, np.uint8))
+    for expr in ("f & f", "f | 1", "~f", "f << 1", "i /= 2", "i += 1.5", "f += 1j"):
+        with pytest.raises(TypeError):  # bitwise float operators were a failed build
+            exec(expr, {"f": f, "i": i})
+    with pytest.raises(OverflowError):  # was raised only when the result was read
+        _ = u + 300
+    np.testing.assert_array_equal(i.get(), 1)
