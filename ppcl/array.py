@@ -666,7 +666,7 @@ def _assign(target: Array, node: Node) -> None:
         kernel = _cached(target.context, ("elementwise", operation, printed.key()),
                          lambda: ElementwiseKernel(target.context, printed.args, operation,
                                                    name="ppcl_array_op",
-                                                   preamble=printed.macros))
+                                                   preamble=printed.preamble()))
         per_context[layout] = kernel
     arrays = [target, *leaves(node)]
     record_event(kernel.launch(queue, values, target.size, wait_for=wait_list(arrays)), arrays)
@@ -719,7 +719,7 @@ def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str
     return _cached(context, (name, kind, dtype.str, code, printed.key()),
                    lambda: ReductionKernel(context, dtype, neutral_of(dtype, kind), reduce_expr,
                                            map_expr=code, arguments=printed.args, name=name,
-                                           preamble=printed.macros))
+                                           preamble=printed.preamble()))
 
 
 def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
@@ -947,7 +947,7 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) 
     operation = f"{target} = {source}"
     kernel = _cached(a.context, ("take", operation, printed.key()),
                      lambda: ElementwiseKernel(a.context, printed.args, operation,
-                                               name="ppcl_take", preamble=printed.macros))
+                                               name="ppcl_take", preamble=printed.preamble()))
     record_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size,
                                wait_for=wait_list([out, a, indices])), [out, a, indices])
     return out
@@ -979,7 +979,7 @@ def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
     operation = f"{target} = {convert(value, source.dtype, a.dtype)}"
     kernel = _cached(a.context, ("put", operation, printed.key()),
                      lambda: ElementwiseKernel(a.context, printed.args, operation,
-                                               name="ppcl_put", preamble=printed.macros))
+                                               name="ppcl_put", preamble=printed.preamble()))
     arrays = [a, indices, *leaves(source)]
     record_event(kernel.launch(a._queue(queue, routine), printed.values, indices.size,
                                wait_for=wait_list(arrays)), arrays)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.elementwise import scalar_value
-from ppcl.tools import Argument, ScalarArg, VectorArg, dtype_to_ctype
+from ppcl.tools import Argument, ScalarArg, VectorArg, complex_preamble, dtype_to_ctype
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,6 +200,12 @@ class Printed:
     code: str = ""
     macros: str = ""
     names: dict[int, str] = field(default_factory=dict)
+    dtypes: set[np.dtype] = field(default_factory=set)  # of the operations, not only arguments
+
+    def preamble(self) -> str:
+        """The kernel's preamble: the complex header of the types the code computes in (a
+        float64 == complex64 compares in complex128, which no argument has), and the macros."""
+        return complex_preamble(self.dtypes) + self.macros
 
     def key(self) -> tuple[Any, ...]:
         return (self.code, self.macros, tuple((type(a).__name__, a.dtype.str) for a in self.args))
@@ -260,6 +266,7 @@ def _wrapped(code: str, dtype: np.dtype) -> str:
 
 
 def _print_op(node: Op, shape: tuple[int, ...], printed: Printed) -> str:
+    printed.dtypes.add(node.dtype)
     if node.op == "where":
         cond, then, other = node.args
         return (f"(({print_tree(cond, shape, printed)}) ? "
@@ -268,6 +275,7 @@ def _print_op(node: Op, shape: tuple[int, ...], printed: Printed) -> str:
     if node.op in _BINARY:
         left, right = node.args
         operand = operand_dtype(node.op, left.dtype, right.dtype, node.dtype)
+        printed.dtypes.add(operand)
         a = convert(print_tree(left, shape, printed), left.dtype, operand)
         b = convert(print_tree(right, shape, printed), right.dtype, operand)
         if node.op in ("atan2", "fmod", "hypot", "copysign"):

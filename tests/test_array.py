@@ -761,3 +761,14 @@ def test_operators_numpy_refuses_raise(queue):
     with pytest.raises(OverflowError):  # was raised only when the result was read
         _ = u + 300
     np.testing.assert_array_equal(i.get(), 1)
+
+
+def test_mixed_real_and_complex_comparisons_build(queue):
+    # float64 == complex64 compares in complex128, which no argument has: the kernel called
+    # cdouble_fromreal without the header that defines it
+    x = np.array([1.0, 2.0, 3.0])
+    z = np.array([1 + 0j, 2 + 1j, 0j], np.complex64)
+    a, c = cla.to_device(queue, x), cla.to_device(queue, z)
+    for got, want in ((a == c, x == z), (c != a, z != x), (a.astype(np.int32) == c, x == z)):
+        np.testing.assert_array_equal(got.get().astype(bool), want)
+    np.testing.assert_allclose((c + a).get(), z + x)
