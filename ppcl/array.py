@@ -36,6 +36,7 @@ from ppcl.expression import (
     Scalar,
     array_access,
     convert,
+    extremum,
     leaves,
     print_tree,
     result_dtype,
@@ -477,6 +478,10 @@ class Array:
             raise make_error("Array", "INVALID_VALUE",
                              f"an in-place operand of shape {other.shape} does not fit "
                              f"shape {self.shape}")
+        if not np.can_cast(made[0].dtype, self.dtype, casting="same_kind"):
+            # numpy's rule: an int32 array /= 2 or += 1.5 would drop the fraction silently
+            raise TypeError(f"cannot store the {made[0].dtype} result of the in-place {op} "
+                            f"in a {self.dtype} array (numpy's same_kind casting)")
         self._before_write()
         _assign(self, made[0])
         return self
@@ -504,10 +509,25 @@ class Array:
     def __ge__(self, o: Any) -> Array: return self._binary(o, ">=")
     def __eq__(self, o: Any) -> Array: return self._binary(o, "==")  # type: ignore[override]
     def __ne__(self, o: Any) -> Array: return self._binary(o, "!=")  # type: ignore[override]
+    def __rand__(self, o: Any) -> Array: return self._binary(o, "&", True)
+    def __ror__(self, o: Any) -> Array: return self._binary(o, "|", True)
+    def __rxor__(self, o: Any) -> Array: return self._binary(o, "^", True)
+    def __lshift__(self, o: Any) -> Array: return self._binary(o, "<<")
+    def __rlshift__(self, o: Any) -> Array: return self._binary(o, "<<", True)
+    def __rshift__(self, o: Any) -> Array: return self._binary(o, ">>")
+    def __rrshift__(self, o: Any) -> Array: return self._binary(o, ">>", True)
     def __iadd__(self, o: Any) -> Array: return self._inplace(o, "+")
     def __isub__(self, o: Any) -> Array: return self._inplace(o, "-")
     def __imul__(self, o: Any) -> Array: return self._inplace(o, "*")
     def __itruediv__(self, o: Any) -> Array: return self._inplace(o, "/")
+    def __ifloordiv__(self, o: Any) -> Array: return self._inplace(o, "//")
+    def __imod__(self, o: Any) -> Array: return self._inplace(o, "%")
+    def __ipow__(self, o: Any) -> Array: return self._inplace(o, "pow")
+    def __iand__(self, o: Any) -> Array: return self._inplace(o, "&")
+    def __ior__(self, o: Any) -> Array: return self._inplace(o, "|")
+    def __ixor__(self, o: Any) -> Array: return self._inplace(o, "^")
+    def __ilshift__(self, o: Any) -> Array: return self._inplace(o, "<<")
+    def __irshift__(self, o: Any) -> Array: return self._inplace(o, ">>")
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -516,6 +536,11 @@ class Array:
 
     def __pos__(self) -> Array:
         return self
+
+    def __invert__(self) -> Array:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"operator ~ takes integer arrays, not {self.dtype}")
+        return self._lazy(Op(self.dtype, "invert", (self._node(),)))
 
     def __abs__(self) -> Array:
         dtype = np.dtype(np.float32 if self.dtype == np.complex64 else
@@ -660,7 +685,7 @@ def _assign(target: Array, node: Node) -> None:
         kernel = _cached(target.context, ("elementwise", operation, printed.key()),
                          lambda: ElementwiseKernel(target.context, printed.args, operation,
                                                    name="ppcl_array_op",
-                                                   preamble=printed.macros))
+                                                   preamble=printed.preamble()))
         per_context[layout] = kernel
     arrays = [target, *leaves(node)]
     record_event(kernel.launch(queue, values, target.size, wait_for=wait_list(arrays)), arrays)
@@ -709,13 +734,11 @@ def _reduction_kernel(context: cl.Context, kind: str, dtype: np.dtype, code: str
     if dtype.kind == "c" and kind != "sum":
         # OpenCL's max and min of a float2 go component by component: no complex order
         raise TypeError(f"{kind} of {dtype}: complex numbers have no order")
-    reduce_expr = {"sum": "a + b", "max": "max(a, b)", "min": "min(a, b)"}[kind]
-    if dtype.kind == "f" and kind != "sum":
-        reduce_expr = f"f{reduce_expr}"
+    reduce_expr = "a + b" if kind == "sum" else extremum(kind, "a", "b", dtype)
     return _cached(context, (name, kind, dtype.str, code, printed.key()),
                    lambda: ReductionKernel(context, dtype, neutral_of(dtype, kind), reduce_expr,
                                            map_expr=code, arguments=printed.args, name=name,
-                                           preamble=printed.macros))
+                                           preamble=printed.preamble()))
 
 
 def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
@@ -959,7 +982,7 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) 
     operation = f"{target} = {source}"
     kernel = _cached(a.context, ("take", operation, printed.key()),
                      lambda: ElementwiseKernel(a.context, printed.args, operation,
-                                               name="ppcl_take", preamble=printed.macros))
+                                               name="ppcl_take", preamble=printed.preamble()))
     record_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size,
                                wait_for=wait_list([out, a, indices])), [out, a, indices])
     return out
@@ -991,7 +1014,7 @@ def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
     operation = f"{target} = {convert(value, source.dtype, a.dtype)}"
     kernel = _cached(a.context, ("put", operation, printed.key()),
                      lambda: ElementwiseKernel(a.context, printed.args, operation,
-                                               name="ppcl_put", preamble=printed.macros))
+                                               name="ppcl_put", preamble=printed.preamble()))
     arrays = [a, indices, *leaves(source)]
     record_event(kernel.launch(a._queue(queue, routine), printed.values, indices.size,
                                wait_for=wait_list(arrays)), arrays)

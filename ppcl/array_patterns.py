@@ -158,6 +158,9 @@ def shape_of(node: Node, kind: str, dtype: np.dtype, size: int
     and its scalar values; ``Unsupported`` says why the patterns cannot take it."""
     if dtype not in SCALARS:
         raise Unsupported(f"dtype {dtype} (the route takes {', '.join(map(str, SCALARS))})")
+    if dtype.kind == "f" and kind in ("max", "min"):
+        raise Unsupported(f"{kind} of {dtype} (its fold, f{kind}, drops a NaN that the "
+                          "ReductionKernel keeps, as numpy does)")
     arrays: list[Any] = []
     numbers: dict[int, int] = {}
     scalars: list[Any] = []
@@ -183,7 +186,8 @@ def shape_of(node: Node, kind: str, dtype: np.dtype, size: int
             return ("scalar", len(scalars) - 1)
         if not isinstance(n, Op):
             raise Unsupported(f"{type(n).__name__.lower()} node")
-        if n.op not in _OPS or (n.op == "/" and dtype.kind != "f"):
+        if n.op not in _OPS or (n.op == "/" and dtype.kind != "f") \
+                or (n.op in ("max", "min") and dtype.kind == "f"):  # fmax drops a NaN
             raise Unsupported(f"operator {n.op} on {dtype}")
         return (n.op, *(walk(a) for a in n.args))
 

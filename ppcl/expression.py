@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.elementwise import scalar_value
-from ppcl.tools import Argument, ScalarArg, VectorArg, dtype_to_ctype
+from ppcl.tools import Argument, ScalarArg, VectorArg, complex_preamble, dtype_to_ctype
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,12 +100,16 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
         raise TypeError(f"operator {op} is not defined on complex arrays")
     if op in ("<", "<=", ">", ">=", "==", "!="):
         return f"((char)({a} {op} {b}))"
+    if op in ("<<", ">>"):  # numpy: a count past the width shifts every bit out
+        beyond = "0" if op == "<<" or operand.kind == "u" else f"(({a}) < 0 ? -1 : 0)"
+        return (f"((({b}) < 0 || ({b}) >= {operand.itemsize * 8}) ? {beyond} : "
+                f"(({a}) {op} ({b})))")
     if op == "pow":
         if operand.kind == "f":
             return f"pow({a}, {b})"
-        return f"(({dtype_to_ctype(dtype)})pown((double)({a}), (int)({b})))"
+        return f"ppcl_ipow_{operand.name}({a}, {b})"
     if op in ("max", "min"):
-        return f"{'f' if operand.kind == 'f' else ''}{op}({a}, {b})"
+        return extremum(op, a, b, operand)
     if op == "//":  # numpy floors; C's integer division truncates
         if operand.kind == "f":
             return f"floor({a} / {b})"
@@ -123,6 +127,34 @@ def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
     return f"({a} {op} {b})"
 
 
+def extremum(op: str, a: str, b: str, dtype: np.dtype) -> str:
+    """``max`` or ``min`` of ``a`` and ``b`` in ``dtype``. A NaN operand is the result, as
+    numpy's maximum and max and PyOpenCL's give: OpenCL's fmax and fmin return the other
+    operand, so one NaN vanished. Otherwise ``b`` unless ``a`` is strictly beyond it (numpy's
+    choice between -0.0 and 0.0)."""
+    if dtype.kind != "f":
+        return f"{op}({a}, {b})"
+    beyond = ">" if op == "max" else "<"
+    return f"((({a}) {beyond} ({b}) || isnan({a})) ? ({a}) : ({b}))"
+
+
+def _integer_power(dtype: np.dtype) -> str:
+    """The C function ``ppcl_ipow_<dtype>``: numpy's integer power, exact and wrapping in ``dtype``
+    (through double, 3**39 lost its low digits and an overflow became INT_MIN); a negative
+    exponent gives 0 except for a base of 1 or -1, where numpy raises."""
+    ctype = dtype_to_ctype(dtype)
+    unsigned = dtype_to_ctype(np.dtype(f"u{dtype.itemsize}"))
+    negative = "return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;" \
+        if dtype.kind == "i" else ""
+    return (f"inline {ctype} ppcl_ipow_{dtype.name}({ctype} base, {ctype} exponent) {{\n"
+            f"  {unsigned} result = 1, square = ({unsigned})base;\n"
+            f"  if (exponent < 0) {{ {negative} }}\n"
+            f"  for (; exponent > 0; exponent >>= 1) {{\n"
+            f"    if (exponent & 1) result *= square;\n"
+            f"    square *= square;\n  }}\n"
+            f"  return ({ctype})result;\n}}\n")
+
+
 def _integer_by_zero(b: str, quotient: str) -> str:
     """``quotient`` (an integer // or %), 0 where the divisor ``b`` is 0, as numpy gives
     (OpenCL C leaves it undefined; the CPU device gave the dividend)."""
@@ -132,6 +164,8 @@ def _integer_by_zero(b: str, quotient: str) -> str:
 def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
     if op == "neg":
         return f"(-{a})"
+    if op == "invert":
+        return f"(!{a})" if source.kind == "b" else f"(~{a})"
     if op == "abs":
         if source.kind == "c":
             return f"{_cprefix(source)}_abs({a})"
@@ -154,7 +188,8 @@ def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
 
 
 _BINARY = {"+", "-", "*", "/", "//", "%", "pow", "<", "<=", ">", ">=", "==", "!=", "max", "min",
-           "atan2", "fmod", "hypot", "copysign", "&", "|", "^"}
+           "atan2", "fmod", "hypot", "copysign", "&", "|", "^", "<<", ">>"}
+_BITWISE = ("&", "|", "^", "<<", ">>")
 
 
 @dataclass
@@ -165,6 +200,12 @@ class Printed:
     code: str = ""
     macros: str = ""
     names: dict[int, str] = field(default_factory=dict)
+    dtypes: set[np.dtype] = field(default_factory=set)  # of the operations, not only arguments
+
+    def preamble(self) -> str:
+        """The kernel's preamble: the complex header of the types the code computes in (a
+        float64 == complex64 compares in complex128, which no argument has), and the macros."""
+        return complex_preamble(self.dtypes) + self.macros
 
     def key(self) -> tuple[Any, ...]:
         return (self.code, self.macros, tuple((type(a).__name__, a.dtype.str) for a in self.args))
@@ -212,6 +253,20 @@ def print_tree(node: Node, shape: tuple[int, ...], printed: Printed) -> str:
     if isinstance(node, Index):
         return f"(({dtype_to_ctype(node.dtype)})i)"
     assert isinstance(node, Op)
+    return _wrapped(_print_op(node, shape, printed), node.dtype)
+
+
+def _wrapped(code: str, dtype: np.dtype) -> str:
+    """``code`` of an operator of ``dtype``, held in ``dtype``: C computes char and short
+    operands in int, where numpy wraps in the operator's dtype, so a uint8 200 + 100 was 300
+    to a comparison, a division or a sum over it instead of 44."""
+    if dtype.kind in "iu" and dtype.itemsize < 4:
+        return f"(({dtype_to_ctype(dtype)})({code}))"
+    return code
+
+
+def _print_op(node: Op, shape: tuple[int, ...], printed: Printed) -> str:
+    printed.dtypes.add(node.dtype)
     if node.op == "where":
         cond, then, other = node.args
         return (f"(({print_tree(cond, shape, printed)}) ? "
@@ -220,15 +275,20 @@ def print_tree(node: Node, shape: tuple[int, ...], printed: Printed) -> str:
     if node.op in _BINARY:
         left, right = node.args
         operand = operand_dtype(node.op, left.dtype, right.dtype, node.dtype)
+        printed.dtypes.add(operand)
         a = convert(print_tree(left, shape, printed), left.dtype, operand)
         b = convert(print_tree(right, shape, printed), right.dtype, operand)
         if node.op in ("atan2", "fmod", "hypot", "copysign"):
             return f"{node.op}({a}, {b})"
+        if node.op == "pow" and operand.kind in "iu":
+            helper = _integer_power(operand)
+            if helper not in printed.macros:
+                printed.macros += helper
         return _binary(node.op, a, b, node.dtype, operand)
     (arg,) = node.args
     operand = arg.dtype
     code = print_tree(arg, shape, printed)
-    if node.op not in ("neg", "abs", "real", "imag", "conj", "cast") and operand.kind in "iub":
+    if node.op not in ("neg", "abs", "real", "imag", "conj", "cast", "invert") and operand.kind in "iub":
         code, operand = convert(code, operand, node.dtype), node.dtype  # sin(int) is a double
     return _unary(node.op, code, operand, node.dtype)
 
@@ -247,6 +307,9 @@ def result_dtype(op: str, left: np.dtype, right: np.dtype) -> np.dtype:
     if op in ("<", "<=", ">", ">=", "==", "!="):
         return np.dtype(np.int8)
     common = np.result_type(left, right)
+    if op in _BITWISE and common.kind not in "iub":
+        # numpy refuses too; C rejected the generated kernel, a build failure of ppcl's own code
+        raise TypeError(f"operator {op} takes integer operands, not {left} and {right}")
     if op == "/" and common.kind in "iub":
         return np.dtype(np.float64)
     if op in ("atan2", "fmod", "hypot", "copysign") and common.kind in "iub":
@@ -263,4 +326,8 @@ def scalar_node(value: Any, other: np.dtype) -> Scalar:
     dtype = np.result_type(other, value)
     if not isinstance(value, np.generic) and np.dtype(type(value)).kind == other.kind:
         dtype = other
+    if isinstance(value, int) and not isinstance(value, bool) and dtype.kind in "iu":
+        info = np.iinfo(dtype)  # numpy refuses here; the kernel argument failed at evaluation
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dtype}")
     return Scalar(np.dtype(dtype), value)

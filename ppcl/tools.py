@@ -415,6 +415,8 @@ def parse_arg_list(arguments: str | list[Argument]) -> list[Argument]:
 
 
 COMPLEX_HEADER = """
+#ifndef ppcl_cfloat_header
+#define ppcl_cfloat_header
 typedef float2 cfloat_t;
 inline cfloat_t cfloat_new(float re, float im) { return (cfloat_t)(re, im); }
 inline cfloat_t cfloat_fromreal(float re) { return (cfloat_t)(re, 0.0f); }
@@ -434,9 +436,11 @@ inline float cfloat_abs(cfloat_t a) { return hypot(a.x, a.y); }
 inline float cfloat_abs_squared(cfloat_t a) { return a.x * a.x + a.y * a.y; }
 inline cfloat_t cfloat_exp(cfloat_t a) {
   float e = exp(a.x); return (cfloat_t)(e * cos(a.y), e * sin(a.y)); }
+#endif
 """
 """The complex helpers of PyOpenCL's ``pyopencl-complex.h`` for ``cfloat_t`` (a ``float2``
-holding the real and imaginary parts, the layout of numpy's complex64)."""
+holding the real and imaginary parts, the layout of numpy's complex64); guarded, so a kernel
+whose arguments and whose expression both need it may take it twice."""
 
 COMPLEX_DOUBLE_HEADER = COMPLEX_HEADER.replace("cfloat", "cdouble").replace(
     "float2", "double2").replace("float ", "double ").replace("0.0f", "0.0")

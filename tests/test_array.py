@@ -711,3 +711,101 @@ def test_many_operations_queue_behind_a_user_event_without_waiting(ooo_queue, se
     for k, copy in enumerate(copies):
         assert (copy.get() == (3 + k) * k).all()
     assert (array.get() == 23).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_propagates_through_max_min_maximum_minimum(queue, dtype, monkeypatch):
+    # OpenCL's fmax/fmin return the other operand of a NaN: max of [1, nan, 3] was 3
+    x = np.array([1, np.nan, 3, -2, 0.0, -0.0], dtype)
+    y = np.array([0, 1, np.nan, -5, -0.0, 0.0], dtype)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    for reduce, want in ((cla.max, np.max), (cla.min, np.min)):
+        assert np.isnan(reduce(a).get())
+        assert reduce(b[3:]).get() == want(y[3:])
+    long = np.ones(300_001, dtype)
+    long[123_456] = np.nan  # past the one-work-item size: partials folded too
+    assert np.isnan(cla.max(cla.to_device(queue, long)).get())
+    for pair, want in ((cla.maximum, np.maximum), (cla.minimum, np.minimum)):
+        got = pair(a, b).get()
+        np.testing.assert_array_equal(got, want(x, y))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want(x, y)))
+        np.testing.assert_array_equal(pair(a, 0.5).get(), want(x, dtype(0.5)))
+    monkeypatch.setenv("PPCL_ARRAY_PATTERNS", "1")  # that route folds with fmax: not taken
+    assert np.isnan(cla.max(a).get()) and np.isnan(cla.min(a).get())
+
+
+def test_narrow_integer_operators_wrap_in_their_dtype(queue):
+    # C computes char and short operands in int: a uint8 200 + 100 was 300 to what followed
+    x, y = np.array([200, 5], np.uint8), np.array([100, 1], np.uint8)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, y)
+    np.testing.assert_array_equal(((a + b) < 100).get(), (x + y) < 100)
+    np.testing.assert_array_equal((-a > 10).get(), -x > 10)
+    assert cla.sum((a + b) // 1, dtype=np.int32).get() == ((x + y) // 1).sum(dtype=np.int32)
+    c = np.array([100, -100, -128], np.int8)
+    d = cla.to_device(queue, c)
+    np.testing.assert_array_equal(((d + d) / 2).get(), (c + c) / 2)
+    np.testing.assert_array_equal(abs(d * 2).get(), abs(c * 2))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal((d // -1).get(), c // -1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32,
+                                   np.int64, np.uint64])
+def test_integer_power_is_exact_and_wraps(queue, dtype):
+    # through double, 3**39 lost its low digits and an overflow became INT_MIN
+    x = np.array([0, 1, 2, 3, 7, 13, 100, 255 if np.dtype(dtype).kind == "u" else -3], dtype)
+    e = np.array([0, 5, 9, 39, 3, 17, 4, 3], dtype)
+    a, b = cla.to_device(queue, x), cla.to_device(queue, e)
+    with np.errstate(over="ignore"):
+        for got, want in ((a ** b, x ** e), (a ** 3, x ** 3), (2 ** b, dtype(2) ** e)):
+            np.testing.assert_array_equal(got.get(), want)
+            assert got.dtype == want.dtype
+
+
+INPLACE = ["+=", "-=", "*=", "//=", "%=", "**=", "&=", "|=", "^=", "<<=", ">>="]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint64])
+def test_integer_operators_in_place_and_bitwise(queue, dtype):
+    # //=, %=, **= and the bitwise ones had no in-place method: Python rebound the name to a
+    # new array, so another reference (or a view's base) kept the old values
+    x = np.array([0, 1, 2, 3, 7, 13, 100, 5], dtype)
+    y = np.array([1, 5, 3, 2, 3, 1, 4, 3], dtype)
+    for op in INPLACE:
+        for other_h, other in ((y, cla.to_device(queue, y)), (3, 3)):
+            a = cla.to_device(queue, x)
+            alias, h = a, x.copy()
+            scope = {"a": a, "h": h, "o": other, "oh": other_h}
+            exec(f"a {op} o\nh {op} oh", scope)
+            assert scope["a"] is alias
+            np.testing.assert_array_equal(alias.get(), scope["h"], err_msg=op)
+    a = cla.to_device(queue, x)
+    for expr in ("~a", "a << 2", "a >> 1", "3 & a", "3 | a", "3 ^ a", "1 << a", "100 >> a",
+                 "a << 200 // 20"):
+        want = eval(expr.replace("a", "x"))
+        got = eval(expr).get()
+        np.testing.assert_array_equal(got, want, err_msg=expr)
+        assert got.dtype == want.dtype
+
+
+def test_operators_numpy_refuses_raise(queue):
+    f = cla.to_device(queue, np.ones(3, np.float32))
+    i = cla.to_device(queue, np.ones(3, np.int32))
+    u = cla.to_device(queue, np.ones(3, np.uint8))
+    for expr in ("f & f", "f | 1", "~f", "f << 1", "i /= 2", "i += 1.5", "f += 1j"):
+        with pytest.raises(TypeError):  # bitwise float operators were a failed build
+            exec(expr, {"f": f, "i": i})
+    with pytest.raises(OverflowError):  # was raised only when the result was read
+        _ = u + 300
+    np.testing.assert_array_equal(i.get(), 1)
+
+
+def test_mixed_real_and_complex_comparisons_build(queue):
+    # float64 == complex64 compares in complex128, which no argument has: the kernel called
+    # cdouble_fromreal without the header that defines it
+    x = np.array([1.0, 2.0, 3.0])
+    z = np.array([1 + 0j, 2 + 1j, 0j], np.complex64)
+    a, c = cla.to_device(queue, x), cla.to_device(queue, z)
+    for got, want in ((a == c, x == z), (c != a, z != x), (a.astype(np.int32) == c, x == z)):
+        np.testing.assert_array_equal(got.get().astype(bool), want)
+    np.testing.assert_allclose((c + a).get(), z + x)
