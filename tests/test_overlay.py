@@ -225,6 +225,20 @@ def test_dead_task_is_eliminated_but_its_event_completes(ctx, prg, queue):
     assert any(note.startswith("eliminated scale") for note in graph.notes)
 
 
+def test_a_released_buffer_read_through_its_sub_buffer_is_not_dead(ctx, prg, queue):
+    a = np.arange(N, dtype=np.float32)
+    abuf = buffer_of(ctx, a)
+    parent = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
+    half = parent.get_sub_region(N * 2, N * 2)
+    prg.scale(queue, (N,), None, abuf, parent, np.float32(2))
+    parent.release()  # the sub-buffer keeps its bytes readable (OpenCL)
+    queue.finish()
+    assert [n.status for n in cl.overlay.graph().nodes] == ["run"]
+    out = np.empty(N // 2, np.float32)
+    cl.enqueue_copy(queue, out, half)
+    np.testing.assert_array_equal(out, a[N // 2:] * 2)
+
+
 def test_redundant_write_is_removed(ctx, prg, queue):
     a = np.arange(N, dtype=np.float32)
     abuf = cl.Buffer(ctx, mf.READ_WRITE, N * 4)

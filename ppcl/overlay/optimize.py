@@ -102,7 +102,7 @@ def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, 
             nodes.append(Node([index], "transfer", transfer_label(command.kind), reads, writes,
                               host))
             infos.append(None)
-    released = {i for i, mem in enumerate(numbers.buffers) if mem.released}
+    released = {i for i, mem in enumerate(numbers.buffers) if mem.unreachable}
     graph = TaskGraph(nodes, numbers.buffers, released, set())
     return graph, infos
 

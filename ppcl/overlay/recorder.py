@@ -667,6 +667,6 @@ def _shape(commands: Sequence[Command], program_id: Callable[[Program], Any] = i
             waits = [recorded[id(e)] for e in command.waits if id(e) in recorded]
             if waits:
                 parts += ("waits", len(waits), *waits)
-    parts += [mem.released for mem in numbers.buffers]
+    parts += [mem.unreachable for mem in numbers.buffers]
     parts += [mem.size for mem in numbers.buffers]
     return tuple(parts), tuple(values)
