@@ -275,6 +275,9 @@ def eliminate_dead_tasks(graph: TaskGraph, infos: Sequence[KernelInfo | None]) -
         node = graph.nodes[i]
         if node.status != "run" or not node.writes:
             continue  # a read into host memory writes no buffer: never dead
+        info = infos[i]
+        if info is not None and any(part.facts.prints for part in info.parts):
+            continue  # its output is seen whatever becomes of the buffers it writes
         dead = {b: dead_after(graph, i, b) for b in node.writes}
         if not all(dead.values()):
             continue

@@ -599,7 +599,7 @@ def _facts(kernel: Any) -> KernelFacts:
         function = next(d for d in kernel.program._module.decls
                         if isinstance(d, ir.Function) and d.is_kernel
                         and d.name == kernel.function_name)
-        facts = CACHE.facts[key] = kernel_facts(function)
+        facts = CACHE.facts[key] = kernel_facts(function, kernel.program._module)
     return facts
 
 
