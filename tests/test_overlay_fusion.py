@@ -304,3 +304,55 @@ def test_point_wise_producer_recomputed_for_a_two_point_consumer(ctx, consumer, 
     notes = cl.overlay.graph().notes
     assert any("recomputation" in note for note in notes) == recomputed
     assert any(note.startswith("dropped the producer") for note in notes) == recomputed
+
+
+RETYPED = """
+__kernel void to_bytes(__global const float *a, __global uchar *b)
+{
+    int i = get_global_id(0);
+    b[i] = (uchar)a[i];
+}
+
+__kernel void as_words(__global const int *b, __global int *c)
+{
+    int i = get_global_id(0);
+    c[i] = b[i] + 1;
+}
+
+__kernel void flip(__global const uint *b, __global uint *c)
+{
+    int i = get_global_id(0);
+    c[i] = b[i] ^ 0x80000000u;
+}
+
+__kernel void halve(__global const float *a, __global float *b)
+{
+    int i = get_global_id(0);
+    b[i] = a[i] * 0.5f;
+}
+"""
+
+
+@pytest.mark.parametrize("producer, consumer", [("to_bytes", "as_words"), ("halve", "flip")])
+def test_a_buffer_read_as_another_type_is_not_forwarded(ctx, producer, consumer):
+    """The same index into a buffer seen as another element type is another element (or the
+    same bytes read as other bits): the consumer must load what the producer stored."""
+    prg = cl.Program(ctx, RETYPED).build()
+    n = 256
+    a = np.arange(n, dtype=np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+
+    def run(queue):
+        src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        b = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        c = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        getattr(prg, producer)(queue, (n,), None, src, b)
+        getattr(prg, consumer)(queue, (n,), None, b, c)
+        out = np.empty(n, np.int32)
+        cl.enqueue_copy(queue, out, c)
+        return out
+
+    np.testing.assert_array_equal(run(fused), run(plain))
+    assert not any(note.startswith("fused") for note in cl.overlay.graph().notes)

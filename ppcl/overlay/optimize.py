@@ -27,7 +27,7 @@ import numpy as np
 
 from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import PointerType
+from ppcl.compiler.ir.types import PointerType, Type
 from ppcl.compiler.ir.visit import walk
 from ppcl.devices.interface import BufferArg, ValueArg
 from ppcl.overlay.fuse import (
@@ -75,6 +75,10 @@ class KernelInfo:
     pointwise: set[int] = field(default_factory=set)  # buffers stored point-wise (fuse.py)
     plain: dict[int, bool] = field(default_factory=dict)  # every access p[e], e effect-free
     recomputed: dict[int, bool] = field(default_factory=dict)  # buffer -> producer body kept
+    # buffer -> the element type its parameter points to (None once fused parts disagree):
+    # the same index in two kernels is the same element, and a stored value the value a load
+    # sees, only when both view the buffer as the same type
+    elements: dict[int, Type | None] = field(default_factory=dict)
 
 
 def _transfer_ranges(task: TransferTask, numbers: Numbering) -> tuple[set[int], set[int]]:
@@ -132,6 +136,8 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
     for param, number in zip(fn.params, buffers):
         if number is None:
             continue
+        info.elements[number] = param.type.pointee if isinstance(param.type, PointerType) \
+            else None
         access = facts.accesses.get(param.name)
         info.plain[number] = access is not None and access.direct \
             and all(is_effect_free(e) for e in access.indices)
@@ -326,6 +332,9 @@ def _fusion(graph: TaskGraph, infos: Sequence[KernelInfo | None], a: int, b: int
         sa, sb = ia.indices.get(buffer), ib.indices.get(buffer)
         if buffer not in ia.stored_by:
             return None
+        element = ia.elements.get(buffer)
+        if element is None or element != ib.elements.get(buffer):
+            return None  # the buffer seen as another type: other bytes, another value
         if sa is None or sb is None or len(sa) != 1 or sa != sb:
             own = False  # not the work-item's own element (a halo, or unknown)
     if own:
@@ -359,6 +368,9 @@ def _merge(graph: TaskGraph, infos: list[KernelInfo | None], a: int, b: int, rea
         ia.forwards.setdefault(buffer, forward)
     for buffer, keep in ib.recomputed.items():
         ia.recomputed.setdefault(buffer, keep)
+    for buffer, element in ib.elements.items():
+        seen = ia.elements.get(buffer, element)
+        ia.elements[buffer] = element if seen == element else None
     for buffer, plain in ib.plain.items():
         ia.plain[buffer] = ia.plain.get(buffer, True) and plain
     ia.pointwise.clear()  # a fused kernel is not point-wise
