@@ -356,3 +356,41 @@ def test_a_buffer_read_as_another_type_is_not_forwarded(ctx, producer, consumer)
 
     np.testing.assert_array_equal(run(fused), run(plain))
     assert not any(note.startswith("fused") for note in cl.overlay.graph().notes)
+
+
+IN_PLACE = """
+__kernel void brighten(__global float *g, float s)
+{
+    int i = get_global_id(0);
+    g[i] = g[i] * s + 1.0f;
+}
+
+__kernel void forward_difference(__global const float *g, __global float *d, int n)
+{
+    int i = get_global_id(0);
+    d[i] = g[min(i + 1, n - 1)] - g[i];
+}
+"""
+
+
+def test_an_in_place_update_is_not_recomputed_at_a_neighbour(ctx):
+    """A producer reading the element it overwrites is not point-wise for a consumer reading
+    the next element: recomputed there, it would load a value another work-item updated."""
+    prg = cl.Program(ctx, IN_PLACE).build()
+    n = 1024
+    g0 = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+
+    def run(queue):
+        g = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=g0)
+        d = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        prg.brighten(queue, (n,), None, g, np.float32(0.5))
+        prg.forward_difference(queue, (n,), None, g, d, np.int32(n))
+        out = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, out, d)
+        return out
+
+    np.testing.assert_array_equal(run(fused), run(plain))
+    assert not any("recomputation" in note for note in cl.overlay.graph().notes)

@@ -178,7 +178,8 @@ def _addressed(indices: Sequence[ir.Expr], facts: KernelFacts, values: dict[str,
 def _point_wise(facts: KernelFacts, name: str, values: dict[str, int | float],
                 ndrange: Any) -> bool:
     """Whether the value stored to ``name`` depends on the work-item only through loads of
-    the very element stored (so it can be recomputed at any other element)."""
+    the very element stored, of buffers other than ``name`` (so it can be recomputed at any
+    other element: those loads see the same values wherever they run)."""
     value = pointwise_value(facts, name)
     if value is None:
         return False
@@ -188,6 +189,8 @@ def _point_wise(facts: KernelFacts, name: str, values: dict[str, int | float],
     for load in loads:
         if not isinstance(load.base, ir.VarRef) or load.base.name not in facts.accesses:
             return False
+        if load.base.name == name:
+            return False  # updated in place: at another element it would load a new value
         if _addressed([load.index], facts, values, ndrange) != own:
             return False
     rest = [n for n in walk(value) if isinstance(n, ir.Call) and n.name in WORK_ITEM_FUNCTIONS]
