@@ -385,7 +385,8 @@ class MemoryMap:
             buffer.unhold()  # held since the map was enqueued
 
         return (queue or self._queue)._enqueue(command_type.UNMAP_MEM_OBJECT, unmap, wait_for,
-                                                routine="clEnqueueUnmapMemObject")
+                                                routine="clEnqueueUnmapMemObject",
+                                                uses=(buffer,))
 
     def __enter__(self) -> MemoryMap:
         return self
