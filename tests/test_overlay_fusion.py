@@ -394,3 +394,53 @@ def test_an_in_place_update_is_not_recomputed_at_a_neighbour(ctx):
 
     np.testing.assert_array_equal(run(fused), run(plain))
     assert not any("recomputation" in note for note in cl.overlay.graph().notes)
+
+
+SCALAR_SHAPED = """
+__kernel void twice(__global const float *a, __global float *b)
+{
+    int i = get_global_id(0);
+    b[i] = a[i] * 2.0f;
+}
+
+__kernel void look(__global const float *b, __global float *c, int k, int n)
+{
+    int i = get_global_id(0);
+    c[i] = b[min(i + k, n - 1)] + 1.0f;
+}
+
+__kernel void put(__global float *b, int s)
+{
+    int i = get_global_id(0);
+    b[i * s] = 5.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("consumer, values", [("look", [1, 0, 1, 0, 3]), ("put", [1, 0, 0, 1, 0])])
+def test_a_plan_rests_on_no_value_that_varies(ctx, consumer, values):
+    """Whether the consumer reads the producer's own element (look at k == 0) or overwrites
+    the whole buffer (put at s == 1) depends on an integer argument: a plan made while it had
+    one value must not serve a replay where it has another."""
+    prg = cl.Program(ctx, SCALAR_SHAPED).build()
+    n = 256
+    a = np.arange(n, dtype=np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    b = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    c = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+
+    def run(queue, value):
+        prg.twice(queue, (n,), None, src, b)
+        if consumer == "look":
+            prg.look(queue, (n,), None, b, c, np.int32(value), np.int32(n))
+        else:
+            prg.put(queue, (n,), None, b, np.int32(value))
+        out = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, out, c if consumer == "look" else b)
+        return out
+
+    for value in values:
+        np.testing.assert_array_equal(run(fused, value), run(plain, value), f"value {value}")

@@ -86,8 +86,11 @@ def _transfer_ranges(task: TransferTask, numbers: Numbering) -> tuple[set[int], 
             {numbers.buffer(m) for m, _, _ in task.writes})
 
 
-def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, list[KernelInfo | None]]:
-    """The task graph of ``commands`` and the fusion facts of its kernel nodes."""
+def build_graph(commands: Sequence[Command], facts_of: Any,
+                known: set[tuple[int, int]]) -> tuple[TaskGraph, list[KernelInfo | None]]:
+    """The task graph of ``commands`` and the fusion facts of its kernel nodes; the values of
+    the scalar arguments in ``known`` ((command, argument index) pairs) are used by the
+    analyses, the others stand for any value."""
     numbers = Numbering()
     nodes: list[Node] = []
     infos: list[KernelInfo | None] = []
@@ -96,7 +99,7 @@ def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, 
         if isinstance(task, KernelTask):
             facts: KernelFacts = facts_of(task.kernel)
             reads, writes = kernel_sets(task, facts.function.params, numbers, facts.accesses)
-            info = _kernel_info(task, facts, numbers)
+            info = _kernel_info(task, facts, numbers, {a for c, a in known if c == index})
             nodes.append(Node([index], "kernel", task.kernel.function_name, reads, writes,
                               covers=info.covers))
             infos.append(info)
@@ -111,13 +114,14 @@ def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, 
     return graph, infos
 
 
-def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> KernelInfo:
+def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering,
+                 known: set[int]) -> KernelInfo:
     fn = facts.function
     values: dict[str, int | float] = {}
     buffers: list[int | None] = []
     refusal = facts.refusal
     seen: dict[int, str] = {}
-    for param, arg in zip(fn.params, task.args):
+    for index, (param, arg) in enumerate(zip(fn.params, task.args)):
         number = None
         if isinstance(arg, BufferArg) and arg.owner is not None:
             number = numbers.buffer(arg.owner)
@@ -126,7 +130,7 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
             if number in seen:
                 refusal = refusal or f"binds one buffer to '{seen[number]}' and '{param.name}'"
             seen[number] = param.name
-        elif isinstance(arg, ValueArg):
+        elif isinstance(arg, ValueArg) and index in known:
             value = scalar_value(param, arg.data)
             if value is not None:
                 values[param.name] = value
