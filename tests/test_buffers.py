@@ -36,6 +36,40 @@ def test_a_const_element_whose_address_is_taken_is_only_read():
     assert access.reads and not access.writes
 
 
+@pytest.mark.parametrize("body", [
+    "((__global float *)p)[get_global_id(0)] = 0.0f;",
+    "__global float *w = (__global float *)p; w[1] = 0.0f;",
+    "*(__global float *)&p[3] = 0.0f;",
+], ids=["cast", "cast into a variable", "cast of an element's address"])
+def test_a_const_pointer_cast_to_non_const_counts_as_written(body):
+    source = f"__kernel void k(__global const float *p) {{ {body} }}"
+    (fn,) = compile_source(source).module.functions
+    access = buffer_accesses(fn)["p"]
+    assert access.writes and not access.direct
+
+
+def test_the_overlay_keeps_a_write_after_a_kernel_writing_through_a_cast(ctx):
+    # the kernel writes 'a' through a cast away of const: writing the same data into it
+    # again is not redundant
+    prg = cl.Program(ctx, """
+        __kernel void clear(__global const float *a, __global float *b) {
+            int i = get_global_id(0);
+            b[i] = a[i];
+            ((__global float *)a)[i] = 0.0f;
+        }""").build()
+    queue = cl.CommandQueue(ctx)
+    cl.overlay.enable(queue)
+    host = np.arange(64, dtype=np.float32)
+    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, host.nbytes)
+    b = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, host.nbytes)
+    cl.enqueue_copy(queue, a, host, is_blocking=False)
+    prg.clear(queue, (64,), None, a, b)
+    cl.enqueue_copy(queue, a, host, is_blocking=False)
+    out = np.empty_like(host)
+    cl.enqueue_copy(queue, out, a)
+    np.testing.assert_array_equal(out, host)
+
+
 def test_the_overlay_keeps_a_copy_after_an_atomic_kernel(ctx):
     # the atomics write 'bins': copying the same data into it again is not redundant
     queue = cl.CommandQueue(ctx)

@@ -171,6 +171,49 @@ def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, n: in
     _assert_computed(context, out, _norm(bumped))
 
 
+DRIFT = """
+__kernel void drift(__global float *p, int n) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float x = p[4 * i], v = p[4 * i + 1];
+    p[4 * i] = x + 0.5f * v;
+    p[4 * i + 1] = v * p[4 * i + 2] + p[4 * i + 3];
+}
+"""
+
+
+def _drift(p: np.ndarray) -> np.ndarray:
+    q = p.copy()
+    q[:, 0] = p[:, 0] + np.float32(0.5) * p[:, 1]
+    q[:, 1] = p[:, 1] * p[:, 2] + p[:, 3]
+    return q
+
+
+def test_a_map_sees_and_changes_a_buffer_kept_transposed(context: cl.Context) -> None:
+    """A rewritten kernel updates its buffer in the transposed copy: a map must see (and
+    write) the buffer as the program wrote it, as a read does."""
+    n = 256
+    structs = np.random.default_rng(9).uniform(-1, 1, (n, 4)).astype(np.float32)
+    queue = cl.CommandQueue(context)
+    hostfusion.enable(queue, "force")
+    program = cl.Program(context, DRIFT).build()
+    d_p = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=structs)
+    program.drift(queue, (n,), None, d_p, np.int32(n))
+    assert "layout p" in hostfusion.decisions()[-1].choice
+    program.drift(queue, (n,), None, d_p, np.int32(n))
+    expected = _drift(_drift(structs))
+    mapped, _ = cl.enqueue_map_buffer(queue, d_p, cl.map_flags.READ | cl.map_flags.WRITE, 0,
+                                      (n, 4), np.float32)
+    np.testing.assert_array_equal(mapped, expected)
+    mapped[:, 3] = 1.0
+    expected[:, 3] = 1.0
+    mapped.base.release()
+    program.drift(queue, (n,), None, d_p, np.int32(n))
+    back = np.empty_like(structs)
+    cl.enqueue_copy(queue, back, d_p)
+    np.testing.assert_array_equal(back, _drift(expected))
+
+
 # float4 pixels, AoS: each lane reads two components of its pixel again and again, which the
 # model reads better as structure of arrays; the frame's other buffer is only written
 PIXELS = """

@@ -225,6 +225,34 @@ def test_dead_task_is_eliminated_but_its_event_completes(ctx, prg, queue):
     assert any(note.startswith("eliminated scale") for note in graph.notes)
 
 
+def test_a_released_buffer_read_through_its_sub_buffer_is_not_dead(ctx, prg, queue):
+    a = np.arange(N, dtype=np.float32)
+    abuf = buffer_of(ctx, a)
+    parent = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
+    half = parent.get_sub_region(N * 2, N * 2)
+    prg.scale(queue, (N,), None, abuf, parent, np.float32(2))
+    parent.release()  # the sub-buffer keeps its bytes readable (OpenCL)
+    queue.finish()
+    assert [n.status for n in cl.overlay.graph().nodes] == ["run"]
+    out = np.empty(N // 2, np.float32)
+    cl.enqueue_copy(queue, out, half)
+    np.testing.assert_array_equal(out, a[N // 2:] * 2)
+
+
+def test_a_kernel_that_prints_is_never_dead(ctx, queue, capfd):
+    prg = cl.Program(ctx, """
+        void say(int i) { if (i == 3) printf("item %d\\n", i); }
+        __kernel void noisy(__global float *b) { int i = get_global_id(0); say(i); b[i] = 1.0f; }
+        __kernel void quiet(__global float *b) { int i = get_global_id(0); b[i] = 2.0f; }
+    """).build()
+    buf = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
+    prg.noisy(queue, (N,), None, buf)
+    prg.quiet(queue, (N,), None, buf)  # overwrites whole what noisy wrote
+    np.testing.assert_array_equal(read(queue, buf), np.full(N, 2, np.float32))
+    assert capfd.readouterr().out == "item 3\n"
+    assert [n.status for n in cl.overlay.graph().nodes] == ["run", "run"]
+
+
 def test_redundant_write_is_removed(ctx, prg, queue):
     a = np.arange(N, dtype=np.float32)
     abuf = cl.Buffer(ctx, mf.READ_WRITE, N * 4)

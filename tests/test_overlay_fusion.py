@@ -304,3 +304,143 @@ def test_point_wise_producer_recomputed_for_a_two_point_consumer(ctx, consumer, 
     notes = cl.overlay.graph().notes
     assert any("recomputation" in note for note in notes) == recomputed
     assert any(note.startswith("dropped the producer") for note in notes) == recomputed
+
+
+RETYPED = """
+__kernel void to_bytes(__global const float *a, __global uchar *b)
+{
+    int i = get_global_id(0);
+    b[i] = (uchar)a[i];
+}
+
+__kernel void as_words(__global const int *b, __global int *c)
+{
+    int i = get_global_id(0);
+    c[i] = b[i] + 1;
+}
+
+__kernel void flip(__global const uint *b, __global uint *c)
+{
+    int i = get_global_id(0);
+    c[i] = b[i] ^ 0x80000000u;
+}
+
+__kernel void halve(__global const float *a, __global float *b)
+{
+    int i = get_global_id(0);
+    b[i] = a[i] * 0.5f;
+}
+"""
+
+
+@pytest.mark.parametrize("producer, consumer", [("to_bytes", "as_words"), ("halve", "flip")])
+def test_a_buffer_read_as_another_type_is_not_forwarded(ctx, producer, consumer):
+    """The same index into a buffer seen as another element type is another element (or the
+    same bytes read as other bits): the consumer must load what the producer stored."""
+    prg = cl.Program(ctx, RETYPED).build()
+    n = 256
+    a = np.arange(n, dtype=np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+
+    def run(queue):
+        src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+        b = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        c = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        getattr(prg, producer)(queue, (n,), None, src, b)
+        getattr(prg, consumer)(queue, (n,), None, b, c)
+        out = np.empty(n, np.int32)
+        cl.enqueue_copy(queue, out, c)
+        return out
+
+    np.testing.assert_array_equal(run(fused), run(plain))
+    assert not any(note.startswith("fused") for note in cl.overlay.graph().notes)
+
+
+IN_PLACE = """
+__kernel void brighten(__global float *g, float s)
+{
+    int i = get_global_id(0);
+    g[i] = g[i] * s + 1.0f;
+}
+
+__kernel void forward_difference(__global const float *g, __global float *d, int n)
+{
+    int i = get_global_id(0);
+    d[i] = g[min(i + 1, n - 1)] - g[i];
+}
+"""
+
+
+def test_an_in_place_update_is_not_recomputed_at_a_neighbour(ctx):
+    """A producer reading the element it overwrites is not point-wise for a consumer reading
+    the next element: recomputed there, it would load a value another work-item updated."""
+    prg = cl.Program(ctx, IN_PLACE).build()
+    n = 1024
+    g0 = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+
+    def run(queue):
+        g = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=g0)
+        d = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+        prg.brighten(queue, (n,), None, g, np.float32(0.5))
+        prg.forward_difference(queue, (n,), None, g, d, np.int32(n))
+        out = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, out, d)
+        return out
+
+    np.testing.assert_array_equal(run(fused), run(plain))
+    assert not any("recomputation" in note for note in cl.overlay.graph().notes)
+
+
+SCALAR_SHAPED = """
+__kernel void twice(__global const float *a, __global float *b)
+{
+    int i = get_global_id(0);
+    b[i] = a[i] * 2.0f;
+}
+
+__kernel void look(__global const float *b, __global float *c, int k, int n)
+{
+    int i = get_global_id(0);
+    c[i] = b[min(i + k, n - 1)] + 1.0f;
+}
+
+__kernel void put(__global float *b, int s)
+{
+    int i = get_global_id(0);
+    b[i * s] = 5.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("consumer, values", [("look", [1, 0, 1, 0, 3]), ("put", [1, 0, 0, 1, 0])])
+def test_a_plan_rests_on_no_value_that_varies(ctx, consumer, values):
+    """Whether the consumer reads the producer's own element (look at k == 0) or overwrites
+    the whole buffer (put at s == 1) depends on an integer argument: a plan made while it had
+    one value must not serve a replay where it has another."""
+    prg = cl.Program(ctx, SCALAR_SHAPED).build()
+    n = 256
+    a = np.arange(n, dtype=np.float32)
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    b = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    c = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+
+    def run(queue, value):
+        prg.twice(queue, (n,), None, src, b)
+        if consumer == "look":
+            prg.look(queue, (n,), None, b, c, np.int32(value), np.int32(n))
+        else:
+            prg.put(queue, (n,), None, b, np.int32(value))
+        out = np.empty(n, np.float32)
+        cl.enqueue_copy(queue, out, c if consumer == "look" else b)
+        return out
+
+    for value in values:
+        np.testing.assert_array_equal(run(fused, value), run(plain, value), f"value {value}")

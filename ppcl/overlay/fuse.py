@@ -18,13 +18,13 @@ OpenCL C and built through the normal pipeline by the caller.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ppcl.compiler.analysis.buffers import ParamAccess, buffer_accesses, single_definitions
-from ppcl.compiler.analysis.callgraph import WORKITEM_FUNCTIONS
+from ppcl.compiler.analysis.callgraph import WORKITEM_FUNCTIONS, reaching, user_calls
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, children, find_all, walk
@@ -43,11 +43,36 @@ class KernelFacts:
     accesses: dict[str, ParamAccess]
     definitions: dict[str, ir.Expr]
     refusal: str  # why the kernel cannot be fused ("" when it can)
+    prints: bool = False  # calls printf, itself or through a helper: never a dead task
 
 
-def kernel_facts(function: ir.Function) -> KernelFacts:
+# calls a fused kernel cannot hold: they order or show the work-items of one original launch
+_UNFUSABLE_CALLS = ("barrier", "mem_fence", "read_mem_fence", "write_mem_fence", "printf")
+
+
+def kernel_facts(function: ir.Function, module: ir.Module | None = None) -> KernelFacts:
+    """The facts of kernel ``function``; ``module`` (its program's) lets the helpers it calls
+    count: a helper that reaches a barrier or printf refuses fusion as the call itself does."""
+    helpers: dict[str, frozenset[str]] = {name: frozenset() for name in _UNFUSABLE_CALLS}
+    if module is not None:
+        helpers = {name: reaching(module, _calls_named(name)) for name in _UNFUSABLE_CALLS}
+    refusal = _refusal(function) or _helper_refusal(function, helpers)
+    prints = any(isinstance(n, ir.Call) and n.name == "printf" for n in walk(function.body)) \
+        or bool(user_calls(function.body) & helpers["printf"])
     return KernelFacts(function, buffer_accesses(function), single_definitions(function),
-                       _refusal(function))
+                       refusal, prints)
+
+
+def _calls_named(name: str) -> Callable[[ir.Call], bool]:
+    return lambda call: call.name == name
+
+
+def _helper_refusal(fn: ir.Function, helpers: dict[str, frozenset[str]]) -> str:
+    called = user_calls(fn.body)
+    for name, reached in helpers.items():
+        for helper in sorted(called & reached):
+            return f"calls {helper}, which calls {name}"
+    return ""
 
 
 def _refusal(fn: ir.Function) -> str:
@@ -61,8 +86,7 @@ def _refusal(fn: ir.Function) -> str:
     for node in walk(fn.body):
         if isinstance(node, ir.Return):
             return "returns early"
-        if isinstance(node, ir.Call) and node.name in ("barrier", "mem_fence", "read_mem_fence",
-                                                       "write_mem_fence", "printf"):
+        if isinstance(node, ir.Call) and node.name in _UNFUSABLE_CALLS:
             return f"calls {node.name}"
         if isinstance(node, ir.VarDecl) and node.space == AddressSpace.LOCAL:
             return f"declares __local '{node.name}'"

@@ -55,7 +55,7 @@ class TaskGraph:
 
     nodes: list[Node]
     buffers: list[MemoryObject]
-    released: set[int]  # buffer numbers released by the program while recorded
+    released: set[int]  # buffer numbers released, and no sub-buffer alive, while recorded
     edges: set[tuple[int, int, str]]  # (from node, to node, why): raw, war, waw, order, event
     notes: list[str] = field(default_factory=list)  # every decision, with its reason
     before: str = ""  # the dot text of the graph before optimization

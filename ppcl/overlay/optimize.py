@@ -27,7 +27,7 @@ import numpy as np
 
 from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import PointerType
+from ppcl.compiler.ir.types import PointerType, Type
 from ppcl.compiler.ir.visit import walk
 from ppcl.devices.interface import BufferArg, ValueArg
 from ppcl.overlay.fuse import (
@@ -75,6 +75,10 @@ class KernelInfo:
     pointwise: set[int] = field(default_factory=set)  # buffers stored point-wise (fuse.py)
     plain: dict[int, bool] = field(default_factory=dict)  # every access p[e], e effect-free
     recomputed: dict[int, bool] = field(default_factory=dict)  # buffer -> producer body kept
+    # buffer -> the element type its parameter points to (None once fused parts disagree):
+    # the same index in two kernels is the same element, and a stored value the value a load
+    # sees, only when both view the buffer as the same type
+    elements: dict[int, Type | None] = field(default_factory=dict)
 
 
 def _transfer_ranges(task: TransferTask, numbers: Numbering) -> tuple[set[int], set[int]]:
@@ -82,8 +86,11 @@ def _transfer_ranges(task: TransferTask, numbers: Numbering) -> tuple[set[int], 
             {numbers.buffer(m) for m, _, _ in task.writes})
 
 
-def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, list[KernelInfo | None]]:
-    """The task graph of ``commands`` and the fusion facts of its kernel nodes."""
+def build_graph(commands: Sequence[Command], facts_of: Any,
+                known: set[tuple[int, int]]) -> tuple[TaskGraph, list[KernelInfo | None]]:
+    """The task graph of ``commands`` and the fusion facts of its kernel nodes; the values of
+    the scalar arguments in ``known`` ((command, argument index) pairs) are used by the
+    analyses, the others stand for any value."""
     numbers = Numbering()
     nodes: list[Node] = []
     infos: list[KernelInfo | None] = []
@@ -92,7 +99,7 @@ def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, 
         if isinstance(task, KernelTask):
             facts: KernelFacts = facts_of(task.kernel)
             reads, writes = kernel_sets(task, facts.function.params, numbers, facts.accesses)
-            info = _kernel_info(task, facts, numbers)
+            info = _kernel_info(task, facts, numbers, {a for c, a in known if c == index})
             nodes.append(Node([index], "kernel", task.kernel.function_name, reads, writes,
                               covers=info.covers))
             infos.append(info)
@@ -102,18 +109,19 @@ def build_graph(commands: Sequence[Command], facts_of: Any) -> tuple[TaskGraph, 
             nodes.append(Node([index], "transfer", transfer_label(command.kind), reads, writes,
                               host))
             infos.append(None)
-    released = {i for i, mem in enumerate(numbers.buffers) if mem.released}
+    released = {i for i, mem in enumerate(numbers.buffers) if mem.unreachable}
     graph = TaskGraph(nodes, numbers.buffers, released, set())
     return graph, infos
 
 
-def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> KernelInfo:
+def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering,
+                 known: set[int]) -> KernelInfo:
     fn = facts.function
     values: dict[str, int | float] = {}
     buffers: list[int | None] = []
     refusal = facts.refusal
     seen: dict[int, str] = {}
-    for param, arg in zip(fn.params, task.args):
+    for index, (param, arg) in enumerate(zip(fn.params, task.args)):
         number = None
         if isinstance(arg, BufferArg) and arg.owner is not None:
             number = numbers.buffer(arg.owner)
@@ -122,7 +130,7 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
             if number in seen:
                 refusal = refusal or f"binds one buffer to '{seen[number]}' and '{param.name}'"
             seen[number] = param.name
-        elif isinstance(arg, ValueArg):
+        elif isinstance(arg, ValueArg) and index in known:
             value = scalar_value(param, arg.data)
             if value is not None:
                 values[param.name] = value
@@ -132,6 +140,8 @@ def _kernel_info(task: KernelTask, facts: KernelFacts, numbers: Numbering) -> Ke
     for param, number in zip(fn.params, buffers):
         if number is None:
             continue
+        info.elements[number] = param.type.pointee if isinstance(param.type, PointerType) \
+            else None
         access = facts.accesses.get(param.name)
         info.plain[number] = access is not None and access.direct \
             and all(is_effect_free(e) for e in access.indices)
@@ -172,7 +182,8 @@ def _addressed(indices: Sequence[ir.Expr], facts: KernelFacts, values: dict[str,
 def _point_wise(facts: KernelFacts, name: str, values: dict[str, int | float],
                 ndrange: Any) -> bool:
     """Whether the value stored to ``name`` depends on the work-item only through loads of
-    the very element stored (so it can be recomputed at any other element)."""
+    the very element stored, of buffers other than ``name`` (so it can be recomputed at any
+    other element: those loads see the same values wherever they run)."""
     value = pointwise_value(facts, name)
     if value is None:
         return False
@@ -182,6 +193,8 @@ def _point_wise(facts: KernelFacts, name: str, values: dict[str, int | float],
     for load in loads:
         if not isinstance(load.base, ir.VarRef) or load.base.name not in facts.accesses:
             return False
+        if load.base.name == name:
+            return False  # updated in place: at another element it would load a new value
         if _addressed([load.index], facts, values, ndrange) != own:
             return False
     rest = [n for n in walk(value) if isinstance(n, ir.Call) and n.name in WORK_ITEM_FUNCTIONS]
@@ -275,6 +288,9 @@ def eliminate_dead_tasks(graph: TaskGraph, infos: Sequence[KernelInfo | None]) -
         node = graph.nodes[i]
         if node.status != "run" or not node.writes:
             continue  # a read into host memory writes no buffer: never dead
+        info = infos[i]
+        if info is not None and any(part.facts.prints for part in info.parts):
+            continue  # its output is seen whatever becomes of the buffers it writes
         dead = {b: dead_after(graph, i, b) for b in node.writes}
         if not all(dead.values()):
             continue
@@ -323,6 +339,9 @@ def _fusion(graph: TaskGraph, infos: Sequence[KernelInfo | None], a: int, b: int
         sa, sb = ia.indices.get(buffer), ib.indices.get(buffer)
         if buffer not in ia.stored_by:
             return None
+        element = ia.elements.get(buffer)
+        if element is None or element != ib.elements.get(buffer):
+            return None  # the buffer seen as another type: other bytes, another value
         if sa is None or sb is None or len(sa) != 1 or sa != sb:
             own = False  # not the work-item's own element (a halo, or unknown)
     if own:
@@ -356,6 +375,9 @@ def _merge(graph: TaskGraph, infos: list[KernelInfo | None], a: int, b: int, rea
         ia.forwards.setdefault(buffer, forward)
     for buffer, keep in ib.recomputed.items():
         ia.recomputed.setdefault(buffer, keep)
+    for buffer, element in ib.elements.items():
+        seen = ia.elements.get(buffer, element)
+        ia.elements[buffer] = element if seen == element else None
     for buffer, plain in ib.plain.items():
         ia.plain[buffer] = ia.plain.get(buffer, True) and plain
     ia.pointwise.clear()  # a fused kernel is not point-wise

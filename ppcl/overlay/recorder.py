@@ -363,13 +363,18 @@ class Recorder:
                 if previous is None:
                     varied: set[int] = set()
                     constant: set[int] = set()
+                    # nothing specialized yet, but the analyses see every value (an index
+                    # compared, a store found to cover its buffer): the plan serves these
+                    known = {i for i in range(len(values)) if values[i] is not None}
                 else:
                     last_values, varied, _ = previous
                     varied = varied | {i for i, (a, b) in enumerate(zip(values, last_values))
                                        if a != b}
                     constant = {i for i in range(len(values))
                                 if values[i] is not None and i not in varied}
-                key = (number, tuple(values[i] for i in sorted(constant)), frozenset(constant))
+                    known = constant
+                key = (number, tuple(values[i] for i in sorted(known)), frozenset(constant),
+                       frozenset(known))
                 # the key serves a replay with the same values only once a replay before
                 # this one decided which values vary
                 CACHE.history[number] = (values, varied, None if previous is None else key)
@@ -381,7 +386,7 @@ class Recorder:
         plan = self._stored_plan(disk_key, commands)
         if plan is None:
             try:
-                plan = self._new_plan(commands, set(key[2]))
+                plan = self._new_plan(commands, set(key[2]), set(key[3]))
             except Exception as error:  # never fail a program for an optimization: run it as is
                 self._say(f"overlay: optimization skipped ({type(error).__name__}: {error})")
                 plan = Plan([Step([i], "action") for i in range(len(commands))],
@@ -445,12 +450,18 @@ class Recorder:
         self._say(f"overlay: plan {disk_key[:12]} from disk ({len(steps)} steps)")
         return Plan(steps, stored.graph, waves=self._waves(steps, stored.graph, commands))
 
-    def _new_plan(self, commands: list[Command], constant_slots: set[int]) -> Plan:
-        graph, infos = build_graph(commands, _facts)
+    def _new_plan(self, commands: list[Command], constant_slots: set[int],
+                  known_slots: set[int]) -> Plan:
+        """The plan of ``commands``: the scalar arguments in ``constant_slots`` specialized,
+        and only those in ``known_slots`` seen by the analyses (the plan is reused for any
+        value of the others, so no decision may rest on them)."""
+        slots = _value_slots(commands)
+        graph, infos = build_graph(commands, _facts,
+                                   {(c, a) for c, a, slot in slots if slot in known_slots})
         add_edges(graph, commands)
         before = graph.to_dot("before")
         graph.edges.clear()
-        constant = {pair for pair in _value_slots(commands) if pair[2] in constant_slots}
+        constant = {pair for pair in slots if pair[2] in constant_slots}
         optimize(graph, infos, commands, {(c, a) for c, a, _ in constant})
         graph.before = before
         steps: list[Step] = []
@@ -599,7 +610,7 @@ def _facts(kernel: Any) -> KernelFacts:
         function = next(d for d in kernel.program._module.decls
                         if isinstance(d, ir.Function) and d.is_kernel
                         and d.name == kernel.function_name)
-        facts = CACHE.facts[key] = kernel_facts(function)
+        facts = CACHE.facts[key] = kernel_facts(function, kernel.program._module)
     return facts
 
 
@@ -667,6 +678,6 @@ def _shape(commands: Sequence[Command], program_id: Callable[[Program], Any] = i
             waits = [recorded[id(e)] for e in command.waits if id(e) in recorded]
             if waits:
                 parts += ("waits", len(waits), *waits)
-    parts += [mem.released for mem in numbers.buffers]
+    parts += [mem.unreachable for mem in numbers.buffers]
     parts += [mem.size for mem in numbers.buffers]
     return tuple(parts), tuple(values)

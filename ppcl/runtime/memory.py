@@ -85,6 +85,7 @@ class MemoryObject:
         # cycle, so dropping the last reference frees the bytes at once)
         self._root: MemoryObject | None = None
         self._holds = 0  # pending commands and live sub-buffers that use the root's bytes
+        self._live_subs = 0  # sub-buffers of this object not yet released
         self._when_unused: Callable[[], None] | None = None  # run once the holds end
 
     def check_live(self, routine: str) -> None:
@@ -121,6 +122,13 @@ class MemoryObject:
                 root._when_unused = action
                 return
         action()
+
+    @property
+    def unreachable(self) -> bool:
+        """Whether no object the program holds can reach these bytes any more: released,
+        and (for a buffer) no sub-buffer of it alive, since a live sub-buffer keeps its
+        parent's bytes readable (OpenCL)."""
+        return self.released and not self._live_subs
 
     def _take_allocation_if_unused(self) -> Allocation | None:
         """The allocation to free now, if released and unused (call with ``_FREE_LOCK``)."""
@@ -181,6 +189,7 @@ class MemoryObject:
             self.released = True
             if root is not self:
                 root._holds -= 1  # a sub-buffer's hold on its parent ends with it
+                root._live_subs -= 1
             allocation = root._take_allocation_if_unused()
         if allocation is not None:
             allocation.release()
@@ -274,6 +283,8 @@ class Buffer(MemoryObject):
         sub._data = parent._data[origin:origin + size]
         sub._root = parent
         parent.hold()  # the parent's bytes stay while the sub-buffer lives (OpenCL)
+        with _FREE_LOCK:
+            parent._live_subs += 1
         return sub
 
     def get_sub_region(self, origin: int, size: int, flags: int = 0) -> Buffer:
@@ -374,7 +385,8 @@ class MemoryMap:
             buffer.unhold()  # held since the map was enqueued
 
         return (queue or self._queue)._enqueue(command_type.UNMAP_MEM_OBJECT, unmap, wait_for,
-                                                routine="clEnqueueUnmapMemObject")
+                                                routine="clEnqueueUnmapMemObject",
+                                                uses=(buffer,))
 
     def __enter__(self) -> MemoryMap:
         return self

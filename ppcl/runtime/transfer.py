@@ -338,8 +338,9 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
     def map_region() -> None:
         buf.map_count += 1
 
+    # uses: a buffer host fusion keeps in another layout gets its bytes back before the map
     event = queue._enqueue(command_type.MAP_BUFFER, map_region, wait_for, blocking=is_blocking,
-                           routine=routine)
+                           routine=routine, uses=(buf,))
     buf.hold()  # the mapped bytes stay allocated until the region is unmapped
     return np.asarray(mapping), event
 

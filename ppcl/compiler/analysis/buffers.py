@@ -6,7 +6,8 @@ the buffers a launch binds; vertical fusion asks whether every access to a buffe
 
 A pointer parameter used in any other way (passed to a function, copied, offset, an element's
 address taken as in ``atomic_add(&p[i], 1)``, a member of an element written) is ``direct=False`` and counts as read and, unless its pointee is
-``const``, written: the sets are conservative, never too small.
+``const`` (and no cast makes it a pointer to non-const data), written: the sets are
+conservative, never too small.
 """
 
 from __future__ import annotations
@@ -91,6 +92,14 @@ def _scan(node: Node, params: dict[str, ParamAccess]) -> None:
             return
     if isinstance(node, ir.VarRef) and node.name in params:
         _escape(params[node.name], node)
+        return
+    if isinstance(node, ir.Cast) and isinstance(node.type, PointerType) and not node.type.const:
+        # a cast to a pointer to non-const data, ((__global float *)a)[i] = v, writes
+        # through a parameter whatever its own pointee's const says
+        _scan(node.operand, params)
+        for ref in find_all(node.operand, ir.VarRef):
+            if ref.name in params:
+                params[ref.name].writes = True
         return
     for child in children(node):
         _scan(child, params)
