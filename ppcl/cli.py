@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ppcl.compiler.diagnostics import CompileError
+from ppcl.compiler.diagnostics import CompileError, format_all
 from ppcl.settings import Settings, SettingsError, read_settings
 
 if TYPE_CHECKING:
@@ -71,7 +71,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from ppcl.compiler.deepstack import run_deep_if_needed
 
     # the printers recurse over the program's nesting as the front end does
-    sys.stdout.write(run_deep_if_needed(_emitted, result, args.emit, args.settings))
+    try:
+        text = run_deep_if_needed(_emitted, result, args.emit, args.settings)
+    except CompileError as exc:  # the kernel compiler's (work-group formation's) errors
+        print(format_all(exc.diagnostics, result.sources), file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
     return 0
 
 

@@ -86,3 +86,23 @@ def test_a_passing_check_is_remembered_and_kernels_still_run(
     program.second(queue, (64,), None, buf)
     cl.enqueue_copy(queue, x, buf)
     assert (x == 4.0).all()
+
+
+BARRIER_IN_A_COMMA = """
+__kernel void k(__global int *a) {
+    __local int s[16];
+    s[get_local_id(0)] = 1;
+    (barrier(CLK_LOCAL_MEM_FENCE), a[get_global_id(0)] = s[0]);
+}
+"""
+
+
+def test_the_kernel_compilers_errors_quote_the_line_with_a_caret(ctx: cl.Context) -> None:
+    program = cl.Program(ctx, BARRIER_IN_A_COMMA)
+    with pytest.raises(cl.Error, match="BUILD_PROGRAM_FAILURE") as info:
+        program.build()
+    quoted = ("<source>:5:6: error: barrier must be called as a statement of its own\n"
+              "    (barrier(CLK_LOCAL_MEM_FENCE), a[get_global_id(0)] = s[0]);\n"
+              "     ^")
+    assert quoted in str(info.value)
+    assert quoted in program.get_build_info(ctx.devices[0], cl.program_build_info.LOG)

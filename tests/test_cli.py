@@ -47,6 +47,18 @@ def test_errors_are_located_and_exit_nonzero(tmp_path):
     assert "    a[0] = b;\n           ^" in proc.stderr
 
 
+def test_kernel_compiler_errors_of_emit_c_are_located_and_exit_nonzero(tmp_path):
+    src = tmp_path / "comma.cl"
+    src.write_text("__kernel void k(__global int *a) {\n"
+                   "    (barrier(CLK_LOCAL_MEM_FENCE), a[0] = 1);\n}\n")
+    proc = subprocess.run([sys.executable, "-m", "ppcl.cli", "build", str(src), "--emit", "c"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert (f"{src}:2:6: error: barrier must be called as a statement of its own\n"
+            "    (barrier(CLK_LOCAL_MEM_FENCE), a[0] = 1);\n     ^") in proc.stderr
+
+
 def test_unknown_build_option_is_reported(capsys):
     status = main(["build", str(ROOT / "examples" / "vector_add.cl"), "--options=-cl-bogus"])
     assert status == 1

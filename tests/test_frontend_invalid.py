@@ -36,6 +36,10 @@ MESSAGES: dict[str, str] = {
     "mixed_swizzle_sets.cl": "invalid vector component 's' in '.xs1'",
     "mutual_recursion.cl": "mutual recursion is not allowed in OpenCL C",
     "no_matching_builtin_dot_int.cl": "no matching overload for builtin 'dot' with (int, int)",
+    "opencl_2_linear_id.cl": "'get_local_linear_id' is an OpenCL C 2.0 function; ppcl "
+                             "implements OpenCL C 1.2 (use (get_local_id(2) * get_local_size(1)",
+    "opencl_2_work_group_reduce.cl":
+        "'work_group_reduce_add' is an OpenCL C 2.0 function; ppcl implements OpenCL C 1.2",
     "parameter_without_type.cl": "parameter 'n' of 'square' has no type (OpenCL C has no implicit int)",
     "pointer_to_pointer_kernel_arg.cl": "kernel parameter 'rows' cannot be a pointer to a pointer",
     "program_scope_non_constant.cl":

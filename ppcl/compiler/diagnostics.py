@@ -8,6 +8,7 @@ all of them at once; the formatted text is the build log.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -74,6 +75,12 @@ class CompileError(Exception):
         super().__init__(log)
 
 
+def format_all(diagnostics: Sequence[Diagnostic], sources: SourceMap | None) -> str:
+    """Diagnostics one to a paragraph, each quoting its line from ``sources`` when they hold
+    it (passes after the front end make theirs without the program's text)."""
+    return "\n".join(d.format(sources) for d in diagnostics)
+
+
 class Diagnostics:
     """Collects the diagnostics of one build."""
 
@@ -109,7 +116,7 @@ class Diagnostics:
         return [d for d in self.items if d.severity is Severity.ERROR]
 
     def format(self) -> str:
-        return "\n".join(d.format(self.sources) for d in self.items)
+        return format_all(self.items, self.sources)
 
     def raise_if_errors(self) -> None:
         if self.has_errors:

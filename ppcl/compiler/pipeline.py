@@ -5,9 +5,10 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,normalize,workgroup,scalarize,schedule,split
+    inline,switch,normalize,workgroup,scalarize,schedule,split
 
-``inline`` inlines helpers that reach a barrier, ``normalize`` makes equivalent shapes of a
+``inline`` inlines helpers that reach a barrier, ``switch`` rewrites a switch holding a
+barrier into the ``if``s and loops formation splits, ``normalize`` makes equivalent shapes of a
 kernel one (guards, counted loops, pointer walks) so that the plans see one, ``workgroup`` forms the work-group function
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
 into scalars, ``schedule`` records every decision the printer follows, ``split`` gives work-item
@@ -41,6 +42,7 @@ from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
 from ppcl.compiler.transforms.split import split_kernel
+from ppcl.compiler.transforms.switch import lower_switches
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 from ppcl.settings import NO_DEBUG, Debug
 
@@ -129,6 +131,19 @@ class InlinePass(Pass):
             raise PipelineError("pass 'inline' runs before 'workgroup'")
         return dataclasses.replace(value, kernel=inline_barrier_functions(value.module,
                                                                           value.kernel))
+
+
+@register
+class SwitchPass(Pass):
+    """A switch holding a barrier (or an exit formation lifts) rewritten into ``if``s in a
+    one-trip loop (``transforms/switch.py``), which work-group formation splits at barriers."""
+
+    name = "switch"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'switch' runs before 'workgroup'")
+        return dataclasses.replace(value, kernel=lower_switches(value.kernel))
 
 
 @dataclass(frozen=True)
@@ -220,8 +235,8 @@ class SplitPass(Pass):
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
-    return Pipeline((InlinePass(), NormalizePass(), workgroup, ScalarizePass(), SchedulePass(),
-                     SplitPass()))
+    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), workgroup, ScalarizePass(),
+                     SchedulePass(), SplitPass()))
 
 
 CPU_PIPELINE = cpu_pipeline()

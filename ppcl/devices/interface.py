@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ppcl.compiler.diagnostics import Diagnostic
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import Size3, pad3
@@ -38,11 +39,15 @@ __all__ = ["Allocation", "ArgValue", "BufferArg", "Device", "DeviceBuildError", 
 
 
 class DeviceBuildError(RuntimeError):
-    """A kernel the device cannot compile; ``log`` is the compiler's output to show."""
+    """A kernel the device cannot compile; ``log`` is the compiler's output to show, and
+    ``diagnostics`` the kernel compiler's located errors behind it, which the runtime prints
+    with the program's source lines."""
 
-    def __init__(self, message: str, log: str = "") -> None:
+    def __init__(self, message: str, log: str = "",
+                 diagnostics: Sequence[Diagnostic] = ()) -> None:
         super().__init__(message)
         self.log = log
+        self.diagnostics = tuple(diagnostics)
 
 
 class KernelFault(RuntimeError):

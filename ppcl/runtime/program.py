@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ppcl.compiler.diagnostics import SourceMap, format_all
 from ppcl.compiler.frontend import (
     BinaryError,
     BuildOptions,
@@ -158,6 +159,7 @@ class Program:
         self._log = ""
         self._headers: dict[str, str] = {}
         self._module: Any = None  # the front end's IR module, handed to devices
+        self._sources = SourceMap()  # the text the module came from (none from binaries)
         self._build_options = BuildOptions()
         self._settings = Settings()
         self._kernels: dict[str, KernelSignature] = {}
@@ -252,6 +254,7 @@ class Program:
                              f"\n\nBuild on {device!r}:\n\n{error.log}") from error
         self._log = result.log
         self._module = result.module
+        self._sources = result.sources
         self._build_options = result.options
         self._kernels = signatures
         self._device_programs = {}
@@ -286,6 +289,7 @@ class Program:
         self._targets = set(self._target("clBuildProgram", devices))
         self._settings = read_settings()
         self._module = loaded.module
+        self._sources = SourceMap()
         self._build_options = loaded.build_options
         self._kernels = kernel_signatures(loaded.module)
         self._log = loaded.log
@@ -303,6 +307,7 @@ class Program:
         self._binaries = None
         self._settings = read_settings()
         self._module = result.module
+        self._sources = result.sources
         try:
             self._build_options = parse_build_options(options) if options else result.options
         except BuildOptionsError as error:
@@ -324,9 +329,16 @@ class Program:
                 self._device_program(device)
             except DeviceBuildError as error:
                 self._status = build_status.ERROR
-                self._log = f"{error}\n{error.log}"
+                self._log = self._device_log(error)
                 raise make_error(routine, "BUILD_PROGRAM_FAILURE",
                                  f"\n\nBuild on {device!r}:\n\n{self._log}") from error
+
+    def _device_log(self, error: DeviceBuildError) -> str:
+        """A device's build failure as the build log shows it: the kernel compiler's located
+        errors quote the program's lines with a caret, as the front end's do."""
+        if error.diagnostics:
+            return f"{error}\n{format_all(error.diagnostics, self._sources)}"
+        return f"{error}\n{error.log}"
 
     def compile(self, options: str | Sequence[str] | None = None,
                 devices: Sequence[Device] | None = None,
@@ -413,7 +425,7 @@ class Program:
         except DeviceBuildError as error:
             raise make_error("clEnqueueNDRangeKernel", "BUILD_PROGRAM_FAILURE",
                              f"kernel '{name}' for local size {ndrange.local_size}: "
-                             f"{error}\n{error.log}") from error
+                             f"{self._device_log(error)}") from error
 
     def all_kernels(self) -> list[Kernel]:
 

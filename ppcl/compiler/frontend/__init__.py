@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ppcl.compiler.deepstack import run_deep_if_needed
-from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc
+from ppcl.compiler.diagnostics import CompileError, Diagnostics, Loc, SourceMap
 from ppcl.compiler.frontend.binary import BinaryError, ProgramBinary, decode_binary, encode_binary
 from ppcl.compiler.frontend.limits import (
     MAX_BRACKET_DEPTH,
@@ -44,6 +44,8 @@ class FrontendResult:
     log: str  # warnings, formatted like a compiler's output; empty when there are none
     options: BuildOptions
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    # the text of every file the build read, for the kernel compiler's errors to quote
+    sources: SourceMap = field(default_factory=SourceMap)
 
 
 def _locator(pre: PreprocessedSource) -> Callable[[str, int, int], Loc]:
@@ -116,7 +118,7 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     diagnostics.raise_if_errors()
     if pre.fp_contract is False:
         module = dataclasses.replace(module, fp_contract=False)
-    return FrontendResult(module, diagnostics.format(), opts, timings)
+    return FrontendResult(module, diagnostics.format(), opts, timings, diagnostics.sources)
 
 
 def compile_module(module: ir.Module, options: str | BuildOptions = "") -> FrontendResult:

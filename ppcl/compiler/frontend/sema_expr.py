@@ -51,6 +51,40 @@ def type_str(t: T.Type) -> str:
     return str(t)
 
 
+# OpenCL C 2.0 work-item functions, with what OpenCL C 1.2 writes instead
+_OPENCL_2_WORK_ITEM = {
+    "get_local_linear_id": "(get_local_id(2) * get_local_size(1) + get_local_id(1)) * "
+                           "get_local_size(0) + get_local_id(0)",
+    "get_global_linear_id": "the same sum over get_global_id(d) - get_global_offset(d) and "
+                            "get_global_size(d)",
+    "get_enqueued_local_size": "get_local_size (every work-group of an OpenCL 1.2 launch has "
+                               "the same size)",
+}
+# name prefixes of the other OpenCL C 2.0 families: work-group collectives, sub-groups, C11
+# atomics, generic address space casts, device-side enqueue, pipes
+_OPENCL_2_PREFIXES = (
+    "work_group_", "sub_group_", "get_sub_group_", "get_max_sub_group_size",
+    "get_num_sub_groups", "get_enqueued_num_sub_groups", "atomic_fetch_", "atomic_load",
+    "atomic_store", "atomic_exchange", "atomic_compare_exchange_", "atomic_init",
+    "atomic_flag_", "atomic_work_item_fence", "enqueue_kernel", "enqueue_marker",
+    "get_kernel_", "read_pipe", "write_pipe",
+    "reserve_read_pipe", "reserve_write_pipe", "commit_read_pipe", "commit_write_pipe",
+    "get_pipe_",
+)
+
+
+def opencl_2_function(name: str) -> str | None:
+    """Why a call of ``name`` fails when it is an OpenCL C 2.0 builtin, else None: ppcl
+    implements OpenCL C 1.2 (``-cl-std=CL2.0`` only sets ``__OPENCL_C_VERSION__``)."""
+    head = f"'{name}' is an OpenCL C 2.0 function; ppcl implements OpenCL C 1.2"
+    instead = _OPENCL_2_WORK_ITEM.get(name)
+    if instead is not None:
+        return f"{head} (use {instead})"
+    if name.startswith(_OPENCL_2_PREFIXES) or name in ("to_global", "to_local", "to_private"):
+        return head
+    return None
+
+
 class ExprSema(ValueSema):
     """Typing of compound expressions."""
 
@@ -531,6 +565,9 @@ class ExprSema(ValueSema):
             return self.overloaded_call(name, arg_nodes, loc)
         builtins = builtins_module()
         if not builtins.is_builtin(name):
+            newer = opencl_2_function(name)
+            if newer is not None:
+                self.fail(loc, newer)
             self.fail(loc, f"implicit declaration of function '{name}' is not allowed in "
                            "OpenCL C")
         return self._builtin_call(builtins, name, arg_nodes, loc)

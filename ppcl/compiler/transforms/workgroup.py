@@ -111,7 +111,7 @@ def has_barrier(node: Node) -> bool:
     return any(_is_builtin_call(n, ("barrier", "work_group_barrier")) for n in walk(node))
 
 
-def _has_async(node: Node) -> bool:
+def has_async(node: Node) -> bool:
     return any(_is_builtin_call(n, ASYNC_COPIES) for n in walk(node))
 
 
@@ -192,7 +192,7 @@ class _Former:
             return True
         if self.guard is not None:
             return False
-        if _has_async(s):
+        if has_async(s):
             return True
         exits = escapes(s)
         if self.loops and self.loops[-1] == "lockstep" and exits & {"break", "continue"}:
@@ -234,7 +234,7 @@ class _Former:
             return "local size 1 along x"
         if escapes(s):
             return "break, continue or return leaves it"
-        if _has_async(s):
+        if has_async(s):
             return "async copies in it"
         if not (self.guard is None and self.uni.control_uniform(s)) and not (
                 self.uni.convergent(s) and self._group_computable(s)):
@@ -435,7 +435,7 @@ class _Former:
         return out
 
     def _lockstep(self, s: ir.If | ir.For | ir.While | ir.DoWhile) -> list[ir.Stmt]:
-        if isinstance(s, _LOOPS) and not has_barrier(s) and not _has_async(s):
+        if isinstance(s, _LOOPS) and not has_barrier(s) and not has_async(s):
             self.interchanged += 1
             self.interchanged_loops.add(id(s))
             if self.guard is not None and not self.in_masked_copy:
@@ -592,7 +592,7 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     body = kernel.body
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
     probe = _Former(uniformity, False, local_size)
-    structured = has_barrier(body) or _has_async(body) or any(
+    structured = has_barrier(body) or has_async(body) or any(
         probe._interchangeable(n) for n in walk(body) if isinstance(n, ir.Stmt))
     former = _Former(uniformity, has_return and structured, local_size,
                      frozenset(p.name for p in kernel.params))

@@ -131,7 +131,8 @@ def lower_for_check(module: ir.Module, kernel_name: str, spec: KernelSpec,
         return run_deep_if_needed(lower_kernel, module, kernel_name, spec, options, NO_DEBUG,
                                   pipeline).source
     except CompileError as error:
-        raise DeviceBuildError("the kernel compiler rejected it", error.log) from error
+        raise DeviceBuildError("the kernel compiler rejected it", error.log,
+                               error.diagnostics) from error
 
 
 def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options: BuildOptions,
@@ -150,8 +151,8 @@ def build_kernel(module: ir.Module, kernel_name: str, spec: KernelSpec, options:
         generated = run_deep_if_needed(lower_kernel, module, kernel_name, spec, options, debug,
                                        pipeline)
     except CompileError as error:
-        raise DeviceBuildError("the kernel compiler rejected it",
-                               error.log) from error
+        raise DeviceBuildError("the kernel compiler rejected it", error.log,
+                               error.diagnostics) from error
     timings["lower"] = time.perf_counter() - start
 
     start = time.perf_counter()

@@ -283,7 +283,8 @@ class CPUProgram(DeviceProgram):
         except toolchain.ToolchainError as error:
             raise DeviceBuildError(str(error), error.stderr) from error
         if failures:  # every kernel's messages, the first error as the cause
-            raise DeviceBuildError(str(failures[0]), "\n".join(f.log for f in failures)) \
+            raise DeviceBuildError(str(failures[0]), "\n".join(f.log for f in failures),
+                                   [d for f in failures for d in f.diagnostics]) \
                 from failures[0].__cause__
         if rejected:
             locations = {kernel.name: kernel.loc for kernel in kernels}

@@ -1,0 +1,198 @@
+"""Switch lowering: a ``switch`` that work-group formation must split becomes ``if``s.
+
+Work-group formation splits code at barriers and runs the statements around them in lock
+step (``workgroup.py``); it knows blocks, ``if`` and loops, not the jumps of a ``switch`` to
+its labels. A switch that holds a barrier or an async copy, or whose ``continue`` or
+``return`` leaves it in a kernel with barriers (formation lifts those exits), is rewritten
+here, before the uniformity analysis, into the shapes formation knows::
+
+    switch (e) { case 1: A; case 2: B; break; default: C; }
+
+becomes ::
+
+    { T v = e;  int sel = v == 1 ? 0 : v == 2 ? 1 : 2;  int cont = 0;
+      do { if (sel <= 0) { A }  if (sel <= 1) { B; break; }  if (sel <= 2) { C } } while (0);
+      if (cont) continue; }
+
+The statements after label ``i`` run when ``sel <= i`` and no ``break`` left before, which
+is C's fall-through; a ``break`` of the switch leaves the one-trip ``do``, a ``continue`` of
+the enclosing loop sets ``cont`` and leaves it, and the loop is continued after it. Labels
+must stand at the top level of the switch body, and a variable declared after one label may
+not be used after a later one; anything else is a located error.
+
+Pass name: ``switch``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import INT
+from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+from ppcl.compiler.transforms.workgroup import escapes, has_async, has_barrier
+
+PASS_NAME = "switch"
+
+_LOOPS = (ir.For, ir.While, ir.DoWhile)
+_PREFIX = "__ppcl_sw"
+
+
+def _error(loc: Loc, message: str) -> CompileError:
+    diagnostic = Diagnostic(Severity.ERROR, message, loc)
+    return CompileError([diagnostic], diagnostic.format())
+
+
+def needs_lowering(s: ir.Switch, kernel_syncs: bool) -> bool:
+    """Whether formation must split ``s``: it holds a barrier or an async copy, or it lets a
+    ``continue`` or ``return`` out in a kernel that synchronizes."""
+    if has_barrier(s) or has_async(s):
+        return True
+    return kernel_syncs and bool(escapes(s) & {"continue", "return"})
+
+
+def _segments(s: ir.Switch) -> tuple[list[tuple[ir.Stmt, int]], list[list[ir.Stmt]]]:
+    """The labels of ``s`` with the number of the segment each starts, and the segments (the
+    statements after each label up to the next)."""
+    labels: list[tuple[ir.Stmt, int]] = []
+    segments: list[list[ir.Stmt]] = []
+    for stmt in s.body.stmts:
+        if isinstance(stmt, ir.Case | ir.Default):
+            labels.append((stmt, len(segments)))
+            segments.append([])
+        elif segments:
+            segments[-1].append(stmt)
+        elif any(isinstance(n, ir.DeclStmt) for n in walk(stmt)):
+            raise _error(stmt.loc, "a declaration before the first label of a switch that "
+                                   "holds a barrier is not supported by ppcl")
+        # other statements before the first label are never reached
+    for segment in segments:
+        for stmt in segment:
+            _check_no_nested_labels(stmt)
+    return labels, segments
+
+
+def _check_no_nested_labels(s: ir.Stmt) -> None:
+    for child in children(s):
+        if isinstance(child, ir.Switch) or not isinstance(child, ir.Stmt):
+            continue
+        if isinstance(child, ir.Case | ir.Default):
+            raise _error(child.loc, "a case label nested in a statement of a switch that "
+                                    "holds a barrier is not supported by ppcl")
+        _check_no_nested_labels(child)
+
+
+def _check_scopes(segments: list[list[ir.Stmt]]) -> None:
+    """A variable declared in one segment and read in a later one would lose its scope when
+    each segment becomes the body of an ``if``."""
+    for i, segment in enumerate(segments):
+        declared = {d.name: d for stmt in segment if isinstance(stmt, ir.DeclStmt)
+                    for d in stmt.decls}
+        for later in segments[i + 1:]:
+            for stmt in later:
+                for n in walk(stmt):
+                    if isinstance(n, ir.VarRef) and n.name in declared:
+                        raise _error(n.loc, f"'{n.name}' is declared after another case "
+                                            "label of a switch that holds a barrier; ppcl "
+                                            "needs it declared before the switch")
+
+
+def _continues_to_flag(s: ir.Stmt, flag: str) -> ir.Stmt:
+    """``s`` with every ``continue`` leaving it replaced by ``flag = 1; break;``; after a
+    nested switch that lets one out, ``if (flag) break;`` carries the break on."""
+    if isinstance(s, ir.Continue):
+        return ir.Block((_set(flag, s.loc), ir.Break(loc=s.loc)), loc=s.loc)
+    if isinstance(s, _LOOPS) or "continue" not in escapes(s):
+        return s
+    if isinstance(s, ir.Switch):
+        body = ir.Block(tuple(_continues_to_flag(c, flag) for c in s.body.stmts), loc=s.body.loc)
+        again = ir.If(_ref(flag, s.loc), ir.Break(loc=s.loc), loc=s.loc)
+        return ir.Block((dataclasses.replace(s, body=body), again), loc=s.loc)
+    changes: dict[str, object] = {}
+    for f in dataclasses.fields(s):
+        value = getattr(s, f.name)
+        if isinstance(value, ir.Stmt):
+            changes[f.name] = _continues_to_flag(value, flag)
+        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Stmt):
+            changes[f.name] = tuple(_continues_to_flag(v, flag) for v in value)
+    return dataclasses.replace(s, **changes)  # type: ignore[arg-type]
+
+
+def _ref(name: str, loc: Loc) -> ir.VarRef:
+    return ir.VarRef(INT, name, loc=loc)
+
+
+def _set(name: str, loc: Loc) -> ir.Stmt:
+    return ir.ExprStmt(ir.Assign(INT, "=", _ref(name, loc), ir.IntLit(INT, 1, loc=loc), loc=loc),
+                       loc=loc)
+
+
+def _selector(value: ir.VarRef, labels: list[tuple[ir.Stmt, int]], count: int,
+              loc: Loc) -> ir.Expr:
+    """The number of the segment the switch jumps to: its case's, else the default's, else
+    ``count`` (past every segment)."""
+    chosen: ir.Expr = ir.IntLit(INT, count, loc=loc)
+    for label, segment in labels:
+        if isinstance(label, ir.Default):
+            chosen = ir.IntLit(INT, segment, loc=loc)
+    for label, segment in reversed(labels):
+        if not isinstance(label, ir.Case):
+            continue
+        test = ir.Binary(INT, "==", value, ir.IntLit(value.type, label.value, loc=loc), loc=loc)
+        chosen = ir.Conditional(INT, test, ir.IntLit(INT, segment, loc=loc), chosen, loc=loc)
+    return chosen
+
+
+def lower_switch(s: ir.Switch, number: int) -> ir.Stmt:
+    """``s`` as a one-trip ``do`` of guarded segments (see the module's description)."""
+    loc = s.loc
+    labels, segments = _segments(s)
+    _check_scopes(segments)
+    name, sel, cont = f"{_PREFIX}{number}", f"{_PREFIX}{number}_sel", f"{_PREFIX}{number}_cont"
+    value = ir.VarRef(s.expr.type, name, loc=loc)
+    decls = [ir.VarDecl(name, s.expr.type, init=s.expr, loc=loc),
+             ir.VarDecl(sel, INT, init=_selector(value, labels, len(segments), loc), loc=loc)]
+    leaves_by_continue = "continue" in escapes(s)
+    if leaves_by_continue:
+        decls.append(ir.VarDecl(cont, INT, init=ir.IntLit(INT, 0, loc=loc), loc=loc))
+    guarded: list[ir.Stmt] = []
+    for i, segment in enumerate(segments):
+        if not segment:
+            continue
+        body: ir.Stmt = ir.Block(tuple(segment), loc=segment[0].loc)
+        if leaves_by_continue:
+            body = _continues_to_flag(body, cont)
+        test = ir.Binary(INT, "<=", ir.VarRef(INT, sel, loc=loc), ir.IntLit(INT, i, loc=loc),
+                         loc=loc)
+        guarded.append(ir.If(test, body, loc=segment[0].loc))
+    once = ir.DoWhile(ir.Block(tuple(guarded), loc=s.body.loc), ir.IntLit(INT, 0, loc=loc),
+                      loc=loc)
+    out: list[ir.Stmt] = [ir.DeclStmt((d,), loc=loc) for d in decls]
+    out.append(once)
+    if leaves_by_continue:
+        out.append(ir.If(_ref(cont, loc), ir.Continue(loc=loc), loc=loc))
+    return ir.Block(tuple(out), loc=loc)
+
+
+class _SwitchLowering(Rewriter):
+    def __init__(self, kernel_syncs: bool):
+        self.kernel_syncs = kernel_syncs
+        self.count = 0
+
+    def rewrite_Switch(self, s: ir.Switch) -> ir.Stmt:
+        if not needs_lowering(s, self.kernel_syncs):
+            return s
+        self.count += 1
+        return lower_switch(s, self.count)
+
+
+def lower_switches(kernel: ir.Function) -> ir.Function:
+    """``kernel`` with every switch that formation must split lowered (inner ones first)."""
+    assert kernel.body is not None
+    body: Node = kernel.body
+    if not any(isinstance(n, ir.Switch) for n in walk(body)):
+        return kernel
+    syncs = has_barrier(body) or has_async(body)
+    lowered: ir.Function = _SwitchLowering(syncs).rewrite(kernel)
+    return lowered
