@@ -21,6 +21,7 @@ import numpy as np
 
 import ppcl as cl
 from ppcl import cltypes
+from ppcl.compiler.frontend.headers import complex_header
 from ppcl.runtime.memory import Buffer, MemoryObject
 from ppcl.runtime.unsupported import unsupported
 from ppcl.settings import read_settings
@@ -414,36 +415,13 @@ def parse_arg_list(arguments: str | list[Argument]) -> list[Argument]:
     return result
 
 
-COMPLEX_HEADER = """
-#ifndef ppcl_cfloat_header
-#define ppcl_cfloat_header
-typedef float2 cfloat_t;
-inline cfloat_t cfloat_new(float re, float im) { return (cfloat_t)(re, im); }
-inline cfloat_t cfloat_fromreal(float re) { return (cfloat_t)(re, 0.0f); }
-inline float cfloat_real(cfloat_t a) { return a.x; }
-inline float cfloat_imag(cfloat_t a) { return a.y; }
-inline cfloat_t cfloat_conj(cfloat_t a) { return (cfloat_t)(a.x, -a.y); }
-inline cfloat_t cfloat_add(cfloat_t a, cfloat_t b) { return a + b; }
-inline cfloat_t cfloat_sub(cfloat_t a, cfloat_t b) { return a - b; }
-inline cfloat_t cfloat_neg(cfloat_t a) { return -a; }
-inline cfloat_t cfloat_mul(cfloat_t a, cfloat_t b) {
-  return (cfloat_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
-inline cfloat_t cfloat_rmul(float a, cfloat_t b) { return (cfloat_t)(a * b.x, a * b.y); }
-inline cfloat_t cfloat_divide(cfloat_t a, cfloat_t b) {
-  float d = b.x * b.x + b.y * b.y;
-  return (cfloat_t)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d); }
-inline float cfloat_abs(cfloat_t a) { return hypot(a.x, a.y); }
-inline float cfloat_abs_squared(cfloat_t a) { return a.x * a.x + a.y * a.y; }
-inline cfloat_t cfloat_exp(cfloat_t a) {
-  float e = exp(a.x); return (cfloat_t)(e * cos(a.y), e * sin(a.y)); }
-#endif
-"""
+COMPLEX_HEADER = complex_header("float")
 """The complex helpers of PyOpenCL's ``pyopencl-complex.h`` for ``cfloat_t`` (a ``float2``
 holding the real and imaginary parts, the layout of numpy's complex64); guarded, so a kernel
-whose arguments and whose expression both need it may take it twice."""
+whose arguments and whose expression both need it may take it twice, and a preamble may also
+``#include <pyopencl-complex.h>``."""
 
-COMPLEX_DOUBLE_HEADER = COMPLEX_HEADER.replace("cfloat", "cdouble").replace(
-    "float2", "double2").replace("float ", "double ").replace("0.0f", "0.0")
+COMPLEX_DOUBLE_HEADER = complex_header("double")
 
 
 def complex_preamble(dtypes: Any) -> str:

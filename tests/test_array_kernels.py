@@ -425,3 +425,53 @@ def test_range_arguments_need_a_stop_and_a_step_other_than_zero(ctx, queue):
     ramp(y, range=slice(7, 0, -2))
     np.testing.assert_array_equal(y.get(), [0, 1, 0, 3, 0, 5, 0, 7])
     assert total(y, range=slice(1, 8, 2)).get() == 16
+
+
+# PyOpenCL's complex helpers, as a preamble includes them; numpy's result for each
+_COMPLEX_CALLS = {
+    "cfloat_mul(z[i], w[i])": lambda z, w, r: z * w,
+    "cfloat_divide(z[i], w[i])": lambda z, w, r: z / w,
+    "cfloat_sqrt(z[i])": lambda z, w, r: np.sqrt(z),
+    "cfloat_log(z[i])": lambda z, w, r: np.log(z),
+    "cfloat_exp(z[i])": lambda z, w, r: np.exp(z),
+    "cfloat_pow(z[i], w[i])": lambda z, w, r: z ** w,
+    "cfloat_powr(z[i], r[i])": lambda z, w, r: z ** r,
+    "cfloat_rpow(r[i], z[i])": lambda z, w, r: r ** z,
+    "cfloat_tan(z[i])": lambda z, w, r: np.tan(z),
+    "cfloat_tanh(z[i])": lambda z, w, r: np.tanh(z),
+    "cfloat_rdivide(r[i], z[i])": lambda z, w, r: r / z,
+    "cfloat_rsub(r[i], z[i])": lambda z, w, r: r - z,
+    "cfloat_fromreal(cfloat_arg(z[i]))": lambda z, w, r: np.angle(z),
+}
+
+
+@pytest.mark.parametrize("call", list(_COMPLEX_CALLS))
+def test_pyopencl_complex_header_in_a_preamble(ctx, queue, call):
+    from ppcl.elementwise import ElementwiseKernel
+
+    rng = np.random.default_rng(len(call))
+    z = (rng.standard_normal(33) + 1j * rng.standard_normal(33)).astype(np.complex64)
+    w = (rng.standard_normal(33) + 1j * rng.standard_normal(33)).astype(np.complex64)
+    r = rng.uniform(0.5, 2, 33).astype(np.float32)
+    knl = ElementwiseKernel(ctx, "cfloat_t *out, cfloat_t *z, cfloat_t *w, float *r",
+                            f"out[i] = {call}", preamble="#include <pyopencl-complex.h>")
+    out = cla.empty(queue, 33, np.complex64)
+    knl(out, cla.to_device(queue, z), cla.to_device(queue, w), cla.to_device(queue, r))
+    want = _COMPLEX_CALLS[call](z.astype(np.complex128), w, r.astype(np.float64))
+    np.testing.assert_allclose(out.get(), want, rtol=2e-5, atol=2e-6)
+
+
+def test_pyopencl_complex_header_double_after_its_define(ctx, queue):
+    from ppcl.elementwise import ElementwiseKernel
+
+    preamble = "#define PYOPENCL_DEFINE_CDOUBLE\n#include <pyopencl-complex.h>"
+    knl = ElementwiseKernel(ctx, "cdouble_t *out, cfloat_t *z",
+                            "out[i] = cdouble_sqrt(cdouble_cast(z[i]))", preamble=preamble)
+    z = np.array([4, -4, 3 + 4j, -1j], np.complex64)
+    out = cla.empty(queue, 4, np.complex128)
+    knl(out, cla.to_device(queue, z))
+    np.testing.assert_allclose(out.get(), np.sqrt(z.astype(np.complex128)), rtol=1e-12)
+    # without the define, cdouble_t is not declared, as in PyOpenCL
+    with pytest.raises(ppcl.Error):
+        ElementwiseKernel(ctx, "cfloat_t *z", "z[i] = cfloat_cast(cdouble_new(1, 2))",
+                          preamble="#include <pyopencl-complex.h>")(cla.to_device(queue, z))

@@ -20,7 +20,8 @@ around it and writes the output itself instead of using ``pcpp.Preprocessor.writ
 Include search for ``#include "x"``: the ``extra_headers`` given by the caller (Program.compile
 headers) first, then the directory of the including file (the current directory for a source
 that is not a real file), then the ``-I`` directories; ``#include <x>`` skips the including
-file's directory.
+file's directory, and then takes a header ppcl provides (``headers.py``:
+``pyopencl-complex.h``).
 
 Cost: a ``pcpp.Preprocessor`` is built per call (under a millisecond: pcpp caches its lexer and
 parser tables); the predefined macros are parsed once per configuration and shared.
@@ -52,6 +53,7 @@ import pcpp
 from pcpp.parser import Action, OutputDirective
 
 from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
+from ppcl.compiler.frontend.headers import BUILTIN_HEADERS
 from ppcl.compiler.frontend.limits import MAX_EXPANSION_TOKENS, MAX_INCLUDE_DEPTH
 from ppcl.compiler.frontend.options import BuildOptions
 
@@ -512,6 +514,8 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
             except (OSError, UnicodeDecodeError):
                 continue
             return path, text.removeprefix("\ufeff"), True
+        if is_system and name in BUILTIN_HEADERS:  # after -I: a program's own header wins
+            return name, BUILTIN_HEADERS[name], False
         return None
 
 
