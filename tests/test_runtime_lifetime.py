@@ -161,3 +161,33 @@ def test_a_command_thread_keeps_nothing_of_the_command_it_ran(ctx):
     del buf, host
     gc.collect()
     assert [ref() for ref in refs] == [None, None]
+
+
+@pytest.mark.parametrize("kind", ["buffer", "image"])
+def test_a_mapped_array_dropped_without_unmapping_unmaps(ctx, queue, kind):
+    """As in PyOpenCL: the region is unmapped, and the memory object's bytes are freed with
+    it (they stayed held, mapped, for good)."""
+    device = ctx.devices[0].backend
+    before = device.bytes_in_use()
+    if kind == "buffer":
+        mem = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
+        mapped, _ = cl.enqueue_map_buffer(queue, mem, cl.map_flags.WRITE, 0, (N,), np.int32)
+    else:
+        image_format = cl.ImageFormat(cl.channel_order.R, cl.channel_type.SIGNED_INT32)
+        mem = cl.Image(ctx, mf.READ_WRITE, image_format, shape=(N, 1))
+        mapped, _, _, _ = cl.enqueue_map_image(queue, mem, cl.map_flags.WRITE, (0, 0), (N, 1),
+                                               (1, N), np.int32)
+    mapped[...] = 7
+    assert mem.get_info(cl.mem_info.MAP_COUNT) == 1
+    del mapped
+    gc.collect()
+    assert mem.get_info(cl.mem_info.MAP_COUNT) == 0
+    out = np.empty(N, np.int32)
+    if kind == "buffer":
+        cl.enqueue_copy(queue, out, mem)
+    else:
+        cl.enqueue_copy(queue, out.reshape(1, N), mem, origin=(0, 0), region=(N, 1))
+    np.testing.assert_array_equal(out, 7)
+    del mem
+    gc.collect()
+    assert device.bytes_in_use() == before
