@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ppcl as cl
+import ppcl.array as cla
 from ppcl.runtime.errors import ERROR_CODES
 
 mf = cl.mem_flags
@@ -191,3 +192,29 @@ def test_a_mapped_array_dropped_without_unmapping_unmaps(ctx, queue, kind):
     del mem
     gc.collect()
     assert device.bytes_in_use() == before
+
+
+ARRAY_EXPRESSIONS = {
+    "fill": lambda q: cla.empty(q, (N,), np.float32).fill(3),
+    "zeros": lambda q: cla.zeros(q, (N,), np.float32),
+    "arange": lambda q: cla.arange(q, 0, N, 1, dtype=np.float32),
+    "sum of a product": lambda q: (cla.zeros(q, (N,), np.float32) * 2 + 1).sum(),
+}
+
+
+@pytest.mark.parametrize("make", ARRAY_EXPRESSIONS.values(), ids=ARRAY_EXPRESSIONS.keys())
+def test_array_temporaries_are_freed_without_the_garbage_collector(ctx, queue, make):
+    """An array dropped is freed at once: no reference cycle keeps its buffer until the
+    garbage collector runs (a loop of large temporaries would pile them up)."""
+    device = ctx.devices[0].backend
+    make(queue).get()  # the kernels are built
+    gc.collect()
+    before = device.bytes_in_use()
+    gc.disable()
+    try:
+        for _ in range(3):
+            make(queue).get()
+        queue.finish()
+        assert device.bytes_in_use() == before
+    finally:
+        gc.enable()
