@@ -71,6 +71,7 @@ def test_buffers_deleted_after_a_launch_are_freed(ctx, program, launch, properti
     queue = cl.CommandQueue(ctx, properties=properties)
     device = ctx.devices[0].backend
     kernel = cl.Kernel(program, "add_one")
+    gc.collect()  # garbage of earlier tests is freed before the count
     before = device.bytes_in_use()
     src = _buffer(ctx, np.arange(N))
     dst = _buffer(ctx, np.zeros(N))
@@ -81,7 +82,7 @@ def test_buffers_deleted_after_a_launch_are_freed(ctx, program, launch, properti
     del src, dst
     gc.collect()
     assert [ref() for ref in refs] == [None, None]  # neither the kernel nor the device keeps them
-    assert device.bytes_in_use() == before
+    assert device.bytes_in_use() <= before
 
 
 def test_a_pending_launch_keeps_its_deleted_arguments(ctx, program):
@@ -169,6 +170,7 @@ def test_a_mapped_array_dropped_without_unmapping_unmaps(ctx, queue, kind):
     """As in PyOpenCL: the region is unmapped, and the memory object's bytes are freed with
     it (they stayed held, mapped, for good)."""
     device = ctx.devices[0].backend
+    gc.collect()  # garbage of earlier tests is freed before the count
     before = device.bytes_in_use()
     if kind == "buffer":
         mem = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
@@ -191,7 +193,7 @@ def test_a_mapped_array_dropped_without_unmapping_unmaps(ctx, queue, kind):
     np.testing.assert_array_equal(out, 7)
     del mem
     gc.collect()
-    assert device.bytes_in_use() == before
+    assert device.bytes_in_use() <= before
 
 
 ARRAY_EXPRESSIONS = {
@@ -208,13 +210,13 @@ def test_array_temporaries_are_freed_without_the_garbage_collector(ctx, queue, m
     garbage collector runs (a loop of large temporaries would pile them up)."""
     device = ctx.devices[0].backend
     make(queue).get()  # the kernels are built
-    gc.collect()
+    gc.collect()  # garbage of earlier tests is freed before the count
     before = device.bytes_in_use()
     gc.disable()
     try:
         for _ in range(3):
             make(queue).get()
         queue.finish()
-        assert device.bytes_in_use() == before
+        assert device.bytes_in_use() <= before
     finally:
         gc.enable()
