@@ -696,27 +696,31 @@ def _layouts(node: Node, target: Array, values: list[Any]) -> tuple[Any, ...]:
     array's shape and strides and which arrays are the same, the target's shape), gathering
     the kernel's argument values into ``values`` in the order ``print_tree`` gives them."""
     numbers: dict[int, int] = {}
-    shape = target.shape
+    target_layout = _array_layout(target, numbers, values)
+    return ("assign", target.shape, target_layout, _node_layout(node, numbers, values))
 
-    def array(a: Array) -> tuple[Any, ...]:
-        number = numbers.get(id(a))
-        if number is None:
-            number = numbers[id(a)] = len(numbers)
-            values.append(a._buffer)
-            values.append(np.int64(a.offset // a.dtype.itemsize))
-        return ("a", number, a.dtype.str, a.shape, a.strides)
 
-    def walk(n: Node) -> tuple[Any, ...]:
-        if isinstance(n, Leaf):
-            return array(n.array)
-        if isinstance(n, Scalar):
-            values.append(scalar_value(n.dtype, n.value))
-            return ("s", n.dtype.str)
-        if isinstance(n, Op):
-            return (n.op, n.dtype.str, *(walk(a) for a in n.args))
-        return ("i", n.dtype.str)
+def _node_layout(n: Node, numbers: dict[int, int], values: list[Any]) -> tuple[Any, ...]:
+    """``_layouts`` of one node (a module function, not a closure: a recursive closure is a
+    reference cycle, which kept the arguments gathered in ``values``, buffers included,
+    until the garbage collector ran)."""
+    if isinstance(n, Leaf):
+        return _array_layout(n.array, numbers, values)
+    if isinstance(n, Scalar):
+        values.append(scalar_value(n.dtype, n.value))
+        return ("s", n.dtype.str)
+    if isinstance(n, Op):
+        return (n.op, n.dtype.str, *(_node_layout(a, numbers, values) for a in n.args))
+    return ("i", n.dtype.str)
 
-    return ("assign", shape, array(target), walk(node))
+
+def _array_layout(a: Array, numbers: dict[int, int], values: list[Any]) -> tuple[Any, ...]:
+    number = numbers.get(id(a))
+    if number is None:
+        number = numbers[id(a)] = len(numbers)
+        values.append(a._buffer)
+        values.append(np.int64(a.offset // a.dtype.itemsize))
+    return ("a", number, a.dtype.str, a.shape, a.strides)
 
 
 def _replace_leaves(node: Node, table: dict[int, Array]) -> Node:

@@ -185,8 +185,9 @@ def test_noalias_copy_only_for_disjoint_buffers():
         def __init__(self, size):
             self.size = size
 
-    a, b = BufferArg(4096, Owner(1024)), BufferArg(8192, Owner(64))
-    inside = BufferArg(4096 + 512, Owner(128))
+    owners = Owner(1024), Owner(64), Owner(128)  # a BufferArg holds its owner weakly
+    a, b = BufferArg(4096, owners[0]), BufferArg(8192, owners[1])
+    inside = BufferArg(4096 + 512, owners[2])
     assert buffers_disjoint([a, b, LocalArg(64), ValueArg(b"1234"), BufferArg(0)])
     assert not buffers_disjoint([a, inside])
     assert not buffers_disjoint([a, a])

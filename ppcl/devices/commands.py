@@ -38,3 +38,6 @@ class CommandExecutor:
                     self._idle -= 1
                 task = self._tasks.popleft()
             task()
+            # an idle worker keeps nothing of the command it ran: its closure holds the
+            # command's buffers and host arrays, which the program may have deleted
+            del task

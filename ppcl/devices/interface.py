@@ -21,6 +21,7 @@ table of ``ppcl/devices/__init__.py``; nothing under ``ppcl/runtime`` changes.
 
 from __future__ import annotations
 
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -108,12 +109,30 @@ class NDRange:
         return n[0] * n[1] * n[2]
 
 
-class BufferArg(NamedTuple):
-    """A ``__global``/``__constant`` pointer: the address of the bytes (0 for NULL) and the
-    object that keeps them alive while the launch runs."""
-
+class _BufferArgFields(NamedTuple):
     address: int
-    owner: Any = None
+    ref: Any  # a weak reference to the owner, or None (NULL)
+
+
+class BufferArg(_BufferArgFields):
+    """A ``__global``/``__constant`` pointer: ``BufferArg(address, owner)``, the address of
+    the bytes (0 for NULL) and the object that owns them (a memory object).
+
+    The owner is held weakly (``owner`` is None once it is gone): an argument left set on a
+    kernel, or kept by a device with its packed arguments, must not keep a buffer the program
+    deleted, as OpenCL's ``clSetKernelArg`` keeps no reference. Whoever runs a launch keeps
+    its owners alive until it completes (the runtime: a command holds the memory objects it
+    uses)."""
+
+    __slots__ = ()
+
+    def __new__(cls, address: int, owner: Any = None) -> BufferArg:
+        return tuple.__new__(cls, (address, None if owner is None else weakref.ref(owner)))
+
+    @property
+    def owner(self) -> Any:
+        ref = self.ref
+        return None if ref is None else ref()
 
 
 class LocalArg(NamedTuple):

@@ -250,11 +250,5 @@ def enqueue_map_image(queue: CommandQueue, img: Image, flags: int, origin: Seque
         raise make_error(routine, "INVALID_VALUE", f"cannot map the region as {shape} "
                                                    f"{dtype}: {error}") from error
     mapping = MemoryMap(queue, img, view)
-
-    def map_region() -> None:
-        img.map_count += 1
-
-    event = queue._enqueue(command_type.MAP_IMAGE, map_region, wait_for, blocking=is_blocking,
-                           routine=routine)
-    img.hold()
+    event = mapping.enqueue(command_type.MAP_IMAGE, wait_for, is_blocking, routine)
     return np.asarray(mapping), event, img.pitches[1], img.pitches[2]

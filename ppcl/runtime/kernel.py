@@ -11,6 +11,7 @@ hands the device's ``KernelLaunch`` to the queue.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -70,23 +71,31 @@ def _kind_matches(param: ParamInfo, dtype: np.dtype) -> bool:
     return dtype.kind in "iub"
 
 
-_UNCHANGEABLE = (MemoryObject, np.number, np.bool_, type(None))
+_SCALARS = (np.number, np.bool_, type(None))  # values that cannot change in place
+_REF = weakref.ref
 
 
 def _any_other(args: tuple[Any, ...], last: tuple[Any, ...]) -> bool:
-    """Whether some argument is not the very object passed last time."""
+    """Whether some argument is not the very object passed last time (``last`` as
+    :func:`_call_record` keeps it)."""
     for a, b in zip(args, last):
-        if a is not b:
+        if a is not b and (type(b) is not _REF or b() is not a):
             return True
     return False
 
 
-def _unchangeable(args: tuple[Any, ...]) -> bool:
-    """Whether every argument is an object whose packed value cannot change in place."""
+def _call_record(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """What a call keeps of its arguments to know them again: memory objects by weak
+    reference, so that the record keeps none alive, and scalars; None when some argument is
+    an object whose packed value can change in place."""
+    record = []
     for a in args:
-        if not isinstance(a, _UNCHANGEABLE):
-            return False
-    return True
+        if isinstance(a, MemoryObject):
+            a = _REF(a)
+        elif not isinstance(a, _SCALARS):
+            return None
+        record.append(a)
+    return tuple(record)
 
 
 class Kernel:
@@ -102,7 +111,9 @@ class Kernel:
         self._params: tuple[ParamInfo, ...] = self._signature.params
         self._args: list[ArgValue | None] = [None] * len(self._params)
         self._arg_values: tuple[ArgValue, ...] | None = None  # all set: what launches pass
-        self._arg_buffers: tuple[MemoryObject, ...] = ()  # the memory objects among them
+        # weak references to the memory objects among them: a kernel keeps no argument alive
+        # (as OpenCL's clSetKernelArg), a launch keeps its own until it completes
+        self._arg_buffers: tuple[weakref.ref[MemoryObject], ...] = ()
         self._scalar_dtypes: list[np.dtype | None] | None = None
         # per argument, the numpy scalar type whose values ``_pack`` last accepted: a value of
         # that type packs to its own bytes without the checks again
@@ -113,6 +124,7 @@ class Kernel:
             (None, None)
         # without __local arguments the local memory a launch needs depends on the launch alone
         self._local_args = any(param.kind == "local" for param in self._params)
+        # the arguments of the last call, memory objects as weak references (_same_call_args)
         self._last_call_args: tuple[Any, ...] | None = None
         # host fusion's note of the launches it leaves as written (``ppcl.hostfusion``): one
         # with the note's ``hook``, ``launch`` and ``args`` goes to the device without a call
@@ -179,7 +191,7 @@ class Kernel:
                 if isinstance(old, ValueArg) and old.data == data:
                     return old
                 return ValueArg(data)
-        elif isinstance(old, BufferArg) and old.owner is value and value is not None \
+        elif isinstance(old, BufferArg) and old.ref is not None and old.ref() is value \
                 and not value.released:
             return old
         elif isinstance(old, LocalArg) and isinstance(value, LocalMemory) \
@@ -275,8 +287,7 @@ class Kernel:
             last = self._last_call_args
             if last is None or len(last) != len(args) or _any_other(args, last):
                 self.set_args(*args)
-                # reuse is only safe for arguments that cannot change in place
-                self._last_call_args = args if _unchangeable(args) else None
+                self._last_call_args = _call_record(args)
         elif self.num_args:
             self.set_args()  # raises: the call passed no arguments
         return enqueue_nd_range_kernel(queue, self, global_size, local_size, global_offset,
@@ -493,8 +504,8 @@ def _arg_values(kernel: Kernel) -> tuple[ArgValue, ...]:
                          f"kernel '{kernel.function_name}': arguments {missing} are not set "
                          f"({kernel.num_args} expected)")
     values = cast("tuple[ArgValue, ...]", tuple(kernel._args))  # none is None (checked above)
-    kernel._arg_buffers = tuple([a.owner for a in values
-                                 if isinstance(a, BufferArg) and a.owner is not None])
+    kernel._arg_buffers = tuple([a.ref for a in values
+                                 if isinstance(a, BufferArg) and a.ref is not None])
     kernel._arg_values = values
     return values
 
@@ -534,12 +545,13 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         if key is not None:
             kernel._launches[key] = launch
     args = _arg_values(kernel)
-    buffers = kernel._arg_buffers
-    for mem in buffers:
-        if mem.released:
-            raise make_error(_ENQUEUE, "INVALID_MEM_OBJECT",
-                             f"kernel '{kernel.function_name}': an argument is {mem!r}, which "
-                             "was released after it was set")
+    # the memory objects the launch keeps alive until it completes
+    buffers: list[MemoryObject] = []
+    for ref in kernel._arg_buffers:
+        mem = ref()
+        if mem is None or mem.released:
+            raise _released_argument(kernel, ref)
+        buffers.append(mem)
     checked_launch, checked_args = kernel._local_checked
     if launch is not checked_launch or (args is not checked_args and kernel._local_args):
         local_bytes = launch.local_bytes(args)
@@ -566,7 +578,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             rewritten = hook.launch(kernel, launch, args)
             if rewritten is not None:
                 run, keeps_layout = rewritten.run, rewritten.keeps_layout
-                buffers = buffers + rewritten.uses
+                buffers += rewritten.uses
 
     def action() -> None:
         _run_launch(run, args, launch)  # args keeps the argument objects alive until it ran
@@ -576,6 +588,20 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             if queue._overlay is not None and queue._overlay_passes <= 0 else None)
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
                           uses=buffers, task=task, keeps_layout=keeps_layout)
+
+
+def _released_argument(kernel: Kernel, ref: weakref.ref[MemoryObject]) -> Error:
+    """CL_INVALID_MEM_OBJECT for a launch whose argument (``ref``) was released, or deleted,
+    after it was set."""
+    index = next(i for i, a in enumerate(kernel._args)
+                 if isinstance(a, BufferArg) and a.ref is ref)
+    mem = ref()
+    if mem is None:
+        what = ("was deleted after it was set (a kernel keeps no reference to its arguments: "
+                "keep one while launches use it)")
+    else:
+        what = f"is {mem!r}, which was released after it was set"
+    return make_error(_ENQUEUE, "INVALID_MEM_OBJECT", f"{kernel._describe(index)} {what}")
 
 
 def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> None:

@@ -13,7 +13,7 @@ allocator never hands out memory a queued command will still read or write.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -361,14 +361,44 @@ class LocalMemory:
 
 
 class MemoryMap:
-    """The region of a mapped buffer; the mapped array's ``base``. ``release()`` unmaps it."""
+    """The region of a mapped buffer; the mapped array's ``base``. ``release()`` unmaps it, and
+    so does dropping the mapped array without it, as in PyOpenCL (else the buffer's bytes
+    stayed held, mapped, for good)."""
 
     def __init__(self, queue: CommandQueue, buffer: MemoryObject, view: np.ndarray) -> None:
         self._queue = queue
         self._buffer = buffer
         self._view = view
         self._released = False
+        self._held = False  # the buffer's bytes are held for the mapping
+        self._counted = False  # the map command ran: the buffer's map count includes it
         self.__array_interface__ = view.__array_interface__
+
+    def enqueue(self, kind: int, wait_for: Sequence[Event] | None, blocking: bool,
+                routine: str) -> Event:
+        """Enqueue the map command (of ``kind``); the bytes stay allocated until the region
+        is unmapped."""
+        # uses: a buffer host fusion keeps in another layout gets its bytes back before the map
+        event = self._queue._enqueue(kind, self._count, wait_for, blocking=blocking,
+                                     routine=routine, uses=(self._buffer,))
+        self._buffer.hold()
+        self._held = True
+        return event
+
+    def _count(self) -> None:  # the map command (it keeps the mapping alive until it ran)
+        self._buffer.map_count += 1
+        self._counted = True
+
+    def __del__(self) -> None:
+        if self._released or not self._held:
+            return
+        self._released = True
+        try:
+            if self._counted:
+                self._buffer.map_count -= 1
+            self._buffer.unhold()
+        except Exception:  # interpreter shutdown
+            pass
 
     def release(self, queue: CommandQueue | None = None,
                 wait_for: list[Event] | None = None) -> Event:

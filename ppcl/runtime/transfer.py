@@ -334,14 +334,7 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
     view = np.ndarray(shape, dtype=dtype, buffer=region,
                       order=order, strides=strides)  # type: ignore[call-overload,arg-type]
     mapping = MemoryMap(queue, buf, view)
-
-    def map_region() -> None:
-        buf.map_count += 1
-
-    # uses: a buffer host fusion keeps in another layout gets its bytes back before the map
-    event = queue._enqueue(command_type.MAP_BUFFER, map_region, wait_for, blocking=is_blocking,
-                           routine=routine, uses=(buf,))
-    buf.hold()  # the mapped bytes stay allocated until the region is unmapped
+    event = mapping.enqueue(command_type.MAP_BUFFER, wait_for, is_blocking, routine)
     return np.asarray(mapping), event
 
 

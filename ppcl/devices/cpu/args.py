@@ -7,6 +7,8 @@ block, after the kernel's own ``__local`` variables (every object ``LOCAL_ALIGN`
 An :class:`ArgBlock` is that array with the storage its slots point at. It is updated in place
 when a launch's arguments change (``set_arg`` between launches): a buffer's address or a
 value's bytes are written into the slot's storage, so a repeated launch packs nothing new.
+The block keeps no buffer alive (``BufferArg`` holds its owner weakly): the runtime does, for
+as long as a launch runs.
 """
 
 from __future__ import annotations
@@ -28,36 +30,36 @@ def local_bytes(args: Sequence[ArgValue], static_bytes: int) -> int:
     return total
 
 
+def owners(args: Sequence[ArgValue]) -> list[Any]:
+    """The objects owning the bytes of a launch's buffer arguments (those still alive)."""
+    return [arg.owner for arg in args if isinstance(arg, BufferArg)]
+
+
 class ArgBlock:
     """The ``void **`` array of one launch's arguments and the storage it points into."""
 
-    __slots__ = ("source", "argv", "local_bytes", "_values", "_holders", "_owners")
+    __slots__ = ("source", "argv", "local_bytes", "_values", "_holders")
 
     def __init__(self, args: Sequence[ArgValue], static_bytes: int) -> None:
         self.source = args
         self._values = tuple(args)
         holders: list[Any] = []
-        owners: list[Any] = []
         local = static_bytes
         for arg in args:
             holder: Any
-            owner: Any = None
             if isinstance(arg, LocalArg):
                 local = align_up(local)
                 holder = ctypes.c_size_t(local)
                 local += arg.nbytes
             elif isinstance(arg, BufferArg):
                 holder = ctypes.c_void_p(arg.address)
-                owner = arg.owner
             else:
                 holder = ctypes.create_string_buffer(arg.data, max(1, len(arg.data)))
             holders.append(holder)
-            owners.append(owner)
         addresses = [ctypes.addressof(holder) for holder in holders]
         self.argv = (ctypes.c_void_p * max(1, len(addresses)))(*addresses)
         self.local_bytes = local
         self._holders = holders
-        self._owners = owners
 
     def update(self, args: Sequence[ArgValue]) -> bool:
         """Write ``args`` into the block in place; False when they need a new block (another
@@ -72,7 +74,6 @@ class ArgBlock:
                 if not isinstance(old, BufferArg):
                     return False
                 self._holders[i].value = new.address
-                self._owners[i] = new.owner
             elif isinstance(new, LocalArg):
                 if not isinstance(old, LocalArg) or old.nbytes != new.nbytes:
                     return False

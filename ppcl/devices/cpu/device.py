@@ -27,7 +27,7 @@ from ppcl.compiler.ir.visit import fingerprint
 from ppcl.compiler.pipeline import KernelSpec, Pipeline
 from ppcl.devices.commands import CommandExecutor
 from ppcl.devices.cpu.alone import PoolChoice
-from ppcl.devices.cpu.args import ArgBlock, local_bytes
+from ppcl.devices.cpu.args import ArgBlock, local_bytes, owners
 from ppcl.devices.cpu.build import (
     CompiledKernel,
     build_kernel,
@@ -187,15 +187,21 @@ class CPULaunch(KernelLaunch):
         return self._task_ref
 
     def run(self, args: Sequence[ArgValue]) -> None:
-        printf = self.compiled.printf
-        if printf is None:
-            self._run_groups(args)
-            return
-        with printf.lock:  # the library's one buffer holds this launch's records only
-            try:
+        try:
+            printf = self.compiled.printf
+            if printf is None:
                 self._run_groups(args)
-            finally:
-                printf.print_records()
+                return
+            with printf.lock:  # the library's one buffer holds this launch's records only
+                try:
+                    self._run_groups(args)
+                finally:
+                    printf.print_records()
+        except KeyboardInterrupt:
+            # workers may still write the buffers of the abandoned launch: their owners stay
+            # (the argument block holds them weakly)
+            self._pool.keep_for_good(owners(args))
+            raise
 
     def _run_groups(self, args: Sequence[ArgValue]) -> None:
         if not self._in_use.acquire(blocking=False):

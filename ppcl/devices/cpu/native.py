@@ -121,6 +121,11 @@ class NativePool:
         if status:
             self._failed(status, handle, keep, kernel_name)
 
+    def keep_for_good(self, keep: Any) -> None:
+        """Keep ``keep`` alive for good: what an abandoned launch's workers may still use
+        beyond the task itself, such as the objects owning its buffers."""
+        self._abandoned.append(keep)
+
     def _failed(self, status: int, handle: ctypes.c_void_p, keep: Any, kernel_name: str) -> None:
         if status == INTERRUPTED:
             # workers may still be running the kernel (or never stop): leave them the pool and

@@ -302,6 +302,10 @@ class CUDALaunch(KernelLaunch):
                 if written and host.flags.writeable:
                     self._device.copy_async(host, shadow, packed[3])
             self._device.wait(packed[3], "a copy to a host array")
+            if self._packed is packed:
+                # the kept call would keep the program's host arrays alive after it dropped
+                # them; a launch that copies them at every run gains little from keeping it
+                self._packed = None
 
 
 def _nvrtc_at_least(version: tuple[int, int]) -> bool:
