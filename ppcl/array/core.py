@@ -1,4 +1,5 @@
-"""``pyopencl.array`` on ppcl: n-dimensional arrays in device memory with numpy's manners.
+"""``pyopencl.array`` on ppcl: n-dimensional arrays in device memory with numpy's manners (the
+array type and its evaluation; the module functions are in ``functions.py``).
 
 Arithmetic, comparisons, ``clmath`` functions and ``astype`` are lazy: they build an expression
 tree (``ppcl.expression``) and run nothing until the result is needed; then the whole tree runs
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -25,10 +25,9 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
-from ppcl import array_patterns, cltypes
+from ppcl import array_patterns
 from ppcl.elementwise import ElementwiseKernel, completed, record_event, scalar_value, wait_list
 from ppcl.expression import (
-    Index,
     Leaf,
     Node,
     Op,
@@ -43,11 +42,9 @@ from ppcl.expression import (
     scalar_node,
     size_of,
 )
-from ppcl.gemv import gemv
 from ppcl.reduction import ReductionKernel, neutral_of
 from ppcl.runtime.errors import is_integer, make_error
 from ppcl.runtime.queue import enqueue_no_work
-from ppcl.scan import InclusiveScanKernel
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
 
 _MAX_TREE = 40
@@ -225,7 +222,7 @@ class Array:
                                              wait_for=wait_list([self]), is_blocking=True),
                              [self])
             return
-        _assign(self, Leaf(self.dtype, to_device(queue, np.require(ary, requirements="C"))))
+        _assign(self, Leaf(self.dtype, _functions.to_device(queue, np.require(ary, requirements="C"))))
 
     def __str__(self) -> str:
         return str(self.get())
@@ -307,7 +304,7 @@ class Array:
     def __getitem__(self, index: Any) -> Array:
         self._materialize()
         if isinstance(index, Array):  # a[indices], as PyOpenCL: take from a 1-d array
-            return take(self, index)
+            return _functions.take(self, index)
         if isinstance(index, np.ndarray) and index.ndim:
             raise make_error("Array.__getitem__", "INVALID_VALUE",
                              "index with a device array of integers (ppcl.array.to_device), "
@@ -317,7 +314,7 @@ class Array:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         if isinstance(index, Array):  # a[indices] = values, as PyOpenCL
-            put(self, index, value)
+            _functions.put(self, index, value)
             return
         target = self[index]
         target._before_write()
@@ -566,31 +563,31 @@ class Array:
     conjugate = conj
 
     def __matmul__(self, other: Array) -> Array:
-        return matmul(self, other)
+        return _functions.matmul(self, other)
 
     # ------------------------------------------------------------------ reductions
 
     def sum(self, dtype: Any = None, queue: cl.CommandQueue | None = None) -> Array:
-        return sum(self, dtype, queue)
+        return _functions.sum(self, dtype, queue)
 
     def dot(self, other: Array, queue: cl.CommandQueue | None = None) -> Array:
-        return dot(self, other, queue=queue)
+        return _functions.dot(self, other, queue=queue)
 
     def max(self, queue: cl.CommandQueue | None = None) -> Array:
-        return max(self, queue)
+        return _functions.max(self, queue)
 
     def min(self, queue: cl.CommandQueue | None = None) -> Array:
-        return min(self, queue)
+        return _functions.min(self, queue)
 
     def any(self, queue: cl.CommandQueue | None = None) -> Array:
         if self.size == 0:  # numpy's answer; max of nothing has no value
             return _filled_scalar(self, queue, 0)
-        return max(self != 0, queue)
+        return _functions.max(self != 0, queue)
 
     def all(self, queue: cl.CommandQueue | None = None) -> Array:
         if self.size == 0:
             return _filled_scalar(self, queue, 1)
-        return min(self != 0, queue)
+        return _functions.min(self != 0, queue)
 
 
 def _filled_scalar(array: Array, queue: cl.CommandQueue | None, value: int) -> Array:
@@ -774,389 +771,5 @@ def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
     return out
 
 
-# ---------------------------------------------------------------------- module functions
-
-
-def to_device(queue: cl.CommandQueue, ary: Any, allocator: Any = None,
-              async_: bool = False, array_queue: Any = None, **kwargs: Any) -> Array:
-    ary = np.asarray(ary)
-    if ary.dtype == object:
-        raise make_error("to_device", "INVALID_VALUE", "object arrays cannot go to a device")
-    result = Array(queue, ary.shape, ary.dtype, allocator=allocator)
-    result.set(np.require(ary, requirements="C"), queue)
-    return result
-
-
-def empty(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
-          allocator: Any = None, **kwargs: Any) -> Array:
-    return Array(queue, shape, dtype, order=order, allocator=allocator)
-
-
-def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
-          allocator: Any = None) -> Array:
-    return _zero(empty(queue, shape, dtype, order, allocator))
-
-
-def _zero(made: Array) -> Array:
-    """A newly made array filled with zeros. An array of records is zeroed byte by byte, as
-    PyOpenCL does: a kernel filling it needs its C name, registered with
-    ``tools.get_or_register_dtype``, which zeros() and zeros_like() do not ask for."""
-    if made.dtype.fields is None:
-        return made.fill(0)
-    made._before_write()
-    queue = made._queue(None, "zeros")
-    if made.nbytes == 0:
-        record_event(enqueue_no_work(queue, wait_list([made])), [made])
-        return made
-    record_event(cl.enqueue_fill_buffer(queue, made._buffer, np.uint8(0), made.offset,
-                                        made.nbytes, wait_for=wait_list([made])), [made])
-    return made
-
-
-def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
-    # the layout of ``ary`` where it has one of the two (a transposed array stays "F")
-    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
-    return Array(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
-                 order=order, allocator=ary.allocator)
-
-
-def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
-    return _zero(empty_like(ary, queue, dtype))
-
-
-def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any = None,
-           **kwargs: Any) -> Array:
-    """``arange(queue, [start,] stop[, step], dtype=None)`` as numpy's."""
-    start, stop, step = (args + (None,) * 3)[:3] if len(args) != 1 else (0, args[0], None)
-    start = kwargs.get("start", start) or 0
-    stop = kwargs.get("stop", stop)
-    step = kwargs.get("step", step)
-    if step is None:
-        step = 1
-    if step == 0:
-        raise make_error("ppcl.array.arange", "INVALID_VALUE", "arange with a step of 0")
-    if dtype is None:
-        dtype = np.arange(start, stop if stop is not None else start + step, step).dtype \
-            if stop is not None else np.array(start).dtype
-    dtype = np.dtype(dtype)
-    count = builtins.max(0, int(np.ceil((stop - start) / step)))
-    result = Array(queue, (count,), dtype, allocator=allocator)
-    index = Index(np.dtype(np.float64 if dtype.kind == "f" else np.int64))
-    node = Op(index.dtype, "+", (Op(index.dtype, "*", (index, scalar_node(step, index.dtype))),
-                                 scalar_node(start, index.dtype)))
-    _assign(result, node)
-    return result
-
-
-def concatenate(arrays: Sequence[Array], axis: int = 0, queue: Any = None,
-                allocator: Any = None) -> Array:
-    if not arrays:
-        raise make_error("ppcl.array.concatenate", "INVALID_VALUE",
-                         "concatenate needs at least one array")
-    first = arrays[0]
-    shape = list(first.shape)
-    shape[axis] = builtins.sum(a.shape[axis] for a in arrays)
-    dtype = np.result_type(*(a.dtype for a in arrays))
-    result = Array(queue or first.queue, tuple(shape), dtype, allocator=allocator)
-    position = 0
-    for piece in arrays:
-        index = [slice(None)] * len(shape)
-        index[axis] = slice(position, position + piece.shape[axis])
-        result[tuple(index)] = piece
-        position += piece.shape[axis]
-    return result
-
-
-def sum(a: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:  # noqa: A001
-    if slice is not None:
-        a = a[slice]
-    return _reduce(a, a._node(), "sum", np.dtype(dtype or a.dtype), queue)
-
-
-def max(a: Array, queue: Any = None) -> Array:  # noqa: A001
-    return _reduce(a, a._node(), "max", a.dtype, queue)
-
-
-def min(a: Array, queue: Any = None) -> Array:  # noqa: A001
-    return _reduce(a, a._node(), "min", a.dtype, queue)
-
-
-def _pair(a: Array, b: Array, conjugate: bool) -> Node:
-    if a.shape != b.shape:
-        raise make_error("ppcl.array.dot", "INVALID_VALUE",
-                         f"dot of shapes {a.shape} and {b.shape}")
-    left = a.conj()._node() if conjugate and a.dtype.kind == "c" else a._node()
-    dtype = np.result_type(a.dtype, b.dtype)
-    return Op(dtype, "*", (left, b._node()))
-
-
-def dot(a: Array, b: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:
-    if slice is not None:
-        a, b = a[slice], b[slice]
-    node = _pair(a, b, False)
-    return _reduce(a, node, "sum", np.dtype(dtype or node.dtype), queue)
-
-
-def vdot(a: Array, b: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:
-    if slice is not None:
-        a, b = a[slice], b[slice]
-    node = _pair(a, b, True)
-    return _reduce(a, node, "sum", np.dtype(dtype or node.dtype), queue)
-
-
-def _subset(kind: str, subset: Array, a: Array, queue: Any, dtype: Any = None,
-            b: Array | None = None) -> Array:
-    """The ``kind`` reduction of ``a[subset[i]]`` (of ``a[subset[i]] * b[subset[i]]`` when
-    ``b`` is given)."""
-    operands = (a,) if b is None else (a, b)
-    if subset.dtype.kind not in "iu" \
-            or builtins.any(x.ndim != 1 or not x.flags.c_contiguous for x in operands):
-        raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
-                         "subset_* takes an integer index array and contiguous 1-d arrays")
-    if subset.size == 0 and kind != "sum":
-        raise make_error(f"ppcl.array.subset_{kind}", "INVALID_VALUE",
-                         f"subset_{kind} of an empty subset: a zero-size array has no {kind}")
-    dtype = np.dtype(dtype or np.result_type(*(x.dtype for x in operands)))
-    subset = subset._concrete()
-    printed = Printed()
-    index = array_access(printed, subset, subset.shape)
-    code = " * ".join(convert(array_access(printed, x._concrete(), x.shape, index), x.dtype,
-                              dtype) for x in operands)
-    kernel = _reduction_kernel(a.context, kind, dtype, code, printed, "ppcl_subset")
-    queue = a._queue(queue, f"subset_{kind}")
-    out = Array(queue, (), dtype)
-    record_event(kernel.run(queue, printed.values, subset.size, out._buffer, 0, None,
-                            wait_list([subset, *operands])), [out, subset, *operands])
-    return out
-
-
-def subset_sum(subset: Array, a: Array, dtype: Any = None, queue: Any = None) -> Array:
-    return _subset("sum", subset, a, queue, dtype)
-
-
-def subset_dot(subset: Array, a: Array, b: Array, dtype: Any = None, queue: Any = None,
-               slice: Any = None) -> Array:
-    """The sum of ``a[i] * b[i]`` over the indices ``i`` in ``subset``."""
-    if slice is not None:
-        subset = subset[slice]
-    return _subset("sum", subset, a, queue, dtype, b)
-
-
-def subset_max(subset: Array, a: Array, queue: Any = None) -> Array:
-    return _subset("max", subset, a, queue)
-
-
-def subset_min(subset: Array, a: Array, queue: Any = None) -> Array:
-    return _subset("min", subset, a, queue)
-
-
-def diff(array: Array, queue: Any = None) -> Array:
-    """``array[1:] - array[:-1]`` of a 1-d array (lazy)."""
-    if array.ndim != 1:
-        raise make_error("ppcl.array.diff", "INVALID_VALUE", "diff takes 1-d arrays")
-    return array[1:] - array[:-1]
-
-
-def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
-    """Arrays of one shape joined along a new ``axis``."""
-    shape = arrays[0].shape
-    if builtins.any(a.shape != shape for a in arrays):
-        raise make_error("ppcl.array.stack", "INVALID_VALUE", "stack needs arrays of one shape")
-    axis = axis % (len(shape) + 1)
-    result = Array(queue or arrays[0].queue, (*shape[:axis], len(arrays), *shape[axis:]),
-                   np.result_type(*(a.dtype for a in arrays)))
-    for k, piece in enumerate(arrays):
-        result[(slice(None),) * axis + (k,)] = piece
-    return result
-
-
-def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) -> Array:
-    """``out[i] = a[indices[i]]`` for a 1-d ``a``."""
-    if a.ndim != 1 or indices.dtype.kind not in "iu":
-        raise make_error("ppcl.array.take", "INVALID_VALUE",
-                         "take needs a 1-d array and integer indices")
-    a, indices = a._concrete(), indices._concrete()
-    if out is None:
-        out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
-    _check_out(out, indices.shape, "ppcl.array.take")
-    out._before_write()
-    printed = Printed()
-    target = array_access(printed, out, out.shape)
-    source = array_access(printed, a, a.shape, array_access(printed, indices, out.shape))
-    operation = f"{target} = {source}"
-    kernel = _cached(a.context, ("take", operation, printed.key()),
-                     lambda: ElementwiseKernel(a.context, printed.args, operation,
-                                               name="ppcl_take", preamble=printed.preamble()))
-    record_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size,
-                               wait_for=wait_list([out, a, indices])), [out, a, indices])
-    return out
-
-
-def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
-    """``a[indices[i]] = values[i]`` (or a scalar ``values``) for a 1-d ``a``, as PyOpenCL's
-    ``a[indices] = values``."""
-    routine = "Array.__setitem__"
-    if a.ndim != 1 or indices.dtype.kind not in "iu" or indices.ndim != 1:
-        raise make_error(routine, "INVALID_VALUE",
-                         "a[indices] = values needs a 1-d array and 1-d integer indices")
-    if isinstance(values, np.ndarray) and values.ndim:
-        values = to_device(a._queue(queue, routine), values.astype(a.dtype, copy=False))
-    if isinstance(values, Array):
-        if values.shape != indices.shape and values.size != 1:
-            raise make_error(routine, "INVALID_VALUE",
-                             f"{values.size} values for {indices.size} indices")
-        source = values._node()
-    else:
-        _check_fill_value(values, a.dtype, routine)
-        source = scalar_node(values, a.dtype)
-    a._before_write()
-    indices = indices._concrete()
-    printed = Printed()
-    index = array_access(printed, indices, indices.shape)
-    target = array_access(printed, a, a.shape, index)
-    value = print_tree(source, indices.shape, printed)
-    operation = f"{target} = {convert(value, source.dtype, a.dtype)}"
-    kernel = _cached(a.context, ("put", operation, printed.key()),
-                     lambda: ElementwiseKernel(a.context, printed.args, operation,
-                                               name="ppcl_put", preamble=printed.preamble()))
-    arrays = [a, indices, *leaves(source)]
-    record_event(kernel.launch(a._queue(queue, routine), printed.values, indices.size,
-                               wait_for=wait_list(arrays)), arrays)
-    return a
-
-
-def cumsum(a: Array, output_dtype: Any = None, queue: Any = None) -> Array:
-    """The inclusive prefix sum of a 1-d array, as a new array."""
-    dtype = np.dtype(output_dtype or a.dtype)
-    result = a.astype(dtype) if dtype != a.dtype else a.copy()
-    result._materialize()
-    if a.ndim != 1:
-        raise make_error("ppcl.array.cumsum", "INVALID_VALUE", "cumsum takes 1-d arrays")
-    kernel = _cached(a.context, ("cumsum", dtype.str),
-                     lambda: InclusiveScanKernel(a.context, dtype, "a+b", neutral="0"))
-    return kernel(result, queue=queue)
-
-
-def maximum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:
-    return _result(a._binary(b, "max") if isinstance(a, Array) else b._binary(a, "max", True),
-                   out)
-
-
-def minimum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:
-    return _result(a._binary(b, "min") if isinstance(a, Array) else b._binary(a, "min", True),
-                   out)
-
-
-def if_positive(criterion: Array, then_: Any, else_: Any, out: Array | None = None,
-                queue: Any = None) -> Array:
-    nodes = [v._node() if isinstance(v, Array) else scalar_node(v, criterion.dtype)
-             for v in (then_, else_)]
-    dtype = np.result_type(nodes[0].dtype, nodes[1].dtype)
-    positive = Op(np.dtype(np.int8), ">", (criterion._node(), scalar_node(0, criterion.dtype)))
-    return _result(criterion._lazy(Op(dtype, "where", (positive, *nodes))), out)
-
-
-def _check_out(out: Array, shape: tuple[int, ...], routine: str) -> None:
-    """An ``out=`` array must have the result's shape: a kernel over it would write part of the
-    result, or past it."""
-    if out.shape != shape:
-        raise make_error(routine, "INVALID_VALUE",
-                         f"out has shape {out.shape}, the result {shape}")
-
-
-def _result(lazy: Array, out: Array | None) -> Array:
-    if out is None:
-        return lazy
-    _check_out(out, lazy.shape, "ppcl.array")
-    out._before_write()
-    _assign(out, lazy._node())
-    return out
-
-
-def matmul(a: Array, x: Array, queue: Any = None) -> Array:
-    """``a @ x`` for a 2-d ``a`` and 1-d ``x`` of one real dtype (gemv; an extension of
-    PyOpenCL's API)."""
-    if a.ndim != 2 or x.ndim != 1 or a.shape[1] != x.shape[0] or a.dtype != x.dtype \
-            or a.dtype.kind != "f":
-        raise make_error("ppcl.array.matmul", "INVALID_VALUE",
-                         f"matmul takes a 2-d and a 1-d float array of one dtype, got "
-                         f"{a.dtype} {a.shape} and {x.dtype} {x.shape}")
-    a = a._concrete() if a.flags.c_contiguous else a.copy()
-    x = x._concrete() if x.flags.c_contiguous else x.copy()
-    queue = a._queue(queue, "ppcl.array.matmul")
-    rows = a.shape[0]
-    y = Array(queue, (rows,), a.dtype, allocator=a.allocator)
-    item = a.dtype.itemsize
-    record_event(gemv(queue, a.dtype, a.shape, a._buffer, a.offset // item, x._buffer,
-                      x.offset // item, y._buffer, 0, wait_list([a, x])), [y, a, x])
-    return y
-
-
-def all(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
-    return a.all(queue)
-
-
-def any(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
-    return a.any(queue)
-
-
-def _truth(x: Any) -> Any:
-    """``x != 0`` of an array (int8, lazy); a scalar as its truth value."""
-    return x != 0 if isinstance(x, Array) else np.int8(bool(x))
-
-
-def _logical(x1: Any, x2: Any, op: str, out: Array | None, routine: str) -> Array:
-    if not isinstance(x1, Array) and not isinstance(x2, Array):
-        raise make_error(routine, "INVALID_VALUE", f"{routine} needs an array operand")
-    left, right = _truth(x1), _truth(x2)
-    lazy = left & right if op == "and" else left | right
-    return _result(lazy, out)
-
-
-def logical_and(x1: Any, x2: Any, out: Array | None = None, queue: Any = None) -> Array:
-    return _logical(x1, x2, "and", out, "ppcl.array.logical_and")
-
-
-def logical_or(x1: Any, x2: Any, out: Array | None = None, queue: Any = None) -> Array:
-    return _logical(x1, x2, "or", out, "ppcl.array.logical_or")
-
-
-def logical_not(x: Array, out: Array | None = None, queue: Any = None) -> Array:
-    return _result(x == 0, out)
-
-
-def reshape(a: Array, shape: Any) -> Array:
-    return a.reshape(shape)
-
-
-def transpose(a: Array, axes: Sequence[int] | None = None) -> Array:
-    return a.transpose(axes)
-
-
-def hstack(arrays: Sequence[Array], queue: Any = None) -> Array:
-    """The arrays side by side: joined along axis 0 when 1-d, else along axis 1."""
-    if not arrays:
-        raise make_error("ppcl.array.hstack", "INVALID_VALUE", "hstack needs at least one array")
-    return concatenate(arrays, axis=0 if arrays[0].ndim == 1 else 1, queue=queue)
-
-
-class _VecLookup:
-    """``ppcl.array.vec``: PyOpenCL's old name for ``cltypes``, which programs written for
-    OpenCL in Action and older PyOpenCL still use (``vec.zeros_int4()``, ``vec.char16``)."""
-
-    def __getattr__(self, name: str) -> Any:
-        warnings.warn("ppcl.array.vec is deprecated, as pyopencl.array.vec is; use ppcl.cltypes "
-                      "for OpenCL vector and scalar types", DeprecationWarning, stacklevel=2)
-        renamed = {"types": "vec_types", "type_to_scalar_and_count": "vec_type_to_scalar_and_count"}
-        return getattr(cltypes, renamed.get(name, name))
-
-
-vec = _VecLookup()
-
-__all__ = [
-    "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
-    "max", "maximum", "min", "minimum", "subset_max", "subset_min", "subset_sum", "sum",
-    "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum", "diff", "stack",
-    "all", "any", "hstack", "logical_and", "logical_not", "logical_or", "put", "reshape",
-    "subset_dot", "transpose",
-]
+# the module functions the methods above call (``functions.py`` imports this module first)
+from ppcl.array import functions as _functions  # noqa: E402

@@ -1,0 +1,48 @@
+"""``pyopencl.array`` on ppcl: ``core.py`` holds the array type and its lazy evaluation,
+``functions.py`` the module functions; this package exports both as PyOpenCL's module does."""
+
+from ppcl.array.core import Array, _cached, _kernels  # noqa: F401 - the package's names
+from ppcl.array.functions import (  # noqa: F401 - the package's names
+    all,
+    any,
+    arange,
+    concatenate,
+    cumsum,
+    diff,
+    dot,
+    empty,
+    empty_like,
+    hstack,
+    if_positive,
+    logical_and,
+    logical_not,
+    logical_or,
+    matmul,
+    max,
+    maximum,
+    min,
+    minimum,
+    put,
+    reshape,
+    stack,
+    subset_dot,
+    subset_max,
+    subset_min,
+    subset_sum,
+    sum,
+    take,
+    to_device,
+    transpose,
+    vdot,
+    vec,
+    zeros,
+    zeros_like,
+)
+
+__all__ = [
+    "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
+    "max", "maximum", "min", "minimum", "subset_max", "subset_min", "subset_sum", "sum",
+    "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum", "diff", "stack",
+    "all", "any", "hstack", "logical_and", "logical_not", "logical_or", "put", "reshape",
+    "subset_dot", "transpose",
+]
