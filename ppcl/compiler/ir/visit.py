@@ -150,6 +150,19 @@ def child_stmts(s: ir.Stmt) -> list[ir.Stmt]:
     return []
 
 
+def map_child_stmts(s: ir.Stmt, fn: Callable[[ir.Stmt], ir.Stmt]) -> ir.Stmt:
+    """``s`` with ``fn`` applied to each statement held in one of its fields (alone or in a
+    tuple of statements); expressions are kept."""
+    changes: dict[str, object] = {}
+    for f in dataclasses.fields(s):
+        value = getattr(s, f.name)
+        if isinstance(value, ir.Stmt):
+            changes[f.name] = fn(value)
+        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Stmt):
+            changes[f.name] = tuple(fn(v) for v in value)
+    return dataclasses.replace(s, **changes)  # type: ignore[arg-type]
+
+
 _END = object()  # closes a node or a tuple in ``fingerprint``'s stack
 _ALL_FIELDS: dict[type, tuple[str, ...]] = {}
 

@@ -27,7 +27,7 @@ from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import AddressSpace, ScalarType, VectorType
-from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
 
 _ELEMENTWISE = frozenset(("+", "-", "*", "/"))
 
@@ -233,14 +233,7 @@ def scalarize_hot_regions(body: ir.Block) -> ir.Block:
         if not any(isinstance(c, ir.Stmt) for c in children(node)):
             return node
         inner = in_loop or isinstance(node, ir.For | ir.While | ir.DoWhile)
-        changes: dict[str, object] = {}
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if isinstance(value, ir.Stmt):
-                changes[f.name] = visit(value, inner)
-            elif isinstance(value, tuple) and value and isinstance(value[0], ir.Stmt):
-                changes[f.name] = tuple(visit(v, inner) for v in value)
-        return dataclasses.replace(node, **changes)  # type: ignore[arg-type]
+        return map_child_stmts(node, lambda c: visit(c, inner))
 
     result = visit(body, False)
     assert isinstance(result, ir.Block)

@@ -30,7 +30,7 @@ import dataclasses
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import INT
-from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
 from ppcl.compiler.transforms.workgroup import escapes, has_async, has_barrier
 
 PASS_NAME = "switch"
@@ -109,14 +109,7 @@ def _continues_to_flag(s: ir.Stmt, flag: str) -> ir.Stmt:
         body = ir.Block(tuple(_continues_to_flag(c, flag) for c in s.body.stmts), loc=s.body.loc)
         again = ir.If(_ref(flag, s.loc), ir.Break(loc=s.loc), loc=s.loc)
         return ir.Block((dataclasses.replace(s, body=body), again), loc=s.loc)
-    changes: dict[str, object] = {}
-    for f in dataclasses.fields(s):
-        value = getattr(s, f.name)
-        if isinstance(value, ir.Stmt):
-            changes[f.name] = _continues_to_flag(value, flag)
-        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Stmt):
-            changes[f.name] = tuple(_continues_to_flag(v, flag) for v in value)
-    return dataclasses.replace(s, **changes)  # type: ignore[arg-type]
+    return map_child_stmts(s, lambda c: _continues_to_flag(c, flag))
 
 
 def _ref(name: str, loc: Loc) -> ir.VarRef:

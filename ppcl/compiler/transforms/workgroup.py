@@ -28,7 +28,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, ScalarType, Type
-from ppcl.compiler.ir.visit import Node, children, walk
+from ppcl.compiler.ir.visit import Node, children, map_child_stmts, walk
 from ppcl.compiler.transforms.context import Variables
 from ppcl.compiler.transforms.inline import calls_barrier_functions
 
@@ -362,15 +362,7 @@ class _Former:
             return s
         inner_loop = in_loop or isinstance(s, _LOOPS)
         inner_switch = in_switch or isinstance(s, ir.Switch)
-        changes: dict[str, object] = {}
-        for f in dataclasses.fields(s):
-            value = getattr(s, f.name)
-            if isinstance(value, ir.Stmt):
-                changes[f.name] = self._lower_exits(value, inner_loop, inner_switch)
-            elif isinstance(value, tuple) and value and isinstance(value[0], ir.Stmt):
-                changes[f.name] = tuple(self._lower_exits(v, inner_loop, inner_switch)
-                                        for v in value)
-        return dataclasses.replace(s, **changes)  # type: ignore[arg-type]
+        return map_child_stmts(s, lambda c: self._lower_exits(c, inner_loop, inner_switch))
 
     # ------------------------------------------------------------ structural statements
 
