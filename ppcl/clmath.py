@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from ppcl.array import Array
+from ppcl.array import Array, _cached, empty, empty_like
+from ppcl.elementwise import ElementwiseKernel
 from ppcl.expression import Op, result_dtype
 from ppcl.runtime.errors import make_error
+from ppcl.tools import dtype_to_ctype
 
 _UNARY = ("acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atanh", "atanpi",
           "cbrt", "ceil", "cos", "cosh", "cospi", "erf", "erfc", "exp", "exp2", "exp10",
@@ -78,8 +80,64 @@ for _name in _BINARY:
     globals()[_name] = _binary(_name)
 
 
+def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
+    """``significand * 2**exponent`` of every element (lazy); ``exponent`` an integer array
+    or number."""
+    if not isinstance(significand, Array):
+        raise make_error("clmath.ldexp", "INVALID_VALUE",
+                         "clmath.ldexp takes a ppcl.array.Array significand")
+    if significand.dtype.kind == "c":
+        raise make_error("clmath.ldexp", "INVALID_VALUE",
+                         "clmath.ldexp is not defined on complex arrays")
+    exponent_dtype = exponent.dtype if isinstance(exponent, Array) else np.asarray(exponent).dtype
+    if exponent_dtype.kind not in "iu":
+        raise make_error("clmath.ldexp", "INVALID_VALUE",
+                         f"clmath.ldexp takes integer exponents, not {exponent_dtype}")
+    made = significand._binary_node(exponent, "ldexp",
+                                    dtype_of=lambda op, left, right: _float_dtype(left))
+    if made is None:
+        raise make_error("clmath.ldexp", "INVALID_VALUE",
+                         "clmath.ldexp takes an integer array or number as exponent")
+    return significand._lazy(*made)
+
+
+def frexp(arg: Array, queue: Any = None) -> tuple[Array, Array]:
+    """Significands in [0.5, 1) and int32 exponents of every element, as numpy's ``frexp``."""
+    return _split("frexp", arg, queue, np.dtype(np.int32),
+                  "int e; a[i] = frexp(x[i], &e); b[i] = e;")
+
+
+def modf(arg: Array, queue: Any = None) -> tuple[Array, Array]:
+    """Fractional and integral parts of every element (both with its sign), as numpy's."""
+    return _split("modf", arg, queue, None, "T whole; a[i] = modf(x[i], &whole); b[i] = whole;")
+
+
+def _split(name: str, arg: Array, queue: Any, second: np.dtype | None,
+           body: str) -> tuple[Array, Array]:
+    """A function with two results per element, run at once by an ``ElementwiseKernel`` over
+    a contiguous floating copy where ``arg`` is not one (``T``: its C type)."""
+    if not isinstance(arg, Array):
+        raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                         f"clmath.{name} takes a ppcl.array.Array, not {type(arg).__name__}")
+    if arg.dtype.kind == "c":
+        raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                         f"clmath.{name} is not defined on complex arrays")
+    x = arg if arg.dtype.kind == "f" else arg.astype(np.float64, queue)
+    if not x.flags.c_contiguous:
+        x = x.copy(queue)
+    ctype = dtype_to_ctype(x.dtype)
+    second = second or x.dtype
+    kernel = _cached(x.context, ("clmath", name, x.dtype.str), lambda: ElementwiseKernel(
+        x.context, f"{ctype} *a, {dtype_to_ctype(second)} *b, {ctype} *x",
+        body.replace("T ", f"{ctype} "), name=f"clmath_{name}"))
+    queue = x._queue(queue, f"clmath.{name}")
+    first_out, second_out = empty_like(x, queue), empty(queue, x.shape, second)
+    kernel(first_out, second_out, x, queue=queue)
+    return first_out, second_out
+
+
 def __getattr__(name: str) -> Any:  # for type checkers: the generated functions
     raise AttributeError(f"module 'ppcl.clmath' has no attribute '{name}'")
 
 
-__all__ = [*_UNARY, *_BINARY]
+__all__ = [*_UNARY, *_BINARY, "ldexp", "frexp", "modf"]

@@ -188,7 +188,7 @@ def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
 
 
 _BINARY = {"+", "-", "*", "/", "//", "%", "pow", "<", "<=", ">", ">=", "==", "!=", "max", "min",
-           "atan2", "fmod", "hypot", "copysign", "&", "|", "^", "<<", ">>"}
+           "atan2", "fmod", "hypot", "copysign", "&", "|", "^", "<<", ">>", "ldexp"}
 _BITWISE = ("&", "|", "^", "<<", ">>")
 
 
@@ -272,6 +272,10 @@ def _print_op(node: Op, shape: tuple[int, ...], printed: Printed) -> str:
         return (f"(({print_tree(cond, shape, printed)}) ? "
                 f"{convert(print_tree(then, shape, printed), then.dtype, node.dtype)} : "
                 f"{convert(print_tree(other, shape, printed), other.dtype, node.dtype)})")
+    if node.op == "ldexp":  # x * 2^n: x in the result's type, n an int
+        x, n = node.args
+        return (f"ldexp({convert(print_tree(x, shape, printed), x.dtype, node.dtype)}, "
+                f"{convert(print_tree(n, shape, printed), n.dtype, np.dtype(np.int32))})")
     if node.op in _BINARY:
         left, right = node.args
         operand = operand_dtype(node.op, left.dtype, right.dtype, node.dtype)

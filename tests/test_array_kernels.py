@@ -475,3 +475,25 @@ def test_pyopencl_complex_header_double_after_its_define(ctx, queue):
     with pytest.raises(ppcl.Error):
         ElementwiseKernel(ctx, "cfloat_t *z", "z[i] = cfloat_cast(cdouble_new(1, 2))",
                           preamble="#include <pyopencl-complex.h>")(cla.to_device(queue, z))
+
+
+def test_clmath_ldexp_frexp_modf_as_numpy(queue):
+    x = np.array([0, -0.0, 1.5, -3.25, 1e-40, 7e30, -0.75, 8, np.inf, -2.5], np.float32)
+    n = np.array([0, 1, 2, -3, 4, -5, 6, 1, 2, -1], np.int32)
+    d_x = cla.to_device(queue, x)
+    np.testing.assert_array_equal(clmath.ldexp(d_x, cla.to_device(queue, n)).get(),
+                                  np.ldexp(x, n))
+    np.testing.assert_array_equal(clmath.ldexp(d_x, 3).get(), np.ldexp(x, 3))
+    significand, exponent = clmath.frexp(d_x[::-1])  # a view: run over a contiguous copy
+    want_s, want_e = np.frexp(x[::-1])
+    np.testing.assert_array_equal(significand.get(), want_s)
+    np.testing.assert_array_equal(exponent.get()[:-2], want_e[:-2])  # frexp(inf): unspecified
+    assert exponent.dtype == np.int32
+    fraction, whole = clmath.modf(cla.to_device(queue, x.astype(np.float64)))
+    want_f, want_w = np.modf(x.astype(np.float64))
+    np.testing.assert_array_equal(fraction.get(), want_f)
+    np.testing.assert_array_equal(whole.get(), want_w)
+    integers = clmath.modf(cla.to_device(queue, np.array([3, -4], np.int32)))
+    assert integers[0].dtype == np.float64
+    with pytest.raises(ppcl.Error):
+        clmath.ldexp(d_x, 1.5)
