@@ -2,7 +2,8 @@
 
 Each function returns a lazy array (see ``ppcl.array``), so ``clmath.exp(a) * b`` runs as one
 kernel. Integer arrays give float64 results, as numpy's ufuncs do; complex arrays take
-``exp`` and ``fabs`` (their modulus).
+``exp``, ``log``, ``sqrt``, the trigonometric and hyperbolic functions (PyOpenCL's complex
+helpers) and ``fabs`` (their modulus).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from ppcl.array import Array, _cached, empty, empty_like
 from ppcl.elementwise import ElementwiseKernel
-from ppcl.expression import Op, result_dtype
+from ppcl.expression import COMPLEX_FUNCTIONS, Op, result_dtype
 from ppcl.runtime.errors import make_error
 from ppcl.tools import dtype_to_ctype
 
@@ -41,7 +42,7 @@ def _unary(name: str) -> Any:
                              f"{type(array).__name__}")
         if name == "fabs":
             return abs(array)
-        if array.dtype.kind == "c" and name != "exp":
+        if array.dtype.kind == "c" and name not in COMPLEX_FUNCTIONS:
             raise make_error(f"clmath.{name}", "INVALID_VALUE",
                              f"clmath.{name} is not defined on complex arrays")
         return array._lazy(Op(_float_dtype(array.dtype), name, (array._node(),)))

@@ -90,7 +90,7 @@ def convert(code: str, source: np.dtype, target: np.dtype) -> str:
 def _binary(op: str, a: str, b: str, dtype: np.dtype, operand: np.dtype) -> str:
     if operand.kind == "c":
         prefix = _cprefix(operand)
-        complex_ops = {"+": "add", "-": "sub", "*": "mul", "/": "divide"}
+        complex_ops = {"+": "add", "-": "sub", "*": "mul", "/": "divide", "pow": "pow"}
         if op in complex_ops:
             return f"{prefix}_{complex_ops[op]}({a}, {b})"
         if op == "==":
@@ -181,11 +181,14 @@ def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
     if op == "cast":
         return convert(a, source, dtype)
     if source.kind == "c":
-        if op == "exp":
-            return f"{_cprefix(source)}_exp({a})"
+        if op in COMPLEX_FUNCTIONS:
+            return f"{_cprefix(source)}_{op}({a})"
         raise TypeError(f"clmath.{op} is not defined on complex arrays")
     return f"{op}({a})"  # a C math function of the (floating) argument type
 
+
+# the clmath functions of complex arrays (PyOpenCL's complex helpers)
+COMPLEX_FUNCTIONS = ("exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh")
 
 _BINARY = {"+", "-", "*", "/", "//", "%", "pow", "<", "<=", ">", ">=", "==", "!=", "max", "min",
            "atan2", "fmod", "hypot", "copysign", "&", "|", "^", "<<", ">>", "ldexp"}
@@ -306,7 +309,7 @@ def operand_dtype(op: str, left: np.dtype, right: np.dtype, result: np.dtype) ->
 
 def result_dtype(op: str, left: np.dtype, right: np.dtype) -> np.dtype:
     """numpy's result type of the binary ``op``; comparisons give int8, as PyOpenCL's."""
-    if op not in ("+", "-", "*", "/", "==", "!=") and "c" in (left.kind, right.kind):
+    if op not in ("+", "-", "*", "/", "==", "!=", "pow") and "c" in (left.kind, right.kind):
         raise TypeError(f"operator {op} is not defined on complex arrays")
     if op in ("<", "<=", ">", ">=", "==", "!="):
         return np.dtype(np.int8)

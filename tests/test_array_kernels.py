@@ -226,8 +226,10 @@ def test_clmath(queue, dtype):
     c = cla.to_device(queue, (x + 1j * x).astype(np.complex64))
     np.testing.assert_allclose(clmath.exp(c).get(), np.exp((x + 1j * x).astype(np.complex64)),
                                rtol=1e-5)
+    np.testing.assert_allclose(clmath.sin(c).get(), np.sin((x + 1j * x).astype(np.complex64)),
+                               rtol=1e-5)
     with pytest.raises(ppcl.LogicError, match="complex"):
-        clmath.sin(c)
+        clmath.floor(c)
 
 
 def test_clrandom(ctx, queue):
@@ -497,3 +499,21 @@ def test_clmath_ldexp_frexp_modf_as_numpy(queue):
     assert integers[0].dtype == np.float64
     with pytest.raises(ppcl.Error):
         clmath.ldexp(d_x, 1.5)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_power_and_clmath_functions(queue, dtype):
+    rng = np.random.default_rng(5)
+    z = (rng.standard_normal(40) + 1j * rng.standard_normal(40)).astype(dtype)
+    w = (rng.standard_normal(40) + 1j * rng.standard_normal(40)).astype(dtype)
+    d_z, d_w = cla.to_device(queue, z), cla.to_device(queue, w)
+    tolerance = 2e-6 if dtype == np.complex64 else 1e-13
+    for got, want in [(clmath.sqrt(d_z), np.sqrt(z)), (clmath.log(d_z), np.log(z)),
+                      (clmath.sin(d_z), np.sin(z)), (clmath.cosh(d_z), np.cosh(z)),
+                      (clmath.tanh(d_z), np.tanh(z)), (d_z ** 2, z ** 2), (d_z ** d_w, z ** w),
+                      (2 ** d_z, 2 ** z), (d_z ** 0.5, z ** 0.5)]:
+        assert got.dtype == dtype
+        error = np.abs(got.get() - want) / np.maximum(np.abs(want), 1)
+        assert error.max() < tolerance
+    with pytest.raises(ppcl.Error):
+        clmath.floor(d_z)  # no order, no floor
