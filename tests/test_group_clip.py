@@ -9,6 +9,8 @@ compared with the same kernel built with ``-ppcl-no-split`` (no clipping) and wi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -51,43 +53,9 @@ __kernel void first_only(__global const int *x, __global int *out)
 }
 """
 
-# work-efficient exclusive scan of one group's 2 * local size elements (up- and down-sweep)
-BLELLOCH = """
-__kernel void blelloch(__global const int *in, __global int *out, __local int *t)
-{
-    int lid = get_local_id(0);
-    int n = 2 * get_local_size(0);
-    int base = get_group_id(0) * n;
-    t[2 * lid] = in[base + 2 * lid];
-    t[2 * lid + 1] = in[base + 2 * lid + 1];
-    int offset = 1;
-    for (int d = n >> 1; d > 0; d >>= 1) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < d) {
-            int ai = offset * (2 * lid + 1) - 1;
-            int bi = offset * (2 * lid + 2) - 1;
-            t[bi] += t[ai];
-        }
-        offset *= 2;
-    }
-    if (lid == 0)
-        t[n - 1] = 0;
-    for (int d = 1; d < n; d *= 2) {
-        offset >>= 1;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < d) {
-            int ai = offset * (2 * lid + 1) - 1;
-            int bi = offset * (2 * lid + 2) - 1;
-            int v = t[ai];
-            t[ai] = t[bi];
-            t[bi] += v;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    out[base + 2 * lid] = t[2 * lid];
-    out[base + 2 * lid + 1] = t[2 * lid + 1];
-}
-"""
+# work-efficient exclusive scan of one group's 2 * local size elements (up- and down-sweep), as
+# the kernel corpus has it
+BLELLOCH = (Path(__file__).parent / "kernels" / "prefix_sum_int_blelloch.cl").read_text()
 
 # a band of lanes between two group-level values, in a 2D group: rows of a tile folded along x
 ROWS = """
@@ -154,11 +122,13 @@ def test_blelloch_scan(local: int, groups: int) -> None:
     n = 2 * local
     data = rng.integers(-9, 9, n * groups).astype(np.int32)
     out = np.zeros_like(data)
-    _, got = _with_and_without(BLELLOCH, "blelloch", (local * groups,), (local,),
-                               [data, out, cl.LocalMemory(4 * n)])
+    sums = np.zeros(groups, np.int32)
+    _, got, got_sums = _with_and_without(BLELLOCH, "prefix_sum_int", (local * groups,),
+                                         (local,), [data, out, sums, cl.LocalMemory(4 * n)])
     blocks = data.reshape(groups, n)
     want = np.concatenate([np.cumsum(b) - b for b in blocks]).astype(np.int32)
     np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_sums, blocks.sum(axis=1))
 
 
 @pytest.mark.parametrize("skip", [0, 3, 9, 20])
@@ -213,7 +183,7 @@ def test_uniform_updates_at_the_end_of_a_region_are_group_scalars() -> None:
     assert {"scale", "k"} <= set(formed.group_scalars), formed.group_scalars
     assert not {"scale", "k"} & set(formed.context_vars)
     # the scan's offset (doubled after each guarded step): all four sweeps' loops are clipped
-    formed = _formed(BLELLOCH, "blelloch", (64, 1, 1))
+    formed = _formed(BLELLOCH, "prefix_sum_int", (64, 1, 1))
     assert "offset" in formed.group_scalars
     clipped = [loop for loop in find_all(formed.body, wg.WorkItemLoop) if loop.clip_upper]
     assert len(clipped) == 3

@@ -350,7 +350,7 @@ def model_of(body: ir.Stmt, params: Iterable[str], local_size: tuple[int, int, i
     for node in walk(body):
         if isinstance(node, ir.For):
             written = (eff.writes | eff.address_taken) - {_loop_var(node)}
-            written |= {n for n in _writes_in(node.body)}
+            written |= {n for n in writes_in(node.body)}
             counter = _counter(node, model, written)
             if counter is not None:
                 model.counters[counter.name] = counter
@@ -363,7 +363,8 @@ def _loop_var(loop: ir.For) -> str:
     return ""
 
 
-def _writes_in(node: Node) -> set[str]:
+def writes_in(node: Node) -> set[str]:
+    """The variables ``node`` assigns, steps or takes the address of."""
     eff = effects(node, Effects())
     return eff.writes | eff.address_taken
 

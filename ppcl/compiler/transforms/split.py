@@ -56,8 +56,9 @@ from ppcl.compiler.analysis.affine import (
     constraint_of,
     isl_set,
     model_of,
+    writes_in,
 )
-from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
@@ -345,7 +346,7 @@ def group_bounds(body: ir.Stmt, formed: FormedKernel, scalars: frozenset[str],
     the bounds read come third."""
     if formed.rows:
         return (), (), frozenset()  # the local id along x varies with the group in a row
-    written = _writes(body)
+    written = writes_in(body)
     group = frozenset(n for n, t in formed.group_scalars.items()
                       if isinstance(t, ScalarType) and t.is_integer and not t.is_bool
                       and n not in written and n not in formed.context_vars)
@@ -358,12 +359,6 @@ def group_bounds(body: ir.Stmt, formed: FormedKernel, scalars: frozenset[str],
     highs = [b for b in highs if b.names() & own]
     used = frozenset(n for b in lows + highs for n in b.names() & group)
     return tuple(_tightest(lows, max)), tuple(_tightest(highs, min)), used
-
-
-def _writes(body: ir.Stmt) -> set[str]:
-    """The variables ``body`` assigns, increments or takes the address of."""
-    eff = effects(body, Effects())
-    return set(eff.writes) | set(eff.address_taken)
 
 
 def _reduced(site: Site, model: Model) -> tuple[list[Poly], list[Poly], list[Poly]] | None:
