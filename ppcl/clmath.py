@@ -94,6 +94,9 @@ def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
     if exponent_dtype.kind not in "iu":
         raise make_error("clmath.ldexp", "INVALID_VALUE",
                          f"clmath.ldexp takes integer exponents, not {exponent_dtype}")
+    if not isinstance(exponent, Array) and not -2**31 <= int(exponent) < 2**31:
+        raise make_error("clmath.ldexp", "INVALID_VALUE",
+                         f"clmath.ldexp: the exponent {exponent} is past int")
     made = significand._binary_node(exponent, "ldexp",
                                     dtype_of=lambda op, left, right: _float_dtype(left))
     if made is None:

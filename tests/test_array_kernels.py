@@ -499,6 +499,8 @@ def test_clmath_ldexp_frexp_modf_as_numpy(queue):
     assert integers[0].dtype == np.float64
     with pytest.raises(ppcl.Error):
         clmath.ldexp(d_x, 1.5)
+    with pytest.raises(ppcl.Error, match="past int"):  # not converted to int silently
+        clmath.ldexp(d_x, 2**40)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
