@@ -200,6 +200,27 @@ def test_generic_scan_segmented_and_fetch(ctx, queue):
     np.testing.assert_allclose(out.get(), x, rtol=1e-9)
 
 
+@pytest.mark.parametrize("neutral", ["0", None])
+def test_generic_scan_arguments_named_like_its_locals(ctx, queue, neutral):
+    """Arguments may take any name but the documented ones (item, prev_item, last_item, i,
+    N): ``seg``, ``acc`` and ``item_in`` were redefined by the scan's own locals."""
+    starts = np.zeros(100, np.int8)
+    starts[::10] = 1
+    ones, seg = cla.to_device(queue, np.ones(100, np.int32)), cla.to_device(queue, starts)
+    acc = cla.empty_like(ones)
+    segmented = GenericScanKernel(
+        ctx, np.int32, "__global int *item_in, __global char *seg, __global int *acc",
+        input_expr="item_in[i]", scan_expr="across_seg_boundary ? b : a + b", neutral="0",
+        is_segment_start_expr="seg[i]", output_statement="acc[i] = item")
+    segmented(ones, seg, acc)
+    np.testing.assert_array_equal(acc.get(), np.tile(np.arange(1, 11), 10))
+    running = GenericScanKernel(
+        ctx, np.int32, "__global int *have, __global int *acc", input_expr="have[i]",
+        scan_expr="a + b", neutral=neutral, output_statement="acc[i] = item")
+    running(ones, acc)
+    np.testing.assert_array_equal(acc.get(), np.arange(1, 101))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_clmath(queue, dtype):
     x = np.linspace(0.1, 3, 257).astype(dtype)
