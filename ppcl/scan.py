@@ -230,9 +230,14 @@ class _ScanKernel(GenericScanKernel):
 
     def __call__(self, input_ary: Any, output_ary: Any = None, allocator: Any = None,  # type: ignore[override]
                  queue: cl.CommandQueue | None = None,
-                 wait_for: Sequence[cl.Event] | None = None, **kwargs: Any) -> Any:
+                 wait_for: Sequence[cl.Event] | None = None) -> Any:
+        # no **kwargs: a keyword PyOpenCL does not take (output=) is a TypeError, not ignored
         if output_ary is None:
             output_ary = input_ary
+        elif isinstance(output_ary, str) and output_ary == "new":
+            output_ary = type(input_ary)(queue or input_ary.queue, input_ary.shape,
+                                         input_ary.dtype,
+                                         allocator=allocator or input_ary.allocator)
         size = getattr(input_ary, "size", None)
         if getattr(output_ary, "size", size) != size:
             # the scan writes input_ary.size elements: a shorter output would be overrun

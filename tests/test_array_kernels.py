@@ -113,6 +113,20 @@ def test_scans(ctx, queue, n):
     np.testing.assert_array_equal(got, np.maximum.accumulate(np.concatenate([[-100], x[:-1]])))
 
 
+def test_scan_kernel_output_new_and_unknown_keywords(ctx, queue):
+    """As PyOpenCL's: output_ary="new" scans into a new array; a keyword the call does not take
+    (output=) is a TypeError, where it was ignored and the input scanned in place."""
+    x = np.arange(1, 11, dtype=np.float32)
+    a = cla.to_device(queue, x)
+    inclusive = InclusiveScanKernel(ctx, np.float32, "a+b")
+    scanned = inclusive(a, "new")
+    np.testing.assert_array_equal(scanned.get(), np.cumsum(x))
+    np.testing.assert_array_equal(a.get(), x)
+    with pytest.raises(TypeError, match="output"):
+        inclusive(a, output=cla.empty_like(a))
+    np.testing.assert_array_equal(a.get(), x)
+
+
 def test_several_launch_routines_order_their_launches_on_an_out_of_order_queue(ctx):
     """A scan's three stages, an elementwise kernel's main and tail launches and a two-stage
     reduction wait for each other by events: an out-of-order queue orders nothing itself,
