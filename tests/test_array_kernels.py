@@ -402,6 +402,28 @@ def test_threefry_generator(ctx, queue):
         clrandom.ThreefryGenerator(ctx, key=[1, 2])
 
 
+def test_random_parameters_as_arrays_and_vector_dtypes(ctx, queue):
+    """mu and sigma (or a and b) may be arrays of the result's shape, read per element (they
+    were passed as scalars: CL_INVALID_ARG_SIZE naming a generated kernel's argument); vector
+    dtypes (cltypes.float4), which PyOpenCL fills, are filled element by element."""
+    g = clrandom.PhiloxGenerator(ctx, seed=11)
+    n = 100_000
+    centers = np.linspace(0, 100, n).astype(np.float32)
+    mu = cla.to_device(queue, centers)
+    sigma = cla.to_device(queue, np.full(n, 0.5, np.float32))
+    z = g.normal(queue, n, np.float32, mu=mu, sigma=sigma).get() - centers
+    assert abs(z.mean()) < 0.01 and abs(z.std() - 0.5) < 0.01
+    u = g.uniform(queue, n, np.float32, a=mu, b=mu + 2).get() - centers
+    assert 0 <= u.min() and u.max() < 2.0001 and abs(u.mean() - 1) < 0.01
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE.*shape and dtype"):
+        g.normal(queue, n, np.float32, mu=mu[:10])
+    for dtype in (ppcl.cltypes.float4, ppcl.cltypes.float2):
+        v = g.uniform(queue, 20_000, dtype, a=-1, b=3).get().view(np.float32)
+        assert -1 <= v.min() and v.max() < 3 and abs(v.mean() - 1) < 0.02
+        w = g.normal(queue, 20_000, dtype).get().view(np.float32)
+        assert abs(w.mean()) < 0.02 and abs(w.std() - 1) < 0.02
+
+
 def test_argument_objects_and_vector_results(ctx, queue):
     x = np.random.default_rng(5).random(3000).astype(np.float32) - 0.5
     a = cla.to_device(queue, x)
