@@ -4,7 +4,9 @@
 1, 2, 3"): element ``i`` of a call is the hash of the counter ``(i, call number)`` under the
 key, so any work-item layout gives the same numbers and a seed reproduces them. Uniform floats
 take 24 (float32) or 53 (float64) bits, integers are reduced modulo ``b - a``, normals come from
-Box-Muller. ``rand(queue, shape, dtype, a=0, b=1)`` and ``fill_rand(ary)`` use one shared
+Box-Muller. The bounds ``a``/``b`` (or ``mu``/``sigma``) may be arrays of the result's shape,
+read per element; vector dtypes (``cltypes.float4``) are filled element by element.
+``rand(queue, shape, dtype, a=0, b=1)`` and ``fill_rand(ary)`` use one shared
 generator per context, as PyOpenCL's do. ``ThreefryGenerator`` (Threefry4x32-20) has the same
 interface. Both hashes match Random123's known-answer vectors. Ranlux is not provided.
 """
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import ppcl as cl
+from ppcl import cltypes
 from ppcl.array import Array
 from ppcl.elementwise import ElementwiseKernel
 from ppcl.runtime.errors import make_error
@@ -110,18 +113,25 @@ class _CounterGenerator:
                              f"the key has {self._key_words} words, got {len(key)}")
         self.key = [int(k) & 0xFFFFFFFF for k in key]
         self.counter = [int(c) & 0xFFFFFFFF for c in (counter or (0, 0, 0, 0))]
-        self._kernels: dict[tuple[str, str], ElementwiseKernel] = {}
+        self._kernels: dict[tuple[str, str, tuple[bool, bool]], ElementwiseKernel] = {}
 
-    def _kernel(self, dtype: np.dtype, distribution: str) -> ElementwiseKernel:
-        key = (dtype.str, distribution)
+    def _kernel(self, dtype: np.dtype, distribution: str, arrays: tuple[bool, bool]
+                ) -> ElementwiseKernel:
+        """The kernel filling ``out`` with ``distribution``, its two parameters (``a`` and
+        ``b``: bounds, or mean and deviation) arrays read at ``i`` where ``arrays`` says."""
+        key = (dtype.str, distribution, arrays)
         kernel = self._kernels.get(key)
         if kernel is None:
             ctype = dtype_to_ctype(dtype)
             body = _uniform_expr(dtype) if distribution == "uniform" else _normal_expr(dtype)
             keys = ", ".join(f"uint k{n}" for n in range(self._key_words))
+            params = ", ".join(f"{ctype} *{p}__" if array else f"{ctype} {p}"
+                               for p, array in zip("ab", arrays, strict=True))
+            reads = "".join(f"{ctype} {p} = {p}__[i]; "
+                            for p, array in zip("ab", arrays, strict=True) if array)
             kernel = ElementwiseKernel(
-                self.context, f"{ctype} *out, {keys}, uint c2, uint c3, {ctype} a, {ctype} b",
-                f"uint4 r = {self._draw}; {body}", name=f"ppcl_{distribution}",
+                self.context, f"{ctype} *out, {keys}, uint c2, uint c3, {params}",
+                f"uint4 r = {self._draw}; {reads}{body}", name=f"ppcl_{distribution}",
                 preamble=self._preamble)
             self._kernels[key] = kernel
         return kernel
@@ -129,8 +139,22 @@ class _CounterGenerator:
     def _fill(self, ary: Array, distribution: str, a: Any, b: Any,
               queue: cl.CommandQueue | None) -> Array:
         queue = queue or ary.queue
+        scalar = cltypes.vec_type_to_scalar_and_count.get(ary.dtype, (None,))[0]
+        if scalar is not None:  # a vector dtype (cltypes.float4): fill its elements
+            self._fill(ary.view(scalar) if ary.flags.c_contiguous else ary, distribution, a, b,
+                       queue)
+            return ary
         target = ary if ary.flags.c_contiguous else Array(queue, ary.shape, ary.dtype)
-        kernel = self._kernel(ary.dtype, distribution)
+        arrays = (isinstance(a, Array), isinstance(b, Array))
+        for name, value in zip(("a", "b") if distribution == "uniform" else ("mu", "sigma"),
+                               (a, b), strict=True):
+            if isinstance(value, Array) and (value.shape != ary.shape
+                                             or value.dtype != ary.dtype):
+                raise make_error("clrandom", "INVALID_VALUE",
+                                 f"{name} as an array must have the shape and dtype of the "
+                                 f"result, {ary.shape} {ary.dtype}: got {value.shape} "
+                                 f"{value.dtype}")
+        kernel = self._kernel(ary.dtype, distribution, arrays)
         kernel(target, *self.key, *self.counter[2:], a, b, queue=queue)
         self.counter[2] = (self.counter[2] + 1) & 0xFFFFFFFF
         if self.counter[2] == 0:
@@ -141,7 +165,8 @@ class _CounterGenerator:
 
     def fill_uniform(self, ary: Array, a: Any = 0, b: Any = 1,
                      queue: cl.CommandQueue | None = None) -> Array:
-        if ary.dtype.kind in "iu" and b <= a:  # the kernel reduces modulo b - a
+        if ary.dtype.kind in "iu" and not isinstance(a, Array) and not isinstance(b, Array) \
+                and b <= a:  # the kernel reduces modulo b - a
             raise make_error("clrandom", "INVALID_VALUE",
                              f"integers in [a, b) need a < b, got a={a}, b={b}")
         return self._fill(ary, "uniform", a, b, queue)

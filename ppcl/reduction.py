@@ -88,7 +88,8 @@ class ReductionKernel:
             params += ["long first__", "long step__"]
 
         def at(position: str) -> str:  # the array index of loop position ``position``
-            return f"(first__ + ({position}) * step__)" if ranged else position
+            # parenthesized: it replaces every ``i`` of map_expr, as in ``i * x[i]``
+            return f"(first__ + ({position}) * step__)" if ranged else f"({position})"
 
         header = complex_preamble([self.dtype_out, *(a.dtype for a in self.args)])
         setup = "\n  ".join(prelude)

@@ -115,23 +115,23 @@ class GenericScanKernel:
                              "long stop__ = min(start__ + chunk__, N);"])
         segmented = self.is_segment_start_expr is not None
         if self.neutral is None:
-            # no neutral element: ``have`` says whether ``acc`` holds a value yet; a chunk's
+            # no neutral element: ``have__`` says whether ``acc__`` holds a value yet; a chunk's
             # flags say it had items (2) and, after the carries, whether its carry is one (4)
-            init = f"{t} acc; char have = 0;"
-            combine = "if (have) acc = SCAN_EXPR(acc, item_in, false); " \
-                      "else { acc = item_in; have = 1; }"
-            carry = ("if (f & 2) { acc = have ? SCAN_EXPR(acc, totals__[g], false) "
-                     ": totals__[g]; have = 1; }")
-            seen, keep_have = "| (have << 1)", "flags__[g] = f | (have << 2);"
-            final_init = f"{t} acc = carries__[get_global_id(0)]; " \
-                         "char have = (flags__[get_global_id(0)] >> 2) & 1;"
+            init = f"{t} acc__; char have__ = 0;"
+            combine = "if (have__) acc__ = SCAN_EXPR(acc__, item_in__, false); " \
+                      "else { acc__ = item_in__; have__ = 1; }"
+            carry = ("if (f & 2) { acc__ = have__ ? SCAN_EXPR(acc__, totals__[g], false) "
+                     ": totals__[g]; have__ = 1; }")
+            seen, keep_have = "| (have__ << 1)", "flags__[g] = f | (have__ << 2);"
+            final_init = f"{t} acc__ = carries__[get_global_id(0)]; " \
+                         "char have__ = (flags__[get_global_id(0)] >> 2) & 1;"
         else:
-            init = f"{t} acc = {self.neutral};"
-            combine = "acc = SCAN_EXPR(acc, item_in, false);"
-            carry = "acc = (f & 1) ? totals__[g] : SCAN_EXPR(acc, totals__[g], false);"
+            init = f"{t} acc__ = {self.neutral};"
+            combine = "acc__ = SCAN_EXPR(acc__, item_in__, false);"
+            carry = "acc__ = (f & 1) ? totals__[g] : SCAN_EXPR(acc__, totals__[g], false);"
             seen = keep_have = ""
-            final_init = f"{t} acc = carries__[get_global_id(0)];"
-        step = ("if (IS_SEG_START(i, item_in)) { acc = item_in; seg = 1; }\n"
+            final_init = f"{t} acc__ = carries__[get_global_id(0)];"
+        step = ("if (IS_SEG_START(i, item_in__)) { acc__ = item_in__; seg__ = 1; }\n"
                 f"      else {combine}") if segmented else combine
         fetch = self._fetches()
         header = complex_preamble([self.dtype, *(a.dtype for a in self.args)])
@@ -147,14 +147,14 @@ __kernel void {self.name}_totals({", ".join(common)}, __global {t} *totals__,
 {{
   {start}
   {init}
-  char seg = 0;
+  char seg__ = 0;
   for (long i = start__; i < stop__; i++) {{
     {fetch}
-    {t} item_in = INPUT_EXPR(i);
+    {t} item_in__ = INPUT_EXPR(i);
     {step}
   }}
-  totals__[get_global_id(0)] = acc;
-  flags__[get_global_id(0)] = seg {seen};
+  totals__[get_global_id(0)] = acc__;
+  flags__[get_global_id(0)] = seg__ {seen};
 }}
 
 __kernel void {self.name}_carries(__global const {t} *totals__,
@@ -163,12 +163,12 @@ __kernel void {self.name}_carries(__global const {t} *totals__,
 {{
   {init}
   for (long g = 0; g < groups__; g++) {{
-    carries__[g] = acc;
+    carries__[g] = acc__;
     char f = flags__[g];
     {keep_have}
     {carry}
   }}
-  carries__[groups__] = acc;
+  carries__[groups__] = acc__;
 }}
 
 __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries__,
@@ -179,11 +179,11 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
   const {t} last_item = carries__[groups__];
   for (long i = start__; i < stop__; i++) {{
     {fetch}
-    {t} item_in = INPUT_EXPR(i);
-    {t} prev_item = acc;
-    {"if (IS_SEG_START(i, item_in)) { prev_item = " + str(self.neutral) + "; acc = item_in; } "
+    {t} item_in__ = INPUT_EXPR(i);
+    {t} prev_item = acc__;
+    {"if (IS_SEG_START(i, item_in__)) { prev_item = " + str(self.neutral) + "; acc__ = item_in__; } "
      "else " if segmented else ""}{combine}
-    {t} item = acc;
+    {t} item = acc__;
     {self.output_statement};
   }}
 }}
@@ -230,9 +230,14 @@ class _ScanKernel(GenericScanKernel):
 
     def __call__(self, input_ary: Any, output_ary: Any = None, allocator: Any = None,  # type: ignore[override]
                  queue: cl.CommandQueue | None = None,
-                 wait_for: Sequence[cl.Event] | None = None, **kwargs: Any) -> Any:
+                 wait_for: Sequence[cl.Event] | None = None) -> Any:
+        # no **kwargs: a keyword PyOpenCL does not take (output=) is a TypeError, not ignored
         if output_ary is None:
             output_ary = input_ary
+        elif isinstance(output_ary, str) and output_ary == "new":
+            output_ary = type(input_ary)(queue or input_ary.queue, input_ary.shape,
+                                         input_ary.dtype,
+                                         allocator=allocator or input_ary.allocator)
         size = getattr(input_ary, "size", None)
         if getattr(output_ary, "size", size) != size:
             # the scan writes input_ary.size elements: a shorter output would be overrun

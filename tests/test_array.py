@@ -329,6 +329,20 @@ def test_take_cumsum_any_all(queue):
     assert (a > 0).all().get() == 1 and (a > 5).any().get() == 1 and (a > 100).any().get() == 0
 
 
+def test_cumsum_wait_for_return_event_and_complex(queue):
+    """PyOpenCL's cumsum(a, output_dtype, queue, wait_for, return_event=...): ppcl's took
+    neither wait_for nor return_event (TypeError)."""
+    x = np.arange(1, 1001, dtype=np.int64)
+    a = cla.to_device(queue, x)
+    event, summed = cla.cumsum(a, queue=queue, wait_for=[ppcl.enqueue_marker(queue)],
+                               return_event=True)
+    event.wait()
+    np.testing.assert_array_equal(summed.get(), np.cumsum(x))
+    z = (x + 1j * x[::-1]).astype(np.complex64)
+    np.testing.assert_allclose(cla.cumsum(cla.to_device(queue, z)).get(), np.cumsum(z),
+                               rtol=1e-6)
+
+
 def test_complex128_empty_and_0d(queue):
     h = (np.arange(10) + 1j * np.arange(10)[::-1]).astype(np.complex128)
     a = cla.to_device(queue, h)

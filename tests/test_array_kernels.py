@@ -113,6 +113,20 @@ def test_scans(ctx, queue, n):
     np.testing.assert_array_equal(got, np.maximum.accumulate(np.concatenate([[-100], x[:-1]])))
 
 
+def test_scan_kernel_output_new_and_unknown_keywords(ctx, queue):
+    """As PyOpenCL's: output_ary="new" scans into a new array; a keyword the call does not take
+    (output=) is a TypeError, where it was ignored and the input scanned in place."""
+    x = np.arange(1, 11, dtype=np.float32)
+    a = cla.to_device(queue, x)
+    inclusive = InclusiveScanKernel(ctx, np.float32, "a+b")
+    scanned = inclusive(a, "new")
+    np.testing.assert_array_equal(scanned.get(), np.cumsum(x))
+    np.testing.assert_array_equal(a.get(), x)
+    with pytest.raises(TypeError, match="output"):
+        inclusive(a, output=cla.empty_like(a))
+    np.testing.assert_array_equal(a.get(), x)
+
+
 def test_several_launch_routines_order_their_launches_on_an_out_of_order_queue(ctx):
     """A scan's three stages, an elementwise kernel's main and tail launches and a two-stage
     reduction wait for each other by events: an out-of-order queue orders nothing itself,
@@ -198,6 +212,27 @@ def test_generic_scan_segmented_and_fetch(ctx, queue):
         input_fetch_exprs=[("prev", "x", -1)])
     diffs(a, out)
     np.testing.assert_allclose(out.get(), x, rtol=1e-9)
+
+
+@pytest.mark.parametrize("neutral", ["0", None])
+def test_generic_scan_arguments_named_like_its_locals(ctx, queue, neutral):
+    """Arguments may take any name but the documented ones (item, prev_item, last_item, i,
+    N): ``seg``, ``acc`` and ``item_in`` were redefined by the scan's own locals."""
+    starts = np.zeros(100, np.int8)
+    starts[::10] = 1
+    ones, seg = cla.to_device(queue, np.ones(100, np.int32)), cla.to_device(queue, starts)
+    acc = cla.empty_like(ones)
+    segmented = GenericScanKernel(
+        ctx, np.int32, "__global int *item_in, __global char *seg, __global int *acc",
+        input_expr="item_in[i]", scan_expr="across_seg_boundary ? b : a + b", neutral="0",
+        is_segment_start_expr="seg[i]", output_statement="acc[i] = item")
+    segmented(ones, seg, acc)
+    np.testing.assert_array_equal(acc.get(), np.tile(np.arange(1, 11), 10))
+    running = GenericScanKernel(
+        ctx, np.int32, "__global int *have, __global int *acc", input_expr="have[i]",
+        scan_expr="a + b", neutral=neutral, output_statement="acc[i] = item")
+    running(ones, acc)
+    np.testing.assert_array_equal(acc.get(), np.arange(1, 101))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -365,6 +400,28 @@ def test_threefry_generator(ctx, queue):
     np.testing.assert_array_equal(u, again)
     with pytest.raises(ppcl.LogicError, match="key"):
         clrandom.ThreefryGenerator(ctx, key=[1, 2])
+
+
+def test_random_parameters_as_arrays_and_vector_dtypes(ctx, queue):
+    """mu and sigma (or a and b) may be arrays of the result's shape, read per element (they
+    were passed as scalars: CL_INVALID_ARG_SIZE naming a generated kernel's argument); vector
+    dtypes (cltypes.float4), which PyOpenCL fills, are filled element by element."""
+    g = clrandom.PhiloxGenerator(ctx, seed=11)
+    n = 100_000
+    centers = np.linspace(0, 100, n).astype(np.float32)
+    mu = cla.to_device(queue, centers)
+    sigma = cla.to_device(queue, np.full(n, 0.5, np.float32))
+    z = g.normal(queue, n, np.float32, mu=mu, sigma=sigma).get() - centers
+    assert abs(z.mean()) < 0.01 and abs(z.std() - 0.5) < 0.01
+    u = g.uniform(queue, n, np.float32, a=mu, b=mu + 2).get() - centers
+    assert 0 <= u.min() and u.max() < 2.0001 and abs(u.mean() - 1) < 0.01
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE.*shape and dtype"):
+        g.normal(queue, n, np.float32, mu=mu[:10])
+    for dtype in (ppcl.cltypes.float4, ppcl.cltypes.float2):
+        v = g.uniform(queue, 20_000, dtype, a=-1, b=3).get().view(np.float32)
+        assert -1 <= v.min() and v.max() < 3 and abs(v.mean() - 1) < 0.02
+        w = g.normal(queue, 20_000, dtype).get().view(np.float32)
+        assert abs(w.mean()) < 0.02 and abs(w.std() - 1) < 0.02
 
 
 def test_argument_objects_and_vector_results(ctx, queue):

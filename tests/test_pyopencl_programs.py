@@ -147,5 +147,53 @@ def test_algorithm_compaction_as_pyopencl(queue):
     assert out.get()[:int(count.get())].tolist() == [5, 1, 8, 3, 9, 2]
     out, count, _ = alg.copy_if(cla.empty(queue, 0, np.int32), "1")
     assert count.get() == 0
-    with pytest.raises(AttributeError, match="RadixSort .*copy_if, remove_if, partition"):
-        alg.RadixSort  # noqa: B018
+    with pytest.raises(AttributeError, match="ListOfListsBuilder .*copy_if, remove_if"):
+        alg.ListOfListsBuilder  # noqa: B018
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4])
+def test_radix_sort_as_pyopencl(ctx, queue, bits):
+    """RadixSort sorts every named array stably by the key (returned in the order of
+    sort_arg_names); programs using it stopped at AttributeError."""
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    rng = np.random.default_rng(bits)
+    sort = alg.RadixSort(ctx, "uint *keys, float *vals, int unused", key_expr="keys[i]",
+                         sort_arg_names=["vals", "keys"], bits_at_a_time=bits)
+    for n, key_bits in [(0, 8), (1, 8), (5000, 7), (70_001, 32)]:
+        keys = rng.integers(0, 2**key_bits, n, dtype=np.uint64).astype(np.uint32)
+        vals = rng.random(n).astype(np.float32)
+        (got_vals, got_keys), event = sort(cla.to_device(queue, keys),
+                                           cla.to_device(queue, vals), np.int32(0),
+                                           key_bits=key_bits)
+        event.wait()
+        order = np.argsort(keys, kind="stable")
+        np.testing.assert_array_equal(got_keys.get(), keys[order])
+        np.testing.assert_array_equal(got_vals.get(), vals[order])
+    by_value = alg.RadixSort(ctx, "float *x", "(ulong)(x[i] * 1000)", ["x"],
+                             index_dtype=np.int64, key_dtype=np.uint64)
+    x = rng.random(3000).astype(np.float32)
+    (got,), _ = by_value(cla.to_device(queue, x), key_bits=10)
+    np.testing.assert_array_equal(got.get(), x[np.argsort((x * 1000).astype(np.uint64),
+                                                          kind="stable")])
+    with pytest.raises(cl.LogicError, match="INVALID_VALUE"):
+        alg.RadixSort(ctx, "uint *keys, int n", "keys[i]", ["n"])
+    with pytest.raises(cl.LogicError, match="INVALID_VALUE"):
+        by_value(cla.to_device(queue, x), key_bits=65)
+
+
+def test_key_value_sorter_as_pyopencl(ctx, queue):
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    rng = np.random.default_rng(7)
+    sorter = alg.KeyValueSorter(ctx)
+    for nkeys in (1, 10, 1000):
+        keys = rng.integers(0, nkeys, 2000).astype(np.int32)
+        starts, lists, event = sorter(queue, cla.to_device(queue, keys),
+                                      cla.arange(queue, 2000, dtype=np.int32), nkeys=nkeys,
+                                      starts_dtype=np.int32)
+        event.wait()
+        order = np.argsort(keys, kind="stable")
+        np.testing.assert_array_equal(lists.get(), order)
+        np.testing.assert_array_equal(starts.get(),
+                                      np.searchsorted(keys[order], np.arange(nkeys + 1)))

@@ -97,3 +97,14 @@ def test_out_of_order_queue(ctx):
     results = [cla.sum(a, queue=queue) for _ in range(3)]
     queue.finish()
     assert [int(r.get()) for r in results] == [int(host.sum())] * 3
+
+
+def test_map_expr_multiplying_by_the_index(ctx, queue):
+    """``i`` of map_expr stands for a position expression (``p + l`` of a lane): unparenthesized,
+    ``i * (long)x[i]`` read as ``p + l * x[p + l]``."""
+    host = np.arange(5000, dtype=np.int32)
+    a = cla.to_device(queue, host)
+    weighted = ReductionKernel(ctx, np.int64, "0", "a+b", "i * (long)x[i]", "__global int *x")
+    assert weighted(a).get() == (host.astype(np.int64) ** 2).sum()
+    assert weighted(a, range=slice(1, 4000, 3)).get() == \
+        (host[1:4000:3].astype(np.int64) ** 2).sum()

@@ -38,7 +38,8 @@ from ppcl.expression import (
 from ppcl.gemv import gemv
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.queue import enqueue_no_work
-from ppcl.scan import InclusiveScanKernel
+from ppcl.scan import GenericScanKernel
+from ppcl.tools import dtype_to_ctype
 
 
 def to_device(queue: cl.CommandQueue, ary: Any, allocator: Any = None,
@@ -289,16 +290,20 @@ def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
     return a
 
 
-def cumsum(a: Array, output_dtype: Any = None, queue: Any = None) -> Array:
-    """The inclusive prefix sum of a 1-d array, as a new array."""
+def cumsum(a: Array, output_dtype: Any = None, queue: Any = None,
+           wait_for: Sequence[cl.Event] | None = None, *, return_event: bool = False) -> Any:
+    """The inclusive prefix sum of a 1-d array, as a new array (``(event, array)`` with
+    ``return_event``, as PyOpenCL's)."""
     dtype = np.dtype(output_dtype or a.dtype)
     result = a.astype(dtype) if dtype != a.dtype else a.copy()
     result._materialize()
     if a.ndim != 1:
         raise make_error("ppcl.array.cumsum", "INVALID_VALUE", "cumsum takes 1-d arrays")
-    kernel = _cached(a.context, ("cumsum", dtype.str),
-                     lambda: InclusiveScanKernel(a.context, dtype, "a+b", neutral="0"))
-    return kernel(result, queue=queue)
+    kernel = _cached(a.context, ("cumsum", dtype.str), lambda: GenericScanKernel(
+        a.context, dtype, f"__global {dtype_to_ctype(dtype)} *x", "x[i]", "a+b", "0",
+        "x[i] = item"))
+    event = kernel(result, queue=queue, wait_for=wait_for)
+    return (event, result) if return_event else result
 
 
 def maximum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:

@@ -33,8 +33,9 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
     "ppcl": _MODULE,
     "ppcl.tools": dict.fromkeys(("SVMAllocator", "SVMPool", "PooledSVM"), _SVM),
     "ppcl.algorithm": dict.fromkeys(
-        ("RadixSort", "KeyValueSorter", "ListOfListsBuilder", "BuiltList"),
-        "ppcl.algorithm has copy_if, remove_if, partition and unique only"),
+        ("ListOfListsBuilder", "BuiltList"),
+        "ppcl.algorithm has copy_if, remove_if, partition, unique, RadixSort and "
+        "KeyValueSorter only"),
     "Device": {"create_sub_devices": _PARTITION},
 }
 
