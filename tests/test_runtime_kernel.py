@@ -181,6 +181,23 @@ def test_arg_type_name_of_a_typedef_named_struct(ctx, queue):
         knl(queue, (1,), None, buf, np.int32(1), np.int32(0), np.int32(0))
 
 
+def test_arg_type_name_keeps_typedef_spelling(ctx):
+    # an argument's type name is spelt as the kernel declares it, through typedefs, as other
+    # OpenCL compilers report it ('vec_t*', not 'float4*'); the target of a typedef'd pointer
+    # is named by its own type, and that pointer is a valid __global kernel argument
+    src = """typedef float4 vec_t;
+    typedef vec_t vec2_t;
+    typedef unsigned int count_t;
+    typedef __global float *gptr;
+    __kernel void k(__global vec_t *p, __local vec2_t *l, const count_t n, gptr g,
+                    __global count_t c[], unsigned int u) { }"""
+    knl = cl.Program(ctx, src).build("-cl-kernel-arg-info").k
+    names = [knl.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME) for i in range(6)]
+    assert names == ["vec_t*", "vec2_t*", "count_t", "float*", "count_t*", "uint"]
+    assert knl.get_arg_info(3, cl.kernel_arg_info.ADDRESS_QUALIFIER) == \
+        cl.kernel_arg_address_qualifier.GLOBAL
+
+
 def test_all_kernels_and_unknown_names(prg):
     names = {k.function_name for k in prg.all_kernels()}
     assert {"scale", "ids", "add4", "fixed"} <= names

@@ -497,6 +497,22 @@ class TypeSema(ABC):
             return spelled
         return self.device_sized_typedefs.get(spelled or "")
 
+    def typedef_spelling(self, node: c_ast.Node) -> str:
+        """How a parameter declarator spells its type where a typedef names it (``vec_t`` for
+        ``vec_t v``, ``vec_t*`` for ``__global vec_t *p`` or ``vec_t p[]``), as OpenCL
+        compilers report argument type names; empty for a type spelt by its own name and for
+        a typedef of a pointer (whose target is reported by its own name)."""
+        suffix = ""
+        if isinstance(node, (c_ast.PtrDecl, c_ast.ArrayDecl)):
+            node, suffix = node.type, "*"
+        spelled = _type_spelling(node)
+        if spelled is None:
+            return ""
+        sym = self.lookup(spelled)
+        if sym is None or sym.kind != "typedef" or isinstance(sym.type, T.PointerType):
+            return ""
+        return spelled + suffix
+
     def host_unsized_member(self, decls: list[c_ast.Node], fields: list[T.Field]) -> str | None:
         """The first member (of a record's ``decls``, typed as ``fields``) whose size the host
         cannot know: a bool or device-sized type, also as array elements or inside a member

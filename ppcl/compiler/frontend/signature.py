@@ -62,7 +62,7 @@ def _param(p: ir.Param, record_names: dict[str, str]) -> ParamInfo:
     if isinstance(t, PointerType):
         space = t.space.name.lower()
         return ParamInfo(p.name, "local" if space == "local" else "buffer",
-                         f"{_spelling(t.pointee, record_names)}*", space, t.size,
+                         p.type_name or f"{_spelling(t.pointee, record_names)}*", space, t.size,
                          const=t.const, volatile=t.volatile, restrict=t.restrict)
     if isinstance(t, ImageType):
         return ParamInfo(p.name, "image", t.name, "global", t.size, access=t.access)
@@ -70,7 +70,8 @@ def _param(p: ir.Param, record_names: dict[str, str]) -> ParamInfo:
         return ParamInfo(p.name, "sampler", t.name, "private", t.size)
     elem = scalar_of(t)
     element = None if elem is None else ("float" if elem.is_float else "int")
-    return ParamInfo(p.name, "value", _spelling(t, record_names), "private", t.size, element,
+    return ParamInfo(p.name, "value", p.type_name or _spelling(t, record_names), "private",
+                     t.size, element,
                      arithmetic=isinstance(t, ScalarType | VectorType))
 
 
