@@ -98,3 +98,14 @@ def test_character_literals_are_signed_chars_converted_to_int() -> None:
     run(source, "k", (1,), (1,), o, p)
     np.testing.assert_array_equal(o, [0xFFFFFFFF, 0xFFFFFFFF, 97, 127, 0xFFFFFF80])
     np.testing.assert_array_equal(p, [-1, -127, 10])
+
+
+def test_wide_character_literals_are_ints() -> None:
+    """L'c' is a wchar_t, a 32-bit int, as clang makes it: an escape is not wrapped to a
+    signed char (L'\\xff' is 255); the build refused every wide character literal."""
+    source = r"""__kernel void k(__global int *o) {
+        o[0] = L'a'; o[1] = sizeof(L'a'); o[2] = L'\xff'; o[3] = L'\n'; o[4] = L'\x7fffffff'; }"""
+    o = np.zeros(5, np.int32)
+    run(source, "k", (1,), (1,), o)
+    np.testing.assert_array_equal(o, [97, 4, 255, 10, 0x7FFFFFFF])
+

@@ -637,9 +637,10 @@ class Sema(ExprSema):
                            "struct, union or array")
         if _is_string(node) and isinstance(t, T.ArrayType) and t.elem in (T.CHAR, T.UCHAR):
             assert t.length is not None
-            if string_length(node.value[1:-1]) + 1 > t.length:
+            body = self.string_body(node.value, loc)
+            if string_length(body) + 1 > t.length:
                 self.fail(loc, f"initializer string is too long for '{t}'")
-            return ir.StringLit(t, node.value[1:-1], loc=loc)
+            return ir.StringLit(t, body, loc=loc)
         value = self.rvalue(node)
         if isinstance(t, T.ArrayType):
             self.fail(value.loc, f"array of type '{t}' must be initialized with a braced list")
