@@ -198,6 +198,19 @@ def test_arg_type_name_keeps_typedef_spelling(ctx):
         cl.kernel_arg_address_qualifier.GLOBAL
 
 
+def test_kernel_attributes_lists_every_kernel_attribute(ctx):
+    # CL_KERNEL_ATTRIBUTES named only reqd_work_group_size; the hints were left out
+    src = """__kernel __attribute__((vec_type_hint(float4)))
+    __attribute__((work_group_size_hint(8, 1, 1))) void hinted(__global float *a) { }
+    __kernel __attribute__((reqd_work_group_size(4, 2, 1))) void fixed(__global float *a) { }
+    __kernel void plain(__global float *a) { }"""
+    prg = cl.Program(ctx, src).build()
+    attributes = {k.function_name: k.get_info(cl.kernel_info.ATTRIBUTES)
+                  for k in prg.all_kernels()}
+    assert attributes == {"hinted": "work_group_size_hint(8,1,1) vec_type_hint(float4)",
+                          "fixed": "reqd_work_group_size(4,2,1)", "plain": ""}
+
+
 def test_all_kernels_and_unknown_names(prg):
     names = {k.function_name for k in prg.all_kernels()}
     assert {"scale", "ids", "add4", "fixed"} <= names
