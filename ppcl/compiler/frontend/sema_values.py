@@ -13,6 +13,7 @@ statement.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from types import ModuleType
 
@@ -102,11 +103,23 @@ class ValueSema(TypeSema):
         """Implicit conversion for assignment, initialization, arguments and return; errors
         are located ``at`` (default: the converted expression)."""
         try:
-            return self._convert(self.decay(e), dst, what)
+            converted = self._convert(self.decay(e), dst, what)
         except SemaError as exc:
             if at is None:
                 raise
             raise SemaError(at, exc.message) from None
+        self._warn_literal_change(e, dst)
+        return converted
+
+    def _warn_literal_change(self, e: ir.Expr, dst: T.Type) -> None:
+        """clang's -Wliteral-conversion: a floating literal with a fraction converted to an
+        integer type (``int x = 1.5;``), which ``-Werror`` makes an error."""
+        if not isinstance(e, ir.FloatLit) or not isinstance(dst, T.ScalarType) \
+                or dst.is_float or dst == T.BOOL or not math.isfinite(e.value) \
+                or e.value == int(e.value):
+            return
+        self.warning(e.loc, f"implicit conversion from '{e.type}' to '{dst}' changes value "
+                            f"from {e.text or e.value} to {int(e.value)}")
 
     def _convert(self, e: ir.Expr, dst: T.Type, what: str) -> ir.Expr:
         src = e.type
