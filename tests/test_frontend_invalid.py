@@ -100,3 +100,18 @@ def test_struct_after_another_type_specifier_is_located(source: str, col: int, m
     with pytest.raises(CompileError) as info:
         compile_source(source, "k.cl")
     assert f"k.cl:1:{col}: error: {message}" in info.value.log
+
+
+@pytest.mark.parametrize(("source", "col", "message"), [
+    ("__kernel void k(__global int *o) { o[0] = u'b'; }\n", 43,
+     "character literal prefix 'u' is C11, not OpenCL C 1.2"),
+    ("__kernel void k(__global int *o) { o[0] = sizeof(L\"ab\"); }\n", 50,
+     "string literal prefix 'L' is not supported"),
+    ("__constant char s[] = u8\"hi\";\n", 23, "string literal prefix 'u8' is not supported"),
+])
+def test_prefixed_literals_are_located(source: str, col: int, message: str) -> None:
+    # a wide or C11-prefixed string went into the C as '""ab"' and failed there; u'b' was
+    # reported as an "invalid character literal" without saying why
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "k.cl")
+    assert f"k.cl:1:{col}: error: {message}" in info.value.log

@@ -244,3 +244,26 @@ def test_a_union_without_attributes_beside_a_packed_struct_compiles(ctx, queue) 
     program.k(queue, (1,), None, buf)
     cl.enqueue_copy(queue, out, buf)
     assert out.tolist() == [5, 8]
+
+
+# ---------------------------------------------------------------- qualifiers of a typedef
+
+@pytest.mark.parametrize("body, at", [
+    ("cfloat c = 2; c = 3;", (2, 55)),
+    ("p[0] = 1;", (2, 44)),
+    ("__private cfloat arr[2] = {1, 2}; arr[1] = 0;", (2, 80)),
+])
+def test_const_of_a_typedef_is_kept(body: str, at: tuple[int, int]) -> None:
+    # 'typedef const float cfloat;' made a cfloat writable: the typedef's const was dropped
+    source = ("typedef const float cfloat;\n"
+              f"__kernel void k(__global cfloat *p) {{ {body} }}")
+    assert_rejected(source, at, "const")
+
+
+def test_pointer_to_const_typedef_reports_const_argument(ctx) -> None:
+    source = ("typedef const float cfloat;\n"
+              "__kernel void k(__global cfloat *p, __global float *o) { o[0] = p[0]; }")
+    kernel = cl.Program(ctx, source).build("-cl-kernel-arg-info").k
+    info = cl.kernel_arg_info
+    assert kernel.get_arg_info(0, info.TYPE_QUALIFIER) == cl.kernel_arg_type_qualifier.CONST
+    assert kernel.get_arg_info(0, info.TYPE_NAME) == "float*"

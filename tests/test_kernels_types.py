@@ -64,6 +64,29 @@ def test_postfix_operators_apply_to_a_vector_literal():
     assert out.tolist() == [5.0, 1.0, 3.0, 4.0, 5.0, 7.0, -5.0, 2.0, 10.0]
 
 
+def test_vector_literal_through_a_typedef_name():
+    # '(V)(1, 2, 3, 4).x' with 'typedef float4 V' is a vector literal too (also through a
+    # typedef of a typedef, and in a function's own scope); the parser knew only the built-in
+    # vector names, read a cast of '(1, 2, 3, 4).x' and refused the swizzle of an int
+    src = """
+    typedef float4 V;
+    typedef V W;
+    typedef int2 I2;
+    typedef float F;
+    __kernel void k(__global float *o, float f) {
+        typedef uint3 U;
+        o[0] = (V)(1.0f, 2.0f, 3.0f, f).w;
+        o[1] = (W)(f).y + (V)((float2)(1.0f, 2.0f), 3.0f, 4.0f).z;
+        o[2] = (I2)(7, 8).y;
+        o[3] = (U)(1, 2, 3).z;
+        o[4] = (F)(f) * 2.0f;
+    }
+    """
+    out = np.zeros(5, np.float32)
+    run(src, "k", (1,), None, out, np.float32(5.0))
+    assert out.tolist() == [5.0, 8.0, 8.0, 3.0, 10.0]
+
+
 def test_character_literals_are_signed_chars_converted_to_int() -> None:
     """'\\377' and '\\xff' are the char -1 (char is signed), so as a uint they are 0xffffffff,
     as clang (and so pocl) computes them; ASCII characters keep their codes."""
@@ -75,3 +98,14 @@ def test_character_literals_are_signed_chars_converted_to_int() -> None:
     run(source, "k", (1,), (1,), o, p)
     np.testing.assert_array_equal(o, [0xFFFFFFFF, 0xFFFFFFFF, 97, 127, 0xFFFFFF80])
     np.testing.assert_array_equal(p, [-1, -127, 10])
+
+
+def test_wide_character_literals_are_ints() -> None:
+    """L'c' is a wchar_t, a 32-bit int, as clang makes it: an escape is not wrapped to a
+    signed char (L'\\xff' is 255); the build refused every wide character literal."""
+    source = r"""__kernel void k(__global int *o) {
+        o[0] = L'a'; o[1] = sizeof(L'a'); o[2] = L'\xff'; o[3] = L'\n'; o[4] = L'\x7fffffff'; }"""
+    o = np.zeros(5, np.int32)
+    run(source, "k", (1,), (1,), o)
+    np.testing.assert_array_equal(o, [97, 4, 255, 10, 0x7FFFFFFF])
+

@@ -181,6 +181,36 @@ def test_arg_type_name_of_a_typedef_named_struct(ctx, queue):
         knl(queue, (1,), None, buf, np.int32(1), np.int32(0), np.int32(0))
 
 
+def test_arg_type_name_keeps_typedef_spelling(ctx):
+    # an argument's type name is spelt as the kernel declares it, through typedefs, as other
+    # OpenCL compilers report it ('vec_t*', not 'float4*'); the target of a typedef'd pointer
+    # is named by its own type, and that pointer is a valid __global kernel argument
+    src = """typedef float4 vec_t;
+    typedef vec_t vec2_t;
+    typedef unsigned int count_t;
+    typedef __global float *gptr;
+    __kernel void k(__global vec_t *p, __local vec2_t *l, const count_t n, gptr g,
+                    __global count_t c[], unsigned int u) { }"""
+    knl = cl.Program(ctx, src).build("-cl-kernel-arg-info").k
+    names = [knl.get_arg_info(i, cl.kernel_arg_info.TYPE_NAME) for i in range(6)]
+    assert names == ["vec_t*", "vec2_t*", "count_t", "float*", "count_t*", "uint"]
+    assert knl.get_arg_info(3, cl.kernel_arg_info.ADDRESS_QUALIFIER) == \
+        cl.kernel_arg_address_qualifier.GLOBAL
+
+
+def test_kernel_attributes_lists_every_kernel_attribute(ctx):
+    # CL_KERNEL_ATTRIBUTES named only reqd_work_group_size; the hints were left out
+    src = """__kernel __attribute__((vec_type_hint(float4)))
+    __attribute__((work_group_size_hint(8, 1, 1))) void hinted(__global float *a) { }
+    __kernel __attribute__((reqd_work_group_size(4, 2, 1))) void fixed(__global float *a) { }
+    __kernel void plain(__global float *a) { }"""
+    prg = cl.Program(ctx, src).build()
+    attributes = {k.function_name: k.get_info(cl.kernel_info.ATTRIBUTES)
+                  for k in prg.all_kernels()}
+    assert attributes == {"hinted": "work_group_size_hint(8,1,1) vec_type_hint(float4)",
+                          "fixed": "reqd_work_group_size(4,2,1)", "plain": ""}
+
+
 def test_all_kernels_and_unknown_names(prg):
     names = {k.function_name for k in prg.all_kernels()}
     assert {"scale", "ids", "add4", "fixed"} <= names

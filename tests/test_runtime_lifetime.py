@@ -5,6 +5,7 @@ still pending keeps what it uses."""
 from __future__ import annotations
 
 import gc
+import os
 import weakref
 
 import numpy as np
@@ -105,6 +106,43 @@ def test_a_pending_launch_keeps_its_deleted_arguments(ctx, program):
         np.testing.assert_array_equal(_read(queue, newcomer), -1)
     gc.collect()
     assert ref() is None
+
+
+def _loaded_kernel_objects() -> set[str]:
+    """The compiled kernels (shared objects of ppcl's cache) mapped into this process."""
+    with open("/proc/self/maps") as maps:
+        return {line.split()[-1] for line in maps if line.rstrip().endswith(".so")
+                and "/objects/" in line}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc/self/maps")
+def test_a_dropped_program_unloads_its_library_after_its_last_launch(ctx, program):
+    # every program of its own source kept its shared object loaded for the life of the
+    # process; now it goes once the program, its kernels and their launches are gone
+    queue = cl.CommandQueue(ctx, properties=OUT_OF_ORDER)
+    src = _buffer(ctx, np.arange(N))
+    program.add_one(queue, (N,), None, src, _buffer(ctx, np.zeros(N))).wait()  # the
+    # device's own runtime is loaded
+    before = _loaded_kernel_objects()
+    gate = cl.UserEvent(ctx)
+    steps = (1007, 2007, 3007)
+    outs = [_buffer(ctx, np.zeros(N)) for _ in steps]
+    dropped = []
+    for step, out in zip(steps, outs):
+        kernel = cl.Program(ctx, SOURCE.replace("+ 1;", f"+ {step};")).build().add_one
+        kernel(queue, (N,), None, src, out, wait_for=[gate])
+        dropped.append(weakref.ref(kernel.program))
+        del kernel
+    gc.collect()
+    loaded = _loaded_kernel_objects() - before
+    assert len(loaded) == 3  # the launches waiting on the gate keep theirs
+    gate.set_status(cl.command_execution_status.COMPLETE)
+    queue.finish()
+    for step, out in zip(steps, outs):
+        np.testing.assert_array_equal(_read(queue, out), np.arange(N) + step)
+    gc.collect()
+    assert [ref() for ref in dropped] == [None, None, None]
+    assert not loaded & _loaded_kernel_objects()
 
 
 def test_a_launch_whose_argument_was_deleted_raises(ctx, queue, program):

@@ -278,6 +278,18 @@ def test_werror_turns_warnings_into_errors() -> None:
         compile_source(src, "t.cl", "-Werror")
 
 
+def test_floating_literal_losing_its_fraction_warns() -> None:
+    # 'int x = 1.5;' is 1: clang warns (and -Werror fails the build, as on pocl); ppcl built
+    # it without a word. Integral literals, casts and float targets are quiet.
+    src = k("int x = 1.5; x = 2.0; short s = 3.25f; x = (int)2.5; float f = 0.5;")
+    result = compile_source(src, "t.cl")
+    assert "changes value from 1.5 to 1" in result.log
+    assert "from 'float' to 'short' changes value from 3.25f to 3" in result.log
+    assert result.log.count("changes value") == 2
+    with pytest.raises(CompileError, match="changes value from 1.5 to 1"):
+        compile_source(src, "t.cl", "-Werror")
+
+
 def test_constant_folding_masks_shift_counts_and_converts_floats_to_bool():
     from ppcl.compiler.frontend import compile_source as compile_
 

@@ -154,3 +154,57 @@ def test_case_label_nested_in_a_statement_is_a_located_error() -> None:
     with pytest.raises(CompileError, match="case label nested") as info:
         lower_switches(kernel)
     assert info.value.diagnostics[0].loc.line == 6
+
+
+# 'x' and 'c' are declared after 'case 1' and used after 'case 2' (C allows it; x holds no
+# value when the switch jumps to case 2); 'y' is shared and initialized from a call
+SHARED = """
+__kernel void shared(__global int *a, int m) {
+    __local int s[32];
+    int l = get_local_id(0);
+    switch (m) {
+    case 1:
+        a[get_global_id(0)] += 100;
+        int x = l * 2, y = a[get_global_id(0)], z = 1;
+        const int c = 3;
+        s[l] = z;
+    case 2:
+        x = l + (m == 1 ? c : 3);
+        s[l] = x;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        a[get_global_id(0)] = s[31 - l] + (m == 1 ? y : 0);
+        break;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("uniformity", [True, False])
+@pytest.mark.parametrize("m", [1, 2])
+def test_variable_declared_after_one_label_and_used_after_another(m: int,
+                                                                   uniformity: bool) -> None:
+    # each case's statements become the body of an 'if', so the declaration's scope ended
+    # before the later case; the build stopped at "declared after another case label"
+    a = np.arange(64, dtype=np.int32)
+    run(SHARED, "shared", (64,), (32,), a, np.int32(m), uniformity=uniformity)
+    lanes = np.tile(np.arange(32), 2)
+    expected = (31 - lanes) + 3 + (np.arange(64) + 100 if m == 1 else 0)
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_braced_initializer_shared_across_labels_is_a_located_error() -> None:
+    source = """
+    __kernel void k(__global int *a) {
+        switch (a[0]) {
+        case 0: a[1] = 0;
+            int t[2] = {1, 2};
+        case 1: a[2] = t[1];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    """
+    kernel = compile_source(source).module.kernels[0]
+    with pytest.raises(CompileError, match="initialized with a braced list") as info:
+        lower_switches(kernel)
+    assert info.value.diagnostics[0].loc.line == 5
+

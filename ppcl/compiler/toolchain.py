@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -111,7 +112,7 @@ _lock = threading.Lock()
 _resolved_argv: dict[tuple[str, str], tuple[str, ...]] = {}
 _compilers: dict[tuple[str, ...], Compiler] = {}
 _march_native_rejected: set[str] = set()
-_libraries: dict[str, ctypes.CDLL] = {}
+_libraries: weakref.WeakValueDictionary[str, ctypes.CDLL] = weakref.WeakValueDictionary()
 _invocations = 0
 
 
@@ -352,21 +353,40 @@ def _check_output(compiler: Compiler, flags: tuple[str, ...], output: Path) -> N
 
 
 def load(path: Path | str) -> ctypes.CDLL:
-    """Load a shared object once per process; the handle stays alive for the process."""
+    """Load a shared object; while it is loaded, every caller gets the same handle.
+
+    It is unloaded once nothing holds it: ctypes function pointers hold the library they
+    come from, so whoever runs native code of it (a launch, through its compiled kernel)
+    keeps it loaded until that code has returned. Programs built and dropped one after
+    another (a different source each) then leave no library behind.
+    """
     name = os.path.abspath(path)
     with _lock:
         library = _libraries.get(name)
         if library is not None:
             return library
-    try:
-        library = ctypes.CDLL(name)
-    except OSError as error:
-        raise ToolchainError(
-            f"cannot load the compiled kernel {name}: {error}; remove the file to have "
-            "it rebuilt"
-        ) from error
-    with _lock:
-        return _libraries.setdefault(name, library)
+        try:
+            library = ctypes.CDLL(name)
+        except OSError as error:
+            raise ToolchainError(
+                f"cannot load the compiled kernel {name}: {error}; remove the file to have "
+                "it rebuilt"
+            ) from error
+        _unload_when_unused(library)
+        _libraries[name] = library
+        return library
+
+
+def _unload_when_unused(library: ctypes.CDLL) -> None:
+    """dlclose ``library``'s handle once the object is collected (each ``CDLL`` is one
+    dlopen, so a path loaded again meanwhile stays loaded); not at exit, where threads of
+    the process may still run its code."""
+    import _ctypes
+
+    close = getattr(_ctypes, "dlclose", None)
+    if close is None:  # not a POSIX loader: the library stays loaded
+        return
+    weakref.finalize(library, close, library._handle).atexit = False
 
 
 def build_library(

@@ -12,8 +12,8 @@ empties the buffer, all before the launch's event completes, so ``finish`` and `
 return after the output. Records that did not fit were dropped by the kernel; a line on
 stderr names the kernel and says how many calls and bytes were lost.
 
-One buffer serves every launch of the loaded library, and the process loads a library once
-(``toolchain.load``), so launches of kernels that print hold the buffer's lock from their first
+One buffer serves every launch of the loaded library, and while a library is loaded every
+program of its source shares it (``toolchain.load``), so launches of kernels that print hold the buffer's lock from their first
 group to the printing of their records.
 """
 

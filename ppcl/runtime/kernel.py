@@ -297,16 +297,13 @@ class Kernel:
     # ------------------------------------------------------------------ info
 
     def get_info(self, param: int) -> Any:
-        attributes = ""
-        if self.reqd_work_group_size is not None:
-            attributes = "reqd_work_group_size({},{},{})".format(*self.reqd_work_group_size)
         values: dict[int, Any] = {
             kernel_info.FUNCTION_NAME: self.function_name,
             kernel_info.NUM_ARGS: self.num_args,
             kernel_info.REFERENCE_COUNT: 1,
             kernel_info.CONTEXT: self.context,
             kernel_info.PROGRAM: self.program,
-            kernel_info.ATTRIBUTES: attributes,
+            kernel_info.ATTRIBUTES: self._signature.attributes,
         }
         if param not in values:
             raise make_error("clGetKernelInfo", "INVALID_VALUE", f"unknown kernel_info {param}")

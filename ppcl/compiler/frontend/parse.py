@@ -81,6 +81,10 @@ class SyntaxErrorAt(Exception):
 class _Parser(OpenCLCParser):  # type: ignore[misc]
     """OpenCLCParser with C-compiler-like syntax errors and type names in attributes."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._vector_typedefs: set[str] = set()
+
     def _lex_error_func(self, msg: str, line: int, column: int) -> None:
         # Raised here, not through _parse_error: that peeks at the next token, which lexes the
         # same bad character again and recurses until the interpreter's limit.
@@ -134,7 +138,35 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
             self._reject_type_after_type(spec["type"])
             if not spec["type"] or not isinstance(spec["type"][-1], c_ast.IdentifierType):
                 self._parse_error("Invalid declaration", None)
-        return super()._build_declarations(spec, decls, typedef_namespace)
+        declarations = super()._build_declarations(spec, decls, typedef_namespace)
+        for declaration in declarations:
+            if isinstance(declaration, c_ast.Typedef):
+                self._note_typedef(declaration)
+        return declarations
+
+    # A typedef of a vector type names a vector type too: '(V)(1, 2, 3, 4).x' is a vector
+    # literal where 'typedef float4 V;' is seen. The parser has only the typedef's syntax,
+    # so it keeps the names declared as (typedefs of) vector type names.
+
+    def parse(self, text: str, filename: str = "", **kwargs: Any) -> Any:
+        self._vector_typedefs = set()
+        return super().parse(text, filename, **kwargs)
+
+    def _note_typedef(self, typedef: c_ast.Typedef) -> None:
+        if self._names_vector_type(typedef.type):
+            self._vector_typedefs.add(typedef.name)
+        else:
+            self._vector_typedefs.discard(typedef.name)
+
+    def _names_vector_type(self, decl: Any) -> bool:
+        """Whether a declarator is a plain vector type name or a typedef of one."""
+        if not isinstance(decl, c_ast.TypeDecl) or not isinstance(decl.type, c_ast.IdentifierType):
+            return False
+        names = decl.type.names
+        return len(names) == 1 and self._is_vector_type_name(names[0])
+
+    def _is_vector_type_name(self, name: str) -> bool:
+        return name in VECTOR_TYPE_NAMES or name in self._vector_typedefs
 
     def _build_parameter_declaration(self, spec: Any, decl: Any, spec_coord: Any) -> Any:
         # the same look at the last specifier's names, for an unnamed parameter ('int enum e')
@@ -256,14 +288,14 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         return c_ast.Cast(typ, components, self._tok_coord(lparen))
 
     def _vector_type_in_parens(self) -> bool:
-        """Whether '(' and a built-in vector type name come next (a quick look first: the
+        """Whether '(' and a vector type name (built in or a typedef of one) come next (a quick look first: the
         full one parses a type name)."""
         if self._peek_type() != "LPAREN" or self._peek_type(2) != "TYPEID":
             return False
-        return self._peek(2).value in VECTOR_TYPE_NAMES
+        return self._is_vector_type_name(self._peek(2).value)
 
     def _vector_literal_type(self) -> tuple[Any, Any] | None:
-        """(type name, its '(' token) when a parenthesized built-in vector type followed by a
+        """(type name, its '(' token) when a parenthesized vector type name followed by a
         parenthesized expression comes next, past the type name; None otherwise (the position
         is then unknown). '(uchar8)(uchar)255' is a cast of a cast."""
         found = self._try_parse_paren_type_name()
@@ -275,11 +307,7 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
         if cast_follows:
             return None
         typ, _, lparen = found
-        decl = typ.type
-        if not isinstance(decl, c_ast.TypeDecl) or not isinstance(decl.type, c_ast.IdentifierType):
-            return None
-        names = decl.type.names
-        if len(names) != 1 or names[0] not in VECTOR_TYPE_NAMES:
+        if not self._names_vector_type(typ.type):
             return None
         return typ, lparen
 

@@ -95,7 +95,8 @@ class Sema(ExprSema):
         qt = self.declarator(node.type)
         if isinstance(qt.type, T.StructType) and qt.type.name.startswith("__anon_"):
             self.typedef_names.setdefault(qt.type.name, node.name)
-        self.declare(node.name, Symbol("typedef", node.name, qt.type, loc=loc), loc)
+        self.declare(node.name, Symbol("typedef", node.name, qt.type, const=qt.const,
+                                       volatile=qt.volatile, loc=loc), loc)
         if self.func is None:
             self.global_names.add(node.name)
             sized = self.device_sized_spelling(node.type)
@@ -254,7 +255,8 @@ class Sema(ExprSema):
                 self.fail(ploc, f"parameter '{param.name}' cannot be declared in the "
                                 f"{qt.space.spelling} address space")
             self.check_object_type(t, ploc, what=f"parameter '{param.name}'")
-            params.append(ir.Param(param.name, t, qt.const, qt.volatile, loc=ploc))
+            params.append(ir.Param(param.name, t, qt.const, qt.volatile, loc=ploc,
+                                   type_name=self.typedef_spelling(param.type)))
         return tuple(params)
 
     def check_kernel_param(self, param: c_ast.Decl, qt: QualType, t: T.Type, loc: Loc) -> None:
@@ -262,8 +264,7 @@ class Sema(ExprSema):
         if isinstance(t, T.PointerType):
             if isinstance(t.pointee, T.PointerType):
                 self.fail(loc, f"kernel parameter '{name}' cannot be a pointer to a pointer")
-            explicit = _pointee_has_space(param.type)
-            if not explicit or t.space is T.AddressSpace.PRIVATE:
+            if t.space is T.AddressSpace.PRIVATE:
                 self.fail(loc, f"kernel pointer argument '{name}' must point to __global, "
                                "__constant or __local memory")
             return
@@ -637,9 +638,10 @@ class Sema(ExprSema):
                            "struct, union or array")
         if _is_string(node) and isinstance(t, T.ArrayType) and t.elem in (T.CHAR, T.UCHAR):
             assert t.length is not None
-            if string_length(node.value[1:-1]) + 1 > t.length:
+            body = self.string_body(node.value, loc)
+            if string_length(body) + 1 > t.length:
                 self.fail(loc, f"initializer string is too long for '{t}'")
-            return ir.StringLit(t, node.value[1:-1], loc=loc)
+            return ir.StringLit(t, body, loc=loc)
         value = self.rvalue(node)
         if isinstance(t, T.ArrayType):
             self.fail(value.loc, f"array of type '{t}' must be initialized with a braced list")
@@ -762,19 +764,6 @@ def _same_place(a: c_ast.Node, b: c_ast.Node) -> bool:
     here, there = getattr(a, "coord", None), getattr(b, "coord", None)
     return here is not None and there is not None and \
         (here.line, here.column) == (there.line, there.column)
-
-
-def _pointee_has_space(node: c_ast.Node) -> bool:
-    """Whether the target of the outermost pointer of a declarator names an address space."""
-    from ppcl.compiler.frontend.sema_types import SPACE_QUALIFIERS
-
-    inner = node.type if isinstance(node, c_ast.PtrDecl) else node
-    while isinstance(inner, (c_ast.PtrDecl, c_ast.ArrayDecl)):
-        if isinstance(inner, c_ast.PtrDecl) and any(q in SPACE_QUALIFIERS for q in inner.quals):
-            return True
-        inner = inner.type
-    quals = getattr(inner, "quals", []) or []
-    return any(q in SPACE_QUALIFIERS for q in quals)
 
 
 def analyze(ast: c_ast.FileAST, diagnostics: Diagnostics, *, filename: str = "<source>",

@@ -347,6 +347,9 @@ class TypeSema(ABC):
             base = self.with_access(self.base_type(node.type, base_loc), node.quals, loc)
             const, volatile, space = self.qualifiers(node.quals, loc)
             align = self.align_attribute(getattr(node, "attributes", None))
+            typedef = self.typedef_named(node)
+            if typedef is not None:  # 'typedef const float cfloat;': a cfloat is const
+                const, volatile = const or typedef.const, volatile or typedef.volatile
             return QualType(base, const, volatile, space, align)
         if isinstance(node, c_ast.PtrDecl):
             if is_function_declarator(node.type):
@@ -496,6 +499,28 @@ class TypeSema(ABC):
         if spelled in _DEVICE_SIZED_TYPES:
             return spelled
         return self.device_sized_typedefs.get(spelled or "")
+
+    def typedef_named(self, node: c_ast.Node) -> Symbol | None:
+        """The typedef a plain declarator names (``vec_t v``), or None."""
+        spelled = _type_spelling(node)
+        if spelled is None:
+            return None
+        sym = self.lookup(spelled)
+        return sym if sym is not None and sym.kind == "typedef" else None
+
+    def typedef_spelling(self, node: c_ast.Node) -> str:
+        """How a parameter declarator spells its type where a typedef names it (``vec_t`` for
+        ``vec_t v``, ``vec_t*`` for ``__global vec_t *p`` or ``vec_t p[]``), as OpenCL
+        compilers report argument type names; empty for a type spelt by its own name, for
+        a typedef of a pointer (whose target is reported by its own name) and for a const or
+        volatile typedef (reported by the type's own name, as type names are unqualified)."""
+        suffix = ""
+        if isinstance(node, (c_ast.PtrDecl, c_ast.ArrayDecl)):
+            node, suffix = node.type, "*"
+        sym = self.typedef_named(node)
+        if sym is None or isinstance(sym.type, T.PointerType) or sym.const or sym.volatile:
+            return ""  # the name of a qualified typedef would carry its qualifiers
+        return sym.name + suffix
 
     def host_unsized_member(self, decls: list[c_ast.Node], fields: list[T.Field]) -> str | None:
         """The first member (of a record's ``decls``, typed as ``fields``) whose size the host

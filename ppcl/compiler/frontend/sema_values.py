@@ -13,6 +13,7 @@ statement.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from types import ModuleType
 
@@ -102,11 +103,23 @@ class ValueSema(TypeSema):
         """Implicit conversion for assignment, initialization, arguments and return; errors
         are located ``at`` (default: the converted expression)."""
         try:
-            return self._convert(self.decay(e), dst, what)
+            converted = self._convert(self.decay(e), dst, what)
         except SemaError as exc:
             if at is None:
                 raise
             raise SemaError(at, exc.message) from None
+        self._warn_literal_change(e, dst)
+        return converted
+
+    def _warn_literal_change(self, e: ir.Expr, dst: T.Type) -> None:
+        """clang's -Wliteral-conversion: a floating literal with a fraction converted to an
+        integer type (``int x = 1.5;``), which ``-Werror`` makes an error."""
+        if not isinstance(e, ir.FloatLit) or not isinstance(dst, T.ScalarType) \
+                or dst.is_float or dst == T.BOOL or not math.isfinite(e.value) \
+                or e.value == int(e.value):
+            return
+        self.warning(e.loc, f"implicit conversion from '{e.type}' to '{dst}' changes value "
+                            f"from {e.text or e.value} to {int(e.value)}")
 
     def _convert(self, e: ir.Expr, dst: T.Type, what: str) -> ir.Expr:
         src = e.type
@@ -261,8 +274,14 @@ class ValueSema(TypeSema):
             # OpenCL C: a string literal is a ``__constant char`` array; it is used through
             # the pointer it decays to (``sizeof`` alone sees the array, see ``_sizeof``)
             return ir.StringLit(T.PointerType(T.CHAR, T.AddressSpace.CONSTANT),
-                                text[1:-1], loc=loc)
+                                self.string_body(text, loc), loc=loc)
         if kind == "char":
+            prefix = text[:text.index("'")]
+            if prefix == "L":
+                return ir.IntLit(T.INT, _wide_char_value(text[1:], loc, self), text, loc=loc)
+            if prefix:
+                self.fail(loc, f"character literal prefix '{prefix}' is C11, not OpenCL C "
+                               "1.2 (which has 'c' and the wide L'c')")
             return ir.IntLit(T.INT, _char_value(text, loc, self), text, loc=loc)
         if kind in ("float", "double") or _looks_float(text):
             return self._float_literal(text, loc)
@@ -304,6 +323,15 @@ class ValueSema(TypeSema):
                               "it is unsigned long")
             return ir.IntLit(T.ULONG, value, text, loc=loc)
         self.fail(loc, f"integer literal '{text}' is too large for any integer type")
+
+    def string_body(self, text: str, loc: Loc) -> str:
+        """The spelling between the quotes of a string literal; a prefixed one (wide
+        ``L"..."``, C11's ``u8"..."``) is refused, OpenCL C having no wide characters."""
+        prefix = text[:text.index('"')]
+        if prefix:
+            self.fail(loc, f"string literal prefix '{prefix}' is not supported: OpenCL C "
+                           "strings are plain \"...\" char arrays")
+        return text[1:-1]
 
     def _float_literal(self, text: str, loc: Loc) -> ir.Expr:
         lowered = text.lower()
@@ -354,17 +382,27 @@ def _char_value(text: str, loc: Loc, sema: ValueSema) -> int:
     return value - 256 if value >= 128 else value
 
 
-def _char_code(text: str, loc: Loc, sema: ValueSema) -> int:
+def _wide_char_value(text: str, loc: Loc, sema: ValueSema) -> int:
+    """The int value of a wide character literal ``L'c'`` (``text`` without the ``L``):
+    wchar_t is a 32-bit int, as clang makes it on the targets OpenCL compilers run on, so
+    ``L'\\xff'`` is 255."""
+    value = _char_code(text, loc, sema, bits=32)
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _char_code(text: str, loc: Loc, sema: ValueSema, bits: int = 8) -> int:
+    """The code of a character literal's one character, an escape taken to ``bits`` bits."""
     body = text[1:-1]
     if not body.startswith("\\"):
         if len(body) != 1:
             sema.fail(loc, f"invalid character literal {text}")
         return ord(body)
     rest = body[1:]
+    mask = (1 << bits) - 1
     if rest.startswith("x"):
-        return int(rest[1:], 16) & 0xFF
+        return int(rest[1:], 16) & mask
     if rest and rest[0] in "01234567":
-        return int(rest, 8) & 0xFF
+        return int(rest, 8) & mask
     if rest in _ESCAPES:
         return _ESCAPES[rest]
     sema.fail(loc, f"unknown escape sequence in {text}")

@@ -55,6 +55,20 @@ class KernelSignature:
     reqd_work_group_size: tuple[int, int, int] | None
     static_local_bytes: int  # the kernel's own __local variables, laid out
     private_bytes: int = 0  # a work-item's parameters and private variables, each aligned
+    attributes: str = ""  # CL_KERNEL_ATTRIBUTES: the kernel's attributes, space separated
+
+
+def attribute_text(attrs: ir.KernelAttrs) -> str:
+    """The attributes of a kernel as ``clGetKernelInfo(CL_KERNEL_ATTRIBUTES)`` gives them:
+    each as written inside ``__attribute__((...))`` without whitespace, space separated."""
+    written: list[str] = []
+    if attrs.reqd_work_group_size is not None:
+        written.append("reqd_work_group_size({},{},{})".format(*attrs.reqd_work_group_size))
+    if attrs.work_group_size_hint is not None:
+        written.append("work_group_size_hint({},{},{})".format(*attrs.work_group_size_hint))
+    if attrs.vec_type_hint is not None:
+        written.append(f"vec_type_hint({attrs.vec_type_hint})")
+    return " ".join(written)
 
 
 def _param(p: ir.Param, record_names: dict[str, str]) -> ParamInfo:
@@ -62,7 +76,7 @@ def _param(p: ir.Param, record_names: dict[str, str]) -> ParamInfo:
     if isinstance(t, PointerType):
         space = t.space.name.lower()
         return ParamInfo(p.name, "local" if space == "local" else "buffer",
-                         f"{_spelling(t.pointee, record_names)}*", space, t.size,
+                         p.type_name or f"{_spelling(t.pointee, record_names)}*", space, t.size,
                          const=t.const, volatile=t.volatile, restrict=t.restrict)
     if isinstance(t, ImageType):
         return ParamInfo(p.name, "image", t.name, "global", t.size, access=t.access)
@@ -70,7 +84,8 @@ def _param(p: ir.Param, record_names: dict[str, str]) -> ParamInfo:
         return ParamInfo(p.name, "sampler", t.name, "private", t.size)
     elem = scalar_of(t)
     element = None if elem is None else ("float" if elem.is_float else "int")
-    return ParamInfo(p.name, "value", _spelling(t, record_names), "private", t.size, element,
+    return ParamInfo(p.name, "value", p.type_name or _spelling(t, record_names), "private",
+                     t.size, element,
                      arithmetic=isinstance(t, ScalarType | VectorType))
 
 
@@ -103,7 +118,8 @@ def kernel_signature(function: ir.Function,
                        if d.space is AddressSpace.PRIVATE)
     names = record_names or {}
     return KernelSignature(function.name, tuple(_param(p, names) for p in function.params),
-                           function.attrs.reqd_work_group_size, static_bytes, private)
+                           function.attrs.reqd_work_group_size, static_bytes, private,
+                           attribute_text(function.attrs))
 
 
 def kernel_signatures(module: ir.Module) -> dict[str, KernelSignature]:

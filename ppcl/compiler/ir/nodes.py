@@ -274,11 +274,16 @@ class Empty(Stmt):
 
 @dataclass(frozen=True)
 class Param:
+    """A function parameter; ``type_name`` is how the source spells its type where a typedef
+    names it (``vec_t*`` for ``__global vec_t *p``), what ``clGetKernelArgInfo`` reports,
+    and empty where the type's own spelling says it."""
+
     name: str
     type: Type
     const: bool = False
     volatile: bool = False
     loc: Loc = field(default=NO_LOC, compare=False, kw_only=True)
+    type_name: str = field(default="", compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)

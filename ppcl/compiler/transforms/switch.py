@@ -16,9 +16,10 @@ becomes ::
 
 The statements after label ``i`` run when ``sel <= i`` and no ``break`` left before, which
 is C's fall-through; a ``break`` of the switch leaves the one-trip ``do``, a ``continue`` of
-the enclosing loop sets ``cont`` and leaves it, and the loop is continued after it. Labels
-must stand at the top level of the switch body, and a variable declared after one label may
-not be used after a later one; anything else is a located error.
+the enclosing loop sets ``cont`` and leaves it, and the loop is continued after it. A variable
+declared after one label and used after a later one is declared before the ``do``. Labels
+must stand at the top level of the switch body; a label nested in a statement is a located
+error.
 
 Pass name: ``switch``.
 """
@@ -83,19 +84,51 @@ def _check_no_nested_labels(s: ir.Stmt) -> None:
         _check_no_nested_labels(child)
 
 
-def _check_scopes(segments: list[list[ir.Stmt]]) -> None:
-    """A variable declared in one segment and read in a later one would lose its scope when
-    each segment becomes the body of an ``if``."""
+def _shared_across_labels(segments: list[list[ir.Stmt]]) -> dict[str, ir.VarDecl]:
+    """The variables declared in one segment and used in a later one (C lets a case reach a
+    variable declared after an earlier label). Each segment becomes the body of an ``if``,
+    so these are declared before the segments instead (locals have unique names in a
+    function, so moving a declaration names nothing else)."""
+    shared: dict[str, ir.VarDecl] = {}
     for i, segment in enumerate(segments):
         declared = {d.name: d for stmt in segment if isinstance(stmt, ir.DeclStmt)
                     for d in stmt.decls}
-        for later in segments[i + 1:]:
-            for stmt in later:
-                for n in walk(stmt):
-                    if isinstance(n, ir.VarRef) and n.name in declared:
-                        raise _error(n.loc, f"'{n.name}' is declared after another case "
-                                            "label of a switch that holds a barrier; ppcl "
-                                            "needs it declared before the switch")
+        used = {n.name for later in segments[i + 1:] for stmt in later for n in walk(stmt)
+                if isinstance(n, ir.VarRef)}
+        for name in declared.keys() & used:
+            decl = declared[name]
+            if isinstance(decl.init, ir.InitList | ir.StringLit):
+                raise _error(decl.loc, f"'{name}' is used after a later case label of a "
+                                       "switch that holds a barrier and is initialized with "
+                                       "a braced list; ppcl needs it declared before the "
+                                       "switch")
+            shared[name] = decl
+    return shared
+
+
+def _hoisted(decl: ir.VarDecl) -> ir.VarDecl:
+    """``decl`` declared before the switch: no initializer (it runs where the declaration
+    stood) and not const (that initializer is an assignment now)."""
+    return dataclasses.replace(decl, init=None, const=False)
+
+
+def _declarations_as_assignments(segment: list[ir.Stmt],
+                                 shared: dict[str, ir.VarDecl]) -> list[ir.Stmt]:
+    """``segment`` with the declarations of ``shared`` variables turned into assignments of
+    their initializers (none where they have none)."""
+    out: list[ir.Stmt] = []
+    for stmt in segment:
+        if not isinstance(stmt, ir.DeclStmt) or not any(d.name in shared for d in stmt.decls):
+            out.append(stmt)
+            continue
+        for d in stmt.decls:
+            if d.name not in shared:
+                out.append(ir.DeclStmt((d,), loc=stmt.loc))
+            elif d.init is not None:
+                target = ir.VarRef(d.type, d.name, loc=d.loc)
+                out.append(ir.ExprStmt(ir.Assign(d.type, "=", target, d.init, loc=d.loc),
+                                       loc=d.loc))
+    return out
 
 
 def _continues_to_flag(s: ir.Stmt, flag: str) -> ir.Stmt:
@@ -141,7 +174,8 @@ def lower_switch(s: ir.Switch, number: int) -> ir.Stmt:
     """``s`` as a one-trip ``do`` of guarded segments (see the module's description)."""
     loc = s.loc
     labels, segments = _segments(s)
-    _check_scopes(segments)
+    shared = _shared_across_labels(segments)
+    segments = [_declarations_as_assignments(segment, shared) for segment in segments]
     name, sel, cont = f"{_PREFIX}{number}", f"{_PREFIX}{number}_sel", f"{_PREFIX}{number}_cont"
     value = ir.VarRef(s.expr.type, name, loc=loc)
     decls = [ir.VarDecl(name, s.expr.type, init=s.expr, loc=loc),
@@ -161,6 +195,7 @@ def lower_switch(s: ir.Switch, number: int) -> ir.Stmt:
         guarded.append(ir.If(test, body, loc=segment[0].loc))
     once = ir.DoWhile(ir.Block(tuple(guarded), loc=s.body.loc), ir.IntLit(INT, 0, loc=loc),
                       loc=loc)
+    decls += [_hoisted(d) for d in shared.values()]
     out: list[ir.Stmt] = [ir.DeclStmt((d,), loc=loc) for d in decls]
     out.append(once)
     if leaves_by_continue:

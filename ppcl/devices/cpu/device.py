@@ -199,8 +199,8 @@ class CPULaunch(KernelLaunch):
                     printf.print_records()
         except KeyboardInterrupt:
             # workers may still write the buffers of the abandoned launch: their owners stay
-            # (the argument block holds them weakly)
-            self._pool.keep_for_good(owners(args))
+            # (the argument block holds them weakly), and so does the kernel's library
+            self._pool.keep_for_good((owners(args), self.compiled))
             raise
 
     def _run_groups(self, args: Sequence[ArgValue]) -> None:
