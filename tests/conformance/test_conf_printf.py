@@ -238,7 +238,8 @@ __kernel void k(long l, ulong ul, int n, float f)
 POCL_ARGS = "np.int64(-(2**40) - 5), np.uint64(2**63 + 11), np.int32(-1234), np.float32(3.14159)"
 POCL_SCRIPT = f"""
 import numpy as np, pyopencl as cl
-ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
+ctx = cl.Context([next(p for p in cl.get_platforms()
+                      if "Portable" in p.name).get_devices()[0]])  # pocl, not another driver
 queue = cl.CommandQueue(ctx)
 cl.Program(ctx, {POCL_KERNEL!r}).build().k(queue, (1,), None, {POCL_ARGS})
 queue.finish()
