@@ -115,6 +115,7 @@ def _loaded_kernel_objects() -> set[str]:
                 and "/objects/" in line}
 
 
+@pytest.mark.cpu_device  # the CPU device's shared objects; a GPU loads modules instead
 @pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc/self/maps")
 def test_a_dropped_program_unloads_its_library_after_its_last_launch(ctx, program):
     # every program of its own source kept its shared object loaded for the life of the
