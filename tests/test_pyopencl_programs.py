@@ -151,6 +151,19 @@ def test_algorithm_compaction_as_pyopencl(queue):
         alg.ListOfListsBuilder  # noqa: B018
 
 
+def test_algorithm_counts_are_uint32_as_pyopencl(queue):
+    """The counts of copy_if, remove_if, partition and unique have PyOpenCL's scan_dtype,
+    uint32: they were int32."""
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    x = cla.to_device(queue, np.array([3, 3, 7, 1], np.float32))
+    counts = [alg.copy_if(x, "ary[i] > 2")[1], alg.remove_if(x, "ary[i] > 2")[1],
+              alg.partition(x, "ary[i] > 2")[2], alg.unique(x)[1],
+              alg.copy_if(x[:0], "1")[1]]
+    assert [c.dtype for c in counts] == [np.dtype(np.uint32)] * 5
+    assert [int(c.get()) for c in counts] == [3, 1, 3, 3, 0]
+
+
 @pytest.mark.parametrize("bits", [1, 2, 4])
 def test_radix_sort_as_pyopencl(ctx, queue, bits):
     """RadixSort sorts every named array stably by the key (returned in the order of
