@@ -69,6 +69,28 @@ def test_kernel_info_attributes_and_clone(ctx, queue):
         assert out.tolist() == [5, 5]
 
 
+def test_every_info_value_is_an_attribute(ctx, queue):
+    """Contexts, queues, events, buffers, images and samplers answer their info values as
+    attributes, as PyOpenCL's do: ``queue.reference_count`` and ``sub.associated_memobject``
+    raised AttributeError."""
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+    sub = buf.get_sub_region(128, 64)
+    event = cl.enqueue_marker(queue)
+    image = cl.Image(ctx, cl.mem_flags.READ_ONLY,
+                     cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT), shape=(2, 2))
+    sampler = cl.Sampler(ctx, False, cl.addressing_mode.CLAMP, cl.filter_mode.NEAREST)
+    for obj in (ctx, queue, event, cl.UserEvent(ctx), buf, image, sampler):
+        assert obj.reference_count >= 1
+    assert sub.associated_memobject is buf and buf.associated_memobject is None
+    assert sub.map_count == 0 and image.associated_memobject is None
+    assert event.command_queue is queue and event.context is ctx
+    assert sampler.addressing_mode == cl.addressing_mode.CLAMP
+    for obj in (ctx, queue, event, buf, sampler):
+        with pytest.raises(AttributeError, match=f"'{type(obj).__name__}' object has no "
+                           "attribute 'nope'"):
+            obj.nope  # noqa: B018
+
+
 def test_array_index_arrays_take_and_put(queue):
     import ppcl.array as cla
     host = np.arange(10, dtype=np.float32)

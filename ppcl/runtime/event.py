@@ -18,6 +18,7 @@ from ppcl.runtime.constants import (
     command_execution_status,
     command_type,
     event_info,
+    info_attribute,
     profiling_info,
 )
 from ppcl.runtime.context import Context
@@ -195,6 +196,9 @@ class Event:
         if param not in values:
             raise make_error("clGetEventInfo", "INVALID_VALUE", f"unknown event_info {param}")
         return values[param]
+
+    def __getattr__(self, name: str) -> Any:
+        return info_attribute(self, name, event_info)
 
     def get_profiling_info(self, param: int) -> int:
         self._flush_recorded()

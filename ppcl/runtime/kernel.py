@@ -31,7 +31,7 @@ from ppcl.devices.interface import (
 )
 from ppcl.runtime.constants import (
     command_type,
-    constant_names,
+    info_attribute,
     kernel_arg_access_qualifier,
     kernel_arg_address_qualifier,
     kernel_arg_info,
@@ -367,12 +367,7 @@ class Kernel:
 
     def __getattr__(self, name: str) -> Any:
         """``kernel.attributes``, ``kernel.reference_count``: the kernel_info values by name."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        code = constant_names(kernel_info).get(name.upper())
-        if code is None:
-            raise AttributeError(f"'Kernel' object has no attribute '{name}'")
-        return self.get_info(code)
+        return info_attribute(self, name, kernel_info)
 
     def clone(self) -> Kernel:
         """A new kernel of the same function with the arguments set on this one, as

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ppcl.devices.interface import Allocation
-from ppcl.runtime.constants import constant_names, mem_flags, mem_info, mem_object_type
+from ppcl.runtime.constants import (
+    constant_names,
+    info_attribute,
+    mem_flags,
+    mem_info,
+    mem_object_type,
+)
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import integer_arg, make_error
 
@@ -179,6 +185,9 @@ class MemoryObject:
         if param not in values:
             raise make_error("clGetMemObjectInfo", "INVALID_VALUE", f"unknown mem_info {param}")
         return values[param]
+
+    def __getattr__(self, name: str) -> Any:
+        return info_attribute(self, name, mem_info)
 
     def release(self) -> None:
         """Release the object; its bytes are freed once no command or sub-buffer uses them."""
