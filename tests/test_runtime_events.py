@@ -262,6 +262,8 @@ def test_wait_for_events_checks_its_list(ctx):
         cl.wait_for_events([5])
     with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
         cl.wait_for_events([cl.UserEvent(ctx), cl.UserEvent(other)])
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):  # as clWaitForEvents, pyopencl
+        cl.wait_for_events([])
 
 
 def test_user_events_check_their_context_and_status(ctx):

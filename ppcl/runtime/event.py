@@ -262,6 +262,8 @@ class UserEvent(Event):
 
 def wait_for_events(events: Sequence[Event]) -> None:
     events = list(events)
+    if not events:  # clWaitForEvents needs at least one event
+        raise make_error("clWaitForEvents", "INVALID_VALUE", "no events to wait for")
     for event in events:
         if not isinstance(event, Event):
             raise make_error("clWaitForEvents", "INVALID_EVENT", f"{event!r} is not an Event")
