@@ -448,3 +448,4 @@ class profiling_info(_ConstantClass):
     SUBMIT = 0x1281
     START = 0x1282
     END = 0x1283
+    COMPLETE = 0x1284  # OpenCL 2.0; PyOpenCL offers it as event.profile.complete

@@ -57,6 +57,10 @@ class ProfilingInfo:
     def end(self) -> int:
         return self._event.get_profiling_info(profiling_info.END)
 
+    @property
+    def complete(self) -> int:
+        return self._event.get_profiling_info(profiling_info.COMPLETE)
+
 
 class Event:
     """The handle of one command (or a user event)."""
@@ -203,12 +207,17 @@ class Event:
     def get_profiling_info(self, param: int) -> int:
         self._flush_recorded()
         queue = self.command_queue
-        if queue is None or not queue.profiling_enabled:
+        if queue is None:
+            raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
+                             "a user event has no profiling info (it runs on no queue)")
+        if not queue.profiling_enabled:
             raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
                              "the command queue was created without PROFILING_ENABLE")
         if self._status != COMPLETE:
             raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
                              "the command has not completed")
+        if param == profiling_info.COMPLETE:  # no child commands: complete when it ends
+            param = profiling_info.END
         index = param - profiling_info.QUEUED
         if not 0 <= index < 4:
             raise make_error("clGetEventProfilingInfo", "INVALID_VALUE",
