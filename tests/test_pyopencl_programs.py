@@ -91,6 +91,18 @@ def test_every_info_value_is_an_attribute(ctx, queue):
             obj.nope  # noqa: B018
 
 
+def test_array_has_offset_error_as_pyopencl(queue):
+    """``ary[2:].data`` raises pyopencl.array's ArrayHasOffsetError, a ValueError, which
+    programs catch by name (the name did not exist); it stays a CL_INVALID_VALUE LogicError."""
+    import ppcl.array as cla
+    x = cla.zeros(queue, 8, np.float32)
+    with pytest.raises(cla.ArrayHasOffsetError, match="CL_INVALID_VALUE.*base_data"):
+        x[2:].data  # noqa: B018
+    assert issubclass(cla.ArrayHasOffsetError, ValueError)
+    assert issubclass(cla.ArrayHasOffsetError, cl.LogicError)
+    assert x[:4].data is x.data
+
+
 def test_array_index_arrays_take_and_put(queue):
     import ppcl.array as cla
     host = np.arange(10, dtype=np.float32)
