@@ -3,8 +3,8 @@
 
 Each operation counts the items it keeps with an exclusive sum (``GenericScanKernel``) and
 writes every kept item at its count, so the kept items stay in their order. Like PyOpenCL's,
-each returns its results with the number kept as a 0-d device array and the event of the
-scan. The scan kernels are built once per context, predicate, dtype and extra arguments.
+each returns its results with the number kept as a 0-d device array of PyOpenCL's
+``scan_dtype`` (uint32) and the event of the scan. The scan kernels are built once per context, predicate, dtype and extra arguments.
 
 ``RadixSort`` is a least-significant-digit radix sort, ``bits_at_a_time`` bits a pass: one
 scan per pass counts, in a vector of ``2**bits`` counters, the items of each digit value
@@ -33,7 +33,12 @@ from ppcl.scan import GenericScanKernel
 from ppcl.tools import ScalarArg, VectorArg, dtype_to_ctype, parse_arg_list
 
 ExtraArgs = Sequence[tuple[str, Any]]
-_COUNT = np.dtype(np.int32)
+
+
+def _count_dtype(ary: Array) -> np.dtype:
+    """The dtype of the count, PyOpenCL's ``scan_dtype``: uint32, or uint64 for arrays of
+    more than 2**32 - 1 items."""
+    return np.dtype(np.uint64 if ary.size > np.iinfo(np.uint32).max else np.uint32)
 
 
 def _extra_declarations(extra_args: ExtraArgs) -> str:
@@ -51,12 +56,13 @@ def _extra_declarations(extra_args: ExtraArgs) -> str:
 def _scan(ary: Array, kind: str, input_expr: str, output_statement: str, outputs: int,
           extra_args: ExtraArgs, preamble: str) -> GenericScanKernel:
     t = dtype_to_ctype(ary.dtype)
+    count = _count_dtype(ary)
     outs = "".join(f", __global {t} *out{n}__" for n in range(outputs))
-    arguments = f"__global {t} *ary{outs}, __global int *count__" \
+    arguments = f"__global {t} *ary{outs}, __global {dtype_to_ctype(count)} *count__" \
         f"{_extra_declarations(extra_args)}"
     key = (kind, ary.dtype.str, input_expr, arguments, preamble)
     return _cached(ary.context, key, lambda: GenericScanKernel(
-        ary.context, _COUNT, arguments, input_expr, "a+b", "0", output_statement,
+        ary.context, count, arguments, input_expr, "a+b", "0", output_statement,
         preamble=preamble, name_prefix=f"ppcl_{kind}"))
 
 
@@ -66,7 +72,7 @@ def _run(routine: str, ary: Array, scan: Any, outputs: list[Array], extra_args: 
     if not isinstance(ary, Array) or ary.ndim != 1:
         raise make_error(routine, "INVALID_VALUE", f"{routine} takes a 1-d ppcl.array.Array")
     queue = ary._queue(queue, routine)
-    count = zeros(queue, (), _COUNT)
+    count = zeros(queue, (), _count_dtype(ary))
     if ary.size == 0:
         return count, enqueue_no_work(queue, wait_for)
     values = [value for _, value in extra_args]

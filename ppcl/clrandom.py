@@ -7,8 +7,9 @@ take 24 (float32) or 53 (float64) bits, integers are reduced modulo ``b - a``, n
 Box-Muller. The bounds ``a``/``b`` (or ``mu``/``sigma``) may be arrays of the result's shape,
 read per element; vector dtypes (``cltypes.float4``) are filled element by element.
 ``rand(queue, shape, dtype, a=0, b=1)`` and ``fill_rand(ary)`` use one shared
-generator per context, as PyOpenCL's do. ``ThreefryGenerator`` (Threefry4x32-20) has the same
-interface. Both hashes match Random123's known-answer vectors. Ranlux is not provided.
+generator per context, as PyOpenCL's do. ``fill_uniform``/``fill_normal`` return the event
+of the fill, ``uniform``/``normal`` the new array. ``ThreefryGenerator`` (Threefry4x32-20)
+has the same interface. Both hashes match Random123's known-answer vectors. Ranlux is not provided.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ppcl import cltypes
 from ppcl.array import Array
 from ppcl.elementwise import ElementwiseKernel
 from ppcl.runtime.errors import make_error
+from ppcl.runtime.queue import enqueue_no_work
 from ppcl.tools import dtype_to_ctype
 
 PHILOX = """
@@ -137,13 +139,13 @@ class _CounterGenerator:
         return kernel
 
     def _fill(self, ary: Array, distribution: str, a: Any, b: Any,
-              queue: cl.CommandQueue | None) -> Array:
-        queue = queue or ary.queue
+              queue: cl.CommandQueue | None) -> cl.Event:
+        """Fill ``ary``; returns the event of the fill, as PyOpenCL does."""
+        queue = ary._queue(queue, "clrandom")
         scalar = cltypes.vec_type_to_scalar_and_count.get(ary.dtype, (None,))[0]
         if scalar is not None:  # a vector dtype (cltypes.float4): fill its elements
-            self._fill(ary.view(scalar) if ary.flags.c_contiguous else ary, distribution, a, b,
-                       queue)
-            return ary
+            return self._fill(ary.view(scalar) if ary.flags.c_contiguous else ary,
+                              distribution, a, b, queue)
         target = ary if ary.flags.c_contiguous else Array(queue, ary.shape, ary.dtype)
         arrays = (isinstance(a, Array), isinstance(b, Array))
         for name, value in zip(("a", "b") if distribution == "uniform" else ("mu", "sigma"),
@@ -155,16 +157,17 @@ class _CounterGenerator:
                                  f"result, {ary.shape} {ary.dtype}: got {value.shape} "
                                  f"{value.dtype}")
         kernel = self._kernel(ary.dtype, distribution, arrays)
-        kernel(target, *self.key, *self.counter[2:], a, b, queue=queue)
+        event = kernel(target, *self.key, *self.counter[2:], a, b, queue=queue)
         self.counter[2] = (self.counter[2] + 1) & 0xFFFFFFFF
         if self.counter[2] == 0:
             self.counter[3] = (self.counter[3] + 1) & 0xFFFFFFFF
         if target is not ary:
             ary[...] = target
-        return ary
+            event = enqueue_no_work(queue, ary.events)  # the copy into ary, or nothing left
+        return event
 
     def fill_uniform(self, ary: Array, a: Any = 0, b: Any = 1,
-                     queue: cl.CommandQueue | None = None) -> Array:
+                     queue: cl.CommandQueue | None = None) -> cl.Event:
         if ary.dtype.kind in "iu" and not isinstance(a, Array) and not isinstance(b, Array) \
                 and b <= a:  # the kernel reduces modulo b - a
             raise make_error("clrandom", "INVALID_VALUE",
@@ -173,16 +176,19 @@ class _CounterGenerator:
 
     def uniform(self, queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
                 allocator: Any = None, a: Any = 0, b: Any = 1, **kwargs: Any) -> Array:
-        return self.fill_uniform(Array(queue, shape, dtype, allocator=allocator), a, b, queue)
+        result = Array(queue, shape, dtype, allocator=allocator)
+        self.fill_uniform(result, a, b, queue)
+        return result
 
     def fill_normal(self, ary: Array, mu: Any = 0, sigma: Any = 1,
-                    queue: cl.CommandQueue | None = None) -> Array:
+                    queue: cl.CommandQueue | None = None) -> cl.Event:
         return self._fill(ary, "normal", mu, sigma, queue)
 
     def normal(self, queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
                allocator: Any = None, mu: Any = 0, sigma: Any = 1, **kwargs: Any) -> Array:
-        return self.fill_normal(Array(queue, shape, dtype, allocator=allocator), mu, sigma,
-                                queue)
+        result = Array(queue, shape, dtype, allocator=allocator)
+        self.fill_normal(result, mu, sigma, queue)
+        return result
 
 
 class PhiloxGenerator(_CounterGenerator):
@@ -223,10 +229,9 @@ def rand(queue: cl.CommandQueue, shape: Any, dtype: Any, luxury: Any = None, a: 
 
 def fill_rand(result: Array, queue: cl.CommandQueue | None = None, luxury: Any = None,
               a: Any = 0, b: Any = 1) -> Array:
-    queue = queue or result.queue
-    if queue is None:
-        raise make_error("fill_rand", "INVALID_COMMAND_QUEUE", "pass queue=")
-    return _shared(queue.context).fill_uniform(result, a, b, queue)
+    queue = result._queue(queue, "fill_rand")
+    _shared(queue.context).fill_uniform(result, a, b, queue)
+    return result
 
 
 __all__ = ["PhiloxGenerator", "ThreefryGenerator", "fill_rand", "rand"]

@@ -286,6 +286,24 @@ def test_clrandom(ctx, queue):
     assert (z.get()[:, 1::2] == 0).all() and (z.get()[:, ::2] > 0).all()
 
 
+def test_clrandom_fill_returns_the_event(ctx, queue):
+    """fill_uniform and fill_normal return the event of the fill, as PyOpenCL's do, for
+    contiguous, strided and vector arrays: they returned the array, so
+    ``gen.fill_uniform(x).wait()`` failed."""
+    gen = clrandom.ThreefryGenerator(ctx, seed=3)
+    x = cla.zeros(queue, (64,), np.float32)
+    event = gen.fill_uniform(x, a=2, b=3)
+    assert isinstance(event, ppcl.Event)
+    event.wait()
+    assert ((x.get() >= 2) & (x.get() < 3)).all()
+    z = cla.zeros(queue, (8, 8), np.float64)
+    gen.fill_normal(z[:, ::2], mu=5).wait()
+    assert (z.get()[:, 1::2] == 0).all() and (z.get()[:, ::2] != 0).all()
+    v = cla.zeros(queue, (4,), ppcl.cltypes.float4)
+    assert isinstance(gen.fill_uniform(v), ppcl.Event)
+    assert gen.uniform(queue, (3,), np.float32).shape == (3,)
+
+
 def test_tools_dtypes(ctx):
     assert tools.dtype_to_ctype(np.float32) == "float"
     assert tools.dtype_to_ctype(np.complex64) == "cfloat_t"

@@ -69,6 +69,40 @@ def test_kernel_info_attributes_and_clone(ctx, queue):
         assert out.tolist() == [5, 5]
 
 
+def test_every_info_value_is_an_attribute(ctx, queue):
+    """Contexts, queues, events, buffers, images and samplers answer their info values as
+    attributes, as PyOpenCL's do: ``queue.reference_count`` and ``sub.associated_memobject``
+    raised AttributeError."""
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+    sub = buf.get_sub_region(128, 64)
+    event = cl.enqueue_marker(queue)
+    image = cl.Image(ctx, cl.mem_flags.READ_ONLY,
+                     cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT), shape=(2, 2))
+    sampler = cl.Sampler(ctx, False, cl.addressing_mode.CLAMP, cl.filter_mode.NEAREST)
+    for obj in (ctx, queue, event, cl.UserEvent(ctx), buf, image, sampler):
+        assert obj.reference_count >= 1
+    assert sub.associated_memobject is buf and buf.associated_memobject is None
+    assert sub.map_count == 0 and image.associated_memobject is None
+    assert event.command_queue is queue and event.context is ctx
+    assert sampler.addressing_mode == cl.addressing_mode.CLAMP
+    for obj in (ctx, queue, event, buf, sampler):
+        with pytest.raises(AttributeError, match=f"'{type(obj).__name__}' object has no "
+                           "attribute 'nope'"):
+            obj.nope  # noqa: B018
+
+
+def test_array_has_offset_error_as_pyopencl(queue):
+    """``ary[2:].data`` raises pyopencl.array's ArrayHasOffsetError, a ValueError, which
+    programs catch by name (the name did not exist); it stays a CL_INVALID_VALUE LogicError."""
+    import ppcl.array as cla
+    x = cla.zeros(queue, 8, np.float32)
+    with pytest.raises(cla.ArrayHasOffsetError, match="CL_INVALID_VALUE.*base_data"):
+        x[2:].data  # noqa: B018
+    assert issubclass(cla.ArrayHasOffsetError, ValueError)
+    assert issubclass(cla.ArrayHasOffsetError, cl.LogicError)
+    assert x[:4].data is x.data
+
+
 def test_array_index_arrays_take_and_put(queue):
     import ppcl.array as cla
     host = np.arange(10, dtype=np.float32)
@@ -149,6 +183,19 @@ def test_algorithm_compaction_as_pyopencl(queue):
     assert count.get() == 0
     with pytest.raises(AttributeError, match="ListOfListsBuilder .*copy_if, remove_if"):
         alg.ListOfListsBuilder  # noqa: B018
+
+
+def test_algorithm_counts_are_uint32_as_pyopencl(queue):
+    """The counts of copy_if, remove_if, partition and unique have PyOpenCL's scan_dtype,
+    uint32: they were int32."""
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    x = cla.to_device(queue, np.array([3, 3, 7, 1], np.float32))
+    counts = [alg.copy_if(x, "ary[i] > 2")[1], alg.remove_if(x, "ary[i] > 2")[1],
+              alg.partition(x, "ary[i] > 2")[2], alg.unique(x)[1],
+              alg.copy_if(x[:0], "1")[1]]
+    assert [c.dtype for c in counts] == [np.dtype(np.uint32)] * 5
+    assert [int(c.get()) for c in counts] == [3, 1, 3, 3, 0]
 
 
 @pytest.mark.parametrize("bits", [1, 2, 4])

@@ -51,6 +51,21 @@ def test_profiling_timestamps_are_ordered(ctx, prg):
     assert held.profile.start >= event.profile.end
 
 
+def test_profile_complete_and_user_events(ctx, prg):
+    """``event.profile.complete`` (CL_PROFILING_COMMAND_COMPLETE) is there as in PyOpenCL
+    (it raised AttributeError); a user event says it has no profiling info because it runs
+    on no queue, not that a queue lacks PROFILING_ENABLE."""
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    event = cl.enqueue_marker(queue)
+    event.wait()
+    assert event.profile.complete >= event.profile.end >= event.profile.start
+    assert event.get_profiling_info(cl.profiling_info.COMPLETE) == event.profile.complete
+    user = cl.UserEvent(ctx)
+    user.set_status(COMPLETE)
+    with pytest.raises(cl.RuntimeError, match="PROFILING_INFO_NOT_AVAILABLE - a user event"):
+        user.profile.start  # noqa: B018
+
+
 def test_profiling_needs_the_queue_property(ctx, prg):
     queue = cl.CommandQueue(ctx)
     event = cl.enqueue_marker(queue)
@@ -262,6 +277,8 @@ def test_wait_for_events_checks_its_list(ctx):
         cl.wait_for_events([5])
     with pytest.raises(cl.LogicError, match="CL_INVALID_CONTEXT"):
         cl.wait_for_events([cl.UserEvent(ctx), cl.UserEvent(other)])
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):  # as clWaitForEvents, pyopencl
+        cl.wait_for_events([])
 
 
 def test_user_events_check_their_context_and_status(ctx):

@@ -248,6 +248,25 @@ def test_argument_errors(ctx, queue, prg):
     knl(queue, (64,), None, buf, 2.0, 64)
 
 
+def test_scalar_arg_dtypes_convert_without_losing_values(ctx, queue, prg):
+    """With set_scalar_arg_dtypes, a tuple becomes the vector dtype given, and a fraction
+    for an integer or a number outside its range is CL_INVALID_ARG_VALUE: 4.5 became 4
+    silently, -1 for a uint raised numpy's OverflowError and a tuple was refused."""
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ones(8, np.float32))
+    knl = cl.Kernel(prg, "add4")
+    knl.set_scalar_arg_dtypes([None, cltypes.float4])
+    knl(queue, (2,), None, buf, (1, 2, 3, 4))
+    out = np.empty(8, np.float32)
+    cl.enqueue_copy(queue, out, buf)
+    assert out.tolist() == [2, 3, 4, 5] * 2
+    scale = cl.Kernel(prg, "scale")
+    scale.set_scalar_arg_dtypes([None, np.float32, np.int32])
+    scale(queue, (8,), None, buf, 0.5, 4.0)  # an integral float is the integer
+    for n, why in ((4.5, "not an integer"), (2**40, "out of bounds")):
+        with pytest.raises(cl.LogicError, match=f"CL_INVALID_ARG_VALUE.*'n'.*{why}"):
+            scale(queue, (8,), None, buf, 0.5, n)
+
+
 def test_work_size_errors(ctx, queue, prg):
     buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
     args = (buf, np.float32(1), np.int32(64))

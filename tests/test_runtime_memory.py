@@ -320,6 +320,40 @@ def test_sub_buffer_flags_sizes_and_slices_as_opencl_checks_them(ctx, queue):
         buf[0:256:2]
 
 
+def test_host_access_flags_refuse_what_they_forbid(ctx, queue):
+    """HOST_READ_ONLY, HOST_WRITE_ONLY and HOST_NO_ACCESS refuse host writes, reads and maps
+    with CL_INVALID_OPERATION, as OpenCL 1.2 and PyOpenCL on pocl do, and sub-buffers inherit
+    them: they were accepted silently."""
+    data = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)
+    read_only = cl.Buffer(ctx, mf.READ_WRITE | mf.HOST_READ_ONLY | mf.COPY_HOST_PTR, hostbuf=data)
+    cl.enqueue_copy(queue, out, read_only)
+    assert (out == data).all()
+    with pytest.raises(cl.LogicError, match="CL_INVALID_OPERATION.*HOST_READ_ONLY"):
+        cl.enqueue_copy(queue, read_only, data)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_OPERATION"):
+        cl.enqueue_map_buffer(queue, read_only, cl.map_flags.WRITE, 0, (4,), np.float32)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_OPERATION"):
+        cl.enqueue_copy(queue, read_only.get_sub_region(0, 128), data[:32])
+    write_only = cl.Buffer(ctx, mf.READ_WRITE | mf.HOST_WRITE_ONLY, 256)
+    cl.enqueue_copy(queue, write_only, data)
+    for read in (lambda: cl.enqueue_copy(queue, out, write_only),
+                 lambda: cl.enqueue_copy(queue, out, write_only, buffer_origin=(0, 0),
+                                         host_origin=(0, 0), region=(16, 2)),
+                 lambda: cl.enqueue_map_buffer(queue, write_only, cl.map_flags.READ, 0, (4,),
+                                               np.float32)):
+        with pytest.raises(cl.LogicError, match="CL_INVALID_OPERATION.*HOST_WRITE_ONLY"):
+            read()
+    hidden = cl.Image(ctx, mf.READ_WRITE | mf.HOST_NO_ACCESS, fmt, shape=(4, 4))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_OPERATION.*HOST_NO_ACCESS"):
+        cl.enqueue_copy(queue, out, hidden, origin=(0, 0), region=(4, 4))
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*exclude"):
+        cl.Buffer(ctx, mf.HOST_READ_ONLY | mf.HOST_NO_ACCESS, 16)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE.*more host access"):
+        write_only.get_sub_region(0, 128, mf.HOST_READ_ONLY)
+
+
 def test_fill_with_a_pattern_that_is_no_data(ctx, queue):
     buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
     for pattern in (None, object(), [None]):

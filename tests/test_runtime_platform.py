@@ -78,11 +78,18 @@ def test_error_classes_follow_pyopencl():
     logic = make_error("clX", "INVALID_KERNEL_ARGS", "detail")
     assert isinstance(logic, cl.LogicError) and isinstance(logic, cl.Error)
     assert logic.code == -52 and "CL_INVALID_KERNEL_ARGS" in str(logic)
-    assert logic.what.routine == "clX"
+    # the record as PyOpenCL's: e.what is e.args[0], with methods (they were attributes,
+    # and args[0] a string, so e.args[0].code() raised AttributeError)
+    assert logic.what is logic.args[0] and logic.what.routine() == "clX"
+    assert logic.args[0].code() == -52 and logic.args[0].what() == "detail"
+    assert not logic.args[0].is_out_of_memory() and not logic.is_out_of_memory()
+    assert str(logic) == "clX failed: CL_INVALID_KERNEL_ARGS - detail"
+    assert repr(logic) == "LogicError('clX failed: CL_INVALID_KERNEL_ARGS - detail')"
     runtime = make_error("clBuildProgram", -11)
     assert isinstance(runtime, cl.RuntimeError) and isinstance(runtime, RuntimeError)
     memory = make_error("clCreateBuffer", "MEM_OBJECT_ALLOCATION_FAILURE")
     assert isinstance(memory, cl.MemoryError) and isinstance(memory, MemoryError)
+    assert memory.is_out_of_memory() and memory.args[0].is_out_of_memory()
 
 
 def test_context_and_queue_info():

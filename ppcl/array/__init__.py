@@ -1,7 +1,12 @@
 """``pyopencl.array`` on ppcl: ``core.py`` holds the array type and its lazy evaluation,
 ``functions.py`` the module functions; this package exports both as PyOpenCL's module does."""
 
-from ppcl.array.core import Array, _cached, _kernels  # noqa: F401 - the package's names
+from ppcl.array.core import (  # noqa: F401 - the package's names
+    Array,
+    ArrayHasOffsetError,
+    _cached,
+    _kernels,
+)
 from ppcl.array.functions import (  # noqa: F401 - the package's names
     all,
     any,
@@ -40,7 +45,7 @@ from ppcl.array.functions import (  # noqa: F401 - the package's names
 )
 
 __all__ = [
-    "Array", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
+    "Array", "ArrayHasOffsetError", "arange", "concatenate", "dot", "empty", "empty_like", "if_positive", "matmul",
     "max", "maximum", "min", "minimum", "subset_max", "subset_min", "subset_sum", "sum",
     "to_device", "vdot", "zeros", "zeros_like", "take", "cumsum", "diff", "stack",
     "all", "any", "hstack", "logical_and", "logical_not", "logical_or", "put", "reshape",

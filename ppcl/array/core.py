@@ -43,7 +43,7 @@ from ppcl.expression import (
     size_of,
 )
 from ppcl.reduction import ReductionKernel, neutral_of
-from ppcl.runtime.errors import is_integer, make_error
+from ppcl.runtime.errors import ERROR_CODES, LogicError, is_integer, make_error
 from ppcl.runtime.queue import enqueue_no_work
 from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
 
@@ -51,6 +51,11 @@ _MAX_TREE = 40
 _MAX_EVENTS = 12  # an array's events past this: the oldest are waited for (PyOpenCL's bound)
 _pending: dict[int, weakref.ref[Array]] = {}  # lazy arrays not yet evaluated, by id
 _kernels: weakref.WeakKeyDictionary[cl.Context, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+class ArrayHasOffsetError(LogicError, ValueError):
+    """PyOpenCL's error for an array that does not start at its buffer's start where one
+    must (``ary.data`` of a slice): a ``ValueError`` as there, and ``CL_INVALID_VALUE``."""
 
 
 def _forget(key: int) -> Any:
@@ -135,8 +140,8 @@ class Array:
     @property
     def data(self) -> Any:
         if self.offset:
-            raise make_error("Array.data", "INVALID_VALUE",
-                             "the array has an offset: use base_data and offset")
+            raise ArrayHasOffsetError("Array.data", ERROR_CODES["INVALID_VALUE"],
+                                      "the array has an offset: use base_data and offset")
         return self.base_data
 
     @property

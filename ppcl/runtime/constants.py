@@ -6,6 +6,8 @@ Bit-field classes also name combinations (``"READ_ONLY | COPY_HOST_PTR"``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ppcl.compiler.frontend import image_formats
 from ppcl.runtime.errors import ERROR_CODES
 
@@ -28,6 +30,16 @@ def constant_names(cls: type) -> dict[str, int]:
                 found[name] = value
     _names_cache[cls] = found
     return found
+
+
+def info_attribute(obj: Any, name: str, info: type) -> Any:
+    """``obj.<name>``: the value ``obj.get_info`` gives for the ``info`` constant of that name
+    in upper case, as PyOpenCL's objects offer every info value as an attribute
+    (``queue.reference_count``, ``buf.associated_memobject``); an ``__getattr__`` calls it."""
+    code = None if name.startswith("_") else constant_names(info).get(name.upper())
+    if code is None:
+        raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
+    return obj.get_info(code)
 
 
 class _ConstantClass:
@@ -436,3 +448,4 @@ class profiling_info(_ConstantClass):
     SUBMIT = 0x1281
     START = 0x1282
     END = 0x1283
+    COMPLETE = 0x1284  # OpenCL 2.0; PyOpenCL offers it as event.profile.complete

@@ -12,7 +12,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ppcl.runtime.constants import constant_names, context_info, context_properties
+from ppcl.runtime.constants import (
+    constant_names,
+    context_info,
+    context_properties,
+    info_attribute,
+)
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.platform import Device, Platform, get_platforms
 from ppcl.settings import read_settings
@@ -56,6 +61,9 @@ class Context:
         if param not in values:
             raise make_error("clGetContextInfo", "INVALID_VALUE", f"unknown context_info {param}")
         return values[param]
+
+    def __getattr__(self, name: str) -> Any:
+        return info_attribute(self, name, context_info)
 
     @property
     def num_devices(self) -> int:

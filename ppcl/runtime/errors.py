@@ -90,32 +90,50 @@ def error_name(code: int) -> str:
 
 
 class ErrorInfo:
-    """What PyOpenCL exposes as ``Error.what``: the routine, the code and a message."""
+    """PyOpenCL's error record, ``e.args[0]`` and ``e.what``: methods ``code()``,
+    ``routine()``, ``what()`` (the explanation) and ``is_out_of_memory()``; ``str()`` gives
+    the whole message."""
 
     def __init__(self, routine: str, code: int, message: str = "") -> None:
-        self.routine = routine
-        self.code = code
-        self.message = message
+        self._routine = routine
+        self._code = code
+        self._message = message
+
+    def code(self) -> int:
+        return self._code
+
+    def routine(self) -> str:
+        return self._routine
 
     def what(self) -> str:
-        text = f"{self.routine} failed: {error_name(self.code)}"
-        return f"{text} - {self.message}" if self.message else text
+        return self._message
+
+    def is_out_of_memory(self) -> bool:
+        return self._code in _MEMORY_CODES
 
     def __str__(self) -> str:
-        return self.what()
+        text = f"{self._routine} failed: {error_name(self._code)}"
+        return f"{text} - {self._message}" if self._message else text
+
+    def __repr__(self) -> str:
+        return repr(str(self))
 
 
 class Error(Exception):
-    """Base of every ppcl runtime error; ``code`` is the OpenCL status code."""
+    """Base of every ppcl runtime error; ``code`` is the OpenCL status code. As in PyOpenCL,
+    ``args[0]`` is the error record (``e.args[0].code()``)."""
 
     def __init__(self, routine: str, code: int, message: str = "") -> None:
         self.what = ErrorInfo(routine, code, message)
         self.code = code
         self.routine = routine
-        super().__init__(self.what.what())
+        super().__init__(self.what)
+
+    def __str__(self) -> str:
+        return str(self.what)
 
     def is_out_of_memory(self) -> bool:
-        return self.code in _MEMORY_CODES
+        return self.what.is_out_of_memory()
 
 
 class LogicError(Error):

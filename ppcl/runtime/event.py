@@ -18,6 +18,7 @@ from ppcl.runtime.constants import (
     command_execution_status,
     command_type,
     event_info,
+    info_attribute,
     profiling_info,
 )
 from ppcl.runtime.context import Context
@@ -55,6 +56,10 @@ class ProfilingInfo:
     @property
     def end(self) -> int:
         return self._event.get_profiling_info(profiling_info.END)
+
+    @property
+    def complete(self) -> int:
+        return self._event.get_profiling_info(profiling_info.COMPLETE)
 
 
 class Event:
@@ -196,15 +201,23 @@ class Event:
             raise make_error("clGetEventInfo", "INVALID_VALUE", f"unknown event_info {param}")
         return values[param]
 
+    def __getattr__(self, name: str) -> Any:
+        return info_attribute(self, name, event_info)
+
     def get_profiling_info(self, param: int) -> int:
         self._flush_recorded()
         queue = self.command_queue
-        if queue is None or not queue.profiling_enabled:
+        if queue is None:
+            raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
+                             "a user event has no profiling info (it runs on no queue)")
+        if not queue.profiling_enabled:
             raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
                              "the command queue was created without PROFILING_ENABLE")
         if self._status != COMPLETE:
             raise make_error("clGetEventProfilingInfo", "PROFILING_INFO_NOT_AVAILABLE",
                              "the command has not completed")
+        if param == profiling_info.COMPLETE:  # no child commands: complete when it ends
+            param = profiling_info.END
         index = param - profiling_info.QUEUED
         if not 0 <= index < 4:
             raise make_error("clGetEventProfilingInfo", "INVALID_VALUE",
@@ -258,6 +271,8 @@ class UserEvent(Event):
 
 def wait_for_events(events: Sequence[Event]) -> None:
     events = list(events)
+    if not events:  # clWaitForEvents needs at least one event
+        raise make_error("clWaitForEvents", "INVALID_VALUE", "no events to wait for")
     for event in events:
         if not isinstance(event, Event):
             raise make_error("clWaitForEvents", "INVALID_EVENT", f"{event!r} is not an Event")

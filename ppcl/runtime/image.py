@@ -23,6 +23,7 @@ from ppcl.runtime.constants import (
     channel_type,
     filter_mode,
     image_info,
+    info_attribute,
     mem_flags,
     mem_object_type,
     sampler_info,
@@ -491,6 +492,9 @@ class Sampler:
         if param not in values:
             raise make_error("clGetSamplerInfo", "INVALID_VALUE", f"unknown sampler_info {param}")
         return values[param]
+
+    def __getattr__(self, name: str) -> Any:
+        return info_attribute(self, name, sampler_info)
 
     def __repr__(self) -> str:
         return (f"<ppcl.Sampler normalized={self.normalized_coords} "

@@ -16,13 +16,13 @@ import numpy as np
 
 from ppcl.compiler.frontend import image_formats
 from ppcl.runtime import transfer
-from ppcl.runtime.constants import channel_type, command_type, map_flags
+from ppcl.runtime.constants import channel_type, command_type
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import Image, ImageFormat, Triple, host_pitches, texel_view
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
 from ppcl.runtime.queue import CommandQueue
-from ppcl.runtime.transfer import check_buffer, check_queue, check_range, triple
+from ppcl.runtime.transfer import check_buffer, check_map_flags, check_queue, check_range, triple
 
 
 def _copy(queue: CommandQueue, kind: int, routine: str, target: np.ndarray, source: np.ndarray,
@@ -74,6 +74,7 @@ def enqueue_read_image(queue: CommandQueue, image: Image, origin: Sequence[int] 
                        is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadImage"
     start, area = _image_region(queue, image, origin, region, routine, "image")
+    image.check_host_access(routine, reads=True, writes=False)
     target = _host_view(hostbuf, image, area, pitches, routine, writable=True)
     return _copy(queue, command_type.READ_IMAGE, routine, target, image.region(start, area),
                  wait_for, is_blocking, (image,))
@@ -86,6 +87,7 @@ def enqueue_write_image(queue: CommandQueue, image: Image, origin: Sequence[int]
                         is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteImage"
     start, area = _image_region(queue, image, origin, region, routine, "image")
+    image.check_host_access(routine, reads=False, writes=True)
     source = _host_view(hostbuf, image, area, pitches, routine, writable=False)
     return _copy(queue, command_type.WRITE_IMAGE, routine, image.region(start, area), source,
                  wait_for, is_blocking, (image,))
@@ -224,10 +226,8 @@ def enqueue_map_image(queue: CommandQueue, img: Image, flags: int, origin: Seque
     ``strides`` they follow the image's pitches. Returns (array, event, row_pitch,
     slice_pitch); unmap with ``ary.base.release()``."""
     routine = "clEnqueueMapImage"
-    known = map_flags.READ | map_flags.WRITE | map_flags.WRITE_INVALIDATE_REGION
-    if flags & ~known:
-        raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
     start, area = _image_region(queue, img, origin, region, routine, "image")
+    check_map_flags(img, flags, routine)
     dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
     if strides is None:

@@ -31,7 +31,7 @@ from ppcl.devices.interface import (
 )
 from ppcl.runtime.constants import (
     command_type,
-    constant_names,
+    info_attribute,
     kernel_arg_access_qualifier,
     kernel_arg_address_qualifier,
     kernel_arg_info,
@@ -61,6 +61,20 @@ _ADDRESS_QUALIFIERS = {
     "private": kernel_arg_address_qualifier.PRIVATE,
 }
 
+
+def _converted(value: Any, dtype: np.dtype, described: str) -> Any:
+    """``value`` (a Python number, or a tuple for a struct or vector dtype) as ``dtype``,
+    the dtype ``set_scalar_arg_dtypes`` gave: a fraction for an integer and a number out of
+    its range are refused rather than truncated or wrapped."""
+    try:
+        if dtype.kind in "iu" and isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"{value} is not an integer")
+        converted = np.array(value, dtype) if isinstance(value, tuple | list) \
+            else dtype.type(value)
+    except (OverflowError, ValueError, TypeError) as error:
+        raise make_error(_SET_ARG, "INVALID_ARG_VALUE",
+                         f"{described} cannot take {value!r} as {dtype}: {error}") from None
+    return converted
 
 def _kind_matches(param: ParamInfo, dtype: np.dtype) -> bool:
     """Whether a numpy scalar kind can stand for ``param`` (signedness may differ)."""
@@ -245,15 +259,17 @@ class Kernel:
 
     def _value_bytes(self, index: int, param: ParamInfo, value: Any) -> bytes:
         size = param.size
+        dtype = self._scalar_dtypes[index] if self._scalar_dtypes else None
+        if dtype is not None and isinstance(value, tuple | list):  # a struct or vector
+            value = _converted(value, dtype, self._describe(index))
         if isinstance(value, bool | int | float) and not isinstance(value, np.generic):
-            dtype = self._scalar_dtypes[index] if self._scalar_dtypes else None
             if dtype is None:
                 example = "np.float32(1.5)" if param.element == "float" else "np.int32(5)"
                 raise make_error(_SET_ARG, "INVALID_ARG_VALUE",
                                  f"{self._describe(index)} got a Python {type(value).__name__}, "
                                  f"which has no size: use numpy scalars (e.g. {example}) or "
                                  "set_scalar_arg_dtypes")
-            value = dtype.type(value)
+            value = _converted(value, dtype, self._describe(index))
         if isinstance(value, MemoryObject | LocalMemory) or value is None:
             raise make_error(_SET_ARG, "INVALID_ARG_VALUE",
                              f"{self._describe(index)} is passed by value: pass a numpy scalar, "
@@ -364,12 +380,7 @@ class Kernel:
 
     def __getattr__(self, name: str) -> Any:
         """``kernel.attributes``, ``kernel.reference_count``: the kernel_info values by name."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        code = constant_names(kernel_info).get(name.upper())
-        if code is None:
-            raise AttributeError(f"'Kernel' object has no attribute '{name}'")
-        return self.get_info(code)
+        return info_attribute(self, name, kernel_info)
 
     def clone(self) -> Kernel:
         """A new kernel of the same function with the arguments set on this one, as

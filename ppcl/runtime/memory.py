@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ppcl.devices.interface import Allocation
-from ppcl.runtime.constants import constant_names, mem_flags, mem_info, mem_object_type
+from ppcl.runtime.constants import (
+    constant_names,
+    info_attribute,
+    mem_flags,
+    mem_info,
+    mem_object_type,
+)
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import integer_arg, make_error
 
@@ -29,6 +35,7 @@ if TYPE_CHECKING:
 
 _ACCESS_FLAGS = mem_flags.READ_WRITE | mem_flags.WRITE_ONLY | mem_flags.READ_ONLY
 _HOST_FLAGS = mem_flags.USE_HOST_PTR | mem_flags.ALLOC_HOST_PTR | mem_flags.COPY_HOST_PTR
+_HOST_ACCESS_FLAGS = mem_flags.HOST_WRITE_ONLY | mem_flags.HOST_READ_ONLY | mem_flags.HOST_NO_ACCESS
 # guards the counts that decide when released memory is freed (commands end on other threads)
 _FREE_LOCK = threading.Lock()
 
@@ -93,6 +100,22 @@ class MemoryObject:
         if self.released:
             raise make_error(routine, "INVALID_MEM_OBJECT",
                              f"{self!r} was released and cannot be used any more")
+
+    def check_host_access(self, routine: str, *, reads: bool, writes: bool) -> None:
+        """Raise ``CL_INVALID_OPERATION`` for a host read (read, map for reading) of an object
+        created ``HOST_WRITE_ONLY`` or ``HOST_NO_ACCESS``, or a host write of one created
+        ``HOST_READ_ONLY`` or ``HOST_NO_ACCESS`` (OpenCL 1.2)."""
+        refused = 0
+        if reads:
+            refused |= mem_flags.HOST_WRITE_ONLY | mem_flags.HOST_NO_ACCESS
+        if writes:
+            refused |= mem_flags.HOST_READ_ONLY | mem_flags.HOST_NO_ACCESS
+        denied = self.flags & refused
+        if denied:
+            access = "read" if reads and not denied & mem_flags.HOST_READ_ONLY else "write"
+            raise make_error(routine, "INVALID_OPERATION",
+                             f"the host may not {access} {self!r}: it was created with "
+                             f"{mem_flags.to_string(denied)}")
 
     def hold(self) -> None:
         """Keep the bytes allocated until ``unhold`` (a pending command that uses them)."""
@@ -179,6 +202,9 @@ class MemoryObject:
         if param not in values:
             raise make_error("clGetMemObjectInfo", "INVALID_VALUE", f"unknown mem_info {param}")
         return values[param]
+
+    def __getattr__(self, name: str) -> Any:
+        return info_attribute(self, name, mem_info)
 
     def release(self) -> None:
         """Release the object; its bytes are freed once no command or sub-buffer uses them."""
@@ -275,8 +301,10 @@ class Buffer(MemoryObject):
         # the host pointer flags, and the access flags when none are given, are the parent's
         host_flags = parent.flags & _HOST_FLAGS
         access = flags & _ACCESS_FLAGS or parent.flags & _ACCESS_FLAGS
-        MemoryObject.__init__(sub, parent.context, (flags & ~_ACCESS_FLAGS) | access | host_flags,
-                              size)
+        host_access = flags & _HOST_ACCESS_FLAGS or parent.flags & _HOST_ACCESS_FLAGS
+        MemoryObject.__init__(sub, parent.context,
+                              (flags & ~(_ACCESS_FLAGS | _HOST_ACCESS_FLAGS)) | access
+                              | host_access | host_flags, size)
         sub.parent = parent
         sub._origin = origin
         sub.hostbuf = parent.hostbuf
@@ -324,13 +352,14 @@ def _check_sub_flags(parent: int, flags: int, routine: str) -> None:
         raise make_error(routine, "INVALID_VALUE",
                          "a sub-buffer takes its host pointer flags from its parent: "
                          "USE_HOST_PTR, ALLOC_HOST_PTR and COPY_HOST_PTR are not allowed")
-    access = flags & _ACCESS_FLAGS
-    for only, refused in ((mem_flags.READ_ONLY, "read-only"), (mem_flags.WRITE_ONLY,
-                                                               "write-only")):
-        if parent & only and access and access != only:
-            raise make_error(routine, "INVALID_VALUE",
-                             f"the parent buffer is {refused}; a sub-buffer cannot grant "
-                             "more access")
+    for kinds, owner in ((_ACCESS_FLAGS, "kernel"), (_HOST_ACCESS_FLAGS, "host")):
+        access = flags & kinds
+        for only in (mem_flags.READ_ONLY, mem_flags.WRITE_ONLY, mem_flags.HOST_READ_ONLY,
+                     mem_flags.HOST_WRITE_ONLY, mem_flags.HOST_NO_ACCESS):
+            if only & kinds and parent & only and access and access != only:
+                raise make_error(routine, "INVALID_VALUE",
+                                 f"the parent buffer is {mem_flags.to_string(only)}; a "
+                                 f"sub-buffer cannot grant more {owner} access")
 
 
 def check_flags(flags: int, routine: str) -> None:
@@ -338,6 +367,10 @@ def check_flags(flags: int, routine: str) -> None:
     if access & (access - 1):
         raise make_error(routine, "INVALID_VALUE",
                          "READ_WRITE, READ_ONLY and WRITE_ONLY exclude each other")
+    host_access = flags & _HOST_ACCESS_FLAGS
+    if host_access & (host_access - 1):
+        raise make_error(routine, "INVALID_VALUE",
+                         "HOST_WRITE_ONLY, HOST_READ_ONLY and HOST_NO_ACCESS exclude each other")
     if flags & mem_flags.USE_HOST_PTR and flags & (mem_flags.COPY_HOST_PTR
                                                   | mem_flags.ALLOC_HOST_PTR):
         raise make_error(routine, "INVALID_VALUE",

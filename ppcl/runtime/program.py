@@ -575,6 +575,6 @@ def link_program(context: Context, programs: Sequence[Program],
 
         if isinstance(error, Error) and error.code == -11:
             raise make_error("clLinkProgram", "LINK_PROGRAM_FAILURE",
-                             error.what.message) from error
+                             error.what.what()) from error
         raise
     return linked

@@ -17,7 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ppcl.runtime.constants import command_queue_info, command_queue_properties, command_type
+from ppcl.runtime.constants import (
+    command_queue_info,
+    command_queue_properties,
+    command_type,
+    info_attribute,
+)
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, integer_arg, make_error
 from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
@@ -269,6 +274,9 @@ class CommandQueue:
             raise make_error("clGetCommandQueueInfo", "INVALID_VALUE",
                              f"unknown command_queue_info {param}")
         return values[param]
+
+    def __getattr__(self, name: str) -> Any:
+        return info_attribute(self, name, command_queue_info)
 
     @property
     def int_ptr(self) -> int:

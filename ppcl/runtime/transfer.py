@@ -50,6 +50,17 @@ def check_buffer(queue: CommandQueue, mem: Any, routine: str) -> None:
     check_queue(queue, mem, routine)
 
 
+def check_map_flags(mem: MemoryObject, flags: int, routine: str) -> None:
+    """Map flags that exist and that the object's host access allows."""
+    flags = integer_arg(routine, flags, "map flags")
+    known = map_flags.READ | map_flags.WRITE | map_flags.WRITE_INVALIDATE_REGION
+    if flags & ~known:
+        raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
+    mem.check_host_access(routine, reads=bool(flags & map_flags.READ),
+                          writes=bool(flags & (map_flags.WRITE
+                                               | map_flags.WRITE_INVALIDATE_REGION)))
+
+
 # ---------------------------------------------------------------------- linear copies
 
 
@@ -57,6 +68,7 @@ def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_o
                         wait_for: Sequence[Event] | None = None, is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadBuffer"
     check_buffer(queue, mem, routine)
+    mem.check_host_access(routine, reads=True, writes=False)
     host = host_bytes(hostbuf, routine=routine, writable=True, what="destination host array")
     count = host.size
     check_range(routine, "read", device_offset, count, mem.size)
@@ -76,6 +88,7 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
                          is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteBuffer"
     check_buffer(queue, mem, routine)
+    mem.check_host_access(routine, reads=False, writes=True)
     host = host_bytes(hostbuf, routine=routine, what="source host array")
     count = host.size
     check_range(routine, "write", device_offset, count, mem.size)
@@ -176,6 +189,7 @@ def enqueue_read_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
                              is_blocking: bool = True) -> Event:
     routine = "clEnqueueReadBufferRect"
     check_buffer(queue, mem, routine)
+    mem.check_host_access(routine, reads=True, writes=False)
     area = triple(region, 1, "region", routine)
     source = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
@@ -194,6 +208,7 @@ def enqueue_write_buffer_rect(queue: CommandQueue, mem: Buffer, hostbuf: Any,
                               is_blocking: bool = True) -> Event:
     routine = "clEnqueueWriteBufferRect"
     check_buffer(queue, mem, routine)
+    mem.check_host_access(routine, reads=False, writes=True)
     area = triple(region, 1, "region", routine)
     target = _rect_view(mem.bytes_view(), triple(buffer_origin, 0, "buffer_origin", routine),
                         area, _pitches(buffer_pitches, area, routine, "buffer"), routine, "buffer")
@@ -313,9 +328,7 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
     """Map a region of ``buf`` as an array (zero copy); unmap with ``ary.base.release()``."""
     routine = "clEnqueueMapBuffer"
     check_buffer(queue, buf, routine)
-    known = map_flags.READ | map_flags.WRITE | map_flags.WRITE_INVALIDATE_REGION
-    if flags & ~known:
-        raise make_error(routine, "INVALID_VALUE", f"unknown map flags {flags:#x}")
+    check_map_flags(buf, flags, routine)
     dtype = np.dtype(dtype)
     shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
     shape = tuple(integer_arg(routine, s, "map shape entry") for s in shape)
