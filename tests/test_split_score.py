@@ -172,11 +172,64 @@ def test_scores_are_in_the_plans() -> None:
         in line, line
 
 
+def _stencil_outputs(launch, plain_launch, ni: int, nj: int, seed: int):
+    """The outputs of ``launch`` and of the unsplit kernel's on one random input."""
+    a = aligned_empty(ni * nj, np.float32)
+    a[:] = np.random.default_rng(seed).random(ni * nj, dtype=np.float32)
+    out = [aligned_empty(ni * nj, np.float32) for _ in range(2)]
+    for target, o in ((launch, out[0]), (plain_launch, out[1])):
+        o[:] = 0
+        target.run([BufferArg(a.ctypes.data, a), BufferArg(o.ctypes.data, o),
+                    *_scalars(ni, nj)])
+    return out
+
+
+def test_a_mid_sized_launch_chooses_while_its_scalar_values_repeat() -> None:
+    """A shape whose split saves more than a kept choice costs and less than evaluating new
+    values (LOOKUP_UNITS <= saved < DISPATCH_UNITS) gets a dispatcher: a time-step loop's
+    repeated sizes run the split (a 4096-lane stencil ran guarded at 4.3 us a launch, split at
+    1.0 us); new values at every launch make it give up, and the loop runs as formed."""
+    from ppcl.compiler.transforms.split_score import (
+        DISPATCH_UNITS,
+        LOOKUP_UNITS,
+        most_saved,
+    )
+    from ppcl.devices.cpu.dispatch import NEW_VALUES_LIMIT
+
+    program, plain = _split_and_plain(STENCIL)
+    shape = NDRange(2, (64, 32, 1), (32, 8, 1), (0, 0, 0))
+    launch = program.prepare("stencil", shape)
+    plain_launch = plain.prepare("stencil", shape)
+    (loop,) = find_all(launch.compiled.generated.formed.body, wg.SplitLoop)
+    assert loop.score is not None
+    assert LOOKUP_UNITS <= most_saved(loop.score, (64, 32, 1)) < DISPATCH_UNITS
+    dispatcher = launch.dispatcher
+    assert dispatcher is not None and dispatcher.repeats_only
+    for _ in range(3 * NEW_VALUES_LIMIT):  # the same sizes again and again: the split runs
+        split, as_formed = _stencil_outputs(launch, plain_launch, 32, 64, seed=1)
+        np.testing.assert_array_equal(split, as_formed)
+    assert dispatcher.masks == {(np.int32(32).tobytes(), np.int32(64).tobytes()): 0}
+    assert launch.dispatcher is dispatcher and not dispatcher.gave_up
+    # sizes that change at every launch (a narrower row each time): it stops choosing
+    for width in range(63, 63 - 8 * NEW_VALUES_LIMIT, -1):
+        split, as_formed = _stencil_outputs(launch, plain_launch, 32, width, seed=width)
+        np.testing.assert_array_equal(split, as_formed)
+    assert dispatcher.gave_up and launch.dispatcher is None
+    assert launch._fixed_unsplit == 1 << loop.index
+    split, as_formed = _stencil_outputs(launch, plain_launch, 32, 64, seed=2)
+    np.testing.assert_array_equal(split, as_formed)
+
+
 @pytest.mark.parametrize("args,pick", [(["--global", "256,128", "--arg", "ni=32", "--arg", "nj=4"],
                                         "launch picks: guarded (split 524736, guarded 524288"),
                                        (["--global", "32,32", "--arg", "ni=32", "--arg", "nj=4"],
-                                        "launch picks: guarded (the split saves at most 10240 "
-                                        "on this launch, less than a choice costs: 30000)"),
+                                        "launch picks: guarded (split 16832, guarded 16384; "
+                                        "N=1024, F=32, R=16; kept while the scalar values "
+                                        "repeat: the split saves at most 10240, less than "
+                                        "choosing for new values costs (30000))"),
+                                       (["--global", "32,8", "--arg", "ni=32", "--arg", "nj=4"],
+                                        "launch picks: guarded (the split saves at most 2560 "
+                                        "on this launch, less than a kept choice costs: 6000)"),
                                        (["--global", "2048,2048", "--arg", "ni=2048",
                                          "--arg", "nj=2048"], "launch picks: split")])
 def test_explain_prints_the_scores_and_the_pick(tmp_path, capsys, args: list[str],

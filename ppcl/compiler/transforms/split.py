@@ -67,6 +67,7 @@ from ppcl.compiler.transforms.context import varying_float_sum
 from ppcl.compiler.transforms.rotate import Rotated, rotate_entered
 from ppcl.compiler.transforms.split_score import (
     DISPATCH_UNITS,
+    LOOKUP_UNITS,
     choose,
     lane_cost,
     launch_values,
@@ -74,6 +75,7 @@ from ppcl.compiler.transforms.split_score import (
     most_saved,
     score_lines,
     worth_dispatching,
+    worth_evaluating,
 )
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
@@ -737,17 +739,20 @@ def _pick_text(score: wg.SplitScore, local: tuple[int, int, int],
     gsize = (launch.get("gsize0", local[0]), launch.get("gsize1", local[1]),
              launch.get("gsize2", local[2]))
     values = launch_values(gsize, local, (0, 0, 0), launch)
+    most = most_saved(score, gsize)
     if not worth_dispatching(score, gsize):
-        most = most_saved(score, gsize)
-        return (f"guarded (the split saves at most {most} on this launch, less than a choice "
-                f"costs: {DISPATCH_UNITS})")
+        return (f"guarded (the split saves at most {most} on this launch, less than a kept "
+                f"choice costs: {LOOKUP_UNITS})")
     try:
         choice = choose(score, values)
     except KeyError as missing:
         return f"give a value for {missing.args[0]} (--arg NAME=VALUE)"
     v = choice.volumes
+    kept = "" if worth_evaluating(score, gsize) else (
+        f"; kept while the scalar values repeat: the split saves at most {most}, less than "
+        f"choosing for new values costs ({DISPATCH_UNITS})")
     return (f"{choice.name} (split {choice.split_cost}, guarded {choice.guarded_cost}; "
-            f"N={v.lanes}, F={v.fast}, R={v.rows})")
+            f"N={v.lanes}, F={v.fast}, R={v.rows}{kept})")
 
 
 def _launch_text(plan: SplitPlan, local: tuple[int, int, int],

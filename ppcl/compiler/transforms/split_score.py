@@ -280,6 +280,12 @@ class LaunchScore:
 # this runs its loop as formed without consulting the scores: LU's 512-lane row scaling, which
 # saves 5 units a lane at most, paid 2.8 us a launch for a choice worth 0.2 us.
 DISPATCH_UNITS = 30000
+# What a launch whose scalar values came before pays for its choice: the values' key and two
+# lookups, about 0.5 us. A shape between the two (a 4096-lane stencil saves at most 24576
+# units, measured 4.3 against 1.0 us a launch guarded and split) keeps a choice per value
+# while the values repeat (a time-step loop's constant size) and stops choosing once new
+# values keep coming (``devices/cpu/dispatch.py``).
+LOOKUP_UNITS = 6000
 
 
 def most_saved(score: wg.SplitScore, global_size: tuple[int, int, int]) -> int:
@@ -290,7 +296,14 @@ def most_saved(score: wg.SplitScore, global_size: tuple[int, int, int]) -> int:
 
 
 def worth_dispatching(score: wg.SplitScore, global_size: tuple[int, int, int]) -> bool:
-    """Whether the split can save more than evaluating the scores costs (``DISPATCH_UNITS``)."""
+    """Whether the split can save more than looking up a kept choice costs (``LOOKUP_UNITS``):
+    the loop gets a choice on launches of ``global_size``."""
+    return most_saved(score, global_size) >= LOOKUP_UNITS
+
+
+def worth_evaluating(score: wg.SplitScore, global_size: tuple[int, int, int]) -> bool:
+    """Whether the split can save more than evaluating the scores for new scalar values
+    costs (``DISPATCH_UNITS``)."""
     return most_saved(score, global_size) >= DISPATCH_UNITS
 
 

@@ -166,13 +166,26 @@ class CPULaunch(KernelLaunch):
 
     def _launch_for(self, args: Sequence[ArgValue]) -> int:
         """The address of the descriptor of the dispatcher's mask for ``args``."""
-        assert self.dispatcher is not None
-        mask = self.dispatcher.mask(args) | self._fixed_unsplit
+        dispatcher = self.dispatcher
+        assert dispatcher is not None
+        mask = dispatcher.mask(args) | self._fixed_unsplit
         address = self._descriptors.get(mask)
         if address is None:
             descriptor = launch_descriptor(self.ndrange, mask)
             self._descriptor_objects.append(descriptor)
             address = self._descriptors[mask] = ctypes.addressof(descriptor)
+        if dispatcher.gave_up:
+            # new scalar values at every launch, each choice worth less than choosing costs:
+            # the loops run as formed from now on, without a choice (dispatch.py)
+            self._fixed_unsplit = mask
+            self._descriptor = next(d for d in self._descriptor_objects
+                                    if ctypes.addressof(d) == address)
+            self.dispatcher = None
+            if self._show_plans:
+                sys.stderr.write(f"// ppcl plan {self._name}: launch {self.ndrange.global_size}"
+                                 f" / {self.ndrange.local_size} runs its split loops as "
+                                 "formed: new scalar values at every launch, and a choice "
+                                 "saves less than choosing costs\n")
         return address
 
     def _shared_task(self, args: Sequence[ArgValue]) -> Any:

@@ -4,7 +4,10 @@ Every ``SplitLoop`` with a score (``compiler/transforms/split_score.py``) has a 
 launch descriptor's ``unsplit`` mask; the generated C runs the loop as formed where its bit is
 set. The scores read the launch's sizes, fixed for one ``CPULaunch``, and some scalar
 arguments: the mask is computed once per value of those arguments and kept, so a repeated
-launch costs one dictionary lookup and the descriptor of its mask is reused.
+launch costs one dictionary lookup and the descriptor of its mask is reused. A shape whose
+split loops save less than a new value's evaluation costs (``worth_evaluating``) chooses only
+while values repeat: after ``NEW_VALUES_LIMIT`` new values outnumbering the repeats it gives
+up (``gave_up``), and the launch runs those loops as formed from then on.
 """
 
 from __future__ import annotations
@@ -24,12 +27,16 @@ from ppcl.compiler.transforms.split_score import (
     launch_values,
     needed_names,
     worth_dispatching,
+    worth_evaluating,
 )
 from ppcl.devices.interface import ArgValue, NDRange, ValueArg
 
 # the masks kept per launch shape: a kernel launched with ever new scalar values (a frame
 # counter) must not grow the table without bound
 MAX_KEPT = 256
+# new scalar values a shape whose choice is worth less than its evaluation tries before it
+# gives up choosing (LU's row scaling passes a new pivot at every launch: 2.8 us each)
+NEW_VALUES_LIMIT = 8
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,12 @@ class SplitDispatcher:
         self.launch_scores = tuple(
             LaunchScore(score, ndrange.global_size, ndrange.local_size, ndrange.global_offset,
                         order) for score in scores)
+        # every loop saves less than choosing for new values costs: choose while they repeat
+        self.repeats_only = not any(worth_evaluating(score, ndrange.global_size)
+                                    for score in scores)
+        self.loop_bits = sum(1 << loop.index for loop in self.loops)
+        self.new_values = self.repeats = 0
+        self.gave_up = False
 
     @staticmethod
     def of(formed_body: ir.Stmt, arg_kinds: Sequence[ArgKind],
@@ -85,7 +98,13 @@ class SplitDispatcher:
         key = self.key(args) if self.scalars else ()
         found = self.masks.get(key)
         if found is not None:
+            self.repeats += 1
             return found
+        self.new_values += 1
+        if (self.repeats_only and self.new_values > NEW_VALUES_LIMIT
+                and self.new_values > self.repeats):
+            self.gave_up = True  # the launch runs the loops as formed from now on
+            return self.loop_bits
         mask = self.evaluate(key)
         if len(self.masks) >= MAX_KEPT:
             self.masks.clear()
