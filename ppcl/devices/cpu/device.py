@@ -143,6 +143,7 @@ class CPULaunch(KernelLaunch):
         self._descriptors: dict[int, int] = {
             self._fixed_unsplit: ctypes.addressof(self._descriptor)}
         self._descriptor_objects = [self._descriptor]  # keeps the descriptors alive
+        self._last_dispatch: tuple[object, int] = (None, 0)  # argument tuple, its descriptor
         self._num_groups = ndrange.group_count
         self._entry_address = ctypes.cast(compiled.entry, ctypes.c_void_p).value
         self._pool = pool
@@ -166,6 +167,9 @@ class CPULaunch(KernelLaunch):
 
     def _launch_for(self, args: Sequence[ArgValue]) -> int:
         """The address of the descriptor of the dispatcher's mask for ``args``."""
+        last = self._last_dispatch
+        if last[0] is args:  # the kernel's argument tuple is kept until an argument changes
+            return last[1]
         dispatcher = self.dispatcher
         assert dispatcher is not None
         mask = dispatcher.mask(args) | self._fixed_unsplit
@@ -186,6 +190,7 @@ class CPULaunch(KernelLaunch):
                                  f" / {self.ndrange.local_size} runs its split loops as "
                                  "formed: new scalar values at every launch, and a choice "
                                  "saves less than choosing costs\n")
+        self._last_dispatch = (args, address)
         return address
 
     def _shared_task(self, args: Sequence[ArgValue]) -> Any:
