@@ -316,3 +316,30 @@ def test_key_value_sorter_as_pyopencl(ctx, queue):
         np.testing.assert_array_equal(lists.get(), order)
         np.testing.assert_array_equal(starts.get(),
                                       np.searchsorted(keys[order], np.arange(nkeys + 1)))
+
+
+def test_bitonic_sort_as_pyopencl(ctx, queue):
+    """BitonicSort sorts in place along any axis of power-of-two length and permutes an
+    index array along; ``import ppcl.bitonic_sort`` failed."""
+    import ppcl.array as cla
+    from ppcl.bitonic_sort import BitonicSort
+    sorter = BitonicSort(ctx)
+    rng = np.random.default_rng(5)
+    for dtype, shape, axis in [(np.int32, (1,), 0), (np.float32, (4096,), 0),
+                               (np.uint64, (8, 64), 1), (np.float64, (32, 3), -2),
+                               (np.int8, (4, 16, 3), 1)]:
+        host = rng.permutation(np.prod(shape)).reshape(shape).astype(dtype)
+        ary = cla.to_device(queue, host)
+        out, event = sorter(ary, axis=axis)
+        event.wait()
+        assert out is ary
+        np.testing.assert_array_equal(ary.get(), np.sort(host, axis=axis))
+    keys = rng.random(1024).astype(np.float32)
+    ary, idx = cla.to_device(queue, keys), cla.arange(queue, 1024, dtype=np.int32) * 10
+    sorter(ary, idx)
+    np.testing.assert_array_equal(idx.get(), np.argsort(keys) * 10)
+    with pytest.raises(cl.LogicError, match="power-of-two length, not 6"):
+        sorter(cla.zeros(queue, 6, np.float32))
+    with pytest.raises(cl.LogicError, match="C-contiguous"):
+        sorter(cla.zeros(queue, (8, 4), np.float32).T)
+    assert sorter(cla.zeros(queue, 0, np.float32))[0].size == 0
