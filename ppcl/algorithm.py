@@ -45,7 +45,12 @@ from ppcl.tools import (
 )
 
 ExtraArgs = Sequence[tuple[str, Any]]
-_COUNT = np.dtype(np.int32)
+
+
+def _count_dtype(size: int) -> np.dtype:
+    """The type of the kept-item counts of an array of ``size`` items, PyOpenCL's: uint32,
+    or uint64 past its range."""
+    return np.dtype(np.uint32 if size <= np.iinfo(np.uint32).max else np.uint64)
 
 
 def _extra_declarations(extra_args: ExtraArgs) -> str:
@@ -64,11 +69,12 @@ def _scan(ary: Array, kind: str, input_expr: str, output_statement: str, outputs
           extra_args: ExtraArgs, preamble: str) -> GenericScanKernel:
     t = dtype_to_ctype(ary.dtype)
     outs = "".join(f", __global {t} *out{n}__" for n in range(outputs))
-    arguments = f"__global {t} *ary{outs}, __global int *count__" \
+    count = _count_dtype(ary.size)
+    arguments = f"__global {t} *ary{outs}, __global {dtype_to_ctype(count)} *count__" \
         f"{_extra_declarations(extra_args)}"
     key = (kind, ary.dtype.str, input_expr, arguments, preamble)
     return _cached(ary.context, key, lambda: GenericScanKernel(
-        ary.context, _COUNT, arguments, input_expr, "a+b", "0", output_statement,
+        ary.context, count, arguments, input_expr, "a+b", "0", output_statement,
         preamble=preamble, name_prefix=f"ppcl_{kind}"))
 
 
@@ -78,7 +84,7 @@ def _run(routine: str, ary: Array, scan: Any, outputs: list[Array], extra_args: 
     if not isinstance(ary, Array) or ary.ndim != 1:
         raise make_error(routine, "INVALID_VALUE", f"{routine} takes a 1-d ppcl.array.Array")
     queue = ary._queue(queue, routine)
-    count = zeros(queue, (), _COUNT)
+    count = zeros(queue, (), _count_dtype(ary.size))
     if ary.size == 0:
         return count, enqueue_no_work(queue, wait_for)
     values = [value for _, value in extra_args]

@@ -147,6 +147,11 @@ def test_algorithm_compaction_as_pyopencl(queue):
     assert out.get()[:int(count.get())].tolist() == [5, 1, 8, 3, 9, 2]
     out, count, _ = alg.copy_if(cla.empty(queue, 0, np.int32), "1")
     assert count.get() == 0
+    # the counts have PyOpenCL's type: unsigned, so that 2**31 kept items or more fit
+    assert count.dtype == np.uint32
+    assert all(result[-2].dtype == np.uint32 for result in (
+        alg.copy_if(x, "1"), alg.remove_if(x, "1"), alg.partition(x, "1")[1:],
+        alg.unique(x)))
 
 
 _MODULO_LISTS = """//CL//
