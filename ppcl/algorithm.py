@@ -10,13 +10,18 @@ each returns its results with the number kept as a 0-d device array of PyOpenCL'
 scan per pass counts, in a vector of ``2**bits`` counters, the items of each digit value
 before each item, and its output statement writes every item at (items of smaller digits) +
 (items of its digit before it), which keeps equal digits in order, so the passes sort
-stably. ``KeyValueSorter`` groups values by key with it. ``ListOfListsBuilder`` is not
-provided.
+stably. ``KeyValueSorter`` groups values by key with it.
+
+``ListOfListsBuilder`` runs the user's ``generate`` function twice per object: a count pass
+counts each list's entries per object, an exclusive scan turns the counts into starts, and a
+write pass appends each entry at its object's start. With ``eliminate_empty_output_lists``,
+a scan over "count is nonzero" first keeps the nonempty objects' counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,13 +29,20 @@ import numpy as np
 import ppcl as cl
 from ppcl import cltypes
 from ppcl.array import Array, _cached, empty_like, zeros
-from ppcl.elementwise import ElementwiseKernel
+from ppcl.elementwise import ElementwiseKernel, array_args, record_event, wait_list
 from ppcl.reduction import neutral_of
-from ppcl.runtime.errors import make_error
+from ppcl.runtime.errors import integer_arg, make_error
 from ppcl.runtime.queue import enqueue_no_work
 from ppcl.runtime.unsupported import unsupported
 from ppcl.scan import GenericScanKernel
-from ppcl.tools import ScalarArg, VectorArg, dtype_to_ctype, parse_arg_list
+from ppcl.tools import (
+    Argument,
+    ScalarArg,
+    VectorArg,
+    complex_preamble,
+    dtype_to_ctype,
+    parse_arg_list,
+)
 
 ExtraArgs = Sequence[tuple[str, Any]]
 
@@ -284,9 +296,271 @@ class KeyValueSorter:
         event = backwards_min(starts, np.int64(nkeys), queue=queue, wait_for=[event])
         return starts, lists, event
 
+@dataclass
+class BuiltList:
+    """One list a ``ListOfListsBuilder`` built: ``count`` entries in all, those of object
+    ``k`` at ``lists[starts[k]:starts[k + 1]]``. For a list in
+    ``eliminate_empty_output_lists``, ``starts`` has an entry per nonempty object (the
+    ``num_nonempty_lists`` objects ``nonempty_indices`` names, in order) and one past the end,
+    and ``compressed_indices[k]`` is the number of nonempty objects before object ``k``."""
+
+    count: int | None
+    starts: Array | None
+    lists: Array | None = None
+    num_nonempty_lists: int | None = None
+    nonempty_indices: Array | None = None
+    compressed_indices: Array | None = None
+
+
+def _c_list(items: Sequence[str]) -> str:
+    """``items`` as the text of C arguments with a trailing comma (empty when none), the
+    form of PyOpenCL's ``LIST_ARG_DECL``/``USER_ARGS`` macros."""
+    return "".join(f"{item}, " for item in items)
+
+
+def _index_kernels(context: cl.Context, index_dtype: np.dtype
+                   ) -> tuple[GenericScanKernel, GenericScanKernel]:
+    """The scans of ``ListOfListsBuilder``: counts to starts (an exclusive sum with the total
+    past the end), and the compaction of the nonempty objects' counts."""
+    t = dtype_to_ctype(index_dtype)
+
+    def make() -> tuple[GenericScanKernel, GenericScanKernel]:
+        starts = GenericScanKernel(
+            context, index_dtype, f"__global {t} *counts, __global {t} *starts", "counts[i]",
+            "a+b", "0", "starts[i + 1] = item; if (i == 0) starts[0] = 0",
+            name_prefix="ppcl_list_starts")
+        compress = GenericScanKernel(
+            context, index_dtype,
+            f"__global {t} *counts, __global {t} *compressed_counts, "
+            f"__global {t} *nonempty_indices, __global {t} *compressed_indices, "
+            f"__global {t} *num_nonempty",
+            "counts[i] != 0 ? 1 : 0", "a+b", "0",
+            "compressed_indices[i + 1] = item; if (i == 0) compressed_indices[0] = 0; "
+            "if (prev_item != item) { nonempty_indices[item - 1] = i; "
+            "compressed_counts[item - 1] = counts[i]; } "
+            "if (i + 1 == N) *num_nonempty = item", name_prefix="ppcl_list_compress")
+        return starts, compress
+    return _cached(context, ("list_of_lists_scans", index_dtype.str), make)
+
+
+class ListOfListsBuilder:
+    """``pyopencl.algorithm.ListOfListsBuilder``: ``generate_template`` defines
+    ``void generate(LIST_ARG_DECL USER_ARG_DECL index_type i)``, which calls
+    ``APPEND_<name>(value)`` for the entries of object ``i`` in the lists
+    ``list_names_and_dtypes`` names. Calling the builder with ``(queue, n_objects, *args)``
+    (the arguments of ``arg_decls``) returns ``({name: BuiltList}, event)``. A list in
+    ``count_sharing`` (child to mother) is appended to right after its mother and shares her
+    starts. ``debug``, ``complex_kernel`` and ``devices`` change no result and are taken."""
+
+    def __init__(self, context: cl.Context, list_names_and_dtypes: Sequence[tuple[str, Any]],
+                 generate_template: str, arg_decls: str | list[Argument],
+                 count_sharing: Mapping[str, str] | None = None, devices: Any = None,
+                 name_prefix: str = "plb", options: Any = None, preamble: str = "",
+                 debug: bool = False, complex_kernel: bool = False,
+                 eliminate_empty_output_lists: bool | Sequence[str] = False) -> None:
+        routine = "ListOfListsBuilder"
+        self.context = context
+        self.lists = [(str(name), np.dtype(dtype)) for name, dtype in list_names_and_dtypes]
+        names = [name for name, _ in self.lists]
+        if not names or len(set(names)) != len(names) \
+                or not all(name.isidentifier() for name in names):
+            raise make_error(routine, "INVALID_VALUE", "list_names_and_dtypes must name one "
+                             f"or more lists, each once, by C identifiers: got {names}")
+        self.count_sharing = dict(count_sharing or {})
+        for child, mother in self.count_sharing.items():
+            if child not in names or mother not in names or mother in self.count_sharing:
+                raise make_error(routine, "INVALID_VALUE", f"count_sharing maps '{child}' to "
+                                 f"'{mother}': both must be lists, the second one counting "
+                                 "its own entries")
+        if isinstance(eliminate_empty_output_lists, bool):
+            eliminate_empty_output_lists = names if eliminate_empty_output_lists else []
+        unknown = set(eliminate_empty_output_lists) - set(names)
+        if unknown:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"eliminate_empty_output_lists names no list: {sorted(unknown)}")
+        # a child list has its mother's starts, so it is compressed exactly when she is
+        self.eliminated = {name for name in eliminate_empty_output_lists
+                           if name not in self.count_sharing}
+        for child in set(eliminate_empty_output_lists) & set(self.count_sharing):
+            if self.count_sharing[child] not in self.eliminated:
+                raise make_error(routine, "INVALID_VALUE", f"eliminate_empty_output_lists "
+                                 f"names '{child}', which shares the starts of "
+                                 f"'{self.count_sharing[child]}': name her too")
+        self.generate_template = generate_template
+        self.arg_decls = parse_arg_list(arg_decls)
+        self.name_prefix = name_prefix
+        self.options = options
+        self.preamble = preamble
+        self.debug = debug
+        self.complex_kernel = complex_kernel
+        self._stages: dict[tuple[str, frozenset[str]], tuple[ElementwiseKernel, ...]] = {}
+
+    def _header(self, index_dtype: np.dtype, counting: bool, omitted: frozenset[str]) -> str:
+        """The preamble of one pass: ``index_type``, the ``APPEND_`` macros of the pass, the
+        argument macros and the user's ``generate``. The count pass counts each list's
+        entries in a private counter; the write pass stores each at a private index from
+        the list's starts. An omitted list stores nothing (its index still counts, for the
+        lists that share it)."""
+        list_decls: list[str] = []
+        lines = [complex_preamble([*(dtype for _, dtype in self.lists),
+                                   *(arg.dtype for arg in self.arg_decls)]),
+                 self.preamble, f"typedef {dtype_to_ctype(index_dtype)} index_type;",
+                 f"#define PLB_{'COUNT' if counting else 'WRITE'}_STAGE"]
+        for name, dtype in self.lists:
+            mother = self.count_sharing.get(name)
+            if counting:
+                if mother is None:
+                    list_decls.append(f"index_type *plb_loc_{name}_count")
+                append = "" if mother is not None else f"++(*plb_loc_{name}_count);"
+            else:
+                list_decls.append(f"__global {dtype_to_ctype(dtype)} *plb_{name}_list")
+                if mother is None:
+                    list_decls.append(f"index_type *plb_{name}_index")
+                if mother is not None:
+                    append = "" if name in omitted else \
+                        f"plb_{name}_list[*plb_{mother}_index - 1] = (value);"
+                elif name in omitted:
+                    append = f"++(*plb_{name}_index);"
+                else:
+                    append = f"plb_{name}_list[(*plb_{name}_index)++] = (value);"
+            lines.append(f"#define APPEND_{name}(value) {{ {append} }}")
+        lines += [f"#define LIST_ARG_DECL {_c_list(list_decls)}",
+                  f"#define LIST_ARGS {_c_list([d.rpartition('*')[2] for d in list_decls])}",
+                  f"#define USER_ARG_DECL {_c_list([a.declarator() for a in self.arg_decls])}",
+                  f"#define USER_ARGS {_c_list([a.name for a in self.arg_decls])}",
+                  self.generate_template]
+        return "\n".join(lines)
+
+    def _count_kernel(self, index_dtype: np.dtype, omitted: frozenset[str]) -> ElementwiseKernel:
+        owners = [name for name, _ in self.lists if name not in self.count_sharing]
+        setup = " ".join(f"index_type plb_loc_{name}_count = 0;" for name in owners)
+        call = _c_list([f"&plb_loc_{name}_count" for name in owners])
+        store = " ".join(f"plb_{name}_count[i] = plb_loc_{name}_count;"
+                         for name in owners if name not in omitted)
+        args = [VectorArg(index_dtype, f"plb_{name}_count")
+                for name in owners if name not in omitted]
+        return ElementwiseKernel(self.context, [*args, *self.arg_decls],
+                                 f"{setup} generate({call}USER_ARGS (index_type)i); {store}",
+                                 name=f"{self.name_prefix}_count", options=self.options,
+                                 preamble=self._header(index_dtype, True, omitted))
+
+    def _write_kernel(self, index_dtype: np.dtype, omitted: frozenset[str]) -> ElementwiseKernel:
+        args: list[Argument] = []
+        setup, call = [], []
+        for name, dtype in self.lists:
+            owner = name not in self.count_sharing
+            if name in omitted:
+                setup.append(f"__global {dtype_to_ctype(dtype)} *plb_{name}_list = 0;")
+                start = "0"
+            else:
+                args.append(VectorArg(dtype, f"plb_{name}_list"))
+                if owner:
+                    args.append(VectorArg(index_dtype, f"plb_{name}_start_index"))
+                start = f"plb_{name}_start_index[i]"
+                if owner and name in self.eliminated:
+                    args.append(VectorArg(index_dtype, f"plb_{name}_compressed_indices"))
+                    start = f"plb_{name}_start_index[plb_{name}_compressed_indices[i]]"
+            call.append(f"plb_{name}_list")
+            if owner:
+                setup.append(f"index_type plb_{name}_index = {start};")
+                call.append(f"&plb_{name}_index")
+        return ElementwiseKernel(self.context, [*args, *self.arg_decls],
+                                 f"{' '.join(setup)} generate({_c_list(call)}USER_ARGS "
+                                 "(index_type)i);",
+                                 name=f"{self.name_prefix}_write", options=self.options,
+                                 preamble=self._header(index_dtype, False, omitted))
+
+    def _kernels(self, index_dtype: np.dtype, omitted: frozenset[str]
+                 ) -> tuple[ElementwiseKernel, ...]:
+        key = (index_dtype.str, omitted)
+        found = self._stages.get(key)
+        if found is None:
+            found = self._stages[key] = (self._count_kernel(index_dtype, omitted),
+                                         self._write_kernel(index_dtype, omitted))
+        return found
+
+    def _launch(self, kernel: ElementwiseKernel, queue: cl.CommandQueue, n_objects: int,
+                args: Sequence[Any], wait_for: Sequence[cl.Event] | None) -> cl.Event:
+        values = array_args(kernel.args, args, "ListOfListsBuilder")
+        arrays = [arg for arg in args if isinstance(arg, Array)]
+        return record_event(kernel.launch(queue, values, n_objects, None,
+                                          wait_list(arrays, wait_for)), arrays)
+
+    def __call__(self, queue: cl.CommandQueue, n_objects: int, *args: Any,
+                 omit_lists: Sequence[str] | None = None,
+                 wait_for: Sequence[cl.Event] | None = None,
+                 allocator: Any = None) -> tuple[dict[str, BuiltList], cl.Event]:
+        routine = "ListOfListsBuilder"
+        n = integer_arg(routine, n_objects, "number of objects")
+        if n < 0:
+            raise make_error(routine, "INVALID_VALUE", f"n_objects is {n}")
+        if len(args) != len(self.arg_decls):
+            raise TypeError(f"ListOfListsBuilder takes {len(self.arg_decls)} arguments "
+                            f"(arg_decls), got {len(args)}")
+        omitted = frozenset(omit_lists or ())
+        names = [name for name, _ in self.lists]
+        unknown = omitted - set(names)
+        if unknown:
+            raise make_error(routine, "INVALID_VALUE",
+                             f"omit_lists names no list: {sorted(unknown)}")
+        for child, mother in self.count_sharing.items():
+            if mother in omitted and child not in omitted:
+                raise make_error(routine, "INVALID_VALUE", f"omit_lists omits '{mother}', "
+                                 f"whose count '{child}' shares: omit both or neither")
+        index_dtype = np.dtype(np.int64 if n >= np.iinfo(np.int32).max else np.int32)
+        count_kernel, write_kernel = self._kernels(index_dtype, omitted)
+        starts_scan, compress_scan = _index_kernels(self.context, index_dtype)
+
+        def new(size: int, dtype: np.dtype) -> Array:
+            return Array(queue, size, dtype, allocator=allocator)
+
+        owners = [name for name in names if name not in self.count_sharing and name not in omitted]
+        counts = [new(n, index_dtype) for _ in owners]
+        event = self._launch(count_kernel, queue, n, [*counts, *args], wait_for)
+        result: dict[str, BuiltList] = {}
+        for name, sizes in zip(owners, counts, strict=True):
+            built = result[name] = BuiltList(count=None, starts=None)
+            size = n
+            if name in self.eliminated:
+                built.compressed_indices = zeros(queue, n + 1, index_dtype, allocator=allocator)
+                nonempty, compressed = new(n, index_dtype), new(n, index_dtype)
+                total = zeros(queue, (), index_dtype, allocator=allocator)
+                if n:
+                    compress_scan(sizes, compressed, nonempty, built.compressed_indices, total,
+                                  queue=queue, size=n)
+                size = built.num_nonempty_lists = int(total.get())
+                built.nonempty_indices = nonempty[:size]
+                sizes = compressed
+            if size:
+                built.starts = new(size + 1, index_dtype)
+                starts_scan(sizes, built.starts, queue=queue, size=size)
+            else:
+                built.starts = zeros(queue, 1, index_dtype, allocator=allocator)
+            built.count = int(built.starts[size].get())
+        for child, mother in self.count_sharing.items():
+            if child not in omitted:
+                shared = result[mother]
+                result[child] = BuiltList(shared.count, shared.starts, None,
+                                          shared.num_nonempty_lists, shared.nonempty_indices,
+                                          shared.compressed_indices)
+        write_args: list[Any] = []
+        for name, dtype in self.lists:
+            if name in omitted:
+                continue
+            built = result[name]
+            built.lists = new(built.count or 0, dtype)
+            write_args.append(built.lists)
+            if name not in self.count_sharing:
+                write_args.append(built.starts)
+                if name in self.eliminated:
+                    write_args.append(built.compressed_indices)
+        event = self._launch(write_kernel, queue, n, [*write_args, *args], [event])
+        return {name: result[name] for name in names if name in result}, event
+
 
 def __getattr__(name: str) -> Any:
     raise unsupported("ppcl.algorithm", name)
 
 
-__all__ = ["KeyValueSorter", "RadixSort", "copy_if", "partition", "remove_if", "unique"]
+__all__ = ["BuiltList", "KeyValueSorter", "ListOfListsBuilder", "RadixSort", "copy_if",
+           "partition", "remove_if", "unique"]

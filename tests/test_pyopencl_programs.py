@@ -181,8 +181,132 @@ def test_algorithm_compaction_as_pyopencl(queue):
     assert out.get()[:int(count.get())].tolist() == [5, 1, 8, 3, 9, 2]
     out, count, _ = alg.copy_if(cla.empty(queue, 0, np.int32), "1")
     assert count.get() == 0
-    with pytest.raises(AttributeError, match="ListOfListsBuilder .*copy_if, remove_if"):
-        alg.ListOfListsBuilder  # noqa: B018
+    # the counts have PyOpenCL's type: unsigned, so that 2**31 kept items or more fit
+    assert count.dtype == np.uint32
+    assert all(result[-2].dtype == np.uint32 for result in (
+        alg.copy_if(x, "1"), alg.remove_if(x, "1"), alg.partition(x, "1")[1:],
+        alg.unique(x)))
+
+
+_MODULO_LISTS = """//CL//
+void generate(LIST_ARG_DECL USER_ARG_DECL index_type i)
+{
+    int count = i % 4;
+    for (int j = 0; j < count; ++j) {
+        APPEND_mylist(count + off);
+        APPEND_vals(data[i] * j);
+    }
+}
+"""
+
+
+def test_list_of_lists_builder_as_pyopencl(ctx, queue):
+    """Object i appends i % 4 entries to two lists; each list comes back with its total
+    count, n+1 exclusive starts and its entries object after object. The class raised
+    AttributeError."""
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    builder = alg.ListOfListsBuilder(ctx, [("mylist", np.int32), ("vals", np.float32)],
+                                     _MODULO_LISTS,
+                                     arg_decls="__global const float *data, int off")
+    for n in (0, 1, 7, 5001):
+        data = np.arange(n, dtype=np.float32) * 0.5
+        counts = np.arange(n) % 4
+        result, event = builder(queue, n, cla.to_device(queue, data), 5)
+        event.wait()
+        assert list(result) == ["mylist", "vals"]
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+        for built in result.values():
+            assert built.count == counts.sum()
+            assert built.starts.dtype == np.int32
+            np.testing.assert_array_equal(built.starts.get(), starts)
+        expected = [c + 5 for c in counts for _ in range(c)]
+        np.testing.assert_array_equal(result["mylist"].lists.get(), expected)
+        expected_vals = [d * j for d, c in zip(data, counts) for j in range(c)]
+        np.testing.assert_array_equal(result["vals"].lists.get(),
+                                      np.array(expected_vals, np.float32))
+    # an omitted list is neither built nor written (its APPEND stores nothing)
+    result, _ = builder(queue, 10, cla.to_device(queue, np.zeros(10, np.float32)), 1,
+                        omit_lists=["vals"])
+    assert list(result) == ["mylist"]
+    assert result["mylist"].lists.get().tolist() == [2, 3, 3, 4, 4, 4] * 2 + [2]
+
+
+_NEIGHBOUR_LISTS = """//CL//
+void add_position(LIST_ARG_DECL float4 p) { APPEND_pos(p); }
+void generate(LIST_ARG_DECL USER_ARG_DECL index_type i)
+{
+    for (int j = 0; j < nx; ++j) {
+        if (j != i && fabs(x[j] - x[i]) < radius) {
+            pair_t pair; pair.idx = j; pair.w = x[j] - x[i];
+            APPEND_nbr(pair);
+            APPEND_dist(fabs(x[j] - x[i]));
+        }
+    }
+    if (x[i] > 0.5f) add_position(LIST_ARGS (float4)(x[i], 1.0f, 2.0f, (float)i));
+}
+"""
+
+
+@pytest.mark.parametrize("eliminate", [False, ["nbr"], True])
+def test_list_of_lists_builder_structs_vectors_shared_counts(ctx, queue, eliminate):
+    """A struct list and a list sharing its count (``count_sharing``), a float4 list filled
+    through a helper taking ``LIST_ARGS``, and empty lists compressed away on request."""
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    import ppcl.cltypes
+    pair, decl = ppcl.tools.match_dtype_to_c_struct(
+        ctx.devices[0], "pair_t", np.dtype([("idx", np.int32), ("w", np.float32)]))
+    pair = ppcl.tools.get_or_register_dtype("pair_t", pair)
+    builder = alg.ListOfListsBuilder(
+        ctx, [("nbr", pair), ("dist", np.float32), ("pos", ppcl.cltypes.float4)],
+        _NEIGHBOUR_LISTS, "__global const float *x, int nx, float radius",
+        count_sharing={"dist": "nbr"}, preamble=decl, eliminate_empty_output_lists=eliminate)
+    x = np.array([0.1, 0.12, 0.5, 0.7, 0.71, 0.715, 0.9], np.float32)
+    result, _ = builder(queue, x.size, cla.to_device(queue, x).data, x.size, np.float32(0.02))
+    nbrs = [[j for j in range(x.size) if j != i and abs(x[j] - x[i]) < 0.02]
+            for i in range(x.size)]
+    flat = [(i, j) for i, row in enumerate(nbrs) for j in row]
+    got = result["nbr"].lists.get()
+    assert got["idx"].tolist() == [j for _, j in flat]
+    np.testing.assert_array_equal(got["w"], [x[j] - x[i] for i, j in flat])
+    np.testing.assert_array_equal(result["dist"].lists.get(), np.abs(got["w"]))
+    assert result["dist"].starts is result["nbr"].starts
+    sizes = [len(row) for row in nbrs]
+    if eliminate:
+        nonempty = [i for i, size in enumerate(sizes) if size]
+        assert result["nbr"].num_nonempty_lists == len(nonempty)
+        assert result["nbr"].nonempty_indices.get().tolist() == nonempty
+        assert result["nbr"].compressed_indices.get().tolist() == \
+            np.concatenate([[0], np.cumsum(np.array(sizes) > 0)]).tolist()
+        sizes = [sizes[i] for i in nonempty]
+    assert result["nbr"].starts.get().tolist() == np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    positions = result["pos"].lists.get()
+    np.testing.assert_array_equal(positions["w"], [i for i in range(x.size) if x[i] > 0.5])
+    np.testing.assert_array_equal(positions["x"], x[x > 0.5])
+
+
+def test_list_of_lists_builder_misuse_is_named(ctx, queue):
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    lists = [("mylist", np.int32), ("vals", np.float32)]
+    args = "__global const float *data, int off"
+    with pytest.raises(cl.LogicError, match="count_sharing"):
+        alg.ListOfListsBuilder(ctx, lists, _MODULO_LISTS, args, count_sharing={"x": "vals"})
+    with pytest.raises(cl.LogicError, match="eliminate_empty_output_lists .*'other'"):
+        alg.ListOfListsBuilder(ctx, lists, _MODULO_LISTS, args,
+                               eliminate_empty_output_lists=["other"])
+    builder = alg.ListOfListsBuilder(ctx, lists, _MODULO_LISTS, args,
+                                     count_sharing={"vals": "mylist"})
+    data = cla.zeros(queue, 4, np.float32)
+    with pytest.raises(cl.LogicError, match="omit_lists names no list: \\['other'\\]"):
+        builder(queue, 4, data, 1, omit_lists=["other"])
+    with pytest.raises(cl.LogicError, match="omits 'mylist', whose count 'vals' shares"):
+        builder(queue, 4, data, 1, omit_lists=["mylist"])
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        builder(queue, 4, data)
+    with pytest.raises(cl.LogicError, match="INVALID_ARG_VALUE"):
+        builder(queue, 4, np.zeros(4, np.float32), 1)
 
 
 def test_algorithm_counts_are_uint32_as_pyopencl(queue):
@@ -244,3 +368,30 @@ def test_key_value_sorter_as_pyopencl(ctx, queue):
         np.testing.assert_array_equal(lists.get(), order)
         np.testing.assert_array_equal(starts.get(),
                                       np.searchsorted(keys[order], np.arange(nkeys + 1)))
+
+
+def test_bitonic_sort_as_pyopencl(ctx, queue):
+    """BitonicSort sorts in place along any axis of power-of-two length and permutes an
+    index array along; ``import ppcl.bitonic_sort`` failed."""
+    import ppcl.array as cla
+    from ppcl.bitonic_sort import BitonicSort
+    sorter = BitonicSort(ctx)
+    rng = np.random.default_rng(5)
+    for dtype, shape, axis in [(np.int32, (1,), 0), (np.float32, (4096,), 0),
+                               (np.uint64, (8, 64), 1), (np.float64, (32, 3), -2),
+                               (np.int8, (4, 16, 3), 1)]:
+        host = rng.permutation(np.prod(shape)).reshape(shape).astype(dtype)
+        ary = cla.to_device(queue, host)
+        out, event = sorter(ary, axis=axis)
+        event.wait()
+        assert out is ary
+        np.testing.assert_array_equal(ary.get(), np.sort(host, axis=axis))
+    keys = rng.random(1024).astype(np.float32)
+    ary, idx = cla.to_device(queue, keys), cla.arange(queue, 1024, dtype=np.int32) * 10
+    sorter(ary, idx)
+    np.testing.assert_array_equal(idx.get(), np.argsort(keys) * 10)
+    with pytest.raises(cl.LogicError, match="power-of-two length, not 6"):
+        sorter(cla.zeros(queue, 6, np.float32))
+    with pytest.raises(cl.LogicError, match="C-contiguous"):
+        sorter(cla.zeros(queue, (8, 4), np.float32).T)
+    assert sorter(cla.zeros(queue, 0, np.float32))[0].size == 0

@@ -32,10 +32,6 @@ _MODULE: dict[str, str] = {
 UNSUPPORTED: dict[str, dict[str, str]] = {
     "ppcl": _MODULE,
     "ppcl.tools": dict.fromkeys(("SVMAllocator", "SVMPool", "PooledSVM"), _SVM),
-    "ppcl.algorithm": dict.fromkeys(
-        ("ListOfListsBuilder", "BuiltList"),
-        "ppcl.algorithm has copy_if, remove_if, partition, unique, RadixSort and "
-        "KeyValueSorter only"),
     "Device": {"create_sub_devices": _PARTITION},
 }
 
