@@ -271,6 +271,11 @@ def get_or_register_dtype(c_names: str | list[str], dtype: Any = None) -> np.dty
     known = _DTYPE_TO_CTYPE.get(dtype)
     if known is not None and known not in names and dtype.kind != "V":
         raise RuntimeError(f"dtype {dtype} is already registered as '{known}'")
+    for name in names:  # as PyOpenCL: a name keeps the one dtype it was registered with
+        taken = _CTYPE_TO_DTYPE.get(name)
+        if taken is not None and taken != dtype:
+            raise RuntimeError(f"name '{name}' is already registered to a different dtype "
+                               f"({taken}, not {dtype})")
     _DTYPE_TO_CTYPE.setdefault(dtype, names[0])
     for name in names:
         _CTYPE_TO_DTYPE.setdefault(name, dtype)

@@ -331,6 +331,17 @@ def test_tools_dtypes(ctx):
         tools.dtype_to_ctype(np.dtype([("q", np.int8)]))
 
 
+def test_a_registered_name_keeps_its_dtype():
+    # as PyOpenCL: registering a name again with another dtype is an error; it was ignored,
+    # and kernels declaring the name were checked against the first dtype
+    first = np.dtype([("x", np.int32), ("y", np.float32)])
+    assert tools.get_or_register_dtype("reg_twice_t", first) == first
+    assert tools.get_or_register_dtype("reg_twice_t", first) == first  # the same again: fine
+    with pytest.raises(RuntimeError, match="'reg_twice_t' is already registered"):
+        tools.get_or_register_dtype("reg_twice_t", np.dtype([("x", np.float64)]))
+    assert tools.get_or_register_dtype("reg_twice_t") == first
+
+
 def test_match_dtype_to_c_struct_aligns_vector_members(ctx):
     # a vector member aligns to its size (a 3-vector's to 4 elements) and sets the struct's
     # alignment: the float4 was put at offset 4 and the struct's tail left unpadded, as a

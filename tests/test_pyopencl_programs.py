@@ -238,7 +238,7 @@ void generate(LIST_ARG_DECL USER_ARG_DECL index_type i)
 {
     for (int j = 0; j < nx; ++j) {
         if (j != i && fabs(x[j] - x[i]) < radius) {
-            pair_t pair; pair.idx = j; pair.w = x[j] - x[i];
+            plb_pair_t pair; pair.idx = j; pair.w = x[j] - x[i];
             APPEND_nbr(pair);
             APPEND_dist(fabs(x[j] - x[i]));
         }
@@ -256,8 +256,8 @@ def test_list_of_lists_builder_structs_vectors_shared_counts(ctx, queue, elimina
     import ppcl.array as cla
     import ppcl.cltypes
     pair, decl = ppcl.tools.match_dtype_to_c_struct(
-        ctx.devices[0], "pair_t", np.dtype([("idx", np.int32), ("w", np.float32)]))
-    pair = ppcl.tools.get_or_register_dtype("pair_t", pair)
+        ctx.devices[0], "plb_pair_t", np.dtype([("idx", np.int32), ("w", np.float32)]))
+    pair = ppcl.tools.get_or_register_dtype("plb_pair_t", pair)
     builder = alg.ListOfListsBuilder(
         ctx, [("nbr", pair), ("dist", np.float32), ("pos", ppcl.cltypes.float4)],
         _NEIGHBOUR_LISTS, "__global const float *x, int nx, float radius",
