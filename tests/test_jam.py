@@ -52,6 +52,28 @@ def test_jammed_double_sum_with_a_loop_local_temporary():
     np.testing.assert_allclose(out[:n], np.sqrt((v[:, ::2] ** 2).sum(axis=1)), rtol=1e-14)
 
 
+
+def test_jammed_loop_bound_from_a_prefix_variable():
+    # the loop starts at a uniform value declared in the prefix: each jammed work-item has
+    # its own copy of it, and the loop header, printed once, must name one of them
+    src = """
+    __kernel void tail_sums(__global const float *a, __global float *out, int n, int cols) {
+        int row = get_global_id(0);
+        const int half_cols = cols / 2;
+        float acc = 0.0f;
+        if (row >= n) return;
+        for (int k = half_cols; k < cols; ++k) acc += a[row * cols + k];
+        out[row] = acc;
+    }"""
+    k = build_kernel(src, "tail_sums", local_size=(8,))
+    assert "__ppcl_jam" in k.c_source
+    n, cols = 21, 13
+    a = np.random.default_rng(2).random((n, cols), dtype=np.float32)
+    out = np.zeros(24, np.float32)
+    run(src, "tail_sums", (24,), (8,), a, out, np.int32(n), np.int32(cols))
+    want = np.add.accumulate(a[:, cols // 2:], axis=1, dtype=np.float32)[:, -1]
+    np.testing.assert_array_equal(out[:n], want)
+
 @pytest.mark.parametrize("loop, want", [
     # a store in the loop: the work-items' stores would interleave
     ("for (int k = 0; k < n; ++k) { acc += a[i * n + k]; a[i * n + k] = 0.0f; }",
