@@ -74,6 +74,26 @@ def test_jammed_loop_bound_from_a_prefix_variable():
     want = np.add.accumulate(a[:, cols // 2:], axis=1, dtype=np.float32)[:, -1]
     np.testing.assert_array_equal(out[:n], want)
 
+
+def test_loop_counter_declared_in_the_prefix_is_not_jammed():
+    # the jammed header runs once for the four copies, so each copy's own counter, read in
+    # its body and after the loop, would never change
+    src = """
+    __kernel void sums(__global const float *a, __global float *out, int cols) {
+        int row = get_global_id(0);
+        int k;
+        float acc = 0.0f;
+        for (k = 1; k < cols; k++) acc += a[row * cols + k] * k;
+        out[row] = acc + k;
+    }"""
+    rows, cols = 16, 7
+    a = np.random.default_rng(3).random((rows, cols), dtype=np.float32)
+    out = np.zeros(rows, np.float32)
+    run(src, "sums", (rows,), (8,), a, out, np.int32(cols))
+    terms = (a[:, 1:] * np.arange(1, cols, dtype=np.float32)).astype(np.float32)
+    want = np.add.accumulate(terms, axis=1, dtype=np.float32)[:, -1] + np.float32(cols)
+    np.testing.assert_array_equal(out, want)
+
 @pytest.mark.parametrize("loop, want", [
     # a store in the loop: the work-items' stores would interleave
     ("for (int k = 0; k < n; ++k) { acc += a[i * n + k]; a[i * n + k] = 0.0f; }",

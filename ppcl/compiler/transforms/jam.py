@@ -86,8 +86,11 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
         return "the loop's control is not uniform"
     if any(isinstance(n, _JUMPS) for n in walk(body_loop.body)):
         return "the loop body jumps"
-    eff = effects(body_loop.body, Effects())
     names = {d.name for d in carried}
+    if effects(body_loop.step, Effects()).writes & names:
+        # the header runs once for all copies: their own counters would never change
+        return "the loop's counter is declared in the prefix"
+    eff = effects(body_loop.body, Effects())
     local = {d.name for n in walk(body_loop.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
     if eff.memory or eff.address_taken or not eff.writes <= names | local:
         return "the loop body writes memory or variables it does not own"
