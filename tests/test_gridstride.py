@@ -114,3 +114,37 @@ def test_const_stride_named_before_the_loop_and_read_after_a_barrier():
     run(GRID_REDUCE, "red", (64,), (32,), a, out, LocalMem(32 * 4), np.int32(1000))
     idx = np.arange(1000)
     np.testing.assert_allclose(out, [a[(idx % 64) // 32 == g].sum() + 64 for g in range(2)])
+
+
+def test_bound_narrowed_by_a_cast_keeps_its_cast():
+    # the lock-step loop compared with the bound's operand, not its (short) value: the
+    # work-items wrote up to n instead of (short)n
+    source = """
+    __kernel void k(__global int *out, int n) {
+        for (int i = get_global_id(0); i < (short)n; i += get_global_size(0))
+            out[i] = i;
+    }"""
+    out = np.full(4600, -1, np.int32)
+    run(source, "k", (64,), (16,), out, np.int32(70000))
+    want = np.arange(4600)
+    want[70000 - 65536:] = -1
+    np.testing.assert_array_equal(out, want)
+
+
+def test_counter_compared_unsigned_from_below_zero_is_left_to_each_work_item():
+    # 'i < n' with an unsigned n compares (uint)i: a counter starting below zero is large
+    # and fails the test at once, where the 64-bit lock-step counter would not
+    source = """
+    __kernel void k(__global int *out, uint n, int start) {
+        for (int i = get_global_id(0) + start; i < n; i += get_global_size(0))
+            out[i + 8] = i;
+    }"""
+    k = build_kernel(source, "k", local_size=(16,))
+    assert "__step" not in k.c_source
+    out = np.full(64, -1, np.int32)
+    run(source, "k", (32,), (16,), out, np.uint32(40), np.int32(-5))
+    want = np.full(64, -1, np.int32)
+    for start in range(-5, 32 - 5):
+        if start >= 0:  # a work-item that starts below zero stops at once
+            want[8 + start:48:32] = np.arange(start, 40, 32)
+    np.testing.assert_array_equal(out, want)

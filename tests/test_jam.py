@@ -52,6 +52,48 @@ def test_jammed_double_sum_with_a_loop_local_temporary():
     np.testing.assert_allclose(out[:n], np.sqrt((v[:, ::2] ** 2).sum(axis=1)), rtol=1e-14)
 
 
+
+def test_jammed_loop_bound_from_a_prefix_variable():
+    # the loop starts at a uniform value declared in the prefix: each jammed work-item has
+    # its own copy of it, and the loop header, printed once, must name one of them
+    src = """
+    __kernel void tail_sums(__global const float *a, __global float *out, int n, int cols) {
+        int row = get_global_id(0);
+        const int half_cols = cols / 2;
+        float acc = 0.0f;
+        if (row >= n) return;
+        for (int k = half_cols; k < cols; ++k) acc += a[row * cols + k];
+        out[row] = acc;
+    }"""
+    k = build_kernel(src, "tail_sums", local_size=(8,))
+    assert "__ppcl_jam" in k.c_source
+    n, cols = 21, 13
+    a = np.random.default_rng(2).random((n, cols), dtype=np.float32)
+    out = np.zeros(24, np.float32)
+    run(src, "tail_sums", (24,), (8,), a, out, np.int32(n), np.int32(cols))
+    want = np.add.accumulate(a[:, cols // 2:], axis=1, dtype=np.float32)[:, -1]
+    np.testing.assert_array_equal(out[:n], want)
+
+
+def test_loop_counter_declared_in_the_prefix_is_not_jammed():
+    # the jammed header runs once for the four copies, so each copy's own counter, read in
+    # its body and after the loop, would never change
+    src = """
+    __kernel void sums(__global const float *a, __global float *out, int cols) {
+        int row = get_global_id(0);
+        int k;
+        float acc = 0.0f;
+        for (k = 1; k < cols; k++) acc += a[row * cols + k] * k;
+        out[row] = acc + k;
+    }"""
+    rows, cols = 16, 7
+    a = np.random.default_rng(3).random((rows, cols), dtype=np.float32)
+    out = np.zeros(rows, np.float32)
+    run(src, "sums", (rows,), (8,), a, out, np.int32(cols))
+    terms = (a[:, 1:] * np.arange(1, cols, dtype=np.float32)).astype(np.float32)
+    want = np.add.accumulate(terms, axis=1, dtype=np.float32)[:, -1] + np.float32(cols)
+    np.testing.assert_array_equal(out, want)
+
 @pytest.mark.parametrize("loop, want", [
     # a store in the loop: the work-items' stores would interleave
     ("for (int k = 0; k < n; ++k) { acc += a[i * n + k]; a[i * n + k] = 0.0f; }",

@@ -383,7 +383,9 @@ class KernelPrinter(CStylePrinter):
             lines += scoped(j, prefix, inner)
         self.exit_label, self.nest = saved
         bodies = [ren.rewrite(plan.loop.body) for _, ren in copies]
-        loop_lines = self.stmt(dataclasses.replace(plan.loop, body=ir.Block(())), inner)
+        # the control reads uniform values, the same in every copy: the first copy's names
+        header_loop = copies[0][1].rewrite(dataclasses.replace(plan.loop, body=ir.Block(())))
+        loop_lines = self.stmt(header_loop, inner)
         # the loop header once, then each work-item's body in its own scope
         header, close = loop_lines[0], loop_lines[-1]
         assert header.rstrip().endswith("{") and close.strip() == "}", loop_lines

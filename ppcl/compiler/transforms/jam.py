@@ -86,8 +86,11 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
         return "the loop's control is not uniform"
     if any(isinstance(n, _JUMPS) for n in walk(body_loop.body)):
         return "the loop body jumps"
-    eff = effects(body_loop.body, Effects())
     names = {d.name for d in carried}
+    if effects(body_loop.step, Effects()).writes & names:
+        # the header runs once for all copies: their own counters would never change
+        return "the loop's counter is declared in the prefix"
+    eff = effects(body_loop.body, Effects())
     local = {d.name for n in walk(body_loop.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
     if eff.memory or eff.address_taken or not eff.writes <= names | local:
         return "the loop body writes memory or variables it does not own"
@@ -164,6 +167,30 @@ def _starts_at_x(e: ir.Expr, uniform: frozenset[str], params: frozenset[str]) ->
     return False
 
 
+def _is_counter(e: ir.Expr, name: str) -> bool:
+    return isinstance(e, ir.VarRef) and e.name == name
+
+
+def _compared_as_counter(side: ir.Expr, counter: ScalarType, start: ir.Expr) -> str:
+    """Why the counter's side of the condition, ``side`` (the counter under integer casts),
+    may compare differently from the counter itself as the 64-bit lock-step counter, or ""
+    when it does not: a cast narrower than the counter wraps, and an unsigned one makes a
+    negative counter large, which a start at the bare id along x (never below zero, and the
+    step is positive) rules out."""
+    casts = []
+    while isinstance(side, ir.Cast):
+        assert isinstance(side.type, ScalarType)
+        casts.append(side.type)
+        side = side.operand
+    if any(c.size < counter.size for c in casts):
+        return "the condition narrows the counter"
+    bare = _strip_casts(start)
+    at_id = isinstance(bare, ir.Call) and _starts_at_x(bare, frozenset(), frozenset())
+    if any(not c.is_signed for c in casts) and not at_id:
+        return "the condition compares the counter unsigned and it may start below zero"
+    return ""
+
+
 def plan_stride(loop: wg.WorkItemLoop, uniform: frozenset[str],
                 params: frozenset[str]) -> StridePlan | str:
     """The lock-step plan for a work-item loop whose body is one grid-stride loop, or why the
@@ -191,13 +218,16 @@ def plan_stride(loop: wg.WorkItemLoop, uniform: frozenset[str],
     if not (isinstance(step.target, ir.VarRef) and step.target.name == var.name
             and _uniform_expr(step.value, uniform, params)):
         return "the step is not a uniform increment of the counter"
-    lhs, rhs = _strip_casts(cond.lhs), _strip_casts(cond.rhs)
-    op = cond.op
-    if isinstance(rhs, ir.VarRef) and rhs.name == var.name:
+    lhs, rhs, op = cond.lhs, cond.rhs, cond.op
+    if _is_counter(_strip_casts(rhs), var.name):
         lhs, rhs, op = rhs, lhs, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
-    if not (isinstance(lhs, ir.VarRef) and lhs.name == var.name and op in ("<", "<=")
+    # the bound keeps its casts: the lock-step loop compares with the value the loop sees
+    if not (_is_counter(_strip_casts(lhs), var.name) and op in ("<", "<=")
             and _uniform_expr(rhs, uniform, params)):
         return "the condition is not the counter below a uniform bound"
+    why = _compared_as_counter(lhs, t, var.init)
+    if why:
+        return why
     end = rhs if op == "<" else ir.Binary(rhs.type, "+", rhs, ir.IntLit(rhs.type, 1))
     if any(isinstance(n, _JUMPS) for n in walk(f.body)):
         return "the loop body jumps"
