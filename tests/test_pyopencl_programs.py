@@ -91,6 +91,29 @@ def test_every_info_value_is_an_attribute(ctx, queue):
             obj.nope  # noqa: B018
 
 
+def test_info_attributes_leave_the_objects_own_attributes_to_them(ctx, queue):
+    """The info attributes are class descriptors (``runtime/constants.py``
+    ``info_attributes``), not ``__getattr__``, which kept CPython from specializing any
+    attribute read of these classes on the launch path: none of them may share a name with an
+    attribute the objects set themselves, which would slow every read of that attribute."""
+    from ppcl.runtime.constants import info_descriptors
+
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 256)
+    program = cl.Program(ctx, "__kernel void k(__global int *x) { x[0] = 1; }").build()
+    objects = (ctx, queue, cl.enqueue_marker(queue), cl.UserEvent(ctx), buf,
+               buf.get_sub_region(128, 64), program.k,
+               cl.Image(ctx, cl.mem_flags.READ_ONLY,
+                        cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT),
+                        shape=(2, 2)),
+               cl.Sampler(ctx, False, cl.addressing_mode.CLAMP, cl.filter_mode.NEAREST))
+    for obj in objects:
+        descriptors = info_descriptors(type(obj))
+        assert descriptors, type(obj)
+        assert not descriptors & set(vars(obj)), type(obj)
+        assert not hasattr(type(obj), "__getattr__"), type(obj)
+    assert program.k.reference_count >= 1 and program.k.num_args == 1
+
+
 def test_array_has_offset_error_as_pyopencl(queue):
     """``ary[2:].data`` raises pyopencl.array's ArrayHasOffsetError, a ValueError, which
     programs catch by name (the name did not exist); it stays a CL_INVALID_VALUE LogicError."""

@@ -16,13 +16,14 @@ from ppcl.runtime.constants import (
     constant_names,
     context_info,
     context_properties,
-    info_attribute,
+    info_attributes,
 )
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.platform import Device, Platform, get_platforms
 from ppcl.settings import read_settings
 
 
+@info_attributes(context_info, own=("devices", "properties"))
 class Context:
     """A set of devices sharing memory objects and programs."""
 
@@ -62,8 +63,6 @@ class Context:
             raise make_error("clGetContextInfo", "INVALID_VALUE", f"unknown context_info {param}")
         return values[param]
 
-    def __getattr__(self, name: str) -> Any:
-        return info_attribute(self, name, context_info)
 
     @property
     def num_devices(self) -> int:

@@ -18,7 +18,7 @@ from ppcl.runtime.constants import (
     command_execution_status,
     command_type,
     event_info,
-    info_attribute,
+    info_attributes,
     profiling_info,
 )
 from ppcl.runtime.context import Context
@@ -62,6 +62,7 @@ class ProfilingInfo:
         return self._event.get_profiling_info(profiling_info.COMPLETE)
 
 
+@info_attributes(event_info, own=("command_queue", "command_type", "context"))
 class Event:
     """The handle of one command (or a user event)."""
 
@@ -201,8 +202,6 @@ class Event:
             raise make_error("clGetEventInfo", "INVALID_VALUE", f"unknown event_info {param}")
         return values[param]
 
-    def __getattr__(self, name: str) -> Any:
-        return info_attribute(self, name, event_info)
 
     def get_profiling_info(self, param: int) -> int:
         self._flush_recorded()

@@ -23,7 +23,7 @@ from ppcl.runtime.constants import (
     channel_type,
     filter_mode,
     image_info,
-    info_attribute,
+    info_attributes,
     mem_flags,
     mem_object_type,
     sampler_info,
@@ -458,6 +458,8 @@ _FILTER_BITS = {filter_mode.NEAREST: "CLK_FILTER_NEAREST",
                 filter_mode.LINEAR: "CLK_FILTER_LINEAR"}
 
 
+@info_attributes(sampler_info,
+                 own=("addressing_mode", "context", "filter_mode", "normalized_coords"))
 class Sampler:
     """``Sampler(ctx, normalized_coords, addressing_mode, filter_mode)``."""
 
@@ -493,8 +495,6 @@ class Sampler:
             raise make_error("clGetSamplerInfo", "INVALID_VALUE", f"unknown sampler_info {param}")
         return values[param]
 
-    def __getattr__(self, name: str) -> Any:
-        return info_attribute(self, name, sampler_info)
 
     def __repr__(self) -> str:
         return (f"<ppcl.Sampler normalized={self.normalized_coords} "

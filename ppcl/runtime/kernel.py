@@ -31,7 +31,7 @@ from ppcl.devices.interface import (
 )
 from ppcl.runtime.constants import (
     command_type,
-    info_attribute,
+    info_attributes,
     kernel_arg_access_qualifier,
     kernel_arg_address_qualifier,
     kernel_arg_info,
@@ -112,6 +112,7 @@ def _call_record(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return tuple(record)
 
 
+@info_attributes(kernel_info, own=("context", "function_name", "program"))
 class Kernel:
     """``Kernel(program, name)``, or ``program.name``: one kernel with its argument values."""
 
@@ -378,9 +379,6 @@ class Kernel:
             raise make_error("clGetKernelArgInfo", "INVALID_VALUE", f"unknown kernel_arg_info {param}")
         return values[param]
 
-    def __getattr__(self, name: str) -> Any:
-        """``kernel.attributes``, ``kernel.reference_count``: the kernel_info values by name."""
-        return info_attribute(self, name, kernel_info)
 
     def clone(self) -> Kernel:
         """A new kernel of the same function with the arguments set on this one, as

@@ -21,7 +21,7 @@ import numpy as np
 from ppcl.devices.interface import Allocation
 from ppcl.runtime.constants import (
     constant_names,
-    info_attribute,
+    info_attributes,
     mem_flags,
     mem_info,
     mem_object_type,
@@ -73,6 +73,7 @@ class Kept:
     count = 0
 
 
+@info_attributes(mem_info, own=("context", "flags", "map_count", "size"))
 class MemoryObject:
     """Base of memory objects: flags, size, context and the host view of the bytes."""
 
@@ -203,8 +204,6 @@ class MemoryObject:
             raise make_error("clGetMemObjectInfo", "INVALID_VALUE", f"unknown mem_info {param}")
         return values[param]
 
-    def __getattr__(self, name: str) -> Any:
-        return info_attribute(self, name, mem_info)
 
     def release(self) -> None:
         """Release the object; its bytes are freed once no command or sub-buffer uses them."""

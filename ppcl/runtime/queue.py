@@ -21,7 +21,7 @@ from ppcl.runtime.constants import (
     command_queue_info,
     command_queue_properties,
     command_type,
-    info_attribute,
+    info_attributes,
 )
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, integer_arg, make_error
@@ -80,6 +80,7 @@ class _HeldCommand:
             self.queue._submit(self)
 
 
+@info_attributes(command_queue_info, own=("context", "device", "properties"))
 class CommandQueue:
     """A queue of commands for one device of a context."""
 
@@ -275,8 +276,6 @@ class CommandQueue:
                              f"unknown command_queue_info {param}")
         return values[param]
 
-    def __getattr__(self, name: str) -> Any:
-        return info_attribute(self, name, command_queue_info)
 
     @property
     def int_ptr(self) -> int:
