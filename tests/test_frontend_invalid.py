@@ -90,28 +90,21 @@ def test_every_invalid_program_has_a_message_fragment() -> None:
 
 
 @pytest.mark.parametrize(("source", "col", "message"), [
+    # pycparser read the struct as a typedef name and the build ended in an AttributeError
     ("void struct s;\n", 13, "cannot combine 'struct s' with the type 'void' before it"),
     ("__kernel void k(__global int *o, int enum e) { }\n", 38,
      "cannot combine 'enum e' with the type 'int' before it"),
     ("void f(int struct s);\n", 19, "cannot combine 'struct s' with the type 'int' before it"),
-])
-def test_struct_after_another_type_specifier_is_located(source: str, col: int, message: str) -> None:
-    # pycparser read the struct as a typedef name and the build ended in an AttributeError
-    with pytest.raises(CompileError) as info:
-        compile_source(source, "k.cl")
-    assert f"k.cl:1:{col}: error: {message}" in info.value.log
-
-
-@pytest.mark.parametrize(("source", "col", "message"), [
+    # a wide or C11-prefixed string went into the C as '""ab"' and failed there; u'b' was
+    # reported as an "invalid character literal" without saying why
     ("__kernel void k(__global int *o) { o[0] = u'b'; }\n", 43,
      "character literal prefix 'u' is C11, not OpenCL C 1.2"),
     ("__kernel void k(__global int *o) { o[0] = sizeof(L\"ab\"); }\n", 50,
      "string literal prefix 'L' is not supported"),
     ("__constant char s[] = u8\"hi\";\n", 23, "string literal prefix 'u8' is not supported"),
 ])
-def test_prefixed_literals_are_located(source: str, col: int, message: str) -> None:
-    # a wide or C11-prefixed string went into the C as '""ab"' and failed there; u'b' was
-    # reported as an "invalid character literal" without saying why
+def test_misplaced_struct_and_prefixed_literals_are_located(source: str, col: int,
+                                                            message: str) -> None:
     with pytest.raises(CompileError) as info:
         compile_source(source, "k.cl")
     assert f"k.cl:1:{col}: error: {message}" in info.value.log
