@@ -282,6 +282,17 @@ class KeyValueSorter:
                              "keys and values must be 1-d ppcl arrays of one length")
         if keys.dtype.kind not in "iu" or int(nkeys) < 0:
             raise make_error(routine, "INVALID_VALUE", "keys must be integers in [0, nkeys)")
+        if keys.size:
+            # the sort looks at the bits of nkeys - 1 only: a key outside [0, nkeys) would be
+            # grouped under another key without a word (as PyOpenCL's is); one reduction each
+            # way and a read refuse it instead
+            if wait_for:
+                cl.wait_for_events(list(wait_for))
+            low, high = int(keys.min(queue).get()), int(keys.max(queue).get())
+            if low < 0 or high >= int(nkeys):
+                raise make_error(routine, "INVALID_VALUE",
+                                 f"keys must lie in [0, nkeys) = [0, {int(nkeys)}); they range "
+                                 f"over [{low}, {high}]")
         starts_dtype = np.dtype(starts_dtype)
         sorter, past_the_end, first_of_key, backwards_min = self._kernels(
             keys.dtype, values.dtype, starts_dtype)

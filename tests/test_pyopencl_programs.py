@@ -393,6 +393,19 @@ def test_key_value_sorter_as_pyopencl(ctx, queue):
                                       np.searchsorted(keys[order], np.arange(nkeys + 1)))
 
 
+def test_key_value_sorter_refuses_keys_outside_the_range(ctx, queue):
+    """The sort looks at the bits of nkeys - 1 only, so key 12 of 10 keys was grouped with
+    key 4 (its low bits) without a word; a negative key likewise."""
+    import ppcl.algorithm as alg
+    import ppcl.array as cla
+    sorter = alg.KeyValueSorter(ctx)
+    values = cla.arange(queue, 4, dtype=np.int32)
+    for keys in ([1, 12, 4, 0], [1, -1, 4, 0]):
+        with pytest.raises(cl.LogicError, match=r"INVALID_VALUE.*\[0, nkeys\) = \[0, 10\)"):
+            sorter(queue, cla.to_device(queue, np.array(keys, np.int32)), values, nkeys=10,
+                   starts_dtype=np.int32)
+
+
 def test_bitonic_sort_as_pyopencl(ctx, queue):
     """BitonicSort sorts in place along any axis of power-of-two length and permutes an
     index array along; ``import ppcl.bitonic_sort`` failed."""
