@@ -30,6 +30,7 @@ from ppcl.devices.cpu.alone import PoolChoice
 from ppcl.devices.cpu.args import ArgBlock, local_bytes, owners
 from ppcl.devices.cpu.build import (
     CompiledKernel,
+    LaunchDescriptor,
     build_kernel,
     launch_descriptor,
     lower_for_check,
@@ -140,9 +141,9 @@ class CPULaunch(KernelLaunch):
         # split loops whose choice depends on the launch: one descriptor per mask
         self.dispatcher = SplitDispatcher.of(compiled.generated.formed.body,
                                              compiled.arg_kinds, ndrange)
-        self._descriptors: dict[int, int] = {
-            self._fixed_unsplit: ctypes.addressof(self._descriptor)}
-        self._descriptor_objects = [self._descriptor]  # keeps the descriptors alive
+        # mask -> its descriptor (kept alive here) and the descriptor's address
+        self._descriptors: dict[int, tuple[LaunchDescriptor, int]] = {
+            self._fixed_unsplit: (self._descriptor, ctypes.addressof(self._descriptor))}
         self._last_dispatch: tuple[object, int] = (None, 0)  # argument tuple, its descriptor
         self._num_groups = ndrange.group_count
         self._entry_address = ctypes.cast(compiled.entry, ctypes.c_void_p).value
@@ -173,17 +174,16 @@ class CPULaunch(KernelLaunch):
         dispatcher = self.dispatcher
         assert dispatcher is not None
         mask = dispatcher.mask(args) | self._fixed_unsplit
-        address = self._descriptors.get(mask)
-        if address is None:
+        found = self._descriptors.get(mask)
+        if found is None:
             descriptor = launch_descriptor(self.ndrange, mask)
-            self._descriptor_objects.append(descriptor)
-            address = self._descriptors[mask] = ctypes.addressof(descriptor)
+            found = self._descriptors[mask] = (descriptor, ctypes.addressof(descriptor))
+        address = found[1]
         if dispatcher.gave_up:
             # new scalar values at every launch, each choice worth less than choosing costs:
             # the loops run as formed from now on, without a choice (dispatch.py)
             self._fixed_unsplit = mask
-            self._descriptor = next(d for d in self._descriptor_objects
-                                    if ctypes.addressof(d) == address)
+            self._descriptor = found[0]
             self.dispatcher = None
             if self._show_plans:
                 sys.stderr.write(f"// ppcl plan {self._name}: launch {self.ndrange.global_size}"
