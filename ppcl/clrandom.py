@@ -168,10 +168,15 @@ class _CounterGenerator:
 
     def fill_uniform(self, ary: Array, a: Any = 0, b: Any = 1,
                      queue: cl.CommandQueue | None = None) -> cl.Event:
-        if ary.dtype.kind in "iu" and not isinstance(a, Array) and not isinstance(b, Array) \
-                and b <= a:  # the kernel reduces modulo b - a
-            raise make_error("clrandom", "INVALID_VALUE",
-                             f"integers in [a, b) need a < b, got a={a}, b={b}")
+        if ary.dtype.kind in "iu":  # the kernel reduces modulo b - a
+            if not isinstance(a, Array) and not isinstance(b, Array):
+                if b <= a:
+                    raise make_error("clrandom", "INVALID_VALUE",
+                                     f"integers in [a, b) need a < b, got a={a}, b={b}")
+            elif ary.size and int((b <= a).max(queue).get()):  # per element: one reduction
+                raise make_error("clrandom", "INVALID_VALUE",
+                                 "integers in [a, b) need a < b at every element: the bounds "
+                                 "given as arrays have b <= a at some")
         return self._fill(ary, "uniform", a, b, queue)
 
     def uniform(self, queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",

@@ -453,6 +453,20 @@ def test_random_parameters_as_arrays_and_vector_dtypes(ctx, queue):
         assert abs(w.mean()) < 0.02 and abs(w.std() - 1) < 0.02
 
 
+def test_integer_bounds_as_arrays_are_checked_per_element(ctx, queue):
+    """Integers in [a, b) are drawn modulo b - a: scalar bounds with b <= a were refused,
+    array bounds were not, and an element with b <= a got whatever the modulo gave."""
+    g = clrandom.PhiloxGenerator(ctx, seed=3)
+    low = cla.to_device(queue, np.arange(8, dtype=np.int32))
+    drawn = g.uniform(queue, 8, np.int32, a=low, b=low + 3).get()
+    assert ((drawn >= np.arange(8)) & (drawn < np.arange(8) + 3)).all()
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE.*b <= a at some"):
+        g.uniform(queue, 8, np.int32, a=low, b=3)
+    with pytest.raises(ppcl.LogicError, match="INVALID_VALUE.*b <= a at some"):
+        g.uniform(queue, 4, np.uint32, a=cla.to_device(queue, np.array([5, 1, 1, 1], np.uint32)),
+                  b=3)
+
+
 def test_argument_objects_and_vector_results(ctx, queue):
     x = np.random.default_rng(5).random(3000).astype(np.float32) - 0.5
     a = cla.to_device(queue, x)
