@@ -48,6 +48,14 @@ __kernel void mag(__global const float *gx, __global const float *gy, __global f
 """
 
 
+def _plain_and_overlay_queues(ctx):
+    """A queue without the overlay and one with it, to compare what the two compute."""
+    plain = cl.CommandQueue(ctx)
+    fused = cl.CommandQueue(ctx)
+    cl.overlay.enable(fused)
+    return plain, fused
+
+
 @pytest.fixture(scope="module")
 def prg(ctx):
     return cl.Program(ctx, SOURCE).build()
@@ -75,9 +83,7 @@ def sobel(ctx, queue, prg, rgb, w, h, release):
 def test_fused_sobel_equals_unfused(ctx, prg, release):
     rng = np.random.default_rng(7)
     w, h = 48, 20
-    plain = cl.CommandQueue(ctx)
-    fused = cl.CommandQueue(ctx)
-    cl.overlay.enable(fused)
+    plain, fused = _plain_and_overlay_queues(ctx)
     for _ in range(3):  # the third replay runs the specialized plan from the cache
         rgb = rng.random((h, w, 4), dtype=np.float32)
         expected = sobel(ctx, plain, prg, rgb, w, h, release)
@@ -170,9 +176,7 @@ def sum_of_products(ctx, queue, expr, arrays):
 @pytest.mark.parametrize("operands", [1, 2, 5])
 def test_fused_expression_equals_unfused_on_random_inputs(ctx, expr, operands):
     rng = np.random.default_rng(operands)
-    plain = cl.CommandQueue(ctx)
-    fused = cl.CommandQueue(ctx)
-    cl.overlay.enable(fused)
+    plain, fused = _plain_and_overlay_queues(ctx)
     for _ in range(3):
         arrays = [rng.standard_normal(300).astype(np.float32) for _ in range(2 * operands)]
         expected = sum_of_products(ctx, plain, expr, arrays)
@@ -199,9 +203,7 @@ def heat(ctx, queue, expr, u0, steps):
 
 def test_time_steps_drop_overwritten_stores_and_keep_the_last(ctx, expr):
     u0 = np.random.default_rng(5).random(500, dtype=np.float32)
-    plain = cl.CommandQueue(ctx)
-    fused = cl.CommandQueue(ctx)
-    cl.overlay.enable(fused)
+    plain, fused = _plain_and_overlay_queues(ctx)
     for _ in range(3):
         expected = heat(ctx, plain, expr, u0, 6)
         got = heat(ctx, fused, expr, u0, 6)
@@ -283,9 +285,7 @@ def test_point_wise_producer_recomputed_for_a_two_point_consumer(ctx, consumer, 
     prg = cl.Program(ctx, POINTWISE).build()
     rng = np.random.default_rng(11)
     n = 333
-    plain = cl.CommandQueue(ctx)
-    fused = cl.CommandQueue(ctx)
-    cl.overlay.enable(fused)
+    plain, fused = _plain_and_overlay_queues(ctx)
 
     def run(queue, rgb):
         src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=rgb)
@@ -340,9 +340,7 @@ def test_a_buffer_read_as_another_type_is_not_forwarded(ctx, producer, consumer)
     prg = cl.Program(ctx, RETYPED).build()
     n = 256
     a = np.arange(n, dtype=np.float32)
-    plain = cl.CommandQueue(ctx)
-    fused = cl.CommandQueue(ctx)
-    cl.overlay.enable(fused)
+    plain, fused = _plain_and_overlay_queues(ctx)
 
     def run(queue):
         src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
@@ -379,9 +377,7 @@ def test_an_in_place_update_is_not_recomputed_at_a_neighbour(ctx):
     prg = cl.Program(ctx, IN_PLACE).build()
     n = 1024
     g0 = np.random.default_rng(5).standard_normal(n).astype(np.float32)
-    plain = cl.CommandQueue(ctx)
-    fused = cl.CommandQueue(ctx)
-    cl.overlay.enable(fused)
+    plain, fused = _plain_and_overlay_queues(ctx)
 
     def run(queue):
         g = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=g0)
@@ -425,9 +421,7 @@ def test_a_plan_rests_on_no_value_that_varies(ctx, consumer, values):
     prg = cl.Program(ctx, SCALAR_SHAPED).build()
     n = 256
     a = np.arange(n, dtype=np.float32)
-    plain = cl.CommandQueue(ctx)
-    fused = cl.CommandQueue(ctx)
-    cl.overlay.enable(fused)
+    plain, fused = _plain_and_overlay_queues(ctx)
     src = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
     b = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
     c = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
