@@ -14,8 +14,9 @@ ppcl's ``build()`` returns with a quickly compiled module whose fully optimized 
 compiles on a thread; "both optimized" is the time from the first build until both programs
 have theirs, against the two builds of the driver. "Platforms to built program" adds the time
 from the first call (``get_platforms``) through the context to the first build: a driver may
-load its compiler at either (NVIDIA's takes 1.2-2.5 s there on the GPU machine, ppcl 0.3-0.5 s),
-so the build alone leaves part of a cold start out.
+load its compiler at either (both do it while making the context: NVIDIA's takes 1.2-2.5 s
+there on the GPU machine, ppcl's 0.5-0.65 s), so the build alone leaves part of a cold start
+out.
 
 Usage: ``python3 -m benchmarks.gpu [--json FILE] [--repeats N] [--rounds N]``. pyopencl finds NVIDIA's
 driver through ``OCL_ICD_VENDORS`` (a directory holding ``nvidia.icd``) where the system has

@@ -211,8 +211,9 @@ class Device(ABC):
         """The program for ``module``; kernels may compile lazily, at ``prepare``."""
 
     def context_created(self) -> None:
-        """A context holding this device was made: a device may start what its first build
-        needs (a compiler's start-up) while the program sets up its data."""
+        """A context holding this device was made: a device may do what its first build
+        needs once (a compiler's start-up), as a vendor's driver loads its compiler when a
+        context is made."""
         return None
 
     @abstractmethod

@@ -35,7 +35,7 @@ from ppcl.compiler.ir.layout import IMAGE_DESCRIPTOR
 __all__ = ["IMAGE_DESCRIPTOR", "BinaryError", "BuildOptions", "BuildOptionsError",
            "CompileError", "FrontendResult", "KernelSignature", "ParamInfo", "ProgramBinary",
            "check_file", "compile_module", "compile_source", "decode_binary", "encode_binary", "image_formats",
-           "kernel_signatures", "parse_build_options", "preprocess_source"]
+           "kernel_signatures", "parse_build_options", "prepare", "preprocess_source"]
 
 
 @dataclass
@@ -119,6 +119,24 @@ def _compile_source(source: str, filename: str, options: str | BuildOptions,
     if pre.fp_contract is False:
         module = dataclasses.replace(module, fp_contract=False)
     return FrontendResult(module, diagnostics.format(), opts, timings, diagnostics.sources)
+
+
+_PREPARED = False
+_WARM_KERNEL = """__kernel void warm(__global float4 *a, int n) {
+    size_t i = get_global_id(0);
+    if (i < (size_t)n) a[i] = sqrt(a[i]) + (float4)(convert_float(get_local_id(0)));
+}"""
+
+
+def prepare() -> None:
+    """Make what the first build of a process makes once (the builtin table, the parser's and
+    the preprocessor's set-up: 20-30 ms, half of a small program's front end) by compiling a
+    small kernel, at most once per process; a device whose compiler starts on a thread of its
+    own calls it meanwhile (``CUDADevice.context_created``)."""
+    global _PREPARED
+    if not _PREPARED:
+        _PREPARED = True
+        compile_source(_WARM_KERNEL, "<prepare>")
 
 
 def compile_module(module: ir.Module, options: str | BuildOptions = "") -> FrontendResult:

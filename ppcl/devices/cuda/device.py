@@ -47,6 +47,7 @@ from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
 from ppcl.compiler.deepstack import run_deep_if_needed
+from ppcl.compiler.frontend import prepare as prepare_front_end
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.layout import IMAGE_DESCRIPTOR_BYTES, Size3, align_up
@@ -73,6 +74,7 @@ from ppcl.devices.cuda.nvrtc import (
     cubin_from_cache,
     nvrtc_version_tuple,
     start_warm_up,
+    wait_for_warm_up,
 )
 from ppcl.devices.interface import (
     Allocation,
@@ -341,18 +343,20 @@ def nvrtc_options(options: BuildOptions) -> list[str]:
     return flags
 
 
-QUICK_FLAG = "--Ofast-compile=min"
+QUICK_FLAG = "--Ofast-compile=max"
 BACKGROUND_NICE = 10  # how much lower the optimized modules' compiles run (``CUDAProgram``)
 
 
 def quick_options(options: BuildOptions) -> list[str] | None:
     """The options of a program's first module, which ``build()`` waits for: NVRTC's options
-    and ``--Ofast-compile=min`` (12.9 on), fewer of the optimizer's costliest passes. The
-    6-kernel program of ``benchmarks/gpu.py`` compiled in 0.11-0.14 s against 0.20-0.25 s
-    with the header parsed once (``-pch``), and ``ppcl bench``'s 16 kernels in 0.26-0.30 s
-    against 0.41-0.57 s. Its code may be slower (a public report: 18% on one large kernel),
-    so it is a first tier only: the fully optimized module replaces it once compiled
-    (``CUDAProgram``). None where there is no such option, or under ``-cl-opt-disable``."""
+    and ``--Ofast-compile=max`` (12.9 on), which leaves out most of the optimizer. With
+    ``min`` (the costliest passes left out) the 6-kernel program of ``benchmarks/gpu.py``
+    compiled in 0.11-0.14 s against 0.20-0.25 s fully optimized, and ``ppcl bench``'s 16
+    kernels in 0.26-0.30 s against 0.41-0.57 s; ``max`` took the first program's cold
+    build from 0.12-0.15 to 0.11-0.13 s on the H100 machine (NVRTC started by the context
+    in both). Its code is slower, so it is a
+    first tier only: the fully optimized module replaces it once compiled (``CUDAProgram``).
+    None where there is no such option, or under ``-cl-opt-disable``."""
     if options.opt_disable or not _nvrtc_at_least((12, 9)):
         return None
     return [*nvrtc_options(options), QUICK_FLAG]
@@ -660,8 +664,15 @@ class CUDADevice(Device):
         return CUDAProgram(self, module, options, debug)
 
     def context_created(self) -> None:
+        """NVRTC's start-up is paid here, once per process: its first compile (the header
+        alone, on a thread) costs 0.1-0.2 s more than a later one on the GPU machine, and the
+        front end makes its one-time tables meanwhile, so that ``build()`` takes the
+        program's own compile. NVIDIA's driver loads its compiler when a context is made too
+        (1.8-2.3 s there, against ppcl's 0.5-0.65 s)."""
         options = BuildOptions()
         start_warm_up(quick_options(options) or nvrtc_options(options), self.arch)
+        prepare_front_end()
+        wait_for_warm_up()
 
     def default_local_size(self, global_size: Size3, work_dim: int) -> Size3:
         info = self.info

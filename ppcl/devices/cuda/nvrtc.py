@@ -100,9 +100,9 @@ def start_warm_up(options: Sequence[str], arch: str) -> None:
         _warm_up.start()
 
 
-def _wait_for_warm_up() -> None:
-    """A build waits for the warm-up it may have started: NVRTC's start-up is paid once
-    either way, and after the warm-up the build finds the header parsed (``-pch``)."""
+def wait_for_warm_up() -> None:
+    """Wait for the warm-up if one was started (a build waits too: NVRTC's start-up is paid
+    once either way, and after the warm-up the build finds the header parsed, ``-pch``)."""
     thread = _warm_up
     if thread is not None and thread is not threading.current_thread():
         thread.join()
@@ -133,7 +133,7 @@ def cached_cubin(source: str, options: Sequence[str], arch: str) -> Cubin:
         return hit
     all_options = _all_options(options, arch)
     key = _key(source, all_options)
-    _wait_for_warm_up()
+    wait_for_warm_up()
     data, log = compile_unit(source, all_options)
     temp_source = cache.new_temp_source(key)
     temp_object = temp_source.with_suffix(cache.OBJECT_SUFFIX)
