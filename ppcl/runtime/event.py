@@ -33,6 +33,8 @@ RUNNING = command_execution_status.RUNNING
 COMPLETE = command_execution_status.COMPLETE
 
 StatusCallback = Callable[[int], None]
+_Lock = threading.Lock
+_now = time.perf_counter_ns
 
 
 class ProfilingInfo:
@@ -66,19 +68,23 @@ class ProfilingInfo:
 class Event:
     """The handle of one command (or a user event)."""
 
+    # what most events never change stays on the class, and the instance gets its own value
+    # only when it does: a launch makes an event, and this is a third of its cost
+    _waiter: threading.Event | None = None
+    # (status, callback) pairs not called yet; a new list replaces it at each change
+    _callbacks: tuple[tuple[int, StatusCallback], ...] = ()
+    error: BaseException | None = None
+    # set while an overlay holds the command recorded: runs it (and what it depends on)
+    _flush: Callable[[], None] | None = None
+
     def __init__(self, context: Context, queue: CommandQueue | None, kind: int,
                  *, status: int = QUEUED) -> None:
         self.context = context
         self.command_queue = queue
         self.command_type = kind
         self._status = status
-        self._lock = threading.Lock()
-        self._waiter: threading.Event | None = None
-        self._callbacks: list[tuple[int, StatusCallback]] = []
-        self._times = [time.perf_counter_ns(), 0, 0, 0]
-        self.error: BaseException | None = None
-        # set while an overlay holds the command recorded: runs it (and what it depends on)
-        self._flush: Callable[[], None] | None = None
+        self._lock = _Lock()
+        self._times = [_now(), 0, 0, 0]
 
     # ------------------------------------------------------------------ status
 
@@ -115,7 +121,8 @@ class Event:
                 self.error = error
             self._status = status
             due = [cb for wanted, cb in self._callbacks if status <= wanted]
-            self._callbacks = [(wanted, cb) for wanted, cb in self._callbacks if status > wanted]
+            self._callbacks = tuple((wanted, cb) for wanted, cb in self._callbacks
+                                    if status > wanted)
             waiter = self._waiter if status <= COMPLETE else None
         for callback in due:  # before waking waiters: a wait returns with the command's
             callback(status)  # memory already released to the allocator
@@ -133,7 +140,7 @@ class Event:
             self._status = COMPLETE
             callbacks, waiter = self._callbacks, self._waiter
             if callbacks:
-                self._callbacks = []
+                self._callbacks = ()
         for _, callback in callbacks:
             callback(COMPLETE)
         if waiter is not None:
@@ -158,7 +165,7 @@ class Event:
     def _add_callback(self, callback_type: int, callback: StatusCallback) -> None:
         with self._lock:
             if self._status > callback_type:
-                self._callbacks.append((callback_type, callback))
+                self._callbacks = (*self._callbacks, (callback_type, callback))
                 return
             status = self._status
         callback(status)

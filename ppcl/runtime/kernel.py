@@ -11,6 +11,7 @@ hands the device's ``KernelLaunch`` to the queue.
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -43,7 +44,7 @@ from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
-from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work
+from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work, fail_event
 
 if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
@@ -87,6 +88,7 @@ def _kind_matches(param: ParamInfo, dtype: np.dtype) -> bool:
 
 _SCALARS = (np.number, np.bool_, type(None))  # values that cannot change in place
 _REF = weakref.ref
+_now = time.perf_counter_ns
 
 
 def _any_other(args: tuple[Any, ...], last: tuple[Any, ...]) -> bool:
@@ -576,7 +578,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     if wait_for is None and (hook is None or passed):
         event = queue._direct_event(command_type.NDRANGE_KERNEL, passed)
         if event is not None:
-            queue._run_synchronously(event, _run_launch, run, args, launch)
+            _run_direct(event, run, args, launch)
             return event
     keeps_layout = False
     if hook is not None:  # host fusion may run a rewritten kernel instead
@@ -614,14 +616,36 @@ def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> N
     """Run a launch, its device's failures as the OpenCL errors a program sees."""
     try:
         run(args)
-    except KernelCheckFailed as failure:
-        raise KernelCheckError(_ENQUEUE, f"{failure} (launch: {_launch_text(launch.ndrange)})",
-                               failure.findings) from None
-    except KernelFault as fault:
-        raise make_error(_ENQUEUE, "OUT_OF_RESOURCES",
-                         f"{fault} (launch: {_launch_text(launch.ndrange)}); to find the "
-                         "access, run the program with PPCL_DEVICES=check (the checking "
-                         "device reports it with its source line)") from None
+    except (KernelCheckFailed, KernelFault) as failure:
+        raise _launch_error(failure, launch) from None
+
+
+def _run_direct(event: Event, run: Any, args: tuple[ArgValue, ...],
+                launch: KernelLaunch) -> None:
+    """``queue._run_synchronously(event, _run_launch, run, args, launch)`` in one frame, for
+    a launch's hot path (``CommandQueue._direct_event``)."""
+    submit = _now()
+    try:
+        run(args)
+    except BaseException as error:
+        if not isinstance(error, KernelCheckFailed | KernelFault):
+            fail_event(event, error)
+            raise
+        mapped = _launch_error(error, launch)
+        fail_event(event, mapped)
+        raise mapped from None
+    event._set_times_complete(submit, submit, _now())
+
+
+def _launch_error(failure: KernelCheckFailed | KernelFault, launch: KernelLaunch) -> Error:
+    """The OpenCL error a program sees for a device's failure to run ``launch``."""
+    if isinstance(failure, KernelCheckFailed):
+        return KernelCheckError(_ENQUEUE, f"{failure} (launch: {_launch_text(launch.ndrange)})",
+                                failure.findings)
+    return make_error(_ENQUEUE, "OUT_OF_RESOURCES",
+                      f"{failure} (launch: {_launch_text(launch.ndrange)}); to find the "
+                      "access, run the program with PPCL_DEVICES=check (the checking "
+                      "device reports it with its source line)")
 
 
 def _launch_text(ndrange: NDRange) -> str:

@@ -203,7 +203,7 @@ class CommandQueue:
         event = Event(self.context, self, kind)
         with self._lock:
             last = self._last
-            if last is not None and not last.is_done:
+            if last is not None and last._status > COMPLETE:  # not done
                 return None
             self._last = event
         if passing:
@@ -223,8 +223,7 @@ class CommandQueue:
         try:
             action(*args)
         except BaseException as error:
-            event._complete(_OUT_OF_RESOURCES if not isinstance(error, Error) else error.code,
-                            error)
+            fail_event(event, error)
             raise
         end = time.perf_counter_ns()
         event._set_times_complete(submit, submit, end)
@@ -304,13 +303,19 @@ def _restoring(action: Action, uses: Sequence[MemoryObject], task: Any) -> Actio
     return restore_then_run
 
 
+def fail_event(event: Event, error: BaseException) -> None:
+    """Complete the event of a command that raised ``error``: with the code of an OpenCL
+    error, CL_OUT_OF_RESOURCES for anything else."""
+    event._complete(error.code if isinstance(error, Error) else _OUT_OF_RESOURCES, error)
+
+
 def _execute(command: _HeldCommand) -> None:
     event = command.event
     event._advance(RUNNING)
     try:
         command.action()
     except BaseException as error:  # reported through the event
-        event._complete(error.code if isinstance(error, Error) else _OUT_OF_RESOURCES, error)
+        fail_event(event, error)
         return
     event._complete(COMPLETE)
 

@@ -230,10 +230,14 @@ class CPULaunch(KernelLaunch):
             self._pool.run(ctypes.byref(task), (block, task), self._name)
             return
         try:
-            task_ref = self._shared_task(args)
-            if self.dispatcher is not None:
-                assert self._task is not None
-                self._task.launch = self._launch_for(args)
+            kept = self._block
+            if kept is not None and kept.source is args and self._last_dispatch[0] is args:
+                task_ref = self._task_ref  # packed, and its split loops chosen, for args
+            else:
+                task_ref = self._shared_task(args)
+                if self.dispatcher is not None:
+                    assert self._task is not None
+                    self._task.launch = self._launch_for(args)
             choice = self._choice
             if choice is not None and choice.countdown <= 1:
                 self._sampled(choice, task_ref)
