@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import pathlib
 import subprocess
 import sys
@@ -14,7 +15,9 @@ import pytest
 
 from tests.child_env import child_env
 
-VENDORS = "/etc/OpenCL/vendors"
+# the ICD directory: the system's, or OCL_ICD_VENDORS where it names another (on the GPU
+# machine, NVIDIA's driver: a GPU driver copies buffers between host and device)
+VENDORS = os.environ.get("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
 needs_pocl = pytest.mark.skipif(
     importlib.util.find_spec("pyopencl") is None or not pathlib.Path(VENDORS).is_dir(),
     reason="pyopencl or an OpenCL ICD is not installed")
@@ -43,6 +46,15 @@ bx = cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=x)
 by = cl.Buffer(ctx, mf.COPY_HOST_PTR, hostbuf=y)
 prg.k(queue, (1024,), (64,), bx, by, cl.LocalMemory(256), np.float32(1))
 out = np.empty_like(y)
+cl.enqueue_copy(queue, out, by)
+assert np.array_equal(out, 2 * x + 1), out[:8]
+# the host writes the buffer between launches: the next launch reads what it wrote
+cl.enqueue_copy(queue, by, np.full_like(y, 3))
+prg.k(queue, (1024,), (64,), bx, by, cl.LocalMemory(256), np.float32(1))
+cl.enqueue_copy(queue, out, by)
+assert np.array_equal(out, 2 * x + 3), out[:8]
+cl.enqueue_copy(queue, by, y)
+prg.k(queue, (1024,), (64,), bx, by, cl.LocalMemory(256), np.float32(1))
 cl.enqueue_copy(queue, out, by)
 assert np.array_equal(out, 2 * x + 1), out[:8]
 prg.k(queue, (128,), None, bx, by.get_sub_region(512, 512), cl.LocalMemory(256), np.float32(0.5))
@@ -79,3 +91,18 @@ def test_vendor_platforms_are_listed_only_when_asked():
     assert result.stdout, result.stderr[-3000:]
     names = ast.literal_eval(result.stdout.splitlines()[0])  # ppcl CUDA follows where GPUs are
     assert names[0] == "ppcl" and not [n for n in names if n.startswith("ppcl on ")], names
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    ("OpenCL 3.0 CUDA", (3, 0)), ("OpenCL 1.2 pocl 3.1", (1, 2)), ("OpenCL 1.1 ", (1, 1)),
+    ("OpenCL", (0, 0)), ("OpenCL x.y", (0, 0))])
+def test_vendor_devices_of_opencl_1_2_and_later_are_driven(version, expected):
+    """A launch hands the host's bytes to the device with WRITE_INVALIDATE_REGION maps
+    (OpenCL 1.2): older devices are not listed."""
+    from types import SimpleNamespace
+
+    from ppcl.devices.vendor.device import opencl_version, supported
+
+    device = SimpleNamespace(version=version)
+    assert opencl_version(device) == expected
+    assert supported(device) == (expected >= (1, 2))

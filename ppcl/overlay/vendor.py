@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ppcl.devices.vendor.device import VendorDevice
+from ppcl.devices.vendor.device import VendorDevice, supported
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.platform import Platform
@@ -44,6 +44,10 @@ def over(target: Any, record: bool = True) -> Context:
     vendor_context = _vendor_context(cl, target)
     platform = _platforms.get(vendor_context.int_ptr)
     if platform is None:
+        old = [d.name for d in vendor_context.devices if not supported(d)]
+        if old:
+            raise make_error(ROUTINE, "DEVICE_NOT_FOUND",
+                             f"{', '.join(old)}: ppcl drives devices of OpenCL 1.2 and later")
         backends = [VendorDevice(cl, device, vendor_context) for device in vendor_context.devices]
         platform = Platform(f"ppcl on {vendor_context.devices[0].platform.name}",
                             lambda: list(backends))

@@ -1,5 +1,6 @@
 """Vendor OpenCL platforms through pyopencl, listed by ppcl when ``PPCL_VENDORS=1``: programs
-go through ppcl's front end and reach the vendor's compiler as printed OpenCL C."""
+go through ppcl's front end and reach the vendor's compiler as printed OpenCL C. Devices of
+OpenCL 1.2 and later are listed (``device.supported``)."""
 
 from __future__ import annotations
 
@@ -33,11 +34,13 @@ def vendor_platforms() -> list[tuple[str, list[Device]]]:
             for platform in _vendor_platforms():
                 import pyopencl
 
-                from ppcl.devices.vendor.device import VendorDevice
+                from ppcl.devices.vendor.device import VendorDevice, supported
 
                 devices: list[Device] = [VendorDevice(pyopencl, device)
-                                         for device in platform.get_devices()]
-                found.append((platform.name, devices))
+                                         for device in platform.get_devices()
+                                         if supported(device)]
+                if devices:
+                    found.append((platform.name, devices))
             _platforms = found
         return _platforms
 

@@ -115,10 +115,11 @@ class VendorLaunch(KernelLaunch):
                 values.append(np.frombuffer(arg.data, dtype=np.uint8))
         # the maps do not block: the in-order queue orders them around the kernel, and the one
         # finish below is the only wait (a blocking map each cost a round trip to the driver)
+        to_device = self._device.to_device_flags
         with self._lock:  # a kernel object holds one set of arguments
             self._kernel.set_args(*values)
             for buffer in mapped_before.values():  # the host's bytes to the device
-                _map_and_unmap(cl, queue, buffer, cl.map_flags.WRITE)
+                _map_and_unmap(cl, queue, buffer, to_device)
             cl.enqueue_nd_range_kernel(queue, self._kernel, self._global, self._local,
                                        self._offset)
         for buffer in mapped_after.values():  # and what the kernel may write, back
@@ -130,6 +131,25 @@ def _map_and_unmap(cl: Any, queue: Any, buffer: Any, flags: int) -> None:
     mapped, _ = cl.enqueue_map_buffer(queue, buffer, flags, 0, (buffer.size,), np.uint8,
                                       is_blocking=False)
     mapped.base.release()
+
+
+def opencl_version(vendor_device: Any) -> tuple[int, int]:
+    """The OpenCL version a vendor's device reports (``"OpenCL 3.0 CUDA"``: (3, 0))."""
+    words = str(vendor_device.version).split()
+    major, _, minor = words[1].partition(".") if len(words) > 1 else ("0", "", "0")
+    try:
+        return int(major), int(minor.split("-")[0] or 0)
+    except ValueError:
+        return 0, 0
+
+
+def supported(vendor_device: Any) -> bool:
+    """Whether ppcl can drive the device: OpenCL 1.2 or later, whose ``WRITE_INVALIDATE_REGION``
+    maps are how a launch hands the host's bytes to the device (``VendorLaunch.run``). A
+    ``WRITE`` map first copies the device's bytes to the host, as a map must show the buffer's
+    contents, and so overwrote what the host had written since the last launch on a GPU
+    driver (NVIDIA's: a buffer written by ``enqueue_copy`` kept its old values)."""
+    return opencl_version(vendor_device) >= (1, 2)
 
 
 class VendorProgram(DeviceProgram):
@@ -174,6 +194,8 @@ class VendorDevice(Device):
         self.vendor_device = vendor_device
         self.context = context if context is not None else cl.Context([vendor_device])
         self.info = self._describe(self.vendor_device)
+        # the map whose unmap copies the host's bytes to the device, copying nothing back
+        self.to_device_flags = int(cl.map_flags.WRITE_INVALIDATE_REGION)
         self.executor = CommandExecutor(2)
         self._threads = threading.local()
         # host memory as the CPU device's: temporaries made and released every frame reuse
