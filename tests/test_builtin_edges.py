@@ -234,3 +234,21 @@ def test_exponent_remainder_and_gamma_functions(make_context: Any, t: str) -> No
             math.lgamma(-0.5)]
     assert np.allclose(rows[:, 5], np.array(lgam, dtype), rtol=1e-5, equal_nan=True)
     assert n[[1, 2, 3, 6], 2].tolist() == [1, 1, 1, -1]
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+def test_scalar_arguments_splat_to_vector_builtin_parameters(make_context: Any) -> None:
+    # pow(color, 2.0f), copysign(1.0f, v), rotate(v, 3): the scalar widens to the vector type
+    x = np.array([[1.5, -2.0, 3.0, -0.5]], np.float32)
+    u = np.array([[1, 0x80000000, 7, 0xF0000000]], np.uint32)
+    source = """__kernel void k(__global const float4 *x, __global float4 *p,
+                                __global float4 *c, __global const uint4 *u, __global uint4 *r) {
+        p[0] = pow(x[0] * x[0], 0.5f);
+        c[0] = copysign(2.0f, x[0]) + fmin(1.0f, x[0]);
+        r[0] = rotate(u[0], 3);
+    }"""
+    _, p, c, _, r = run(make_context, source, x, np.zeros_like(x), np.zeros_like(x), u,
+                        np.zeros_like(u), items=1)
+    assert p.tolist() == np.abs(x).tolist()
+    assert c.tolist() == (np.copysign(2.0, x) + np.fmin(1.0, x)).tolist()
+    assert r.tolist() == [[8, 4, 56, 0x80000007]]

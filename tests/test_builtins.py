@@ -126,15 +126,22 @@ def test_implicit_scalar_conversions() -> None:
     assert key("abs", EnumType("e", ())) == "abs__int"
 
 
-def test_scalars_do_not_widen_to_vector_parameters() -> None:
+def test_scalars_widen_to_vector_parameters_as_clang_splats_them() -> None:
+    # clang accepts pow(float4, float) and friends by splatting the scalar
+    assert key("pow", v(FLOAT, 4), FLOAT) == "pow__float4_float4"
+    assert key("copysign", FLOAT, v(FLOAT, 4)) == "copysign__float4_float4"
+    assert key("fmin", FLOAT, v(FLOAT, 4)) == "fmin__float4_float4"
+    assert key("dot", v(FLOAT, 4), FLOAT) == "dot__float4_float4"
+    assert key("rotate", v(UINT, 4), INT, literal=(False, True)) == "rotate__uint4_uint4"
+    # a (vector, scalar) overload beats splatting the scalar
+    assert key("fmax", v(FLOAT, 4), FLOAT) == "fmax__float4_float"
+    assert key("clamp", v(FLOAT, 4), FLOAT, FLOAT) == "clamp__float4_float_float"
+    # all scalars: the scalar overload, never a splat
+    assert key("pow", FLOAT, FLOAT) == "pow__float_float"
+    # cross has no scalar form and two vector ones: splatting both scalars is ambiguous
     with pytest.raises(BuiltinError) as err:
         resolve("cross", [FLOAT, FLOAT])
-    assert err.value.kind == "no_match"
-    # no (scalar, vector) variant of fmin exists
-    with pytest.raises(BuiltinError):
-        resolve("fmin", [FLOAT, v(FLOAT, 4)])
-    with pytest.raises(BuiltinError):
-        resolve("dot", [v(FLOAT, 4), FLOAT])
+    assert err.value.kind == "ambiguous"
 
 
 def test_no_conversions_between_vector_types() -> None:

@@ -215,6 +215,31 @@ def test_attributes_after_a_struct_body_apply_to_the_struct(ctx, queue) -> None:
     assert out.tolist() == [9, 8, 16, 16, 77, 43]
 
 
+SHARED_DEFINITION = """
+typedef struct _Parms { float a; int b; } Parms, *PParms;
+__constant struct C { float a; int b; } x = {1.5f, 2}, y = {2.5f, 3};
+typedef enum { A = 3, B } E, *PE;
+__kernel void k(__global float *out) {
+    struct P { int a; } u, v;
+    u.a = 1; v = u;
+    Parms p = {0.25f, 5}; PParms pp = &p;
+    E e = B; PE pe = &e;
+    out[0] = v.a + x.a + y.b + *pe + pp->a + pp->b;
+}
+"""
+
+
+def test_declarators_sharing_a_record_or_enum_definition(ctx, queue) -> None:
+    """`typedef struct S {...} T, *PT;` (the AMD SDK's style) defines the struct once for every
+    declarator: each one analysed the definition again, so the second was a 'redefinition of
+    struct S' (or of the enum's constants)."""
+    out = np.zeros(1, np.float32)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    cl.Program(ctx, SHARED_DEFINITION).build().k(queue, (1,), None, out_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out.tolist() == [1 + 1.5 + 3 + 4 + 0.25 + 5]
+
+
 def test_alignment_after_a_struct_body_must_be_a_power_of_two() -> None:
     assert_rejected("typedef struct { char c; } __attribute__((aligned(3))) S;\n"
                     "__kernel void k(__global S *s) { }", (1, 43),

@@ -106,6 +106,9 @@ class TypeSema(ABC):
         self.tags: list[dict[str, T.Type]] = [{}]
         self.pending: list[ir.TopLevel] = []  # records/enums defined while analysing a decl
         self.anon_count = 0
+        # id of a struct, union or enum definition node -> the node and the type it defined:
+        # the declarators of `struct S {...} a, *b;` share one definition node
+        self.definitions: dict[int, tuple[c_ast.Node, T.Type]] = {}
         self.func: FunctionState | None = None
         self.global_names: set[str] = set()
         # IR name -> symbol of every variable seen so far (names are unique while visible)
@@ -239,11 +242,20 @@ class TypeSema(ABC):
     def base_type(self, node: c_ast.Node, loc: Loc) -> T.Type:
         if isinstance(node, c_ast.IdentifierType):
             return self.named_type(node.names, loc)
-        if isinstance(node, (c_ast.Struct, c_ast.Union)):
-            return self.record_type(node)
-        if isinstance(node, c_ast.Enum):
-            return self.enum_type(node)
+        if isinstance(node, (c_ast.Struct, c_ast.Union, c_ast.Enum)):
+            return self.tagged_type(node)
         self.fail(loc, "unsupported type specifier")
+
+    def tagged_type(self, node: c_ast.Struct | c_ast.Union | c_ast.Enum) -> T.Type:
+        """The type a struct, union or enum specifier names, its definition analysed once
+        however many declarators share it."""
+        seen = self.definitions.get(id(node))
+        if seen is not None:
+            return seen[1]
+        t = self.enum_type(node) if isinstance(node, c_ast.Enum) else self.record_type(node)
+        if getattr(node, "decls", None) is not None or getattr(node, "values", None) is not None:
+            self.definitions[id(node)] = (node, t)
+        return t
 
     def named_type(self, names: list[str], loc: Loc) -> T.Type:
         if len(names) == 1:

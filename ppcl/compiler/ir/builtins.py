@@ -8,9 +8,12 @@ from them on first use and cached, ``convert_*`` and ``as_*`` overloads are gene
 when asked for, and calls are resolved against it.
 
 Overload resolution follows clang's overloadable OpenCL builtins: a candidate is viable when
-every argument converts implicitly to its parameter (``conversions.implicit_conversion_rank``,
-without scalar-to-vector widening and without conversions between vector types); the best
-candidate is no worse for every argument and better for one. One extension: when that leaves
+every argument converts implicitly to its parameter (``conversions.implicit_conversion_rank``:
+no conversions between vector types, but a scalar widens to a vector parameter as clang's
+vector splat does, so ``pow(v, 2.2f)`` calls ``pow(float4, float4)``); the best candidate is
+no worse for every argument and better for one. Widening ranks below every scalar conversion,
+so a (vector, scalar) overload such as ``fmax(float4, float)`` wins over splatting; where clang
+picks one candidate this order picks the same one. One extension: when that leaves
 several candidates and some arguments are integer literals, a literal converting to another
 scalar type counts as exact among those, so ``max(n_uint, 1)`` picks ``max(uint, uint)`` and
 ``clamp(x_float, 0, 1)`` picks ``clamp(float, float, float)`` (clang reports both as ambiguous).
@@ -34,7 +37,6 @@ from ppcl.compiler.ir.builtin_signatures import (
 from ppcl.compiler.ir.conversions import (
     CONVERSION,
     EXACT,
-    WIDENING,
     best_ranked,
     implicit_conversion_rank,
     is_floating_type,
@@ -162,7 +164,7 @@ def _arg_ranks(ov: Overload, args: Sequence[Type], literal: Sequence[bool]) -> _
         rank = implicit_conversion_rank(arg, param)
         if rank is None and param == EVENT_T and i < len(literal) and literal[i]:
             rank = CONVERSION  # async copies take a literal 0 for "no event to wait for"
-        if rank is None or rank >= WIDENING:
+        if rank is None:
             return None
         if ov.family == "reinterpret" and rank != EXACT:
             return None  # as_* reinterprets bits: the sizes must match without conversions

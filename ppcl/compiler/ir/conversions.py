@@ -27,7 +27,7 @@ from ppcl.compiler.ir.types import (
 EXACT = 0
 PROMOTION = 1
 CONVERSION = 2
-WIDENING = 3  # arithmetic scalar -> vector (splat); never used by builtin overload resolution
+WIDENING = 3  # arithmetic scalar -> vector (splat), worse than any scalar conversion
 
 
 _C = TypeVar("_C")
