@@ -182,6 +182,11 @@ class _Scalarizer(Rewriter):
             assert isinstance(target.type, VectorType)
             return [ir.Swizzle(target.type.elem, self.rewrite(target), (i,), f"s{i:x}")
                     for i in range(width)]
+        # components of a context array entry or of memory (``acc.xyz += s * r.xyz``)
+        if isinstance(target, ir.Swizzle) and isinstance(target.base, wg.ContextRef | ir.Index) \
+                and isinstance(target.base.type, VectorType) and is_effect_free(target.base):
+            elem, base = target.base.type.elem, self.rewrite(target.base)
+            return [ir.Swizzle(elem, base, (k,), f"s{k:x}") for k in target.indices]
         raise _Unsupported
 
     def assignment(self, e: ir.Assign, loc: Loc) -> ir.Stmt:
