@@ -373,3 +373,14 @@ def test_a_product_and_a_sum_in_one_expression_are_one_fma():
     assert "ppcl_u_e[ppcl_u_i++] += " in body  # the target has an effect: not repeated
     off = unit("#pragma OPENCL FP_CONTRACT OFF\n" + FMA)
     assert "ppcl_fma" not in off and "ppcl_u_acc += ppcl_u_a[ppcl_u_i] * ppcl_u_b[ppcl_u_i];" in off
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_a_kernel_called_by_a_kernel_compiles_with_nvcc(tmp_path):
+    """A called kernel is a __device__ function copy in CUDA, which a __global__ kernel can
+    call (a __global__ function cannot be called from device code)."""
+    source = """__kernel void put(__global float *o, int i) { o[i] = 7.0f; }
+__kernel void k(__global float *o) { put(o, get_global_id(0)); }"""
+    ptx = _ptx(tmp_path, "calls", cuda_unit(compile_source(source, "t.cl").module))
+    assert ".entry" in ptx and "__ppcl_kernel_put" in cuda_unit(
+        compile_source(source, "t.cl").module)

@@ -500,3 +500,35 @@ def test_every_local_atomic_operation(uniform):
         np.testing.assert_array_equal(
             stats[g], [part.min(), part.max(), lor ^ land, count + (lxor & 1)])
         assert balance[g] == int(((part & 2) != 0).sum()) * 2 - local
+
+
+KERNEL_CALLS = """
+__kernel void put(__global float *o, int i);
+__kernel void k(__global float *o) {
+    put(o, get_global_id(0) + 1);
+    if (get_global_id(0) == 0) put(o, 0);
+}
+__kernel void put(__global float *o, int i) { o[i] = 7.0f + get_global_id(0); }
+"""
+
+
+def test_a_kernel_calls_a_kernel_as_a_function():
+    """OpenCL C 1.2 lets a kernel call another kernel: the call runs its body as a function
+    (the C unit had no such function: 'undefined symbol' at the first launch), and the
+    called kernel still launches on its own."""
+    out = np.zeros(9, np.float32)
+    run(KERNEL_CALLS, "k", (8,), (4,), out)
+    np.testing.assert_array_equal(out, [7, *(7 + np.arange(8))])
+    run(KERNEL_CALLS, "put", (1,), (1,), out, np.int32(8))
+    assert out[8] == 7
+
+
+def test_a_kernel_with_local_variables_cannot_be_called():
+    from ppcl.compiler.diagnostics import CompileError
+    from ppcl.compiler.frontend import compile_source
+
+    source = ("__kernel void a(__global float *o) { __local float t[4]; t[0] = 1; o[0] = t[0]; }\n"
+              "__kernel void k(__global float *o) { a(o); }\n")
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "t.cl")
+    assert "t.cl:2:38" in str(info.value) and "declares __local variables" in str(info.value)

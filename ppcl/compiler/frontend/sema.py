@@ -17,6 +17,7 @@ from pycparser import c_ast
 from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend import checks
 from ppcl.compiler.frontend.consteval import fold
+from ppcl.compiler.frontend.kernel_calls import kernels_as_functions
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
 from ppcl.compiler.frontend.sema_types import (
@@ -72,7 +73,11 @@ class Sema(ExprSema):
                 assert isinstance(sym.type, T.FunctionType)
                 shown[sym.name] = f"{name}({', '.join(map(str, sym.type.params))})"
         checks.check_calls(self.diags, self.call_sites, defined, shown)
-        return ir.Module(tuple(self.decls), tuple(self.extensions.items()))
+        module, errors = kernels_as_functions(
+            ir.Module(tuple(self.decls), tuple(self.extensions.items())))
+        for loc, message in errors:
+            self.error(loc, message)
+        return module
 
     def defined_functions(self) -> set[str]:
         return {d.name for d in self.decls if isinstance(d, ir.Function) and d.body is not None}
