@@ -116,6 +116,25 @@ def test_failed_user_event_fails_dependents(ctx, prg):
     queue.finish()
 
 
+@pytest.mark.parametrize("properties", [0, cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE])
+def test_a_long_chain_behind_a_failed_user_event_fails_without_recursing(ctx, properties):
+    # each failed command failed its dependent from inside its own completion: 3000 commands
+    # raised a RecursionError out of set_status and left the rest of the chain pending forever
+    queue = cl.CommandQueue(ctx, properties=properties)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    gate = cl.UserEvent(ctx)
+    events, last = [], gate
+    for i in range(3000):
+        last = cl.enqueue_fill_buffer(queue, buf, np.int32(i), 0, buf.size, wait_for=[last])
+        events.append(last)
+    gate.set_status(-2)
+    with pytest.raises(cl.Error, match="EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"):
+        events[-1].wait()
+    queue.finish()
+    failed = cl.status_code.EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+    assert {e.command_execution_status for e in events} == {failed}
+
+
 def test_callbacks(ctx, prg):
     queue = cl.CommandQueue(ctx)
     seen: list[tuple[str, int]] = []

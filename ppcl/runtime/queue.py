@@ -230,10 +230,12 @@ class CommandQueue:
         event._set_times_complete(submit, submit, end)
 
     def _submit(self, command: _HeldCommand) -> None:
-        if command.failed:
-            command.event._complete(_WAIT_LIST_ERROR)
-            return
-        command.event._advance(SUBMITTED)
+        """Hand a ready command to a command thread. One whose wait list failed goes there too
+        and fails there: failing it here, in the thread completing its dependency, would fail
+        its own dependents from inside that completion's callbacks, one Python frame deeper per
+        command of a chain (a RecursionError past a thousand or so)."""
+        if not command.failed:
+            command.event._advance(SUBMITTED)
         self.device.backend.submit(lambda: _execute(command))
 
     # ------------------------------------------------------------------ synchronization
@@ -306,6 +308,9 @@ def _restoring(action: Action, uses: Sequence[MemoryObject], task: Any) -> Actio
 
 def _execute(command: _HeldCommand) -> None:
     event = command.event
+    if command.failed:
+        event._complete(_WAIT_LIST_ERROR)
+        return
     event._advance(RUNNING)
     try:
         command.action()
