@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -150,6 +151,31 @@ def test_callbacks(ctx, prg):
     late: list[int] = []
     marker.set_callback(COMPLETE, late.append)  # already complete: called at once
     assert late == [COMPLETE]
+
+
+def test_a_callback_gets_the_status_it_was_registered_for_or_the_error(ctx):
+    # as clSetEventCallback says; a RUNNING callback of a user event, or one registered after
+    # the event completed, got COMPLETE
+    statuses = cl.command_execution_status
+    queue = cl.CommandQueue(ctx)
+    kinds = (statuses.SUBMITTED, statuses.RUNNING, statuses.COMPLETE)
+    for final in (COMPLETE, -7):
+        seen: dict[str, list[int]] = {"gate": [], "marker": []}
+        gate = cl.UserEvent(ctx)
+        marker = cl.enqueue_marker(queue, wait_for=[gate])
+        for kind in kinds:
+            gate.set_callback(kind, seen["gate"].append)
+        gate.set_status(final)
+        with pytest.raises(cl.Error) if final < 0 else contextlib.nullcontext():
+            marker.wait()
+        for kind in kinds:
+            marker.set_callback(kind, seen["marker"].append)
+        failed = cl.status_code.EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+        if final == COMPLETE:
+            assert seen == {"gate": list(kinds), "marker": list(kinds)}
+        else:  # a user event is SUBMITTED from its creation
+            assert seen == {"gate": [statuses.SUBMITTED, final, final],
+                            "marker": [failed, failed, failed]}
 
 
 def test_out_of_order_queue_respects_wait_for(ctx, prg):

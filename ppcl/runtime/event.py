@@ -114,11 +114,11 @@ class Event:
                 self._times[3] = now
                 self.error = error
             self._status = status
-            due = [cb for wanted, cb in self._callbacks if status <= wanted]
+            due = [(wanted, cb) for wanted, cb in self._callbacks if status <= wanted]
             self._callbacks = [(wanted, cb) for wanted, cb in self._callbacks if status > wanted]
             waiter = self._waiter if status <= COMPLETE else None
-        for callback in due:  # before waking waiters: a wait returns with the command's
-            callback(status)  # memory already released to the allocator
+        for wanted, callback in due:  # before waking waiters: a wait returns with the
+            callback(_reported(wanted, status))  # command's memory back in the allocator
         if waiter is not None:
             waiter.set()
 
@@ -134,13 +134,14 @@ class Event:
             callbacks, waiter = self._callbacks, self._waiter
             if callbacks:
                 self._callbacks = []
-        for _, callback in callbacks:
-            callback(COMPLETE)
+        for wanted, callback in callbacks:
+            callback(wanted)
         if waiter is not None:
             waiter.set()
 
     def set_callback(self, callback_type: int, callback: StatusCallback) -> None:
-        """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails).
+        """Call ``callback(callback_type)`` when the event reaches ``callback_type`` (or
+        ``callback(error)`` when it fails).
 
         An exception the callback raises is shown as a warning and otherwise ignored, as
         PyOpenCL does: the callback runs in whichever thread moves the event, and an exception
@@ -161,7 +162,7 @@ class Event:
                 self._callbacks.append((callback_type, callback))
                 return
             status = self._status
-        callback(status)
+        callback(_reported(callback_type, status))
 
     def _on_done(self, hook: StatusCallback) -> None:
         self._add_callback(COMPLETE, hook)
@@ -234,6 +235,13 @@ class Event:
     def __repr__(self) -> str:
         kind = command_type.to_string(self.command_type, "<{}>")
         return f"<ppcl.Event {kind} status={self._status} at 0x{id(self):x}>"
+
+
+def _reported(wanted: int, status: int) -> int:
+    """The status a callback registered for ``wanted`` is given once the event has reached
+    ``status``: the one it was registered for, as clSetEventCallback says, unless the command
+    failed, when it is the error code."""
+    return status if status < COMPLETE else wanted
 
 
 def _guarded(callback: StatusCallback) -> StatusCallback:
