@@ -178,6 +178,33 @@ def test_a_callback_gets_the_status_it_was_registered_for_or_the_error(ctx):
                             "marker": [failed, failed, failed]}
 
 
+def test_callbacks_on_every_command_thread_may_wait_for_more_commands(ctx, prg):
+    # a callback runs on the command thread that completed its command; when every such
+    # thread waited in a callback for a command it had enqueued, no thread was left to run
+    # those commands, and the program hung
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    count = queue.device.backend.executor.threads + 2
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.full(16, i, np.int32))
+            for i in range(count)]
+    gate = cl.UserEvent(ctx)
+    read: dict[int, int] = {}
+    done = threading.Semaphore(0)
+
+    def read_back(index: int) -> None:
+        out = np.empty(16, np.int32)
+        cl.enqueue_copy(queue, out, bufs[index])  # blocking
+        read[index] = int(out[0])
+        done.release()
+
+    for index, buf in enumerate(bufs):
+        event = prg.add_one(queue, (16,), None, buf, wait_for=[gate])
+        event.set_callback(COMPLETE, lambda _status, index=index: read_back(index))
+    gate.set_status(COMPLETE)
+    assert all(done.acquire(timeout=60) for _ in bufs)  # a guard against hanging, not a time
+    assert read == {i: i + 1 for i in range(count)}
+    queue.finish()
+
+
 def test_out_of_order_queue_respects_wait_for(ctx, prg):
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
     data = np.zeros(256, np.int32)

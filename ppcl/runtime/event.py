@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ppcl.devices.commands import blocking
 from ppcl.runtime.constants import (
     command_execution_status,
     command_type,
@@ -177,7 +178,8 @@ class Event:
                     self._waiter = threading.Event()
                 waiter = self._waiter
             if waiter is not None:
-                waiter.wait()
+                with blocking():  # a callback on a command thread may wait
+                    waiter.wait()
         if self._status < COMPLETE:
             raise self._failure("clWaitForEvents")
 
