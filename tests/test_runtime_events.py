@@ -343,6 +343,13 @@ def test_a_callback_that_raises_neither_hangs_the_queue_nor_reaches_the_enqueuer
         marker.set_callback(COMPLETE, None)
 
 
+@pytest.mark.parametrize("enqueue", [cl.enqueue_marker, cl.enqueue_barrier])
+def test_markers_and_barriers_check_their_queue(ctx, enqueue):
+    for not_a_queue in (None, ctx):  # an AttributeError on '_enqueue'
+        with pytest.raises(cl.LogicError, match="CL_INVALID_COMMAND_QUEUE - .* is not a "):
+            enqueue(not_a_queue)
+
+
 def test_wait_for_events_checks_its_list(ctx):
     other = cl.Context(ctx.devices)
     with pytest.raises(cl.LogicError, match="CL_INVALID_EVENT"):

@@ -337,8 +337,15 @@ def _check_wait_list(wait_for: Sequence[Event] | None, context: Context,
     return events
 
 
+def check_is_queue(queue: Any, routine: str) -> None:
+    """``queue`` must be a CommandQueue (CL_INVALID_COMMAND_QUEUE)."""
+    if not isinstance(queue, CommandQueue):
+        raise make_error(routine, "INVALID_COMMAND_QUEUE", f"{queue!r} is not a CommandQueue")
+
+
 def enqueue_marker(queue: CommandQueue, wait_for: Sequence[Event] | None = None) -> Event:
     """An event that completes when ``wait_for`` (or, without it, every earlier command) has."""
+    check_is_queue(queue, "clEnqueueMarkerWithWaitList")
     return queue._enqueue(command_type.MARKER, _nothing, wait_for, after_all=not wait_for,
                           routine="clEnqueueMarkerWithWaitList")
 
@@ -353,6 +360,7 @@ def enqueue_no_work(queue: CommandQueue, wait_for: Sequence[Event] | None = None
 
 def enqueue_barrier(queue: CommandQueue, wait_for: Sequence[Event] | None = None) -> Event:
     """Like a marker, and later commands of an out-of-order queue wait for it."""
+    check_is_queue(queue, "clEnqueueBarrierWithWaitList")
     return queue._enqueue(command_type.BARRIER, _nothing, wait_for, after_all=not wait_for,
                           routine="clEnqueueBarrierWithWaitList")
 
