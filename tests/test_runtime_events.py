@@ -350,6 +350,29 @@ def test_markers_and_barriers_check_their_queue(ctx, enqueue):
             enqueue(not_a_queue)
 
 
+def _interrupt(status: int) -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_callback_raising_keyboard_interrupt_on_a_command_thread_is_ignored(ctx):
+    # it ended the command thread before the event's waiters were woken: wait() hung
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    gate = cl.UserEvent(ctx)
+    fill = cl.enqueue_fill_buffer(queue, buf, np.int32(5), 0, buf.size, wait_for=[gate])
+    fill.set_callback(COMPLETE, _interrupt)
+    finished = threading.Event()
+    with pytest.warns(RuntimeWarning, match="KeyboardInterrupt"):
+        gate.set_status(COMPLETE)
+        waiter = threading.Thread(target=lambda: (fill.wait(), finished.set()), daemon=True)
+        waiter.start()
+        waiter.join(60)  # a guard against hanging, not a time
+    assert finished.is_set()
+    out = np.empty(16, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out == 5).all()
+
+
 def test_wait_for_events_checks_its_list(ctx):
     other = cl.Context(ctx.devices)
     with pytest.raises(cl.LogicError, match="CL_INVALID_EVENT"):

@@ -247,12 +247,14 @@ def _reported(wanted: int, status: int) -> int:
 
 
 def _guarded(callback: StatusCallback) -> StatusCallback:
-    """``callback`` with its exceptions turned into warnings (see ``Event.set_callback``)."""
+    """``callback`` with its exceptions turned into warnings (see ``Event.set_callback``);
+    a KeyboardInterrupt or SystemExit too, as PyOpenCL does: raised on a command thread, it
+    ended that thread with the event's waiters never woken."""
 
     def call(status: int) -> None:
         try:
             callback(status)
-        except Exception as error:
+        except BaseException as error:
             warnings.warn(f"an event callback ({callback!r}) raised {error!r}; ignored",
                           RuntimeWarning, stacklevel=2)
 
