@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -116,6 +117,25 @@ def test_failed_user_event_fails_dependents(ctx, prg):
     queue.finish()
 
 
+@pytest.mark.parametrize("properties", [0, cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE])
+def test_a_long_chain_behind_a_failed_user_event_fails_without_recursing(ctx, properties):
+    # each failed command failed its dependent from inside its own completion: 3000 commands
+    # raised a RecursionError out of set_status and left the rest of the chain pending forever
+    queue = cl.CommandQueue(ctx, properties=properties)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    gate = cl.UserEvent(ctx)
+    events, last = [], gate
+    for i in range(3000):
+        last = cl.enqueue_fill_buffer(queue, buf, np.int32(i), 0, buf.size, wait_for=[last])
+        events.append(last)
+    gate.set_status(-2)
+    with pytest.raises(cl.Error, match="EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"):
+        events[-1].wait()
+    queue.finish()
+    failed = cl.status_code.EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+    assert {e.command_execution_status for e in events} == {failed}
+
+
 def test_callbacks(ctx, prg):
     queue = cl.CommandQueue(ctx)
     seen: list[tuple[str, int]] = []
@@ -131,6 +151,58 @@ def test_callbacks(ctx, prg):
     late: list[int] = []
     marker.set_callback(COMPLETE, late.append)  # already complete: called at once
     assert late == [COMPLETE]
+
+
+def test_a_callback_gets_the_status_it_was_registered_for_or_the_error(ctx):
+    # as clSetEventCallback says; a RUNNING callback of a user event, or one registered after
+    # the event completed, got COMPLETE
+    statuses = cl.command_execution_status
+    queue = cl.CommandQueue(ctx)
+    kinds = (statuses.SUBMITTED, statuses.RUNNING, statuses.COMPLETE)
+    for final in (COMPLETE, -7):
+        seen: dict[str, list[int]] = {"gate": [], "marker": []}
+        gate = cl.UserEvent(ctx)
+        marker = cl.enqueue_marker(queue, wait_for=[gate])
+        for kind in kinds:
+            gate.set_callback(kind, seen["gate"].append)
+        gate.set_status(final)
+        with pytest.raises(cl.Error) if final < 0 else contextlib.nullcontext():
+            marker.wait()
+        for kind in kinds:
+            marker.set_callback(kind, seen["marker"].append)
+        failed = cl.status_code.EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+        if final == COMPLETE:
+            assert seen == {"gate": list(kinds), "marker": list(kinds)}
+        else:  # a user event is SUBMITTED from its creation
+            assert seen == {"gate": [statuses.SUBMITTED, final, final],
+                            "marker": [failed, failed, failed]}
+
+
+def test_callbacks_on_every_command_thread_may_wait_for_more_commands(ctx, prg):
+    # a callback runs on the command thread that completed its command; when every such
+    # thread waited in a callback for a command it had enqueued, no thread was left to run
+    # those commands, and the program hung
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    count = queue.device.backend.executor.threads + 2
+    bufs = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.full(16, i, np.int32))
+            for i in range(count)]
+    gate = cl.UserEvent(ctx)
+    read: dict[int, int] = {}
+    done = threading.Semaphore(0)
+
+    def read_back(index: int) -> None:
+        out = np.empty(16, np.int32)
+        cl.enqueue_copy(queue, out, bufs[index])  # blocking
+        read[index] = int(out[0])
+        done.release()
+
+    for index, buf in enumerate(bufs):
+        event = prg.add_one(queue, (16,), None, buf, wait_for=[gate])
+        event.set_callback(COMPLETE, lambda _status, index=index: read_back(index))
+    gate.set_status(COMPLETE)
+    assert all(done.acquire(timeout=60) for _ in bufs)  # a guard against hanging, not a time
+    assert read == {i: i + 1 for i in range(count)}
+    queue.finish()
 
 
 def test_out_of_order_queue_respects_wait_for(ctx, prg):
@@ -269,6 +341,36 @@ def test_a_callback_that_raises_neither_hangs_the_queue_nor_reaches_the_enqueuer
         marker.set_callback(12345, print)
     with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
         marker.set_callback(COMPLETE, None)
+
+
+@pytest.mark.parametrize("enqueue", [cl.enqueue_marker, cl.enqueue_barrier])
+def test_markers_and_barriers_check_their_queue(ctx, enqueue):
+    for not_a_queue in (None, ctx):  # an AttributeError on '_enqueue'
+        with pytest.raises(cl.LogicError, match="CL_INVALID_COMMAND_QUEUE - .* is not a "):
+            enqueue(not_a_queue)
+
+
+def _interrupt(status: int) -> None:
+    raise KeyboardInterrupt
+
+
+def test_a_callback_raising_keyboard_interrupt_on_a_command_thread_is_ignored(ctx):
+    # it ended the command thread before the event's waiters were woken: wait() hung
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    gate = cl.UserEvent(ctx)
+    fill = cl.enqueue_fill_buffer(queue, buf, np.int32(5), 0, buf.size, wait_for=[gate])
+    fill.set_callback(COMPLETE, _interrupt)
+    finished = threading.Event()
+    with pytest.warns(RuntimeWarning, match="KeyboardInterrupt"):
+        gate.set_status(COMPLETE)
+        waiter = threading.Thread(target=lambda: (fill.wait(), finished.set()), daemon=True)
+        waiter.start()
+        waiter.join(60)  # a guard against hanging, not a time
+    assert finished.is_set()
+    out = np.empty(16, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out == 5).all()
 
 
 def test_wait_for_events_checks_its_list(ctx):

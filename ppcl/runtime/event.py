@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ppcl.devices.commands import blocking
 from ppcl.runtime.constants import (
     command_execution_status,
     command_type,
@@ -71,8 +72,8 @@ class Event:
     # what most events never change stays on the class, and the instance gets its own value
     # only when it does: a launch makes an event, and this is a third of its cost
     _waiter: threading.Event | None = None
-    # (status, callback) pairs not called yet; a new list replaces it at each change
-    _callbacks: tuple[tuple[int, StatusCallback], ...] = ()
+    # (status, callback) pairs not called yet: a list of its own once there is one
+    _callbacks: list[tuple[int, StatusCallback]] | tuple[()] = ()
     error: BaseException | None = None
     # set while an overlay holds the command recorded: runs it (and what it depends on)
     _flush: Callable[[], None] | None = None
@@ -120,12 +121,12 @@ class Event:
                 self._times[3] = now
                 self.error = error
             self._status = status
-            due = [cb for wanted, cb in self._callbacks if status <= wanted]
-            self._callbacks = tuple((wanted, cb) for wanted, cb in self._callbacks
-                                    if status > wanted)
+            due = [(wanted, cb) for wanted, cb in self._callbacks if status <= wanted]
+            self._callbacks = [(wanted, cb) for wanted, cb in self._callbacks
+                               if status > wanted] or ()
             waiter = self._waiter if status <= COMPLETE else None
-        for callback in due:  # before waking waiters: a wait returns with the command's
-            callback(status)  # memory already released to the allocator
+        for wanted, callback in due:  # before waking waiters: a wait returns with the
+            callback(_reported(wanted, status))  # command's memory back in the allocator
         if waiter is not None:
             waiter.set()
 
@@ -141,13 +142,14 @@ class Event:
             callbacks, waiter = self._callbacks, self._waiter
             if callbacks:
                 self._callbacks = ()
-        for _, callback in callbacks:
-            callback(COMPLETE)
+        for wanted, callback in callbacks:
+            callback(wanted)
         if waiter is not None:
             waiter.set()
 
     def set_callback(self, callback_type: int, callback: StatusCallback) -> None:
-        """Call ``callback(status)`` when the event reaches ``callback_type`` (or fails).
+        """Call ``callback(callback_type)`` when the event reaches ``callback_type`` (or
+        ``callback(error)`` when it fails).
 
         An exception the callback raises is shown as a warning and otherwise ignored, as
         PyOpenCL does: the callback runs in whichever thread moves the event, and an exception
@@ -165,10 +167,13 @@ class Event:
     def _add_callback(self, callback_type: int, callback: StatusCallback) -> None:
         with self._lock:
             if self._status > callback_type:
-                self._callbacks = (*self._callbacks, (callback_type, callback))
+                if self._callbacks:
+                    self._callbacks.append((callback_type, callback))
+                else:
+                    self._callbacks = [(callback_type, callback)]
                 return
             status = self._status
-        callback(status)
+        callback(_reported(callback_type, status))
 
     def _on_done(self, hook: StatusCallback) -> None:
         self._add_callback(COMPLETE, hook)
@@ -183,7 +188,8 @@ class Event:
                     self._waiter = threading.Event()
                 waiter = self._waiter
             if waiter is not None:
-                waiter.wait()
+                with blocking():  # a callback on a command thread may wait
+                    waiter.wait()
         if self._status < COMPLETE:
             raise self._failure("clWaitForEvents")
 
@@ -243,13 +249,22 @@ class Event:
         return f"<ppcl.Event {kind} status={self._status} at 0x{id(self):x}>"
 
 
+def _reported(wanted: int, status: int) -> int:
+    """The status a callback registered for ``wanted`` is given once the event has reached
+    ``status``: the one it was registered for, as clSetEventCallback says, unless the command
+    failed, when it is the error code."""
+    return status if status < COMPLETE else wanted
+
+
 def _guarded(callback: StatusCallback) -> StatusCallback:
-    """``callback`` with its exceptions turned into warnings (see ``Event.set_callback``)."""
+    """``callback`` with its exceptions turned into warnings (see ``Event.set_callback``);
+    a KeyboardInterrupt or SystemExit too, as PyOpenCL does: raised on a command thread, it
+    ended that thread with the event's waiters never woken."""
 
     def call(status: int) -> None:
         try:
             callback(status)
-        except Exception as error:
+        except BaseException as error:
             warnings.warn(f"an event callback ({callback!r}) raised {error!r}; ignored",
                           RuntimeWarning, stacklevel=2)
 

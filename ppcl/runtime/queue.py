@@ -229,10 +229,12 @@ class CommandQueue:
         event._set_times_complete(submit, submit, end)
 
     def _submit(self, command: _HeldCommand) -> None:
-        if command.failed:
-            command.event._complete(_WAIT_LIST_ERROR)
-            return
-        command.event._advance(SUBMITTED)
+        """Hand a ready command to a command thread. One whose wait list failed goes there too
+        and fails there: failing it here, in the thread completing its dependency, would fail
+        its own dependents from inside that completion's callbacks, one Python frame deeper per
+        command of a chain (a RecursionError past a thousand or so)."""
+        if not command.failed:
+            command.event._advance(SUBMITTED)
         self.device.backend.submit(lambda: _execute(command))
 
     # ------------------------------------------------------------------ synchronization
@@ -311,6 +313,9 @@ def fail_event(event: Event, error: BaseException) -> None:
 
 def _execute(command: _HeldCommand) -> None:
     event = command.event
+    if command.failed:
+        event._complete(_WAIT_LIST_ERROR)
+        return
     event._advance(RUNNING)
     try:
         command.action()
@@ -337,8 +342,15 @@ def _check_wait_list(wait_for: Sequence[Event] | None, context: Context,
     return events
 
 
+def check_is_queue(queue: Any, routine: str) -> None:
+    """``queue`` must be a CommandQueue (CL_INVALID_COMMAND_QUEUE)."""
+    if not isinstance(queue, CommandQueue):
+        raise make_error(routine, "INVALID_COMMAND_QUEUE", f"{queue!r} is not a CommandQueue")
+
+
 def enqueue_marker(queue: CommandQueue, wait_for: Sequence[Event] | None = None) -> Event:
     """An event that completes when ``wait_for`` (or, without it, every earlier command) has."""
+    check_is_queue(queue, "clEnqueueMarkerWithWaitList")
     return queue._enqueue(command_type.MARKER, _nothing, wait_for, after_all=not wait_for,
                           routine="clEnqueueMarkerWithWaitList")
 
@@ -353,6 +365,7 @@ def enqueue_no_work(queue: CommandQueue, wait_for: Sequence[Event] | None = None
 
 def enqueue_barrier(queue: CommandQueue, wait_for: Sequence[Event] | None = None) -> Event:
     """Like a marker, and later commands of an out-of-order queue wait for it."""
+    check_is_queue(queue, "clEnqueueBarrierWithWaitList")
     return queue._enqueue(command_type.BARRIER, _nothing, wait_for, after_all=not wait_for,
                           routine="clEnqueueBarrierWithWaitList")
 

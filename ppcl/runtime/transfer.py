@@ -17,7 +17,7 @@ from ppcl.runtime.constants import command_type, map_flags
 from ppcl.runtime.errors import integer_arg, make_error
 from ppcl.runtime.event import Event
 from ppcl.runtime.memory import Buffer, MemoryMap, MemoryObject, host_bytes
-from ppcl.runtime.queue import CommandQueue, TransferTask
+from ppcl.runtime.queue import CommandQueue, TransferTask, check_is_queue
 
 Triple = tuple[int, int, int]
 
@@ -32,8 +32,7 @@ def check_range(routine: str, what: str, offset: int, count: int, size: int) -> 
 
 
 def check_queue(queue: CommandQueue, mem: MemoryObject, routine: str) -> None:
-    if not isinstance(queue, CommandQueue):
-        raise make_error(routine, "INVALID_COMMAND_QUEUE", f"{queue!r} is not a CommandQueue")
+    check_is_queue(queue, routine)
     mem.check_live(routine)
     if mem.context is not queue.context:
         raise make_error(routine, "INVALID_CONTEXT",
