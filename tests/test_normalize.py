@@ -439,3 +439,79 @@ def test_normalize_keeps_ir_that_is_already_canonical():
     kernel = module.kernels[0]
     assert isinstance(kernel.body, ir.Block)
     assert normalize(kernel) == kernel
+
+
+# ---------------------------------------------------------------- divisions by powers of two
+
+BITONIC_STEP = """
+__kernel void step(__global uint *a, const uint stage, const uint pass, __global uint *idx) {
+    uint tid = get_global_id(0);
+    uint dist = 1 << (stage - pass);
+    uint left = (tid % dist) + (tid / dist) * 2 * dist;
+    uint width = 1 << stage;
+    uint up = (tid / width) % 2 == 0;
+    uint l = a[left], r = a[left + dist];
+    if ((l > r) == up) { a[left] = r; a[left + dist] = l; }
+    idx[tid] = left + (tid / (1u << pass)) * 1000000u;
+}
+"""
+
+
+def test_unsigned_divisions_by_shifted_ones_become_shifts_and_masks():
+    """A bitonic step's ``tid / dist`` and ``tid % dist`` with ``uint dist = 1 << (stage -
+    pass)``: a divide per work-item became a shift and a mask (2x on a 2^18 sort), and
+    the sort's steps give what they gave with the divisions."""
+    text = normalized(BITONIC_STEP)
+    assert " / " not in text and " % dist" not in text and ">>" in text
+    rng = np.random.default_rng(3)
+    n = 256
+    for stage in range(8):
+        for p in range(stage + 1):
+            a = rng.integers(0, 1000, n, dtype=np.uint32)
+            idx = np.zeros(n // 2, np.uint32)
+            run(BITONIC_STEP, "step", (n // 2,), (16,), a, np.uint32(stage), np.uint32(p),
+                idx)
+            tid = np.arange(n // 2, dtype=np.uint64)
+            dist = 1 << (stage - p)
+            left = tid % dist + tid // dist * 2 * dist
+            np.testing.assert_array_equal(idx, left + tid // (1 << p) * 1000000)
+
+
+def _c_div(a: np.ndarray, b: int) -> np.ndarray:
+    """C's integer division of int64 values (toward zero) and its remainder."""
+    q = np.trunc(a / b).astype(np.int64)
+    return q, a - q * b
+
+
+def _signed(x: np.ndarray, s: int) -> np.ndarray:
+    d = np.int64(np.int32(np.uint32(1 << s)))  # 1 << 31 is INT_MIN
+    q, r = _c_div(x.astype(np.int32).astype(np.int64), d)
+    return (q + r).astype(np.uint32)
+
+
+@pytest.mark.parametrize(("body", "reference"), [
+    # signed: -7 / 4 is -1, -7 >> 2 is -2
+    ("int d = 1 << s; out[i] = (int)x[i] / d + (int)x[i] % d;", _signed),
+    # the divisor changes after its definition
+    ("uint d = 1 << s; d += 1; out[i] = x[i] / d;",
+     lambda x, s: x // np.uint32((1 << s) + 1)),
+    # the count changes after the divisor's definition
+    ("uint t = s; uint d = 1 << t; t = t + 1; out[i] = x[i] / d;",
+     lambda x, s: x // np.uint32(1 << s)),
+    # a 32-bit shift converted to a 64-bit unsigned type: not a power of two at count 31
+    ("ulong d = 1 << s; out[i] = (uint)((ulong)x[i] / d);",
+     lambda x, s: (x.astype(np.uint64) // np.uint64(int(np.int32(np.uint32(1 << s))) %
+                                                    2 ** 64)).astype(np.uint32)),
+    # the divisor's address is taken
+    ("uint d = 1 << s; uint *p = &d; *p = 3; out[i] = x[i] / d;", lambda x, s: x // 3),
+])
+def test_divisions_that_are_not_by_a_steady_power_of_two_stay(body, reference):
+    source = (f"__kernel void k(__global const uint *x, __global uint *out, uint s) "
+              f"{{ size_t i = get_global_id(0); {body} }}")
+    text = normalized(source)
+    assert " / " in text or " % " in text
+    x = np.array([7, 4000000000, 12345, 1, 0, 3999999999, 77, 8], np.uint32)
+    for s in (0, 2, 31):
+        got = np.zeros(8, np.uint32)
+        run(source, "k", (8,), (8,), x, got, np.uint32(s))
+        np.testing.assert_array_equal(got, reference(x, s))

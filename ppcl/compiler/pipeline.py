@@ -151,6 +151,7 @@ class NormalizeOptions:
     guards: bool = True  # a guard around the rest of the kernel as an early return
     loops: bool = True  # counted while and do loops as for loops, counters declared in them
     pointers: bool = True  # pointer walks in counted loops as index arithmetic
+    divisions: bool = True  # unsigned divisions by powers of two in variables as shifts
 
 
 @register
@@ -165,7 +166,8 @@ class NormalizePass(Pass):
         if value.formed is not None:
             raise PipelineError("pass 'normalize' runs before 'workgroup'")
         o = self.options
-        kernel = normalize(value.kernel, guards=o.guards, loops=o.loops, pointers=o.pointers)
+        kernel = normalize(value.kernel, guards=o.guards, loops=o.loops, pointers=o.pointers,
+                           divisions=o.divisions)
         return dataclasses.replace(value, kernel=kernel)
 
 

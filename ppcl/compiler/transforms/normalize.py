@@ -18,6 +18,9 @@ spellings a kernel may use for the same code into that one, before work-group fo
   the same for the whole launch (``const int stride = get_global_size(0);``) is read in a
   loop's control as its value, and its declaration goes when nothing else reads it, so that
   ``i += stride`` and ``i += get_global_size(0)`` are one loop;
+* **divisions by powers of two**: an unsigned ``x / d`` or ``x % d`` whose divisor is
+  ``1 << s`` or a variable defined once as such becomes ``x >> s`` or ``x & (d - 1)``
+  (``transforms/pow2div.py``);
 * **pointer walks**: a pointer declared as ``base`` before a counted loop (counter ``k`` from
   ``k0`` by 1), advanced by ``p++`` or ``p += s`` at the end of each iteration, read in it only
   as ``*p`` or ``p[j]`` and nowhere after, becomes index arithmetic:
@@ -27,7 +30,8 @@ Each rewrite keeps the meaning of every valid kernel and applies only where that
 the IR: no ``continue`` that would skip a moved step, no barrier under a guard, values moved
 past other statements only when those do not write what they read and they read no memory.
 
-Pass name: ``normalize`` (options ``guards``, ``loops``, ``pointers``: each kind on or off).
+Pass name: ``normalize`` (options ``guards``, ``loops``, ``pointers``, ``divisions``: each
+kind on or off).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import usual_arithmetic
 from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType, Type
 from ppcl.compiler.ir.visit import Node, Rewriter, walk
+from ppcl.compiler.transforms.pow2div import power_of_two_divisions
 
 PASS_NAME = "normalize"
 
@@ -609,8 +614,10 @@ class _Walked(Rewriter):
 
 
 def normalize(kernel: ir.Function, *, guards: bool = True, loops: bool = True,
-              pointers: bool = True) -> ir.Function:
+              pointers: bool = True, divisions: bool = True) -> ir.Function:
     """``kernel`` with its equivalent shapes made one (see the module docstring)."""
+    if divisions:
+        kernel = power_of_two_divisions(kernel)
     body = kernel.body
     if body is None:
         return kernel
