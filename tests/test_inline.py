@@ -14,10 +14,13 @@ import ppcl as cl
 from ppcl.compiler.analysis.verify import verify
 from ppcl.compiler.diagnostics import CompileError
 from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.visit import walk
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.compiler.transforms.inline import barrier_functions, inline_barrier_functions
 from ppcl.devices.interface import DeviceBuildError
+from ppcl.settings import Debug
 
 MODES = [True, False]  # use the uniformity analysis or run everything masked
 LOCAL = 8
@@ -249,3 +252,50 @@ def test_barrier_call_on_lazy_operand_is_a_located_error(kernel, construct, wher
     with pytest.raises(cl.Error, match="BUILD_PROGRAM_FAILURE") as launched:
         run(LAZY, kernel, (4,), (4,), np.zeros(4, np.int32), LocalMem(16))
     assert where in str(launched.value) and "contains a barrier" in str(launched.value)
+
+
+SMALL_HELPERS = """
+int at(int row, int col, int n) { return row * n + col; }
+float weight(float a, float b) { return a * b; }
+int bound(int n) { return n; }
+
+__kernel void mm(__global const float *A, __global const float *B, __global float *C, int n,
+                 __global const int *flags) {
+    int col = get_global_id(0), row = get_global_id(1);
+    float acc = 0.0f;
+    for (int k = 0; k < n; k++)
+        acc += weight(A[at(row, k, n)], B[at(k, col, n)]);
+    if (flags[col] > 0 && weight(acc, 2.0f) > 1.0f)  /* a call on a lazy operand stays */
+        acc = -acc;
+    int steps = 0;
+    for (int k = 0; k < bound(n); k += 5)  /* and so does one in a loop's condition */
+        steps++;
+    C[at(row, col, n)] = acc + steps;
+}
+"""
+
+
+def test_small_helpers_are_inlined_so_the_plans_see_through_them():
+    """A loop calling a helper was never interchanged ("it calls a function"): small helpers
+    are inlined (pocl inlines every function), except on a lazy operand and in a loop's
+    condition or step, where inlining would change the shape of the code around the call
+    (the loop would no longer be a counted one)."""
+    module = compile_source(SMALL_HELPERS).module
+    kernel = inline_barrier_functions(module, module.kernels[0], small=True)
+    decls = tuple(kernel if d is module.kernels[0] else d for d in module.decls)
+    assert verify(ir.Module(decls, module.extensions)) == []
+    calls = {n.name for n in walk(kernel.body) if isinstance(n, ir.Call) and n.builtin is None}
+    assert calls == {"bound", "weight"}  # the loop condition's and the lazy operand's
+    assert not any(isinstance(n, ir.Call) and n.name == "at" for n in walk(kernel.body))
+    formed = kernel_ir(module, "mm", KernelSpec((16, 2, 1)), parse_build_options(""),
+                       Debug(verify=True)).formed
+    assert formed is not None and [p.plan for p in formed.loop_plans][0] == "interchange"
+    n = 16
+    rng = np.random.default_rng(8)
+    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    flags = rng.integers(-1, 2, n).astype(np.int32)
+    c = np.zeros((n, n), np.float32)
+    run(SMALL_HELPERS, "mm", (n, n), (16, 2), a, b, c, np.int32(n), flags)
+    want = a.astype(np.float64) @ b
+    want = np.where((flags[None, :] > 0) & (2 * want > 1), -want, want) + (n + 4) // 5
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)

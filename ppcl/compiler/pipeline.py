@@ -119,18 +119,25 @@ class KernelIR:
 # ---------------------------------------------------------------- the passes of a kernel build
 
 
+@dataclass(frozen=True)
+class InlineOptions:
+    small: bool = True  # small helpers too, so that the plans see their loops and indices
+
+
 @register
 class InlinePass(Pass):
     """Inline every call of a helper that reaches a barrier (``transforms/inline.py``), so that
-    work-group formation sees every barrier of the kernel."""
+    work-group formation sees every barrier of the kernel, and the calls of small helpers, so
+    that the plans see through them (a loop calling a function is not interchanged)."""
 
     name = "inline"
+    Options = InlineOptions
 
     def run(self, value: KernelIR) -> KernelIR:
         if value.formed is not None:
             raise PipelineError("pass 'inline' runs before 'workgroup'")
-        return dataclasses.replace(value, kernel=inline_barrier_functions(value.module,
-                                                                          value.kernel))
+        kernel = inline_barrier_functions(value.module, value.kernel, small=self.options.small)
+        return dataclasses.replace(value, kernel=kernel)
 
 
 @register
