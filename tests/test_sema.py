@@ -310,3 +310,22 @@ def test_auto_and_register_are_not_opencl_c(storage):
     errors = errors_of(f"__kernel void k(__global int *o) {{ {storage} int x = 1; o[0] = x; }}")
     assert len(errors) == 1 and (f"does not support the '{storage}' storage class specifier"
                                  in errors[0])
+
+
+@pytest.mark.parametrize("source, message", [
+    ("__kernel void k(__global float *o) { if (o[0] > 0) { __local float t[4]; "
+     "t[get_local_id(0)] = 1; o[1] = t[0]; } }",
+     "__local variable 't' must be declared in the outermost block"),
+    ("__kernel void k(__global float *o) { __local float t = 2; o[0] = t; }",
+     "__local variable 't' cannot have an initializer"),
+    ("void f(__global float *o) { __local float t[4]; t[0] = 1; o[0] = t[0]; }\n"
+     "__kernel void k(__global float *o) { f(o); }",
+     "__local variable 't' can only be declared in a kernel function"),
+    ("__kernel void k(__global float *o) { __constant float t; o[0] = t; }",
+     "__constant variable 't' must be initialized"),
+])
+def test_address_space_rules_keep_the_declaration(source: str, message: str) -> None:
+    """A variable breaking an address-space rule (a lavaMD-style kernel declaring its __local
+    tiles inside an 'if') gets that one error: its uses are not reported as undeclared."""
+    errors = errors_of(source)
+    assert len(errors) == 1 and message in errors[0], errors

@@ -587,22 +587,11 @@ class Sema(ExprSema):
         if decl.name is None:
             return None  # a struct/enum definition alone (hoisted to program scope)
         space = qt.space or T.AddressSpace.PRIVATE
-        if space is T.AddressSpace.GLOBAL:
-            self.fail(loc, f"variable '{decl.name}' cannot be declared in the __global address "
-                           "space inside a function")
-        if space is T.AddressSpace.LOCAL:
-            if not self.func.is_kernel:
-                self.fail(loc, f"__local variable '{decl.name}' can only be declared in a "
-                               "kernel function")
-            self._check_outermost_local(decl.name, loc)
-            if decl.init is not None:
-                self.fail(loc, f"__local variable '{decl.name}' cannot have an initializer")
-        if space is T.AddressSpace.CONSTANT:
-            if not self.func.is_kernel:
-                self.fail(loc, f"__constant variable '{decl.name}' can only be declared in a "
-                               "kernel function or at program scope")
-            if decl.init is None:
-                self.fail(loc, f"__constant variable '{decl.name}' must be initialized")
+        # the rules on where a variable of an address space may be declared are reported
+        # without dropping the declaration, so its uses raise no second error ('use of
+        # undeclared identifier'), as clang's diagnostics do
+        for rule in self._address_space_rules(decl, space):
+            self.error(loc, rule)
         t = self._complete_array(qt.type, decl.init, loc)
         self.check_object_type(t, loc, what=f"variable '{decl.name}'")
         if isinstance(t, T.ArrayType) and t.length is None:
@@ -616,15 +605,35 @@ class Sema(ExprSema):
         align = qt.align if qt.align is not None else self.align_attribute(decl.funcspec)
         return ir.VarDecl(name, t, space, const, qt.volatile, init, align, loc=loc)
 
-    def _check_outermost_local(self, name: str, loc: Loc) -> None:
-        """A kernel's __local variables belong to its outermost block (OpenCL C 1.2 6.5.2):
+    def _address_space_rules(self, decl: c_ast.Decl, space: T.AddressSpace) -> list[str]:
+        """The messages of the address-space rules a function's variable ``decl`` breaks.
+        A kernel's __local variables belong to its outermost block (OpenCL C 1.2 6.5.2):
         they exist once per work-group, not per entry into a block. The scopes are the
         program's, the function's and one per inner block. (__constant ones, which the same
         rule covers, stay allowed in inner blocks: coarsening and fusion nest a kernel's
         body in a loop or block and build the printed result again.)"""
-        if len(self.scopes) > 2:
-            self.fail(loc, f"__local variable '{name}' must be declared in the outermost "
-                           "block of the kernel function")
+        assert self.func is not None
+        name = decl.name
+        broken: list[str] = []
+        if space is T.AddressSpace.GLOBAL:
+            broken.append(f"variable '{name}' cannot be declared in the __global address "
+                          "space inside a function")
+        if space is T.AddressSpace.LOCAL:
+            if not self.func.is_kernel:
+                broken.append(f"__local variable '{name}' can only be declared in a kernel "
+                              "function")
+            elif len(self.scopes) > 2:
+                broken.append(f"__local variable '{name}' must be declared in the outermost "
+                              "block of the kernel function")
+            if decl.init is not None:
+                broken.append(f"__local variable '{name}' cannot have an initializer")
+        if space is T.AddressSpace.CONSTANT:
+            if not self.func.is_kernel:
+                broken.append(f"__constant variable '{name}' can only be declared in a "
+                              "kernel function or at program scope")
+            if decl.init is None:
+                broken.append(f"__constant variable '{name}' must be initialized")
+        return broken
 
     def _complete_array(self, t: T.Type, init: c_ast.Node | None, loc: Loc) -> T.Type:
         if isinstance(t, T.ArrayType) and t.length is None:
