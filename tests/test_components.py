@@ -19,6 +19,7 @@ from ppcl.compiler.pipeline import KernelSpec, Pipeline, kernel_ir
 from ppcl.devices.cpu import CPUProgram
 from ppcl.devices.serial import SerialDevice
 from ppcl.settings import Debug
+from tests.launch import build_kernel
 
 mf = cl.mem_flags
 
@@ -180,3 +181,21 @@ def test_one_buffer_passed_for_both_the_read_and_the_written_parameter(contexts,
                    (np.float32(2.0),), same=True) for c in contexts)
     old = pixels.astype(np.float32)  # each work-item reads its pixel before storing it
     np.testing.assert_array_equal(got[1], old[0::4] * np.float32(2.0) + old[1::4])
+
+
+@pytest.mark.parametrize("shape", [(17, 23), (64, 64), (100, 37), (3, 3)])
+def test_sobel_on_uchar4_pixels_equals_the_kernel_built_without_them(contexts, shape) -> None:
+    h, w = shape
+    rng = np.random.default_rng(h * w)
+    pixels = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    out = np.zeros_like(pixels)
+    got, want = (_run(c, "sobel", (w, h), [pixels, out], ()) for c in contexts)
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_sobel_loads_pixel_components_as_scalars() -> None:
+    c_source = build_kernel(SOURCE, "sobel", local_size=(16, 16)).c_source
+    group = c_source[c_source.index("static void ppcl_group_sobel"):]
+    assert "__ppcl_convert_float4__uchar4(" not in group
+    assert "__ppcl_convert_float__uchar(((unsigned char *)(" in group
+    assert "__ppcl_hypot__float_float(" in group

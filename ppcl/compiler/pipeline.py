@@ -211,8 +211,9 @@ class WorkgroupPass(Pass):
 
 @register
 class ScalarizePass(Pass):
-    """Vector temporaries of the vectorizable work-item loops inside group-level loops split
-    into scalars (``transforms/scalarize.py``)."""
+    """Vector temporaries of the vectorizable work-item loops inside group-level loops, or with
+    vector elements of ``char`` or ``short`` components, split into scalars
+    (``transforms/scalarize.py``)."""
 
     name = "scalarize"
 
