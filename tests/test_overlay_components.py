@@ -1,5 +1,5 @@
 """Vector elements the overlay's generated kernels load only to take components, loaded a
-component at a time (``ppcl/overlay/components.py``): results equal to the kernels run without
+component at a time (``ppcl/compiler/transforms/components.py``): results equal to the kernels run without
 the overlay, and the vectors that must stay whole kept."""
 
 from __future__ import annotations

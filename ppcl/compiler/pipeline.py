@@ -5,11 +5,12 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,switch,normalize,workgroup,scalarize,schedule,split
+    inline,switch,normalize,components,workgroup,scalarize,schedule,split
 
 ``inline`` inlines helpers that reach a barrier, ``switch`` rewrites a switch holding a
 barrier into the ``if``s and loops formation splits, ``normalize`` makes equivalent shapes of a
-kernel one (guards, counted loops, pointer walks) so that the plans see one, ``workgroup`` forms the work-group function
+kernel one (guards, counted loops, pointer walks) so that the plans see one, ``components``
+loads vector elements used a component at a time as scalar components, ``workgroup`` forms the work-group function
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
 into scalars, ``schedule`` records every decision the printer follows, ``split`` gives work-item
 loops decided on a subdomain a fast copy for it. The printer
@@ -37,6 +38,7 @@ from ppcl.compiler.ir.printf_spec import PrintfFormat
 from ppcl.compiler.ir.types import AddressSpace
 from ppcl.compiler.ir.visit import Rewriter
 from ppcl.compiler.passes import Pass, Pipeline, PipelineError, register
+from ppcl.compiler.transforms.components import component_loads
 from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
@@ -75,6 +77,7 @@ class KernelIR:
     fast_math: bool = False
     formed: FormedKernel | None = None
     split: bool = True  # input space splitting allowed (the build option -ppcl-no-split: no)
+    notes: tuple[str, ...] = ()  # decisions of the passes before formation, for the plans
 
     def needs_formed(self, pass_name: str) -> FormedKernel:
         if self.formed is None:
@@ -178,6 +181,21 @@ class NormalizePass(Pass):
         return dataclasses.replace(value, kernel=kernel)
 
 
+@register
+class ComponentsPass(Pass):
+    """Private vectors loaded from a buffer and used a component at a time loaded as scalar
+    components (``transforms/components.py``); each decision goes to the plans."""
+
+    name = "components"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'components' runs before 'workgroup'")
+        result = component_loads(value.kernel)
+        return dataclasses.replace(value, kernel=result.function,
+                                   notes=value.notes + tuple(result.notes()))
+
+
 @dataclass(frozen=True)
 class WorkgroupOptions:
     uniformity: bool = True  # false: treat every value as varying (for tests and comparisons)
@@ -202,8 +220,9 @@ class WorkgroupPass(Pass):
 
 @register
 class ScalarizePass(Pass):
-    """Vector temporaries of the vectorizable work-item loops inside group-level loops split
-    into scalars (``transforms/scalarize.py``)."""
+    """Vector temporaries of the vectorizable work-item loops inside group-level loops, or with
+    vector elements of ``char`` or ``short`` components, split into scalars
+    (``transforms/scalarize.py``)."""
 
     name = "scalarize"
 
@@ -244,8 +263,8 @@ class SplitPass(Pass):
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
-    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), workgroup, ScalarizePass(),
-                     SchedulePass(), SplitPass()))
+    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), ComponentsPass(), workgroup,
+                     ScalarizePass(), SchedulePass(), SplitPass()))
 
 
 CPU_PIPELINE = cpu_pipeline()
@@ -291,7 +310,7 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
     result = pipeline.run(value, debug, stream)
     if debug.shows("plans") and result.formed is not None:
         out = stream if stream is not None else sys.stderr
-        for line in result.formed.plans:
+        for line in result.notes + result.formed.plans:
             out.write(f"// ppcl plan {kernel_name}: {line}\n")
         for loop in result.formed.loop_plans:
             out.write(f"// ppcl plan {kernel_name}: {loop.line()}\n")

@@ -32,9 +32,9 @@ from typing import Any
 
 from ppcl.compiler.codegen.opencl import print_opencl
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.transforms.components import component_loads
 from ppcl.devices.interface import BufferArg, LocalArg, ValueArg
 from ppcl.overlay import persist
-from ppcl.overlay.components import component_loads
 from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
 from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, root_of
 from ppcl.overlay.narrow import narrow_indices
@@ -525,12 +525,14 @@ class Recorder:
             function = dataclasses.replace(function, body=body)
             graph.notes.append(f"narrowed {narrowed} size_t index expression(s) of {name} to "
                                "int: every value fits in int over its NDRange")
-        function, split = component_loads(function, _same_buffer(function, [
+        split = component_loads(function, _same_buffer(function, [
             commands[members[part]].task.args[arg]  # type: ignore[union-attr]
             for part, arg in bindings]))
-        if split:
-            graph.notes.append(f"component loads in {name} for {', '.join(split)}: vector "
-                               "elements of buffers it does not write, only components used")
+        function = split.function
+        if split.taken:
+            graph.notes.append(f"component loads in {name} for {', '.join(split.taken)}: "
+                               "vector elements of buffers it does not write, only components "
+                               "used")
         program = first.kernel.program
         module = program._module.with_only_kernel(function)
         kernel = GeneratedKernel(print_opencl(module), program._options, name, info.ndrange)

@@ -144,12 +144,14 @@ class CUnit:
         return bool(self.printf_formats)
 
 
-def _used_overloads(nodes: list[ir.Function]) -> list[builtins.Overload]:
+def _used_overloads(bodies: list[ir.Block | None]) -> list[builtins.Overload]:
+    """The builtin overloads the bodies call (a formed body's passes may call builtins the
+    kernel as written does not)."""
     keys: dict[str, None] = {}
-    for f in nodes:
-        if f.body is None:
+    for body in bodies:
+        if body is None:
             continue
-        for n in walk(f.body):
+        for n in walk(body):
             if isinstance(n, ir.Call) and n.builtin is not None and n.name not in _LOWERED_HERE:
                 keys.setdefault(n.builtin, None)
     return [builtins.lookup(k) for k in keys]
@@ -270,7 +272,9 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
     run.append(g + "}")
     run.append("}")
 
-    builtin_defs = c_builtin_definitions(_used_overloads([*helpers, kernel]), fast_math=fast_math)
+    builtin_defs = c_builtin_definitions(
+        _used_overloads([*(f.body for f in helpers), kernel.body, formed.body]),
+        fast_math=fast_math)
     parts = [TYPES_HEADER.read_text(encoding="utf-8"), PRELUDE]
     if printf_formats:
         parts += [PRINTF_SUPPORT, format_table_comment(printf_formats)]

@@ -46,6 +46,7 @@ from ppcl.compiler.ir.types import DOUBLE, EVENT_T, FLOAT, INT, LONG, UINT, ULON
 
 __all__ = [
     "BUILTIN_CONSTANTS",
+    "ELEMENTWISE",
     "FAMILIES",
     "BuiltinError",
     "Overload",
@@ -149,6 +150,22 @@ def lookup(key: str) -> Overload:
     if ov is None:
         raise KeyError(f"no builtin overload with key {key!r}")
     return ov
+
+
+# builtins that OpenCL also defines component-wise on vectors (``gentype f(gentype...)``);
+# ``select`` among them tests a vector condition's top bit, a scalar one for non-zero
+ELEMENTWISE = frozenset("""
+sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh sinpi cospi tanpi asinpi
+acospi atanpi atan2pi exp exp2 exp10 expm1 log log2 log10 log1p logb sqrt rsqrt cbrt pow pown
+powr rootn hypot fabs floor ceil round trunc rint fmin fmax fmod mad fma copysign fdim ldexp
+erf erfc tgamma lgamma nextafter maxmag minmag remainder
+native_sin native_cos native_tan native_exp native_exp2 native_exp10 native_log native_log2
+native_log10 native_sqrt native_rsqrt native_recip native_powr native_divide
+half_sin half_cos half_tan half_exp half_exp2 half_exp10 half_log half_log2 half_log10
+half_sqrt half_rsqrt half_recip half_powr half_divide
+min max clamp abs abs_diff add_sat sub_sat hadd rhadd mad_hi mul_hi mad_sat rotate clz popcount
+mul24 mad24 mix step smoothstep sign degrees radians select
+""".split())
 
 
 # ---------------------------------------------------------------- overload resolution

@@ -10,10 +10,16 @@ per component. Vector values then only exist in memory, read and written a compo
 and the work-item loop vectorizes along work-items (the vectors' layout is what the work-item
 loop strides over).
 
-Only regions inside a group-level loop are rewritten: they run once per iteration of an
-interchanged or barrier loop, which is where the time goes. A region with a vector construct
-that has no component form here (a call returning a vector, a vector comparison or select)
-is left as it was.
+Regions inside a group-level loop are rewritten: they run once per iteration of an
+interchanged or barrier loop, which is where the time goes. So is any other region that loads
+or stores a vector element of ``char`` or ``short`` components (RGBA ``uchar4`` pixels): gcc
+has no vector type for such an element, so that region runs one work-item at a time whatever
+else it does. An element-wise builtin (``ir.builtins.ELEMENTWISE`` but ``select``, and every
+``convert_``) gives component ``i`` as the scalar builtin of its arguments' components, the
+function each component of the vector overload calls; a component of a vector element in
+memory becomes a scalar access (``transforms/components.py``). A region with a vector
+construct that has no component form here (a call of another builtin returning a vector, a
+vector comparison or select) is left as it was.
 
 Pass name: part of ``workgroup``.
 """
@@ -26,8 +32,10 @@ from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.builtins import ELEMENTWISE, BuiltinError, resolve
 from ppcl.compiler.ir.types import AddressSpace, ScalarType, VectorType
 from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
+from ppcl.compiler.transforms.components import component
 
 _ELEMENTWISE = frozenset(("+", "-", "*", "/"))
 
@@ -66,7 +74,9 @@ class _Scalarizer(Rewriter):
         if isinstance(e, ir.VarRef) and e.name in self.names:
             return ir.VarRef(elem, self.part(e.name, i), loc=e.loc)
         if isinstance(e, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(e):
-            return ir.Swizzle(elem, self.rewrite(e), (i,), f"s{i:x}", loc=e.loc)
+            return self.element(self.rewrite(e), i)
+        if isinstance(e, ir.Call):
+            return self.call(e, i)
         if isinstance(e, ir.Binary) and e.op in _ELEMENTWISE:
             return ir.Binary(elem, e.op, self.comp(e.lhs, i), self.comp(e.rhs, i), loc=e.loc)
         if isinstance(e, ir.Unary) and e.op in ("-", "+"):
@@ -92,6 +102,43 @@ class _Scalarizer(Rewriter):
                     return self._scalar_elem(part, elem)
                 offset += width
         raise _Unsupported
+
+    def element(self, e: ir.Expr, i: int) -> ir.Expr:
+        """Component ``i`` of a vector value read in place (a variable, a context array entry,
+        an element in memory, accessed as a scalar there)."""
+        assert isinstance(e.type, VectorType)
+        scalar = component(e, i) if isinstance(e, ir.Index) else None
+        if scalar is not None:
+            return scalar
+        return ir.Swizzle(e.type.elem, e, (i,), f"s{i:x}", loc=e.loc)
+
+    def call(self, e: ir.Call, i: int) -> ir.Expr:
+        """Component ``i`` of an element-wise builtin: the scalar builtin of the vector
+        arguments' components and the scalar arguments (``fmin(v, 1.0f)``)."""
+        t = e.type
+        assert isinstance(t, VectorType)
+        name = _scalar_builtin(e)
+        if name is None:
+            raise _Unsupported
+        args: list[ir.Expr] = []
+        for a in e.args:
+            if isinstance(a.type, VectorType):
+                if a.type.width != t.width:
+                    raise _Unsupported
+                args.append(self.comp(a, i))
+            elif isinstance(a.type, ScalarType):
+                args.append(self._scalar_elem(a, a.type))
+            else:
+                raise _Unsupported
+        try:
+            overload = resolve(name, [a.type for a in args])
+        except BuiltinError:
+            raise _Unsupported from None
+        if overload.ret != t.elem or overload.variadic:
+            raise _Unsupported
+        converted = tuple(a if a.type == p else ir.Cast(p, a, True, loc=a.loc)
+                          for a, p in zip(args, overload.params))
+        return ir.Call(t.elem, name, converted, builtin=overload.key, loc=e.loc)
 
     def _scalar_elem(self, e: ir.Expr, elem: ScalarType) -> ir.Expr:
         if not is_effect_free(e):
@@ -179,9 +226,7 @@ class _Scalarizer(Rewriter):
                 and target.base.name in self.names:
             return [self.comp(target.base, k) for k in target.indices]
         if isinstance(target, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(target):
-            assert isinstance(target.type, VectorType)
-            return [ir.Swizzle(target.type.elem, self.rewrite(target), (i,), f"s{i:x}")
-                    for i in range(width)]
+            return [self.element(self.rewrite(target), i) for i in range(width)]
         # components of a context array entry or of memory (``acc.xyz += s * r.xyz``)
         if isinstance(target, ir.Swizzle) and isinstance(target.base, wg.ContextRef | ir.Index) \
                 and isinstance(target.base.type, VectorType) and is_effect_free(target.base):
@@ -209,6 +254,24 @@ class _Scalarizer(Rewriter):
         return ir.Block((*temps, *stores), loc=loc)
 
 
+def _scalar_builtin(e: ir.Call) -> str | None:
+    """The scalar builtin each component of a call of an element-wise vector builtin calls,
+    or None: ``convert_float4_sat`` -> ``convert_float_sat``, ``hypot`` -> ``hypot``."""
+    if e.builtin is None or not isinstance(e.type, VectorType):
+        return None
+    if e.name.startswith("convert_") and len(e.args) == 1:
+        rest = e.name[len("convert_"):]
+        vector = str(e.type)
+        return f"convert_{e.type.elem}{rest[len(vector):]}" if rest.startswith(vector) else None
+    return e.name if e.name in ELEMENTWISE and e.name != "select" else None
+
+
+def _narrow_vector_elements(body: Node) -> bool:
+    """``body`` loads or stores a vector element of ``char`` or ``short`` components."""
+    return any(isinstance(n, ir.Index) and isinstance(n.type, VectorType)
+               and n.type.elem.size <= 2 for n in walk(body))
+
+
 def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
     """``body`` of one work-item loop with its vector private variables split, or ``body``
     unchanged when some vector construct in it has no component form."""
@@ -227,12 +290,13 @@ def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
 
 
 def scalarize_hot_regions(body: ir.Block) -> ir.Block:
-    """Every vectorizable work-item loop inside a group-level loop, scalarized."""
+    """Every vectorizable work-item loop inside a group-level loop, or with vector elements of
+    ``char`` or ``short`` components, scalarized."""
     counter = [0]
 
     def visit(node: ir.Stmt, in_loop: bool) -> ir.Stmt:
         if isinstance(node, wg.WorkItemLoop):
-            if in_loop and node.simd:
+            if node.simd and (in_loop or _narrow_vector_elements(node.body)):
                 return dataclasses.replace(node, body=scalarize_region(node.body, counter))
             return node
         if not any(isinstance(c, ir.Stmt) for c in children(node)):

@@ -1,0 +1,239 @@
+"""Vector elements a kernel loads only to take components, loaded a component at a time.
+
+``float4 p = convert_float4(rgb[i]); g[i] = 0.299f * p.x + 0.587f * p.y + 0.114f * p.z;`` loads
+a ``uchar4`` as one vector. On the CPU device the work-item loop then does not vectorize (gcc
+has no vector type for a vector of ``uchar4``: "no vectype for stmt"), so a colour conversion
+runs one work-item at a time, 2.7x slower than the same kernel written with component loads.
+When a private vector variable is defined once, as a buffer element or an element-wise
+conversion of one, and every use of it takes one component, each use can load that component
+instead: ``(float)((__global const uchar *)(rgb + i))[0]``. The values are the same (a
+conversion without ``_sat`` or a rounding suffix is the C conversion of each component; the
+element is read from a buffer the kernel never stores to, at an index whose variables never
+change), and gcc vectorizes the strided scalar loads along the work-items.
+
+Whether another parameter is bound to the same buffer is known only at a launch. The overlay
+knows it (``same_buffer``) and applies this to the kernels it generates (``recorder.py``); the
+CPU pipeline (pass ``components``) does not, so there the load also moves only where no store
+to memory, no call with effects and no barrier can come between the definition and its last
+use (a store through another parameter would otherwise be seen by the later loads). A
+component taken straight from an element (``convert_float4(rgb[i]).x``, ``p[i].s1 = v``) is the
+same access at the same place, so it always becomes a scalar access (``component``, which the
+scalarizer also uses for the components it splits off).
+
+Pass name: ``components`` (before ``workgroup``); ``PPCL_DEBUG=plans`` names every candidate
+variable and why it was or was not rewritten.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ppcl.compiler.analysis.buffers import buffer_accesses, single_definitions
+from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, VectorType
+from ppcl.compiler.ir.visit import Node, Rewriter, walk
+
+__all__ = ["ComponentLoads", "component", "component_loads"]
+
+_MEMORY = (AddressSpace.GLOBAL, AddressSpace.CONSTANT)
+_ORDERING = frozenset(("barrier", "work_group_barrier", "mem_fence", "read_mem_fence",
+                       "write_mem_fence"))
+
+
+@dataclass(frozen=True)
+class ComponentLoads:
+    """The rewritten function, the variables rewritten (and a count of components taken
+    straight from elements), and each candidate variable kept with the reason."""
+
+    function: ir.Function
+    taken: tuple[str, ...] = ()
+    kept: tuple[tuple[str, str], ...] = ()
+
+    def notes(self) -> list[str]:
+        """One line per decision, for ``PPCL_DEBUG=plans``."""
+        lines = [f"component loads: {name}" for name in self.taken]
+        return lines + [f"no component loads for {name}: {why}" for name, why in self.kept]
+
+
+def component(element: ir.Index, i: int) -> ir.Index | None:
+    """Component ``i`` of the vector element ``element`` (``p[e]`` with ``p`` a pointer to
+    vectors in memory) as a scalar access ``((T *)(p + e))[i]`` (the element's own address,
+    so no index arithmetic can overflow), or None for other elements. The index must be free
+    of effects (it is not evaluated any more often)."""
+    pointer = element.base.type
+    if not isinstance(pointer, PointerType) or not isinstance(pointer.pointee, VectorType) \
+            or pointer.space not in (*_MEMORY, AddressSpace.LOCAL):
+        return None
+    vector = pointer.pointee
+    scalar = PointerType(vector.elem, pointer.space, const=pointer.const,
+                         volatile=pointer.volatile)
+    address = ir.Binary(pointer, "+", element.base, element.index, loc=element.loc)
+    return ir.Index(vector.elem, ir.Cast(scalar, address), ir.IntLit(INT, i), loc=element.loc)
+
+
+def _element_load(e: ir.Expr, pointers: dict[str, PointerType]) -> ir.Index | None:
+    """``e`` when it loads a vector element of a buffer parameter at an index free of effects."""
+    if not isinstance(e, ir.Index) or not isinstance(e.base, ir.VarRef):
+        return None
+    pointer = pointers.get(e.base.name)
+    if pointer is None or not isinstance(pointer.pointee, VectorType) or pointer.volatile:
+        return None
+    return e if is_effect_free(e.index) else None
+
+
+def _conversion(e: ir.Expr) -> bool:
+    """An element-wise conversion with C's rounding (no ``_sat``, no rounding suffix)."""
+    return isinstance(e, ir.Call) and e.builtin is not None and e.name.startswith("convert_") \
+        and "_sat" not in e.name and "_rt" not in e.name and len(e.args) == 1 \
+        and isinstance(e.type, VectorType)
+
+
+def _orders_memory(node: Node) -> bool:
+    """A store to memory, a call with effects, or a barrier or fence."""
+    return effects(node, Effects()).memory or any(
+        isinstance(n, ir.Call) and n.builtin is not None and n.name in _ORDERING
+        for n in walk(node))
+
+
+def _uses(node: Node, name: str) -> bool:
+    return any(isinstance(n, ir.VarRef) and n.name == name for n in walk(node))
+
+
+def _loads_before_stores(s: ir.Stmt) -> bool:
+    """``s`` reads everything before it writes: no store or ordering at all, or one
+    assignment whose value and target address neither store nor order memory."""
+    if not _orders_memory(s):
+        return True
+    if not isinstance(s, ir.ExprStmt) or not isinstance(s.expr, ir.Assign):
+        return False
+    target = s.expr.target
+    parts = [s.expr.value] + [n for n in walk(target) if n is not target
+                              and isinstance(n, ir.Expr)]
+    return not any(_orders_memory(p) for p in parts)
+
+
+def _nothing_stored_before_uses(body: ir.Block, name: str) -> bool:
+    """No store to memory, call with effects or barrier between the declaration of ``name``
+    and its last use: loads moved to the uses read what the declaration read."""
+    for block in walk(body):
+        if not isinstance(block, ir.Block):
+            continue
+        for k, s in enumerate(block.stmts):
+            if isinstance(s, ir.DeclStmt) and any(d.name == name for d in s.decls):
+                later = block.stmts[k + 1:]
+                last = max((j for j, t in enumerate(later) if _uses(t, name)), default=-1)
+                if _orders_memory(s) or any(_orders_memory(t) for t in later[:last]):
+                    return False
+                return last < 0 or _loads_before_stores(later[last])
+    return False  # not declared in a block (a for loop's initializer): not judged
+
+
+class _Components(Rewriter):
+    def __init__(self, loads: dict[str, tuple[ir.Index, ir.Expr | None]]) -> None:
+        self.loads = loads  # variable -> (element load, conversion around it or None)
+        self.count = 0  # components taken straight from a load (no variable)
+
+    def rewrite_Swizzle(self, e: ir.Swizzle) -> ir.Expr:
+        if len(e.indices) != 1:
+            return e
+        if isinstance(e.base, ir.VarRef) and e.base.name in self.loads:
+            load, conversion = self.loads[e.base.name]
+            return self._component(e, load, conversion)
+        conversion = e.base if _conversion(e.base) else None
+        inner = conversion.args[0] if isinstance(conversion, ir.Call) else e.base
+        if not isinstance(inner, ir.Index) or not is_effect_free(inner.index):
+            return e
+        value = self._component(e, inner, conversion)
+        if value is e:
+            return e
+        self.count += 1
+        return value
+
+    def _component(self, e: ir.Swizzle, load: ir.Index, conversion: ir.Expr | None
+                   ) -> ir.Expr:
+        value: ir.Expr | None = component(load, e.indices[0])
+        if value is None:
+            return e
+        if conversion is not None:
+            assert isinstance(conversion.type, VectorType)
+            value = ir.Cast(conversion.type.elem, value)
+        return value
+
+    def rewrite_DeclStmt(self, s: ir.DeclStmt) -> object:
+        kept = tuple(d for d in s.decls if d.name not in self.loads)
+        if len(kept) == len(s.decls):
+            return s
+        return ir.DeclStmt(kept, loc=s.loc) if kept else ()
+
+
+def _buffer(load: ir.Index) -> str:
+    assert isinstance(load.base, ir.VarRef)
+    return load.base.name
+
+
+def _whole_uses(body: ir.Block, names: set[str]) -> set[str]:
+    """The names some use of which is not one component (``p.x``)."""
+    refs: dict[str, int] = dict.fromkeys(names, 0)
+    single: dict[str, int] = dict.fromkeys(names, 0)
+    for n in walk(body):
+        if isinstance(n, ir.VarRef) and n.name in refs:
+            refs[n.name] += 1
+        elif isinstance(n, ir.Swizzle) and isinstance(n.base, ir.VarRef) \
+                and n.base.name in single and len(n.indices) == 1:
+            single[n.base.name] += 1
+    return {name for name in names if refs[name] != single[name]}
+
+
+def component_loads(fn: ir.Function, same_buffer: Sequence[set[str]] | None = None
+                    ) -> ComponentLoads:
+    """``fn`` with such vector variables, and components taken straight from such an element
+    (``convert_float4(rgb[i]).x``, as a recomputed producer's value reads), replaced by
+    component loads. ``same_buffer`` groups the parameters bound to one buffer (a store
+    through one of them counts for all); None when the bindings are not known, where any
+    two parameters may be one buffer."""
+    if fn.body is None:
+        return ComponentLoads(fn)
+    pointers = {p.name: p.type for p in fn.params if isinstance(p.type, PointerType)
+                and p.type.space in _MEMORY}
+    accesses = buffer_accesses(fn)
+    stored = {name for name, access in accesses.items() if access.writes}
+    for group in same_buffer or ():
+        if group & stored:
+            stored |= group
+    written = effects(fn.body, Effects())
+    definitions = single_definitions(fn)
+    unchanged = set(definitions) | {p.name for p in fn.params if p.name not in written.writes}
+    loads: dict[str, tuple[ir.Index, ir.Expr | None]] = {}
+    kept: dict[str, str] = {}
+    for name, init in definitions.items():
+        conversion = init if _conversion(init) else None
+        load = _element_load(conversion.args[0] if isinstance(conversion, ir.Call) else init,
+                             pointers)
+        if load is None or not isinstance(init.type, VectorType):
+            continue
+        changing = sorted({n.name for n in walk(load.index)
+                           if isinstance(n, ir.VarRef) and n.name not in unchanged})
+        if _buffer(load) in stored:
+            kept[name] = f"its buffer {_buffer(load)} is written by the kernel"
+        elif changing:
+            kept[name] = f"its index reads {', '.join(changing)}, which the kernel changes"
+        elif same_buffer is None and not _nothing_stored_before_uses(fn.body, name):
+            kept[name] = "a store, call or barrier may come between its load and a use " \
+                "(another parameter may be the same buffer)"
+        else:
+            loads[name] = (load, conversion)
+    for name in sorted(_whole_uses(fn.body, set(loads))):
+        kept[name] = "used whole, not one component at a time"
+        del loads[name]
+    components = _Components(loads)
+    body = components.rewrite(fn.body)
+    assert isinstance(body, ir.Block)
+    taken = [f"{name} (elements of {_buffer(loads[name][0])} loaded as components)"
+             for name in sorted(loads)]
+    taken += [f"{components.count} component(s) taken from loaded elements"] \
+        * bool(components.count)
+    function = dataclasses.replace(fn, body=body) if taken else fn
+    return ComponentLoads(function, tuple(taken), tuple(sorted(kept.items())))
