@@ -188,7 +188,43 @@ EXPLAINED = [
      ["write a[not affine]: divergent", "subkernels: guarded only"]),
     ("__kernel void k(__global float *a) { a[2 * get_global_id(0) + 1] = 1.0f; }", "8",
      ["write a[2*gid0 + 1]: strided"]),
+    # the vendors' Sobel: bounds on the launch's own size, in unsigned arithmetic
+    ("""__kernel void k(__global const float *in, __global float *out) {
+        uint x = get_global_id(0), y = get_global_id(1);
+        uint width = get_global_size(0), height = get_global_size(1);
+        if (x >= 1 && x < width - 1 && y >= 1 && y < height - 1)
+            out[x + y * width] = in[x + y * width - 1] + in[x + y * width + 1];
+    }""", "16,16", ["0 < gid0 <= -2 + gsize0", "gsize1 >= 17 + base1"]),
 ]
+
+
+def test_bounds_on_the_launch_size_split_and_compute_what_the_guard_does() -> None:
+    source = EXPLAINED[-1][0]
+    for shape in ((32, 32), (48, 16), (16, 16)):
+        h, w = shape[1], shape[0]
+        a = np.random.default_rng(w + h).random(w * h, dtype=np.float32)
+        out = np.zeros_like(a)
+        run(source, "k", shape, (16, 16), a, out)
+        want = np.zeros((h, w), np.float32)
+        grid = a.reshape(h, w)
+        want[1:-1, 1:-1] = grid[1:-1, :-2] + grid[1:-1, 2:]
+        np.testing.assert_array_equal(out.reshape(h, w), want)
+
+
+def test_a_size_minus_more_than_the_local_size_is_not_modelled() -> None:
+    """``gsize0 - c`` in unsigned arithmetic is exact only for ``c`` up to the local size (a
+    global size is a multiple of it); beyond, it may wrap and stays unmodelled."""
+    from ppcl.compiler.analysis.affine import Model, Poly, affine_of
+    from ppcl.compiler.ir.types import ScalarType
+
+    uint = ScalarType("uint")
+    size = ir.Cast(uint, ir.Call(ScalarType("ulong"), "get_global_size",
+                                 (ir.IntLit(uint, 0),), "get_global_size(uint)"))
+    model = Model(frozenset(), (16, 1, 1), False, True)
+    for c, expected in ((1, Poly.var("gsize0") - Poly.const(1)),
+                        (16, Poly.var("gsize0") - Poly.const(16)), (17, None)):
+        e = ir.Binary(uint, "-", size, ir.IntLit(uint, c))
+        assert affine_of(e, model) == expected
 
 
 @pytest.mark.parametrize("source,local,expected", EXPLAINED)

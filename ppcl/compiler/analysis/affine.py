@@ -14,7 +14,8 @@ kernel never writes, by their own names.
 when every monomial has degree <= 1; ``w * gid1`` is kept as a degree-2 monomial so that an
 access ``in[y * w + x]`` is still known to move by 1 along ``gid0``). It answers None, never a
 wrong value, for anything it cannot model exactly: division, shifts, unsigned subtraction
-(which wraps), a variable written after its declaration, a conversion that may change the
+(which wraps; but not ``gsize_d - c`` for a constant up to the local size, see ``_size_less``),
+a variable written after its declaration, a conversion that may change the
 value, a call other than the id queries. Those parts are over-approximated as the paper does:
 an access whose index is None may touch the whole buffer and is divergent, a condition that is
 None is kept as it is in every version of the code.
@@ -177,6 +178,9 @@ def _exact_cast(to: ScalarType, e: ir.Expr, model: Model) -> bool:
         return True
     if isinstance(e, ir.Call) and e.name == "get_local_id" and to.size >= 4:
         return True  # below the local size, which an int holds
+    if isinstance(e, ir.Call) and e.name == "get_global_size" and model.narrow_ids \
+            and to.size >= 4 and not to.is_signed:
+        return True  # every global id fits in int, so the size fits in a 32-bit unsigned
     if src.is_signed == to.is_signed:
         return to.size >= src.size
     if not src.is_signed:  # unsigned into a wider signed type
@@ -222,13 +226,28 @@ def affine_of(e: ir.Expr, model: Model) -> Poly | None:
         return None
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
         if not t.is_signed and (e.op == "-" or t.size < 8):
-            return None  # unsigned arithmetic may wrap
+            return _size_less(e, model)  # unsigned arithmetic may wrap
         lhs, rhs = affine_of(e.lhs, model), affine_of(e.rhs, model)
         if lhs is None or rhs is None:
             return None
         return lhs + rhs if e.op == "+" else lhs - rhs if e.op == "-" else lhs * rhs
     if isinstance(e, ir.Call) and e.builtin is not None and e.args:
         return _query(e, model)
+    return None
+
+
+def _size_less(e: ir.Binary, model: Model) -> Poly | None:
+    """``gsize_d - c`` in unsigned arithmetic, for a constant ``c`` no larger than the local
+    size ``L_d``, as in ``x < get_global_size(0) - 1``: a global size is a multiple of the
+    local size, so at least ``L_d``, and the difference does not wrap. None otherwise."""
+    if e.op != "-":
+        return None
+    lhs, rhs = affine_of(e.lhs, model), affine_of(e.rhs, model)
+    if lhs is None or rhs is None or rhs.names():
+        return None
+    for d in range(3):
+        if lhs == Poly.var(f"gsize{d}") and 0 <= rhs.constant <= model.local_size[d]:
+            return lhs - rhs
     return None
 
 
