@@ -15,6 +15,34 @@ from ppcl.compiler.ir.visit import find_all
 from ppcl.compiler.pipeline import KernelSpec, cpu_pipeline, kernel_ir
 from ppcl.settings import Debug
 
+HYPOT = """
+__kernel void magnitude(__global const float *x, __global const float *y, __global float *m) {
+    size_t i = get_global_id(0);
+    m[i] = hypot(x[i], y[i]);
+}
+"""
+
+
+def test_work_item_loop_calling_hypot_is_vectorized():
+    """Float hypot is inline C through double, not a libm call, so the work-item loop around
+    it vectorizes (the gradient magnitude of a Sobel filter); C99's special cases hold."""
+    k = build_kernel(HYPOT, "magnitude", local_size=(64,), want_vector_report=True)
+    assert _work_item_loops_vectorized(k), k.vector_report  # type: ignore[attr-defined]
+    assert "hypotf(" not in k.c_source
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal(256) * 10.0 ** rng.integers(-40, 38, 256)).astype(np.float32)
+    y = (rng.standard_normal(256) * 10.0 ** rng.integers(-40, 38, 256)).astype(np.float32)
+    x[:6] = [np.inf, -np.inf, np.nan, np.nan, 3e38, 0.0]
+    y[:6] = [np.nan, 1.0, np.inf, 2.0, 3e38, -0.0]
+    m = np.zeros_like(x)
+    run(HYPOT, "magnitude", (256,), (64,), x, y, m)
+    want = np.hypot(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(m[:6], [np.inf, np.inf, np.inf, np.nan, want[4], 0.0])
+    finite = np.isfinite(want)
+    ulps = np.abs(m[finite].view(np.int32).astype(np.int64) - want[finite].view(np.int32))
+    assert ulps.max() <= 1
+
+
 NAIVE_MATMUL = """
 __kernel void mm(__global const float *A, __global const float *B, __global float *C, int n) {
     int col = get_global_id(0), row = get_global_id(1);

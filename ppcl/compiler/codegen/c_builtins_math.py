@@ -6,7 +6,8 @@ double functions are). Functions C lacks are built from it: float ones through d
 one rounding of an accurate double result is accurate; double ones with care for the edge cases
 the specification lists (``sinpi(-n) = -0``, ``powr(0, 0) = NaN``...). The float exponentials
 and logarithms are the exception: they are written out in C the same way (double, one rounding;
-``c_builtins_explog.py``) so that loops calling them vectorize, which calls into libm prevent.
+``c_builtins_explog.py``) so that loops calling them vectorize, which calls into libm prevent;
+so are float ``pow`` and ``hypot``.
 """
 
 from __future__ import annotations
@@ -100,6 +101,12 @@ return (double)r;"""
             return explog_body(e, name, x)
         if is_float and name == "pow":
             return pow_body(e, x, y)
+        if is_float and name == "hypot":
+            # the squares are exact in double and cannot overflow there: one rounding of the
+            # sum and of the square root, then one to float (glibc's hypotf call kept every
+            # loop calling it scalar); C99's hypot(+-inf, nan) is inf
+            return (f"double r = sqrt((double){x} * (double){x} + (double){y} * (double){y});\n"
+                    f"return isinf({x}) || isinf({y}) ? INFINITY : (float)r;")
         if name in _LIBM1:
             return f"return {f(name)}({x});"
         if name in _LIBM2:
