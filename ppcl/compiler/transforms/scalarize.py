@@ -230,8 +230,8 @@ class _Scalarizer(Rewriter):
         # components of a context array entry or of memory (``acc.xyz += s * r.xyz``)
         if isinstance(target, ir.Swizzle) and isinstance(target.base, wg.ContextRef | ir.Index) \
                 and isinstance(target.base.type, VectorType) and is_effect_free(target.base):
-            elem, base = target.base.type.elem, self.rewrite(target.base)
-            return [ir.Swizzle(elem, base, (k,), f"s{k:x}") for k in target.indices]
+            base = self.rewrite(target.base)
+            return [self.element(base, k) for k in target.indices]
         raise _Unsupported
 
     def assignment(self, e: ir.Assign, loc: Loc) -> ir.Stmt:
