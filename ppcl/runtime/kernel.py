@@ -622,8 +622,8 @@ def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> N
 
 def _run_direct(event: Event, run: Any, args: tuple[ArgValue, ...],
                 launch: KernelLaunch) -> None:
-    """``queue._run_synchronously(event, _run_launch, run, args, launch)`` in one frame, for
-    a launch's hot path (``CommandQueue._direct_event``)."""
+    """``queue._run_synchronously`` of ``_run_launch(run, args, launch)`` in one frame, for a
+    launch's hot path (``CommandQueue._direct_event``)."""
     submit = _now()
     try:
         run(args)

@@ -216,12 +216,13 @@ class CommandQueue:
         for mem in uses:
             mem.unhold()
 
-    def _run_synchronously(self, event: Event, action: Callable[..., None], *args: Any) -> None:
-        """Run ``action(*args)`` in this thread and complete ``event`` with its times, or with
-        the failure's code (raised)."""
+    def _run_synchronously(self, event: Event, action: Action) -> None:
+        """Run ``action`` in this thread and complete ``event`` with its times, or with the
+        failure's code (raised). A launch's hot path does the same in one frame
+        (``kernel._run_direct``)."""
         submit = time.perf_counter_ns()
         try:
-            action(*args)
+            action()
         except BaseException as error:
             fail_event(event, error)
             raise
