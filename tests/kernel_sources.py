@@ -12,3 +12,13 @@ __kernel void reduce(__global const float *in, __global float *out, __local floa
     if (lid == 0) out[get_group_id(0)] = s[0];
 }
 """
+
+# a uchar4 element loaded whole and used a component at a time (component loads)
+LUMINANCE = """
+__kernel void luminance(__global const uchar4 *px, __global float *out, float k)
+{
+    int i = get_global_id(0);
+    float4 c = convert_float4(px[i]);
+    out[i] = (c.x + c.y + c.z) * k - c.w;
+}
+"""

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kernel_sources import LUMINANCE
 
 import ppcl
 import ppcl as cl
@@ -40,14 +41,7 @@ def contexts() -> tuple[cl.Context, cl.Context]:
             cl.Context([ppcl.runtime.platform.Device(platform, _PlainDevice())]))
 
 
-SOURCE = """
-__kernel void luminance(__global const uchar4 *px, __global float *out, float k)
-{
-    int i = get_global_id(0);
-    float4 c = convert_float4(px[i]);
-    out[i] = (c.x + c.y + c.z) * k - c.w;
-}
-
+SOURCE = LUMINANCE + """
 __kernel void whole(__global const uchar4 *px, __global float *out, float k)
 {
     int i = get_global_id(0);

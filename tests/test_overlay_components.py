@@ -6,19 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_sources import LUMINANCE
 
 import ppcl as cl
 
 mf = cl.mem_flags
 
-SOURCE = """
-__kernel void luminance(__global const uchar4 *px, __global float *out, float k)
-{
-    int i = get_global_id(0);
-    float4 c = convert_float4(px[i]);
-    out[i] = (c.x + c.y + c.z) * k - c.w;
-}
-
+SOURCE = LUMINANCE + """
 __kernel void norm3(__global const float3 *p, __global float *out, float k)
 {
     int i = get_global_id(0);
