@@ -420,11 +420,64 @@ def test_a_launch_left_alone_runs_as_on_a_queue_without_host_fusion(context: cl.
     monkeypatch.setattr(queue, "_enqueue", lambda *a, **k: enqueued.append(a) or original(*a, **k))
     for scale in (3.0, 3.0, 3.0):
         kernel(queue, (n,), (16,), src, dst, np.int32(n), np.float32(scale))
-    # the first launch with the new scale goes through host fusion, the others straight
-    assert len(enqueued) == 1
+    # the first launch with the new scale passes host fusion's hook, the others not; all of
+    # them run the direct way
+    assert not enqueued
+    assert kernel._hostfusion_passes.args is kernel._arg_values
     out = np.empty_like(data)
     cl.enqueue_copy(queue, out, dst)
     np.testing.assert_array_equal(out, data * np.float32(3.0) + np.float32(1.0))
+
+
+def test_a_chosen_variant_runs_the_direct_way(context: cl.Context, monkeypatch) -> None:
+    """Once the guard has chosen a variant for a launch, the same launch again runs that
+    variant the direct way (no alias-table entry, no shape lookup, no command closure): on
+    the GPU the long way had cost more than a vectorized saxpy saves. Buffers that swap and
+    scalars that change still reach the variant."""
+    width, height = 37, 45
+    queue = cl.CommandQueue(context)
+    assert hostfusion.enable(queue, "force")
+    kernel = cl.Program(context, SETUP).build().scale
+    rng = np.random.default_rng(7)
+    params = rng.uniform(-1, 1, width).astype(np.float32)
+    data = rng.uniform(-1, 1, width * height).astype(np.float32)
+    d_params = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=params)
+    ping = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+    pong = cl.Buffer(context, mf.READ_WRITE, data.nbytes)
+    gsize = (48, 48)
+    kernel(queue, gsize, (16, 16), d_params, ping, pong, np.int32(width),
+                  np.int32(height))
+    decision = hostfusion.decisions()[-1]
+    assert decision.source == "forced" and "coarsen" in decision.choice, decision.describe()
+    monkeypatch.setattr(Kept, "count", 0)  # (see the test above)
+    enqueued = []
+    original = queue._enqueue
+    monkeypatch.setattr(queue, "_enqueue", lambda *a, **k: enqueued.append(a) or original(*a, **k))
+    ran = []
+    monkeypatch.setattr(hostfusion._STATE.aliases, "launched",
+                        lambda *a: ran.append(a))
+    buffers = [pong, ping]
+    for _ in range(4):  # the buffers swap at every launch: two tuples, both kept
+        kernel(queue, gsize, (16, 16), d_params, buffers[0], buffers[1],
+                      np.int32(width), np.int32(height))
+        buffers.reverse()
+    assert len(ran) == 1  # the swapped tuple, once; then both pass
+    assert not enqueued
+    for _ in range(3):
+        kernel(queue, gsize, (16, 16), d_params, buffers[0], buffers[1],
+                      np.int32(width), np.int32(height))
+        buffers.reverse()
+    assert len(ran) == 1 and not enqueued
+    out = np.empty_like(data)
+    cl.enqueue_copy(queue, out, buffers[0])
+    expected = data.copy()
+    x = np.arange(width)
+    c = np.zeros(width, np.float32)
+    for k in range(48):
+        c = (c * params + np.float32(k % 7) * np.float32(0.125)).astype(np.float32)
+    for _ in range(8):
+        expected = (expected.reshape(height, width) * c[x]).astype(np.float32).ravel()
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_the_first_launch_of_each_variant_is_not_a_sample() -> None:

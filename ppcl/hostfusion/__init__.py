@@ -116,6 +116,9 @@ class _Shape:
     decision: Decision
     trial: Trial | None
     runs: list[Any] = field(default_factory=list)  # index -> run function (built lazily)
+    # index -> the timed run function of the trial: one per variant, so that the launches it
+    # times reuse their packed arguments as the original's do
+    timed: dict[int, Any] = field(default_factory=dict)
     columns: list[tuple[int, int]] = field(default_factory=list)  # (scalar arg, value) needs
 
 
@@ -139,12 +142,15 @@ class _Rewritten:
 
 
 class _Passes:
-    """A kernel's launches that host fusion has settled to leave as written: a launch with this
-    hook and launch shape, and the same argument tuple or buffers already seen with it, goes
-    to the device at the cost of a few comparisons (no alias-table entry, no shape lookup).
-    Two buffer tuples are kept, for a program that swaps two buffers between launches."""
+    """A kernel's launches that host fusion has settled: a launch with this hook and launch
+    shape, and the same argument tuple or buffers already seen with it, goes to the device at
+    the cost of a few comparisons (no alias-table entry, no shape lookup), as written or as the
+    variant the guard chose (``current``: its ``_Rewritten``, None for the kernel as written;
+    only variants that keep no buffer in another layout and take no column count from a
+    scalar). Two buffer tuples are kept, for a program that swaps two buffers between
+    launches."""
 
-    __slots__ = ("hook", "launch", "args", "buffers")
+    __slots__ = ("hook", "launch", "args", "buffers", "rewrites", "current")
     KEPT = 2
 
     def __init__(self, hook: HostFusion, launch: Any, args: tuple[Any, ...]) -> None:
@@ -152,16 +158,34 @@ class _Passes:
         self.launch = launch
         self.args = args
         self.buffers: list[tuple[Any, ...]] = []
+        self.rewrites: list[_Rewritten | None] = []
+        self.current: _Rewritten | None = None
 
     @staticmethod
-    def note(hook: HostFusion, kernel: Any, launch: Any, args: tuple[Any, ...]) -> None:
+    def note(hook: HostFusion, kernel: Any, launch: Any, args: tuple[Any, ...],
+             rewritten: _Rewritten | None = None) -> None:
         passes = kernel._hostfusion_passes
         if passes is None or passes.hook is not hook or passes.launch is not launch:
             passes = kernel._hostfusion_passes = _Passes(hook, launch, args)
         passes.args = args
+        passes.current = rewritten
         buffers = kernel._arg_buffers
-        if buffers not in passes.buffers:
+        if buffers in passes.buffers:
+            passes.rewrites[passes.buffers.index(buffers)] = rewritten
+        else:
             passes.buffers = [buffers, *passes.buffers[:_Passes.KEPT - 1]]
+            passes.rewrites = [rewritten, *passes.rewrites[:_Passes.KEPT - 1]]
+
+    def seen(self, kernel: Any, args: tuple[Any, ...]) -> bool:
+        """Whether the launch's buffers are one of the kept tuples (then ``current`` is what
+        runs, and ``args`` pass until they change)."""
+        try:
+            index = self.buffers.index(kernel._arg_buffers)
+        except ValueError:
+            return False
+        self.args = args
+        self.current = self.rewrites[index]
+        return True
 
 
 class HostFusion:
@@ -187,9 +211,8 @@ class HostFusion:
             return None
         passes = kernel._hostfusion_passes  # (the same arguments pass in enqueue)
         if passes is not None and passes.hook is self and passes.launch is launch \
-                and kernel._arg_buffers in passes.buffers:  # other scalars, buffers seen before
-            passes.args = args
-            return None
+                and passes.seen(kernel, args):  # other scalars, buffers seen before
+            return passes.current
         _STATE.aliases.launched(kernel, args, kernel._params)
         sizes = tuple(a.owner.size if getattr(a, "owner", None) is not None else -1
                       for a in args)
@@ -214,7 +237,10 @@ class HostFusion:
         if index and (built.launch is None or built.error):
             return None  # a stored choice still building (or failing): the kernel as written
         if trial.choice is None:  # still timing
-            return _Rewritten(runner(built, trial, index, True, launch), _moves(built))
+            timed = shape.timed.get(index)
+            if timed is None:
+                timed = shape.timed[index] = runner(built, trial, index, True, launch)
+            return _Rewritten(timed, _moves(built))
         if index == 0:
             _abandon(trial, args)
             _Passes.note(self, kernel, launch, args)
@@ -222,7 +248,10 @@ class HostFusion:
         run = shape.runs[index]
         if run is None:
             run = shape.runs[index] = runner(built, trial, index, False, launch)
-        return _Rewritten(run, _moves(built))
+        rewritten = _Rewritten(run, _moves(built))
+        if not rewritten.keeps_layout and not shape.columns:
+            _Passes.note(self, kernel, launch, args, rewritten)
+        return rewritten
 
     def _new_shape(self, kernel: Any, launch: Any, args: tuple[Any, ...]) -> _Shape:
         ndrange = launch.ndrange

@@ -30,6 +30,7 @@ from ppcl.compiler.cache import cache_dir, cache_key
 from ppcl.devices.interface import BufferArg, KernelLaunch, ValueArg
 from ppcl.hostfusion.keeper import keep
 from ppcl.hostfusion.plan import Variant
+from ppcl.runtime.memory import Kept
 
 ROUNDS = 3
 KEEP_BELOW = 0.97  # a candidate must take less than 97% of the original's time
@@ -146,8 +147,22 @@ def runner(built: Built, trial: Trial, index: int, timed: bool,
     layouts = [r for r in variant.rewrites if r.kind == "layout"]
     extras = tuple(ValueArg(np.uint64(v).tobytes()) for v in variant.extras)
     moved = {r.arg for r in layouts}
+    # the arguments with the extras, kept for the next launch of the same argument values: a
+    # device packs a launch's arguments anew for every other tuple (a GPU launch took 15 us
+    # longer, more than a vectorized saxpy saves)
+    composed: list[Any] = [None, None]
 
     def run_variant(args: Sequence[Any]) -> None:
+        if not layouts:
+            if composed[0] is not args:
+                composed[0], composed[1] = args, tuple(args) + extras
+            if Kept.count:
+                _restore_kept(args, ())
+            start = time.perf_counter_ns()
+            launch.run(composed[1])
+            if timed and launch.settled:
+                _recorded(trial, index, time.perf_counter_ns() - start)
+            return
         new = list(args)
         keepers = []
         for r in layouts:
@@ -156,10 +171,7 @@ def runner(built: Built, trial: Trial, index: int, timed: bool,
             shadow = keeper.prepare(mem)
             new[r.arg] = BufferArg(shadow.address, shadow)
             keepers.append((keeper, r.writes))
-        for i, arg in enumerate(args):  # a buffer another kernel keeps transposed comes back
-            owner = getattr(arg, "owner", None)
-            if owner is not None and i not in moved and owner.keeper is not None:
-                owner.keeper.restore(owner, True)
+        _restore_kept(args, moved)
         start = time.perf_counter_ns()
         launch.run(tuple(new) + extras)
         elapsed = time.perf_counter_ns() - start
@@ -170,6 +182,14 @@ def runner(built: Built, trial: Trial, index: int, timed: bool,
         if timed and launch.settled:
             _recorded(trial, index, elapsed)
     return run_variant
+
+
+def _restore_kept(args: Sequence[Any], moved: set[int] | tuple[()]) -> None:
+    """Buffers other kernels keep in another layout come back, but for the ``moved`` ones."""
+    for i, arg in enumerate(args):
+        owner = getattr(arg, "owner", None)
+        if owner is not None and i not in moved and owner.keeper is not None:
+            owner.keeper.restore(owner, True)
 
 
 _on_decision: list[Callable[[Trial], None]] = []

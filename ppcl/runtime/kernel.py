@@ -571,22 +571,28 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     run = launch.run
     hook = queue._hostfusion
     passes = kernel._hostfusion_passes
-    # host fusion left this very launch as written: it needs to see it no more than a launch
-    # on a queue without host fusion
+    # host fusion settled this very launch, as written or on the variant it chose
+    # (``current``): it needs to see it no more than a launch on a queue without host fusion
     passed = hook is not None and passes is not None and passes.args is args \
         and passes.launch is launch and passes.hook is hook
     if wait_for is None and (hook is None or passed):
         event = queue._direct_event(command_type.NDRANGE_KERNEL, passed)
         if event is not None:
-            _run_direct(event, run, args, launch)
+            chosen = passes.current if passed else None
+            _run_direct(event, run if chosen is None else chosen.run, args, launch)
             return event
     keeps_layout = False
     if hook is not None:  # host fusion may run a rewritten kernel instead
-        if not passed:
-            rewritten = hook.launch(kernel, launch, args)
-            if rewritten is not None:
-                run, keeps_layout = rewritten.run, rewritten.keeps_layout
-                buffers += rewritten.uses
+        rewritten = passes.current if passed else hook.launch(kernel, launch, args)
+        if rewritten is not None:
+            run, keeps_layout = rewritten.run, rewritten.keeps_layout
+            buffers += rewritten.uses
+        if wait_for is None and not keeps_layout and not passed:
+            # host fusion has seen the launch: it runs the direct way as well
+            event = queue._direct_event(command_type.NDRANGE_KERNEL, True)
+            if event is not None:
+                _run_direct(event, run, args, launch)
+                return event
 
     def action() -> None:
         _run_launch(run, args, launch)  # args keeps the argument objects alive until it ran
