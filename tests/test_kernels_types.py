@@ -109,3 +109,49 @@ def test_wide_character_literals_are_ints() -> None:
     run(source, "k", (1,), (1,), o)
     np.testing.assert_array_equal(o, [97, 4, 255, 10, 0x7FFFFFFF])
 
+
+
+VLOADS = """
+__kernel void shifted(__global const TYPE *src, __global TYPE *dst, int shift) {
+    int i = get_global_id(0);
+    __local TYPE tile[4 * WIDTH * 8];
+    TYPE private_copy[2 * WIDTH];
+    VEC v = VLOAD(i, src + shift);             /* element-aligned only where shift is odd */
+    VSTORE(v, get_local_id(0), tile + shift);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    VSTORE(VLOAD(get_local_id(0), tile + shift), 0, private_copy + (shift & 1));
+    VSTORE(VLOAD(0, private_copy + (shift & 1)) + (VEC)(1), i, dst + shift);
+}
+"""
+
+
+@pytest.mark.parametrize("scalar,width", [("float", 4), ("float", 2), ("char", 16),
+                                          ("short", 8), ("double", 4), ("int", 3),
+                                          ("float", 16)])
+@pytest.mark.parametrize("shift", [0, 1, 3])
+def test_vload_vstore_at_any_element_alignment(queue, scalar: str, width: int,
+                                               shift: int) -> None:
+    """vloadn/vstoren need only the element's alignment: a device that moves an aligned vector
+    as one wide access (the GPU) must still load and store the shifted ones element-wise."""
+    import ppcl as cl
+
+    dtype = TYPES[scalar]
+    items = 8
+    source = (VLOADS.replace("VEC", f"{scalar}{width}").replace("TYPE", scalar)
+              .replace("WIDTH", str(width)).replace("VLOAD", f"vload{width}")
+              .replace("VSTORE", f"vstore{width}"))
+    if scalar == "double":
+        source = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + source
+    rng = np.random.default_rng(width + shift)
+    count = items * width + shift
+    src = rng.integers(-50, 50, count).astype(dtype)
+    mf = cl.mem_flags
+    d_src = cl.Buffer(queue.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=src)
+    dst = np.full(count, 7, dtype)
+    d_dst = cl.Buffer(queue.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=dst)
+    kernel = cl.Program(queue.context, source).build().shifted
+    kernel(queue, (items,), (items,), d_src, d_dst, np.int32(shift))
+    cl.enqueue_copy(queue, dst, d_dst)
+    want = np.full(count, 7, dtype)
+    want[shift:] = src[shift:] + dtype(1)
+    np.testing.assert_array_equal(dst, want)
