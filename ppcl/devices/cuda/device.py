@@ -39,7 +39,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -275,12 +275,14 @@ class CUDALaunch(KernelLaunch):
                     function, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic)
                 self._dynamic_opt_in[function] = dynamic
             stream = self._device.stream()
+            handle = ctypes.c_void_p(stream)
             grid, block = self._grid, self._block
             call = (ctypes.c_void_p(function), ctypes.c_uint(grid[0]),
                     ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
-                    ctypes.c_void_p(stream), argv, None)
-            self._packed = (args, thread, call, stream, holders, optimized_ready, syncs)
+                    handle, argv, None)
+            self._packed = (args, thread, call, stream, holders, optimized_ready, syncs,
+                            self._device.synchronizer(), handle)
             return self._packed
 
     def run(self, args: Sequence[ArgValue]) -> None:
@@ -298,7 +300,9 @@ class CUDALaunch(KernelLaunch):
         if code != CUDA_SUCCESS:
             raise RuntimeError(f"kernel '{self._name}' could not be launched on the GPU: "
                                f"{self._device.driver.error_name(code)} ({code})")
-        self._device.wait(packed[3], self._name)
+        code = packed[7](packed[8])  # the wait for the stream, as in ``CUDADevice.wait``
+        if code != CUDA_SUCCESS:
+            self._device.wait_failed(code, self._name)
         if syncs:
             for host, shadow, written in syncs:  # and what the kernel may have written, back
                 if written and host.flags.writeable:
@@ -625,11 +629,20 @@ class CUDADevice(Device):
             self._threads.synchronize = self.driver.raw("cuStreamSynchronize")
         return stream
 
+    def synchronizer(self) -> Callable[[ctypes.c_void_p], int]:
+        """The calling thread's unchecked ``cuStreamSynchronize`` (its stream made)."""
+        self.stream()
+        synchronize: Callable[[ctypes.c_void_p], int] = self._threads.synchronize
+        return synchronize
+
     def wait(self, stream: int, what: str) -> None:
         """Wait for the calling thread's ``stream``; a kernel fault raises KernelFault."""
         code = self._threads.synchronize(ctypes.c_void_p(stream))
-        if code == CUDA_SUCCESS:
-            return
+        if code != CUDA_SUCCESS:
+            self.wait_failed(code, what)
+
+    def wait_failed(self, code: int, what: str) -> NoReturn:
+        """Raise for a failed wait: KernelFault for a kernel's fault."""
         name = self.driver.error_name(code)
         if code in KERNEL_FAULTS:
             raise KernelFault(f"kernel '{what}' faulted on the GPU: {KERNEL_FAULTS[code]} "
