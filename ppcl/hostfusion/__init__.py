@@ -83,6 +83,7 @@ class Decision:
             return "\n".join(lines)
         if self.trial is not None and self.trial.choice is not None:
             lines.append(f"  timings: {self.trial.timings()}")
+            lines += [f"  {note}" for note in self.trial.notes]
         lines.append(f"  choice ({self.source}): {self.choice}")
         lines += [f"  layout of {line}" for line in self.layouts()]
         return "\n".join(lines)
