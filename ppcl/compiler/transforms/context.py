@@ -80,6 +80,10 @@ class Variables:
         written_params = {n for n in whole.writes | whole.address_taken if n in params}
         candidates = set(decls) | written_params
         live = liveness.live_across_regions(body, candidates)
+        if any(_private_pointer(self.var_type(n)) for n in live):
+            # a pointer carried from region to region may point into a variable referenced in
+            # one region only (``float *q = &u[1];``): that variable must outlive its region
+            live |= _pointed_to(body, whole) & set(decls)
         self.written_params = sorted(written_params)
         # a recomputed variable is declared again in every region that reads it, so it cannot
         # also be a group scalar assigned once at the top: the redeclaration would shadow it,
@@ -375,6 +379,35 @@ def _element_root(e: ir.Expr) -> tuple[ir.VarRef, list[ir.Expr]] | None:
     if not indices or not isinstance(e, ir.VarRef):
         return None
     return e, indices[::-1]
+
+
+def _private_pointer(t: Type) -> bool:
+    while isinstance(t, PointerType | ArrayType):
+        if isinstance(t, PointerType) and t.space is AddressSpace.PRIVATE:
+            return True
+        t = t.pointee if isinstance(t, PointerType) else t.elem
+    return False
+
+
+def _pointed_to(body: ir.Block, whole: Effects) -> set[str]:
+    """Private variables a pointer may point into: those whose address (or an element's) is
+    taken, and arrays used as a whole (as a pointer to their first element)."""
+    found = set(whole.address_taken)
+
+    def scan(node: Node) -> None:
+        if isinstance(node, ir.VarRef) and isinstance(node.type, ArrayType):
+            found.add(node.name)
+            return
+        element = _element_root(node) if isinstance(node, ir.Index) else None
+        if element is not None:  # one element, read or written in place
+            for index in element[1]:
+                scan(index)
+            return
+        for child in children(node):
+            scan(child)
+
+    scan(body)
+    return found
 
 
 def _group_level_refs(node: Node) -> set[str]:
