@@ -314,6 +314,8 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
             out.write(f"// ppcl plan {kernel_name}: {line}\n")
         for loop in result.formed.loop_plans:
             out.write(f"// ppcl plan {kernel_name}: {loop.line()}\n")
+        for layout in result.formed.context_layouts:
+            out.write(f"// ppcl plan {kernel_name}: {layout.line()}\n")
     return result
 
 

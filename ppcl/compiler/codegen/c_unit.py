@@ -144,6 +144,14 @@ class CUnit:
         return bool(self.printf_formats)
 
 
+def _lanes_innermost(t: Type, items: int) -> Type:
+    """Array type ``t`` (``T[n][m]``) with a dimension of ``items`` work-items added inside
+    its innermost one (``T[n][m][items]``): an element-major context array."""
+    if not isinstance(t, ArrayType):
+        return ArrayType(t, items)
+    return dataclasses.replace(t, elem=_lanes_innermost(t.elem, items))
+
+
 def _used_overloads(bodies: list[ir.Block | None]) -> list[builtins.Overload]:
     """The builtin overloads the bodies call (a formed body's passes may call builtins the
     kernel as written does not)."""
@@ -231,11 +239,15 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
                      + f" = (void *)(__lm + {v.offset});")
     for cname, t in formed.context_vars.items():
         place = formed.context_offsets.get(cname)
+        # work-item-major T[LS][n], or element-major T[n][LS] (``ContextLayout``)
+        whole = _lanes_innermost(t, items) if cname in formed.element_major \
+            else ArrayType(t, items)
+        assert isinstance(whole, ArrayType)
         if place is None:
-            group.append(g + p.declaration(ArrayType(t, items), f"__ctx_{cname}")
+            group.append(g + p.declaration(whole, f"__ctx_{cname}")
                          + " __attribute__((aligned(64)));")
         else:  # too large for the stack: in the thread's block (ir/layout.py)
-            group.append(g + p.declaration(PointerType(t), f"restrict __ctx_{cname}")
+            group.append(g + p.declaration(PointerType(whole.elem), f"restrict __ctx_{cname}")
                          + f" = (void *)(__lm + {place});")
     for mask in formed.masks:
         group.append(g + f"char {mask}[{items}];")

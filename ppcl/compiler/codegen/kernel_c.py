@@ -3,7 +3,9 @@
 The group function ``ppcl_group_<kernel>`` runs one work-group (local size baked in); the
 translation unit around it (entry point, helpers, prelude) is ``codegen/c_unit.py``.
 Group-level code sees local id 0 (``__lx``/``__ly``/``__lz``/``__lid`` are constants 0 there);
-work-item loops shadow them. Context arrays are ``__ctx_<name>[LS]``, masks ``char[LS]``.
+work-item loops shadow them. Context arrays are ``__ctx_<name>[LS]``, masks ``char[LS]``; a
+private array ``T a[n]`` laid out element-major (``ContextLayout``) is ``__ctx_a[n][LS]``,
+its element ``a[i]`` spelled ``__ctx_a[i][__lid]``.
 
 The printer decides nothing: the plan of each work-item loop, rows of groups, and the ``int``
 values computed 64 bits wide come recorded in the formed kernel (``transforms/schedule.py``).
@@ -93,6 +95,8 @@ class Formed(Protocol):
     def widened(self) -> frozenset[str]: ...
     @property
     def wide_positions(self) -> frozenset[ir.Expr]: ...
+    @property
+    def element_major(self) -> frozenset[str]: ...
 
 
 # How the printers spell the simple work-group nodes: the C of the CPU backend here, the
@@ -432,14 +436,49 @@ class KernelPrinter(CStylePrinter):
             return super().cast(dataclasses.replace(e, operand=narrowed))
         return super().cast(e)
 
+    def element_major_entry(self, e: ir.Index) -> str | None:
+        """``a[i][j]`` of an element-major context array as ``__ctx_a[i][j][__lid]``, None for
+        any other index expression."""
+        indices: list[ir.Expr] = []
+        base: ir.Expr = e
+        while isinstance(base, ir.Index) and isinstance(base.base.type, ArrayType):
+            indices.append(base.index)
+            base = base.base
+        if not indices or not isinstance(base, wg.ContextRef) \
+                or base.name not in self.formed.element_major:
+            return None
+        assert not isinstance(e.type, ArrayType), "an element-major array used as a whole"
+        return f"__ctx_{base.name}" + "".join(
+            f"[{self.expr(i)}]" for i in reversed(indices)) + "[__lid]"
+
     def context_init(self, s: wg.ContextInit, level: int) -> list[str]:
         ind = INDENT * level
         t = self.formed.context_vars[s.name]
+        if s.name in self.formed.element_major:
+            return [ind + line for line in self.element_major_init(s, t)]
         if isinstance(t, ArrayType | StructType):
             temp = self.declaration(t, "__ppcl_init")
             return [ind + f"{{ {temp} = {self.initializer(s.init)}; "
                           f"memcpy(&__ctx_{s.name}[__lid], &__ppcl_init, sizeof __ppcl_init); }}"]
         return [ind + f"__ctx_{s.name}[__lid] = {self.expr(s.init, PREC_ASSIGN)};"]
+
+    def element_major_init(self, s: wg.ContextInit, t: Type) -> list[str]:
+        """The initializer of an element-major context array stored element by element."""
+        dims: list[int] = []
+        while isinstance(t, ArrayType):
+            assert t.length is not None
+            dims.append(t.length)
+            t = t.elem
+        counters = [f"__ppcl_e{d}" for d in range(len(dims))]
+        entry = "".join(f"[{c}]" for c in counters)
+        lines = ["{ " + self.declaration(self.formed.context_vars[s.name], "__ppcl_init")
+                 + f" = {self.initializer(s.init)};"]
+        lines += [INDENT * (d + 1) + f"for (size_t {c} = 0; {c} < {n}; {c}++)"
+                  for d, (c, n) in enumerate(zip(counters, dims))]
+        lines.append(INDENT * (len(dims) + 1)
+                     + f"__ctx_{s.name}{entry}[__lid] = __ppcl_init{entry};")
+        lines.append("}")
+        return lines
 
     def swizzle_store(self, e: ir.Assign) -> str:
         target = e.target
@@ -470,6 +509,10 @@ class KernelPrinter(CStylePrinter):
         if isinstance(e, ir.Assign) and isinstance(e.target, ir.Swizzle) and len(
                 e.target.indices) > 1:
             return self.swizzle_store(e), PREC_PRIMARY
+        if isinstance(e, ir.Index):
+            element = self.element_major_entry(e)
+            if element is not None:
+                return element, PREC_POSTFIX
         if isinstance(e, ir.Cast):
             narrowed = self.narrow_global_id(e)
             if narrowed is not None:

@@ -6,7 +6,8 @@ Group-level code sees the local ids of work-item 0, so a uniform value read at g
 read from work-item 0's copy.
 
 Per-work-item state that crosses work-item loops lives in context arrays (one entry per
-linear local id, ``ContextRef``); activity masks are ``char`` arrays of the same length.
+linear local id, ``ContextRef``; a private array's entries may instead be laid out element
+first, ``ContextLayout``); activity masks are ``char`` arrays of the same length.
 
 The plans a work-item loop may carry (``JamPlan``, ``StridePlan``) are decided by
 ``transforms/schedule.py`` and only printed by codegen. They hold parts of the loop's body
@@ -175,6 +176,24 @@ class ContextDecl(ir.Stmt):
 
     name: str
     type: Type
+
+
+@dataclass(frozen=True)
+class ContextLayout:
+    """How the context array of private array ``name`` is laid out (``transforms/context.py``
+    decides, ``PPCL_DEBUG=plans`` prints it). Work-item-major: ``name[work-items][n]``, each
+    work-item's array contiguous. Element-major: ``name[n][work-items]``, the work-items'
+    copies of each element contiguous, so that an element indexed alike by all work-items is
+    read and written at consecutive addresses by consecutive work-items and the work-item
+    loop vectorizes. ``reason``: why this layout."""
+
+    name: str
+    element_major: bool
+    reason: str
+
+    def line(self) -> str:
+        layout = "element-major" if self.element_major else "work-item-major"
+        return f"context array {self.name}: {layout} ({self.reason})"
 
 
 @dataclass(frozen=True)

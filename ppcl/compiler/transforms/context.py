@@ -10,6 +10,14 @@ recomputed in every region that reads it: the compiler then sees ``lid`` as the 
 not as a load from memory, and vectorizes accordingly (see ``_recomputable``). ``Variables``
 makes these decisions and rewrites the formed body; ``_RefRewriter`` turns references to
 context variables into ``ContextRef`` and their declarations into ``ContextInit``.
+
+A private array in a context array is laid out element-major (``c[16][work-items]``) when
+every use of it names one element (``c[i][j]``, never ``c`` or ``&c[i]`` as a pointer) at
+indices the same for all work-items: a work-item loop over ``c[kk] += ...`` then reads and
+writes consecutive floats for consecutive work-items and vectorizes, where the work-item-major
+layout (``c[work-items][16]``) strides them by the array's length (Parboil's register-tiled
+sgemm, 16 accumulators per work-item). An index that varies per work-item gathers in either
+layout, and work-item-major keeps each work-item's array together; see ``context_layouts``.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import (
     INT,
     AddressSpace,
+    ArrayType,
     EnumType,
     PointerType,
     ScalarType,
@@ -71,6 +80,10 @@ class Variables:
         written_params = {n for n in whole.writes | whole.address_taken if n in params}
         candidates = set(decls) | written_params
         live = liveness.live_across_regions(body, candidates)
+        if any(_private_pointer(self.var_type(n)) for n in live):
+            # a pointer carried from region to region may point into a variable referenced in
+            # one region only (``float *q = &u[1];``): that variable must outlive its region
+            live |= _pointed_to(body, whole) & set(decls)
         self.written_params = sorted(written_params)
         # a recomputed variable is declared again in every region that reads it, so it cannot
         # also be a group scalar assigned once at the top: the redeclaration would shadow it,
@@ -309,6 +322,92 @@ def varying_float_sum(body: ir.Stmt, counted: Callable[[ir.Stmt], bool]) -> bool
         isinstance(n, ir.Assign) and n.op in ("+=", "-=", "*=")
         and isinstance(n.target, ir.VarRef) and isinstance(n.target.type, ScalarType)
         and n.target.type.is_float for n in walk(loop.body)) for loop in walk(body))
+
+
+def context_layouts(body: ir.Block, arrays: dict[str, ArrayType],
+                    uniformity: Uniformity | None) -> tuple[wg.ContextLayout, ...]:
+    """The layout of each private array of ``arrays`` kept in a context array, decided from
+    its uses in the formed ``body`` (before ``ContextRef`` replaces its references):
+    element-major when every use names one element at indices uniform across the work-items,
+    work-item-major otherwise (see the module's docstring)."""
+    refusals: dict[str, str] = {}
+
+    def refuse(name: str, reason: str) -> None:
+        refusals.setdefault(name, reason)
+
+    def scan(node: Node) -> None:
+        if isinstance(node, ir.VarRef) and node.name in arrays:
+            refuse(node.name, f"used as a whole (a pointer) at {node.loc}")
+            return
+        if isinstance(node, ir.Unary) and node.op == "&":
+            root = _element_root(node.operand)
+            if root is not None and root[0].name in arrays:
+                refuse(root[0].name, f"the address of an element is taken at {node.loc}")
+        element = _element_root(node) if isinstance(node, ir.Index) else None
+        if element is not None and element[0].name in arrays:
+            name = element[0].name
+            for index in element[1]:
+                if uniformity is not None and not uniformity.is_uniform(index):
+                    refuse(name, f"indexed differently by each work-item at {index.loc}")
+                scan(index)
+            return
+        for child in children(node):
+            scan(child)
+
+    scan(body)
+    layouts = []
+    for name in sorted(arrays):
+        if uniformity is None:
+            layouts.append(wg.ContextLayout(name, False, "no uniformity analysis"))
+        elif name in refusals:
+            layouts.append(wg.ContextLayout(name, False, refusals[name]))
+        else:
+            layouts.append(wg.ContextLayout(
+                name, True, "every use names one element, at indices the same for all work-items"))
+    return tuple(layouts)
+
+
+def _element_root(e: ir.Expr) -> tuple[ir.VarRef, list[ir.Expr]] | None:
+    """``(a, [i, j])`` when ``e`` is one element ``a[i][j]`` of private array variable ``a``
+    (as many indices as ``a`` has dimensions), else None."""
+    indices: list[ir.Expr] = []
+    if isinstance(e.type, ArrayType):
+        return None
+    while isinstance(e, ir.Index) and isinstance(e.base.type, ArrayType):
+        indices.append(e.index)
+        e = e.base
+    if not indices or not isinstance(e, ir.VarRef):
+        return None
+    return e, indices[::-1]
+
+
+def _private_pointer(t: Type) -> bool:
+    while isinstance(t, PointerType | ArrayType):
+        if isinstance(t, PointerType) and t.space is AddressSpace.PRIVATE:
+            return True
+        t = t.pointee if isinstance(t, PointerType) else t.elem
+    return False
+
+
+def _pointed_to(body: ir.Block, whole: Effects) -> set[str]:
+    """Private variables a pointer may point into: those whose address (or an element's) is
+    taken, and arrays used as a whole (as a pointer to their first element)."""
+    found = set(whole.address_taken)
+
+    def scan(node: Node) -> None:
+        if isinstance(node, ir.VarRef) and isinstance(node.type, ArrayType):
+            found.add(node.name)
+            return
+        element = _element_root(node) if isinstance(node, ir.Index) else None
+        if element is not None:  # one element, read or written in place
+            for index in element[1]:
+                scan(index)
+            return
+        for child in children(node):
+            scan(child)
+
+    scan(body)
+    return found
 
 
 def _group_level_refs(node: Node) -> set[str]:

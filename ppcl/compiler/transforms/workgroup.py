@@ -29,7 +29,7 @@ from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, ScalarType, Type
 from ppcl.compiler.ir.visit import Node, children, map_child_stmts, walk
-from ppcl.compiler.transforms.context import Variables
+from ppcl.compiler.transforms.context import Variables, context_layouts
 from ppcl.compiler.transforms.inline import calls_barrier_functions
 
 PASS_NAME = "workgroup"
@@ -88,6 +88,13 @@ class FormedKernel:
     plans: tuple[str, ...] = ()  # one line per work-item loop: the plan chosen and why
     loops: tuple[LoopDecision, ...] = ()  # per loop of the kernel, in source order
     loop_plans: tuple[wg.LoopPlan, ...] = ()  # per loop: the plan that fired, why no other
+    # the layout of each private array among the context variables (``context.py``)
+    context_layouts: tuple[wg.ContextLayout, ...] = ()
+
+    @property
+    def element_major(self) -> frozenset[str]:
+        """The context arrays laid out ``[elements][work-items]``."""
+        return frozenset(layout.name for layout in self.context_layouts if layout.element_major)
 
 
 class _NeedMasked(Exception):
@@ -596,8 +603,10 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
              if d.space is not AddressSpace.LOCAL}
     params = {p.name: p for p in kernel.params}
     variables = Variables(group, decls, params, uniformity)
-    rewritten = variables.rewrite(group)
     context = {n: variables.var_type(n) for n in sorted(variables.context)}
+    layouts = context_layouts(group, {n: t for n, t in context.items()
+                                      if isinstance(t, ArrayType)}, uniformity)
+    rewritten = variables.rewrite(group)
     context.update(variables.temps)
     scalars = {n: variables.var_type(n) for n in sorted(variables.group_scalars)}
     local_vars, local_bytes = _local_vars(body)
@@ -622,6 +631,7 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         uniform_vars=frozenset(n for n in decls if uniformity is not None
                                and uniformity.var(n).is_uniform),
         loops=loops,
+        context_layouts=layouts,
     )
 
 
