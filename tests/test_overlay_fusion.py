@@ -185,6 +185,22 @@ def test_fused_expression_equals_unfused_on_random_inputs(ctx, expr, operands):
     assert sum(n.startswith("fused") for n in notes) == 2 * operands - 2
 
 
+@pytest.mark.parametrize("operands", [2, 8])
+def test_sum_of_products_replays_as_one_kernel_storing_only_its_result(ctx, expr, operands):
+    """The whole expression is one kernel (one node left to run), and every temporary, released
+    by the program, is only forwarded inside it: the kernel stores nothing but the result, so
+    its memory traffic is its inputs and its result alone."""
+    rng = np.random.default_rng(operands)
+    arrays = [rng.standard_normal(256).astype(np.float32) for _ in range(2 * operands)]
+    _, fused = _plain_and_overlay_queues(ctx)
+    sum_of_products(ctx, fused, expr, arrays)
+    graph = cl.overlay.graph()
+    assert [node.status for node in graph.nodes].count("run") == 1
+    dropped = [n for n in graph.notes if n.startswith("dropped the store")]
+    assert len(dropped) == 2 * operands - 2  # every temporary but the result, read by the host
+    assert all(n.endswith("then released") for n in dropped)
+
+
 def heat(ctx, queue, expr, u0, steps):
     n = u0.size
     u = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=u0)
