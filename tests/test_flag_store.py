@@ -12,21 +12,11 @@ import pytest
 from launch import run, serial_context
 
 import ppcl as cl
+from benchmarks.programs.irregular import BFS_SOURCE
 
-BFS2 = """
-__kernel void bfs2(__global uchar *mask, __global uchar *updating, __global uchar *visited,
-                   __global int *over, int n) {
-    int tid = get_global_id(0);
-    if (tid >= n)
-        return;
-    if (updating[tid]) {
-        mask[tid] = 1;
-        visited[tid] = 1;
-        *over = 1;
-        updating[tid] = 0;
-    }
-}
-"""
+# the update kernel of the second benchmark suite's breadth-first search, as it is written there
+BFS2 = BFS_SOURCE
+
 
 
 @pytest.mark.parametrize("density", [0.0, 0.3, 1.0])
@@ -42,7 +32,7 @@ def test_bfs_update_matches_numpy(density: float, n: int, local: int) -> None:
     want_visited[updating != 0] = 1
     want_over = 1 if updating.any() else 7
     size = -(-n // local) * local  # a ragged last group
-    run(BFS2, "bfs2", (size,), (local,), mask, updating, visited, over, np.int32(n))
+    run(BFS2, "bfs_kernel2", (size,), (local,), mask, updating, visited, over, np.int32(n))
     np.testing.assert_array_equal(mask, want_mask)
     np.testing.assert_array_equal(visited, want_visited)
     np.testing.assert_array_equal(updating, np.zeros(n, np.uint8))
@@ -50,7 +40,7 @@ def test_bfs_update_matches_numpy(density: float, n: int, local: int) -> None:
 
 
 def _run_aliased(updating: np.ndarray, flag_in: str) -> dict[str, np.ndarray]:
-    """bfs2 with ``over`` the same buffer as ``flag_in`` (its first four bytes)."""
+    """bfs_kernel2 with ``over`` the same buffer as ``flag_in`` (its first four bytes)."""
     n = updating.size
     context = serial_context()
     queue = cl.CommandQueue(context)
@@ -58,7 +48,7 @@ def _run_aliased(updating: np.ndarray, flag_in: str) -> dict[str, np.ndarray]:
     host = {"mask": np.zeros(n, np.uint8), "updating": updating.copy(),
             "visited": np.zeros(n, np.uint8)}
     buffers = {k: cl.Buffer(context, flags, hostbuf=v) for k, v in host.items()}
-    kernel = cl.Kernel(cl.Program(context, BFS2).build(), "bfs2")
+    kernel = cl.Kernel(cl.Program(context, BFS2).build(), "bfs_kernel2")
     kernel(queue, (n,), (16,), buffers["mask"], buffers["updating"], buffers["visited"],
            buffers[flag_in], np.int32(n))
     for k, v in host.items():
@@ -94,5 +84,5 @@ def test_flag_already_set_stays_set_and_nothing_else_is_written() -> None:
     mask = np.full(n, 5, np.uint8)
     visited = np.full(n, 6, np.uint8)
     over = np.array([1], np.int32)
-    run(BFS2, "bfs2", (112,), (16,), mask, updating, visited, over, np.int32(n))
+    run(BFS2, "bfs_kernel2", (112,), (16,), mask, updating, visited, over, np.int32(n))
     assert over[0] == 1 and (mask == 5).all() and (visited == 6).all()
