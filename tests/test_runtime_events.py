@@ -373,6 +373,43 @@ def test_a_callback_raising_keyboard_interrupt_on_a_command_thread_is_ignored(ct
     assert (out == 5).all()
 
 
+def test_finish_waits_for_the_commands_before_it_not_those_callbacks_keep_enqueuing(ctx):
+    # finish waited until no command was pending: a callback enqueuing the next command as
+    # each one runs kept it waiting forever (clFinish waits for the commands enqueued before)
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64)
+    stop = threading.Event()
+    enqueued = []
+
+    def gated_fill() -> tuple[cl.Event, cl.UserEvent]:
+        # held until its gate opens, so its callback is set before it can run
+        gate = cl.UserEvent(ctx)
+        event = cl.enqueue_fill_buffer(queue, buf, np.int32(len(enqueued)), 0, buf.size,
+                                       wait_for=[gate])
+        event.set_callback(cl.command_execution_status.RUNNING, again)
+        return event, gate
+
+    def again(status: int) -> None:
+        if not stop.is_set():  # the next one is pending before this one completes
+            event, gate = gated_fill()
+            enqueued.append(event)
+            gate.set_status(COMPLETE)
+
+    first, gate = gated_fill()
+    gate.set_status(COMPLETE)
+    finished = threading.Event()
+    waiter = threading.Thread(target=lambda: (queue.finish(), finished.set()), daemon=True)
+    waiter.start()
+    waiter.join(60)  # a guard against hanging, not a time
+    returned_while_enqueuing = finished.is_set()
+    stop.set()
+    waiter.join()
+    queue.finish()
+    assert returned_while_enqueuing
+    assert first.command_execution_status == COMPLETE
+    assert enqueued
+
+
 def test_wait_for_events_checks_its_list(ctx):
     other = cl.Context(ctx.devices)
     with pytest.raises(cl.LogicError, match="CL_INVALID_EVENT"):

@@ -151,6 +151,15 @@ def test_reqd_work_group_size(ctx, queue, prg):
         knl(queue, (32,), (16,), buf)
 
 
+def test_reqd_work_group_size_not_dividing_global_size_names_the_attribute(ctx, queue, prg):
+    # with local size None the required size is used; when it does not divide the global size
+    # (no non-uniform groups in OpenCL 1.2) the error says the size came from the attribute
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY, 12 * 4)
+    with pytest.raises(cl.LogicError, match=r"CL_INVALID_WORK_GROUP_SIZE.*'fixed' requires "
+                       r"the work-group size \(8, 1, 1\) \(reqd_work_group_size\).*\(12, 1, 1\)"):
+        prg.fixed(queue, (12,), None, buf)
+
+
 def test_work_group_info(ctx, prg):
     dev = ctx.devices[0]
     knl = prg.scale

@@ -52,6 +52,36 @@ def test_device_info_attributes_and_get_info():
         dev.no_such_info  # noqa: B018
 
 
+@pytest.mark.parametrize("info_class, name, version", [
+    ("device_info", "ATOMIC_MEMORY_CAPABILITIES", "3.0"),
+    ("device_info", "NUMERIC_VERSION", "3.0"),
+    ("device_info", "OPENCL_C_ALL_VERSIONS", "3.0"),
+    ("device_info", "OPENCL_C_FEATURES", "3.0"),
+    ("device_info", "EXTENSIONS_WITH_VERSION", "3.0"),
+    ("device_info", "SVM_CAPABILITIES", "2.0"),
+    ("device_info", "IL_VERSION", "2.1"),
+    ("platform_info", "NUMERIC_VERSION", "3.0"),
+    ("platform_info", "EXTENSIONS_WITH_VERSION", "3.0"),
+])
+def test_queries_of_later_opencl_versions_are_invalid_values_naming_the_version(
+        info_class, name, version):
+    # ppcl reports OpenCL 1.2, so it answers a 3.0 query as a 1.2 driver does (PyOpenCL then
+    # raises LogicError); the names were missing, an AttributeError on cl.device_info
+    dev = cl.get_platforms()[0].get_devices()[0]
+    assert dev.version.startswith("OpenCL 1.2 ") and dev.platform.version == dev.version
+    obj = dev if info_class == "device_info" else dev.platform
+    routine = "clGetDeviceInfo" if info_class == "device_info" else "clGetPlatformInfo"
+    message = (f"{routine} failed: CL_INVALID_VALUE - {info_class}.{name} is a query of "
+               f"OpenCL {version}; ppcl implements and reports OpenCL 1.2")
+    with pytest.raises(cl.LogicError, match=message):
+        obj.get_info(getattr(getattr(cl, info_class), name))
+    if info_class == "device_info":
+        with pytest.raises(cl.LogicError, match=message):
+            getattr(dev, name.lower())
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE - unknown"):
+        obj.get_info(0x7777)
+
+
 def test_enums_have_to_string():
     assert cl.mem_flags.to_string(cl.mem_flags.READ_ONLY) == "READ_ONLY"
     assert cl.device_type.to_string(cl.device_type.CPU) == "CPU"

@@ -290,6 +290,28 @@ def test_floating_literal_losing_its_fraction_warns() -> None:
         compile_source(src, "t.cl", "-Werror")
 
 
+def test_floating_literal_out_of_the_range_of_its_integer_type_warns() -> None:
+    # 'uint u = 1e10;' is undefined in C: clang warns (as pocl's build log shows), ppcl built
+    # it without a word. A negated literal, an assignment and a float literal count; in-range
+    # values, casts, compound assignments and float targets are quiet.
+    src = k("  uint u = 1e10;\n  uint n = -1.0;\n  int i = -3.5e12f;\n  uchar c = 300.0;\n"
+            "  u = 1e10; int fine = 2147483647.0; uint zero = -0.0; long l = -9.2e18;\n"
+            "  u = (uint)1e10; u += 1e10; double d = 1e300; int x = -1.5;")
+    result = compile_source(src, "t.cl")
+    undefined = "implicit conversion of out of range value from '{}' to '{}' is undefined"
+    assert "t.cl:2:12: warning: " + undefined.format("double", "uint") in result.log
+    assert "\n  uint u = 1e10;\n           ^" in result.log
+    assert ":3:13: warning: " + undefined.format("double", "uint") in result.log
+    assert ":4:12: warning: " + undefined.format("float", "int") in result.log
+    assert ":5:13: warning: " + undefined.format("double", "uchar") in result.log
+    assert ":6:7: warning: " + undefined.format("double", "uint") in result.log
+    assert result.log.count("out of range") == 5
+    assert "changes value from -1.5 to -1" in result.log
+    assert result.log.count("warning:") == 6
+    with pytest.raises(CompileError, match="out of range value"):
+        compile_source(src, "t.cl", "-Werror")
+
+
 def test_constant_folding_masks_shift_counts_and_converts_floats_to_bool():
     from ppcl.compiler.frontend import compile_source as compile_
 

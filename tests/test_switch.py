@@ -208,3 +208,87 @@ def test_braced_initializer_shared_across_labels_is_a_located_error() -> None:
         lower_switches(kernel)
     assert info.value.diagnostics[0].loc.line == 5
 
+
+
+# case labels inside plain blocks of the switch body: one in a block after 'case 0', and
+# 'case 4' and 'case 5' in a block before any label of the body (once dropped as unreachable:
+# those cases ran nothing); 'w' is declared in the block and used after a later label
+BLOCKS = """
+__kernel void blocks(__global int *a, int m) {
+    __local int s[8];
+    int l = get_local_id(0);
+    int v = l;
+    switch (m) {
+        { case 4: v += 1000;
+          case 5: v += 2000; }
+    case 0: {
+        int w = 10;
+        v += w;
+    case 1:
+        v += 1;
+    }
+        s[l] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v = s[7 - l];
+    case 2:
+        v += 100;
+    }
+    a[get_global_id(0)] = v;
+}
+"""
+
+
+def _blocks_reference(m: int) -> np.ndarray:
+    v = np.arange(8)
+    added = {4: 3011, 5: 2011, 0: 11, 1: 1}
+    if m in added:
+        v = (v + added[m])[::-1]
+    if m in added or m == 2:
+        v = v + 100
+    return v
+
+
+@pytest.mark.parametrize("uniformity", [True, False])
+@pytest.mark.parametrize("m", [0, 1, 2, 3, 4, 5])
+def test_case_labels_in_blocks_of_a_switch_with_a_barrier(m: int, uniformity: bool) -> None:
+    a = np.zeros(8, dtype=np.int32)
+    run(BLOCKS, "blocks", (8,), (8,), a, np.int32(m), uniformity=uniformity)
+    np.testing.assert_array_equal(a, _blocks_reference(m))
+
+
+def test_duffs_device_with_a_barrier_is_a_located_error() -> None:
+    source = """
+    __kernel void k(__global int *a, int m) {
+        int n = 2;
+        switch (m) {
+        case 0: do { a[0] += 1;
+                     barrier(CLK_LOCAL_MEM_FENCE);
+        case 1:      a[1] += 1;
+                } while (--n > 0);
+        }
+    }
+    """
+    kernel = compile_source(source).module.kernels[0]
+    with pytest.raises(CompileError, match="case label nested in a statement") as info:
+        lower_switches(kernel)
+    loc = info.value.diagnostics[0].loc
+    assert (loc.line, loc.col) == (7, 9)
+    with pytest.raises(RuntimeError, match=r"<source>:7:9: error: a case label nested") as built:
+        run(source, "k", (8,), (8,), np.zeros(2, dtype=np.int32), np.int32(0))
+    assert "\n        case 1:      a[1] += 1;\n        ^" in str(built.value)
+
+
+@pytest.mark.parametrize("m", [0, 1, 2])
+def test_labels_only_in_a_block_of_the_switch_body_are_reached(m: int) -> None:
+    # the block stood before the body's first label, so it was dropped as never reached:
+    # every case ran nothing (wrong results, no diagnostic)
+    source = """
+    __kernel void k(__global int *a, int m) {
+        int v = get_local_id(0);
+        switch (m) { { case 0: v += 1; case 1: v += 10; barrier(CLK_LOCAL_MEM_FENCE); } }
+        a[get_global_id(0)] = v;
+    }
+    """
+    a = np.zeros(8, dtype=np.int32)
+    run(source, "k", (8,), (8,), a, np.int32(m))
+    np.testing.assert_array_equal(a, np.arange(8) + {0: 11, 1: 10, 2: 0}[m])

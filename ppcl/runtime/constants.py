@@ -115,6 +115,10 @@ class platform_info(_ConstantClass):
     NAME = 0x0902
     VENDOR = 0x0903
     EXTENSIONS = 0x0904
+    # queries of later OpenCL versions (see ``LATER_QUERIES``)
+    HOST_TIMER_RESOLUTION = 0x0905
+    NUMERIC_VERSION = 0x0906
+    EXTENSIONS_WITH_VERSION = 0x0907
 
 
 class device_type(_ConstantClass):
@@ -201,6 +205,60 @@ class device_info(_ConstantClass):
     REFERENCE_COUNT = 0x1047
     PREFERRED_INTEROP_USER_SYNC = 0x1048
     PRINTF_BUFFER_SIZE = 0x1049
+    # queries of later OpenCL versions (see ``LATER_QUERIES``)
+    MAX_READ_WRITE_IMAGE_ARGS = 0x104C
+    MAX_GLOBAL_VARIABLE_SIZE = 0x104D
+    QUEUE_ON_DEVICE_PROPERTIES = 0x104E
+    QUEUE_ON_DEVICE_PREFERRED_SIZE = 0x104F
+    QUEUE_ON_DEVICE_MAX_SIZE = 0x1050
+    MAX_ON_DEVICE_QUEUES = 0x1051
+    MAX_ON_DEVICE_EVENTS = 0x1052
+    SVM_CAPABILITIES = 0x1053
+    GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE = 0x1054
+    MAX_PIPE_ARGS = 0x1055
+    PIPE_MAX_ACTIVE_RESERVATIONS = 0x1056
+    PIPE_MAX_PACKET_SIZE = 0x1057
+    PREFERRED_PLATFORM_ATOMIC_ALIGNMENT = 0x1058
+    PREFERRED_GLOBAL_ATOMIC_ALIGNMENT = 0x1059
+    PREFERRED_LOCAL_ATOMIC_ALIGNMENT = 0x105A
+    IL_VERSION = 0x105B
+    MAX_NUM_SUB_GROUPS = 0x105C
+    SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS = 0x105D
+    NUMERIC_VERSION = 0x105E
+    EXTENSIONS_WITH_VERSION = 0x1060
+    ILS_WITH_VERSION = 0x1061
+    BUILT_IN_KERNELS_WITH_VERSION = 0x1062
+    ATOMIC_MEMORY_CAPABILITIES = 0x1063
+    ATOMIC_FENCE_CAPABILITIES = 0x1064
+    NON_UNIFORM_WORK_GROUP_SUPPORT = 0x1065
+    OPENCL_C_ALL_VERSIONS = 0x1066
+    PREFERRED_WORK_GROUP_SIZE_MULTIPLE = 0x1067
+    WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT = 0x1068
+    GENERIC_ADDRESS_SPACE_SUPPORT = 0x1069
+    OPENCL_C_FEATURES = 0x106F
+    DEVICE_ENQUEUE_CAPABILITIES = 0x1070
+    PIPE_SUPPORT = 0x1071
+
+
+# The info queries OpenCL added after 1.2, with the version that added them. ppcl reports
+# OpenCL 1.2, so it answers them as a 1.2 implementation must: CL_INVALID_VALUE. PyOpenCL
+# has the names, and programs written for 3.0 query them.
+LATER_QUERIES: dict[type, dict[int, str]] = {
+    platform_info: {
+        platform_info.HOST_TIMER_RESOLUTION: "2.1",
+        platform_info.NUMERIC_VERSION: "3.0",
+        platform_info.EXTENSIONS_WITH_VERSION: "3.0",
+    },
+    device_info: {
+        **{code: "2.0" for code in range(device_info.MAX_READ_WRITE_IMAGE_ARGS,
+                                         device_info.PREFERRED_LOCAL_ATOMIC_ALIGNMENT + 1)},
+        **{code: "2.1" for code in range(device_info.IL_VERSION,
+                                         device_info.SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS + 1)},
+        **{code: "3.0" for code in range(device_info.NUMERIC_VERSION,
+                                         device_info.PIPE_SUPPORT + 1)
+           if code in constant_names(device_info).values()},
+    },
+}
 
 
 class device_fp_config(_ConstantClass):

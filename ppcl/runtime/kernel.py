@@ -495,6 +495,13 @@ def _ndrange(queue: CommandQueue, kernel: Kernel, global_work_size: Any,
                          f"kernel '{kernel.function_name}' requires the work-group size "
                          f"{tuple(reqd)} (reqd_work_group_size), launched with {local3}")
     if any(g % size for g, size in zip(global3, local3)):
+        if reqd is not None:
+            # OpenCL 1.2 has no non-uniform work-groups: the last group cannot be smaller
+            raise make_error(_ENQUEUE, "INVALID_WORK_GROUP_SIZE",
+                             f"kernel '{kernel.function_name}' requires the work-group size "
+                             f"{tuple(reqd)} (reqd_work_group_size), which does not divide "
+                             f"the global size {global3}; the device has no non-uniform "
+                             "work-groups")
         raise make_error(_ENQUEUE, "INVALID_WORK_GROUP_SIZE",
                          f"the local size {local3} does not divide the global size {global3}")
     return NDRange(dims, global3, local3, offset3)

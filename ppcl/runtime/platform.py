@@ -15,6 +15,7 @@ from typing import Any
 from ppcl.devices import UnknownDeviceError, gpu_devices, listed_devices, vendor_devices
 from ppcl.devices import interface as device_interface
 from ppcl.runtime.constants import (
+    LATER_QUERIES,
     command_queue_properties,
     constant_names,
     device_exec_capabilities,
@@ -66,7 +67,7 @@ class Platform:
             platform_info.EXTENSIONS: self.extensions,
         }
         if param not in values:
-            raise make_error("clGetPlatformInfo", "INVALID_VALUE", f"unknown platform_info {param}")
+            raise _unanswered("clGetPlatformInfo", platform_info, param)
         return values[param]
 
     def _all_devices(self) -> list[Device]:
@@ -190,13 +191,15 @@ class Device:
 
     def get_info(self, param: int) -> Any:
         if param not in self._info:
-            raise make_error("clGetDeviceInfo", "INVALID_VALUE", f"unknown device_info {param}")
+            raise _unanswered("clGetDeviceInfo", device_info, param)
         return self._info[param]
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         code = constant_names(device_info).get(name.upper())
+        if code in LATER_QUERIES[device_info]:  # as PyOpenCL, whose attributes query
+            raise _unanswered("clGetDeviceInfo", device_info, code)
         if code is None or code not in self._info:
             raise unsupported("Device", name)
         return self._info[code]
@@ -215,6 +218,19 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<ppcl.Device '{self.name}' on '{self._platform.name}' at 0x{id(self):x}>"
+
+
+def _unanswered(routine: str, info: type, param: int) -> Exception:
+    """CL_INVALID_VALUE for an info query ppcl does not answer: one OpenCL added after 1.2,
+    the version ppcl reports, or an unknown code."""
+    since = LATER_QUERIES[info].get(param)
+    if since is None:
+        return make_error(routine, "INVALID_VALUE", f"unknown {info.__name__} {param}")
+    name = next(n for n, code in constant_names(info).items() if code == param)
+    return make_error(routine, "INVALID_VALUE",
+                      f"{info.__name__}.{name} is a query of OpenCL {since}; "
+                      f"ppcl implements and reports OpenCL 1.2 ('{OPENCL_VERSION}'), "
+                      "which does not have it")
 
 
 _platforms: list[Platform] = []

@@ -241,21 +241,26 @@ class CommandQueue:
     # ------------------------------------------------------------------ synchronization
 
     def finish(self) -> None:
+        """Wait for the commands enqueued before the call (clFinish). Those enqueued meanwhile,
+        by other threads or by callbacks of the commands waited for, are not waited for: a
+        callback that keeps enqueuing would otherwise keep ``finish`` from returning."""
         if self._overlay is not None:
             self._overlay.flush()
-        while True:
-            with self._lock:
-                pending = [e for e in self._pending if not e.is_done]
-            if not pending:
-                failure = self.device.backend.collected_failure()
-                if failure is not None:  # a checking device collecting its findings
-                    raise KernelCheckError("clFinish", str(failure), failure.findings)
-                return
-            for event in pending:
-                try:
-                    event.wait()
-                except Error:
-                    pass  # a failed command is reported through its event
+        with self._lock:
+            pending = [e for e in self._pending if not e.is_done]
+            # an in-order queue's latest command: one run at once in another thread (a
+            # launch's direct way) is in no pending set, and it completes after all before it
+            last = self._last
+        if last is not None and not last.is_done:
+            pending.append(last)
+        for event in pending:
+            try:
+                event.wait()
+            except Error:
+                pass  # a failed command is reported through its event
+        failure = self.device.backend.collected_failure()
+        if failure is not None:  # a checking device collecting its findings
+            raise KernelCheckError("clFinish", str(failure), failure.findings)
 
     def flush(self) -> None:
         """Commands are handed to the device as they become ready; nothing to flush."""

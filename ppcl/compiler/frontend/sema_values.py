@@ -112,14 +112,22 @@ class ValueSema(TypeSema):
         return converted
 
     def _warn_literal_change(self, e: ir.Expr, dst: T.Type) -> None:
-        """clang's -Wliteral-conversion: a floating literal with a fraction converted to an
-        integer type (``int x = 1.5;``), which ``-Werror`` makes an error."""
-        if not isinstance(e, ir.FloatLit) or not isinstance(dst, T.ScalarType) \
-                or dst.is_float or dst == T.BOOL or not math.isfinite(e.value) \
-                or e.value == int(e.value):
+        """clang's -Wliteral-conversion: a floating literal (or its negation) converted to an
+        integer type changes value: a fraction is dropped (``int x = 1.5;``), or its integral
+        part is out of the type's range, which C leaves undefined (``uint u = 1e10;``).
+        ``-Werror`` makes either an error."""
+        literal = _float_literal(e)
+        if literal is None or not isinstance(dst, T.ScalarType) or dst.is_float \
+                or dst == T.BOOL:
             return
-        self.warning(e.loc, f"implicit conversion from '{e.type}' to '{dst}' changes value "
-                            f"from {e.text or e.value} to {int(e.value)}")
+        value, text = literal
+        if not math.isfinite(value) or not _in_range(math.trunc(value), dst):
+            self.warning(e.loc, f"implicit conversion of out of range value from '{e.type}' "
+                                f"to '{dst}' is undefined")
+            return
+        if value != math.trunc(value):
+            self.warning(e.loc, f"implicit conversion from '{e.type}' to '{dst}' changes value "
+                                f"from {text} to {math.trunc(value)}")
 
     def _convert(self, e: ir.Expr, dst: T.Type, what: str) -> ir.Expr:
         src = e.type
@@ -406,3 +414,21 @@ def _char_code(text: str, loc: Loc, sema: ValueSema, bits: int = 8) -> int:
     if rest in _ESCAPES:
         return _ESCAPES[rest]
     sema.fail(loc, f"unknown escape sequence in {text}")
+
+
+def _float_literal(e: ir.Expr) -> tuple[float, str] | None:
+    """The value of a floating literal, negated or not, and its spelling; None for any other
+    expression."""
+    if isinstance(e, ir.FloatLit):
+        return e.value, e.text or str(e.value)
+    if isinstance(e, ir.Unary) and e.op in ("-", "+") and isinstance(e.operand, ir.FloatLit):
+        value, text = _float_literal(e.operand) or (0.0, "")
+        return (-value, "-" + text) if e.op == "-" else (value, text)
+    return None
+
+
+def _in_range(value: int, t: T.ScalarType) -> bool:
+    """Whether the integer type ``t`` represents ``value``."""
+    if t.is_signed:
+        return -(1 << (t.bits - 1)) <= value < 1 << (t.bits - 1)
+    return 0 <= value < 1 << t.bits

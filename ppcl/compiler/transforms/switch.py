@@ -18,8 +18,10 @@ The statements after label ``i`` run when ``sel <= i`` and no ``break`` left bef
 is C's fall-through; a ``break`` of the switch leaves the one-trip ``do``, a ``continue`` of
 the enclosing loop sets ``cont`` and leaves it, and the loop is continued after it. A variable
 declared after one label and used after a later one is declared before the ``do``. Labels
-must stand at the top level of the switch body; a label nested in a statement is a located
-error.
+must stand at the top level of the switch body, or in plain blocks there, which are opened
+(``case 0: { A; case 1: B; }`` is ``case 0: A; case 1: B;``: locals have unique names in a
+function, so a block's scope only hides names nothing else uses); a label nested in any other
+statement (an ``if``, a loop: Duff's device) is a located error.
 
 Pass name: ``switch``.
 """
@@ -58,15 +60,18 @@ def _segments(s: ir.Switch) -> tuple[list[tuple[ir.Stmt, int]], list[list[ir.Stm
     statements after each label up to the next)."""
     labels: list[tuple[ir.Stmt, int]] = []
     segments: list[list[ir.Stmt]] = []
-    for stmt in s.body.stmts:
+    for stmt in _open_label_blocks(s.body.stmts):
         if isinstance(stmt, ir.Case | ir.Default):
             labels.append((stmt, len(segments)))
             segments.append([])
         elif segments:
             segments[-1].append(stmt)
-        elif any(isinstance(n, ir.DeclStmt) for n in walk(stmt)):
-            raise _error(stmt.loc, "a declaration before the first label of a switch that "
-                                   "holds a barrier is not supported by ppcl")
+        else:
+            # a label in it would be reached: dropping the statement would drop that code
+            _check_no_nested_labels(stmt)
+            if any(isinstance(n, ir.DeclStmt) for n in walk(stmt)):
+                raise _error(stmt.loc, "a declaration before the first label of a switch "
+                                       "that holds a barrier is not supported by ppcl")
         # other statements before the first label are never reached
     for segment in segments:
         for stmt in segment:
@@ -74,13 +79,37 @@ def _segments(s: ir.Switch) -> tuple[list[tuple[ir.Stmt, int]], list[list[ir.Stm
     return labels, segments
 
 
+def _open_label_blocks(stmts: tuple[ir.Stmt, ...]) -> list[ir.Stmt]:
+    """``stmts`` with each plain block that holds a label of this switch replaced by its
+    statements (opened in turn): a jump into a block is a jump to that point of the flat list."""
+    out: list[ir.Stmt] = []
+    for stmt in stmts:
+        if isinstance(stmt, ir.Block) and _holds_label(stmt):
+            out.extend(_open_label_blocks(stmt.stmts))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _holds_label(s: ir.Stmt) -> bool:
+    """Whether a ``case`` or ``default`` of the switch around ``s`` stands in ``s`` (those of
+    a nested switch are its own)."""
+    for child in children(s):
+        if isinstance(child, ir.Switch) or not isinstance(child, ir.Stmt):
+            continue
+        if isinstance(child, ir.Case | ir.Default) or _holds_label(child):
+            return True
+    return False
+
+
 def _check_no_nested_labels(s: ir.Stmt) -> None:
     for child in children(s):
         if isinstance(child, ir.Switch) or not isinstance(child, ir.Stmt):
             continue
         if isinstance(child, ir.Case | ir.Default):
-            raise _error(child.loc, "a case label nested in a statement of a switch that "
-                                    "holds a barrier is not supported by ppcl")
+            raise _error(child.loc, "a case label nested in a statement (other than a "
+                                    "block) of a switch that holds a barrier is not "
+                                    "supported by ppcl")
         _check_no_nested_labels(child)
 
 
