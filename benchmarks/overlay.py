@@ -6,7 +6,9 @@ of operands is chosen on the command line (sum of element-wise products of N mat
 Laplacian pyramid blend of two images (hundreds of small launches), a time-step loop of a
 stencil and an update kernel, and one program the overlay cannot improve (one compute-heavy
 kernel, each result read at once). Each runs on a plain queue and on a queue with
-``ppcl.overlay.enable``; the results must be identical, and the ratio is off/on.
+``ppcl.overlay.enable``, the two timed in turns; the results must be identical. Each row
+prints the minimum / median time of each, and the ratios off/on of the minima (judged
+against the target) / of the medians.
 
 ``--vendor [NAME]`` runs the same programs on another OpenCL platform through pyopencl
 (``ppcl.overlay.over``: the platform named like NAME, by default pyopencl's first), e.g. pocl
@@ -24,9 +26,10 @@ from collections.abc import Callable
 import numpy as np
 
 import ppcl as cl
-from ppcl.timing import measure
+from ppcl.timing import measure_in_turns
 
 mf = cl.mem_flags
+ROUNDS = 15  # timed runs of each column, in turns
 
 SOURCE = """
 __kernel void gray(__global const uchar4 *rgb, __global float *g, int w)
@@ -246,19 +249,20 @@ def read_each(queue: cl.CommandQueue, prg: cl.Program, a: cl.Buffer, b: cl.Buffe
 
 def compare(name: str, target: float, run: Callable[[cl.CommandQueue], np.ndarray],
             plain: cl.CommandQueue, overlaid: cl.CommandQueue) -> tuple[str, float, bool]:
-    """Off and on measured in turns, three times each (the machine may be shared): the
-    minimum of each side is compared."""
-    off_s, on_s = [], []
-    same = True
-    for _ in range(3):
-        off = measure(lambda: run(plain), repeats=5)
-        on = measure(lambda: run(overlaid), repeats=5)
-        same = same and bool(np.array_equal(off.result, on.result))
-        off_s.append(off.timing.min_s)
-        on_s.append(on.timing.min_s)
-    ratio = min(off_s) / min(on_s)
-    print(f"{name:34s} off {min(off_s) * 1e3:8.2f} ms  on {min(on_s) * 1e3:8.2f} ms"
-          f"  {ratio:5.2f}x (target {target:.2f}x)  identical: {same}", flush=True)
+    """Off and on timed in turns (``measure_in_turns``: on a shared machine a disturbance, a
+    busy core or a slower clock, falls on both alike, where timing each in its own block let
+    one block catch it all), each warmed up first; the ratio is of the minima, the medians'
+    ratio is printed beside it."""
+    measured = measure_in_turns({"off": lambda: run(plain), "on": lambda: run(overlaid)},
+                                repeats=ROUNDS)
+    off, on = measured["off"], measured["on"]
+    same = bool(np.array_equal(off.result, on.result))
+    ratio = off.timing.min_s / on.timing.min_s
+    median_ratio = off.timing.median_s / on.timing.median_s
+    print(f"{name:34s} off {off.timing.min_s * 1e3:7.2f} / {off.timing.median_s * 1e3:7.2f} ms"
+          f"  on {on.timing.min_s * 1e3:7.2f} / {on.timing.median_s * 1e3:7.2f} ms"
+          f"  {ratio:5.2f}x / {median_ratio:5.2f}x (target {target:.2f}x)  identical: {same}",
+          flush=True)
     return name, ratio, same
 
 

@@ -443,3 +443,43 @@ def test_disable_while_passing_leaves_a_plain_queue(ctx, prg, queue):
     assert event._status == QUEUED
     np.testing.assert_array_equal(read(queue, abuf), np.full(N, 2 ** (NO_GAIN_TO_PASS + 1),
                                                              np.float32))
+
+
+def test_a_lone_command_nothing_could_change_replays_without_planning(ctx, prg, queue,
+                                                                      monkeypatch):
+    """A launch with no scalar argument recorded alone, its buffers alive: its plan can only be
+    itself, so the replay runs it without a plan look-up; its event completes with times."""
+    from ppcl.overlay.recorder import Recorder
+
+    def no_planning(self, commands):
+        raise AssertionError("planned a lone command nothing could change")
+
+    monkeypatch.setattr(Recorder, "_plan", no_planning)
+    a = np.arange(N, dtype=np.float32)
+    abuf, bbuf = buffer_of(ctx, a), buffer_of(ctx, a)
+    out = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
+    event = prg.add(queue, (N,), None, abuf, bbuf, out)
+    assert event._status == QUEUED
+    np.testing.assert_array_equal(read(queue, out), 2 * a)
+    assert event.command_execution_status == COMPLETE
+    assert cl.overlay.graph().nodes[0].label == "add"
+    assert any("run as recorded" in note for note in cl.overlay.graph().notes)
+
+
+@pytest.mark.parametrize("why", ["released output", "scalar argument"])
+def test_a_lone_command_an_optimization_could_change_is_planned(ctx, prg, queue, why):
+    """Alone, a launch writing only a released buffer is dead, and one with a scalar argument
+    may be specialized: both are planned."""
+    a = np.arange(N, dtype=np.float32)
+    abuf = buffer_of(ctx, a)
+    out = cl.Buffer(ctx, mf.READ_WRITE, N * 4)
+    if why == "released output":
+        event = prg.add(queue, (N,), None, abuf, abuf, out)
+        out.release()
+        queue.finish()
+        assert [n.status for n in cl.overlay.graph().nodes] == ["dead"]
+    else:
+        event = prg.scale(queue, (N,), None, abuf, out, np.float32(2))
+        np.testing.assert_array_equal(read(queue, out), 2 * a)
+        assert not any("run as recorded" in note for note in cl.overlay.graph().notes)
+    assert event.command_execution_status == COMPLETE

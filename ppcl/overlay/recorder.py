@@ -36,7 +36,15 @@ from ppcl.compiler.transforms.components import component_loads
 from ppcl.devices.interface import BufferArg, LocalArg, ValueArg
 from ppcl.overlay import persist
 from ppcl.overlay.fuse import KernelFacts, fused_kernel, kernel_facts
-from ppcl.overlay.graph import Command, Numbering, TaskGraph, add_edges, root_of
+from ppcl.overlay.graph import (
+    Command,
+    Node,
+    Numbering,
+    TaskGraph,
+    add_edges,
+    root_of,
+    transfer_label,
+)
 from ppcl.overlay.narrow import narrow_indices
 from ppcl.overlay.optimize import KernelInfo, build_graph, optimize
 from ppcl.overlay.persist import GeneratedKernel, StoredPlan, StoredStep
@@ -228,15 +236,21 @@ class Recorder:
             held, self.held = self.held, {}
             for command in commands:
                 command.event._flush = None
+            if len(commands) == 1 and _unchangeable(commands[0]):
+                # its plan is known without a look-up: the command as recorded
+                self.on_graph(_lone_graph(commands[0]))
+                self._run(AS_RECORDED, commands, held.values())
+                self._learn(False)
+                return
             plan = self._plan(commands)
             self._run(plan, commands, held.values())
-            self._learn(plan, len(commands))
+            self._learn(len(commands) > 1 and not _as_recorded(plan))
 
-    def _learn(self, plan: Plan, recorded: int) -> None:
+    def _learn(self, gained: bool) -> None:
         """Count a replay that gained nothing; after NO_GAIN_TO_PASS in a row, let the next
         commands pass (only with nothing recorded: a callback of the replay may have recorded
         more, which must run before any command passes)."""
-        if recorded > 1 and not _as_recorded(plan):
+        if gained:
             self.no_gain = 0
             self.next_pass = PASS_COMMANDS
             return
@@ -565,6 +579,36 @@ class Recorder:
     def _say(self, text: str) -> None:
         if self.debug:
             print(text, file=sys.stderr)
+
+
+# the plan of one command no optimization could change (``_unchangeable``), run without
+# planning: its graph (``_lone_graph``) is not analysed
+AS_RECORDED = Plan([Step([0], "action")], TaskGraph([], [], set(), set()),
+                   waves=[Wave([0], False, "one task")])
+
+
+def _unchangeable(command: Command) -> bool:
+    """Whether a recording of ``command`` alone would be planned as recorded, one action:
+    with no other command nothing fuses, no transfer repeats another, and a command is dead
+    only when a buffer it writes is unreachable; a launch is changed (specialized) only for
+    its scalar arguments."""
+    for mem in command.uses:
+        if root_of(mem).unreachable:
+            return False
+    task = command.task
+    return type(task) is not KernelTask or not any(type(arg) is ValueArg for arg in task.args)
+
+
+def _lone_graph(command: Command) -> TaskGraph:
+    """The graph of a replay of ``command`` alone, run as recorded without planning: one node,
+    its buffers not analysed (a kernel's accesses cost far more than the replay)."""
+    task = command.task
+    if type(task) is KernelTask:
+        node = Node([0], "kernel", task.kernel.function_name, wave=0)
+    else:
+        node = Node([0], "transfer", transfer_label(command.kind), wave=0)
+    return TaskGraph([node], [], set(), set(), notes=[
+        f"{node.label} alone, nothing to fuse, remove or specialize: run as recorded"])
 
 
 def _as_recorded(plan: Plan) -> bool:
