@@ -178,9 +178,9 @@ def _exact_cast(to: ScalarType, e: ir.Expr, model: Model) -> bool:
         return True
     if isinstance(e, ir.Call) and e.name == "get_local_id" and to.size >= 4:
         return True  # below the local size, which an int holds
-    if isinstance(e, ir.Call) and e.name == "get_global_size" and model.narrow_ids \
-            and to.size >= 4 and not to.is_signed:
-        return True  # every global id fits in int, so the size fits in a 32-bit unsigned
+    if isinstance(e, ir.Call) and e.name in ("get_global_size", "get_global_offset") \
+            and model.narrow_ids and to.size >= 4:
+        return True  # offset + size - 1 is a global id, which fits in int: so do both
     if src.is_signed == to.is_signed:
         return to.size >= src.size
     if not src.is_signed:  # unsigned into a wider signed type

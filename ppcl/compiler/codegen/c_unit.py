@@ -232,6 +232,13 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
     for dim in range(3):
         offset = "" if zero_offset else f" + __L->global_offset[{dim}]"
         group.append(g + f"const size_t __gb{dim} = __grp{dim} * {ls[dim]}{offset}; (void)__gb{dim};")
+    # the launch's sizes as locals: a store through a char pointer (a uchar buffer, a vector
+    # component) may alias the descriptor, and gcc would load them again in every work-item,
+    # which leaves no address affine in the work-item loop's counter
+    group.append(g + "const size_t __gs0 = __L->global_size[0], __gs1 = __L->global_size[1], "
+                 "__gs2 = __L->global_size[2]; (void)__gs0; (void)__gs1; (void)__gs2;")
+    group.append(g + "const size_t __ng0 = __L->num_groups[0], __ng1 = __L->num_groups[1], "
+                 "__ng2 = __L->num_groups[2]; (void)__ng0; (void)__ng1; (void)__ng2;")
     group.append(g + "const ppcl_group __G_value = {{__grp0, __grp1, __grp2}, {__gb0, __gb1, __gb2}, __L};")
     group.append(g + "const ppcl_group *__G = &__G_value; (void)__G;")
     for v in formed.local_vars:

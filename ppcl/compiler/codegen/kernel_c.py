@@ -591,9 +591,9 @@ class KernelPrinter(CStylePrinter):
         if name == "get_group_id":
             return f"__G->group[{dim}]" if self.in_helper else f"__grp{dim}"
         if name == "get_global_size":
-            return f"{launch}->global_size[{dim}]"
+            return f"{launch}->global_size[{dim}]" if self.in_helper else f"__gs{dim}"
         if name == "get_num_groups":
-            return f"{launch}->num_groups[{dim}]"
+            return f"{launch}->num_groups[{dim}]" if self.in_helper else f"__ng{dim}"
         if name == "get_global_offset":
             return "(size_t)0" if self.zero_offset else f"{launch}->global_offset[{dim}]"
         raise AssertionError(name)

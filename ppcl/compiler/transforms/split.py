@@ -77,6 +77,7 @@ from ppcl.compiler.transforms.split_score import (
     worth_dispatching,
     worth_evaluating,
 )
+from ppcl.compiler.transforms.wide_index import widen_indices
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
 _MINMAX = ("min", "max", "clamp")
@@ -522,6 +523,14 @@ def empty_text(test: tuple[Poly, ...]) -> str:
     return " or ".join(f"{p} < 0" for p in test)
 
 
+def _signed(t: object) -> bool:
+    return not isinstance(t, ScalarType) or t.is_signed
+
+
+def _largest(t: object) -> int:
+    return (1 << (8 * t.size)) - 1 if isinstance(t, ScalarType) else 0
+
+
 def _test_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param]) -> ir.Expr:
     out: ir.Expr = ir.IntLit(INT, 1)
     for p in test:
@@ -596,6 +605,7 @@ class _Splitter(Rewriter):
         if isinstance(score, str):
             self.notes.append(f"work-item loop {self.number}: no split ({score})")
             return dataclasses.replace(loop, empty=empty_expr)
+        fast, wide = self._widened(fast, plan)
         whats = ", ".join(sorted({f"{s.what}s" for s in plan.sites}))
         reason = f"fast where {plan.domain_text()} ({len(plan.sites)} sites: {whats})"
         self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
@@ -608,11 +618,38 @@ class _Splitter(Rewriter):
             self.notes.append(f"work-item loop {self.number}: the lanes {which} the fast range "
                               "fail the guard: no loop runs them")
         return wg.SplitLoop(
-            guarded=loop, fast=fast, test=_test_expr(plan.test, self.params),
+            guarded=loop, fast=fast, test=_test_expr(plan.test + wide, self.params),
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
             upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
             index=index, score=score, empty=empty_expr, edges_fail=edges)
 
+
+    def _widened(self, fast: wg.WorkItemLoop,
+                 plan: SplitPlan) -> tuple[wg.WorkItemLoop, tuple[Poly, ...]]:
+        """``fast`` with its 32-bit indices that cannot wrap on the fast subdomain computed in
+        ``long`` (``wide_index.py``), and the launch conditions that makes the fast copy's."""
+        model = model_of(fast.body, self.scalars, self.formed.local_size, rows=self.formed.rows,
+                         narrow_ids=self.narrow_ids)
+        facts = tuple(p for site in plan.sites for p in site.constraints)
+        unsigned = {n: _largest(self.params[n].type) for n in self.scalars
+                    if not _signed(self.params[n].type)}
+        body, widened = widen_indices(fast.body, model, facts, unsigned)
+        conditions: list[Poly] = []
+        shown: set[tuple[int, Poly]] = set()
+        for w in widened:
+            conditions += [p for p in w.conditions if p not in conditions]
+            if (w.line, w.value) in shown:
+                continue  # the components of one vector access
+            shown.add((w.line, w.value))
+            where = " where " + " and ".join(f"{p} >= 0" for p in w.conditions) \
+                if w.conditions else ""
+            self.notes.append(f"work-item loop {self.number}: fast copy: index {w.value} "
+                              f"(line {w.line}) in 64-bit arithmetic: no 32-bit wrap{where}")
+        conditions = _tightest(conditions, min)
+        if conditions:
+            self.notes.append(f"work-item loop {self.number}: launch conditions of the fast "
+                              "copy: " + " and ".join(f"{p} >= 0" for p in conditions))
+        return dataclasses.replace(fast, body=body), tuple(conditions)
 
     def _clipped_by_group(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop:
         """``loop`` running only the lanes between the guard's bounds of group-level values
