@@ -11,7 +11,6 @@ hands the device's ``KernelLaunch`` to the queue.
 
 from __future__ import annotations
 
-import time
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -44,7 +43,7 @@ from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
-from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work, fail_event
+from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work
 
 if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
@@ -88,7 +87,6 @@ def _kind_matches(param: ParamInfo, dtype: np.dtype) -> bool:
 
 _SCALARS = (np.number, np.bool_, type(None))  # values that cannot change in place
 _REF = weakref.ref
-_now = time.perf_counter_ns
 
 
 def _any_other(args: tuple[Any, ...], last: tuple[Any, ...]) -> bool:
@@ -583,10 +581,10 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     passed = hook is not None and passes is not None and passes.args is args \
         and passes.launch is launch and passes.hook is hook
     if wait_for is None and (hook is None or passed):
-        event = queue._direct_event(command_type.NDRANGE_KERNEL, passed)
+        chosen = passes.current if passed else None
+        event = queue._launch_direct(run if chosen is None else chosen.run, args, launch,
+                                     _launch_failure, passed)
         if event is not None:
-            chosen = passes.current if passed else None
-            _run_direct(event, run if chosen is None else chosen.run, args, launch)
             return event
     keeps_layout = False
     if hook is not None:  # host fusion may run a rewritten kernel instead
@@ -596,9 +594,8 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             buffers += rewritten.uses
         if wait_for is None and not keeps_layout and not passed:
             # host fusion has seen the launch: it runs the direct way as well
-            event = queue._direct_event(command_type.NDRANGE_KERNEL, True)
+            event = queue._launch_direct(run, args, launch, _launch_failure, True)
             if event is not None:
-                _run_direct(event, run, args, launch)
                 return event
 
     def action() -> None:
@@ -633,21 +630,12 @@ def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> N
         raise _launch_error(failure, launch) from None
 
 
-def _run_direct(event: Event, run: Any, args: tuple[ArgValue, ...],
-                launch: KernelLaunch) -> None:
-    """``queue._run_synchronously`` of ``_run_launch(run, args, launch)`` in one frame, for a
-    launch's hot path (``CommandQueue._direct_event``)."""
-    submit = _now()
-    try:
-        run(args)
-    except BaseException as error:
-        if not isinstance(error, KernelCheckFailed | KernelFault):
-            fail_event(event, error)
-            raise
-        mapped = _launch_error(error, launch)
-        fail_event(event, mapped)
-        raise mapped from None
-    event._set_times_complete(submit, submit, _now())
+def _launch_failure(error: BaseException, launch: KernelLaunch) -> BaseException:
+    """The error a launch's hot path reports for ``error`` (``CommandQueue._launch_direct``):
+    a device's failure to run ``launch`` as the OpenCL error, anything else as it is."""
+    if isinstance(error, KernelCheckFailed | KernelFault):
+        return _launch_error(error, launch)
+    return error
 
 
 def _launch_error(failure: KernelCheckFailed | KernelFault, launch: KernelLaunch) -> Error:
