@@ -69,10 +69,64 @@ def test_profile_complete_and_user_events(ctx, prg):
 
 def test_profiling_needs_the_queue_property(ctx, prg):
     queue = cl.CommandQueue(ctx)
-    event = cl.enqueue_marker(queue)
-    event.wait()
-    with pytest.raises(cl.RuntimeError, match="PROFILING_INFO_NOT_AVAILABLE"):
-        event.profile.start  # noqa: B018
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    # a launch run at once on a queue without profiling takes no times at all
+    for event in (cl.enqueue_marker(queue), prg.add_one(queue, (64,), None, buf)):
+        event.wait()
+        with pytest.raises(cl.RuntimeError, match="PROFILING_INFO_NOT_AVAILABLE"):
+            event.profile.start  # noqa: B018
+
+
+def test_a_launch_run_at_once_is_queued_submitted_and_started_together(ctx, prg):
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    event = prg.add_one(queue, (64,), None, buf)
+    assert event.command_execution_status == COMPLETE
+    p = event.profile
+    assert 0 < p.queued == p.submit == p.start <= p.end
+
+
+def test_commands_enqueued_while_a_launch_runs_at_once_in_another_thread_wait_for_it(ctx, prg):
+    """The event of a launch run at once in the enqueuing thread is the queue's latest
+    command while it runs: a command another thread enqueues meanwhile is held behind it, its
+    callbacks run and ``finish`` in a third thread returns once it completes."""
+    queue = cl.CommandQueue(ctx)
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 64 * 4)
+    kernel = prg.add_one
+    kernel(queue, (64,), None, buf).wait()
+    launch = next(launch for key, launch in kernel._launches.items() if key[0] == (64,))
+    device_run = launch.run
+    started, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def slow_run(args):
+        started.set()
+        assert release.wait(timeout=30)
+        device_run(args)
+        order.append("launch")
+
+    launch.run = slow_run
+    try:
+        launcher = threading.Thread(target=kernel, args=(queue, (64,), None, buf))
+        launcher.start()
+        assert started.wait(timeout=30)
+    finally:
+        launch.run = device_run  # the launch in flight runs slow_run still
+    marker = cl.enqueue_marker(queue)
+    statuses: list[int] = []
+    marker.set_callback(COMPLETE, lambda status: (order.append("marker"), statuses.append(status)))
+    finisher = threading.Thread(target=queue.finish)
+    finisher.start()
+    assert marker.command_execution_status != COMPLETE
+    release.set()
+    launcher.join(timeout=30)
+    finisher.join(timeout=30)
+    assert not finisher.is_alive()
+    marker.wait()
+    assert order == ["launch", "marker"] and statuses == [COMPLETE]
+    out = np.empty(64, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    assert (out != 0).all()
 
 
 def test_event_info(ctx, prg):

@@ -512,3 +512,18 @@ def test_arguments_of_the_wrong_type_raise_opencl_errors(ctx, queue, prg):
             cl.LocalMemory(size)
     with pytest.raises(cl.LogicError, match="CL_INVALID_BUILD_OPTIONS"):
         cl.Program(ctx, SOURCE).build(options=123)
+
+
+def test_enqueue_nd_range_kernel_takes_g_times_l_and_allow_empty_ndrange_by_position(ctx, queue,
+                                                                                     prg):
+    # PyOpenCL's enqueue_nd_range_kernel takes them by position too
+    data = np.ones(64, np.float32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=data)
+    knl = prg.scale
+    knl.set_args(buf, np.float32(2), np.int32(64))
+    cl.enqueue_nd_range_kernel(queue, knl, (4,), (16,), None, None, True).wait()
+    empty = cl.enqueue_nd_range_kernel(queue, knl, (0,), None, None, None, False, True)
+    empty.wait()
+    out = np.empty_like(data)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, 2 * data)  # 4 groups of 16: all 64 items, once

@@ -11,7 +11,6 @@ hands the device's ``KernelLaunch`` to the queue.
 
 from __future__ import annotations
 
-import time
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -44,7 +43,7 @@ from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer
 from ppcl.runtime.event import Event
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
-from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work, fail_event
+from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work
 
 if TYPE_CHECKING:
     from ppcl.runtime.platform import Device
@@ -88,16 +87,6 @@ def _kind_matches(param: ParamInfo, dtype: np.dtype) -> bool:
 
 _SCALARS = (np.number, np.bool_, type(None))  # values that cannot change in place
 _REF = weakref.ref
-_now = time.perf_counter_ns
-
-
-def _any_other(args: tuple[Any, ...], last: tuple[Any, ...]) -> bool:
-    """Whether some argument is not the very object passed last time (``last`` as
-    :func:`_call_record` keeps it)."""
-    for a, b in zip(args, last):
-        if a is not b and (type(b) is not _REF or b() is not a):
-            return True
-    return False
 
 
 def _call_record(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -304,14 +293,28 @@ class Kernel:
                  allow_empty_ndrange: bool = False) -> Event:
         if args:
             last = self._last_call_args
-            if last is None or len(last) != len(args) or _any_other(args, last):
-                self.set_args(*args)
-                self._last_call_args = _call_record(args)
+            if last is None or len(last) != len(args):
+                self._set_call_args(args)
+            else:
+                # each argument the very object passed last time (``_call_record``): the
+                # arguments set stay as they are. The loop is here rather than in a function
+                # of its own, and indexes ``args`` rather than zip both: the call, or the zip
+                # object, would cost twice the loop over one argument
+                i = 0
+                for b in last:
+                    a = args[i]
+                    if a is not b and (type(b) is not _REF or b() is not a):
+                        self._set_call_args(args)
+                        break
+                    i += 1
         elif self.num_args:
             self.set_args()  # raises: the call passed no arguments
         return enqueue_nd_range_kernel(queue, self, global_size, local_size, global_offset,
-                                       wait_for, g_times_l=g_times_l,
-                                       allow_empty_ndrange=allow_empty_ndrange)
+                                       wait_for, g_times_l, allow_empty_ndrange)
+
+    def _set_call_args(self, args: tuple[Any, ...]) -> None:
+        self.set_args(*args)
+        self._last_call_args = _call_record(args)
 
     # ------------------------------------------------------------------ info
 
@@ -528,19 +531,18 @@ def _arg_values(kernel: Kernel) -> tuple[ArgValue, ...]:
 def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_size: Sequence[int],
                             local_work_size: Sequence[int] | None,
                             global_work_offset: Sequence[int] | None = None,
-                            wait_for: Sequence[Event] | None = None, *, g_times_l: bool = False,
+                            wait_for: Sequence[Event] | None = None, g_times_l: bool = False,
                             allow_empty_ndrange: bool = False) -> Event:
-    """Launch ``kernel`` over the NDRange; the arguments are those set at this moment."""
-    try:
-        kernel_context = kernel.context
+    """Launch ``kernel`` over the NDRange; the arguments are those set at this moment.
+
+    ``g_times_l`` and ``allow_empty_ndrange`` may be passed by position, as in PyOpenCL (and
+    ``Kernel.__call__`` does: a call by keyword costs more)."""
+    try:  # one test for a launch's hot path; _launch_objects_error tells which is wrong
+        same_context = queue.context is kernel.context
     except AttributeError:
-        raise make_error(_ENQUEUE, "INVALID_KERNEL", f"{kernel!r} is not a Kernel") from None
-    if getattr(queue, "context", None) is not kernel_context:
-        if not isinstance(queue, CommandQueue):
-            raise make_error(_ENQUEUE, "INVALID_COMMAND_QUEUE",
-                             f"{queue!r} is not a CommandQueue (the first argument of a kernel "
-                             "call is the queue)")
-        raise make_error(_ENQUEUE, "INVALID_CONTEXT", "kernel and queue have different contexts")
+        same_context = False
+    if not same_context:
+        raise _launch_objects_error(queue, kernel)
     try:
         key: Any = (global_work_size, local_work_size, global_work_offset, g_times_l,
                     queue.device)
@@ -559,7 +561,9 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         launch = kernel.program._prepare_launch(kernel.function_name, queue.device, ndrange)
         if key is not None:
             kernel._launches[key] = launch
-    args = _arg_values(kernel)
+    args = kernel._arg_values
+    if args is None:
+        args = _arg_values(kernel)
     # the memory objects the launch keeps alive until it completes
     buffers: list[MemoryObject] = []
     for ref in kernel._arg_buffers:
@@ -583,10 +587,10 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     passed = hook is not None and passes is not None and passes.args is args \
         and passes.launch is launch and passes.hook is hook
     if wait_for is None and (hook is None or passed):
-        event = queue._direct_event(command_type.NDRANGE_KERNEL, passed)
+        chosen = passes.current if passed else None
+        event = queue._launch_direct(run if chosen is None else chosen.run, args, launch,
+                                     _launch_failure, passed)
         if event is not None:
-            chosen = passes.current if passed else None
-            _run_direct(event, run if chosen is None else chosen.run, args, launch)
             return event
     keeps_layout = False
     if hook is not None:  # host fusion may run a rewritten kernel instead
@@ -596,9 +600,8 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             buffers += rewritten.uses
         if wait_for is None and not keeps_layout and not passed:
             # host fusion has seen the launch: it runs the direct way as well
-            event = queue._direct_event(command_type.NDRANGE_KERNEL, True)
+            event = queue._launch_direct(run, args, launch, _launch_failure, True)
             if event is not None:
-                _run_direct(event, run, args, launch)
                 return event
 
     def action() -> None:
@@ -609,6 +612,18 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             if queue._overlay is not None and queue._overlay_passes <= 0 else None)
     return queue._enqueue(command_type.NDRANGE_KERNEL, action, wait_for, routine=_ENQUEUE,
                           uses=buffers, task=task, keeps_layout=keeps_layout)
+
+
+def _launch_objects_error(queue: Any, kernel: Any) -> Error:
+    """The error of a launch whose queue and kernel are not of one context: either is not
+    what it should be, or they belong to different contexts."""
+    if not hasattr(kernel, "context"):
+        return make_error(_ENQUEUE, "INVALID_KERNEL", f"{kernel!r} is not a Kernel")
+    if not isinstance(queue, CommandQueue):
+        return make_error(_ENQUEUE, "INVALID_COMMAND_QUEUE",
+                          f"{queue!r} is not a CommandQueue (the first argument of a kernel "
+                          "call is the queue)")
+    return make_error(_ENQUEUE, "INVALID_CONTEXT", "kernel and queue have different contexts")
 
 
 def _released_argument(kernel: Kernel, ref: weakref.ref[MemoryObject]) -> Error:
@@ -633,21 +648,12 @@ def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> N
         raise _launch_error(failure, launch) from None
 
 
-def _run_direct(event: Event, run: Any, args: tuple[ArgValue, ...],
-                launch: KernelLaunch) -> None:
-    """``queue._run_synchronously`` of ``_run_launch(run, args, launch)`` in one frame, for a
-    launch's hot path (``CommandQueue._direct_event``)."""
-    submit = _now()
-    try:
-        run(args)
-    except BaseException as error:
-        if not isinstance(error, KernelCheckFailed | KernelFault):
-            fail_event(event, error)
-            raise
-        mapped = _launch_error(error, launch)
-        fail_event(event, mapped)
-        raise mapped from None
-    event._set_times_complete(submit, submit, _now())
+def _launch_failure(error: BaseException, launch: KernelLaunch) -> BaseException:
+    """The error a launch's hot path reports for ``error`` (``CommandQueue._launch_direct``):
+    a device's failure to run ``launch`` as the OpenCL error, anything else as it is."""
+    if isinstance(error, KernelCheckFailed | KernelFault):
+        return _launch_error(error, launch)
+    return error
 
 
 def _launch_error(failure: KernelCheckFailed | KernelFault, launch: KernelLaunch) -> Error:

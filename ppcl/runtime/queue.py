@@ -25,7 +25,7 @@ from ppcl.runtime.constants import (
 )
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, integer_arg, make_error
-from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event
+from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event, running_event
 from ppcl.runtime.memory import Kept
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ queue_hooks: list[Callable[[CommandQueue], object]] = []
 _OUT_OF_RESOURCES = ERROR_CODES["OUT_OF_RESOURCES"]
 _WAIT_LIST_ERROR = ERROR_CODES["EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST"]
 _LAUNCH = command_type.NDRANGE_KERNEL
+_now = time.perf_counter_ns
 
 
 @dataclass(frozen=True)
@@ -187,27 +188,49 @@ class CommandQueue:
             event.wait()
         return event
 
-    def _direct_event(self, kind: int, hostfusion_passed: bool = False) -> Event | None:
-        """The event of a command the caller runs at once in this thread, or None when it must
-        take ``_enqueue``'s way: an in-order queue with no host fusion (or a launch host fusion
-        has left as written, ``hostfusion_passed``), no recording overlay, no buffer kept in
-        another layout, whose latest command is complete. The caller runs the command through
-        ``_run_synchronously``, without a closure, a wait list or the hooks: a launch's hot
-        path)."""
+    def _launch_direct(self, run: Callable[[Any], None], args: Any, launch: Any,
+                       failure: Callable[[BaseException, Any], BaseException],
+                       hostfusion_passed: bool = False) -> Event | None:
+        """Run a launch at once in this thread, ``run(args)``, and return its completed event;
+        None, having done nothing, when it must take ``_enqueue``'s way instead: on an
+        out-of-order queue, one with host fusion (unless it left this launch as written,
+        ``hostfusion_passed``) or a recording overlay, while a buffer is kept in another
+        layout, or while the queue's latest command is not complete. ``failure(error, launch)``
+        is the error to report and raise for one the run raised.
+
+        A launch's hot path, without a closure, a wait list or the hooks, in one frame: the
+        event is queued, submitted and started at one moment (nothing lies between them), and
+        the queue's lock is taken without a ``with`` block, which costs twice as much."""
         if self.out_of_order or (self._hostfusion is not None and not hostfusion_passed) \
                 or Kept.count:
             return None
         passing = self._overlay is not None
         if passing and self._overlay_passes <= 0:
             return None
-        event = Event(self.context, self, kind)
-        with self._lock:
+        # a command's times are read only as profiling info: without it they cost two clock
+        # reads of a launch and are left at 0
+        timed = self.profiling_enabled
+        event = running_event(self.context, self, _LAUNCH, _now() if timed else 0)
+        lock = self._lock
+        lock.acquire()
+        try:
             last = self._last
             if last is not None and last._status > COMPLETE:  # not done
                 return None
             self._last = event
+        finally:
+            lock.release()
         if passing:
             self._overlay_passes -= 1  # as in _enqueue: a race only changes how long it lasts
+        try:
+            run(args)
+        except BaseException as error:
+            reported = failure(error, launch)
+            fail_event(event, reported)
+            if reported is error:
+                raise
+            raise reported from None
+        event._ran(_now() if timed else 0)
         return event
 
     def _forget(self, event: Event, uses: Sequence[MemoryObject]) -> None:
@@ -219,7 +242,7 @@ class CommandQueue:
     def _run_synchronously(self, event: Event, action: Action) -> None:
         """Run ``action`` in this thread and complete ``event`` with its times, or with the
         failure's code (raised). A launch's hot path does the same in one frame
-        (``kernel._run_direct``)."""
+        (``_launch_direct``)."""
         submit = time.perf_counter_ns()
         try:
             action()
