@@ -22,3 +22,21 @@ __kernel void luminance(__global const uchar4 *px, __global float *out, float k)
     out[i] = (c.x + c.y + c.z) * k - c.w;
 }
 """
+
+# a vendor sample's Sobel filter over uchar4 pixels, its ids and sizes kept in TYPE (uint there)
+SOBEL = """
+__kernel void sobel(__global uchar4 *in, __global uchar4 *out)
+{
+    TYPE x = get_global_id(0), y = get_global_id(1);
+    TYPE w = get_global_size(0), h = get_global_size(1);
+    int c = x + y * w;
+    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1) {
+        float4 i00 = convert_float4(in[c - 1 - w]), i20 = convert_float4(in[c + 1 - w]);
+        float4 i01 = convert_float4(in[c - 1]), i21 = convert_float4(in[c + 1]);
+        float4 i02 = convert_float4(in[c - 1 + w]), i22 = convert_float4(in[c + 1 + w]);
+        float4 gx = i00 + (float4)(2) * i01 + i02 - i20 - (float4)(2) * i21 - i22;
+        float4 gy = i00 - i02 + fmin(i20 - i22, 300.0f);
+        out[c] = convert_uchar4_sat(hypot(gx, gy) / (float4)(2));
+    }
+}
+"""

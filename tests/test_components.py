@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from kernel_sources import LUMINANCE
+from kernel_sources import LUMINANCE, SOBEL
 
 import ppcl
 import ppcl as cl
@@ -81,22 +81,7 @@ __kernel void stored_after(__global const uchar4 *a, __global uchar4 *b, __globa
     out[i] = c.x * k + c.y;
     b[i] = (uchar4)(9, 9, 9, 9);
 }
-
-__kernel void sobel(__global uchar4 *in, __global uchar4 *out)
-{
-    uint x = get_global_id(0), y = get_global_id(1);
-    uint w = get_global_size(0), h = get_global_size(1);
-    int c = x + y * w;
-    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1) {
-        float4 i00 = convert_float4(in[c - 1 - w]), i20 = convert_float4(in[c + 1 - w]);
-        float4 i01 = convert_float4(in[c - 1]), i21 = convert_float4(in[c + 1]);
-        float4 i02 = convert_float4(in[c - 1 + w]), i22 = convert_float4(in[c + 1 + w]);
-        float4 gx = i00 + (float4)(2) * i01 + i02 - i20 - (float4)(2) * i21 - i22;
-        float4 gy = i00 - i02 + fmin(i20 - i22, 300.0f);
-        out[c] = convert_uchar4_sat(hypot(gx, gy) / (float4)(2));
-    }
-}
-"""
+""" + SOBEL.replace("TYPE", "uint")
 
 # kernel, vectors loaded a component at a time (plans), kept vectors and why
 DECISIONS = [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.kernel_sources import SOBEL
 from tests.launch import aligned_empty, build_kernel, run, run_in_chunks
 from tests.test_split import _formed
 
@@ -20,23 +21,6 @@ __kernel void box(__global const int *in, __global int *out)
     if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1) {
         out[c] = in[c - 1 - w] + in[c - w] + in[c + 1 - w] + in[c - 1] + 2 * in[c]
                + in[c + 1] + in[c - 1 + w] + in[c + w] + in[c + 1 + w];
-    }
-}
-"""
-
-SOBEL = """
-__kernel void sobel(__global uchar4 *in, __global uchar4 *out)
-{
-    TYPE x = get_global_id(0), y = get_global_id(1);
-    TYPE w = get_global_size(0), h = get_global_size(1);
-    int c = x + y * w;
-    if (x >= 1 && x < w - 1 && y >= 1 && y < h - 1) {
-        float4 i00 = convert_float4(in[c - 1 - w]), i20 = convert_float4(in[c + 1 - w]);
-        float4 i01 = convert_float4(in[c - 1]), i21 = convert_float4(in[c + 1]);
-        float4 i02 = convert_float4(in[c - 1 + w]), i22 = convert_float4(in[c + 1 + w]);
-        float4 gx = i00 + (float4)(2) * i01 + i02 - i20 - (float4)(2) * i21 - i22;
-        float4 gy = i00 - i02 + fmin(i20 - i22, 300.0f);
-        out[c] = convert_uchar4_sat(hypot(gx, gy) / (float4)(2));
     }
 }
 """
