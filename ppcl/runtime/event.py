@@ -134,24 +134,16 @@ class Event:
         self._advance(status, error)
 
     def _set_times_complete(self, submit: int, start: int, end: int) -> None:
-        """Record a command that ran synchronously in the enqueuing thread."""
-        with self._lock:
-            times = self._times
-            times[1], times[2], times[3] = submit, start, end
-            self._status = COMPLETE
-            callbacks, waiter = self._callbacks, self._waiter
-            if callbacks:
-                self._callbacks = ()
-        for wanted, callback in callbacks:
-            callback(wanted)
-        if waiter is not None:
-            waiter.set()
+        """Record a command that ran synchronously in the enqueuing thread (the times are read
+        only once the status is COMPLETE, which ``_ran`` sets under the lock)."""
+        times = self._times
+        times[1], times[2] = submit, start
+        self._ran(end)
 
     def _ran(self, end: int) -> None:
-        """Complete the event of ``running_event`` when its command has run, at ``end``.
-
-        ``_set_times_complete`` for a launch's hot path: the other times are set already, and
-        the lock is taken without a ``with`` block, which costs twice as much as the calls."""
+        """Complete the event of a command that ran synchronously, at ``end``: its other times
+        are set already (``running_event`` sets them on a launch's hot path). The lock is
+        taken without a ``with`` block, which costs twice as much as the calls."""
         lock = self._lock
         lock.acquire()
         try:
