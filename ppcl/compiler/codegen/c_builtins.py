@@ -35,7 +35,6 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     elem_of,
     float_literal,
     function,
-    int_limits,
     int_literal,
     scalar_params,
 )
@@ -49,6 +48,7 @@ from ppcl.compiler.ir.types import (
     ScalarType,
     Type,
     VectorType,
+    int_limits,
     width_of,
 )
 

@@ -17,11 +17,10 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     define_overload,
     elem_of,
     function,
-    int_limits,
     int_literal,
 )
 from ppcl.compiler.ir.builtins import Overload
-from ppcl.compiler.ir.types import HALF, PointerType, ScalarType, VectorType
+from ppcl.compiler.ir.types import HALF, PointerType, ScalarType, VectorType, int_limits
 
 # ---------------------------------------------------------------- convert_*
 

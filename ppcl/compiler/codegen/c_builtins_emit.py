@@ -78,12 +78,6 @@ def float_literal(value: str, elem: ScalarType) -> str:
     return value + ("f" if elem.name == "float" else "")
 
 
-def int_limits(elem: ScalarType) -> tuple[int, int]:
-    if elem.is_signed:
-        return -(1 << (elem.bits - 1)), (1 << (elem.bits - 1)) - 1
-    return 0, (1 << elem.bits) - 1
-
-
 def int_literal(value: int, elem: ScalarType) -> str:
     """A C constant of exactly ``value`` converted to ``elem`` (no overflowing literals)."""
     ct = C_SCALAR_NAMES[elem.name]

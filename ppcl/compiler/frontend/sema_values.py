@@ -429,6 +429,5 @@ def _float_literal(e: ir.Expr) -> tuple[float, str] | None:
 
 def _in_range(value: int, t: T.ScalarType) -> bool:
     """Whether the integer type ``t`` represents ``value``."""
-    if t.is_signed:
-        return -(1 << (t.bits - 1)) <= value < 1 << (t.bits - 1)
-    return 0 <= value < 1 << t.bits
+    low, high = T.int_limits(t)
+    return low <= value <= high

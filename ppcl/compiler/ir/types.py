@@ -387,6 +387,13 @@ class FunctionType(Type):
         return f"{self.ret} ({params})"
 
 
+def int_limits(t: ScalarType) -> tuple[int, int]:
+    """The least and greatest values of the integer type ``t``."""
+    if t.is_signed:
+        return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+    return 0, (1 << t.bits) - 1
+
+
 def scalar_of(t: Type) -> ScalarType | None:
     """The element type of a scalar or vector arithmetic type (enums count as int)."""
     if isinstance(t, ScalarType):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ppcl.compiler.analysis.affine import LANES, Model, Poly, affine_of
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import LONG, PointerType, ScalarType
+from ppcl.compiler.ir.types import LONG, PointerType, ScalarType, int_limits
 from ppcl.compiler.ir.visit import Rewriter
 
 # names that are never negative: sizes, offsets, group counts and positions, bases
@@ -184,9 +184,7 @@ def conditions(value: Poly, t: ScalarType, model: Model, facts: Iterable[Poly],
     most = extreme(value, model, low, high, nonneg, largest=True)
     if least is None or most is None:
         return None
-    bits = 8 * t.size
-    floor, ceiling = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.is_signed \
-        else (0, (1 << bits) - 1)
+    floor, ceiling = int_limits(t)
     out = []
     for p in (least - Poly.const(floor), Poly.const(ceiling) - most):
         if _holds(p, nonneg, model):
