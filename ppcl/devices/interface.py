@@ -250,6 +250,9 @@ class Device(ABC):
     def submit(self, task: Callable[[], None]) -> None:
         """Run ``task`` asynchronously, on a thread of the device's command executor."""
 
+    # whether ``collected_failure`` may return something: a queue's ``finish`` asks only then
+    collects_failures = False
+
     def collected_failure(self) -> KernelCheckFailed | None:
         """Kernel bugs a checking device collected since the last call (its collect mode
         reports them at ``finish``); None for every other device."""

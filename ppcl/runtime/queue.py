@@ -120,6 +120,7 @@ class CommandQueue:
         # host fusion (``ppcl.hostfusion``): ``launch`` may replace a kernel launch by a
         # rewritten one, ``observe`` sees every other command (its alias table)
         self._hostfusion: Any = None
+        self._collects = device.backend.collects_failures
         for hook in queue_hooks:
             hook(self)
 
@@ -267,6 +268,12 @@ class CommandQueue:
         """Wait for the commands enqueued before the call (clFinish). Those enqueued meanwhile,
         by other threads or by callbacks of the commands waited for, are not waited for: a
         callback that keeps enqueuing would otherwise keep ``finish`` from returning."""
+        if not self._pending and self._overlay is None and not self._collects:
+            # nothing held back: what an in-order queue ran last, at once in this thread or
+            # another, is all there can be to wait for (a set read whole under the GIL)
+            last = self._last
+            if last is None or last._status <= COMPLETE:
+                return
         if self._overlay is not None:
             self._overlay.flush()
         with self._lock:

@@ -280,6 +280,8 @@ class CheckDevice(HostDevice):
             return allocation
         return None
 
+    collects_failures = True
+
     def collected_failure(self) -> KernelCheckFailed | None:
         if not self.collected:
             return None
