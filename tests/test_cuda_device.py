@@ -4,11 +4,15 @@ what it always was."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import ppcl as cl
 from ppcl.devices.cuda import gpu_count
+from tests.child_env import child_env
 
 mf = cl.mem_flags
 GPUS = gpu_count()
@@ -350,6 +354,9 @@ def test_launches_move_to_the_optimized_module_once_it_is_loaded(gctx, gqueue,
     assert launches["axpy"]._packed[2][0].value == device_program.optimized_function(
         "axpy", noalias=True)
     assert device_program.optimized_function("scale", noalias=True) is None
+    for launch in launches.values():  # the native launch calls the same function
+        if launch._packed[9] is not None:
+            assert launch._packed[10]._obj.function == launch._packed[2][0].value
 
 
 @needs_gpu
@@ -398,3 +405,68 @@ def test_a_program_built_again_loads_its_optimized_module_at_once(gctx, gqueue, 
     np.testing.assert_array_equal(got, 2 * x + 1)
     (launch,) = again._launches.values()
     assert launch._packed[2][0].value == again.optimized_function("axpy", noalias=True)
+
+
+FAULT_CHILD = """
+import numpy as np, ppcl as cl
+from ppcl.devices.cuda import device
+if {python_way}:
+    device.native_launch = lambda: None
+ctx = cl.Context([cl.get_platforms()[1].get_devices()[0]])
+queue = cl.CommandQueue(ctx)
+prg = cl.Program(ctx, "__kernel void poke(__global int *x, long far) "
+                      "{{ x[get_global_id(0) * far] = 1; }}").build()
+x = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 1024)
+prg.poke(queue, (64,), None, x, np.int64(0))
+queue.finish()
+print("ran once")
+try:
+    prg.poke(queue, (64,), None, x, np.int64(1 << 40))
+    queue.finish()
+except Exception as error:
+    print("reported:", type(error).__name__, error)
+"""
+
+
+@needs_gpu
+@pytest.mark.parametrize("python_way", [False, True])
+def test_a_launch_and_its_wait_report_a_kernel_fault_either_way(python_way):
+    """A launch and its wait are one native call where a C compiler built ``launch.c``, two
+    driver calls from Python otherwise; a kernel's fault is reported by name either way (in a
+    child process: a fault ends the GPU's context for the process)."""
+    done = subprocess.run([sys.executable, "-c", FAULT_CHILD.format(python_way=python_way)],
+                          capture_output=True, text=True, env=child_env(), timeout=300)
+    assert "ran once" in done.stdout, done.stderr
+    assert "CL_OUT_OF_RESOURCES" in done.stdout, done.stdout + done.stderr
+    assert "'poke' faulted on the GPU: illegal address" in done.stdout, done.stdout
+
+
+@needs_gpu
+def test_launches_take_the_native_launch_and_wait_where_it_was_built(gctx, gqueue,
+                                                                     monkeypatch):
+    """The same launches, with arguments changing between them, give the same results through
+    the native launch-and-wait call and through the two driver calls made from Python."""
+    from ppcl.devices.cuda import device
+
+    source = "__kernel void add(__global float *y, float a) { y[get_global_id(0)] += a; }"
+    built = device.native_launch()
+    assert built is not None  # this machine has a C compiler
+    results = []
+    for native in (built, None):
+        monkeypatch.setattr(device, "native_launch", lambda native=native: native)
+        program = _build(gctx, source)
+        y = np.zeros(1000, dtype=np.float32)
+        buffers = [cl.Buffer(gctx, mf.COPY_HOST_PTR, hostbuf=y) for _ in range(2)]
+        for step in range(6):
+            program.add(gqueue, y.shape, None, buffers[step % 2], np.float32(step))
+        launches = program._device_program(gctx.devices[0])._launches
+        assert all((launch._packed[9] is None) == (native is None)
+                   for launch in launches.values())
+        got = [np.empty_like(y) for _ in buffers]
+        for out, buf in zip(got, buffers):
+            cl.enqueue_copy(gqueue, out, buf)
+        results.append(got)
+    np.testing.assert_array_equal(results[0][0], np.full(1000, 0 + 2 + 4, np.float32))
+    np.testing.assert_array_equal(results[0][1], np.full(1000, 1 + 3 + 5, np.float32))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_array_equal(results[1][1], results[0][1])

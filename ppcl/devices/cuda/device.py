@@ -7,7 +7,8 @@ as one module: quickly, with a fully optimized module following on a thread (``C
 A launch is one ``cuLaunchKernel`` on the calling thread's stream (every command
 thread has a stream of its own, so out-of-order queues and several queues overlap on the GPU)
 followed by a wait for that stream, since the runtime's commands complete when ``run``
-returns. A launch runs the optimized module's kernel once that module is loaded, and if its
+returns; the two are one foreign call into a few lines of C (``launch.c``), which saves about a
+microsecond of ctypes a launch where a C compiler built it. A launch runs the optimized module's kernel once that module is loaded, and if its
 buffers do not overlap, the kernel's ``__noalias`` copy (restrict pointers) there, chosen once
 per set of argument values.
 
@@ -33,16 +34,19 @@ descriptor copy points at the mirror; a write-only or read-write image is copied
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 
+from ppcl.compiler import toolchain
 from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.codegen.cuda import cuda_unit, kernel_symbol, noalias_variant
@@ -107,6 +111,34 @@ EXTENSIONS = (
     "cl_khr_fp64",
     "cl_khr_3d_image_writes",
 )
+
+
+class _LaunchCall(ctypes.Structure):
+    """``ppcl_cuda_call`` of ``launch.c``: a launch's driver call and the wait after it."""
+
+    _fields_ = [("launch", ctypes.c_void_p), ("wait", ctypes.c_void_p),
+                ("function", ctypes.c_void_p), ("grid", ctypes.c_uint * 3),
+                ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("params", ctypes.c_void_p)]
+
+
+@functools.lru_cache(maxsize=1)
+def native_launch() -> Callable[[Any], int] | None:
+    """``ppcl_cuda_launch_wait`` of ``launch.c``, built once through the kernel cache; None
+    where no C compiler builds it, and a launch then makes its two driver calls from Python."""
+    try:
+        library = toolchain.build_library(Path(__file__).with_name("launch.c").read_text(),
+                                          key_parts=("ppcl-cuda-launch",))
+    except toolchain.ToolchainError:
+        return None
+    function: Callable[[Any], int] = library.ppcl_cuda_launch_wait
+    function.restype = ctypes.c_int  # type: ignore[attr-defined]
+    return function
+
+
+def _address(function: Any) -> int:
+    address: int = ctypes.cast(function, ctypes.c_void_p).value or 0
+    return address
 
 
 class _NDRangeArg(ctypes.Structure):
@@ -228,7 +260,7 @@ class CUDALaunch(KernelLaunch):
         self._program.settle()
 
     def _pack(self, args: Sequence[ArgValue]
-              ) -> tuple[object, int, list[object], list[_Sync]]:
+              ) -> tuple[ctypes.Array[ctypes.c_void_p], int, list[object], list[_Sync]]:
         holders: list[object] = [self._nd]
         syncs: list[_Sync] = []
         offset = 0
@@ -281,9 +313,25 @@ class CUDALaunch(KernelLaunch):
                     ctypes.c_uint(grid[1]), ctypes.c_uint(grid[2]), ctypes.c_uint(block[0]),
                     ctypes.c_uint(block[1]), ctypes.c_uint(block[2]), ctypes.c_uint(dynamic),
                     handle, argv, None)
+            wait = self._device.synchronizer()
+            native = native_launch()
+            combined = None
+            if native is not None:
+                record = _LaunchCall(_address(self._launch), _address(wait), function,
+                                     (ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block),
+                                     dynamic, stream, ctypes.addressof(argv))
+                holders.append(record)
+                combined = ctypes.byref(record)
             self._packed = (args, thread, call, stream, holders, optimized_ready, syncs,
-                            self._device.synchronizer(), handle)
+                            wait, handle, native, combined)
             return self._packed
+
+    def _failed(self, code: int) -> NoReturn:
+        """Raise for a launch's driver error (negative) or its wait's (positive)."""
+        if code < 0:
+            raise RuntimeError(f"kernel '{self._name}' could not be launched on the GPU: "
+                               f"{self._device.driver.error_name(-code)} ({-code})")
+        self._device.wait_failed(code, self._name)
 
     def run(self, args: Sequence[ArgValue]) -> None:
         # the kept call is read without the lock: a thread that packs anew replaces the tuple
@@ -296,13 +344,15 @@ class CUDALaunch(KernelLaunch):
         syncs = packed[6]
         for host, shadow, _ in syncs:  # the program's host bytes to their mirrors
             self._device.copy_async(shadow, host, packed[3])
-        code = self._launch(*packed[2])
+        native = packed[9]
+        if native is not None:
+            code = native(packed[10])  # launch and wait: a launch's failure comes negative
+        else:
+            code = -self._launch(*packed[2])
+            if code == CUDA_SUCCESS:
+                code = packed[7](packed[8])  # the wait for the stream, as ``CUDADevice.wait``
         if code != CUDA_SUCCESS:
-            raise RuntimeError(f"kernel '{self._name}' could not be launched on the GPU: "
-                               f"{self._device.driver.error_name(code)} ({code})")
-        code = packed[7](packed[8])  # the wait for the stream, as in ``CUDADevice.wait``
-        if code != CUDA_SUCCESS:
-            self._device.wait_failed(code, self._name)
+            self._failed(code)
         if syncs:
             for host, shadow, written in syncs:  # and what the kernel may have written, back
                 if written and host.flags.writeable:
