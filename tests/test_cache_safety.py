@@ -159,7 +159,9 @@ def test_file_as_cache_dir_falls_back(monkeypatch: pytest.MonkeyPatch, tmp_path:
         compiled = toolchain.compile_shared(SOURCE)
     assert toolchain.load(compiled.path).twice(1) == 2
     assert blocker.read_text() == "not a directory"
-    assert cache.cache_stats().entries == 1
+    # cached in the fallback directory (where a build another test left running may land too)
+    assert compiled.path.parent == cache.objects_dir()
+    assert cache.cache_stats().entries >= 1
 
 
 def test_dev_null_cache_dir_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
