@@ -527,3 +527,20 @@ def test_enqueue_nd_range_kernel_takes_g_times_l_and_allow_empty_ndrange_by_posi
     out = np.empty_like(data)
     cl.enqueue_copy(queue, out, buf)
     np.testing.assert_array_equal(out, 2 * data)  # 4 groups of 16: all 64 items, once
+
+
+def test_a_call_after_set_args_sets_its_own_arguments_again(ctx, queue, prg) -> None:
+    """A call passing the objects of the call before it, after ``set_args`` set others, runs
+    with the call's arguments: the record of the last call no longer stands for what is set
+    (the launch ran with set_args' values)."""
+    x = np.ones(16, dtype=np.float32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    two, sixteen = np.float32(2), np.int32(16)
+    knl = prg.scale
+    knl(queue, (16,), None, buf, two, sixteen)
+    knl.set_args(buf, np.float32(5), sixteen)
+    knl(queue, (16,), None, buf, two, sixteen)
+    out = np.empty_like(x)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, np.full(16, 4, dtype=np.float32))
+

@@ -186,6 +186,7 @@ class Kernel:
         if packed is not old:
             self._args = packed
             self._arg_values = None  # unchanged values keep the tuple the device keyed on
+        self._last_call_args = None  # a call passing the last call's objects sets them again
 
     def _repack(self, index: int, value: Any, old: ArgValue | None) -> ArgValue:
         """``_pack(index, value)``, but the argument already set when ``value`` packs to the
