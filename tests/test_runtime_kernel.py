@@ -544,3 +544,37 @@ def test_a_call_after_set_args_sets_its_own_arguments_again(ctx, queue, prg) -> 
     cl.enqueue_copy(queue, out, buf)
     np.testing.assert_array_equal(out, np.full(16, 4, dtype=np.float32))
 
+
+def test_calls_changing_some_arguments_repack_only_those(ctx, queue, prg) -> None:
+    """A host loop passing a new scalar at every call, now and then another buffer or a
+    value without a record (bytes): each launch runs with the arguments of its own call, and
+    an argument that fails leaves those set before the call."""
+    from ppcl.runtime.kernel import _arg_values
+
+    x = np.arange(32, dtype=np.float32)
+    a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    knl = prg.scale
+    expected = {"a": x.copy(), "b": x.copy()}
+    n = np.int32(32)
+    steps = [("a", 2.0, n), ("a", 3.0, n), ("b", 0.5, n), ("b", 4.0, np.int32(8)),
+             ("a", 1.5, np.int32(8).tobytes()), ("a", 2.0, n), ("b", 2.0, n)]
+    for name, factor, count in steps:
+        knl(queue, (32,), None, a if name == "a" else b, np.float32(factor), count)
+        limit = int(np.frombuffer(count, np.int32)[0]) if isinstance(count, bytes) else int(count)
+        expected[name][:limit] *= np.float32(factor)
+    kept = _arg_values(knl)
+    refs = knl._arg_buffers
+    knl(queue, (32,), None, b, np.float32(3), n)  # a new scalar alone: the references stay
+    expected["b"] *= 3
+    assert knl._arg_buffers is refs
+    kept = _arg_values(knl)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_SIZE"):
+        knl(queue, (32,), None, b, np.float32(7), np.int64(8))
+    assert _arg_values(knl) is kept
+    knl(queue, (32,), None, a, np.float32(3), n)
+    expected["a"] *= 3
+    for buf, name in [(a, "a"), (b, "b")]:
+        out = np.empty_like(x)
+        cl.enqueue_copy(queue, out, buf)
+        np.testing.assert_array_equal(out, expected[name])

@@ -305,7 +305,7 @@ class Kernel:
                 for b in last:
                     a = args[i]
                     if a is not b and (type(b) is not _REF or b() is not a):
-                        self._set_call_args(args)
+                        self._set_changed_call_args(args, last, i)
                         break
                     i += 1
         elif self.num_args:
@@ -316,6 +316,43 @@ class Kernel:
     def _set_call_args(self, args: tuple[Any, ...]) -> None:
         self.set_args(*args)
         self._last_call_args = _call_record(args)
+
+    def _set_changed_call_args(self, args: tuple[Any, ...], last: tuple[Any, ...],
+                               first: int) -> None:
+        """``_set_call_args`` for a call whose arguments before ``first`` are the objects of
+        the last call (``last``, its record): only those that are not are packed again. A
+        host loop passing a new scalar at every launch (a column index) packs that one alone,
+        and while no buffer changes the buffers' references stay as they are."""
+        old = self._args
+        packed = list(old)
+        record: list[Any] | None = list(last)
+        changed = buffers_changed = False
+        for index in range(first, len(args)):
+            a, b = args[index], last[index]
+            if a is b or (type(b) is _REF and b() is a):
+                continue
+            prev = old[index]
+            new = self._repack(index, a, prev)  # raises before anything is set
+            if new is not prev:
+                packed[index] = new
+                changed = True
+                buffers_changed = buffers_changed or isinstance(prev, BufferArg) \
+                    or isinstance(new, BufferArg)
+            if record is None:
+                continue
+            if isinstance(a, MemoryObject):
+                record[index] = _REF(a)
+            elif isinstance(a, _SCALARS):
+                record[index] = a
+            else:
+                record = None  # its packed value can change in place: no record
+        if changed:
+            self._args = packed
+            if buffers_changed or self._arg_values is None:
+                self._arg_values = None
+            else:  # the same buffers: their references (``_arg_buffers``) stay
+                self._arg_values = cast("tuple[ArgValue, ...]", tuple(packed))
+        self._last_call_args = None if record is None else tuple(record)
 
     # ------------------------------------------------------------------ info
 
