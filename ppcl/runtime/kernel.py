@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 LocalSize = tuple[int, int, int]
 _SET_ARG = "clSetKernelArg"
 _ENQUEUE = "clEnqueueNDRangeKernel"
+_LAUNCH = command_type.NDRANGE_KERNEL
 
 
 _ADDRESS_QUALIFIERS = {
@@ -626,8 +627,8 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         and passes.launch is launch and passes.hook is hook
     if wait_for is None and (hook is None or passed):
         chosen = passes.current if passed else None
-        event = queue._launch_direct(run if chosen is None else chosen.run, args, launch,
-                                     _launch_failure, passed)
+        event = queue._run_direct(_LAUNCH, run if chosen is None else chosen.run, args,
+                                  launch, _launch_failure, passed)
         if event is not None:
             return event
     keeps_layout = False
@@ -638,7 +639,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             buffers += rewritten.uses
         if wait_for is None and not keeps_layout and not passed:
             # host fusion has seen the launch: it runs the direct way as well
-            event = queue._launch_direct(run, args, launch, _launch_failure, True)
+            event = queue._run_direct(_LAUNCH, run, args, launch, _launch_failure, True)
             if event is not None:
                 return event
 
@@ -687,7 +688,7 @@ def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> N
 
 
 def _launch_failure(error: BaseException, launch: KernelLaunch) -> BaseException:
-    """The error a launch's hot path reports for ``error`` (``CommandQueue._launch_direct``):
+    """The error a launch's hot path reports for ``error`` (``CommandQueue._run_direct``):
     a device's failure to run ``launch`` as the OpenCL error, anything else as it is."""
     if isinstance(error, KernelCheckFailed | KernelFault):
         return _launch_error(error, launch)
