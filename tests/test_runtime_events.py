@@ -86,6 +86,33 @@ def test_a_launch_run_at_once_is_queued_submitted_and_started_together(ctx, prg)
     assert 0 < p.queued == p.submit == p.start <= p.end
 
 
+def test_transfers_run_at_once_are_queued_submitted_and_started_together(ctx):
+    """Reads, writes, fills and copies with nothing before them run at once in the enqueuing
+    thread, as launches do: each event completes with its command's type, queued, submitted
+    and started at one moment; one given a wait list, even an empty one, is the same."""
+    ct = cl.command_type
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    first = cl.Buffer(ctx, mf.READ_WRITE, 16 * 4)
+    second = cl.Buffer(ctx, mf.READ_WRITE, 16 * 4)
+    data = np.arange(16, dtype=np.int32)
+    out = np.empty_like(data)
+    events = [
+        (cl.enqueue_copy(queue, first, data), ct.WRITE_BUFFER),
+        (cl.enqueue_copy(queue, second, first, wait_for=[]), ct.COPY_BUFFER),
+        (cl.enqueue_fill_buffer(queue, first, np.int32(7), 0, 8 * 4), ct.FILL_BUFFER),
+        (cl.enqueue_copy(queue, out[8:], first, device_offset=8 * 4), ct.READ_BUFFER),
+        (cl.enqueue_copy(queue, out[:8], second, is_blocking=False), ct.READ_BUFFER),
+    ]
+    for event, kind in events:
+        assert event.command_type == kind
+        assert event.command_execution_status == COMPLETE
+        p = event.profile
+        assert 0 < p.queued == p.submit == p.start <= p.end
+    np.testing.assert_array_equal(out, np.r_[data[:8], data[8:]])
+    cl.enqueue_copy(queue, out, first)
+    np.testing.assert_array_equal(out, np.r_[np.full(8, 7), data[8:]])
+
+
 def test_commands_enqueued_while_a_launch_runs_at_once_in_another_thread_wait_for_it(ctx, prg):
     """The event of a launch run at once in the enqueuing thread is the queue's latest
     command while it runs: a command another thread enqueues meanwhile is held behind it, its

@@ -527,3 +527,54 @@ def test_enqueue_nd_range_kernel_takes_g_times_l_and_allow_empty_ndrange_by_posi
     out = np.empty_like(data)
     cl.enqueue_copy(queue, out, buf)
     np.testing.assert_array_equal(out, 2 * data)  # 4 groups of 16: all 64 items, once
+
+
+def test_a_call_after_set_args_sets_its_own_arguments_again(ctx, queue, prg) -> None:
+    """A call passing the objects of the call before it, after ``set_args`` set others, runs
+    with the call's arguments: the record of the last call no longer stands for what is set
+    (the launch ran with set_args' values)."""
+    x = np.ones(16, dtype=np.float32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    two, sixteen = np.float32(2), np.int32(16)
+    knl = prg.scale
+    knl(queue, (16,), None, buf, two, sixteen)
+    knl.set_args(buf, np.float32(5), sixteen)
+    knl(queue, (16,), None, buf, two, sixteen)
+    out = np.empty_like(x)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, np.full(16, 4, dtype=np.float32))
+
+
+def test_calls_changing_some_arguments_repack_only_those(ctx, queue, prg) -> None:
+    """A host loop passing a new scalar at every call, now and then another buffer or a
+    value without a record (bytes): each launch runs with the arguments of its own call, and
+    an argument that fails leaves those set before the call."""
+    from ppcl.runtime.kernel import _arg_values
+
+    x = np.arange(32, dtype=np.float32)
+    a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=x)
+    knl = prg.scale
+    expected = {"a": x.copy(), "b": x.copy()}
+    n = np.int32(32)
+    steps = [("a", 2.0, n), ("a", 3.0, n), ("b", 0.5, n), ("b", 4.0, np.int32(8)),
+             ("a", 1.5, np.int32(8).tobytes()), ("a", 2.0, n), ("b", 2.0, n)]
+    for name, factor, count in steps:
+        knl(queue, (32,), None, a if name == "a" else b, np.float32(factor), count)
+        limit = int(np.frombuffer(count, np.int32)[0]) if isinstance(count, bytes) else int(count)
+        expected[name][:limit] *= np.float32(factor)
+    kept = _arg_values(knl)
+    refs = knl._arg_buffers
+    knl(queue, (32,), None, b, np.float32(3), n)  # a new scalar alone: the references stay
+    expected["b"] *= 3
+    assert knl._arg_buffers is refs
+    kept = _arg_values(knl)
+    with pytest.raises(cl.LogicError, match="CL_INVALID_ARG_SIZE"):
+        knl(queue, (32,), None, b, np.float32(7), np.int64(8))
+    assert _arg_values(knl) is kept
+    knl(queue, (32,), None, a, np.float32(3), n)
+    expected["a"] *= 3
+    for buf, name in [(a, "a"), (b, "b")]:
+        out = np.empty_like(x)
+        cl.enqueue_copy(queue, out, buf)
+        np.testing.assert_array_equal(out, expected[name])

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 LocalSize = tuple[int, int, int]
 _SET_ARG = "clSetKernelArg"
 _ENQUEUE = "clEnqueueNDRangeKernel"
+_LAUNCH = command_type.NDRANGE_KERNEL
 
 
 _ADDRESS_QUALIFIERS = {
@@ -186,6 +187,7 @@ class Kernel:
         if packed is not old:
             self._args = packed
             self._arg_values = None  # unchanged values keep the tuple the device keyed on
+        self._last_call_args = None  # a call passing the last call's objects sets them again
 
     def _repack(self, index: int, value: Any, old: ArgValue | None) -> ArgValue:
         """``_pack(index, value)``, but the argument already set when ``value`` packs to the
@@ -304,7 +306,7 @@ class Kernel:
                 for b in last:
                     a = args[i]
                     if a is not b and (type(b) is not _REF or b() is not a):
-                        self._set_call_args(args)
+                        self._set_changed_call_args(args, last, i)
                         break
                     i += 1
         elif self.num_args:
@@ -315,6 +317,43 @@ class Kernel:
     def _set_call_args(self, args: tuple[Any, ...]) -> None:
         self.set_args(*args)
         self._last_call_args = _call_record(args)
+
+    def _set_changed_call_args(self, args: tuple[Any, ...], last: tuple[Any, ...],
+                               first: int) -> None:
+        """``_set_call_args`` for a call whose arguments before ``first`` are the objects of
+        the last call (``last``, its record): only those that are not are packed again. A
+        host loop passing a new scalar at every launch (a column index) packs that one alone,
+        and while no buffer changes the buffers' references stay as they are."""
+        old = self._args
+        packed = list(old)
+        record: list[Any] | None = list(last)
+        changed = buffers_changed = False
+        for index in range(first, len(args)):
+            a, b = args[index], last[index]
+            if a is b or (type(b) is _REF and b() is a):
+                continue
+            prev = old[index]
+            new = self._repack(index, a, prev)  # raises before anything is set
+            if new is not prev:
+                packed[index] = new
+                changed = True
+                buffers_changed = buffers_changed or isinstance(prev, BufferArg) \
+                    or isinstance(new, BufferArg)
+            if record is None:
+                continue
+            if isinstance(a, MemoryObject):
+                record[index] = _REF(a)
+            elif isinstance(a, _SCALARS):
+                record[index] = a
+            else:
+                record = None  # its packed value can change in place: no record
+        if changed:
+            self._args = packed
+            if buffers_changed or self._arg_values is None:
+                self._arg_values = None
+            else:  # the same buffers: their references (``_arg_buffers``) stay
+                self._arg_values = cast("tuple[ArgValue, ...]", tuple(packed))
+        self._last_call_args = None if record is None else tuple(record)
 
     # ------------------------------------------------------------------ info
 
@@ -588,8 +627,8 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         and passes.launch is launch and passes.hook is hook
     if wait_for is None and (hook is None or passed):
         chosen = passes.current if passed else None
-        event = queue._launch_direct(run if chosen is None else chosen.run, args, launch,
-                                     _launch_failure, passed)
+        event = queue._run_direct(_LAUNCH, run if chosen is None else chosen.run, args,
+                                  launch, _launch_failure, passed)
         if event is not None:
             return event
     keeps_layout = False
@@ -600,7 +639,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
             buffers += rewritten.uses
         if wait_for is None and not keeps_layout and not passed:
             # host fusion has seen the launch: it runs the direct way as well
-            event = queue._launch_direct(run, args, launch, _launch_failure, True)
+            event = queue._run_direct(_LAUNCH, run, args, launch, _launch_failure, True)
             if event is not None:
                 return event
 
@@ -649,7 +688,7 @@ def _run_launch(run: Any, args: tuple[ArgValue, ...], launch: KernelLaunch) -> N
 
 
 def _launch_failure(error: BaseException, launch: KernelLaunch) -> BaseException:
-    """The error a launch's hot path reports for ``error`` (``CommandQueue._launch_direct``):
+    """The error a launch's hot path reports for ``error`` (``CommandQueue._run_direct``):
     a device's failure to run ``launch`` as the OpenCL error, anything else as it is."""
     if isinstance(error, KernelCheckFailed | KernelFault):
         return _launch_error(error, launch)

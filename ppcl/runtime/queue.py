@@ -189,19 +189,20 @@ class CommandQueue:
             event.wait()
         return event
 
-    def _launch_direct(self, run: Callable[[Any], None], args: Any, launch: Any,
-                       failure: Callable[[BaseException, Any], BaseException],
-                       hostfusion_passed: bool = False) -> Event | None:
-        """Run a launch at once in this thread, ``run(args)``, and return its completed event;
-        None, having done nothing, when it must take ``_enqueue``'s way instead: on an
-        out-of-order queue, one with host fusion (unless it left this launch as written,
-        ``hostfusion_passed``) or a recording overlay, while a buffer is kept in another
-        layout, or while the queue's latest command is not complete. ``failure(error, launch)``
-        is the error to report and raise for one the run raised.
+    def _run_direct(self, kind: int, run: Callable[[Any], None], args: Any, launch: Any,
+                    failure: Callable[[BaseException, Any], BaseException],
+                    hostfusion_passed: bool = False) -> Event | None:
+        """Run a command of type ``kind`` at once in this thread, ``run(args)``, and return its
+        completed event; None, having done nothing, when it must take ``_enqueue``'s way
+        instead: on an out-of-order queue, one with host fusion (unless it left this launch as
+        written, ``hostfusion_passed``) or a recording overlay, while a buffer is kept in
+        another layout, or while the queue's latest command is not complete.
+        ``failure(error, launch)`` is the error to report and raise for one the run raised.
 
-        A launch's hot path, without a closure, a wait list or the hooks, in one frame: the
-        event is queued, submitted and started at one moment (nothing lies between them), and
-        the queue's lock is taken without a ``with`` block, which costs twice as much."""
+        The hot path of a launch and of a transfer with no wait list (a host loop's small
+        blocking read of a flag), without a closure, a wait list or the hooks, in one frame:
+        the event is queued, submitted and started at one moment (nothing lies between them),
+        and the queue's lock is taken without a ``with`` block, which costs twice as much."""
         if self.out_of_order or (self._hostfusion is not None and not hostfusion_passed) \
                 or Kept.count:
             return None
@@ -211,7 +212,7 @@ class CommandQueue:
         # a command's times are read only as profiling info: without it they cost two clock
         # reads of a launch and are left at 0
         timed = self.profiling_enabled
-        event = running_event(self.context, self, _LAUNCH, _now() if timed else 0)
+        event = running_event(self.context, self, kind, _now() if timed else 0)
         lock = self._lock
         lock.acquire()
         try:
@@ -242,8 +243,8 @@ class CommandQueue:
 
     def _run_synchronously(self, event: Event, action: Action) -> None:
         """Run ``action`` in this thread and complete ``event`` with its times, or with the
-        failure's code (raised). A launch's hot path does the same in one frame
-        (``_launch_direct``)."""
+        failure's code (raised). A launch's and a transfer's hot path does the same in one
+        frame (``_run_direct``)."""
         submit = time.perf_counter_ns()
         try:
             action()

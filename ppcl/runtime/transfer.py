@@ -23,8 +23,10 @@ Triple = tuple[int, int, int]
 
 
 def check_range(routine: str, what: str, offset: int, count: int, size: int) -> None:
-    offset = integer_arg(routine, offset, f"{what} offset")
-    count = integer_arg(routine, count, f"{what} byte count")
+    if type(offset) is not int:  # a Python int is one already (the common case, checked fast)
+        offset = integer_arg(routine, offset, f"{what} offset")
+    if type(count) is not int:
+        count = integer_arg(routine, count, f"{what} byte count")
     if offset < 0 or count < 0 or offset + count > size:
         raise make_error(routine, "INVALID_VALUE",
                          f"{what}: bytes [{offset}, {offset + count}) are outside "
@@ -73,6 +75,11 @@ def enqueue_read_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_o
     check_range(routine, "read", device_offset, count, mem.size)
     source = mem.bytes_view()[device_offset:device_offset + count]
     transfer = queue.device.backend.transfer
+    if not wait_for:
+        event = queue._run_direct(command_type.READ_BUFFER, _move, (transfer, host, source),
+                                  None, _as_raised)
+        if event is not None:
+            return event
 
     def read(_keep: Buffer = mem) -> None:  # the buffer lives until the command ran
         transfer(host, source)
@@ -93,6 +100,11 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
     check_range(routine, "write", device_offset, count, mem.size)
     target = mem.bytes_view()[device_offset:device_offset + count]
     transfer = queue.device.backend.transfer
+    if not wait_for:
+        event = queue._run_direct(command_type.WRITE_BUFFER, _move, (transfer, target, host),
+                                  None, _as_raised)
+        if event is not None:
+            return event
 
     def write(_keep: Buffer = mem) -> None:
         transfer(target, host)
@@ -100,6 +112,18 @@ def enqueue_write_buffer(queue: CommandQueue, mem: Buffer, hostbuf: Any, device_
     return queue._enqueue(command_type.WRITE_BUFFER, write, wait_for, blocking=is_blocking,
                           routine=routine, uses=(mem,),
                           task=TransferTask((), ((mem, device_offset, count),), hostbuf))
+
+
+def _move(args: tuple[Any, np.ndarray, np.ndarray]) -> None:
+    """A transfer or fill run at once (``CommandQueue._run_direct``), ``args`` its device's
+    function and the bytes it moves: ``move(target, source)``."""
+    move, target, source = args
+    move(target, source)
+
+
+def _as_raised(error: BaseException, _command: Any) -> BaseException:
+    """The error a transfer run at once reports: the one its copy raised."""
+    return error
 
 
 def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_count: int = -1,
@@ -120,6 +144,11 @@ def enqueue_copy_buffer(queue: CommandQueue, src: Buffer, dst: Buffer, byte_coun
         raise make_error(routine, "MEM_COPY_OVERLAP", "source and destination regions overlap")
 
     transfer = queue.device.backend.transfer
+    if not wait_for:
+        event = queue._run_direct(command_type.COPY_BUFFER, _move, (transfer, target, source),
+                                  None, _as_raised)
+        if event is not None:
+            return event
 
     def copy(_keep: tuple[Buffer, Buffer] = (src, dst)) -> None:
         transfer(target, source)
@@ -269,6 +298,8 @@ def enqueue_copy(queue: CommandQueue, dest: Any, src: Any, **kwargs: Any) -> Eve
 def _device_offset(kwargs: dict[str, Any]) -> dict[str, Any]:
     # PyOpenCL spells the device-side offset of host transfers "device_offset"; older code
     # passes "dst_offset"/"src_offset"
+    if "dst_offset" not in kwargs and "src_offset" not in kwargs:
+        return kwargs
     kwargs = dict(kwargs)
     for old in ("dst_offset", "src_offset"):
         if old in kwargs:
@@ -301,6 +332,11 @@ def enqueue_fill_buffer(queue: CommandQueue, mem: Buffer, pattern: Any, offset: 
     target = mem.bytes_view()[offset:offset + size].reshape(-1, width)
 
     fill_bytes = queue.device.backend.fill
+    if not wait_for:
+        event = queue._run_direct(command_type.FILL_BUFFER, _move,
+                                  (fill_bytes, target, pattern_bytes), None, _as_raised)
+        if event is not None:
+            return event
 
     def fill(_keep: Buffer = mem) -> None:
         fill_bytes(target, pattern_bytes)
