@@ -330,6 +330,9 @@ class ExprSema(ValueSema):
         loc = self.operator_loc(node.subscript, "[", self.loc(node))
         base = self.expr(node.name)
         index = self.rvalue(node.subscript)
+        if (isinstance(index.type, T.PointerType)
+                and isinstance(base.type, (T.ScalarType, T.EnumType)) and is_integer(base.type)):
+            base, index = index, base  # C's subscript is symmetric: i[p] is p[i]
         if isinstance(base.type, T.ArrayType):
             elem = base.type.elem
         elif isinstance(base.type, T.PointerType):
