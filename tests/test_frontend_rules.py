@@ -215,6 +215,29 @@ def test_attributes_after_a_struct_body_apply_to_the_struct(ctx, queue) -> None:
     assert out.tolist() == [9, 8, 16, 16, 77, 43]
 
 
+STATEMENT_ATTRIBUTES = """
+__kernel void k(__global int *out) {
+    int sum = 0;
+    __attribute__((opencl_unroll_hint(2)))
+    for (int i = 0; i < 5; i++) sum += i;
+    __attribute__((xcl_pipeline_loop(1))) __attribute__((opencl_unroll_hint))
+    while (sum < 20) { sum += 3; }
+    __attribute__((aligned(16))) int kept = sum;
+    out[0] = kept;
+}
+"""
+
+
+def test_loop_hint_attributes_before_a_statement_are_accepted(ctx, queue) -> None:
+    """Attributes before a loop (OpenCL 2.0's opencl_unroll_hint, vendor pipeline hints),
+    which pocl's clang takes, failed with 'expected a declaration before for'."""
+    out = np.zeros(1, np.int32)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    cl.Program(ctx, STATEMENT_ATTRIBUTES).build().k(queue, (1,), None, out_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out[0] == 22
+
+
 SHARED_DEFINITION = """
 typedef struct _Parms { float a; int b; } Parms, *PParms;
 __constant struct C { float a; int b; } x = {1.5f, 2}, y = {2.5f, 3};

@@ -311,6 +311,35 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
             return None
         return typ, lparen
 
+    # OpenCL 2.0 and vendor compilers take attributes before a statement, loop hints such as
+    # ``__attribute__((opencl_unroll_hint(4))) for (...)`` or ``xcl_pipeline_loop``; clang
+    # accepts them in OpenCL C 1.2 too. They do not change what the statement computes, and
+    # ppcl leaves unrolling to its own passes and the C compiler, so they are skipped.
+
+    def _parse_block_item(self) -> Any:
+        after = self._after_attributes()
+        if after is not None and self._peek_type(after) in _ATTRIBUTED_STATEMENTS:
+            for _ in range(after - 1):
+                self._advance()
+        return super()._parse_block_item()
+
+    def _after_attributes(self) -> int | None:
+        """The look-ahead position just past the attribute specifiers that come next, or None
+        when none comes next (or one is not closed)."""
+        k = 1
+        while self._peek_type(k) in _ATTRIBUTE_TOKENS:
+            k += 1
+            depth = 0
+            while True:
+                kind = self._peek_type(k)
+                if kind is None:
+                    return None
+                k += 1
+                depth += {"LPAREN": 1, "RPAREN": -1}.get(kind, 0)
+                if depth == 0:
+                    break
+        return k if k > 1 else None
+
     def _parse_attribute(self) -> Any:
         tok = self._peek()
         if (tok is not None and tok.type == "ID" and self._peek_type(2) == "LPAREN"
@@ -351,6 +380,10 @@ def _attributes_follow(attribute: Any, record: Any) -> bool:
 
 
 _ATTRIBUTE_TOKENS = ("__ATTRIBUTE__", "__ATTRIBUTE")
+
+# The statements an attribute specifier may precede (a declaration keeps its attributes).
+_ATTRIBUTED_STATEMENTS = {"FOR", "WHILE", "DO", "IF", "SWITCH", "LBRACE", "SEMI", "RETURN",
+                          "BREAK", "CONTINUE"}
 
 
 def _refuse_union_attributes(coord: Any) -> None:
