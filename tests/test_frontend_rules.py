@@ -238,6 +238,29 @@ def test_loop_hint_attributes_before_a_statement_are_accepted(ctx, queue) -> Non
     assert out[0] == 22
 
 
+GNU_KEYWORD_SPELLINGS = """
+static __inline__ int twice(__const int v) { return 2 * v; }
+__kernel void k(__global int *__restrict__ out, __global const int *__restrict in,
+                __signed__ int bias) {
+    __volatile__ int v = in[0];
+    out[0] = twice(v) + bias;
+}
+"""
+
+
+def test_gnu_spellings_of_keywords_are_the_keywords(ctx, queue) -> None:
+    """'__restrict__', '__inline__', '__const', ... which pocl's clang takes as the keywords
+    they spell, failed with "unknown type name '__restrict__'"."""
+    out = np.zeros(1, np.int32)
+    data = np.array([20], np.int32)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    in_buf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+    program = cl.Program(ctx, GNU_KEYWORD_SPELLINGS).build()
+    program.k(queue, (1,), None, out_buf, in_buf, np.int32(2))
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out[0] == 42
+
+
 SHARED_DEFINITION = """
 typedef struct _Parms { float a; int b; } Parms, *PParms;
 __constant struct C { float a; int b; } x = {1.5f, 2}, y = {2.5f, 3};

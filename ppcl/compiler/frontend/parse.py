@@ -21,6 +21,7 @@ from typing import Any
 
 from pycparser import c_ast
 from pycparser.c_parser import _TYPE_QUALIFIER, ParseError
+from pycparserext.ext_c_lexer import OpenCLCLexer
 from pycparserext.ext_c_parser import (
     _GNU_TYPE_QUALIFIERS,
     _OCL_TYPE_QUALIFIERS,
@@ -78,8 +79,34 @@ class SyntaxErrorAt(Exception):
         self.message = message
 
 
+# GNU spellings of C keywords, which clang takes in OpenCL C as in C (generated and ported
+# code writes 'float *__restrict__ p' and '__inline__'); pycparserext's OpenCL lexer knows
+# none of them. Each is lexed as the keyword it spells, so nothing after the lexer sees them.
+_GNU_KEYWORD_SPELLINGS = {
+    "__restrict__": ("RESTRICT", "restrict"), "__restrict": ("RESTRICT", "restrict"),
+    "__inline__": ("INLINE", "inline"), "__inline": ("INLINE", "inline"),
+    "__const": ("CONST", "const"), "__const__": ("CONST", "const"),
+    "__volatile__": ("VOLATILE", "volatile"), "__volatile": ("VOLATILE", "volatile"),
+    "__signed__": ("SIGNED", "signed"), "__signed": ("SIGNED", "signed"),
+}
+
+
+class _Lexer(OpenCLCLexer):  # type: ignore[misc]
+    """pycparserext's OpenCL lexer, with the GNU spellings of C keywords."""
+
+    def token(self) -> Any:
+        tok = super().token()
+        if tok is not None and tok.type == "ID":
+            keyword = _GNU_KEYWORD_SPELLINGS.get(tok.value)
+            if keyword is not None:
+                tok.type, tok.value = keyword
+        return tok
+
+
 class _Parser(OpenCLCParser):  # type: ignore[misc]
     """OpenCLCParser with C-compiler-like syntax errors and type names in attributes."""
+
+    lexer_class = _Lexer
 
     def __init__(self) -> None:
         super().__init__()
