@@ -261,6 +261,32 @@ def test_gnu_spellings_of_keywords_are_the_keywords(ctx, queue) -> None:
     assert out[0] == 42
 
 
+ARROW_ON_VECTOR_POINTERS = """
+__kernel void k(__global float4 *p, __global float *o) {
+    o[0] = p->y + (p + 1)->w;
+    p->x = 7.0f;
+    (p + 1)->xy = (float2)(8.0f, 9.0f);
+    float4 mine[2] = {(float4)(1.0f), (float4)(2.0f)};
+    o[1] = mine->x + (mine + 1)->y;
+}
+"""
+
+
+def test_arrow_selects_components_through_a_pointer_to_a_vector(ctx, queue) -> None:
+    """'p->y' on a pointer to a vector is '(*p).y', as pocl's clang takes it; it was refused
+    as a member reference on something not a pointer to a struct."""
+    vectors = np.arange(8, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    vec_buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=vectors)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    cl.Program(ctx, ARROW_ON_VECTOR_POINTERS).build().k(queue, (1,), None, vec_buf, out_buf)
+    cl.enqueue_copy(queue, vectors, vec_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert vectors.tolist() == [7, 1, 2, 3, 8, 9, 6, 7]
+    assert out.tolist() == [8, 3]
+
+
 SHARED_DEFINITION = """
 typedef struct _Parms { float a; int b; } Parms, *PParms;
 __constant struct C { float a; int b; } x = {1.5f, 2}, y = {2.5f, 3};

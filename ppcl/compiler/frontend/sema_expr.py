@@ -402,6 +402,12 @@ class ExprSema(ValueSema):
         base = self.expr(node.name)
         name: str = node.field.name
         if node.type == "->":
+            pointer = self.decay(base)
+            if isinstance(pointer.type, T.PointerType) \
+                    and isinstance(pointer.type.pointee, T.VectorType):
+                # clang takes 'p->xy' on a pointer to a vector as '(*p).xy'
+                target = ir.Unary(pointer.type.pointee, "*", pointer, loc=loc)
+                return self.swizzle(target, name, loc)
             if not isinstance(base.type, T.PointerType) or \
                     not isinstance(base.type.pointee, T.StructType):
                 self.fail(loc, f"member reference '->{name}' on a value of type '{base.type}', "
