@@ -287,6 +287,35 @@ def test_arrow_selects_components_through_a_pointer_to_a_vector(ctx, queue) -> N
     assert out.tolist() == [8, 3]
 
 
+TYPEDEF_BEFORE_DEFINITION = """
+struct Pair;
+typedef struct Pair Pair;
+typedef union Bits Bits;
+struct Pair { int a; float b; };
+union Bits { float f; uint u; };
+int sum(const Pair *p) { return p->a + (int)p->b; }
+__kernel void k(__global int *out, Pair p) {
+    Pair q = {3, 4.0f};
+    Bits bits;
+    bits.f = 1.0f;
+    out[0] = sum(&p) + sum(&q) + (bits.u == 0x3f800000u);
+}
+"""
+
+
+def test_typedef_of_a_record_defined_later(ctx, queue) -> None:
+    """'struct S;' and 'typedef struct S S;' ahead of S's definition, as ported C writes
+    them, were refused as uses of an incomplete type; a use before the definition still is."""
+    out = np.zeros(1, np.int32)
+    pair = np.array([(10, 20.0)], np.dtype([("a", "<i4"), ("b", "<f4")]))
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    cl.Program(ctx, TYPEDEF_BEFORE_DEFINITION).build().k(queue, (1,), None, out_buf, pair)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out[0] == 38
+    assert_rejected("typedef struct S S;\nS make(void);\nstruct S { int a; };\n", (2, 1),
+                    "'S' names the incomplete type 'struct S'")
+
+
 SHARED_DEFINITION = """
 typedef struct _Parms { float a; int b; } Parms, *PParms;
 __constant struct C { float a; int b; } x = {1.5f, 2}, y = {2.5f, 3};

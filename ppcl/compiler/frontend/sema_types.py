@@ -120,6 +120,9 @@ class TypeSema(ABC):
         # struct or union name -> its first member a kernel parameter may not hold (a bool or
         # device-sized type, at any depth), as "member 'n' of type 'size_t'"
         self.host_unsized_members: dict[str, str] = {}
+        # 'struct S' -> typedefs written before S was defined ('typedef struct S S_t;' ahead
+        # of 'struct S {...};'): (name, location), declared when the definition comes
+        self.waiting_typedefs: dict[str, list[tuple[str, Loc]]] = {}
 
     # ------------------------------------------------------------ locations and errors
 
@@ -284,6 +287,10 @@ class TypeSema(ABC):
                 sym = self.lookup(name)
                 if sym is not None and sym.kind == "typedef":
                     return sym.type
+                for key, waiting in self.waiting_typedefs.items():
+                    if any(typedef_name == name for typedef_name, _ in waiting):
+                        self.fail(loc, f"'{name}' names the incomplete type '{key}' "
+                                       "(define it before use)")
                 self.fail(loc, f"unknown type name '{name}'")
         return self._c_spelling(names, loc)
 
@@ -502,7 +509,36 @@ class TypeSema(ABC):
                 self.fail(loc, f"redefinition of '{key}'")
             self.tags[-1][key] = record
         self.pending.append(ir.RecordDef(record, loc=loc))
+        if node.name is not None:
+            for typedef_name, typedef_loc in self.waiting_typedefs.pop(f"{kind} {node.name}", []):
+                self.declare(typedef_name, Symbol("typedef", typedef_name, record,
+                                                  loc=typedef_loc), typedef_loc)
+                self.pending.append(ir.TypeDef(typedef_name, record, loc=typedef_loc))
         return record
+
+    @staticmethod
+    def forward_record(node: c_ast.Node) -> c_ast.Struct | c_ast.Union | None:
+        """The record a declaration only names, without members ('struct S;', the target of
+        'typedef struct S S_t;'), or None."""
+        if isinstance(node, c_ast.TypeDecl) and not node.quals:
+            node = node.type
+        if isinstance(node, c_ast.Struct | c_ast.Union) and node.decls is None \
+                and node.name is not None:
+            return node
+        return None
+
+    def waiting_typedef(self, name: str, node: c_ast.Node, loc: Loc) -> bool:
+        """Whether ``typedef struct S name;`` names a record not defined yet; it is then kept
+        to be declared with the definition of S, as C completes the type there."""
+        record = self.forward_record(node)
+        if record is None:
+            return False
+        kind = "union" if isinstance(record, c_ast.Union) else "struct"
+        key = f"{kind} {record.name}"
+        if self.lookup_tag(key) is not None:
+            return False
+        self.waiting_typedefs.setdefault(key, []).append((name, loc))
+        return True
 
     def device_sized_spelling(self, node: c_ast.Node) -> str | None:
         """The device-sized type (size_t, ...) a plain declarator names, directly or through
