@@ -298,7 +298,11 @@ __kernel void k(__global int *out, Pair p) {
     Pair q = {3, 4.0f};
     Bits bits;
     bits.f = 1.0f;
-    out[0] = sum(&p) + sum(&q) + (bits.u == 0x3f800000u);
+    struct Here;
+    typedef struct Here Here;
+    struct Here { int z; };
+    Here here = {2};
+    out[0] = sum(&p) + sum(&q) + (bits.u == 0x3f800000u) + here.z;
 }
 """
 
@@ -311,9 +315,11 @@ def test_typedef_of_a_record_defined_later(ctx, queue) -> None:
     out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
     cl.Program(ctx, TYPEDEF_BEFORE_DEFINITION).build().k(queue, (1,), None, out_buf, pair)
     cl.enqueue_copy(queue, out, out_buf)
-    assert out[0] == 38
+    assert out[0] == 40
     assert_rejected("typedef struct S S;\nS make(void);\nstruct S { int a; };\n", (2, 1),
                     "'S' names the incomplete type 'struct S'")
+    assert_rejected("struct node { int v; struct node *next; };\n", (1, 29),
+                    "'struct node' refers to itself inside its own definition")
 
 
 SHARED_DEFINITION = """

@@ -587,6 +587,8 @@ class Sema(ExprSema):
         self._check_storage(decl, loc, program_scope=False)
         if is_function_declarator(decl.type):
             self.fail(loc, "function declarations inside functions are not supported")
+        if decl.name is None and self.forward_record(decl.type) is not None:
+            return None  # 'struct S;': S is defined later (or a use says it is not)
         qt = self.declarator(decl.type)
         if decl.name is None:
             return None  # a struct/enum definition alone (hoisted to program scope)

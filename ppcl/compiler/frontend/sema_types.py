@@ -123,6 +123,8 @@ class TypeSema(ABC):
         # 'struct S' -> typedefs written before S was defined ('typedef struct S S_t;' ahead
         # of 'struct S {...};'): (name, location), declared when the definition comes
         self.waiting_typedefs: dict[str, list[tuple[str, Loc]]] = {}
+        # 'struct S' while its members are analysed, innermost last
+        self.records_being_defined: list[str] = []
 
     # ------------------------------------------------------------ locations and errors
 
@@ -467,10 +469,22 @@ class TypeSema(ABC):
             if node.name is None:
                 self.fail(loc, f"anonymous {kind} without members")
             found = self.lookup_tag(f"{kind} {node.name}")
+            if found is None and f"{kind} {node.name}" in self.records_being_defined:
+                self.fail(loc, f"'{kind} {node.name}' refers to itself inside its own "
+                               "definition (a linked record); ppcl does not support that")
             if found is None:
                 self.fail(loc, f"incomplete type '{kind} {node.name}' (define it before use)")
             return found
+        self.records_being_defined.append(f"{kind} {node.name}")
+        try:
+            fields = self.record_fields(node)
+        finally:
+            self.records_being_defined.pop()
+        return self.define_record(node, fields, kind, loc)
+
+    def record_fields(self, node: c_ast.Struct | c_ast.Union) -> list[T.Field]:
         fields: list[T.Field] = []
+        assert node.decls is not None
         for decl in node.decls:
             if not isinstance(decl, c_ast.Decl):
                 continue
@@ -488,6 +502,11 @@ class TypeSema(ABC):
                 if attr_name.strip("_") == "aligned":
                     align = self._alignment_value(args, anode)
             fields.append(T.Field(decl.name, qt.type, align))
+        return fields
+
+    def define_record(self, node: c_ast.Struct | c_ast.Union, fields: list[T.Field], kind: str,
+                      loc: Loc) -> T.Type:
+        is_union = kind == "union"
         packed = False
         aligned: int | None = None
         for attr_name, args, anode in self.attributes(getattr(node, "attrib", None)):
