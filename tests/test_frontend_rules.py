@@ -215,6 +215,113 @@ def test_attributes_after_a_struct_body_apply_to_the_struct(ctx, queue) -> None:
     assert out.tolist() == [9, 8, 16, 16, 77, 43]
 
 
+STATEMENT_ATTRIBUTES = """
+__kernel void k(__global int *out) {
+    int sum = 0;
+    __attribute__((opencl_unroll_hint(2)))
+    for (int i = 0; i < 5; i++) sum += i;
+    __attribute__((xcl_pipeline_loop(1))) __attribute__((opencl_unroll_hint))
+    while (sum < 20) { sum += 3; }
+    __attribute__((aligned(16))) int kept = sum;
+    out[0] = kept;
+}
+"""
+
+
+def test_loop_hint_attributes_before_a_statement_are_accepted(ctx, queue) -> None:
+    """Attributes before a loop (OpenCL 2.0's opencl_unroll_hint, vendor pipeline hints),
+    which pocl's clang takes, failed with 'expected a declaration before for'."""
+    out = np.zeros(1, np.int32)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    cl.Program(ctx, STATEMENT_ATTRIBUTES).build().k(queue, (1,), None, out_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out[0] == 22
+
+
+GNU_KEYWORD_SPELLINGS = """
+static __inline__ int twice(__const int v) { return 2 * v; }
+__kernel void k(__global int *__restrict__ out, __global const int *__restrict in,
+                __signed__ int bias) {
+    __volatile__ int v = in[0];
+    out[0] = twice(v) + bias;
+}
+"""
+
+
+def test_gnu_spellings_of_keywords_are_the_keywords(ctx, queue) -> None:
+    """'__restrict__', '__inline__', '__const', ... which pocl's clang takes as the keywords
+    they spell, failed with "unknown type name '__restrict__'"."""
+    out = np.zeros(1, np.int32)
+    data = np.array([20], np.int32)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    in_buf = cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+    program = cl.Program(ctx, GNU_KEYWORD_SPELLINGS).build()
+    program.k(queue, (1,), None, out_buf, in_buf, np.int32(2))
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out[0] == 42
+
+
+ARROW_ON_VECTOR_POINTERS = """
+__kernel void k(__global float4 *p, __global float *o) {
+    o[0] = p->y + (p + 1)->w;
+    p->x = 7.0f;
+    (p + 1)->xy = (float2)(8.0f, 9.0f);
+    float4 mine[2] = {(float4)(1.0f), (float4)(2.0f)};
+    o[1] = mine->x + (mine + 1)->y;
+}
+"""
+
+
+def test_arrow_selects_components_through_a_pointer_to_a_vector(ctx, queue) -> None:
+    """'p->y' on a pointer to a vector is '(*p).y', as pocl's clang takes it; it was refused
+    as a member reference on something not a pointer to a struct."""
+    vectors = np.arange(8, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    vec_buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                        hostbuf=vectors)
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    cl.Program(ctx, ARROW_ON_VECTOR_POINTERS).build().k(queue, (1,), None, vec_buf, out_buf)
+    cl.enqueue_copy(queue, vectors, vec_buf)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert vectors.tolist() == [7, 1, 2, 3, 8, 9, 6, 7]
+    assert out.tolist() == [8, 3]
+
+
+TYPEDEF_BEFORE_DEFINITION = """
+struct Pair;
+typedef struct Pair Pair;
+typedef union Bits Bits;
+struct Pair { int a; float b; };
+union Bits { float f; uint u; };
+int sum(const Pair *p) { return p->a + (int)p->b; }
+__kernel void k(__global int *out, Pair p) {
+    Pair q = {3, 4.0f};
+    Bits bits;
+    bits.f = 1.0f;
+    struct Here;
+    typedef struct Here Here;
+    struct Here { int z; };
+    Here here = {2};
+    out[0] = sum(&p) + sum(&q) + (bits.u == 0x3f800000u) + here.z;
+}
+"""
+
+
+def test_typedef_of_a_record_defined_later(ctx, queue) -> None:
+    """'struct S;' and 'typedef struct S S;' ahead of S's definition, as ported C writes
+    them, were refused as uses of an incomplete type; a use before the definition still is."""
+    out = np.zeros(1, np.int32)
+    pair = np.array([(10, 20.0)], np.dtype([("a", "<i4"), ("b", "<f4")]))
+    out_buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    cl.Program(ctx, TYPEDEF_BEFORE_DEFINITION).build().k(queue, (1,), None, out_buf, pair)
+    cl.enqueue_copy(queue, out, out_buf)
+    assert out[0] == 40
+    assert_rejected("typedef struct S S;\nS make(void);\nstruct S { int a; };\n", (2, 1),
+                    "'S' names the incomplete type 'struct S'")
+    assert_rejected("struct node { int v; struct node *next; };\n", (1, 29),
+                    "'struct node' refers to itself inside its own definition")
+
+
 SHARED_DEFINITION = """
 typedef struct _Parms { float a; int b; } Parms, *PParms;
 __constant struct C { float a; int b; } x = {1.5f, 2}, y = {2.5f, 3};

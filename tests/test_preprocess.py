@@ -251,6 +251,18 @@ def test_line_directive_in_source_renames_lines() -> None:
     assert coords == [("k.cl", 1), ("gen.cl", 100), ("gen.cl", 7)]
 
 
+def test_line_directive_renames_line_and_file_macros() -> None:
+    """__LINE__ and __FILE__ after a #line directive are the line and file it gives, as in
+    clang: __LINE__ was the physical line (36 where pocl says 110)."""
+    source = ('#define HERE __LINE__\nint a = __LINE__;\n#line 100 "gen.cl"\n'
+              'int b = __LINE__; int c = HERE;\nchar d[] = __FILE__;\n#line 7\nint e = __LINE__;\n')
+    result, diagnostics = run(source)
+    assert not diagnostics.errors
+    text = "".join(result.text.split())
+    for expected in ("inta=2;", "intb=100;intc=100;", 'chard[]="gen.cl";', "inte=7;"):
+        assert expected in text, text
+
+
 def test_conditional_blocks_and_gaps_keep_lines() -> None:
     source = (
         "#if 0\nint skipped;\n#endif\n"

@@ -578,3 +578,18 @@ def test_calls_changing_some_arguments_repack_only_those(ctx, queue, prg) -> Non
         out = np.empty_like(x)
         cl.enqueue_copy(queue, out, buf)
         np.testing.assert_array_equal(out, expected[name])
+
+
+def test_kernel_named_with_a_leading_underscore_is_an_attribute(ctx, queue):
+    """Code generators name kernels ``_kernel_f_s0...``; the program finds them by attribute
+    as by ``cl.Kernel``, while a private name it does not hold stays an AttributeError."""
+    program = cl.Program(ctx, """
+    __kernel void _generated_fill(__global int *out) { out[get_global_id(0)] = 7; }
+    """).build()
+    out = np.zeros(4, np.int32)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=out)
+    program._generated_fill(queue, (4,), None, buf)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, 7)
+    with pytest.raises(AttributeError):
+        program._not_a_kernel  # noqa: B018

@@ -90,6 +90,14 @@ def test_pointer_arithmetic_types() -> None:
     assert decls["d"].init is not None and decls["d"].init.type == T.LONG
 
 
+def test_subscript_with_the_pointer_inside_the_brackets() -> None:
+    """C's subscript is symmetric: ``2[p]`` reads ``p[2]``, for a pointer and an array."""
+    src = k("__private float a[4]; out[0] = 2[out] + 1[a];")
+    indexes = find_all(body_of(src), ir.Index)
+    assert indexes and all(isinstance(i.index.type, T.ScalarType) for i in indexes)
+    assert all(not isinstance(i.base.type, T.ScalarType) for i in indexes)
+
+
 # ---------------------------------------------------------------- vectors
 
 

@@ -455,3 +455,30 @@ def test_work_item_loop_calling_float_clamp_is_vectorized():
     y = np.zeros_like(x)
     run(source, "k", (64,), (64,), x, y)
     np.testing.assert_array_equal(y, np.array([0.0, 0.25, 1.0, 0.0] * 16, np.float32))
+
+
+def test_vector_with_a_braced_initializer_kept_in_a_context_array():
+    """A ``float4`` declared with a braced initializer and updated in a loop that the
+    work-item loop runs in lock step is kept per work-item; its initializer was printed as
+    an assignment of a brace list, which the C compiler refused (SHOC's MD force kernel)."""
+    source = """
+    __kernel void k(__global float4 *out, __global const float4 *pos, int n,
+                    __global const int *nb) {
+        uint i = get_global_id(0);
+        float4 mine = pos[i];
+        float4 f = {1.0f, 2.0f, 3.0f, 4.0f};
+        for (int j = 0; j < n; j++) {
+            float d = mine.x - pos[nb[j]].x;
+            if (d < 0.5f) f.x += d;
+        }
+        out[i] = f;
+    }
+    """
+    pos = np.random.default_rng(3).random((8, 4), dtype=np.float32)
+    nb = np.arange(8, dtype=np.int32)[::-1].copy()
+    out = np.zeros((8, 4), np.float32)
+    run(source, "k", (8,), (8,), out, pos, np.int32(5), nb)
+    d = pos[:, :1] - pos[nb[:5], 0][None, :]
+    expected = np.tile(np.float32([1, 2, 3, 4]), (8, 1))
+    expected[:, 0] += np.where(d < 0.5, d, 0).sum(axis=1)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)

@@ -442,7 +442,12 @@ class Program:
         """A program info by its lower-case name (``program.binaries``), else the kernel of
         that name, as PyOpenCL looks them up."""
         if name.startswith("_"):
-            raise AttributeError(name)
+            # Private and special names are the object's own (copy and pickle probe them,
+            # perhaps before __init__ ran); a kernel whose name starts with an underscore,
+            # as generated code often names them, is still found, as PyOpenCL finds it.
+            if name not in self.__dict__.get("_kernels", ()):
+                raise AttributeError(name)
+            return Kernel(self, name)
         info = constant_names(program_info).get(name.upper())
         if info is not None:
             return self.get_info(info)

@@ -456,7 +456,9 @@ class KernelPrinter(CStylePrinter):
         t = self.formed.context_vars[s.name]
         if s.name in self.formed.element_major:
             return [ind + line for line in self.element_major_init(s, t)]
-        if isinstance(t, ArrayType | StructType):
+        if isinstance(t, ArrayType | StructType) or isinstance(s.init, ir.InitList):
+            # a braced initializer is no expression C can assign, whatever the type (a vector's
+            # '{0.0f, 0.0f, 0.0f, 0.0f}' too): it initializes a temporary that is copied in
             temp = self.declaration(t, "__ppcl_init")
             return [ind + f"{{ {temp} = {self.initializer(s.init)}; "
                           f"memcpy(&__ctx_{s.name}[__lid], &__ppcl_init, sizeof __ppcl_init); }}"]

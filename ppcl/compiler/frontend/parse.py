@@ -21,6 +21,7 @@ from typing import Any
 
 from pycparser import c_ast
 from pycparser.c_parser import _TYPE_QUALIFIER, ParseError
+from pycparserext.ext_c_lexer import OpenCLCLexer
 from pycparserext.ext_c_parser import (
     _GNU_TYPE_QUALIFIERS,
     _OCL_TYPE_QUALIFIERS,
@@ -78,8 +79,34 @@ class SyntaxErrorAt(Exception):
         self.message = message
 
 
+# GNU spellings of C keywords, which clang takes in OpenCL C as in C (generated and ported
+# code writes 'float *__restrict__ p' and '__inline__'); pycparserext's OpenCL lexer knows
+# none of them. Each is lexed as the keyword it spells, so nothing after the lexer sees them.
+_GNU_KEYWORD_SPELLINGS = {
+    "__restrict__": ("RESTRICT", "restrict"), "__restrict": ("RESTRICT", "restrict"),
+    "__inline__": ("INLINE", "inline"), "__inline": ("INLINE", "inline"),
+    "__const": ("CONST", "const"), "__const__": ("CONST", "const"),
+    "__volatile__": ("VOLATILE", "volatile"), "__volatile": ("VOLATILE", "volatile"),
+    "__signed__": ("SIGNED", "signed"), "__signed": ("SIGNED", "signed"),
+}
+
+
+class _Lexer(OpenCLCLexer):  # type: ignore[misc]
+    """pycparserext's OpenCL lexer, with the GNU spellings of C keywords."""
+
+    def token(self) -> Any:
+        tok = super().token()
+        if tok is not None and tok.type == "ID":
+            keyword = _GNU_KEYWORD_SPELLINGS.get(tok.value)
+            if keyword is not None:
+                tok.type, tok.value = keyword
+        return tok
+
+
 class _Parser(OpenCLCParser):  # type: ignore[misc]
     """OpenCLCParser with C-compiler-like syntax errors and type names in attributes."""
+
+    lexer_class = _Lexer
 
     def __init__(self) -> None:
         super().__init__()
@@ -311,6 +338,35 @@ class _Parser(OpenCLCParser):  # type: ignore[misc]
             return None
         return typ, lparen
 
+    # OpenCL 2.0 and vendor compilers take attributes before a statement, loop hints such as
+    # ``__attribute__((opencl_unroll_hint(4))) for (...)`` or ``xcl_pipeline_loop``; clang
+    # accepts them in OpenCL C 1.2 too. They do not change what the statement computes, and
+    # ppcl leaves unrolling to its own passes and the C compiler, so they are skipped.
+
+    def _parse_block_item(self) -> Any:
+        after = self._after_attributes()
+        if after is not None and self._peek_type(after) in _ATTRIBUTED_STATEMENTS:
+            for _ in range(after - 1):
+                self._advance()
+        return super()._parse_block_item()
+
+    def _after_attributes(self) -> int | None:
+        """The look-ahead position just past the attribute specifiers that come next, or None
+        when none comes next (or one is not closed)."""
+        k = 1
+        while self._peek_type(k) in _ATTRIBUTE_TOKENS:
+            k += 1
+            depth = 0
+            while True:
+                kind = self._peek_type(k)
+                if kind is None:
+                    return None
+                k += 1
+                depth += {"LPAREN": 1, "RPAREN": -1}.get(kind, 0)
+                if depth == 0:
+                    break
+        return k if k > 1 else None
+
     def _parse_attribute(self) -> Any:
         tok = self._peek()
         if (tok is not None and tok.type == "ID" and self._peek_type(2) == "LPAREN"
@@ -351,6 +407,10 @@ def _attributes_follow(attribute: Any, record: Any) -> bool:
 
 
 _ATTRIBUTE_TOKENS = ("__ATTRIBUTE__", "__ATTRIBUTE")
+
+# The statements an attribute specifier may precede (a declaration keeps its attributes).
+_ATTRIBUTED_STATEMENTS = {"FOR", "WHILE", "DO", "IF", "SWITCH", "LBRACE", "SEMI", "RETURN",
+                          "BREAK", "CONTINUE"}
 
 
 def _refuse_union_attributes(coord: Any) -> None:

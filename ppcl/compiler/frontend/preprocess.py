@@ -224,6 +224,8 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         self.expansion_depth = 0
         self.expansion_tokens = 0
         self.expanding: str | None = None
+        # The source of the line being expanded, whose #line directives rename __LINE__.
+        self.expanding_source: str | None = None
 
     def register_source(self, name: str, text: str, real_file: bool) -> None:
         self.diagnostics.sources.add(name, text)
@@ -362,8 +364,24 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         finally:
             self.expansion_depth -= 1
 
+    # pcpp expands __LINE__ to the physical line of the tokens it is expanding (its attribute
+    # ``linemacro``); C numbers lines after a #line directive from the number it gives, so the
+    # physical line is renamed through this file's directives as it is set.
+
+    @property
+    def linemacro(self) -> int:
+        return self._line_for_macro
+
+    @linemacro.setter
+    def linemacro(self, line: int) -> None:
+        source = getattr(self, "expanding_source", None)
+        if line and source is not None and source in getattr(self, "line_renames", {}):
+            line = self.origin(source, line)[1]
+        self._line_for_macro = line
+
     def _expand_outermost(self, tokens: list[Any], expanding_from: list[str]) -> Any:
         original = list(tokens)
+        self.expanding_source = next((tok.source for tok in tokens if tok.source), None)
         self.expansion_depth, self.expansion_tokens, self.expanding = 1, 0, None
         try:
             return super().expand_macros(tokens, expanding_from)
@@ -405,6 +423,8 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         # Without a file name the presumed file stays what an earlier #line made it.
         new_file = toks[1].value[1:-1] if len(toks) > 1 else (renames[-1][2] if renames else None)
         renames.append((loc.line, number, new_file))
+        if len(toks) > 1:
+            self.define(f"__FILE__ {toks[1].value}")  # __FILE__ names the file #line gives
 
     def origin(self, source: str, line: int) -> tuple[str, int]:
         """The (file, line) a physical line of ``source`` reports, after its #line directives."""

@@ -86,7 +86,7 @@ class Sema(ExprSema):
         if isinstance(node, c_ast.FuncDef):
             return [self.function(node.decl, node.body)]
         if isinstance(node, c_ast.Typedef):
-            return [self.typedef(node)]
+            return self.typedef(node)
         if isinstance(node, c_ast.Decl):
             if is_function_declarator(node.type):
                 return [self.function(node, None)]
@@ -95,8 +95,10 @@ class Sema(ExprSema):
             return []
         self.fail(self.loc(node), f"unsupported declaration ({type(node).__name__})")
 
-    def typedef(self, node: c_ast.Typedef) -> ir.TypeDef:
+    def typedef(self, node: c_ast.Typedef) -> list[ir.TopLevel]:
         loc = self.loc(node)
+        if self.waiting_typedef(node.name, node.type, loc):
+            return []  # declared with the record's definition
         qt = self.declarator(node.type)
         if isinstance(qt.type, T.StructType) and qt.type.name.startswith("__anon_"):
             self.typedef_names.setdefault(qt.type.name, node.name)
@@ -107,11 +109,13 @@ class Sema(ExprSema):
             sized = self.device_sized_spelling(node.type)
             if sized is not None:
                 self.device_sized_typedefs[node.name] = sized
-        return ir.TypeDef(node.name, qt.type, loc=loc)
+        return [ir.TypeDef(node.name, qt.type, loc=loc)]
 
     def program_scope_decl(self, node: c_ast.Decl) -> list[ir.TopLevel]:
         loc = self.loc(node)
         self._check_storage(node, loc, program_scope=True)
+        if node.name is None and self.forward_record(node.type) is not None:
+            return []  # 'struct S;': S is defined later (or a use says it is not)
         qt = self.declarator(node.type)
         if node.name is None:
             return []  # a struct, union or enum definition alone: already in self.pending
@@ -583,6 +587,8 @@ class Sema(ExprSema):
         self._check_storage(decl, loc, program_scope=False)
         if is_function_declarator(decl.type):
             self.fail(loc, "function declarations inside functions are not supported")
+        if decl.name is None and self.forward_record(decl.type) is not None:
+            return None  # 'struct S;': S is defined later (or a use says it is not)
         qt = self.declarator(decl.type)
         if decl.name is None:
             return None  # a struct/enum definition alone (hoisted to program scope)

@@ -330,6 +330,9 @@ class ExprSema(ValueSema):
         loc = self.operator_loc(node.subscript, "[", self.loc(node))
         base = self.expr(node.name)
         index = self.rvalue(node.subscript)
+        if (isinstance(index.type, T.PointerType)
+                and isinstance(base.type, (T.ScalarType, T.EnumType)) and is_integer(base.type)):
+            base, index = index, base  # C's subscript is symmetric: i[p] is p[i]
         if isinstance(base.type, T.ArrayType):
             elem = base.type.elem
         elif isinstance(base.type, T.PointerType):
@@ -399,6 +402,12 @@ class ExprSema(ValueSema):
         base = self.expr(node.name)
         name: str = node.field.name
         if node.type == "->":
+            pointer = self.decay(base)
+            if isinstance(pointer.type, T.PointerType) \
+                    and isinstance(pointer.type.pointee, T.VectorType):
+                # clang takes 'p->xy' on a pointer to a vector as '(*p).xy'
+                target = ir.Unary(pointer.type.pointee, "*", pointer, loc=loc)
+                return self.swizzle(target, name, loc)
             if not isinstance(base.type, T.PointerType) or \
                     not isinstance(base.type.pointee, T.StructType):
                 self.fail(loc, f"member reference '->{name}' on a value of type '{base.type}', "

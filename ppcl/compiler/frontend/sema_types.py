@@ -120,6 +120,11 @@ class TypeSema(ABC):
         # struct or union name -> its first member a kernel parameter may not hold (a bool or
         # device-sized type, at any depth), as "member 'n' of type 'size_t'"
         self.host_unsized_members: dict[str, str] = {}
+        # 'struct S' -> typedefs written before S was defined ('typedef struct S S_t;' ahead
+        # of 'struct S {...};'): (name, location), declared when the definition comes
+        self.waiting_typedefs: dict[str, list[tuple[str, Loc]]] = {}
+        # 'struct S' while its members are analysed, innermost last
+        self.records_being_defined: list[str] = []
 
     # ------------------------------------------------------------ locations and errors
 
@@ -284,6 +289,10 @@ class TypeSema(ABC):
                 sym = self.lookup(name)
                 if sym is not None and sym.kind == "typedef":
                     return sym.type
+                for key, waiting in self.waiting_typedefs.items():
+                    if any(typedef_name == name for typedef_name, _ in waiting):
+                        self.fail(loc, f"'{name}' names the incomplete type '{key}' "
+                                       "(define it before use)")
                 self.fail(loc, f"unknown type name '{name}'")
         return self._c_spelling(names, loc)
 
@@ -460,10 +469,22 @@ class TypeSema(ABC):
             if node.name is None:
                 self.fail(loc, f"anonymous {kind} without members")
             found = self.lookup_tag(f"{kind} {node.name}")
+            if found is None and f"{kind} {node.name}" in self.records_being_defined:
+                self.fail(loc, f"'{kind} {node.name}' refers to itself inside its own "
+                               "definition (a linked record); ppcl does not support that")
             if found is None:
                 self.fail(loc, f"incomplete type '{kind} {node.name}' (define it before use)")
             return found
+        self.records_being_defined.append(f"{kind} {node.name}")
+        try:
+            fields = self.record_fields(node)
+        finally:
+            self.records_being_defined.pop()
+        return self.define_record(node, fields, kind, loc)
+
+    def record_fields(self, node: c_ast.Struct | c_ast.Union) -> list[T.Field]:
         fields: list[T.Field] = []
+        assert node.decls is not None
         for decl in node.decls:
             if not isinstance(decl, c_ast.Decl):
                 continue
@@ -481,6 +502,11 @@ class TypeSema(ABC):
                 if attr_name.strip("_") == "aligned":
                     align = self._alignment_value(args, anode)
             fields.append(T.Field(decl.name, qt.type, align))
+        return fields
+
+    def define_record(self, node: c_ast.Struct | c_ast.Union, fields: list[T.Field], kind: str,
+                      loc: Loc) -> T.Type:
+        is_union = kind == "union"
         packed = False
         aligned: int | None = None
         for attr_name, args, anode in self.attributes(getattr(node, "attrib", None)):
@@ -502,7 +528,36 @@ class TypeSema(ABC):
                 self.fail(loc, f"redefinition of '{key}'")
             self.tags[-1][key] = record
         self.pending.append(ir.RecordDef(record, loc=loc))
+        if node.name is not None:
+            for typedef_name, typedef_loc in self.waiting_typedefs.pop(f"{kind} {node.name}", []):
+                self.declare(typedef_name, Symbol("typedef", typedef_name, record,
+                                                  loc=typedef_loc), typedef_loc)
+                self.pending.append(ir.TypeDef(typedef_name, record, loc=typedef_loc))
         return record
+
+    @staticmethod
+    def forward_record(node: c_ast.Node) -> c_ast.Struct | c_ast.Union | None:
+        """The record a declaration only names, without members ('struct S;', the target of
+        'typedef struct S S_t;'), or None."""
+        if isinstance(node, c_ast.TypeDecl) and not node.quals:
+            node = node.type
+        if isinstance(node, c_ast.Struct | c_ast.Union) and node.decls is None \
+                and node.name is not None:
+            return node
+        return None
+
+    def waiting_typedef(self, name: str, node: c_ast.Node, loc: Loc) -> bool:
+        """Whether ``typedef struct S name;`` names a record not defined yet; it is then kept
+        to be declared with the definition of S, as C completes the type there."""
+        record = self.forward_record(node)
+        if record is None:
+            return False
+        kind = "union" if isinstance(record, c_ast.Union) else "struct"
+        key = f"{kind} {record.name}"
+        if self.lookup_tag(key) is not None:
+            return False
+        self.waiting_typedefs.setdefault(key, []).append((name, loc))
+        return True
 
     def device_sized_spelling(self, node: c_ast.Node) -> str | None:
         """The device-sized type (size_t, ...) a plain declarator names, directly or through
