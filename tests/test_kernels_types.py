@@ -87,6 +87,51 @@ def test_vector_literal_through_a_typedef_name():
     assert out.tolist() == [5.0, 8.0, 8.0, 3.0, 10.0]
 
 
+def test_arrow_on_a_pointer_to_a_vector_selects_components():
+    # 'p->y' on a 'float2 *' is '(*p).y', as clang reads it, read or written through any
+    # address space; the build refused it as a member reference on a non-struct pointer
+    src = """
+    __constant float2 table[2] = { (float2)(1.0f, 2.0f), (float2)(3.0f, 4.0f) };
+    __kernel void k(__global float *o, __global float4 *g) {
+        __constant float2 *c = table + 1;
+        float4 v = (float4)(5.0f, 6.0f, 7.0f, 8.0f);
+        float4 *p = &v;
+        p->z = 9.0f;
+        p->xy += (float2)(10.0f, 20.0f);
+        (g + 1)->w = c->x;
+        o[0] = c->y; o[1] = p->z; o[2] = v.x; o[3] = p->y; o[4] = g->x;
+    }
+    """
+    out = np.zeros(5, np.float32)
+    g = np.arange(8, dtype=np.float32)
+    run(src, "k", (1,), None, out, g)
+    assert out.tolist() == [4.0, 9.0, 15.0, 26.0, 0.0]
+    assert g.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 3.0]
+
+
+def test_anonymous_struct_and_union_members():
+    # C11 anonymous members, as clang takes them in OpenCL C: their members are named as the
+    # enclosing record's own, through '.', '->', nesting and a kernel argument passed by value;
+    # the build refused any anonymous member
+    src = """
+    typedef struct { int tag; union { float f; int i; }; struct { short lo, hi; }; } V;
+    typedef union { struct { float x, y; }; float2 v; } P;
+    __kernel void k(__global int *o, P p) {
+        V v = {5, {2.0f}, {8, 9}};
+        V *q = &v;
+        q->hi += 1;
+        o[0] = v.i; o[1] = v.lo; o[2] = v.hi; o[3] = sizeof(V);
+        v.f = 1.0f;
+        o[4] = v.i;
+        o[5] = (int)p.y; o[6] = (int)p.v.x;
+    }
+    """
+    out = np.zeros(7, np.int32)
+    p = np.array([(3.0, 4.0)], dtype=[("x", np.float32), ("y", np.float32)])
+    run(src, "k", (1,), None, out, p)
+    assert out.tolist() == [0x40000000, 8, 10, 12, 0x3F800000, 4, 3]
+
+
 def test_character_literals_are_signed_chars_converted_to_int() -> None:
     """'\\377' and '\\xff' are the char -1 (char is signed), so as a uint they are 0xffffffff,
     as clang (and so pocl) computes them; ASCII characters keep their codes."""

@@ -422,11 +422,15 @@ class ExprSema(ValueSema):
                                "which is not a struct, union or vector")
             record = base.type
             arrow = False
-        member = record.field(name)
-        if member is None:
+        path = record.member_path(name)
+        if path is None or T.is_anonymous_member(path[-1]):
             shown = self.typedef_names.get(record.name, str(record))
             self.fail(self.loc(node.field), f"no member named '{name}' in '{shown}'")
-        return ir.Member(member.type, base, name, arrow, loc=loc)
+        # a member of an anonymous struct or union is reached through the generated member
+        expr = base
+        for step, member in enumerate(path):
+            expr = ir.Member(member.type, expr, member.name, arrow and step == 0, loc=loc)
+        return expr
 
     def swizzle(self, base: ir.Expr, spelling: str, loc: Loc) -> ir.Expr:
         vt = base.type

@@ -491,17 +491,22 @@ class TypeSema(ABC):
             floc = self.loc(decl)
             if decl.bitsize is not None:
                 self.fail(floc, "bit-fields are not supported in OpenCL C")
+            if decl.name is None and not isinstance(decl.type, (c_ast.Struct, c_ast.Union)):
+                self.fail(floc, "declaration does not declare anything (a member needs a name)")
             qt = self.declarator(decl.type)
-            if decl.name is None:
-                self.fail(floc, "anonymous members are not supported")
-            self.check_object_type(qt.type, floc, what=f"member '{decl.name}'")
-            if any(f.name == decl.name for f in fields):
-                self.fail(floc, f"duplicate member '{decl.name}'")
+            name = decl.name
+            if name is None:
+                name = self.anonymous_member_name(qt.type, floc)
+            self.check_object_type(qt.type, floc, what=f"member '{name}'")
+            names = [n for f in fields for n in T.member_names(f)]
+            for n in T.member_names(T.Field(name, qt.type)):
+                if n in names:
+                    self.fail(floc, f"duplicate member '{n}'")
             align = qt.align
             for attr_name, args, anode in self.attributes(decl.funcspec):
                 if attr_name.strip("_") == "aligned":
                     align = self._alignment_value(args, anode)
-            fields.append(T.Field(decl.name, qt.type, align))
+            fields.append(T.Field(name, qt.type, align))
         return fields
 
     def define_record(self, node: c_ast.Struct | c_ast.Union, fields: list[T.Field], kind: str,
@@ -558,6 +563,15 @@ class TypeSema(ABC):
             return False
         self.waiting_typedefs.setdefault(key, []).append((name, loc))
         return True
+
+    def anonymous_member_name(self, t: T.Type, loc: Loc) -> str:
+        """A C11 anonymous struct or union member (``union { float f; int i; };`` inside a
+        struct) gets a generated name; its members are found through it (``v.f``)."""
+        if not isinstance(t, T.StructType) or not T.is_tagless_record_name(t.name):
+            self.fail(loc, "declaration does not declare anything (a member needs a name)")
+        name = f"{T.ANON_MEMBER_PREFIX}{self.anon_count}"
+        self.anon_count += 1
+        return name
 
     def device_sized_spelling(self, node: c_ast.Node) -> str | None:
         """The device-sized type (size_t, ...) a plain declarator names, directly or through

@@ -300,6 +300,28 @@ class Field:
     align: int | None = None  # from __attribute__((aligned(N)))
 
 
+# The generated name of a C11 anonymous struct or union member, and of a record without a tag.
+ANON_MEMBER_PREFIX = "__anon_member_"
+_TAGLESS_RECORD_PREFIXES = ("__anon_struct_", "__anon_union_")
+
+
+def is_tagless_record_name(name: str) -> bool:
+    return name.startswith(_TAGLESS_RECORD_PREFIXES)
+
+
+def is_anonymous_member(f: Field) -> bool:
+    return f.name.startswith(ANON_MEMBER_PREFIX) and isinstance(f.type, StructType)
+
+
+def member_names(f: Field) -> list[str]:
+    """The names a member brings into its record: its own, or for an anonymous member the
+    names of its record's members (C11 6.7.2.1p13)."""
+    if is_anonymous_member(f):
+        assert isinstance(f.type, StructType)
+        return [n for inner in f.type.fields for n in member_names(inner)]
+    return [f.name]
+
+
 @dataclass(frozen=True)
 class StructType(Type):
     """A struct or union. Anonymous records get a generated name (``__anon_struct_N``)."""
@@ -317,6 +339,19 @@ class StructType(Type):
         for f in self.fields:
             if f.name == name:
                 return f
+        return None
+
+    def member_path(self, name: str) -> list[Field] | None:
+        """The fields to go through to reach member ``name``: the member alone, or the
+        anonymous members that hold it followed by it; None when there is no such member."""
+        for f in self.fields:
+            if f.name == name:
+                return [f]
+            if is_anonymous_member(f):
+                assert isinstance(f.type, StructType)
+                inner = f.type.member_path(name)
+                if inner is not None:
+                    return [f, *inner]
         return None
 
     def _field_align(self, f: Field) -> int:
