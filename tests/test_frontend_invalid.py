@@ -108,3 +108,21 @@ def test_misplaced_struct_and_prefixed_literals_are_located(source: str, col: in
     with pytest.raises(CompileError) as info:
         compile_source(source, "k.cl")
     assert f"k.cl:1:{col}: error: {message}" in info.value.log
+
+
+@pytest.mark.parametrize(("source", "at", "message"), [
+    ("struct s { int a; int; };\n", "1:19",
+     "declaration does not declare anything (a member needs a name)"),
+    ("struct s { int a; struct t { int b; }; };\n", "1:26",
+     "declaration does not declare anything (a member needs a name)"),
+    ("struct s { int a; union { int a; float f; }; };\n", "1:25", "duplicate member 'a'"),
+    ("typedef struct { union { float f; int i; }; } V;\n__constant V v = {.i = 1};\n", "2:24",
+     "designator '.i' names a member of an anonymous struct or union"),
+])
+def test_nameless_members_other_than_anonymous_records_are_located(source: str, at: str,
+                                                                   message: str) -> None:
+    # a nameless member that is not an anonymous struct or union ended in "unsupported
+    # declarator (IdentifierType)"
+    with pytest.raises(CompileError) as info:
+        compile_source(source, "k.cl")
+    assert f"k.cl:{at}: error: {message}" in info.value.log

@@ -707,6 +707,11 @@ class Sema(ExprSema):
         if not isinstance(t, T.StructType) or not isinstance(designator, c_ast.ID):
             self.fail(loc, f"designator in the initializer of '{t}'")
         names = [f.name for f in t.fields]
+        path = t.member_path(designator.name)
+        if path is not None and len(path) > 1:
+            self.fail(loc, f"designator '.{designator.name}' names a member of an anonymous "
+                           "struct or union, which ppcl does not support; initialize the "
+                           "anonymous member with a braced list at its position")
         if designator.name not in names:
             shown = self.typedef_names.get(t.name, str(t))
             self.fail(loc, f"no member named '{designator.name}' in '{shown}'")
