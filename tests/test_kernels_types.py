@@ -132,6 +132,50 @@ def test_anonymous_struct_and_union_members():
     assert out.tolist() == [0x40000000, 8, 10, 12, 0x3F800000, 4, 3]
 
 
+def test_array_parameters_in_an_address_space_are_pointers():
+    # '__global float g[]' and '__local int t[2][3]' as a helper's parameters point to that
+    # address space, as clang reads them; the build refused them as parameters declared in it
+    src = """
+    void put(__global float g[], int i, float v) { g[i] = v; }
+    float second(const __global float g[4]) { return g[1]; }
+    void mark(__local int t[2][3]) { t[1][2] = 42; }
+    __kernel void k(__global float *o) {
+        __local int t[2][3];
+        if (get_local_id(0) == 0) mark(t);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        put(o, 0, second(o + 4));
+        o[1] = t[1][2];
+    }
+    """
+    out = np.arange(8, dtype=np.float32)
+    run(src, "k", (1,), (1,), out)
+    assert out[:2].tolist() == [5.0, 42.0]
+
+
+def test_array_sizes_may_name_const_variables_of_constant_value():
+    # 'const int TS = 4; __local float tile[TS][TS];' is a constant array in clang (an
+    # extension to C's constant expressions), here as at program scope and through another
+    # const; the build refused these sizes as variable length arrays
+    src = """
+    __constant int ROWS = 2;
+    __kernel void k(__global float *o) {
+        const int TS = 4;
+        const int TWICE = TS * 2;
+        __local float tile[ROWS][TS];
+        float priv[TWICE];
+        int lid = get_local_id(0);
+        for (int j = 0; j < TWICE; j++) priv[j] = j;
+        for (int r = 0; r < ROWS; r++) tile[r][lid] = r * 10 + lid + priv[TWICE - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        o[lid] = tile[1][TS - 1 - lid];
+        o[4 + lid] = sizeof(tile) + sizeof(priv);
+    }
+    """
+    out = np.zeros(8, np.float32)
+    run(src, "k", (4,), (4,), out)
+    assert out.tolist() == [20.0, 19.0, 18.0, 17.0, 64.0, 64.0, 64.0, 64.0]
+
+
 def test_character_literals_are_signed_chars_converted_to_int() -> None:
     """'\\377' and '\\xff' are the char -1 (char is signed), so as a uint they are 0xffffffff,
     as clang (and so pocl) computes them; ASCII characters keep their codes."""

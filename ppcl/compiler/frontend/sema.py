@@ -133,7 +133,8 @@ class Sema(ExprSema):
         align = qt.align if qt.align is not None else self.align_attribute(node.funcspec)
         decl = ir.VarDecl(node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, init, align,
                           loc=loc)
-        sym = Symbol("var", node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, loc=loc)
+        sym = Symbol("var", node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, loc=loc,
+                     const_value=self.constant_value(QualType(t, const=True), init))
         self.declare(node.name, sym, loc)
         self.global_names.add(node.name)
         self.var_symbols[node.name] = sym
@@ -255,12 +256,15 @@ class Sema(ExprSema):
             ploc = self.loc(_declname_node(param.type)) or ploc
             qt = self.declarator(param.type)
             t = qt.type
+            is_array = isinstance(t, T.ArrayType)
             if isinstance(t, T.ArrayType):
+                # 'T a[]' is 'T *a'; an address space in it is the elements' ('__local int
+                # t[2][3]' points to __local memory)
                 t = T.PointerType(t.elem, qt.space or T.AddressSpace.PRIVATE, qt.const,
                                   qt.volatile)
             if is_kernel:
                 self.check_kernel_param(param, qt, t, ploc)
-            elif qt.space not in (None, T.AddressSpace.PRIVATE):
+            elif not is_array and qt.space not in (None, T.AddressSpace.PRIVATE):
                 self.fail(ploc, f"parameter '{param.name}' cannot be declared in the "
                                 f"{qt.space.spelling} address space")
             self.check_object_type(t, ploc, what=f"parameter '{param.name}'")
@@ -608,6 +612,7 @@ class Sema(ExprSema):
         self.declare(decl.name, sym, loc)
         self.var_symbols[name] = sym
         init = self.initializer(decl.init, t, loc) if decl.init is not None else None
+        sym.const_value = self.constant_value(QualType(t, const=const), init)
         align = qt.align if qt.align is not None else self.align_attribute(decl.funcspec)
         return ir.VarDecl(name, t, space, const, qt.volatile, init, align, loc=loc)
 

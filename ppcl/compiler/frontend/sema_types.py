@@ -19,6 +19,7 @@ from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
+from ppcl.compiler.ir.visit import Rewriter
 
 SPACE_QUALIFIERS: dict[str, T.AddressSpace] = {
     "__global": T.AddressSpace.GLOBAL, "global": T.AddressSpace.GLOBAL,
@@ -56,6 +57,9 @@ class Symbol:
     const: bool = False
     volatile: bool = False
     value: int = 0  # enumerators
+    # a const integer variable whose initializer folds to a constant: its value, which an
+    # array size may use (clang folds 'const int n = 4; float a[n];' to a constant array)
+    const_value: int | None = None
     is_kernel: bool = False
     defined: bool = False
     loc: Loc = NO_LOC
@@ -404,12 +408,30 @@ class TypeSema(ABC):
 
     def array_length(self, dim: c_ast.Node) -> int:
         e = self.expr(dim)
-        value = fold(e)
+        value = self.fold_with_constants(e)
         if value is None:
             self.fail(self.loc(dim), "variable length arrays are not supported in OpenCL C")
         if value <= 0:
             self.fail(self.loc(dim), f"array size must be positive (got {value})")
         return value
+
+    def fold_with_constants(self, e: ir.Expr) -> int | None:
+        """``fold``, also reading the const integer variables of constant value that ``e``
+        names (clang's extension to C's integer constant expressions in array sizes)."""
+        value = fold(e)
+        if value is not None:
+            return value
+        return fold(_ConstantValues(self.var_symbols).rewrite(e))
+
+    def constant_value(self, qt: QualType, init: ir.Expr | None) -> int | None:
+        """The value a variable declared ``const`` with an integer type and the initializer
+        ``init`` always holds, or None."""
+        if not qt.const or init is None:
+            return None
+        t = qt.type
+        if not (isinstance(t, T.EnumType) or (isinstance(t, T.ScalarType) and t.is_integer)):
+            return None
+        return self.fold_with_constants(init)
 
     def type_name(self, node: c_ast.Typename) -> T.Type:
         """The type of a ``Typename`` (casts, sizeof)."""
@@ -711,3 +733,16 @@ def _first_coord_node(node: c_ast.Node) -> c_ast.Node:
         else:
             node = node.expr
     return node
+
+
+class _ConstantValues(Rewriter):
+    """Puts the values of const integer variables of constant value in place of their uses."""
+
+    def __init__(self, symbols: dict[str, Symbol]):
+        self.symbols = symbols
+
+    def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
+        sym = self.symbols.get(e.name)
+        if sym is None or sym.const_value is None:
+            return e
+        return ir.IntLit(e.type, sym.const_value, loc=e.loc)
