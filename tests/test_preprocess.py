@@ -344,3 +344,15 @@ def test_if_expression_errors_do_not_quote_python(condition, message) -> None:
     # pcpp's message quoted the Python exception: "due to ZeroDivisionError('division by zero')"
     _, diagnostics = run(f"int x;\n#if {condition}\n#endif\n")
     assert [(d.loc, d.message) for d in diagnostics.errors] == [(Loc("k.cl", 2, 1), message)]
+
+
+def test_backslash_newline_inside_a_token_joins_it() -> None:
+    # C splices lines before forming tokens: 'va\<newline>lue' is one identifier, in the text
+    # and in a macro's body; pcpp spliced only between tokens and made two of them. The lines
+    # after the splice keep their numbers.
+    source = ("#define TWICE(x) dou\\\nble(x)\nint va\\\nlue = 12\\\n34;\n"
+              "int k = TWICE(value);\nint line = __LINE__;\n")
+    result, diagnostics = run(source)
+    assert not diagnostics.items, diagnostics.format()
+    lines = [line.replace(" ", "") for line in code_lines(result)]
+    assert lines == ["intvalue=1234;", "intk=double(value);", "intline=7;"]

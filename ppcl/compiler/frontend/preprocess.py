@@ -584,6 +584,28 @@ class _ExpansionTooLarge(Exception):
     """One macro use expanded past ``MAX_EXPANSION_TOKENS``."""
 
 
+# A backslash-newline with a token character on both sides: it splits one token in two.
+_SPLIT_TOKEN = re.compile(r"(?<=[A-Za-z0-9_])\\\r?\n(?=[A-Za-z0-9_])")
+_LOGICAL_LINE_END = re.compile(r"(?<!\\)\r?\n")
+
+
+def _splice_split_tokens(source: str) -> str:
+    """Joins the tokens a backslash-newline splits (``va\\<newline>lue`` is ``value``: C
+    splices lines before it forms tokens). pcpp splices only between tokens, so the halves
+    were two identifiers. The removed newline is put back where the logical line ends, so the
+    lines after it keep their numbers."""
+    position = 0
+    while True:
+        split = _SPLIT_TOKEN.search(source, position)
+        if split is None:
+            return source
+        position = split.start()
+        joined = source[:position] + source[split.end():]
+        end = _LOGICAL_LINE_END.search(joined, position)
+        at = end.end() if end is not None else len(joined)
+        source = joined[:at] + "\n" + joined[at:]
+
+
 def preprocess(
     source: str,
     filename: str,
@@ -595,6 +617,7 @@ def preprocess(
     fp64: bool = True,
 ) -> PreprocessedSource:
     """Run the OpenCL C preprocessor over ``source``; problems go to ``diagnostics``."""
+    source = _splice_split_tokens(source)
     macros = _predefined(options, image_support, fp64)
     if not extra_headers and _needs_no_preprocessing(source, macros, options):
         return _without_directives(source, filename, diagnostics)
