@@ -356,3 +356,12 @@ def test_backslash_newline_inside_a_token_joins_it() -> None:
     assert not diagnostics.items, diagnostics.format()
     lines = [line.replace(" ", "") for line in code_lines(result)]
     assert lines == ["intvalue=1234;", "intk=double(value);", "intline=7;"]
+
+
+@pytest.mark.parametrize("body", ["#define N 3\nint a = N;\n", "int a = 3;\n"])
+def test_utf8_byte_order_mark_is_skipped(body: str) -> None:
+    # a file saved with a byte order mark, which clang skips; the build stopped at
+    # "unexpected character '\ufeff'"
+    result, diagnostics = run("\ufeff" + body)
+    assert not diagnostics.items, diagnostics.format()
+    assert [line.replace(" ", "") for line in code_lines(result)] == ["inta=3;"]

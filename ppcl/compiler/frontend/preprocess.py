@@ -584,6 +584,7 @@ class _ExpansionTooLarge(Exception):
     """One macro use expanded past ``MAX_EXPANSION_TOKENS``."""
 
 
+_BYTE_ORDER_MARK = "\ufeff"
 # A backslash-newline with a token character on both sides: it splits one token in two.
 _SPLIT_TOKEN = re.compile(r"(?<=[A-Za-z0-9_])\\\r?\n(?=[A-Za-z0-9_])")
 _LOGICAL_LINE_END = re.compile(r"(?<!\\)\r?\n")
@@ -617,6 +618,9 @@ def preprocess(
     fp64: bool = True,
 ) -> PreprocessedSource:
     """Run the OpenCL C preprocessor over ``source``; problems go to ``diagnostics``."""
+    if source.startswith(_BYTE_ORDER_MARK):
+        # an editor's UTF-8 byte order mark, which clang skips; a space keeps the columns
+        source = " " + source[len(_BYTE_ORDER_MARK):]
     source = _splice_split_tokens(source)
     macros = _predefined(options, image_support, fp64)
     if not extra_headers and _needs_no_preprocessing(source, macros, options):
