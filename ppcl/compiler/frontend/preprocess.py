@@ -496,6 +496,7 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
             self.on_include_not_found(False, is_system, "", name)
             return
         display, text, real_file = found
+        text = _splice_split_tokens(text)
         if display in self.include_once:
             return
         if len(self.include_chain) >= MAX_INCLUDE_DEPTH:
