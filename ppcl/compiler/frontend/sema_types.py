@@ -428,8 +428,7 @@ class TypeSema(ABC):
         ``init`` always holds, or None."""
         if not qt.const or init is None:
             return None
-        t = qt.type
-        if not (isinstance(t, T.EnumType) or (isinstance(t, T.ScalarType) and t.is_integer)):
+        if not (isinstance(qt.type, T.ScalarType) and qt.type.is_integer):
             return None
         return self.fold_with_constants(init)
 
