@@ -176,6 +176,29 @@ def test_array_sizes_may_name_const_variables_of_constant_value():
     assert out.tolist() == [20.0, 19.0, 18.0, 17.0, 64.0, 64.0, 64.0, 64.0]
 
 
+def test_an_address_space_in_a_typedef_goes_with_it():
+    # 'typedef __local float lfloat;': an 'lfloat *' points to __local memory and an 'lfloat'
+    # array is a __local variable, as in clang; the typedef dropped the address space, and
+    # 'lfloat *p = buf' failed as a __local-to-__private pointer conversion
+    src = """
+    typedef __local float lfloat;
+    typedef __global const float *cgptr;
+    float first(cgptr p) { return p[0]; }
+    __kernel void k(__global float *o) {
+        lfloat buf[4];
+        lfloat *p = buf;
+        int lid = get_local_id(0);
+        p[lid] = lid + first(o + 4);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        o[lid] = p[3 - lid];
+    }
+    """
+    out = np.zeros(8, np.float32)
+    out[4] = 10.0
+    run(src, "k", (4,), (4,), out)
+    assert out[:4].tolist() == [13.0, 12.0, 11.0, 10.0]
+
+
 def test_character_literals_are_signed_chars_converted_to_int() -> None:
     """'\\377' and '\\xff' are the char -1 (char is signed), so as a uint they are 0xffffffff,
     as clang (and so pocl) computes them; ASCII characters keep their codes."""

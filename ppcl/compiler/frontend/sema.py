@@ -102,7 +102,8 @@ class Sema(ExprSema):
         qt = self.declarator(node.type)
         if isinstance(qt.type, T.StructType) and qt.type.name.startswith("__anon_"):
             self.typedef_names.setdefault(qt.type.name, node.name)
-        self.declare(node.name, Symbol("typedef", node.name, qt.type, const=qt.const,
+        self.declare(node.name, Symbol("typedef", node.name, qt.type,
+                                       space=qt.space or T.AddressSpace.PRIVATE, const=qt.const,
                                        volatile=qt.volatile, loc=loc), loc)
         if self.func is None:
             self.global_names.add(node.name)

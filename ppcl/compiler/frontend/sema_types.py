@@ -375,6 +375,9 @@ class TypeSema(ABC):
             typedef = self.typedef_named(node)
             if typedef is not None:  # 'typedef const float cfloat;': a cfloat is const
                 const, volatile = const or typedef.const, volatile or typedef.volatile
+                if space is None and typedef.space is not T.AddressSpace.PRIVATE:
+                    # 'typedef __local float lfloat;': an 'lfloat *' points to __local
+                    space = typedef.space
             return QualType(base, const, volatile, space, align)
         if isinstance(node, c_ast.PtrDecl):
             if is_function_declarator(node.type):
