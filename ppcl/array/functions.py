@@ -54,7 +54,9 @@ def to_device(queue: cl.CommandQueue, ary: Any, allocator: Any = None,
 
 def empty(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
           allocator: Any = None, **kwargs: Any) -> Array:
-    return Array(queue, shape, dtype, order=order, allocator=allocator)
+    """PyOpenCL's ``empty`` is its Array constructor: ``data=``, ``offset=``, ``strides=`` and
+    ``events=`` wrap an existing buffer as they do there."""
+    return Array(queue, shape, dtype, order=order, allocator=allocator, **kwargs)
 
 
 def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
@@ -78,15 +80,19 @@ def _zero(made: Array) -> Array:
     return made
 
 
-def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
+def empty_like(ary: Array, queue: Any = None, allocator: Any = None, *,
+               dtype: Any = None) -> Array:
+    """``empty_like(ary, queue, allocator)`` in PyOpenCL's order; ``dtype`` is ours, by
+    keyword only."""
     # the layout of ``ary`` where it has one of the two (a transposed array stays "F")
     order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
     return Array(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
-                 order=order, allocator=ary.allocator)
+                 order=order, allocator=allocator or ary.allocator)
 
 
-def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
-    return _zero(empty_like(ary, queue, dtype))
+def zeros_like(ary: Array, queue: Any = None, allocator: Any = None, *,
+               dtype: Any = None) -> Array:
+    return _zero(empty_like(ary, queue, allocator, dtype=dtype))
 
 
 def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any = None,
