@@ -431,3 +431,34 @@ def test_bitonic_sort_as_pyopencl(ctx, queue):
     with pytest.raises(cl.LogicError, match="C-contiguous"):
         sorter(cla.zeros(queue, (8, 4), np.float32).T)
     assert sorter(cla.zeros(queue, 0, np.float32))[0].size == 0
+
+
+def test_like_constructors_take_pyopencls_positional_allocator(ctx, queue):
+    import ppcl.array as cla
+    pool = ppcl.tools.MemoryPool(ppcl.tools.ImmediateAllocator(queue))
+    x = cla.to_device(queue, np.arange(4, dtype=np.float32))
+    made = cla.empty_like(x, queue, pool)
+    assert made.dtype == x.dtype and made.allocator is pool
+    assert cla.zeros_like(x, allocator=pool).allocator is pool
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                    hostbuf=np.arange(8, dtype=np.float32))
+    # empty is PyOpenCL's Array constructor: data= and offset= wrap a buffer
+    assert cla.empty(queue, (4,), np.float32, data=buf, offset=8).get().tolist() == [2, 3, 4, 5]
+
+
+def test_positional_and_keyword_spellings_of_pyopencl(ctx, queue):
+    import ppcl.array as cla
+    import ppcl.clmath
+    import ppcl.clrandom
+    x = cla.empty(queue, 500, np.float32)
+    ppcl.clrandom.fill_rand(x, queue, 5, 7)  # (result, queue, a, b)
+    assert 5 <= x.get().min() and x.get().max() < 7
+    a = cla.to_device(queue, np.array([1, 2], np.float32))
+    b = cla.to_device(queue, np.array([2, 0.5], np.float32))
+    assert np.allclose(ppcl.clmath.atan2(y=a, x=b).get(), np.arctan2([1, 2], [2, 0.5]))
+    assert ppcl.clmath.fmod(arg=b, mod=a).get().tolist() == [0, 0.5]
+    kernel = cl.Program(ctx, "__kernel void f(__global int *o, int v) { o[0] = v; }").build().f
+    kernel.set_scalar_arg_dtypes(arg_types=[None, np.int32])
+    out = cla.zeros(queue, 1, np.int32)
+    kernel(queue, (1,), None, out.data, 7)
+    assert out.get()[0] == 7
