@@ -448,15 +448,14 @@ def test_like_constructors_take_pyopencls_positional_allocator(ctx, queue):
 
 def test_positional_and_keyword_spellings_of_pyopencl(ctx, queue):
     import ppcl.array as cla
-    import ppcl.clmath
-    import ppcl.clrandom
+    from ppcl import clmath, clrandom
     x = cla.empty(queue, 500, np.float32)
-    ppcl.clrandom.fill_rand(x, queue, 5, 7)  # (result, queue, a, b)
+    clrandom.fill_rand(x, queue, 5, 7)  # (result, queue, a, b)
     assert 5 <= x.get().min() and x.get().max() < 7
     a = cla.to_device(queue, np.array([1, 2], np.float32))
     b = cla.to_device(queue, np.array([2, 0.5], np.float32))
-    assert np.allclose(ppcl.clmath.atan2(y=a, x=b).get(), np.arctan2([1, 2], [2, 0.5]))
-    assert ppcl.clmath.fmod(arg=b, mod=a).get().tolist() == [0, 0.5]
+    assert np.allclose(clmath.atan2(y=a, x=b).get(), np.arctan2([1, 2], [2, 0.5]))
+    assert clmath.fmod(arg=b, mod=a).get().tolist() == [0, 0.5]
     kernel = cl.Program(ctx, "__kernel void f(__global int *o, int v) { o[0] = v; }").build().f
     kernel.set_scalar_arg_dtypes(arg_types=[None, np.int32])
     out = cla.zeros(queue, 1, np.int32)
