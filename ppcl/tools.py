@@ -366,6 +366,30 @@ def match_dtype_to_c_struct(device: Any, name: str, dtype: Any,
     return padded, c_decl
 
 
+def dtype_to_c_struct(device: Any, dtype: Any) -> str:
+    """The C declaration of a registered record dtype under its registered name, as in
+    ``pyopencl.tools``; empty for other dtypes (vector types are built in)."""
+    dtype = np.dtype(dtype)
+    if dtype.fields is None or dtype in cltypes.vec_type_to_scalar_and_count:
+        return ""
+    return match_dtype_to_c_struct(device, dtype_to_ctype(dtype), dtype)[1]
+
+
+def struct_preamble(dtypes: Any) -> str:
+    """The declarations of the registered record dtypes among ``dtypes``, for kernels ppcl
+    writes itself (copies, fills, take) over arrays of structs: their source names the
+    registered type, which OpenCL C needs declared. Unregistered ones are left out."""
+    decls: list[str] = []
+    for dtype in dict.fromkeys(np.dtype(d) for d in dtypes):
+        try:
+            decl = dtype_to_c_struct(None, dtype)
+        except ValueError:
+            continue
+        if decl and decl not in decls:
+            decls.append(decl)
+    return "".join(decls)
+
+
 # ---------------------------------------------------------------------- kernel arguments
 
 
