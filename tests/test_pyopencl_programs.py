@@ -461,3 +461,34 @@ def test_positional_and_keyword_spellings_of_pyopencl(ctx, queue):
     out = cla.zeros(queue, 1, np.int32)
     kernel(queue, (1,), None, out.data, 7)
     assert out.get()[0] == 7
+
+
+def test_arrays_of_registered_structs_copy_slice_and_take(ctx, queue):
+    import ppcl.array as cla
+    point, _ = ppcl.tools.match_dtype_to_c_struct(
+        ctx.devices[0], "copyable_point_t", np.dtype([("x", np.float32), ("n", np.int32)]))
+    point = ppcl.tools.get_or_register_dtype("copyable_point_t", point)
+    assert "copyable_point_t;" in ppcl.tools.dtype_to_c_struct(ctx.devices[0], point)
+    host = np.zeros(5, point)
+    host["x"], host["n"] = np.arange(5), [3, 1, 4, 1, 5]
+    x = cla.to_device(queue, host)
+    # each of these runs a kernel ppcl writes, whose source names the struct
+    assert x.copy().get()["n"].tolist() == [3, 1, 4, 1, 5]
+    assert x[1:3].copy().get()["n"].tolist() == [1, 4]
+    target = cla.empty_like(x)
+    target[:] = x
+    assert target.get()["x"].tolist() == [0, 1, 2, 3, 4]
+    picked = cla.take(x, cla.to_device(queue, np.array([4, 0], np.int32)))
+    assert picked.get()["n"].tolist() == [5, 3]
+    assert cla.concatenate((x, x)).get()["n"].tolist() == [3, 1, 4, 1, 5] * 2
+
+
+def test_elementwise_kernel_takes_auto_preamble(ctx, queue):
+    import ppcl.array as cla
+    from ppcl.elementwise import ElementwiseKernel
+    double_it = ElementwiseKernel(ctx, "cfloat_t *z", "z[i] = cfloat_mul(z[i], cfloat_new(2, 0))",
+                                  preamble="#include <pyopencl-complex.h>\n",
+                                  auto_preamble=False)
+    z = cla.to_device(queue, np.array([1 + 1j, 2], np.complex64))
+    double_it(z)
+    assert z.get().tolist() == [2 + 2j, 4]
