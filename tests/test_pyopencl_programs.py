@@ -492,3 +492,20 @@ def test_elementwise_kernel_takes_auto_preamble(ctx, queue):
     z = cla.to_device(queue, np.array([1 + 1j, 2], np.complex64))
     double_it(z)
     assert z.get().tolist() == [2 + 2j, 4]
+
+
+def test_results_and_views_of_an_array_subclass_are_of_that_subclass(queue):
+    import ppcl.array as cla
+
+    class Tagged(cla.Array):
+        @property
+        def first_index(self):
+            return self.offset // self.dtype.itemsize
+
+    x = Tagged(queue, (4, 3), np.float32)
+    x.set(np.arange(12, dtype=np.float32).reshape(4, 3))
+    for made in (x[1:], x + 1, x.copy(), x.reshape(3, 4), x.astype(np.int32),
+                 cla.empty_like(x)):
+        assert type(made) is Tagged
+    assert x[2:].first_index == 6
+    assert (x * 2).get()[1].tolist() == [6, 8, 10]

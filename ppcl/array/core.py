@@ -260,13 +260,22 @@ class Array:
 
     # ------------------------------------------------------------------ copies and views
 
+    def _same_class(self, *args: Any, **kwargs: Any) -> Array:
+        """A new array of this array's class: PyOpenCL's results, views and copies of an
+        instance of a subclass are instances of it. The subclass's own ``__init__`` is not
+        called, its signature being its own; its methods and properties apply."""
+        made = Array.__new__(type(self))
+        Array.__init__(made, *args, **kwargs)
+        return made
+
     def _new_like(self, dtype: Any = None, shape: Any = None) -> Array:
-        return Array(self.queue or self.context, self.shape if shape is None else shape,
+        return self._same_class(self.queue or self.context, self.shape if shape is None else shape,
                      self.dtype if dtype is None else dtype, allocator=self.allocator)
 
     def _lazy(self, expr: Node, shape: tuple[int, ...] | None = None) -> Array:
-        return Array(self.queue or self.context, self.shape if shape is None else shape,
-                     expr.dtype, allocator=self.allocator, _expr=expr)
+        return self._same_class(self.queue or self.context,
+                                self.shape if shape is None else shape, expr.dtype,
+                                allocator=self.allocator, _expr=expr)
 
     def _node(self) -> Node:
         if self._expr is not None:
@@ -297,14 +306,14 @@ class Array:
         if dtype.itemsize != self.dtype.itemsize:
             shape, strides = _regrouped(shape, strides, self.dtype.itemsize, dtype.itemsize)
         base = self._concrete()
-        return Array(self.queue or self.context, shape, dtype, data=base._buffer,
-                     offset=self.offset, strides=strides, allocator=self.allocator,
-                     events=self.events)
+        return self._same_class(self.queue or self.context, shape, dtype, data=base._buffer,
+                                offset=self.offset, strides=strides,
+                                allocator=self.allocator, events=self.events)
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
-        return Array(self.queue or self.context, shape, self.dtype, data=self._buffer,
-                     offset=offset, strides=strides, allocator=self.allocator,
-                     events=self.events)
+        return self._same_class(self.queue or self.context, shape, self.dtype,
+                                data=self._buffer, offset=offset, strides=strides,
+                                allocator=self.allocator, events=self.events)
 
     def __getitem__(self, index: Any) -> Array:
         self._materialize()

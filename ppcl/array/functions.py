@@ -86,8 +86,8 @@ def empty_like(ary: Array, queue: Any = None, allocator: Any = None, *,
     keyword only."""
     # the layout of ``ary`` where it has one of the two (a transposed array stays "F")
     order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
-    return Array(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
-                 order=order, allocator=allocator or ary.allocator)
+    return ary._same_class(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
+                           order=order, allocator=allocator or ary.allocator)
 
 
 def zeros_like(ary: Array, queue: Any = None, allocator: Any = None, *,
