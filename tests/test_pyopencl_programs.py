@@ -509,3 +509,22 @@ def test_results_and_views_of_an_array_subclass_are_of_that_subclass(queue):
         assert type(made) is Tagged
     assert x[2:].first_index == 6
     assert (x * 2).get()[1].tolist() == [6, 8, 10]
+
+
+def test_reductions_take_initial_and_commands_take_wait_for(queue):
+    import ppcl.array as cla
+    x = cla.to_device(queue, np.array([3, -1, 4, 1], np.float32))
+    assert cla.sum(x, initial=10).get() == 17
+    assert cla.max(x, initial=100).get() == 100 and cla.min(x, initial=0).get() == -1
+    assert cla.max(cla.empty(queue, 0, np.float32), initial=7) == 7
+    ready = cl.UserEvent(queue.context)
+    ready.set_status(cl.command_execution_status.COMPLETE)
+    assert cla.all(x, wait_for=[ready]).get() == 1 and x.any(wait_for=[ready]).get() == 1
+    picked = cla.take(x, cla.to_device(queue, np.array([2, 0], np.int32)), wait_for=[ready])
+    assert picked.get().tolist() == [4, 3]
+    assert x.fill(2, queue, wait_for=[ready]).get().tolist() == [2] * 4
+    y = cla.to_device(queue, np.arange(6, dtype=np.float32))
+    subset = cla.to_device(queue, np.array([5, 1, 2], np.int32))
+    assert cla.subset_max(subset, y, slice=slice(1, 3)).get() == 2
+    assert cla.diff(y, allocator=ppcl.tools.ImmediateAllocator(queue)).get().tolist() == [1] * 5
+    assert y.reshape(2, 3).ravel(order="F").get().tolist() == [0, 3, 1, 4, 2, 5]

@@ -65,6 +65,10 @@ def _forget(key: int) -> Any:
     return forget
 
 
+# ``initial`` not given to max, min or sum (None is no value numpy refuses there)
+_NO_INITIAL: Any = object()
+
+
 class Array:
     """``pyopencl.array.Array(cq, shape, dtype, order="C", allocator=None, data=None,
     offset=0, strides=None)``; ``cq`` is a queue (or a context, leaving ``queue`` None)."""
@@ -380,8 +384,12 @@ class Array:
                 wait_for: Any = None) -> None:
         self[subscript] = value
 
-    def ravel(self) -> Array:
-        return self.reshape(self.size)
+    def ravel(self, order: str = "C") -> Array:
+        if order == "C":
+            return self.reshape(self.size)
+        if order == "F":
+            return self.transpose().reshape(self.size)
+        raise make_error("Array.ravel", "INVALID_VALUE", f"order is 'C' or 'F', not {order!r}")
 
     def reverse(self, queue: cl.CommandQueue | None = None) -> Array:
         """The elements in reverse order, the array taken as 1-d (its shape kept)."""
@@ -445,8 +453,10 @@ class Array:
         return self._view(tuple(self.shape[a] for a in order),
                           tuple(self.strides[a] for a in order), self.offset)
 
-    def fill(self, value: Any, queue: cl.CommandQueue | None = None) -> Array:
+    def fill(self, value: Any, queue: cl.CommandQueue | None = None,
+             wait_for: Any = None) -> Array:
         _check_fill_value(value, self.dtype, "Array.fill")
+        self._wait_for(wait_for)
         self._before_write()
         _assign(self, scalar_node(value, self.dtype))
         return self
@@ -587,18 +597,25 @@ class Array:
     def dot(self, other: Array, queue: cl.CommandQueue | None = None) -> Array:
         return _functions.dot(self, other, queue=queue)
 
-    def max(self, queue: cl.CommandQueue | None = None) -> Array:
-        return _functions.max(self, queue)
+    def max(self, queue: cl.CommandQueue | None = None, initial: Any = _NO_INITIAL) -> Any:
+        return _functions.max(self, queue, initial)
 
-    def min(self, queue: cl.CommandQueue | None = None) -> Array:
-        return _functions.min(self, queue)
+    def min(self, queue: cl.CommandQueue | None = None, initial: Any = _NO_INITIAL) -> Any:
+        return _functions.min(self, queue, initial)
 
-    def any(self, queue: cl.CommandQueue | None = None) -> Array:
+    def _wait_for(self, events: Any) -> None:
+        """Make the next command on the array wait for ``events`` (PyOpenCL's ``wait_for``)."""
+        for event in events or ():
+            self.add_event(event)
+
+    def any(self, queue: cl.CommandQueue | None = None, wait_for: Any = None) -> Array:
+        self._wait_for(wait_for)
         if self.size == 0:  # numpy's answer; max of nothing has no value
             return _filled_scalar(self, queue, 0)
         return _functions.max(self != 0, queue)
 
-    def all(self, queue: cl.CommandQueue | None = None) -> Array:
+    def all(self, queue: cl.CommandQueue | None = None, wait_for: Any = None) -> Array:
+        self._wait_for(wait_for)
         if self.size == 0:
             return _filled_scalar(self, queue, 1)
         return _functions.min(self != 0, queue)

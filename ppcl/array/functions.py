@@ -16,6 +16,7 @@ import numpy as np
 import ppcl as cl
 from ppcl import cltypes
 from ppcl.array.core import (
+    _NO_INITIAL,
     Array,
     _assign,
     _cached,
@@ -138,18 +139,45 @@ def concatenate(arrays: Sequence[Array], axis: int = 0, queue: Any = None,
     return result
 
 
-def sum(a: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:  # noqa: A001
+def _check_initial(initial: Any, routine: str) -> None:
+    if initial is not _NO_INITIAL and not np.isscalar(initial):
+        raise make_error(routine, "INVALID_VALUE", f"{routine}: 'initial' is not a scalar")
+
+
+def sum(a: Array, dtype: Any = None, queue: Any = None, slice: Any = None,  # noqa: A001
+        initial: Any = _NO_INITIAL) -> Array:
+    """The sum of the elements (of ``a[slice]``), plus ``initial`` where given, as numpy's
+    and PyOpenCL's."""
+    _check_initial(initial, "ppcl.array.sum")
     if slice is not None:
         a = a[slice]
-    return _reduce(a, a._node(), "sum", np.dtype(dtype or a.dtype), queue)
+    result = _reduce(a, a._node(), "sum", np.dtype(dtype or a.dtype), queue)
+    if initial is not _NO_INITIAL:
+        result += a.dtype.type(initial)
+    return result
 
 
-def max(a: Array, queue: Any = None) -> Array:  # noqa: A001
-    return _reduce(a, a._node(), "max", a.dtype, queue)
+def _extreme(kind: str, a: Any, queue: Any, initial: Any) -> Any:
+    """max or min of ``a``; with ``initial``, of ``a`` and it (an empty ``a`` gives
+    ``initial``), as PyOpenCL's."""
+    if np.isscalar(a):
+        return np.array(a).dtype.type(a)
+    _check_initial(initial, f"ppcl.array.{kind}")
+    if a.size == 0 and initial is not _NO_INITIAL:
+        return initial
+    result = _reduce(a, a._node(), kind, a.dtype, queue)
+    if initial is _NO_INITIAL:
+        return result
+    pick = maximum if kind == "max" else minimum
+    return pick(result, a.dtype.type(initial), queue=queue)
 
 
-def min(a: Array, queue: Any = None) -> Array:  # noqa: A001
-    return _reduce(a, a._node(), "min", a.dtype, queue)
+def max(a: Any, queue: Any = None, initial: Any = _NO_INITIAL) -> Any:  # noqa: A001
+    return _extreme("max", a, queue, initial)
+
+
+def min(a: Any, queue: Any = None, initial: Any = _NO_INITIAL) -> Any:  # noqa: A001
+    return _extreme("min", a, queue, initial)
 
 
 def _pair(a: Array, b: Array, conjugate: bool) -> Node:
@@ -213,19 +241,26 @@ def subset_dot(subset: Array, a: Array, b: Array, dtype: Any = None, queue: Any 
     return _subset("sum", subset, a, queue, dtype, b)
 
 
-def subset_max(subset: Array, a: Array, queue: Any = None) -> Array:
+def subset_max(subset: Array, a: Array, queue: Any = None, slice: Any = None) -> Array:
+    if slice is not None:
+        subset = subset[slice]
     return _subset("max", subset, a, queue)
 
 
-def subset_min(subset: Array, a: Array, queue: Any = None) -> Array:
+def subset_min(subset: Array, a: Array, queue: Any = None, slice: Any = None) -> Array:
+    if slice is not None:
+        subset = subset[slice]
     return _subset("min", subset, a, queue)
 
 
-def diff(array: Array, queue: Any = None) -> Array:
+def diff(array: Array, queue: Any = None, allocator: Any = None) -> Array:
     """``array[1:] - array[:-1]`` of a 1-d array (lazy)."""
     if array.ndim != 1:
         raise make_error("ppcl.array.diff", "INVALID_VALUE", "diff takes 1-d arrays")
-    return array[1:] - array[:-1]
+    result = array[1:] - array[:-1]
+    if allocator is not None:
+        result.allocator = allocator  # lazy: its buffer is allocated when it is evaluated
+    return result
 
 
 def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
@@ -241,12 +276,15 @@ def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
     return result
 
 
-def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) -> Array:
+def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None,
+         wait_for: Any = None) -> Array:
     """``out[i] = a[indices[i]]`` for a 1-d ``a``."""
     if a.ndim != 1 or indices.dtype.kind not in "iu":
         raise make_error("ppcl.array.take", "INVALID_VALUE",
                          "take needs a 1-d array and integer indices")
     a, indices = a._concrete(), indices._concrete()
+    for event in wait_for or ():
+        a.add_event(event)
     if out is None:
         out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
     _check_out(out, indices.shape, "ppcl.array.take")
@@ -367,12 +405,12 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
     return y
 
 
-def all(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
-    return a.all(queue)
+def all(a: Array, queue: Any = None, wait_for: Any = None) -> Array:  # noqa: A001
+    return a.all(queue, wait_for)
 
 
-def any(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
-    return a.any(queue)
+def any(a: Array, queue: Any = None, wait_for: Any = None) -> Array:  # noqa: A001
+    return a.any(queue, wait_for)
 
 
 def _truth(x: Any) -> Any:
