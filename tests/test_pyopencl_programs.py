@@ -528,3 +528,34 @@ def test_reductions_take_initial_and_commands_take_wait_for(queue):
     assert cla.subset_max(subset, y, slice=slice(1, 3)).get() == 2
     assert cla.diff(y, allocator=ppcl.tools.ImmediateAllocator(queue)).get().tolist() == [1] * 5
     assert y.reshape(2, 3).ravel(order="F").get().tolist() == [0, 3, 1, 4, 2, 5]
+
+
+def test_tools_argument_helpers_and_memoizers_of_pyopencl(ctx, queue):
+    import ppcl.array as cla
+    from ppcl.elementwise import ElementwiseKernel
+    from ppcl.tools import (
+        bitlog2,
+        context_dependent_memoize,
+        get_arg_list_scalar_arg_dtypes,
+        parse_arg_list,
+        parse_c_arg,
+    )
+    # argument lists may be lists of declarators, as PyOpenCL parses them
+    add = ElementwiseKernel(ctx, ["float *x", "float a"], "x[i] += a")
+    x = cla.zeros(queue, 3, np.float32)
+    add(x, 2)
+    assert x.get().tolist() == [2, 2, 2]
+    assert parse_c_arg("__global const float *a").name == "a"
+    assert get_arg_list_scalar_arg_dtypes(parse_arg_list("float *x, int n", with_offset=True)) \
+        == [None, np.dtype(np.int64), np.dtype(np.int32)]
+    assert [bitlog2(n) for n in (1, 2, 3, 1024)] == [0, 1, 1, 10]
+    built = []
+
+    @context_dependent_memoize
+    def kernel_for(context, dtype, name="k"):
+        built.append(name)
+        return name
+
+    kernel_for(ctx, np.float32, name="a")
+    kernel_for(ctx, np.float32, name="a")
+    assert built == ["a"]
