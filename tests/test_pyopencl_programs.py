@@ -559,3 +559,19 @@ def test_tools_argument_helpers_and_memoizers_of_pyopencl(ctx, queue):
     kernel_for(ctx, np.float32, name="a")
     kernel_for(ctx, np.float32, name="a")
     assert built == ["a"]
+
+
+def test_multi_take_put_and_as_strided_as_pyopencl(queue):
+    import ppcl.array as cla
+    arrays = [cla.to_device(queue, np.arange(6, dtype=np.float32) * (k + 1)) for k in range(2)]
+    src = cla.to_device(queue, np.array([5, 0, 2], np.int32))
+    dest = cla.to_device(queue, np.array([1, 3, 0], np.int32))
+    taken = cla.multi_take(arrays, src, out=[cla.empty(queue, 3, np.float32) for _ in arrays])
+    assert [t.get().tolist() for t in taken] == [[5, 0, 2], [10, 0, 4]]
+    put = cla.multi_put(taken, dest, out=[cla.zeros(queue, 4, np.float32) for _ in arrays])
+    assert [p.get().tolist() for p in put] == [[2, 5, 0, 0], [4, 10, 0, 0]]
+    moved = cla.multi_take_put(arrays, dest, cla.to_device(queue, np.arange(3, dtype=np.int32)),
+                               out=[cla.zeros(queue, 4, np.float32) for _ in arrays],
+                               src_offsets=[1, 2])
+    assert [m.get().tolist() for m in moved] == [[3, 1, 0, 2], [8, 4, 0, 6]]
+    assert cla.as_strided(arrays[0], (2, 2), (8, 4)).get().tolist() == [[0, 1], [2, 3]]

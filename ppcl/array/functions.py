@@ -40,6 +40,7 @@ from ppcl.gemv import gemv
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.queue import enqueue_no_work
 from ppcl.scan import GenericScanKernel
+from ppcl.strides import shape_tuple
 from ppcl.tools import dtype_to_ctype
 
 
@@ -299,6 +300,72 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None,
     record_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size,
                                wait_for=wait_list([out, a, indices])), [out, a, indices])
     return out
+
+
+def as_strided(ary: Array, shape: Any = None, strides: Any = None) -> Array:
+    """A view of ``ary``'s buffer with ``shape`` and byte ``strides`` (as numpy's and
+    PyOpenCL's ``as_strided``: nothing checks that the view stays inside the buffer)."""
+    base = ary._concrete()
+    return base._view(shape_tuple(ary.shape if shape is None else shape),
+                      tuple(ary.strides if strides is None else strides), ary.offset)
+
+
+def _outputs(arrays: Sequence[Array], out: Any, shape: Any, queue: Any,
+             routine: str) -> list[Array]:
+    """The ``out`` list of the multi_* functions, made like ``arrays[0]`` where not given."""
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) != 1:
+        raise make_error(routine, "INVALID_VALUE", f"{routine} needs arrays of one dtype")
+    if out is None:
+        return [arrays[0]._same_class(queue or arrays[0].queue, shape, arrays[0].dtype,
+                                      allocator=arrays[0].allocator) for _ in arrays]
+    if len(out) != len(arrays):
+        raise make_error(routine, "INVALID_VALUE", "out and arrays must have the same length")
+    return list(out)
+
+
+def multi_take(arrays: Sequence[Array], indices: Array, out: Any = None,
+               queue: Any = None) -> list[Array]:
+    """``take(a, indices)`` of each of ``arrays``, as PyOpenCL's."""
+    if not arrays:
+        return []
+    outputs = _outputs(arrays, out, indices.shape, queue or indices.queue, "multi_take")
+    for source, target in zip(arrays, outputs):
+        take(source, indices, out=target, queue=queue)
+    return outputs
+
+
+def multi_put(arrays: Sequence[Array], dest_indices: Array, dest_shape: Any = None,
+              out: Any = None, queue: Any = None, wait_for: Any = None) -> list[Array]:
+    """``out[k][dest_indices[i]] = arrays[k][i]`` for each k, as PyOpenCL's."""
+    if not arrays:
+        return []
+    outputs = _outputs(arrays, out, dest_shape, queue or dest_indices.queue, "multi_put")
+    for source, target in zip(arrays, outputs):
+        target._wait_for(wait_for)
+        put(target, dest_indices, source, queue=queue)
+    return outputs
+
+
+def multi_take_put(arrays: Sequence[Array], dest_indices: Array, src_indices: Array,
+                   dest_shape: Any = None, out: Any = None, queue: Any = None,
+                   src_offsets: Any = None) -> list[Array]:
+    """``out[k][dest_indices[i]] = arrays[k][src_indices[i] + src_offsets[k]]``, as
+    PyOpenCL's."""
+    if not arrays:
+        return []
+    if src_indices.shape != dest_indices.shape or src_indices.ndim != 1:
+        raise make_error("multi_take_put", "INVALID_VALUE",
+                         "src_indices and dest_indices must be 1-d and of one shape")
+    if src_offsets is not None and len(src_offsets) != len(arrays):
+        raise make_error("multi_take_put", "INVALID_VALUE",
+                         "src_offsets must have one offset per array")
+    outputs = _outputs(arrays, out, dest_shape, queue or src_indices.queue, "multi_take_put")
+    for k, (source, target) in enumerate(zip(arrays, outputs)):
+        picked = src_indices if src_offsets is None else \
+            (src_indices + src_indices.dtype.type(src_offsets[k])).astype(src_indices.dtype)
+        put(target, dest_indices, take(source, picked, queue=queue), queue=queue)
+    return outputs
 
 
 def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
