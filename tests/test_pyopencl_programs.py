@@ -575,3 +575,10 @@ def test_multi_take_put_and_as_strided_as_pyopencl(queue):
                                src_offsets=[1, 2])
     assert [m.get().tolist() for m in moved] == [[3, 1, 0, 2], [8, 4, 0, 6]]
     assert cla.as_strided(arrays[0], (2, 2), (8, 4)).get().tolist() == [[0, 1], [2, 3]]
+
+
+def test_sampler_int_ptr_and_queue_on_host_properties(ctx):
+    sampler = cl.Sampler(ctx, False, cl.addressing_mode.CLAMP, cl.filter_mode.NEAREST)
+    assert isinstance(sampler.int_ptr, int)
+    device = ctx.devices[0]
+    assert device.queue_on_host_properties == device.queue_properties
