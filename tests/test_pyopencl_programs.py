@@ -582,3 +582,19 @@ def test_sampler_int_ptr_and_queue_on_host_properties(ctx):
     assert isinstance(sampler.int_ptr, int)
     device = ctx.devices[0]
     assert device.queue_on_host_properties == device.queue_properties
+
+
+def test_to_device_keeps_a_fortran_layout_and_takes_array_queue(ctx, queue):
+    import ppcl.array as cla
+    host = np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x = cla.to_device(queue, host)
+    assert x.strides == host.strides and x.get().tolist() == host.tolist()
+    assert x.get().flags.f_contiguous
+    # a kernel given the buffer reads the elements in the host's (column-major) order
+    copy = cl.Program(ctx, "__kernel void k(__global const float *a, __global float *o) "
+                           "{ o[get_global_id(0)] = a[get_global_id(0)]; }").build().k
+    out = cla.empty(queue, 6, np.float32)
+    copy(queue, (6,), None, x.data, out.data)
+    assert out.get().tolist() == [0, 3, 1, 4, 2, 5]
+    assert (x + 1).get().tolist() == (host + 1).tolist()
+    assert cla.to_device(queue, np.arange(3, dtype=np.float32), array_queue=None).queue is None

@@ -194,7 +194,9 @@ class Array:
         self._materialize()
         queue = self._queue(queue, "Array.get")
         if ary is None:
-            ary = np.empty(self.shape, self.dtype)
+            # in the array's own order, as PyOpenCL's: a Fortran-ordered array comes back so
+            fortran = self.flags.f_contiguous and not self.flags.c_contiguous
+            ary = np.empty(self.shape, self.dtype, order="F" if fortran else "C")
         elif ary.shape != self.shape or ary.dtype != self.dtype:
             raise make_error("Array.get", "INVALID_VALUE",
                              f"ary is {ary.dtype} {ary.shape}, the array {self.dtype} "

@@ -43,14 +43,31 @@ from ppcl.scan import GenericScanKernel
 from ppcl.strides import shape_tuple
 from ppcl.tools import dtype_to_ctype
 
+_SAME_AS_TRANSFER: Any = object()
+
 
 def to_device(queue: cl.CommandQueue, ary: Any, allocator: Any = None,
-              async_: bool = False, array_queue: Any = None, **kwargs: Any) -> Array:
+              async_: bool = False, array_queue: Any = _SAME_AS_TRANSFER,
+              **kwargs: Any) -> Array:
+    """A device copy of ``ary`` laid out as it is, as PyOpenCL's: a Fortran-ordered array
+    keeps its order, so a kernel given ``.data`` reads the bytes in the host's order
+    (other layouts are copied in C order). ``array_queue=None`` leaves the array without a
+    queue."""
     ary = np.asarray(ary)
     if ary.dtype == object:
         raise make_error("to_device", "INVALID_VALUE", "object arrays cannot go to a device")
-    result = Array(queue, ary.shape, ary.dtype, allocator=allocator)
-    result.set(np.require(ary, requirements="C"), queue)
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    result = Array(queue, ary.shape, ary.dtype, order=order, allocator=allocator)
+    if order == "F":
+        if result.size:
+            # the same bytes: the transpose of a Fortran array is C-contiguous
+            host = np.require(ary.T, requirements="C")
+            record_event(cl.enqueue_copy(queue, result._buffer, host, is_blocking=True),
+                         [result])
+    else:
+        result.set(np.require(ary, requirements="C"), queue)
+    if array_queue is not _SAME_AS_TRANSFER:
+        result.queue = array_queue
     return result
 
 
