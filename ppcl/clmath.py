@@ -81,6 +81,17 @@ for _name in _BINARY:
     globals()[_name] = _binary(_name)
 
 
+# PyOpenCL's keyword names for the two binary functions it has
+def atan2(y: Any, x: Any, queue: Any = None) -> Array:
+    """``atan2(y, x)`` of every pair of elements (lazy)."""
+    return _binary("atan2")(y, x, queue)
+
+
+def fmod(arg: Any, mod: Any, queue: Any = None) -> Array:
+    """``fmod(arg, mod)`` of every pair of elements (lazy)."""
+    return _binary("fmod")(arg, mod, queue)
+
+
 def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
     """``significand * 2**exponent`` of every element (lazy); ``exponent`` an integer array
     or number."""

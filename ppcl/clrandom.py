@@ -232,8 +232,11 @@ def rand(queue: cl.CommandQueue, shape: Any, dtype: Any, luxury: Any = None, a: 
     return generator.uniform(queue, shape, np.dtype(dtype), a=a, b=b)
 
 
-def fill_rand(result: Array, queue: cl.CommandQueue | None = None, luxury: Any = None,
-              a: Any = 0, b: Any = 1) -> Array:
+def fill_rand(result: Array, queue: cl.CommandQueue | None = None, a: Any = 0, b: Any = 1,
+              luxury: Any = None) -> Array:
+    """``fill_rand(result, queue, a, b)`` in PyOpenCL's order: its ``luxury`` (Ranlux's
+    quality level) was dropped from between ``queue`` and ``a``, so it comes last here and is
+    ignored."""
     queue = result._queue(queue, "fill_rand")
     _shared(queue.context).fill_uniform(result, a, b, queue)
     return result

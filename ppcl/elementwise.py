@@ -180,8 +180,10 @@ class ElementwiseKernel:
 
     def __init__(self, context: cl.Context, arguments: str | list[Argument], operation: str,
                  name: str = "elwise_kernel", options: Any = None, preamble: str = "",
-                 loop_prep: str = "", after_loop: str = "") -> None:
+                 loop_prep: str = "", after_loop: str = "", auto_preamble: bool = True) -> None:
         self.context = context
+        # False leaves out the complex header, as PyOpenCL's does: the preamble includes it
+        self.auto_preamble = auto_preamble
         self.args = parse_arg_list(arguments)
         self.operation = operation
         self.name = name
@@ -203,7 +205,7 @@ class ElementwiseKernel:
         else:
             params.append("long n")
             index = "long i = get_global_id(0);"
-        header = complex_preamble(a.dtype for a in self.args)
+        header = complex_preamble(a.dtype for a in self.args) if self.auto_preamble else ""
         return (f"{header}\n{self.preamble}\n"
                 "#define PYOPENCL_ELWISE_CONTINUE return\n"
                 f"__kernel void {self.name}({', '.join(params)})\n{{\n  "

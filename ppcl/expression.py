@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 
 from ppcl.elementwise import scalar_value
-from ppcl.tools import Argument, ScalarArg, VectorArg, complex_preamble, dtype_to_ctype
+from ppcl.tools import (
+    Argument,
+    ScalarArg,
+    VectorArg,
+    complex_preamble,
+    dtype_to_ctype,
+    struct_preamble,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,8 +214,10 @@ class Printed:
 
     def preamble(self) -> str:
         """The kernel's preamble: the complex header of the types the code computes in (a
-        float64 == complex64 compares in complex128, which no argument has), and the macros."""
-        return complex_preamble(self.dtypes) + self.macros
+        float64 == complex64 compares in complex128, which no argument has), the declarations
+        of the registered structs the arguments hold, and the macros."""
+        dtypes = [*self.dtypes, *(a.dtype for a in self.args)]
+        return complex_preamble(dtypes) + struct_preamble(dtypes) + self.macros
 
     def key(self) -> tuple[Any, ...]:
         return (self.code, self.macros, tuple((type(a).__name__, a.dtype.str) for a in self.args))

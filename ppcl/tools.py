@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import gc
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -118,14 +118,24 @@ def first_arg_dependent_memoize(func: Callable[..., Any]) -> Callable[..., Any]:
     cache: dict[Any, Any] = {}
     _first_arg_caches.append(cache)
 
-    def wrapper(*args: Any) -> Any:
-        if args not in cache:
-            cache[args] = func(*args)
-        return cache[args]
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        key = (args, frozenset(kwargs.items())) if kwargs else args
+        if key not in cache:
+            cache[key] = func(*args, **kwargs)
+        return cache[key]
 
     wrapper.__name__ = getattr(func, "__name__", "memoized")
     wrapper.__doc__ = func.__doc__
     return wrapper
+
+
+# PyOpenCL's other name for it: kernels built for a context are memoized on it
+context_dependent_memoize = first_arg_dependent_memoize
+
+
+def bitlog2(n: int) -> int:
+    """The position of the highest set bit of ``n`` (0 for 0 and 1), as PyOpenCL's."""
+    return max(int(n).bit_length() - 1, 0)
 
 
 def clear_first_arg_caches() -> None:
@@ -366,6 +376,30 @@ def match_dtype_to_c_struct(device: Any, name: str, dtype: Any,
     return padded, c_decl
 
 
+def dtype_to_c_struct(device: Any, dtype: Any) -> str:
+    """The C declaration of a registered record dtype under its registered name, as in
+    ``pyopencl.tools``; empty for other dtypes (vector types are built in)."""
+    dtype = np.dtype(dtype)
+    if dtype.fields is None or dtype in cltypes.vec_type_to_scalar_and_count:
+        return ""
+    return match_dtype_to_c_struct(device, dtype_to_ctype(dtype), dtype)[1]
+
+
+def struct_preamble(dtypes: Any) -> str:
+    """The declarations of the registered record dtypes among ``dtypes``, for kernels ppcl
+    writes itself (copies, fills, take) over arrays of structs: their source names the
+    registered type, which OpenCL C needs declared. Unregistered ones are left out."""
+    decls: list[str] = []
+    for dtype in dict.fromkeys(np.dtype(d) for d in dtypes):
+        try:
+            decl = dtype_to_c_struct(None, dtype)
+        except ValueError:
+            continue
+        if decl and decl not in decls:
+            decls.append(decl)
+    return "".join(decls)
+
+
 # ---------------------------------------------------------------------- kernel arguments
 
 
@@ -402,21 +436,38 @@ class ScalarArg(Argument):
         return f"{dtype_to_ctype(self.dtype)} {self.name}"
 
 
-def parse_arg_list(arguments: str | list[Argument]) -> list[Argument]:
-    """``"float *x, const int n"`` (or a list of VectorArg/ScalarArg) as a list of arguments."""
-    if not isinstance(arguments, str):
-        return list(arguments)
-    result: list[Argument] = []
-    for piece in arguments.split(","):
-        text = piece.strip()
-        if not text:
-            continue
-        stars = text.count("*")
-        head, _, name = text.replace("*", " ").rpartition(" ")
-        if not head or not name.isidentifier():
-            raise ValueError(f"cannot parse the argument '{text}'")
-        dtype = ctype_to_dtype(head)
-        result.append(VectorArg(dtype, name) if stars else ScalarArg(dtype, name))
+def parse_c_arg(c_arg: str, with_offset: bool = False) -> Argument:
+    """One C declarator (``"__global float *x"``, ``"const int n"``) as an argument."""
+    text = c_arg.strip()
+    stars = text.count("*")
+    head, _, name = text.replace("*", " ").rpartition(" ")
+    if not head or not name.isidentifier():
+        raise ValueError(f"cannot parse the argument '{text}'")
+    dtype = ctype_to_dtype(head)
+    return VectorArg(dtype, name) if stars else ScalarArg(dtype, name)
+
+
+def parse_arg_list(arguments: str | Sequence[str | Argument],
+                   with_offset: bool = False) -> list[Argument]:
+    """``"float *x, const int n"``, or a list of such declarators or of VectorArg/ScalarArg,
+    as a list of arguments. Vector arguments carry their offset here whatever
+    ``with_offset`` says (PyOpenCL's switch for older generated kernels)."""
+    pieces = arguments.split(",") if isinstance(arguments, str) else list(arguments)
+    return [parse_c_arg(piece) if isinstance(piece, str) else piece
+            for piece in pieces if not isinstance(piece, str) or piece.strip()]
+
+
+def get_arg_list_scalar_arg_dtypes(arg_types: Sequence[Argument]) -> list[np.dtype | None]:
+    """The ``set_scalar_arg_dtypes`` list of a generated kernel over ``arg_types``: None for
+    a buffer, followed by the int64 offset of a vector argument that carries one."""
+    result: list[np.dtype | None] = []
+    for arg in arg_types:
+        if isinstance(arg, VectorArg):
+            result.append(None)
+            if arg.with_offset:
+                result.append(np.dtype(np.int64))
+        else:
+            result.append(arg.dtype)
     return result
 
 

@@ -431,3 +431,170 @@ def test_bitonic_sort_as_pyopencl(ctx, queue):
     with pytest.raises(cl.LogicError, match="C-contiguous"):
         sorter(cla.zeros(queue, (8, 4), np.float32).T)
     assert sorter(cla.zeros(queue, 0, np.float32))[0].size == 0
+
+
+def test_like_constructors_take_pyopencls_positional_allocator(ctx, queue):
+    import ppcl.array as cla
+    pool = ppcl.tools.MemoryPool(ppcl.tools.ImmediateAllocator(queue))
+    x = cla.to_device(queue, np.arange(4, dtype=np.float32))
+    made = cla.empty_like(x, queue, pool)
+    assert made.dtype == x.dtype and made.allocator is pool
+    assert cla.zeros_like(x, allocator=pool).allocator is pool
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                    hostbuf=np.arange(8, dtype=np.float32))
+    # empty is PyOpenCL's Array constructor: data= and offset= wrap a buffer
+    assert cla.empty(queue, (4,), np.float32, data=buf, offset=8).get().tolist() == [2, 3, 4, 5]
+
+
+def test_positional_and_keyword_spellings_of_pyopencl(ctx, queue):
+    import ppcl.array as cla
+    from ppcl import clmath, clrandom
+    x = cla.empty(queue, 500, np.float32)
+    clrandom.fill_rand(x, queue, 5, 7)  # (result, queue, a, b)
+    assert 5 <= x.get().min() and x.get().max() < 7
+    a = cla.to_device(queue, np.array([1, 2], np.float32))
+    b = cla.to_device(queue, np.array([2, 0.5], np.float32))
+    assert np.allclose(clmath.atan2(y=a, x=b).get(), np.arctan2([1, 2], [2, 0.5]))
+    assert clmath.fmod(arg=b, mod=a).get().tolist() == [0, 0.5]
+    kernel = cl.Program(ctx, "__kernel void f(__global int *o, int v) { o[0] = v; }").build().f
+    kernel.set_scalar_arg_dtypes(arg_types=[None, np.int32])
+    out = cla.zeros(queue, 1, np.int32)
+    kernel(queue, (1,), None, out.data, 7)
+    assert out.get()[0] == 7
+
+
+def test_arrays_of_registered_structs_copy_slice_and_take(ctx, queue):
+    import ppcl.array as cla
+    point, _ = ppcl.tools.match_dtype_to_c_struct(
+        ctx.devices[0], "copyable_point_t", np.dtype([("x", np.float32), ("n", np.int32)]))
+    point = ppcl.tools.get_or_register_dtype("copyable_point_t", point)
+    assert "copyable_point_t;" in ppcl.tools.dtype_to_c_struct(ctx.devices[0], point)
+    host = np.zeros(5, point)
+    host["x"], host["n"] = np.arange(5), [3, 1, 4, 1, 5]
+    x = cla.to_device(queue, host)
+    # each of these runs a kernel ppcl writes, whose source names the struct
+    assert x.copy().get()["n"].tolist() == [3, 1, 4, 1, 5]
+    assert x[1:3].copy().get()["n"].tolist() == [1, 4]
+    target = cla.empty_like(x)
+    target[:] = x
+    assert target.get()["x"].tolist() == [0, 1, 2, 3, 4]
+    picked = cla.take(x, cla.to_device(queue, np.array([4, 0], np.int32)))
+    assert picked.get()["n"].tolist() == [5, 3]
+    assert cla.concatenate((x, x)).get()["n"].tolist() == [3, 1, 4, 1, 5] * 2
+
+
+def test_elementwise_kernel_takes_auto_preamble(ctx, queue):
+    import ppcl.array as cla
+    from ppcl.elementwise import ElementwiseKernel
+    double_it = ElementwiseKernel(ctx, "cfloat_t *z", "z[i] = cfloat_mul(z[i], cfloat_new(2, 0))",
+                                  preamble="#include <pyopencl-complex.h>\n",
+                                  auto_preamble=False)
+    z = cla.to_device(queue, np.array([1 + 1j, 2], np.complex64))
+    double_it(z)
+    assert z.get().tolist() == [2 + 2j, 4]
+
+
+def test_results_and_views_of_an_array_subclass_are_of_that_subclass(queue):
+    import ppcl.array as cla
+
+    class Tagged(cla.Array):
+        @property
+        def first_index(self):
+            return self.offset // self.dtype.itemsize
+
+    x = Tagged(queue, (4, 3), np.float32)
+    x.set(np.arange(12, dtype=np.float32).reshape(4, 3))
+    for made in (x[1:], x + 1, x.copy(), x.reshape(3, 4), x.astype(np.int32),
+                 cla.empty_like(x)):
+        assert type(made) is Tagged
+    assert x[2:].first_index == 6
+    assert (x * 2).get()[1].tolist() == [6, 8, 10]
+
+
+def test_reductions_take_initial_and_commands_take_wait_for(queue):
+    import ppcl.array as cla
+    x = cla.to_device(queue, np.array([3, -1, 4, 1], np.float32))
+    assert cla.sum(x, initial=10).get() == 17
+    assert cla.max(x, initial=100).get() == 100 and cla.min(x, initial=0).get() == -1
+    assert cla.max(cla.empty(queue, 0, np.float32), initial=7) == 7
+    ready = cl.UserEvent(queue.context)
+    ready.set_status(cl.command_execution_status.COMPLETE)
+    assert cla.all(x, wait_for=[ready]).get() == 1 and x.any(wait_for=[ready]).get() == 1
+    picked = cla.take(x, cla.to_device(queue, np.array([2, 0], np.int32)), wait_for=[ready])
+    assert picked.get().tolist() == [4, 3]
+    assert x.fill(2, queue, wait_for=[ready]).get().tolist() == [2] * 4
+    y = cla.to_device(queue, np.arange(6, dtype=np.float32))
+    subset = cla.to_device(queue, np.array([5, 1, 2], np.int32))
+    assert cla.subset_max(subset, y, slice=slice(1, 3)).get() == 2
+    assert cla.diff(y, allocator=ppcl.tools.ImmediateAllocator(queue)).get().tolist() == [1] * 5
+    assert y.reshape(2, 3).ravel(order="F").get().tolist() == [0, 3, 1, 4, 2, 5]
+
+
+def test_tools_argument_helpers_and_memoizers_of_pyopencl(ctx, queue):
+    import ppcl.array as cla
+    from ppcl.elementwise import ElementwiseKernel
+    from ppcl.tools import (
+        bitlog2,
+        context_dependent_memoize,
+        get_arg_list_scalar_arg_dtypes,
+        parse_arg_list,
+        parse_c_arg,
+    )
+    # argument lists may be lists of declarators, as PyOpenCL parses them
+    add = ElementwiseKernel(ctx, ["float *x", "float a"], "x[i] += a")
+    x = cla.zeros(queue, 3, np.float32)
+    add(x, 2)
+    assert x.get().tolist() == [2, 2, 2]
+    assert parse_c_arg("__global const float *a").name == "a"
+    assert get_arg_list_scalar_arg_dtypes(parse_arg_list("float *x, int n", with_offset=True)) \
+        == [None, np.dtype(np.int64), np.dtype(np.int32)]
+    assert [bitlog2(n) for n in (1, 2, 3, 1024)] == [0, 1, 1, 10]
+    built = []
+
+    @context_dependent_memoize
+    def kernel_for(context, dtype, name="k"):
+        built.append(name)
+        return name
+
+    kernel_for(ctx, np.float32, name="a")
+    kernel_for(ctx, np.float32, name="a")
+    assert built == ["a"]
+
+
+def test_multi_take_put_and_as_strided_as_pyopencl(queue):
+    import ppcl.array as cla
+    arrays = [cla.to_device(queue, np.arange(6, dtype=np.float32) * (k + 1)) for k in range(2)]
+    src = cla.to_device(queue, np.array([5, 0, 2], np.int32))
+    dest = cla.to_device(queue, np.array([1, 3, 0], np.int32))
+    taken = cla.multi_take(arrays, src, out=[cla.empty(queue, 3, np.float32) for _ in arrays])
+    assert [t.get().tolist() for t in taken] == [[5, 0, 2], [10, 0, 4]]
+    put = cla.multi_put(taken, dest, out=[cla.zeros(queue, 4, np.float32) for _ in arrays])
+    assert [p.get().tolist() for p in put] == [[2, 5, 0, 0], [4, 10, 0, 0]]
+    moved = cla.multi_take_put(arrays, dest, cla.to_device(queue, np.arange(3, dtype=np.int32)),
+                               out=[cla.zeros(queue, 4, np.float32) for _ in arrays],
+                               src_offsets=[1, 2])
+    assert [m.get().tolist() for m in moved] == [[3, 1, 0, 2], [8, 4, 0, 6]]
+    assert cla.as_strided(arrays[0], (2, 2), (8, 4)).get().tolist() == [[0, 1], [2, 3]]
+
+
+def test_sampler_int_ptr_and_queue_on_host_properties(ctx):
+    sampler = cl.Sampler(ctx, False, cl.addressing_mode.CLAMP, cl.filter_mode.NEAREST)
+    assert isinstance(sampler.int_ptr, int)
+    device = ctx.devices[0]
+    assert device.queue_on_host_properties == device.queue_properties
+
+
+def test_to_device_keeps_a_fortran_layout_and_takes_array_queue(ctx, queue):
+    import ppcl.array as cla
+    host = np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x = cla.to_device(queue, host)
+    assert x.strides == host.strides and x.get().tolist() == host.tolist()
+    assert x.get().flags.f_contiguous
+    # a kernel given the buffer reads the elements in the host's (column-major) order
+    copy = cl.Program(ctx, "__kernel void k(__global const float *a, __global float *o) "
+                           "{ o[get_global_id(0)] = a[get_global_id(0)]; }").build().k
+    out = cla.empty(queue, 6, np.float32)
+    copy(queue, (6,), None, x.data, out.data)
+    assert out.get().tolist() == [0, 3, 1, 4, 2, 5]
+    assert (x + 1).get().tolist() == (host + 1).tolist()
+    assert cla.to_device(queue, np.arange(3, dtype=np.float32), array_queue=None).queue is None

@@ -65,6 +65,10 @@ def _forget(key: int) -> Any:
     return forget
 
 
+# ``initial`` not given to max, min or sum (None is no value numpy refuses there)
+_NO_INITIAL: Any = object()
+
+
 class Array:
     """``pyopencl.array.Array(cq, shape, dtype, order="C", allocator=None, data=None,
     offset=0, strides=None)``; ``cq`` is a queue (or a context, leaving ``queue`` None)."""
@@ -190,7 +194,9 @@ class Array:
         self._materialize()
         queue = self._queue(queue, "Array.get")
         if ary is None:
-            ary = np.empty(self.shape, self.dtype)
+            # in the array's own order, as PyOpenCL's: a Fortran-ordered array comes back so
+            fortran = self.flags.f_contiguous and not self.flags.c_contiguous
+            ary = np.empty(self.shape, self.dtype, order="F" if fortran else "C")
         elif ary.shape != self.shape or ary.dtype != self.dtype:
             raise make_error("Array.get", "INVALID_VALUE",
                              f"ary is {ary.dtype} {ary.shape}, the array {self.dtype} "
@@ -260,13 +266,22 @@ class Array:
 
     # ------------------------------------------------------------------ copies and views
 
+    def _same_class(self, *args: Any, **kwargs: Any) -> Array:
+        """A new array of this array's class: PyOpenCL's results, views and copies of an
+        instance of a subclass are instances of it. The subclass's own ``__init__`` is not
+        called, its signature being its own; its methods and properties apply."""
+        made = Array.__new__(type(self))
+        Array.__init__(made, *args, **kwargs)
+        return made
+
     def _new_like(self, dtype: Any = None, shape: Any = None) -> Array:
-        return Array(self.queue or self.context, self.shape if shape is None else shape,
+        return self._same_class(self.queue or self.context, self.shape if shape is None else shape,
                      self.dtype if dtype is None else dtype, allocator=self.allocator)
 
     def _lazy(self, expr: Node, shape: tuple[int, ...] | None = None) -> Array:
-        return Array(self.queue or self.context, self.shape if shape is None else shape,
-                     expr.dtype, allocator=self.allocator, _expr=expr)
+        return self._same_class(self.queue or self.context,
+                                self.shape if shape is None else shape, expr.dtype,
+                                allocator=self.allocator, _expr=expr)
 
     def _node(self) -> Node:
         if self._expr is not None:
@@ -297,14 +312,14 @@ class Array:
         if dtype.itemsize != self.dtype.itemsize:
             shape, strides = _regrouped(shape, strides, self.dtype.itemsize, dtype.itemsize)
         base = self._concrete()
-        return Array(self.queue or self.context, shape, dtype, data=base._buffer,
-                     offset=self.offset, strides=strides, allocator=self.allocator,
-                     events=self.events)
+        return self._same_class(self.queue or self.context, shape, dtype, data=base._buffer,
+                                offset=self.offset, strides=strides,
+                                allocator=self.allocator, events=self.events)
 
     def _view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
-        return Array(self.queue or self.context, shape, self.dtype, data=self._buffer,
-                     offset=offset, strides=strides, allocator=self.allocator,
-                     events=self.events)
+        return self._same_class(self.queue or self.context, shape, self.dtype,
+                                data=self._buffer, offset=offset, strides=strides,
+                                allocator=self.allocator, events=self.events)
 
     def __getitem__(self, index: Any) -> Array:
         self._materialize()
@@ -371,8 +386,12 @@ class Array:
                 wait_for: Any = None) -> None:
         self[subscript] = value
 
-    def ravel(self) -> Array:
-        return self.reshape(self.size)
+    def ravel(self, order: str = "C") -> Array:
+        if order == "C":
+            return self.reshape(self.size)
+        if order == "F":
+            return self.transpose().reshape(self.size)
+        raise make_error("Array.ravel", "INVALID_VALUE", f"order is 'C' or 'F', not {order!r}")
 
     def reverse(self, queue: cl.CommandQueue | None = None) -> Array:
         """The elements in reverse order, the array taken as 1-d (its shape kept)."""
@@ -436,8 +455,10 @@ class Array:
         return self._view(tuple(self.shape[a] for a in order),
                           tuple(self.strides[a] for a in order), self.offset)
 
-    def fill(self, value: Any, queue: cl.CommandQueue | None = None) -> Array:
+    def fill(self, value: Any, queue: cl.CommandQueue | None = None,
+             wait_for: Any = None) -> Array:
         _check_fill_value(value, self.dtype, "Array.fill")
+        self._wait_for(wait_for)
         self._before_write()
         _assign(self, scalar_node(value, self.dtype))
         return self
@@ -578,18 +599,25 @@ class Array:
     def dot(self, other: Array, queue: cl.CommandQueue | None = None) -> Array:
         return _functions.dot(self, other, queue=queue)
 
-    def max(self, queue: cl.CommandQueue | None = None) -> Array:
-        return _functions.max(self, queue)
+    def max(self, queue: cl.CommandQueue | None = None, initial: Any = _NO_INITIAL) -> Any:
+        return _functions.max(self, queue, initial)
 
-    def min(self, queue: cl.CommandQueue | None = None) -> Array:
-        return _functions.min(self, queue)
+    def min(self, queue: cl.CommandQueue | None = None, initial: Any = _NO_INITIAL) -> Any:
+        return _functions.min(self, queue, initial)
 
-    def any(self, queue: cl.CommandQueue | None = None) -> Array:
+    def _wait_for(self, events: Any) -> None:
+        """Make the next command on the array wait for ``events`` (PyOpenCL's ``wait_for``)."""
+        for event in events or ():
+            self.add_event(event)
+
+    def any(self, queue: cl.CommandQueue | None = None, wait_for: Any = None) -> Array:
+        self._wait_for(wait_for)
         if self.size == 0:  # numpy's answer; max of nothing has no value
             return _filled_scalar(self, queue, 0)
         return _functions.max(self != 0, queue)
 
-    def all(self, queue: cl.CommandQueue | None = None) -> Array:
+    def all(self, queue: cl.CommandQueue | None = None, wait_for: Any = None) -> Array:
+        self._wait_for(wait_for)
         if self.size == 0:
             return _filled_scalar(self, queue, 1)
         return _functions.min(self != 0, queue)

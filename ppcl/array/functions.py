@@ -16,6 +16,7 @@ import numpy as np
 import ppcl as cl
 from ppcl import cltypes
 from ppcl.array.core import (
+    _NO_INITIAL,
     Array,
     _assign,
     _cached,
@@ -39,22 +40,42 @@ from ppcl.gemv import gemv
 from ppcl.runtime.errors import make_error
 from ppcl.runtime.queue import enqueue_no_work
 from ppcl.scan import GenericScanKernel
+from ppcl.strides import shape_tuple
 from ppcl.tools import dtype_to_ctype
+
+_SAME_AS_TRANSFER: Any = object()
 
 
 def to_device(queue: cl.CommandQueue, ary: Any, allocator: Any = None,
-              async_: bool = False, array_queue: Any = None, **kwargs: Any) -> Array:
+              async_: bool = False, array_queue: Any = _SAME_AS_TRANSFER,
+              **kwargs: Any) -> Array:
+    """A device copy of ``ary`` laid out as it is, as PyOpenCL's: a Fortran-ordered array
+    keeps its order, so a kernel given ``.data`` reads the bytes in the host's order
+    (other layouts are copied in C order). ``array_queue=None`` leaves the array without a
+    queue."""
     ary = np.asarray(ary)
     if ary.dtype == object:
         raise make_error("to_device", "INVALID_VALUE", "object arrays cannot go to a device")
-    result = Array(queue, ary.shape, ary.dtype, allocator=allocator)
-    result.set(np.require(ary, requirements="C"), queue)
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    result = Array(queue, ary.shape, ary.dtype, order=order, allocator=allocator)
+    if order == "F":
+        if result.size:
+            # the same bytes: the transpose of a Fortran array is C-contiguous
+            host = np.require(ary.T, requirements="C")
+            record_event(cl.enqueue_copy(queue, result._buffer, host, is_blocking=True),
+                         [result])
+    else:
+        result.set(np.require(ary, requirements="C"), queue)
+    if array_queue is not _SAME_AS_TRANSFER:
+        result.queue = array_queue
     return result
 
 
 def empty(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
           allocator: Any = None, **kwargs: Any) -> Array:
-    return Array(queue, shape, dtype, order=order, allocator=allocator)
+    """PyOpenCL's ``empty`` is its Array constructor: ``data=``, ``offset=``, ``strides=`` and
+    ``events=`` wrap an existing buffer as they do there."""
+    return Array(queue, shape, dtype, order=order, allocator=allocator, **kwargs)
 
 
 def zeros(queue: cl.CommandQueue, shape: Any, dtype: Any, order: str = "C",
@@ -78,15 +99,19 @@ def _zero(made: Array) -> Array:
     return made
 
 
-def empty_like(ary: Array, queue: Any = None, dtype: Any = None, **kwargs: Any) -> Array:
+def empty_like(ary: Array, queue: Any = None, allocator: Any = None, *,
+               dtype: Any = None) -> Array:
+    """``empty_like(ary, queue, allocator)`` in PyOpenCL's order; ``dtype`` is ours, by
+    keyword only."""
     # the layout of ``ary`` where it has one of the two (a transposed array stays "F")
     order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
-    return Array(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
-                 order=order, allocator=ary.allocator)
+    return ary._same_class(queue or ary.queue or ary.context, ary.shape, dtype or ary.dtype,
+                           order=order, allocator=allocator or ary.allocator)
 
 
-def zeros_like(ary: Array, queue: Any = None, dtype: Any = None) -> Array:
-    return _zero(empty_like(ary, queue, dtype))
+def zeros_like(ary: Array, queue: Any = None, allocator: Any = None, *,
+               dtype: Any = None) -> Array:
+    return _zero(empty_like(ary, queue, allocator, dtype=dtype))
 
 
 def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any = None,
@@ -132,18 +157,45 @@ def concatenate(arrays: Sequence[Array], axis: int = 0, queue: Any = None,
     return result
 
 
-def sum(a: Array, dtype: Any = None, queue: Any = None, slice: Any = None) -> Array:  # noqa: A001
+def _check_initial(initial: Any, routine: str) -> None:
+    if initial is not _NO_INITIAL and not np.isscalar(initial):
+        raise make_error(routine, "INVALID_VALUE", f"{routine}: 'initial' is not a scalar")
+
+
+def sum(a: Array, dtype: Any = None, queue: Any = None, slice: Any = None,  # noqa: A001
+        initial: Any = _NO_INITIAL) -> Array:
+    """The sum of the elements (of ``a[slice]``), plus ``initial`` where given, as numpy's
+    and PyOpenCL's."""
+    _check_initial(initial, "ppcl.array.sum")
     if slice is not None:
         a = a[slice]
-    return _reduce(a, a._node(), "sum", np.dtype(dtype or a.dtype), queue)
+    result = _reduce(a, a._node(), "sum", np.dtype(dtype or a.dtype), queue)
+    if initial is not _NO_INITIAL:
+        result += a.dtype.type(initial)
+    return result
 
 
-def max(a: Array, queue: Any = None) -> Array:  # noqa: A001
-    return _reduce(a, a._node(), "max", a.dtype, queue)
+def _extreme(kind: str, a: Any, queue: Any, initial: Any) -> Any:
+    """max or min of ``a``; with ``initial``, of ``a`` and it (an empty ``a`` gives
+    ``initial``), as PyOpenCL's."""
+    if np.isscalar(a):
+        return np.array(a).dtype.type(a)
+    _check_initial(initial, f"ppcl.array.{kind}")
+    if a.size == 0 and initial is not _NO_INITIAL:
+        return initial
+    result = _reduce(a, a._node(), kind, a.dtype, queue)
+    if initial is _NO_INITIAL:
+        return result
+    pick = maximum if kind == "max" else minimum
+    return pick(result, a.dtype.type(initial), queue=queue)
 
 
-def min(a: Array, queue: Any = None) -> Array:  # noqa: A001
-    return _reduce(a, a._node(), "min", a.dtype, queue)
+def max(a: Any, queue: Any = None, initial: Any = _NO_INITIAL) -> Any:  # noqa: A001
+    return _extreme("max", a, queue, initial)
+
+
+def min(a: Any, queue: Any = None, initial: Any = _NO_INITIAL) -> Any:  # noqa: A001
+    return _extreme("min", a, queue, initial)
 
 
 def _pair(a: Array, b: Array, conjugate: bool) -> Node:
@@ -207,19 +259,26 @@ def subset_dot(subset: Array, a: Array, b: Array, dtype: Any = None, queue: Any 
     return _subset("sum", subset, a, queue, dtype, b)
 
 
-def subset_max(subset: Array, a: Array, queue: Any = None) -> Array:
+def subset_max(subset: Array, a: Array, queue: Any = None, slice: Any = None) -> Array:
+    if slice is not None:
+        subset = subset[slice]
     return _subset("max", subset, a, queue)
 
 
-def subset_min(subset: Array, a: Array, queue: Any = None) -> Array:
+def subset_min(subset: Array, a: Array, queue: Any = None, slice: Any = None) -> Array:
+    if slice is not None:
+        subset = subset[slice]
     return _subset("min", subset, a, queue)
 
 
-def diff(array: Array, queue: Any = None) -> Array:
+def diff(array: Array, queue: Any = None, allocator: Any = None) -> Array:
     """``array[1:] - array[:-1]`` of a 1-d array (lazy)."""
     if array.ndim != 1:
         raise make_error("ppcl.array.diff", "INVALID_VALUE", "diff takes 1-d arrays")
-    return array[1:] - array[:-1]
+    result = array[1:] - array[:-1]
+    if allocator is not None:
+        result.allocator = allocator  # lazy: its buffer is allocated when it is evaluated
+    return result
 
 
 def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
@@ -235,12 +294,15 @@ def stack(arrays: Sequence[Array], axis: int = 0, queue: Any = None) -> Array:
     return result
 
 
-def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) -> Array:
+def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None,
+         wait_for: Any = None) -> Array:
     """``out[i] = a[indices[i]]`` for a 1-d ``a``."""
     if a.ndim != 1 or indices.dtype.kind not in "iu":
         raise make_error("ppcl.array.take", "INVALID_VALUE",
                          "take needs a 1-d array and integer indices")
     a, indices = a._concrete(), indices._concrete()
+    for event in wait_for or ():
+        a.add_event(event)
     if out is None:
         out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
     _check_out(out, indices.shape, "ppcl.array.take")
@@ -255,6 +317,72 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None) 
     record_event(kernel.launch(out._queue(queue, "take"), printed.values, out.size,
                                wait_for=wait_list([out, a, indices])), [out, a, indices])
     return out
+
+
+def as_strided(ary: Array, shape: Any = None, strides: Any = None) -> Array:
+    """A view of ``ary``'s buffer with ``shape`` and byte ``strides`` (as numpy's and
+    PyOpenCL's ``as_strided``: nothing checks that the view stays inside the buffer)."""
+    base = ary._concrete()
+    return base._view(shape_tuple(ary.shape if shape is None else shape),
+                      tuple(ary.strides if strides is None else strides), ary.offset)
+
+
+def _outputs(arrays: Sequence[Array], out: Any, shape: Any, queue: Any,
+             routine: str) -> list[Array]:
+    """The ``out`` list of the multi_* functions, made like ``arrays[0]`` where not given."""
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) != 1:
+        raise make_error(routine, "INVALID_VALUE", f"{routine} needs arrays of one dtype")
+    if out is None:
+        return [arrays[0]._same_class(queue or arrays[0].queue, shape, arrays[0].dtype,
+                                      allocator=arrays[0].allocator) for _ in arrays]
+    if len(out) != len(arrays):
+        raise make_error(routine, "INVALID_VALUE", "out and arrays must have the same length")
+    return list(out)
+
+
+def multi_take(arrays: Sequence[Array], indices: Array, out: Any = None,
+               queue: Any = None) -> list[Array]:
+    """``take(a, indices)`` of each of ``arrays``, as PyOpenCL's."""
+    if not arrays:
+        return []
+    outputs = _outputs(arrays, out, indices.shape, queue or indices.queue, "multi_take")
+    for source, target in zip(arrays, outputs):
+        take(source, indices, out=target, queue=queue)
+    return outputs
+
+
+def multi_put(arrays: Sequence[Array], dest_indices: Array, dest_shape: Any = None,
+              out: Any = None, queue: Any = None, wait_for: Any = None) -> list[Array]:
+    """``out[k][dest_indices[i]] = arrays[k][i]`` for each k, as PyOpenCL's."""
+    if not arrays:
+        return []
+    outputs = _outputs(arrays, out, dest_shape, queue or dest_indices.queue, "multi_put")
+    for source, target in zip(arrays, outputs):
+        target._wait_for(wait_for)
+        put(target, dest_indices, source, queue=queue)
+    return outputs
+
+
+def multi_take_put(arrays: Sequence[Array], dest_indices: Array, src_indices: Array,
+                   dest_shape: Any = None, out: Any = None, queue: Any = None,
+                   src_offsets: Any = None) -> list[Array]:
+    """``out[k][dest_indices[i]] = arrays[k][src_indices[i] + src_offsets[k]]``, as
+    PyOpenCL's."""
+    if not arrays:
+        return []
+    if src_indices.shape != dest_indices.shape or src_indices.ndim != 1:
+        raise make_error("multi_take_put", "INVALID_VALUE",
+                         "src_indices and dest_indices must be 1-d and of one shape")
+    if src_offsets is not None and len(src_offsets) != len(arrays):
+        raise make_error("multi_take_put", "INVALID_VALUE",
+                         "src_offsets must have one offset per array")
+    outputs = _outputs(arrays, out, dest_shape, queue or src_indices.queue, "multi_take_put")
+    for k, (source, target) in enumerate(zip(arrays, outputs)):
+        picked = src_indices if src_offsets is None else \
+            (src_indices + src_indices.dtype.type(src_offsets[k])).astype(src_indices.dtype)
+        put(target, dest_indices, take(source, picked, queue=queue), queue=queue)
+    return outputs
 
 
 def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
@@ -361,12 +489,12 @@ def matmul(a: Array, x: Array, queue: Any = None) -> Array:
     return y
 
 
-def all(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
-    return a.all(queue)
+def all(a: Array, queue: Any = None, wait_for: Any = None) -> Array:  # noqa: A001
+    return a.all(queue, wait_for)
 
 
-def any(a: Array, queue: Any = None) -> Array:  # noqa: A001 - PyOpenCL's name
-    return a.any(queue)
+def any(a: Array, queue: Any = None, wait_for: Any = None) -> Array:  # noqa: A001
+    return a.any(queue, wait_for)
 
 
 def _truth(x: Any) -> Any:

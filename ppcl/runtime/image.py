@@ -495,6 +495,11 @@ class Sampler:
             raise make_error("clGetSamplerInfo", "INVALID_VALUE", f"unknown sampler_info {param}")
         return values[param]
 
+    @property
+    def int_ptr(self) -> int:
+        """An integer naming the sampler, as every other object's ``int_ptr``."""
+        return id(self)
+
 
     def __repr__(self) -> str:
         return (f"<ppcl.Sampler normalized={self.normalized_coords} "

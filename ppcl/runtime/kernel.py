@@ -147,8 +147,9 @@ class Kernel:
 
     # ------------------------------------------------------------------ arguments
 
-    def set_scalar_arg_dtypes(self, dtypes: Sequence[Any]) -> None:
+    def set_scalar_arg_dtypes(self, arg_types: Sequence[Any]) -> None:
         """As PyOpenCL: let plain Python numbers through for the listed (non-None) dtypes."""
+        dtypes = arg_types
         if len(dtypes) != self.num_args:
             raise make_error("set_scalar_arg_dtypes", "INVALID_KERNEL_ARGS",
                              f"{len(dtypes)} dtypes for {self.num_args} arguments")
