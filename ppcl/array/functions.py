@@ -301,8 +301,7 @@ def take(a: Array, indices: Array, out: Array | None = None, queue: Any = None,
         raise make_error("ppcl.array.take", "INVALID_VALUE",
                          "take needs a 1-d array and integer indices")
     a, indices = a._concrete(), indices._concrete()
-    for event in wait_for or ():
-        a.add_event(event)
+    a._wait_for(wait_for)
     if out is None:
         out = Array(queue or indices.queue, indices.shape, a.dtype, allocator=a.allocator)
     _check_out(out, indices.shape, "ppcl.array.take")
