@@ -100,7 +100,7 @@ class Sema(ExprSema):
         if self.waiting_typedef(node.name, node.type, loc):
             return []  # declared with the record's definition
         qt = self.declarator(node.type)
-        if isinstance(qt.type, T.StructType) and qt.type.name.startswith("__anon_"):
+        if isinstance(qt.type, T.StructType) and T.is_tagless_record_name(qt.type.name):
             self.typedef_names.setdefault(qt.type.name, node.name)
         self.declare(node.name, Symbol("typedef", node.name, qt.type,
                                        space=qt.space or T.AddressSpace.PRIVATE, const=qt.const,

@@ -545,7 +545,7 @@ class TypeSema(ABC):
                 aligned = self._alignment_value(args, anode)
         name = node.name
         if name is None:
-            name = f"__anon_{kind}_{self.anon_count}"
+            name = T.tagless_name(kind, self.anon_count)
             self.anon_count += 1
         record = T.StructType(name, tuple(fields), is_union, packed, aligned)
         unsized = self.host_unsized_member(node.decls, fields)
@@ -669,7 +669,7 @@ class TypeSema(ABC):
             next_value += 1
         name = node.name
         if name is None:
-            name = f"__anon_enum_{self.anon_count}"
+            name = T.tagless_name("enum", self.anon_count)
             self.anon_count += 1
         enum = T.EnumType(name, tuple(enumerators))
         if node.name is not None:

@@ -19,6 +19,7 @@ from ppcl.compiler.ir.types import (
     StructType,
     Type,
     VectorType,
+    is_tagless_record_name,
     scalar_of,
 )
 from ppcl.compiler.ir.visit import walk
@@ -102,7 +103,7 @@ def anonymous_record_names(module: ir.Module) -> dict[str, str]:
     names: dict[str, str] = {}
     for decl in module.decls:
         if isinstance(decl, ir.TypeDef) and isinstance(decl.type, StructType) \
-                and decl.type.name.startswith("__anon_"):
+                and is_tagless_record_name(decl.type.name):
             names.setdefault(decl.type.name, decl.name)
     return names
 

@@ -300,13 +300,24 @@ class Field:
     align: int | None = None  # from __attribute__((aligned(N)))
 
 
-# The generated name of a C11 anonymous struct or union member, and of a record without a tag.
+# The generated name of a C11 anonymous struct or union member.
 ANON_MEMBER_PREFIX = "__anon_member_"
-_TAGLESS_RECORD_PREFIXES = ("__anon_struct_", "__anon_union_")
+_TAGLESS_PREFIX = "__anon_"
+
+
+def tagless_name(kind: str, number: int) -> str:
+    """The generated name of the ``number``-th struct, union or enum (``kind``) written
+    without a tag."""
+    return f"{_TAGLESS_PREFIX}{kind}_{number}"
+
+
+def is_tagless_name(name: str, kinds: tuple[str, ...] = ("struct", "union", "enum")) -> bool:
+    """Whether ``name`` is one ``tagless_name`` made for one of ``kinds``."""
+    return name.startswith(tuple(f"{_TAGLESS_PREFIX}{kind}_" for kind in kinds))
 
 
 def is_tagless_record_name(name: str) -> bool:
-    return name.startswith(_TAGLESS_RECORD_PREFIXES)
+    return is_tagless_name(name, ("struct", "union"))
 
 
 def is_anonymous_member(f: Field) -> bool:
