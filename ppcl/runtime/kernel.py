@@ -96,12 +96,24 @@ def _call_record(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     an object whose packed value can change in place."""
     record = []
     for a in args:
-        if isinstance(a, MemoryObject):
-            a = _REF(a)
-        elif not isinstance(a, _SCALARS):
+        entry = _record_entry(a)
+        if entry is _UNRECORDED:
             return None
-        record.append(a)
+        record.append(entry)
     return tuple(record)
+
+
+_UNRECORDED: Any = object()
+
+
+def _record_entry(a: Any) -> Any:
+    """What a call record keeps of one argument (``_call_record``): a memory object's weak
+    reference, a scalar itself, or ``_UNRECORDED``."""
+    if isinstance(a, MemoryObject):
+        return _REF(a)
+    if isinstance(a, _SCALARS):
+        return a
+    return _UNRECORDED
 
 
 @info_attributes(kernel_info, own=("context", "function_name", "program"))
@@ -342,12 +354,11 @@ class Kernel:
                     or isinstance(new, BufferArg)
             if record is None:
                 continue
-            if isinstance(a, MemoryObject):
-                record[index] = _REF(a)
-            elif isinstance(a, _SCALARS):
-                record[index] = a
-            else:
+            entry = _record_entry(a)
+            if entry is _UNRECORDED:
                 record = None  # its packed value can change in place: no record
+            else:
+                record[index] = entry
         if changed:
             self._args = packed
             if buffers_changed or self._arg_values is None:
