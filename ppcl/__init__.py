@@ -6,6 +6,8 @@ programs, kernels, events) running on ppcl's own devices.
 
 import importlib as _importlib
 import os as _os
+from collections.abc import Callable as _Callable
+from typing import TypeAlias as _TypeAlias
 
 from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
 
@@ -106,6 +108,10 @@ from ppcl.version import __version__
 VERSION = tuple(int(part) for part in __version__.split("."))
 VERSION_TEXT = __version__
 
+# what the ``ctx_factory`` fixture of ``tools.pytest_generate_tests_for_pyopencl`` is, as
+# PyOpenCL names it for the annotations of its users' tests
+CtxFactory: _TypeAlias = _Callable[[], Context]
+
 
 def get_cl_header_version() -> tuple[int, int]:
     """The OpenCL version ppcl implements, as PyOpenCL reports its headers' version."""
@@ -120,7 +126,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "Buffer", "CommandQueue", "CompilerWarning", "Context", "Device", "Error", "Event", "Kernel",
+    "Buffer", "CommandQueue", "CompilerWarning", "Context", "CtxFactory", "Device", "Error", "Event", "Kernel",
     "KernelCheckError", "LocalMemory", "LogicError", "MemoryError", "MemoryMap", "MemoryObject", "Platform",
     "Program", "RuntimeError", "UserEvent", "build_status", "command_execution_status",
     "command_queue_info", "command_queue_properties", "command_type", "context_info",

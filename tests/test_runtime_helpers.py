@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import typing
 
 import numpy as np
 import pytest
@@ -22,6 +23,16 @@ def test_ctx_factory_fixture_covers_ppcl_devices(ctx_factory):
     assert isinstance(ctx, cl.Context)
     assert ctx.devices == [ctx_factory.device]
     assert ctx.devices[0].platform.name.startswith("ppcl")  # ppcl's own or its CUDA platform
+
+
+def test_ctx_factory_type_is_exported():
+    """Test suites annotate the fixture as ``cl.CtxFactory``, evaluated when their module loads
+    unless it defers annotations."""
+    def annotated(ctx_factory: cl.CtxFactory) -> cl.Context:
+        return ctx_factory()
+
+    assert typing.get_type_hints(annotated)["ctx_factory"] == cl.CtxFactory
+    assert "CtxFactory" in cl.__all__
 
 
 def test_device_fixture(device, platform):
