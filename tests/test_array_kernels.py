@@ -19,7 +19,12 @@ import ppcl.clrandom as clrandom
 from ppcl import tools
 from ppcl.elementwise import ElementwiseKernel
 from ppcl.reduction import ReductionKernel
-from ppcl.scan import ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel
+from ppcl.scan import (
+    ExclusiveScanKernel,
+    GenericDebugScanKernel,
+    GenericScanKernel,
+    InclusiveScanKernel,
+)
 from tests.child_env import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -212,6 +217,19 @@ def test_generic_scan_segmented_and_fetch(ctx, queue):
         input_fetch_exprs=[("prev", "x", -1)])
     diffs(a, out)
     np.testing.assert_allclose(out.get(), x, rtol=1e-9)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5000])
+def test_debug_scan_kernel_is_a_serial_generic_scan(ctx, queue, n):
+    """PyOpenCL's reference scan takes GenericScanKernel's arguments and gives its results."""
+    x = np.random.default_rng(2).integers(-50, 50, n).astype(np.int64)
+    a = cla.to_device(queue, x)
+    out = cla.empty_like(a)
+    scan = GenericDebugScanKernel(
+        ctx, np.int64, "__global long *x, __global long *out", input_expr="x[i]",
+        scan_expr="a + b", neutral="0", output_statement="out[i] = prev_item")
+    scan(a, out)
+    np.testing.assert_array_equal(out.get(), np.cumsum(x) - x)
 
 
 @pytest.mark.parametrize("neutral", ["0", None])
