@@ -73,6 +73,31 @@ def test_elementwise_kernel_complex_and_errors(ctx, queue):
         knl(cla.zeros(queue, 4, np.int32))
 
 
+def test_kernel_arguments_take_integers_of_the_declared_size_either_signedness(ctx, queue):
+    """Flags kept in a uint8 (or bool) array are read as ``char``, as C reads them: the scan's
+    ``char *segflags`` refused them; an integer of another size or a float is still refused."""
+    flags = np.zeros(50, np.uint8)
+    flags[[0, 20, 35]] = 1
+    x = cla.to_device(queue, np.ones(50, np.int32))
+    out = cla.empty_like(x)
+    scan = GenericScanKernel(
+        ctx, np.int32, "__global int *x, __global char *segflags, __global int *out",
+        input_expr="x[i]", scan_expr="across_seg_boundary ? b : a + b", neutral="0",
+        is_segment_start_expr="segflags[i]", output_statement="out[i] = item")
+    want = np.concatenate([np.arange(1, 21), np.arange(1, 16), np.arange(1, 16)])
+    for dtype in (np.uint8, np.int8, np.bool_):
+        out.fill(0)
+        scan(x, cla.to_device(queue, flags.astype(dtype)), out)
+        np.testing.assert_array_equal(out.get(), want)
+    count = ElementwiseKernel(ctx, "unsigned int *c", "c[i] += 1")
+    signed = cla.to_device(queue, np.array([-2, 5], np.int32))
+    count(signed)
+    np.testing.assert_array_equal(signed.get(), [-1, 6])
+    for wrong in (np.int16, np.float32):
+        with pytest.raises(ppcl.LogicError, match="INVALID_ARG_VALUE"):
+            count(cla.zeros(queue, 2, wrong))
+
+
 def test_elementwise_kernel_reads_complex_arrays_as_float2(ctx, queue):
     # PyOpenCL's complex example declares complex64 arrays as float2 (double2 for complex128)
     for dtype, real_type in [(np.complex64, "float"), (np.complex128, "double")]:
