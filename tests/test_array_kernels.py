@@ -114,6 +114,18 @@ def test_elementwise_kernel_reads_complex_arrays_as_float2(ctx, queue):
         knl(cla.zeros(queue, 4, np.complex64))
 
 
+def test_reduction_kernel_without_arrays_returns_a_new_array(ctx, queue):
+    """A reduction of the index alone takes no array, so the result's type cannot come from
+    one: it is a 0-d ppcl.array.Array on the queue given, as in PyOpenCL."""
+    triangle = ReductionKernel(ctx, np.int32, neutral="0", reduce_expr="a+b", map_expr="i",
+                               arguments=[])
+    result = triangle(range=slice(2000), queue=queue)
+    assert isinstance(result, cla.Array) and result.shape == () and result.queue is queue
+    assert result.get() == 2000 * 1999 // 2
+    with pytest.raises(ppcl.LogicError, match="INVALID_COMMAND_QUEUE"):
+        triangle(range=slice(10))
+
+
 def test_reduction_kernel(ctx, queue):
     x = np.random.default_rng(0).random(100003).astype(np.float32)
     a = cla.to_device(queue, x)
