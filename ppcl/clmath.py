@@ -93,8 +93,9 @@ def fmod(arg: Any, mod: Any, queue: Any = None) -> Array:
 
 
 def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
-    """``significand * 2**exponent`` of every element (lazy); ``exponent`` an integer array
-    or number."""
+    """``significand * 2**exponent`` of every element (lazy); ``exponent`` an array or a
+    number, integer or real: a real one is truncated toward zero, as PyOpenCL's kernel casts
+    it to ``int`` (numpy's ``ldexp`` refuses it, but PyOpenCL programs pass float arrays)."""
     if not isinstance(significand, Array):
         raise make_error("clmath.ldexp", "INVALID_VALUE",
                          "clmath.ldexp takes a ppcl.array.Array significand")
@@ -102,9 +103,9 @@ def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
         raise make_error("clmath.ldexp", "INVALID_VALUE",
                          "clmath.ldexp is not defined on complex arrays")
     exponent_dtype = exponent.dtype if isinstance(exponent, Array) else np.asarray(exponent).dtype
-    if exponent_dtype.kind not in "iu":
+    if exponent_dtype.kind not in "iuf":
         raise make_error("clmath.ldexp", "INVALID_VALUE",
-                         f"clmath.ldexp takes integer exponents, not {exponent_dtype}")
+                         f"clmath.ldexp takes integer or real exponents, not {exponent_dtype}")
     if not isinstance(exponent, Array) and not -2**31 <= int(exponent) < 2**31:
         raise make_error("clmath.ldexp", "INVALID_VALUE",
                          f"clmath.ldexp: the exponent {exponent} is past int")
@@ -112,7 +113,7 @@ def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
                                     dtype_of=lambda op, left, right: _float_dtype(left))
     if made is None:
         raise make_error("clmath.ldexp", "INVALID_VALUE",
-                         "clmath.ldexp takes an integer array or number as exponent")
+                         "clmath.ldexp takes an integer or real array or number as exponent")
     return significand._lazy(*made)
 
 

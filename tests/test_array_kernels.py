@@ -652,8 +652,12 @@ def test_clmath_ldexp_frexp_modf_as_numpy(queue):
     np.testing.assert_array_equal(whole.get(), want_w)
     integers = clmath.modf(cla.to_device(queue, np.array([3, -4], np.int32)))
     assert integers[0].dtype == np.float64
-    with pytest.raises(ppcl.Error):
-        clmath.ldexp(d_x, 1.5)
+    # real exponents are truncated toward zero, as PyOpenCL's kernel casts them to int
+    np.testing.assert_array_equal(clmath.ldexp(d_x, 1.5).get(), np.ldexp(x, 1))
+    real_n = cla.to_device(queue, n + np.float32(0.75) * np.sign(n))
+    np.testing.assert_array_equal(clmath.ldexp(d_x, real_n).get(), np.ldexp(x, n))
+    with pytest.raises(ppcl.Error, match="complex"):
+        clmath.ldexp(d_x, cla.to_device(queue, n.astype(np.complex64)))
     with pytest.raises(ppcl.Error, match="past int"):  # not converted to int silently
         clmath.ldexp(d_x, 2**40)
 
