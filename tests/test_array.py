@@ -50,7 +50,9 @@ def test_transfers_and_creation(queue):
 
 
 @pytest.mark.parametrize("args,dtype", [((10,), None), ((2, 20, 3), np.float32),
-                                        ((5, -1, -0.5), np.float64), ((0, 7), np.int32)])
+                                        ((5, -1, -0.5), np.float64), ((0, 7), np.int32),
+                                        ((1e-5, 1, 0.1), np.complex64),
+                                        ((-2, 3, 0.25), np.complex128)])
 def test_arange(queue, args, dtype):
     want = np.arange(*args, dtype=dtype)
     got = cla.arange(queue, *args, dtype=dtype).get()

@@ -131,7 +131,9 @@ def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any
     dtype = np.dtype(dtype)
     count = builtins.max(0, int(np.ceil((stop - start) / step)))
     result = Array(queue, (count,), dtype, allocator=allocator)
-    index = Index(np.dtype(np.float64 if dtype.kind == "f" else np.int64))
+    # computed in double for a real or complex result (the imaginary parts are 0), so that a
+    # fractional step is not truncated to an integer
+    index = Index(np.dtype(np.float64 if dtype.kind in "fc" else np.int64))
     node = Op(index.dtype, "+", (Op(index.dtype, "*", (index, scalar_node(step, index.dtype))),
                                  scalar_node(start, index.dtype)))
     _assign(result, node)
