@@ -599,6 +599,7 @@ _COMPLEX_CALLS = {
     "cfloat_rdivide(r[i], z[i])": lambda z, w, r: r / z,
     "cfloat_rsub(r[i], z[i])": lambda z, w, r: r - z,
     "cfloat_fromreal(cfloat_arg(z[i]))": lambda z, w, r: np.angle(z),
+    "cfloat_fma(z[i], w[i], cfloat_fromreal(r[i]))": lambda z, w, r: z * w + r,
 }
 
 
@@ -628,6 +629,11 @@ def test_pyopencl_complex_header_double_after_its_define(ctx, queue):
     out = cla.empty(queue, 4, np.complex128)
     knl(out, cla.to_device(queue, z))
     np.testing.assert_allclose(out.get(), np.sqrt(z.astype(np.complex128)), rtol=1e-12)
+    fma = ElementwiseKernel(ctx, "cdouble_t *out, cdouble_t *a",
+                            "out[i] = cdouble_fma(a[i], a[i], a[i])", preamble=preamble)
+    a = z.astype(np.complex128)
+    fma(out, cla.to_device(queue, a))
+    np.testing.assert_allclose(out.get(), a * a + a, rtol=1e-15)
     # without the define, cdouble_t is not declared, as in PyOpenCL
     with pytest.raises(ppcl.Error):
         ElementwiseKernel(ctx, "cfloat_t *z", "z[i] = cfloat_cast(cdouble_new(1, 2))",
