@@ -14,7 +14,7 @@ import numpy as np
 
 from ppcl.array import Array, _cached, empty, empty_like
 from ppcl.elementwise import ElementwiseKernel
-from ppcl.expression import COMPLEX_FUNCTIONS, Op, result_dtype
+from ppcl.expression import BINARY_FUNCTIONS, COMPLEX_FUNCTIONS, Op, result_dtype
 from ppcl.runtime.errors import make_error
 from ppcl.tools import dtype_to_ctype
 
@@ -23,7 +23,7 @@ _UNARY = ("acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atanh",
           "expm1", "fabs", "floor", "lgamma", "log", "log2", "log10", "log1p", "logb", "rint",
           "round", "rsqrt", "sin", "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi", "tgamma",
           "trunc")
-_BINARY = ("atan2", "fmod", "hypot", "copysign", "pow")
+_BINARY = (*BINARY_FUNCTIONS, "pow")
 
 
 def _float_dtype(dtype: np.dtype) -> np.dtype:
@@ -81,10 +81,15 @@ for _name in _BINARY:
     globals()[_name] = _binary(_name)
 
 
-# PyOpenCL's keyword names for the two binary functions it has
+# PyOpenCL's keyword names for the three binary functions it has
 def atan2(y: Any, x: Any, queue: Any = None) -> Array:
     """``atan2(y, x)`` of every pair of elements (lazy)."""
     return _binary("atan2")(y, x, queue)
+
+
+def atan2pi(y: Any, x: Any, queue: Any = None) -> Array:
+    """``atan2(y, x) / pi`` of every pair of elements (lazy)."""
+    return _binary("atan2pi")(y, x, queue)
 
 
 def fmod(arg: Any, mod: Any, queue: Any = None) -> Array:

@@ -306,6 +306,11 @@ def test_clmath(queue, dtype):
     np.testing.assert_allclose(clmath.atan2(a, a[::-1]).get(), np.arctan2(x, x[::-1]),
                                rtol=rtol)
     np.testing.assert_allclose(clmath.hypot(a, 2).get(), np.hypot(x, 2), rtol=rtol)
+    # PyOpenCL's atan2pi(y, x): atan2 in half turns
+    half_turns = clmath.atan2pi(y=a - 1, x=a[::-1] - 2)
+    assert half_turns.dtype == dtype
+    np.testing.assert_allclose(half_turns.get(), np.arctan2(x - 1, x[::-1] - 2) / np.pi,
+                               rtol=rtol, atol=1e-7)
     np.testing.assert_allclose(clmath.pow(2, a).get(), 2 ** x, rtol=rtol)
     one = a[:1]  # a one-element array broadcasts, as under operators
     np.testing.assert_allclose(clmath.atan2(one, a).get(), np.arctan2(x[:1], x), rtol=rtol)
