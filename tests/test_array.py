@@ -825,3 +825,52 @@ def test_mixed_real_and_complex_comparisons_build(queue):
     for got, want in ((a == c, x == z), (c != a, z != x), (a.astype(np.int32) == c, x == z)):
         np.testing.assert_array_equal(got.get().astype(bool), want)
     np.testing.assert_allclose((c + a).get(), z + x)
+
+
+def test_shape_errors_are_value_errors_as_in_numpy(queue):
+    """A negative dimension made an array (or failed deep in the allocator); it, a fractional
+    one, two -1 in a reshape and the max of nothing raise ValueError as numpy's and
+    PyOpenCL's do, and stay CL_INVALID_VALUE."""
+    for shape in (-1, (-10,), (0, -1), (-1, 2), (3, 5.7), np.float32(7)):
+        with pytest.raises(ValueError) as raised:
+            cla.empty(queue, shape, np.float32)
+        assert isinstance(raised.value, ppcl.LogicError)
+    a = cla.to_device(queue, np.arange(128, dtype=np.float32))
+    assert a.reshape((8, -1, 4)).shape == (8, 4, 4)
+    for shape in ((-1, -1, 4), (-2, 64), (5, -1), (3, 3)):
+        with pytest.raises(ValueError, match="CL_INVALID_VALUE"):
+            a.reshape(shape)
+    for reduce in (cla.max, cla.min):
+        with pytest.raises(ValueError, match="empty"):
+            reduce(cla.zeros(queue, 0, np.float64))
+
+
+def test_reshape_of_a_strided_view_is_a_view_where_numpy_gives_one(queue):
+    """Splitting an axis of a slice is a view in numpy: writing it wrote a copy instead."""
+    x = cla.zeros(queue, (2, 12), np.float32)
+    x[..., 6:12].reshape((2, 2, 3))[0].fill(1)
+    want = np.zeros((2, 12), np.float32)
+    want[..., 6:12].reshape((2, 2, 3))[0] = 1
+    np.testing.assert_array_equal(x.get(), want)
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = cla.to_device(queue, h)
+    for view, host_view in ((a[:, ::-2], h[:, ::-2]), (a.T, h.T), (a[::2], h[::2])):
+        for shape in ((view.size,), (2, -1), (view.shape[0], 1, -1)):
+            np.testing.assert_array_equal(view.reshape(shape).get(), host_view.reshape(shape))
+            np.testing.assert_array_equal(view.reshape(shape, order="F").get(),
+                                          host_view.reshape(shape, order="F"))
+        flat = view.ravel()  # contiguous, a copy when the view is not, as numpy's
+        assert flat.flags.c_contiguous
+        np.testing.assert_array_equal(flat.get(), host_view.ravel())
+        np.testing.assert_array_equal(view.ravel("F").get(), host_view.ravel("F"))
+    np.testing.assert_array_equal(a[:, ::2].reverse().get(), h[:, ::2].ravel()[::-1].reshape(4, 3))
+
+
+@pytest.mark.parametrize("shape", [0, (3, 0, 2), (0, 5), (5, 0)])
+def test_an_array_without_elements_is_contiguous_both_ways(queue, shape):
+    got = cla.zeros(queue, shape, np.float32)
+    want = np.zeros(shape, np.float32)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == (True, True)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+        (want.flags.c_contiguous, want.flags.f_contiguous)
+
