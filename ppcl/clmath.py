@@ -145,7 +145,7 @@ def _split(name: str, arg: Array, queue: Any, second: np.dtype | None,
                          f"clmath.{name} is not defined on complex arrays")
     x = arg if arg.dtype.kind == "f" else arg.astype(np.float64, queue)
     if not x.flags.c_contiguous:
-        x = x.copy(queue)
+        x = x.copy() if queue is None else x.copy(queue)
     ctype = dtype_to_ctype(x.dtype)
     second = second or x.dtype
     kernel = _cached(x.context, ("clmath", name, x.dtype.str), lambda: ElementwiseKernel(

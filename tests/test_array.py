@@ -874,3 +874,14 @@ def test_an_array_without_elements_is_contiguous_both_ways(queue, shape):
     assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
         (want.flags.c_contiguous, want.flags.f_contiguous)
 
+
+def test_copy_takes_the_queue_given_or_none(ctx, queue):
+    other = ppcl.CommandQueue(ctx)
+    a = cla.to_device(queue, np.arange(10, dtype=np.int32))
+    assert a.copy().queue is queue
+    assert a.copy(queue=other).queue is other
+    detached = a.copy(queue=None)  # PyOpenCL's way to a copy without a queue
+    assert detached.queue is None
+    np.testing.assert_array_equal(detached.with_queue(queue).get(), np.arange(10))
+    assert a.astype(np.int32).queue is queue and a.reverse().queue is queue
+

@@ -73,6 +73,8 @@ def _forget(key: int) -> Any:
 
 # ``initial`` not given to max, min or sum (None is no value numpy refuses there)
 _NO_INITIAL: Any = object()
+# ``queue`` not given to ``copy`` (None asks for a copy without a queue)
+_OWN_QUEUE: Any = object()
 
 
 class Array:
@@ -294,17 +296,22 @@ class Array:
             return self._expr
         return Leaf(self.dtype, self)
 
-    def copy(self, queue: cl.CommandQueue | None = None) -> Array:
+    def copy(self, queue: Any = _OWN_QUEUE) -> Array:
+        """A new array of the same elements. Its queue is ``queue``, the array's own when not
+        given; ``queue=None`` gives a copy without a queue, as PyOpenCL's, made on the
+        array's queue."""
         result = self._new_like()
-        if queue is not None:
+        if queue is not _OWN_QUEUE and queue is not None:
             result.queue = queue
         _assign(result, self._node())
+        if queue is None:
+            result.queue = None
         return result
 
     def astype(self, dtype: Any, queue: cl.CommandQueue | None = None) -> Array:
         dtype = np.dtype(dtype)
         if dtype == self.dtype:
-            return self.copy(queue)
+            return self.copy() if queue is None else self.copy(queue)
         if self.dtype.kind == "c" and dtype.kind != "c":
             raise TypeError(f"astype cannot drop the imaginary part of {self.dtype}: take "
                             ".real or abs() first")
