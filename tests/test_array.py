@@ -885,3 +885,10 @@ def test_copy_takes_the_queue_given_or_none(ctx, queue):
     np.testing.assert_array_equal(detached.with_queue(queue).get(), np.arange(10))
     assert a.astype(np.int32).queue is queue and a.reverse().queue is queue
 
+
+def test_an_array_without_a_queue_prints_without_raising(queue):
+    a = cla.zeros(queue, 10, np.float32).with_queue(None)
+    assert "without queue" in str(a) and "(10,)" in str(a)
+    assert "without queue" in repr(a)
+    assert str(a.with_queue(queue)) == str(np.zeros(10, np.float32))
+

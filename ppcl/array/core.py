@@ -244,9 +244,15 @@ class Array:
         _assign(self, Leaf(self.dtype, _functions.to_device(queue, np.require(ary, requirements="C"))))
 
     def __str__(self) -> str:
+        if self.queue is None:  # as PyOpenCL's: printing an array never raises
+            return (f"<cl.{type(self).__name__} {self.shape} of {self.dtype} without queue, "
+                    "call with_queue()>")
         return str(self.get())
 
     def __repr__(self) -> str:
+        if self.queue is None:
+            return (f"<cl.{type(self).__name__} {self.shape} of {self.dtype} at {id(self):x} "
+                    "without queue, call with_queue()>")
         return repr(self.get()).replace("array(", "cl.Array(", 1)
 
     def __len__(self) -> int:
