@@ -892,3 +892,16 @@ def test_an_array_without_a_queue_prints_without_raising(queue):
     assert "without queue" in repr(a)
     assert str(a.with_queue(queue)) == str(np.zeros(10, np.float32))
 
+
+def test_maximum_minimum_if_positive_of_numbers_and_queueless_arrays(queue):
+    assert cla.maximum(0.25, 0.75) == 0.75 and cla.minimum(0.25, 0.75) == 0.25
+    assert cla.if_positive(np.bool_(False), 1.0, 2.0) == 2.0
+    out = cla.empty(queue, 3, np.float64)
+    assert cla.maximum(1.0, 2.0, out=out) is out
+    np.testing.assert_array_equal(out.get(), [2, 2, 2])
+    # operands without a queue run on the queue= given, as in PyOpenCL
+    b = cla.to_device(queue, np.array(-3.0)).with_queue(None)
+    assert cla.maximum(4.0, b, queue=queue).get() == 4.0
+    assert cla.minimum(b, 4.0, queue=queue).get() == -3.0
+    c = cla.to_device(queue, np.array([1.0, -1.0])).with_queue(None)
+    np.testing.assert_array_equal(cla.if_positive(c, c, 0.0, queue=queue).get(), [1, 0])
