@@ -10,6 +10,7 @@ PyOpenCL.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -231,6 +232,15 @@ class Device:
     @property
     def hashable_model_and_version_identifier(self) -> tuple[str, ...]:
         return ("v1", self.vendor, self.name, self.version, self.driver_version)
+
+    @property
+    def persistent_unique_id(self) -> tuple[str, ...]:
+        """PyOpenCL's older name of ``hashable_model_and_version_identifier``, deprecated
+        there with the same warning."""
+        warnings.warn("Device.persistent_unique_id is deprecated. Use "
+                      "Device.hashable_model_and_version_identifier instead.",
+                      DeprecationWarning, stacklevel=2)
+        return self.hashable_model_and_version_identifier
 
     def __repr__(self) -> str:
         return f"<ppcl.Device '{self.name}' on '{self._platform.name}' at 0x{id(self):x}>"
