@@ -153,9 +153,11 @@ class AllocatorBase:
         self.context = context
         self.mem_flags = mem_flags
 
-    def __call__(self, size: int) -> Buffer:
+    def __call__(self, size: int) -> Buffer | None:
+        """A new buffer of ``size`` bytes; None for 0, as PyOpenCL's allocators answer (an
+        OpenCL buffer cannot be empty)."""
         if size == 0:
-            raise cl.LogicError("allocator", -61, "zero-size allocation")
+            return None
         return Buffer(self.context, self.mem_flags, size)
 
 
@@ -227,6 +229,9 @@ class MemoryPool:
             block = held.pop() if held else None
         if block is None:
             block = self.allocator(bin_size)
+            if block is None:  # bin_size is at least 1: the allocator gave no memory
+                raise cl.MemoryError("MemoryPool.allocate", -4,
+                                     f"the allocator returned no buffer for {bin_size} bytes")
             self.managed_bytes += bin_size
         self.active_blocks += 1
         self.active_bytes += bin_size

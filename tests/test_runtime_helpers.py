@@ -175,6 +175,19 @@ def test_allocators_and_memory_pool():
     assert pool.bin_size(1000) == 1024 and pool.bin_size(16) == 16
 
 
+def test_allocators_answer_none_for_no_bytes():
+    """As PyOpenCL's: an allocator asked for 0 bytes returns None (it raised
+    CL_INVALID_BUFFER_SIZE), which code making empty arrays with its own allocator relies on."""
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    for allocator in (tools.DeferredAllocator(ctx), tools.ImmediateAllocator(queue)):
+        assert allocator(0) is None
+        assert allocator(15).size == 15
+    pool = tools.MemoryPool(lambda size: None)
+    with pytest.raises(cl.MemoryError, match="no buffer"):
+        pool.allocate(8)
+
+
 def test_memoize_and_clear():
     calls: list[int] = []
 
