@@ -222,6 +222,19 @@ class MemoryPool:
         shift = max(0, size.bit_length() - (self.leading_bits_in_bin_id + 1))
         return ((size + (1 << shift) - 1) >> shift) << shift
 
+    def bin_number(self, size: int) -> int:
+        """PyOpenCL's number of the bin serving ``size`` bytes: the bin size's leading bits
+        and how far they are shifted, so that ``bin_number(alloc_size(n)) == n``."""
+        bits = self.leading_bits_in_bin_id + 1
+        rounded = self.bin_size(size)
+        shift = max(0, rounded.bit_length() - bits)
+        return (shift << bits) | (rounded >> shift)
+
+    def alloc_size(self, bin_number: int) -> int:
+        """The bytes each buffer of bin ``bin_number`` holds (at least any size it serves)."""
+        bits = self.leading_bits_in_bin_id + 1
+        return (bin_number & ((1 << bits) - 1)) << (bin_number >> bits)
+
     def allocate(self, size: int) -> PooledBuffer:
         bin_size = self.bin_size(max(1, size))
         with self._lock:

@@ -188,6 +188,24 @@ def test_allocators_answer_none_for_no_bytes():
         pool.allocate(8)
 
 
+@pytest.mark.parametrize("leading_bits", [1, 4, 7])
+def test_memory_pool_bin_numbers_and_their_sizes(leading_bits):
+    """PyOpenCL's bin_number(size) and alloc_size(bin): a bin's buffers hold every size it
+    serves, and a bin's size falls in that bin."""
+    ctx = cl.create_some_context(interactive=False)
+    pool = tools.MemoryPool(tools.DeferredAllocator(ctx), leading_bits_in_bin_id=leading_bits)
+    rng = np.random.default_rng(leading_bits)
+    sizes = [0, 1, 2, 3, 31, 32, 33, 1000, 2**30, 2**31 + 5,
+             *(int(s) >> int(r) for s, r in zip(rng.integers(0, 2**31, 500),
+                                                 rng.integers(0, 32, 500)))]
+    for size in sizes:
+        number = pool.bin_number(size)
+        held = pool.alloc_size(number)
+        assert held >= size and held == pool.bin_size(size)
+        assert pool.bin_number(held) == number
+    assert pool.bin_number(1000) != pool.bin_number(2000)
+
+
 def test_memoize_and_clear():
     calls: list[int] = []
 
