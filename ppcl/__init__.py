@@ -88,7 +88,12 @@ from ppcl.runtime.image_transfer import (  # noqa: E402
 from ppcl.runtime.kernel import Kernel, enqueue_nd_range_kernel  # noqa: E402
 from ppcl.runtime.memory import Buffer, LocalMemory, MemoryMap, MemoryObject  # noqa: E402
 from ppcl.runtime.platform import Device, Platform, get_platforms  # noqa: E402
-from ppcl.runtime.program import CompilerWarning, Program, link_program  # noqa: E402
+from ppcl.runtime.program import (  # noqa: E402
+    CompilerWarning,
+    Program,
+    link_program,
+    unload_platform_compiler,
+)
 from ppcl.runtime.queue import CommandQueue, enqueue_barrier, enqueue_marker  # noqa: E402
 from ppcl.runtime.transfer import (  # noqa: E402
     enqueue_copy_buffer,
@@ -141,7 +146,7 @@ __all__ = [
     "kernel_arg_type_qualifier", "kernel_info", "kernel_work_group_info", "link_program",
     "map_flags", "mem_flags", "mem_info", "mem_migration_flags", "mem_object_type",
     "platform_info", "profiling_info", "program_binary_type", "program_build_info",
-    "program_info", "status_code", "wait_for_events",
+    "program_info", "status_code", "unload_platform_compiler", "wait_for_events",
     # images and samplers
     "Image", "ImageFormat", "Sampler", "addressing_mode", "channel_order", "channel_type",
     "enqueue_copy_buffer_to_image", "enqueue_copy_image", "enqueue_copy_image_to_buffer",
