@@ -224,9 +224,10 @@ class MemoryPool:
 
     def bin_number(self, size: int) -> int:
         """PyOpenCL's number of the bin serving ``size`` bytes: the bin size's leading bits
-        and how far they are shifted, so that ``bin_number(alloc_size(n)) == n``."""
+        and how far they are shifted, so that ``bin_number(alloc_size(n)) == n``. As in
+        ``allocate``, 0 bytes take the bin of 1."""
         bits = self.leading_bits_in_bin_id + 1
-        rounded = self.bin_size(size)
+        rounded = self.bin_size(max(1, size))
         shift = max(0, rounded.bit_length() - bits)
         return (shift << bits) | (rounded >> shift)
 
