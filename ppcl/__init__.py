@@ -6,6 +6,8 @@ programs, kernels, events) running on ppcl's own devices.
 
 import importlib as _importlib
 import os as _os
+from collections.abc import Callable as _Callable
+from typing import TypeAlias as _TypeAlias
 
 from ppcl import overlay  # noqa: E402  (installs itself on new queues when PPCL_OVERLAY=1)
 
@@ -86,7 +88,12 @@ from ppcl.runtime.image_transfer import (  # noqa: E402
 from ppcl.runtime.kernel import Kernel, enqueue_nd_range_kernel  # noqa: E402
 from ppcl.runtime.memory import Buffer, LocalMemory, MemoryMap, MemoryObject  # noqa: E402
 from ppcl.runtime.platform import Device, Platform, get_platforms  # noqa: E402
-from ppcl.runtime.program import CompilerWarning, Program, link_program  # noqa: E402
+from ppcl.runtime.program import (  # noqa: E402
+    CompilerWarning,
+    Program,
+    link_program,
+    unload_platform_compiler,
+)
 from ppcl.runtime.queue import CommandQueue, enqueue_barrier, enqueue_marker  # noqa: E402
 from ppcl.runtime.transfer import (  # noqa: E402
     enqueue_copy_buffer,
@@ -106,6 +113,10 @@ from ppcl.version import __version__
 VERSION = tuple(int(part) for part in __version__.split("."))
 VERSION_TEXT = __version__
 
+# what the ``ctx_factory`` fixture of ``tools.pytest_generate_tests_for_pyopencl`` is, as
+# PyOpenCL names it for the annotations of its users' tests
+CtxFactory: _TypeAlias = _Callable[[], Context]
+
 
 def get_cl_header_version() -> tuple[int, int]:
     """The OpenCL version ppcl implements, as PyOpenCL reports its headers' version."""
@@ -120,7 +131,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "Buffer", "CommandQueue", "CompilerWarning", "Context", "Device", "Error", "Event", "Kernel",
+    "Buffer", "CommandQueue", "CompilerWarning", "Context", "CtxFactory", "Device", "Error", "Event", "Kernel",
     "KernelCheckError", "LocalMemory", "LogicError", "MemoryError", "MemoryMap", "MemoryObject", "Platform",
     "Program", "RuntimeError", "UserEvent", "build_status", "command_execution_status",
     "command_queue_info", "command_queue_properties", "command_type", "context_info",
@@ -135,7 +146,7 @@ __all__ = [
     "kernel_arg_type_qualifier", "kernel_info", "kernel_work_group_info", "link_program",
     "map_flags", "mem_flags", "mem_info", "mem_migration_flags", "mem_object_type",
     "platform_info", "profiling_info", "program_binary_type", "program_build_info",
-    "program_info", "status_code", "wait_for_events",
+    "program_info", "status_code", "unload_platform_compiler", "wait_for_events",
     # images and samplers
     "Image", "ImageFormat", "Sampler", "addressing_mode", "channel_order", "channel_type",
     "enqueue_copy_buffer_to_image", "enqueue_copy_image", "enqueue_copy_image_to_buffer",

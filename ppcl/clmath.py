@@ -14,7 +14,7 @@ import numpy as np
 
 from ppcl.array import Array, _cached, empty, empty_like
 from ppcl.elementwise import ElementwiseKernel
-from ppcl.expression import COMPLEX_FUNCTIONS, Op, result_dtype
+from ppcl.expression import BINARY_FUNCTIONS, COMPLEX_FUNCTIONS, Op, result_dtype
 from ppcl.runtime.errors import make_error
 from ppcl.tools import dtype_to_ctype
 
@@ -23,7 +23,7 @@ _UNARY = ("acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atanh",
           "expm1", "fabs", "floor", "lgamma", "log", "log2", "log10", "log1p", "logb", "rint",
           "round", "rsqrt", "sin", "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi", "tgamma",
           "trunc")
-_BINARY = ("atan2", "fmod", "hypot", "copysign", "pow")
+_BINARY = (*BINARY_FUNCTIONS, "pow")
 
 
 def _float_dtype(dtype: np.dtype) -> np.dtype:
@@ -81,10 +81,15 @@ for _name in _BINARY:
     globals()[_name] = _binary(_name)
 
 
-# PyOpenCL's keyword names for the two binary functions it has
+# PyOpenCL's keyword names for the three binary functions it has
 def atan2(y: Any, x: Any, queue: Any = None) -> Array:
     """``atan2(y, x)`` of every pair of elements (lazy)."""
     return _binary("atan2")(y, x, queue)
+
+
+def atan2pi(y: Any, x: Any, queue: Any = None) -> Array:
+    """``atan2(y, x) / pi`` of every pair of elements (lazy)."""
+    return _binary("atan2pi")(y, x, queue)
 
 
 def fmod(arg: Any, mod: Any, queue: Any = None) -> Array:
@@ -93,8 +98,9 @@ def fmod(arg: Any, mod: Any, queue: Any = None) -> Array:
 
 
 def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
-    """``significand * 2**exponent`` of every element (lazy); ``exponent`` an integer array
-    or number."""
+    """``significand * 2**exponent`` of every element (lazy); ``exponent`` an array or a
+    number, integer or real: a real one is truncated toward zero, as PyOpenCL's kernel casts
+    it to ``int`` (numpy's ``ldexp`` refuses it, but PyOpenCL programs pass float arrays)."""
     if not isinstance(significand, Array):
         raise make_error("clmath.ldexp", "INVALID_VALUE",
                          "clmath.ldexp takes a ppcl.array.Array significand")
@@ -102,9 +108,9 @@ def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
         raise make_error("clmath.ldexp", "INVALID_VALUE",
                          "clmath.ldexp is not defined on complex arrays")
     exponent_dtype = exponent.dtype if isinstance(exponent, Array) else np.asarray(exponent).dtype
-    if exponent_dtype.kind not in "iu":
+    if exponent_dtype.kind not in "iuf":
         raise make_error("clmath.ldexp", "INVALID_VALUE",
-                         f"clmath.ldexp takes integer exponents, not {exponent_dtype}")
+                         f"clmath.ldexp takes integer or real exponents, not {exponent_dtype}")
     if not isinstance(exponent, Array) and not -2**31 <= int(exponent) < 2**31:
         raise make_error("clmath.ldexp", "INVALID_VALUE",
                          f"clmath.ldexp: the exponent {exponent} is past int")
@@ -112,7 +118,7 @@ def ldexp(significand: Any, exponent: Any, queue: Any = None) -> Array:
                                     dtype_of=lambda op, left, right: _float_dtype(left))
     if made is None:
         raise make_error("clmath.ldexp", "INVALID_VALUE",
-                         "clmath.ldexp takes an integer array or number as exponent")
+                         "clmath.ldexp takes an integer or real array or number as exponent")
     return significand._lazy(*made)
 
 
@@ -139,7 +145,7 @@ def _split(name: str, arg: Array, queue: Any, second: np.dtype | None,
                          f"clmath.{name} is not defined on complex arrays")
     x = arg if arg.dtype.kind == "f" else arg.astype(np.float64, queue)
     if not x.flags.c_contiguous:
-        x = x.copy(queue)
+        x = x.copy() if queue is None else x.copy(queue)
     ctype = dtype_to_ctype(x.dtype)
     second = second or x.dtype
     kernel = _cached(x.context, ("clmath", name, x.dtype.str), lambda: ElementwiseKernel(

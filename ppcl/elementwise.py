@@ -138,9 +138,14 @@ _COMPLEX_AS_VECTOR = {np.dtype(np.complex64): cltypes.float2,
 
 def same_elements(array_dtype: np.dtype, declared: np.dtype) -> bool:
     """Whether an array of ``array_dtype`` holds the elements a kernel declares as ``declared``:
-    the same dtype, or a numpy complex array read as ``float2``/``double2`` (real and
+    the same dtype, integers (or booleans) of the same size that differ in signedness (a
+    ``uint8`` array of flags read as ``char``, as C reads them and as PyOpenCL, which checks
+    nothing, passes them), or a numpy complex array read as ``float2``/``double2`` (real and
     imaginary parts, the layout PyOpenCL's complex examples rely on)."""
-    return array_dtype == declared or _COMPLEX_AS_VECTOR.get(array_dtype) == declared
+    if array_dtype == declared or _COMPLEX_AS_VECTOR.get(array_dtype) == declared:
+        return True
+    return (array_dtype.kind in "iub" and declared.kind in "iub"
+            and array_dtype.itemsize == declared.itemsize)
 
 
 def array_args(args: Sequence[Argument], values: Sequence[Any], routine: str) -> list[Any]:

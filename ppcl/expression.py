@@ -197,8 +197,11 @@ def _unary(op: str, a: str, source: np.dtype, dtype: np.dtype) -> str:
 # the clmath functions of complex arrays (PyOpenCL's complex helpers)
 COMPLEX_FUNCTIONS = ("exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh")
 
+# the binary clmath functions printed as a call of the OpenCL C builtin of the name, with
+# float results for integer operands
+BINARY_FUNCTIONS = ("atan2", "atan2pi", "fmod", "hypot", "copysign")
 _BINARY = {"+", "-", "*", "/", "//", "%", "pow", "<", "<=", ">", ">=", "==", "!=", "max", "min",
-           "atan2", "fmod", "hypot", "copysign", "&", "|", "^", "<<", ">>", "ldexp"}
+           *BINARY_FUNCTIONS, "&", "|", "^", "<<", ">>", "ldexp"}
 _BITWISE = ("&", "|", "^", "<<", ">>")
 
 
@@ -294,7 +297,7 @@ def _print_op(node: Op, shape: tuple[int, ...], printed: Printed) -> str:
         printed.dtypes.add(operand)
         a = convert(print_tree(left, shape, printed), left.dtype, operand)
         b = convert(print_tree(right, shape, printed), right.dtype, operand)
-        if node.op in ("atan2", "fmod", "hypot", "copysign"):
+        if node.op in BINARY_FUNCTIONS:
             return f"{node.op}({a}, {b})"
         if node.op == "pow" and operand.kind in "iu":
             helper = _integer_power(operand)
@@ -328,7 +331,7 @@ def result_dtype(op: str, left: np.dtype, right: np.dtype) -> np.dtype:
         raise TypeError(f"operator {op} takes integer operands, not {left} and {right}")
     if op == "/" and common.kind in "iub":
         return np.dtype(np.float64)
-    if op in ("atan2", "fmod", "hypot", "copysign") and common.kind in "iub":
+    if op in BINARY_FUNCTIONS and common.kind in "iub":
         return np.dtype(np.float64)
     return common
 

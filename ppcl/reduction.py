@@ -22,6 +22,7 @@ stage left over) into the result.
 from __future__ import annotations
 
 import builtins
+import importlib
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -142,10 +143,8 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
             raise make_error(routine, "INVALID_VALUE",
                              "without an array argument, give range=slice(...)")
         if out is None:
-            if not arrays:
-                raise make_error(routine, "INVALID_VALUE",
-                                 "without an array argument, give out= (a 0-d array)")
-            out = type(arrays[0])(queue, (), self.dtype_out, allocator=allocator)
+            array_type = type(arrays[0]) if arrays else _array_class()
+            out = array_type(queue, (), self.dtype_out, allocator=allocator)
         elif out.dtype != self.dtype_out or out.size != 1:
             raise make_error(routine, "INVALID_VALUE",
                              f"out must hold one {self.dtype_out}, got {out.dtype} {out.shape}")
@@ -179,6 +178,14 @@ __kernel void {self.name}_finish({", ".join([*params, f"__global const {out_t} *
         return finish(queue, (1,), (1,), *values, partials, np.int64(layout.items),
                       np.int64(layout.covered(count)), np.int64(count), out_buffer,
                       np.int64(out_offset), wait_for=wait_for)
+
+
+def _array_class() -> type:
+    """``ppcl.array.Array``, the type of the result of a call with no array argument to take
+    it from (``map_expr="i"`` over ``range=``). ``ppcl.array`` sits above this module and
+    imports it, so it is looked up when first needed, as PyOpenCL's reduction imports
+    ``pyopencl.array`` inside its call."""
+    return importlib.import_module("ppcl.array").Array  # type: ignore[no-any-return]
 
 
 TICKET_BITS = 20

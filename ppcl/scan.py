@@ -189,6 +189,10 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
 }}
 """
 
+    def _geometry(self, device: cl.Device, n: int) -> tuple[int, int]:
+        """(work-items, chunk) of a call over ``n`` indices."""
+        return chunk_geometry(device, n)
+
     def __call__(self, *args: Any, allocator: Any = None, queue: cl.CommandQueue | None = None,
                  size: int | None = None, wait_for: Sequence[cl.Event] | None = None,
                  **kwargs: Any) -> cl.Event:
@@ -200,7 +204,7 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
                 raise make_error(routine, "INVALID_VALUE", "without arrays, give size=")
             size = arrays[0].size
         kernels = self.kernels()
-        global_size, chunk = chunk_geometry(queue.device, size)
+        global_size, chunk = self._geometry(queue.device, size)
         item = self.dtype.itemsize
         totals = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size * item)
         flags = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, global_size)
@@ -215,6 +219,14 @@ __kernel void {self.name}_final({", ".join(common)}, __global const {t} *carries
                            wait_for=[event])
         return record_event(kernels[2](queue, (global_size,), local, *common, carries, flags,
                                     np.int64(global_size), wait_for=[event]), arrays)
+
+
+class GenericDebugScanKernel(GenericScanKernel):
+    """``pyopencl.scan.GenericDebugScanKernel``: the same interface, run as one work-item
+    scanning every index in order, a reference to check a ``GenericScanKernel`` against."""
+
+    def _geometry(self, device: cl.Device, n: int) -> tuple[int, int]:
+        return 1, max(1, n)
 
 
 class _ScanKernel(GenericScanKernel):
@@ -257,4 +269,5 @@ class ExclusiveScanKernel(_ScanKernel):
     _output = "output_ary[i] = prev_item"
 
 
-__all__ = ["ExclusiveScanKernel", "GenericScanKernel", "InclusiveScanKernel"]
+__all__ = ["ExclusiveScanKernel", "GenericDebugScanKernel", "GenericScanKernel",
+           "InclusiveScanKernel"]

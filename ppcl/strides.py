@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ppcl.runtime.errors import is_integer, make_error
+from ppcl.runtime.errors import invalid_value, is_integer, make_error
 
 
 class Flags:
@@ -20,8 +20,11 @@ class Flags:
 
     def __init__(self, array: Any) -> None:
         itemsize = array.dtype.itemsize
-        self.c_contiguous = contiguous(array.shape, array.strides, itemsize)
-        self.f_contiguous = contiguous(array.shape[::-1], array.strides[::-1], itemsize)
+        # an array with no elements is both, whatever its strides, as in numpy
+        empty = 0 in array.shape
+        self.c_contiguous = empty or contiguous(array.shape, array.strides, itemsize)
+        self.f_contiguous = empty or contiguous(array.shape[::-1], array.strides[::-1],
+                                                itemsize)
         self.forc = self.c_contiguous or self.f_contiguous
 
 
@@ -44,9 +47,11 @@ def c_strides(shape: tuple[int, ...], itemsize: int, order: str = "C") -> tuple[
     return tuple(strides) if order == "F" else tuple(reversed(strides))
 
 
-def shape_tuple(shape: Any) -> tuple[int, ...]:
+def shape_tuple(shape: Any, unknown: bool = False) -> tuple[int, ...]:
     """``shape`` (an integer or a sequence of them) as a tuple of ints; anything else, a float
-    among them too (``int()`` would truncate it), is ``CL_INVALID_VALUE``."""
+    among them too (``int()`` would truncate it), or a negative dimension is
+    ``CL_INVALID_VALUE``, a ``ValueError`` as numpy's. With ``unknown`` (a reshape's new
+    shape), one dimension may be -1, to be inferred."""
     dims = (shape,) if isinstance(shape, int | np.integer) else shape
     try:
         dims = tuple(dims)
@@ -54,9 +59,38 @@ def shape_tuple(shape: Any) -> tuple[int, ...]:
         dims = (shape,)  # one entry that is no integer: reported below
     for dim in dims:
         if not is_integer(dim):
-            raise make_error("Array", "INVALID_VALUE",
-                             f"shape {shape!r}: {dim!r} ({type(dim).__name__}) is not an integer")
-    return tuple(int(d) for d in dims)
+            raise invalid_value("Array", f"shape {shape!r}: {dim!r} ({type(dim).__name__}) "
+                                "is not an integer")
+    result = tuple(int(d) for d in dims)
+    inferred = result.count(-1) if unknown else 0
+    if inferred > 1:
+        raise invalid_value("Array.reshape", f"shape {shape!r}: only one dimension can be -1")
+    if any(d < 0 for d in result) and not (inferred and min(result) == -1):
+        raise invalid_value("Array", f"shape {shape!r}: negative dimensions are not allowed")
+    return result
+
+
+def reshape_strides(shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype,
+                    new_shape: tuple[int, ...], order: str) -> tuple[int, ...] | None:
+    """The strides of a view of ``new_shape`` over the elements of a view of ``shape`` and
+    ``strides``, read in ``order``, as numpy's reshape finds them (no data is touched); None
+    when no such view exists (numpy then copies)."""
+    model = as_strided(np.zeros(1, dtype), shape, strides, writeable=False)
+    try:
+        reshaped = np.reshape(model, new_shape, order=order, copy=False)  # type: ignore[call-overload]
+    except ValueError:
+        return None
+    except TypeError:
+        # numpy before 2.1 has no copy=: assigning a view's shape never copies (order F is
+        # order C over the reversed axes)
+        flip = order == "F"
+        reshaped = (model.T if flip else model).view()
+        try:
+            reshaped.shape = new_shape[::-1] if flip else new_shape
+        except AttributeError:
+            return None
+        return tuple(reshaped.strides[::-1] if flip else reshaped.strides)
+    return tuple(reshaped.strides)
 
 
 def span(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> tuple[int, int]:

@@ -153,9 +153,11 @@ class AllocatorBase:
         self.context = context
         self.mem_flags = mem_flags
 
-    def __call__(self, size: int) -> Buffer:
+    def __call__(self, size: int) -> Buffer | None:
+        """A new buffer of ``size`` bytes; None for 0, as PyOpenCL's allocators answer (an
+        OpenCL buffer cannot be empty)."""
         if size == 0:
-            raise cl.LogicError("allocator", -61, "zero-size allocation")
+            return None
         return Buffer(self.context, self.mem_flags, size)
 
 
@@ -220,6 +222,20 @@ class MemoryPool:
         shift = max(0, size.bit_length() - (self.leading_bits_in_bin_id + 1))
         return ((size + (1 << shift) - 1) >> shift) << shift
 
+    def bin_number(self, size: int) -> int:
+        """PyOpenCL's number of the bin serving ``size`` bytes: the bin size's leading bits
+        and how far they are shifted, so that ``bin_number(alloc_size(n)) == n``. As in
+        ``allocate``, 0 bytes take the bin of 1."""
+        bits = self.leading_bits_in_bin_id + 1
+        rounded = self.bin_size(max(1, size))
+        shift = max(0, rounded.bit_length() - bits)
+        return (shift << bits) | (rounded >> shift)
+
+    def alloc_size(self, bin_number: int) -> int:
+        """The bytes each buffer of bin ``bin_number`` holds (at least any size it serves)."""
+        bits = self.leading_bits_in_bin_id + 1
+        return (bin_number & ((1 << bits) - 1)) << (bin_number >> bits)
+
     def allocate(self, size: int) -> PooledBuffer:
         bin_size = self.bin_size(max(1, size))
         with self._lock:
@@ -227,6 +243,9 @@ class MemoryPool:
             block = held.pop() if held else None
         if block is None:
             block = self.allocator(bin_size)
+            if block is None:  # bin_size is at least 1: the allocator gave no memory
+                raise cl.MemoryError("MemoryPool.allocate", -4,
+                                     f"the allocator returned no buffer for {bin_size} bytes")
             self.managed_bytes += bin_size
         self.active_blocks += 1
         self.active_bytes += bin_size

@@ -50,7 +50,9 @@ def test_transfers_and_creation(queue):
 
 
 @pytest.mark.parametrize("args,dtype", [((10,), None), ((2, 20, 3), np.float32),
-                                        ((5, -1, -0.5), np.float64), ((0, 7), np.int32)])
+                                        ((5, -1, -0.5), np.float64), ((0, 7), np.int32),
+                                        ((1e-5, 1, 0.1), np.complex64),
+                                        ((-2, 3, 0.25), np.complex128)])
 def test_arange(queue, args, dtype):
     want = np.arange(*args, dtype=dtype)
     got = cla.arange(queue, *args, dtype=dtype).get()
@@ -823,3 +825,83 @@ def test_mixed_real_and_complex_comparisons_build(queue):
     for got, want in ((a == c, x == z), (c != a, z != x), (a.astype(np.int32) == c, x == z)):
         np.testing.assert_array_equal(got.get().astype(bool), want)
     np.testing.assert_allclose((c + a).get(), z + x)
+
+
+def test_shape_errors_are_value_errors_as_in_numpy(queue):
+    """A negative dimension made an array (or failed deep in the allocator); it, a fractional
+    one, two -1 in a reshape and the max of nothing raise ValueError as numpy's and
+    PyOpenCL's do, and stay CL_INVALID_VALUE."""
+    for shape in (-1, (-10,), (0, -1), (-1, 2), (3, 5.7), np.float32(7)):
+        with pytest.raises(ValueError) as raised:
+            cla.empty(queue, shape, np.float32)
+        assert isinstance(raised.value, ppcl.LogicError)
+    a = cla.to_device(queue, np.arange(128, dtype=np.float32))
+    assert a.reshape((8, -1, 4)).shape == (8, 4, 4)
+    for shape in ((-1, -1, 4), (-2, 64), (5, -1), (3, 3)):
+        with pytest.raises(ValueError, match="CL_INVALID_VALUE"):
+            a.reshape(shape)
+    for reduce in (cla.max, cla.min):
+        with pytest.raises(ValueError, match="empty"):
+            reduce(cla.zeros(queue, 0, np.float64))
+
+
+def test_reshape_of_a_strided_view_is_a_view_where_numpy_gives_one(queue):
+    """Splitting an axis of a slice is a view in numpy: writing it wrote a copy instead."""
+    x = cla.zeros(queue, (2, 12), np.float32)
+    x[..., 6:12].reshape((2, 2, 3))[0].fill(1)
+    want = np.zeros((2, 12), np.float32)
+    want[..., 6:12].reshape((2, 2, 3))[0] = 1
+    np.testing.assert_array_equal(x.get(), want)
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = cla.to_device(queue, h)
+    for view, host_view in ((a[:, ::-2], h[:, ::-2]), (a.T, h.T), (a[::2], h[::2])):
+        for shape in ((view.size,), (2, -1), (view.shape[0], 1, -1)):
+            np.testing.assert_array_equal(view.reshape(shape).get(), host_view.reshape(shape))
+            np.testing.assert_array_equal(view.reshape(shape, order="F").get(),
+                                          host_view.reshape(shape, order="F"))
+        flat = view.ravel()  # contiguous, a copy when the view is not, as numpy's
+        assert flat.flags.c_contiguous
+        np.testing.assert_array_equal(flat.get(), host_view.ravel())
+        np.testing.assert_array_equal(view.ravel("F").get(), host_view.ravel("F"))
+    np.testing.assert_array_equal(a[:, ::2].reverse().get(), h[:, ::2].ravel()[::-1].reshape(4, 3))
+
+
+@pytest.mark.parametrize("shape", [0, (3, 0, 2), (0, 5), (5, 0)])
+def test_an_array_without_elements_is_contiguous_both_ways(queue, shape):
+    got = cla.zeros(queue, shape, np.float32)
+    want = np.zeros(shape, np.float32)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == (True, True)
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == \
+        (want.flags.c_contiguous, want.flags.f_contiguous)
+
+
+def test_copy_takes_the_queue_given_or_none(ctx, queue):
+    other = ppcl.CommandQueue(ctx)
+    a = cla.to_device(queue, np.arange(10, dtype=np.int32))
+    assert a.copy().queue is queue
+    assert a.copy(queue=other).queue is other
+    detached = a.copy(queue=None)  # PyOpenCL's way to a copy without a queue
+    assert detached.queue is None
+    np.testing.assert_array_equal(detached.with_queue(queue).get(), np.arange(10))
+    assert a.astype(np.int32).queue is queue and a.reverse().queue is queue
+
+
+def test_an_array_without_a_queue_prints_without_raising(queue):
+    a = cla.zeros(queue, 10, np.float32).with_queue(None)
+    assert "without queue" in str(a) and "(10,)" in str(a)
+    assert "without queue" in repr(a)
+    assert str(a.with_queue(queue)) == str(np.zeros(10, np.float32))
+
+
+def test_maximum_minimum_if_positive_of_numbers_and_queueless_arrays(queue):
+    assert cla.maximum(0.25, 0.75) == 0.75 and cla.minimum(0.25, 0.75) == 0.25
+    assert cla.if_positive(np.bool_(False), 1.0, 2.0) == 2.0
+    out = cla.empty(queue, 3, np.float64)
+    assert cla.maximum(1.0, 2.0, out=out) is out
+    np.testing.assert_array_equal(out.get(), [2, 2, 2])
+    # operands without a queue run on the queue= given, as in PyOpenCL
+    b = cla.to_device(queue, np.array(-3.0)).with_queue(None)
+    assert cla.maximum(4.0, b, queue=queue).get() == 4.0
+    assert cla.minimum(b, 4.0, queue=queue).get() == -3.0
+    c = cla.to_device(queue, np.array([1.0, -1.0])).with_queue(None)
+    np.testing.assert_array_equal(cla.if_positive(c, c, 0.0, queue=queue).get(), [1, 0])

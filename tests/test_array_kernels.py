@@ -19,7 +19,12 @@ import ppcl.clrandom as clrandom
 from ppcl import tools
 from ppcl.elementwise import ElementwiseKernel
 from ppcl.reduction import ReductionKernel
-from ppcl.scan import ExclusiveScanKernel, GenericScanKernel, InclusiveScanKernel
+from ppcl.scan import (
+    ExclusiveScanKernel,
+    GenericDebugScanKernel,
+    GenericScanKernel,
+    InclusiveScanKernel,
+)
 from tests.child_env import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +73,31 @@ def test_elementwise_kernel_complex_and_errors(ctx, queue):
         knl(cla.zeros(queue, 4, np.int32))
 
 
+def test_kernel_arguments_take_integers_of_the_declared_size_either_signedness(ctx, queue):
+    """Flags kept in a uint8 (or bool) array are read as ``char``, as C reads them: the scan's
+    ``char *segflags`` refused them; an integer of another size or a float is still refused."""
+    flags = np.zeros(50, np.uint8)
+    flags[[0, 20, 35]] = 1
+    x = cla.to_device(queue, np.ones(50, np.int32))
+    out = cla.empty_like(x)
+    scan = GenericScanKernel(
+        ctx, np.int32, "__global int *x, __global char *segflags, __global int *out",
+        input_expr="x[i]", scan_expr="across_seg_boundary ? b : a + b", neutral="0",
+        is_segment_start_expr="segflags[i]", output_statement="out[i] = item")
+    want = np.concatenate([np.arange(1, 21), np.arange(1, 16), np.arange(1, 16)])
+    for dtype in (np.uint8, np.int8, np.bool_):
+        out.fill(0)
+        scan(x, cla.to_device(queue, flags.astype(dtype)), out)
+        np.testing.assert_array_equal(out.get(), want)
+    count = ElementwiseKernel(ctx, "unsigned int *c", "c[i] += 1")
+    signed = cla.to_device(queue, np.array([-2, 5], np.int32))
+    count(signed)
+    np.testing.assert_array_equal(signed.get(), [-1, 6])
+    for wrong in (np.int16, np.float32):
+        with pytest.raises(ppcl.LogicError, match="INVALID_ARG_VALUE"):
+            count(cla.zeros(queue, 2, wrong))
+
+
 def test_elementwise_kernel_reads_complex_arrays_as_float2(ctx, queue):
     # PyOpenCL's complex example declares complex64 arrays as float2 (double2 for complex128)
     for dtype, real_type in [(np.complex64, "float"), (np.complex128, "double")]:
@@ -82,6 +112,18 @@ def test_elementwise_kernel_reads_complex_arrays_as_float2(ctx, queue):
     knl = ElementwiseKernel(ctx, "double2 *x", "x[i] = 0")
     with pytest.raises(ppcl.LogicError, match="INVALID_ARG_VALUE.*complex64"):
         knl(cla.zeros(queue, 4, np.complex64))
+
+
+def test_reduction_kernel_without_arrays_returns_a_new_array(ctx, queue):
+    """A reduction of the index alone takes no array, so the result's type cannot come from
+    one: it is a 0-d ppcl.array.Array on the queue given, as in PyOpenCL."""
+    triangle = ReductionKernel(ctx, np.int32, neutral="0", reduce_expr="a+b", map_expr="i",
+                               arguments=[])
+    result = triangle(range=slice(2000), queue=queue)
+    assert isinstance(result, cla.Array) and result.shape == () and result.queue is queue
+    assert result.get() == 2000 * 1999 // 2
+    with pytest.raises(ppcl.LogicError, match="INVALID_COMMAND_QUEUE"):
+        triangle(range=slice(10))
 
 
 def test_reduction_kernel(ctx, queue):
@@ -214,6 +256,19 @@ def test_generic_scan_segmented_and_fetch(ctx, queue):
     np.testing.assert_allclose(out.get(), x, rtol=1e-9)
 
 
+@pytest.mark.parametrize("n", [0, 1, 5000])
+def test_debug_scan_kernel_is_a_serial_generic_scan(ctx, queue, n):
+    """PyOpenCL's reference scan takes GenericScanKernel's arguments and gives its results."""
+    x = np.random.default_rng(2).integers(-50, 50, n).astype(np.int64)
+    a = cla.to_device(queue, x)
+    out = cla.empty_like(a)
+    scan = GenericDebugScanKernel(
+        ctx, np.int64, "__global long *x, __global long *out", input_expr="x[i]",
+        scan_expr="a + b", neutral="0", output_statement="out[i] = prev_item")
+    scan(a, out)
+    np.testing.assert_array_equal(out.get(), np.cumsum(x) - x)
+
+
 @pytest.mark.parametrize("neutral", ["0", None])
 def test_generic_scan_arguments_named_like_its_locals(ctx, queue, neutral):
     """Arguments may take any name but the documented ones (item, prev_item, last_item, i,
@@ -251,6 +306,11 @@ def test_clmath(queue, dtype):
     np.testing.assert_allclose(clmath.atan2(a, a[::-1]).get(), np.arctan2(x, x[::-1]),
                                rtol=rtol)
     np.testing.assert_allclose(clmath.hypot(a, 2).get(), np.hypot(x, 2), rtol=rtol)
+    # PyOpenCL's atan2pi(y, x): atan2 in half turns
+    half_turns = clmath.atan2pi(y=a - 1, x=a[::-1] - 2)
+    assert half_turns.dtype == dtype
+    np.testing.assert_allclose(half_turns.get(), np.arctan2(x - 1, x[::-1] - 2) / np.pi,
+                               rtol=rtol, atol=1e-7)
     np.testing.assert_allclose(clmath.pow(2, a).get(), 2 ** x, rtol=rtol)
     one = a[:1]  # a one-element array broadcasts, as under operators
     np.testing.assert_allclose(clmath.atan2(one, a).get(), np.arctan2(x[:1], x), rtol=rtol)
@@ -544,6 +604,7 @@ _COMPLEX_CALLS = {
     "cfloat_rdivide(r[i], z[i])": lambda z, w, r: r / z,
     "cfloat_rsub(r[i], z[i])": lambda z, w, r: r - z,
     "cfloat_fromreal(cfloat_arg(z[i]))": lambda z, w, r: np.angle(z),
+    "cfloat_fma(z[i], w[i], cfloat_fromreal(r[i]))": lambda z, w, r: z * w + r,
 }
 
 
@@ -573,6 +634,11 @@ def test_pyopencl_complex_header_double_after_its_define(ctx, queue):
     out = cla.empty(queue, 4, np.complex128)
     knl(out, cla.to_device(queue, z))
     np.testing.assert_allclose(out.get(), np.sqrt(z.astype(np.complex128)), rtol=1e-12)
+    fma = ElementwiseKernel(ctx, "cdouble_t *out, cdouble_t *a",
+                            "out[i] = cdouble_fma(a[i], a[i], a[i])", preamble=preamble)
+    a = z.astype(np.complex128)
+    fma(out, cla.to_device(queue, a))
+    np.testing.assert_allclose(out.get(), a * a + a, rtol=1e-15)
     # without the define, cdouble_t is not declared, as in PyOpenCL
     with pytest.raises(ppcl.Error):
         ElementwiseKernel(ctx, "cfloat_t *z", "z[i] = cfloat_cast(cdouble_new(1, 2))",
@@ -597,8 +663,12 @@ def test_clmath_ldexp_frexp_modf_as_numpy(queue):
     np.testing.assert_array_equal(whole.get(), want_w)
     integers = clmath.modf(cla.to_device(queue, np.array([3, -4], np.int32)))
     assert integers[0].dtype == np.float64
-    with pytest.raises(ppcl.Error):
-        clmath.ldexp(d_x, 1.5)
+    # real exponents are truncated toward zero, as PyOpenCL's kernel casts them to int
+    np.testing.assert_array_equal(clmath.ldexp(d_x, 1.5).get(), np.ldexp(x, 1))
+    real_n = cla.to_device(queue, n + np.float32(0.75) * np.sign(n))
+    np.testing.assert_array_equal(clmath.ldexp(d_x, real_n).get(), np.ldexp(x, n))
+    with pytest.raises(ppcl.Error, match="complex"):
+        clmath.ldexp(d_x, cla.to_device(queue, n.astype(np.complex64)))
     with pytest.raises(ppcl.Error, match="past int"):  # not converted to int silently
         clmath.ldexp(d_x, 2**40)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+import typing
 
 import numpy as np
 import pytest
@@ -22,6 +23,16 @@ def test_ctx_factory_fixture_covers_ppcl_devices(ctx_factory):
     assert isinstance(ctx, cl.Context)
     assert ctx.devices == [ctx_factory.device]
     assert ctx.devices[0].platform.name.startswith("ppcl")  # ppcl's own or its CUDA platform
+
+
+def test_ctx_factory_type_is_exported():
+    """Test suites annotate the fixture as ``cl.CtxFactory``, evaluated when their module loads
+    unless it defers annotations."""
+    def annotated(ctx_factory: cl.CtxFactory) -> cl.Context:
+        return ctx_factory()
+
+    assert typing.get_type_hints(annotated)["ctx_factory"] == cl.CtxFactory
+    assert "CtxFactory" in cl.__all__
 
 
 def test_device_fixture(device, platform):
@@ -162,6 +173,37 @@ def test_allocators_and_memory_pool():
     pool.free_held()
     assert pool.held_blocks == 0 and pool.managed_bytes == 0
     assert pool.bin_size(1000) == 1024 and pool.bin_size(16) == 16
+
+
+def test_allocators_answer_none_for_no_bytes():
+    """As PyOpenCL's: an allocator asked for 0 bytes returns None (it raised
+    CL_INVALID_BUFFER_SIZE), which code making empty arrays with its own allocator relies on."""
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    for allocator in (tools.DeferredAllocator(ctx), tools.ImmediateAllocator(queue)):
+        assert allocator(0) is None
+        assert allocator(15).size == 15
+    pool = tools.MemoryPool(lambda size: None)
+    with pytest.raises(cl.MemoryError, match="no buffer"):
+        pool.allocate(8)
+
+
+@pytest.mark.parametrize("leading_bits", [1, 4, 7])
+def test_memory_pool_bin_numbers_and_their_sizes(leading_bits):
+    """PyOpenCL's bin_number(size) and alloc_size(bin): a bin's buffers hold every size it
+    serves, and a bin's size falls in that bin."""
+    ctx = cl.create_some_context(interactive=False)
+    pool = tools.MemoryPool(tools.DeferredAllocator(ctx), leading_bits_in_bin_id=leading_bits)
+    rng = np.random.default_rng(leading_bits)
+    sizes = [0, 1, 2, 3, 31, 32, 33, 1000, 2**30, 2**31 + 5,
+             *(int(s) >> int(r) for s, r in zip(rng.integers(0, 2**31, 500),
+                                                 rng.integers(0, 32, 500)))]
+    for size in sizes:
+        number = pool.bin_number(size)
+        held = pool.alloc_size(number)
+        assert held >= max(1, size) and held == pool.bin_size(max(1, size))
+        assert pool.bin_number(held) == number
+    assert pool.bin_number(1000) != pool.bin_number(2000)
 
 
 def test_memoize_and_clear():

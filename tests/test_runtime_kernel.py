@@ -321,6 +321,21 @@ def test_build_options_as_list_and_invalid_options(ctx, queue):
         cl.Program(ctx, src).build(options="-cl-no-such-option")
 
 
+def test_unload_platform_compiler_then_build_again(ctx, queue):
+    """clUnloadPlatformCompiler is OpenCL 1.2: a hint that takes the platform; programs build
+    after it as before."""
+    source = "__kernel void twice(__global int *a) { a[get_global_id(0)] *= 2; }"
+    cl.Program(ctx, source).build()
+    cl.unload_platform_compiler(ctx.devices[0].platform)
+    a = np.arange(4, dtype=np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
+    cl.Program(ctx, source).build().twice(queue, (4,), None, buf)
+    cl.enqueue_copy(queue, a, buf)
+    np.testing.assert_array_equal(a, [0, 2, 4, 6])
+    with pytest.raises(cl.LogicError, match="CL_INVALID_PLATFORM"):
+        cl.unload_platform_compiler(ctx)
+
+
 def test_compile_with_headers_and_link(ctx, queue):
     header = cl.Program(ctx, "#define SCALE 3\nint triple(int v);\n")
     lib = cl.Program(ctx, '#include "scale.h"\nint triple(int v) { return v * SCALE; }\n')

@@ -361,6 +361,28 @@ def test_fill_with_a_pattern_that_is_no_data(ctx, queue):
             cl.enqueue_fill_buffer(queue, buf, pattern, 0, 16)
 
 
+def test_map_buffer_with_strides_of_three_dimensions(ctx, queue):
+    """The mapped range runs to the last element over every dimension's stride: it was sized
+    by the largest stride alone, so a 3-d C-ordered map (as Array.map_to_host asks) failed."""
+    host = np.arange(5 * 6 * 7, dtype=np.float32).reshape(5, 6, 7)
+    buf = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+    rw = cl.map_flags.READ | cl.map_flags.WRITE
+    mapped, _ = cl.enqueue_map_buffer(queue, buf, rw, 0, host.shape, np.float32,
+                                      strides=host.strides)
+    np.testing.assert_array_equal(mapped, host)
+    mapped[1, 2, 3] = -1
+    mapped.base.release(queue)
+    out = np.empty_like(host)
+    cl.enqueue_copy(queue, out, buf)
+    assert out[1, 2, 3] == -1
+    # a map of the last element's column past the buffer's end is still refused
+    with pytest.raises(cl.LogicError, match="CL_INVALID_VALUE"):
+        cl.enqueue_map_buffer(queue, buf, rw, 4, host.shape, np.float32, strides=host.strides)
+    empty, _ = cl.enqueue_map_buffer(queue, buf, rw, 0, (0, 3), np.float32, strides=(12, 4))
+    assert empty.shape == (0, 3)
+    empty.base.release(queue)
+
+
 def test_map_copy_and_migrate_arguments_of_the_wrong_type(ctx, queue):
     buf = cl.Buffer(ctx, mf.READ_WRITE, 16)
     read = cl.map_flags.READ

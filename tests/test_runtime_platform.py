@@ -138,6 +138,24 @@ def test_context_and_queue_info():
         cl.CommandQueue(ctx, properties=1 << 10)
 
 
+def test_persistent_unique_id_is_the_deprecated_model_identifier():
+    dev = cl.get_platforms()[0].get_devices()[0]
+    with pytest.deprecated_call():
+        old = dev.persistent_unique_id
+    assert old == dev.hashable_model_and_version_identifier
+
+
+def test_platform_context_and_queue_report_their_opencl_version():
+    """PyOpenCL's ``_get_cl_version``, which code written for it compares with (1, 2) before
+    using an OpenCL 1.2 command and with (2, 0) before using SVM."""
+    platform = cl.get_platforms()[0]
+    ctx = cl.Context(platform.get_devices())
+    queue = cl.CommandQueue(ctx)
+    assert platform._get_cl_version() == (1, 2)
+    assert ctx._get_cl_version() == queue._get_cl_version() == (1, 2)
+    assert cl.get_cl_header_version() >= queue._get_cl_version()
+
+
 @pytest.mark.parametrize("variable", ["PPCL_CTX", "PYOPENCL_CTX"])
 def test_create_some_context_honours_environment(monkeypatch, variable):
     monkeypatch.delenv("PPCL_CTX", raising=False)

@@ -43,9 +43,15 @@ from ppcl.expression import (
     size_of,
 )
 from ppcl.reduction import ReductionKernel, neutral_of
-from ppcl.runtime.errors import ERROR_CODES, LogicError, is_integer, make_error
+from ppcl.runtime.errors import (
+    ERROR_CODES,
+    LogicError,
+    invalid_value,
+    is_integer,
+    make_error,
+)
 from ppcl.runtime.queue import enqueue_no_work
-from ppcl.strides import Flags, c_strides, index_view, shape_tuple, span
+from ppcl.strides import Flags, c_strides, index_view, reshape_strides, shape_tuple, span
 
 _MAX_TREE = 40
 _MAX_EVENTS = 12  # an array's events past this: the oldest are waited for (PyOpenCL's bound)
@@ -67,6 +73,8 @@ def _forget(key: int) -> Any:
 
 # ``initial`` not given to max, min or sum (None is no value numpy refuses there)
 _NO_INITIAL: Any = object()
+# ``queue`` not given to ``copy`` (None asks for a copy without a queue)
+_OWN_QUEUE: Any = object()
 
 
 class Array:
@@ -236,9 +244,15 @@ class Array:
         _assign(self, Leaf(self.dtype, _functions.to_device(queue, np.require(ary, requirements="C"))))
 
     def __str__(self) -> str:
+        if self.queue is None:  # as PyOpenCL's: printing an array never raises
+            return (f"<cl.{type(self).__name__} {self.shape} of {self.dtype} without queue, "
+                    "call with_queue()>")
         return str(self.get())
 
     def __repr__(self) -> str:
+        if self.queue is None:
+            return (f"<cl.{type(self).__name__} {self.shape} of {self.dtype} at {id(self):x} "
+                    "without queue, call with_queue()>")
         return repr(self.get()).replace("array(", "cl.Array(", 1)
 
     def __len__(self) -> int:
@@ -288,17 +302,22 @@ class Array:
             return self._expr
         return Leaf(self.dtype, self)
 
-    def copy(self, queue: cl.CommandQueue | None = None) -> Array:
+    def copy(self, queue: Any = _OWN_QUEUE) -> Array:
+        """A new array of the same elements. Its queue is ``queue``, the array's own when not
+        given; ``queue=None`` gives a copy without a queue, as PyOpenCL's, made on the
+        array's queue."""
         result = self._new_like()
-        if queue is not None:
+        if queue is not _OWN_QUEUE and queue is not None:
             result.queue = queue
         _assign(result, self._node())
+        if queue is None:
+            result.queue = None
         return result
 
     def astype(self, dtype: Any, queue: cl.CommandQueue | None = None) -> Array:
         dtype = np.dtype(dtype)
         if dtype == self.dtype:
-            return self.copy(queue)
+            return self.copy() if queue is None else self.copy(queue)
         if self.dtype.kind == "c" and dtype.kind != "c":
             raise TypeError(f"astype cannot drop the imaginary part of {self.dtype}: take "
                             ".real or abs() first")
@@ -352,23 +371,25 @@ class Array:
     def reshape(self, *shape: Any, order: str = "C") -> Array:
         if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
             shape = tuple(shape[0])
-        dims = list(shape_tuple(shape))
+        dims = list(shape_tuple(shape, unknown=True))
         if dims.count(-1) == 1:
             known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
             dims[dims.index(-1)] = self.size // known if known else 0
         new_shape = tuple(dims)
         if int(np.prod(new_shape, dtype=np.int64)) != self.size:
-            raise make_error("Array.reshape", "INVALID_VALUE",
-                             f"cannot reshape size {self.size} into {new_shape}")
-        if order == "F":
-            if not self.flags.f_contiguous:
-                raise make_error("Array.reshape", "INVALID_VALUE",
-                                 "order='F' needs an F-contiguous array")
-            source = self._concrete()
-        else:
-            source = self._concrete() if self.flags.c_contiguous else self.copy()
-        return source._view(new_shape, c_strides(new_shape, self.dtype.itemsize, order),
-                            source.offset)
+            raise invalid_value("Array.reshape",
+                                f"cannot reshape size {self.size} into {new_shape}")
+        if order not in ("C", "F"):
+            raise invalid_value("Array.reshape", f"order is 'C' or 'F', not {order!r}")
+        source = self._concrete()
+        # a view wherever numpy's reshape gives one, so that writing the result writes the
+        # array (a strided slice split along an axis); a copy where none exists, as numpy's
+        strides = reshape_strides(source.shape, source.strides, source.dtype, new_shape, order)
+        if strides is None:
+            # a copy contiguous in the order the elements are read, which any shape views
+            source = source.copy() if order == "C" else source.T.copy().T
+            strides = c_strides(new_shape, self.dtype.itemsize, order)
+        return source._view(new_shape, strides, source.offset)
 
     def squeeze(self) -> Array:
         self._materialize()
@@ -387,15 +408,20 @@ class Array:
         self[subscript] = value
 
     def ravel(self, order: str = "C") -> Array:
-        if order == "C":
-            return self.reshape(self.size)
-        if order == "F":
-            return self.transpose().reshape(self.size)
-        raise make_error("Array.ravel", "INVALID_VALUE", f"order is 'C' or 'F', not {order!r}")
+        """The elements in ``order`` as a contiguous 1-d array: a view of an array contiguous
+        in that order, else a copy, as numpy's (a reshape may give a strided view)."""
+        if order not in ("C", "F"):
+            raise make_error("Array.ravel", "INVALID_VALUE",
+                             f"order is 'C' or 'F', not {order!r}")
+        source = self.transpose() if order == "F" else self
+        if not source.flags.c_contiguous:
+            source = source.copy()
+        return source.reshape(self.size)
 
     def reverse(self, queue: cl.CommandQueue | None = None) -> Array:
         """The elements in reverse order, the array taken as 1-d (its shape kept)."""
-        return self.ravel()[::-1].copy(queue).reshape(self.shape)
+        flipped = self.ravel()[::-1]
+        return (flipped.copy() if queue is None else flipped.copy(queue)).reshape(self.shape)
 
     def mul_add(self, selffac: Any, other: Any, otherfac: Any,
                 queue: cl.CommandQueue | None = None) -> Array:
@@ -785,8 +811,8 @@ def _reduce(array: Array, node: Node, kind: str, dtype: np.dtype,
     if total == 0 and kind != "sum":
         # the neutral element (-inf, INT_MIN, ...) is no value of the array; numpy and
         # PyOpenCL refuse too
-        raise make_error(f"ppcl.array.{kind}", "INVALID_VALUE",
-                         f"{kind} of an empty array: a zero-size array has no {kind}")
+        raise invalid_value(f"ppcl.array.{kind}",
+                            f"{kind} of an empty array: a zero-size array has no {kind}")
     route = array_patterns.plan(node, kind, dtype, total, queue) \
         if shape is None and count is None else "a reduction over another shape"
     out = Array(queue, (), dtype, allocator=array.allocator)

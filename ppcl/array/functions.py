@@ -131,7 +131,9 @@ def arange(queue: cl.CommandQueue, *args: Any, dtype: Any = None, allocator: Any
     dtype = np.dtype(dtype)
     count = builtins.max(0, int(np.ceil((stop - start) / step)))
     result = Array(queue, (count,), dtype, allocator=allocator)
-    index = Index(np.dtype(np.float64 if dtype.kind == "f" else np.int64))
+    # computed in double for a real or complex result (the imaginary parts are 0), so that a
+    # fractional step is not truncated to an integer
+    index = Index(np.dtype(np.float64 if dtype.kind in "fc" else np.int64))
     node = Op(index.dtype, "+", (Op(index.dtype, "*", (index, scalar_node(step, index.dtype))),
                                  scalar_node(start, index.dtype)))
     _assign(result, node)
@@ -433,23 +435,51 @@ def cumsum(a: Array, output_dtype: Any = None, queue: Any = None,
     return (event, result) if return_event else result
 
 
-def maximum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:
-    return _result(a._binary(b, "max") if isinstance(a, Array) else b._binary(a, "max", True),
-                   out)
+def maximum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Any:
+    return _extremum("max", a, b, out, queue)
 
 
-def minimum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Array:
-    return _result(a._binary(b, "min") if isinstance(a, Array) else b._binary(a, "min", True),
-                   out)
+def minimum(a: Any, b: Any, out: Array | None = None, queue: Any = None) -> Any:
+    return _extremum("min", a, b, out, queue)
 
 
-def if_positive(criterion: Array, then_: Any, else_: Any, out: Array | None = None,
-                queue: Any = None) -> Array:
+def _extremum(kind: str, a: Any, b: Any, out: Array | None, queue: Any) -> Any:
+    if not isinstance(a, Array) and not isinstance(b, Array):
+        return _scalar_result((np.maximum if kind == "max" else np.minimum)(a, b), out)
+    lazy = a._binary(b, kind) if isinstance(a, Array) else b._binary(a, kind, True)
+    return _result(_on_queue(lazy, queue), out)
+
+
+def if_positive(criterion: Any, then_: Any, else_: Any, out: Array | None = None,
+                queue: Any = None) -> Any:
+    if not builtins.any(isinstance(v, Array) for v in (criterion, then_, else_)):
+        # as PyOpenCL's: numbers give numpy's where (a true criterion picks then_)
+        return _scalar_result(np.where(criterion, then_, else_), out)
+    if not isinstance(criterion, Array):
+        raise make_error("ppcl.array.if_positive", "INVALID_VALUE",
+                         "if_positive takes an array criterion when then_ or else_ is one")
     nodes = [v._node() if isinstance(v, Array) else scalar_node(v, criterion.dtype)
              for v in (then_, else_)]
     dtype = np.result_type(nodes[0].dtype, nodes[1].dtype)
     positive = Op(np.dtype(np.int8), ">", (criterion._node(), scalar_node(0, criterion.dtype)))
-    return _result(criterion._lazy(Op(dtype, "where", (positive, *nodes))), out)
+    return _result(_on_queue(criterion._lazy(Op(dtype, "where", (positive, *nodes))), queue),
+                   out)
+
+
+def _on_queue(lazy: Array, queue: Any) -> Array:
+    """``lazy`` (a new lazy array) run on ``queue`` when one is given: the operands' arrays
+    may have none (``with_queue(None)``), as PyOpenCL's ``queue=`` allows."""
+    if queue is not None:
+        lazy.queue = queue
+    return lazy
+
+
+def _scalar_result(value: Any, out: Array | None) -> Any:
+    """The result of a function of numbers alone: numpy's, or ``out`` filled with it."""
+    if out is None:
+        return value
+    out.fill(value)
+    return out
 
 
 def _check_out(out: Array, shape: tuple[int, ...], routine: str) -> None:

@@ -68,6 +68,10 @@ class Context:
     def num_devices(self) -> int:
         return len(self.devices)
 
+    def _get_cl_version(self) -> tuple[int, int]:
+        """The OpenCL version of the context's platform, as PyOpenCL's."""
+        return self.devices[0].platform._get_cl_version()
+
     @property
     def int_ptr(self) -> int:
         return id(self)

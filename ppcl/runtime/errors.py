@@ -140,6 +140,17 @@ class LogicError(Error):
     """A misuse of the API (an ``INVALID_*`` code)."""
 
 
+class InvalidValueError(LogicError, builtins.ValueError):
+    """``CL_INVALID_VALUE`` where numpy and PyOpenCL raise ``ValueError`` (a negative or
+    fractional dimension, a reshape to another size, the maximum of an empty array): code
+    written for them catches it with ``except ValueError``, as with ``except LogicError``."""
+
+
+def invalid_value(routine: str, message: str) -> InvalidValueError:
+    """The ``InvalidValueError`` of ``routine``."""
+    return InvalidValueError(routine, ERROR_CODES["INVALID_VALUE"], message)
+
+
 class RuntimeError(Error, builtins.RuntimeError):  # noqa: A001 - PyOpenCL's name
     """A failure at run time that is not the caller's misuse (build failure, ...)."""
 

@@ -9,6 +9,8 @@ PyOpenCL.
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +45,15 @@ _FP_CONFIG = (device_fp_config.DENORM | device_fp_config.INF_NAN
               | device_fp_config.ROUND_TO_NEAREST | device_fp_config.ROUND_TO_ZERO
               | device_fp_config.ROUND_TO_INF | device_fp_config.FMA
               | device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
+
+
+def cl_version(text: str) -> tuple[int, int]:
+    """(major, minor) of an ``OpenCL <major>.<minor> <rest>`` version string."""
+    match = re.match(r"OpenCL (\d+)\.(\d+)", text)
+    if match is None:
+        raise make_error("_get_cl_version", "INVALID_VALUE",
+                         f"version {text!r} is not 'OpenCL <major>.<minor> ...'")
+    return int(match.group(1)), int(match.group(2))
 
 
 class Platform:
@@ -92,6 +103,12 @@ class Platform:
         return [d for d in self._all_devices()
                 if device_type in (_device_type.ALL, _device_type.DEFAULT)
                 or d.type & device_type]
+
+    def _get_cl_version(self) -> tuple[int, int]:
+        """(major, minor) of the platform's version string, as PyOpenCL's: its test suites
+        and libraries written for it compare it with ``(1, 2)`` or ``(2, 0)`` before using a
+        feature."""
+        return cl_version(self.version)
 
     @property
     def int_ptr(self) -> int:
@@ -215,6 +232,15 @@ class Device:
     @property
     def hashable_model_and_version_identifier(self) -> tuple[str, ...]:
         return ("v1", self.vendor, self.name, self.version, self.driver_version)
+
+    @property
+    def persistent_unique_id(self) -> tuple[str, ...]:
+        """PyOpenCL's older name of ``hashable_model_and_version_identifier``, deprecated
+        there with the same warning."""
+        warnings.warn("Device.persistent_unique_id is deprecated. Use "
+                      "Device.hashable_model_and_version_identifier instead.",
+                      DeprecationWarning, stacklevel=2)
+        return self.hashable_model_and_version_identifier
 
     def __repr__(self) -> str:
         return f"<ppcl.Device '{self.name}' on '{self._platform.name}' at 0x{id(self):x}>"

@@ -51,6 +51,7 @@ from ppcl.runtime.constants import (
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import Error, make_error
 from ppcl.runtime.kernel import Kernel
+from ppcl.runtime.platform import Platform
 from ppcl.settings import Settings, SettingsError, read_settings
 
 if TYPE_CHECKING:
@@ -583,3 +584,14 @@ def link_program(context: Context, programs: Sequence[Program],
                              error.what.what()) from error
         raise
     return linked
+
+
+def unload_platform_compiler(platform: Platform) -> None:
+    """``clUnloadPlatformCompiler`` (OpenCL 1.2): the platform's compiler may let go of what it
+    holds; a later build brings it back. ppcl's front end drops its cache of translated
+    program sources."""
+    if not isinstance(platform, Platform):
+        raise make_error("clUnloadPlatformCompiler", "INVALID_PLATFORM",
+                         f"{platform!r} is not a platform")
+    with _frontend_lock:
+        _frontend_cache.clear()

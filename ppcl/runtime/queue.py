@@ -315,6 +315,10 @@ class CommandQueue:
         return values[param]
 
 
+    def _get_cl_version(self) -> tuple[int, int]:
+        """The OpenCL version of the queue's platform, as PyOpenCL's."""
+        return self.context._get_cl_version()
+
     @property
     def int_ptr(self) -> int:
         return id(self)

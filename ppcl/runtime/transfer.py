@@ -375,8 +375,10 @@ def enqueue_map_buffer(queue: CommandQueue, buf: Buffer, flags: int, offset: int
                              "per dimension")
     count = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if strides is not None:
-        count = max((s - 1) * abs(st) for s, st in zip(shape, strides)) + dtype.itemsize \
-            if shape else dtype.itemsize
+        # up to the end of the last element, every index at its largest (no element at all
+        # when a dimension is 0)
+        count = 0 if 0 in shape else \
+            sum((s - 1) * st for s, st in zip(shape, strides)) + dtype.itemsize
     check_range(routine, "map", offset, count, buf.size)
     region = queue.device.backend.map(buf.bytes_view()[offset:offset + count])
     view = np.ndarray(shape, dtype=dtype, buffer=region,

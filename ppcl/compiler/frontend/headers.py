@@ -3,6 +3,7 @@
 ``pyopencl-complex.h`` gives ``cfloat_t`` (and, after ``#define PYOPENCL_DEFINE_CDOUBLE``,
 ``cdouble_t``) with PyOpenCL's functions: ``new``, ``fromreal``, ``real``, ``imag``, ``conj``,
 ``neg``, ``add``/``addr``/``radd``, ``sub``/``subr``/``rsub``, ``mul``/``mulr``/``rmul``,
+``fma`` (``a * b + c``, its real part's product and sum rounded once as PyOpenCL's),
 ``divide``/``divider``/``rdivide``, ``abs``, ``abs_squared``, ``arg``, ``sqrt``, ``exp``,
 ``log``, ``pow``/``powr``/``rpow``, ``sin``, ``cos``, ``tan``, ``sinh``, ``cosh``, ``tanh``,
 and ``cfloat_cast``/``cdouble_cast`` between the two. A complex value is a ``float2``
@@ -35,6 +36,8 @@ inline @T@_t @T@_subr(@T@_t a, @R@ b) { return (@T@_t)(a.x - b, a.y); }
 inline @T@_t @T@_rsub(@R@ a, @T@_t b) { return (@T@_t)(a - b.x, -b.y); }
 inline @T@_t @T@_mul(@T@_t a, @T@_t b) {
   return (@T@_t)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+inline @T@_t @T@_fma(@T@_t a, @T@_t b, @T@_t c) {
+  return (@T@_t)(fma(a.x, b.x, c.x) - a.y * b.y, fma(a.y, b.x, fma(a.x, b.y, c.y))); }
 inline @T@_t @T@_mulr(@T@_t a, @R@ b) { return (@T@_t)(a.x * b, a.y * b); }
 inline @T@_t @T@_rmul(@R@ a, @T@_t b) { return (@T@_t)(a * b.x, a * b.y); }
 inline @T@_t @T@_divide(@T@_t a, @T@_t b) {
