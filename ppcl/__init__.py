@@ -94,7 +94,12 @@ from ppcl.runtime.program import (  # noqa: E402
     link_program,
     unload_platform_compiler,
 )
-from ppcl.runtime.queue import CommandQueue, enqueue_barrier, enqueue_marker  # noqa: E402
+from ppcl.runtime.queue import (  # noqa: E402
+    CommandQueue,
+    CommandQueueUsedAfterExit,
+    enqueue_barrier,
+    enqueue_marker,
+)
 from ppcl.runtime.transfer import (  # noqa: E402
     enqueue_copy_buffer,
     enqueue_copy_buffer_rect,
@@ -131,7 +136,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "Buffer", "CommandQueue", "CompilerWarning", "Context", "CtxFactory", "Device", "Error", "Event", "Kernel",
+    "Buffer", "CommandQueue", "CommandQueueUsedAfterExit", "CompilerWarning", "Context", "CtxFactory", "Device", "Error", "Event", "Kernel",
     "KernelCheckError", "LocalMemory", "LogicError", "MemoryError", "MemoryMap", "MemoryObject", "Platform",
     "Program", "RuntimeError", "UserEvent", "build_status", "command_execution_status",
     "command_queue_info", "command_queue_properties", "command_type", "context_info",

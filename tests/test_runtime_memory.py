@@ -396,3 +396,13 @@ def test_map_copy_and_migrate_arguments_of_the_wrong_type(ctx, queue):
         cl.enqueue_copy(queue, buf, cl.Buffer(ctx, mf.READ_WRITE, 16), byte_count="4")
     with pytest.raises(cl.LogicError, match="CL_INVALID_MEM_OBJECT"):
         cl.enqueue_migrate_mem_objects(queue, [5])
+
+
+def test_image_info_by_name_through_image_attribute(ctx):
+    fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+    img = cl.Image(ctx, mf.READ_ONLY, fmt, shape=(8, 4, 2))
+    assert (img.image.width, img.image.height, img.image.depth) == (8, 4, 2)
+    assert img.image.element_size == 16 and img.image.array_size == 0
+    assert img.image.format == fmt
+    with pytest.raises(AttributeError, match="no value 'colour'"):
+        img.image.colour  # noqa: B018

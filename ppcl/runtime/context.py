@@ -19,12 +19,13 @@ from ppcl.runtime.constants import (
     info_attributes,
 )
 from ppcl.runtime.errors import make_error
+from ppcl.runtime.handles import Handle
 from ppcl.runtime.platform import Device, Platform, get_platforms
 from ppcl.settings import read_settings
 
 
 @info_attributes(context_info, own=("devices", "properties"))
-class Context:
+class Context(Handle):
     """A set of devices sharing memory objects and programs."""
 
     def __init__(self, devices: Sequence[Device] | None = None,
@@ -72,9 +73,6 @@ class Context:
         """The OpenCL version of the context's platform, as PyOpenCL's."""
         return self.devices[0].platform._get_cl_version()
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     def __repr__(self) -> str:
         names = ", ".join(d.name for d in self.devices)

@@ -24,6 +24,7 @@ from ppcl.runtime.constants import (
 )
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import ERROR_CODES, error_name, integer_arg, make_error
+from ppcl.runtime.handles import Handle
 
 if TYPE_CHECKING:
     from ppcl.runtime.queue import CommandQueue
@@ -66,7 +67,7 @@ class ProfilingInfo:
 
 
 @info_attributes(event_info, own=("command_queue", "command_type", "context"))
-class Event:
+class Event(Handle):
     """The handle of one command (or a user event)."""
 
     # what most events never change stays on the class, and the instance gets its own value
@@ -252,9 +253,6 @@ class Event:
     def profile(self) -> ProfilingInfo:
         return ProfilingInfo(self)
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     def __repr__(self) -> str:
         kind = command_type.to_string(self.command_type, "<{}>")

@@ -29,6 +29,7 @@ from ppcl.runtime.constants import (
     sampler_info,
 )
 from ppcl.runtime.errors import integer_arg, is_integer, make_error
+from ppcl.runtime.handles import Handle
 from ppcl.runtime.memory import Buffer, MemoryObject, check_flags, host_bytes
 
 if TYPE_CHECKING:
@@ -158,6 +159,19 @@ def _check_extent(kind: int, extent: Triple) -> None:
     if layered and not 0 < extent[dims] <= MAX_ARRAY:
         raise make_error("clCreateImage", "INVALID_IMAGE_SIZE",
                          f"array size {extent[dims]} is outside 1..{MAX_ARRAY}")
+
+
+class _ImageInfo:
+    """``Image.image``: each ``image_info`` value as an attribute, lower case."""
+
+    def __init__(self, image: Image) -> None:
+        self._image = image
+
+    def __getattr__(self, name: str) -> Any:
+        code = getattr(image_info, name.upper(), None)
+        if not isinstance(code, int) or name.startswith("_"):
+            raise AttributeError(f"image_info has no value '{name}'")
+        return self._image.get_image_info(code)
 
 
 class Image(MemoryObject):
@@ -296,6 +310,11 @@ class Image(MemoryObject):
         if param not in values:
             raise make_error("clGetImageInfo", "INVALID_VALUE", f"unknown image_info {param}")
         return values[param]
+
+    @property
+    def image(self) -> _ImageInfo:
+        """The image's ``image_info`` values by name (``img.image.depth``), as PyOpenCL's."""
+        return _ImageInfo(self)
 
     @property
     def width(self) -> int:
@@ -460,7 +479,7 @@ _FILTER_BITS = {filter_mode.NEAREST: "CLK_FILTER_NEAREST",
 
 @info_attributes(sampler_info,
                  own=("addressing_mode", "context", "filter_mode", "normalized_coords"))
-class Sampler:
+class Sampler(Handle):
     """``Sampler(ctx, normalized_coords, addressing_mode, filter_mode)``."""
 
     def __init__(self, context: Context, normalized_coords: bool, addressing_mode: int,
@@ -495,10 +514,6 @@ class Sampler:
             raise make_error("clGetSamplerInfo", "INVALID_VALUE", f"unknown sampler_info {param}")
         return values[param]
 
-    @property
-    def int_ptr(self) -> int:
-        """An integer naming the sampler, as every other object's ``int_ptr``."""
-        return id(self)
 
 
     def __repr__(self) -> str:

@@ -41,6 +41,7 @@ from ppcl.runtime.constants import (
 )
 from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer, make_error
 from ppcl.runtime.event import Event
+from ppcl.runtime.handles import Handle
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
 from ppcl.runtime.memory import LocalMemory, MemoryObject
 from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work
@@ -117,7 +118,7 @@ def _record_entry(a: Any) -> Any:
 
 
 @info_attributes(kernel_info, own=("context", "function_name", "program"))
-class Kernel:
+class Kernel(Handle):
     """``Kernel(program, name)``, or ``program.name``: one kernel with its argument values."""
 
     def __init__(self, program: Program, name: str) -> None:
@@ -301,6 +302,13 @@ class Kernel:
 
     # ------------------------------------------------------------------ launching
 
+    def capture_call(self, output_file: Any, queue: CommandQueue, global_size: Sequence[int],
+                     local_size: Sequence[int] | None, *args: Any, **kwargs: Any) -> None:
+        """Write this call, made as ``__call__`` takes it, to ``output_file`` (a path or a
+        text file) as a Python program repeating it, without running it (as PyOpenCL's)."""
+        from ppcl.runtime.capture import capture_call  # transfers sit above kernels
+        capture_call(self, output_file, queue, global_size, local_size, *args, **kwargs)
+
     def __call__(self, queue: CommandQueue, global_size: Sequence[int],
                  local_size: Sequence[int] | None, *args: Any,
                  global_offset: Sequence[int] | None = None,
@@ -445,9 +453,6 @@ class Kernel:
         twin._value_types = list(self._value_types)
         return twin
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     def __repr__(self) -> str:
         return f"<ppcl.Kernel '{self.function_name}' at 0x{id(self):x}>"

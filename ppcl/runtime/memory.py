@@ -28,6 +28,7 @@ from ppcl.runtime.constants import (
 )
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import integer_arg, make_error
+from ppcl.runtime.handles import Handle
 
 if TYPE_CHECKING:
     from ppcl.runtime.event import Event
@@ -74,7 +75,7 @@ class Kept:
 
 
 @info_attributes(mem_info, own=("context", "flags", "map_count", "size"))
-class MemoryObject:
+class MemoryObject(Handle):
     """Base of memory objects: flags, size, context and the host view of the bytes."""
 
     _data: np.ndarray
@@ -174,9 +175,6 @@ class MemoryObject:
     def offset(self) -> int:
         return 0
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     @property
     def type(self) -> int:

@@ -31,6 +31,7 @@ from ppcl.runtime.constants import (
     device_type as _device_type,
 )
 from ppcl.runtime.errors import is_integer, make_error
+from ppcl.runtime.handles import Handle
 from ppcl.runtime.unsupported import unsupported
 from ppcl.settings import SettingsError, read_settings
 from ppcl.version import __version__
@@ -56,7 +57,7 @@ def cl_version(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-class Platform:
+class Platform(Handle):
     """The ppcl platform."""
 
     def __init__(self, name: str = PLATFORM_NAME,
@@ -110,15 +111,12 @@ class Platform:
         feature."""
         return cl_version(self.version)
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     def __repr__(self) -> str:
         return f"<ppcl.Platform '{self.name}' at 0x{id(self):x}>"
 
 
-class Device:
+class Device(Handle):
     """An OpenCL device; attributes are the lower-case ``device_info`` names."""
 
     def __init__(self, platform: Platform, backend: device_interface.Device) -> None:
@@ -225,9 +223,6 @@ class Device:
     def platform(self) -> Platform:
         return self._platform
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     @property
     def hashable_model_and_version_identifier(self) -> tuple[str, ...]:

@@ -50,6 +50,7 @@ from ppcl.runtime.constants import (
 )
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import Error, make_error
+from ppcl.runtime.handles import Handle
 from ppcl.runtime.kernel import Kernel
 from ppcl.runtime.platform import Platform
 from ppcl.settings import Settings, SettingsError, read_settings
@@ -118,7 +119,7 @@ def _decoded_source(source: bytes | bytearray) -> str:
                          f"the program source is bytes that are not UTF-8 text: {error}") from None
 
 
-class Program:
+class Program(Handle):
     """An OpenCL program: source text (or a binary), its build options, status, log and
     kernels.
 
@@ -517,9 +518,6 @@ class Program:
             raise make_error("clGetProgramInfo", "INVALID_VALUE", f"unknown program_info {param}")
         return values[param]
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     def __repr__(self) -> str:
         return f"<ppcl.Program at 0x{id(self):x}>"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from ppcl.runtime.constants import (
 from ppcl.runtime.context import Context
 from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, integer_arg, make_error
 from ppcl.runtime.event import COMPLETE, RUNNING, SUBMITTED, Event, running_event
+from ppcl.runtime.handles import Handle
 from ppcl.runtime.memory import Kept
 
 if TYPE_CHECKING:
@@ -81,8 +83,23 @@ class _HeldCommand:
             self.queue._submit(self)
 
 
+class CommandQueueUsedAfterExit(UserWarning):
+    """A command queue used after the ``with`` block it was made in (PyOpenCL's warning)."""
+
+
+_USES = ("_enqueue", "_run_direct", "finish", "flush")  # every command goes through the first two
+
+
+def _warning_after_exit(use: Callable[..., Any]) -> Callable[..., Any]:
+    def warn_then_use(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn("command queue used after the exit of its with block",
+                      CommandQueueUsedAfterExit, stacklevel=3)
+        return use(*args, **kwargs)
+    return warn_then_use
+
+
 @info_attributes(command_queue_info, own=("context", "device", "properties"))
-class CommandQueue:
+class CommandQueue(Handle):
     """A queue of commands for one device of a context."""
 
     def __init__(self, context: Context, device: Device | None = None,
@@ -300,7 +317,11 @@ class CommandQueue:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Finishes the queue. Used after its ``with`` block, the queue still runs commands, and
+        each use warns ``CommandQueueUsedAfterExit``, as PyOpenCL's does."""
         self.finish()
+        for name in _USES:  # instance attributes: the queue's methods cost nothing more before
+            setattr(self, name, _warning_after_exit(getattr(self, name)))
 
     def get_info(self, param: int) -> Any:
         values: dict[int, Any] = {
@@ -319,9 +340,6 @@ class CommandQueue:
         """The OpenCL version of the queue's platform, as PyOpenCL's."""
         return self.context._get_cl_version()
 
-    @property
-    def int_ptr(self) -> int:
-        return id(self)
 
     def __repr__(self) -> str:
         order = "out-of-order" if self.out_of_order else "in-order"
