@@ -359,3 +359,18 @@ def test_address_space_rules_keep_the_declaration(source: str, message: str) -> 
     tiles inside an 'if') gets that one error: its uses are not reported as undeclared."""
     errors = errors_of(source)
     assert len(errors) == 1 and message in errors[0], errors
+
+
+def test_const_pointer_passed_to_a_helper_without_const_warns() -> None:
+    # A read-only buffer handed on to a helper whose parameter lacks const: clang warns and
+    # builds it (pocl runs such kernels); ppcl refused the program. -Werror still refuses it.
+    src = ("float first(__global float *p) { return p[0]; }\n"
+           "__kernel void k(__global const float *in, __global float *out) {\n"
+           "  __global float *alias = in;\n"
+           "  out[0] = first(in) + alias[1];\n"
+           "}\n")
+    result = compile_source(src, "t.cl")
+    assert result.log.count("discards qualifiers") == 2
+    assert "t.cl:4:18: warning: " in result.log
+    with pytest.raises(CompileError, match="discards qualifiers"):
+        compile_source(src, "t.cl", "-Werror")
