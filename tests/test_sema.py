@@ -374,3 +374,17 @@ def test_const_pointer_passed_to_a_helper_without_const_warns() -> None:
     assert "t.cl:4:18: warning: " in result.log
     with pytest.raises(CompileError, match="discards qualifiers"):
         compile_source(src, "t.cl", "-Werror")
+
+
+def test_prototype_of_printf_is_accepted_and_the_builtin_kept() -> None:
+    # Kernels written for compilers without a declared printf declare it themselves; clang
+    # takes the prototype, ppcl refused it as a user variadic function.
+    for proto in ("int printf(const char *restrict format, ...);",
+                  "int printf(__constant char *, ...);"):
+        src = proto + "\n" + k('printf("%d\\n", 3);')
+        body = body_of(src)
+        assert any(c.name == "printf" for c in find_all(body, ir.Call))
+    bad = "void printf(int x, ...);\n" + k("")
+    assert "conflicting types for 'printf'" in errors_of(bad)[0]
+    assert "variadic functions are not supported" in errors_of(
+        "int show(const char *f, ...);\n" + k(""))[0]
