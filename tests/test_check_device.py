@@ -240,6 +240,40 @@ def test_division_by_zero_on_inactive_lanes_is_not_reported() -> None:
     np.testing.assert_array_equal(out, want.astype(np.int32))
 
 
+def test_fma_rounds_once_like_the_cpu_device() -> None:
+    # fma is exact to 0 ulp. a * b + c in numpy rounds twice: a float product plus a tiny c
+    # landing on a float midpoint, and most double products, came out one ulp off.
+    from fractions import Fraction
+
+    source = """#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+    __kernel void f(__global float *o, __global const float *a, __global const float *b,
+                    __global const float *c) {
+        int i = get_global_id(0); o[i] = fma(a[i], b[i], c[i]); }
+    __kernel void d(__global double4 *o, __global const double4 *a,
+                    __global const double4 *b, __global const double4 *c) {
+        int i = get_global_id(0); o[i] = fma(a[i], b[i], c[i]); }"""
+    near = np.float32(1 + 2 ** -12)  # near * near is a midpoint between two floats
+    a = np.array([near, near, 3.0, -0.0], np.float32)
+    b = np.array([near, near, 3.0, 0.0], np.float32)
+    c = np.array([2 ** -70, -(2 ** -70), np.inf, -0.0], np.float32)
+    (out, *_) = launch(check_context(), source, "f", Shape((4,), (4,)), [np.zeros(4, np.float32),
+                                                                        a, b, c])
+    want = launch(cpu_context(), source, "f", Shape((4,), (4,)), [np.zeros(4, np.float32),
+                                                                  a, b, c])[0]
+    np.testing.assert_array_equal(out, want)
+    assert out[0] == np.float32(1 + 2 ** -11 + 2 ** -23) and np.signbit(out[3])
+
+    rng = np.random.default_rng(4)
+    x, y = (rng.standard_normal(256) * 2.0 ** rng.integers(-40, 40, 256) for _ in range(2))
+    z = np.where(rng.random(256) < 0.5, -(x * y), rng.standard_normal(256))
+    x[:3], y[:3], z[:3] = [1e300, 1e-300, 2.0], [1e10, 1e-300, 0.0], [1.0, 1e-310, -1.0]
+    (out, *_) = launch(check_context(), source, "d", Shape((64,), (16,)), [np.zeros(256),
+                                                                          x, y, z])
+    exact = [float(Fraction(p) * Fraction(q) + Fraction(r)) if abs(p * q) < 1e308 else p * q
+             for p, q, r in zip(x.tolist(), y.tolist(), z.tolist())]
+    np.testing.assert_array_equal(out, exact)
+
+
 def test_unsupported_builtin_is_named() -> None:
     source = """__kernel void k(__global int *a, __read_only image2d_t img) {
         a[0] = get_image_width(img);

@@ -359,3 +359,32 @@ def test_address_space_rules_keep_the_declaration(source: str, message: str) -> 
     tiles inside an 'if') gets that one error: its uses are not reported as undeclared."""
     errors = errors_of(source)
     assert len(errors) == 1 and message in errors[0], errors
+
+
+def test_const_pointer_passed_to_a_helper_without_const_warns() -> None:
+    # A read-only buffer handed on to a helper whose parameter lacks const: clang warns and
+    # builds it (pocl runs such kernels); ppcl refused the program. -Werror still refuses it.
+    src = ("float first(__global float *p) { return p[0]; }\n"
+           "__kernel void k(__global const float *in, __global float *out) {\n"
+           "  __global float *alias = in;\n"
+           "  out[0] = first(in) + alias[1];\n"
+           "}\n")
+    result = compile_source(src, "t.cl")
+    assert result.log.count("discards qualifiers") == 2
+    assert "t.cl:4:18: warning: " in result.log
+    with pytest.raises(CompileError, match="discards qualifiers"):
+        compile_source(src, "t.cl", "-Werror")
+
+
+def test_prototype_of_printf_is_accepted_and_the_builtin_kept() -> None:
+    # Kernels written for compilers without a declared printf declare it themselves; clang
+    # takes the prototype, ppcl refused it as a user variadic function.
+    for proto in ("int printf(const char *restrict format, ...);",
+                  "int printf(__constant char *, ...);"):
+        src = proto + "\n" + k('printf("%d\\n", 3);')
+        body = body_of(src)
+        assert any(c.name == "printf" for c in find_all(body, ir.Call))
+    bad = "void printf(int x, ...);\n" + k("")
+    assert "conflicting types for 'printf'" in errors_of(bad)[0]
+    assert "variadic functions are not supported" in errors_of(
+        "int show(const char *f, ...);\n" + k(""))[0]

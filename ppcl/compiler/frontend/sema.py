@@ -89,11 +89,31 @@ class Sema(ExprSema):
             return self.typedef(node)
         if isinstance(node, c_ast.Decl):
             if is_function_declarator(node.type):
+                if self.redeclares_printf(node):
+                    return []
                 return [self.function(node, None)]
             return self.program_scope_decl(node)
         if isinstance(node, c_ast.Pragma) or type(node).__name__ in ("Pragma", "PreprocessorLine"):
             return []
         self.fail(self.loc(node), f"unsupported declaration ({type(node).__name__})")
+
+    def redeclares_printf(self, node: c_ast.Decl) -> bool:
+        """Whether ``node`` is a prototype of the builtin printf, ``int printf(const char
+        *restrict format, ...);``, as kernels written for compilers without it declare: it
+        adds nothing and is dropped (clang accepts it). Another variadic prototype named
+        printf conflicts with the builtin's type."""
+        args = node.type.args
+        if node.name != "printf" or args is None or not args.params \
+                or not isinstance(args.params[-1], c_ast.EllipsisParam):
+            return False
+        loc = self.loc(node)
+        ret = self.declarator(node.type.type).type
+        fixed = args.params[:-1]
+        first = self.declarator(fixed[0].type).type if len(fixed) == 1 else None
+        if ret != T.INT or not isinstance(first, T.PointerType) or first.pointee != T.CHAR:
+            self.fail(loc, "conflicting types for 'printf': the builtin is "
+                           "'int printf(__constant char *restrict format, ...)'")
+        return True
 
     def typedef(self, node: c_ast.Typedef) -> list[ir.TopLevel]:
         loc = self.loc(node)

@@ -74,7 +74,7 @@ _MATH: dict[str, Callable[..., Any]] = {
     "copysign": np.copysign,
     "fdim": lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0.0)),
     "fmod": np.fmod, "hypot": np.hypot, "pow": np.power, "powr": np.power,
-    "fmax": np.fmax, "fmin": np.fmin, "fma": lambda a, b, c: a * b + c,
+    "fmax": np.fmax, "fmin": np.fmin,
     "mad": lambda a, b, c: a * b + c, "recip": lambda x: 1.0 / x,
     "divide": lambda x, y: x / y,
     "maxmag": lambda x, y: np.where(np.abs(x) > np.abs(y), x,
@@ -657,6 +657,70 @@ def _remquo(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
     return _result(rem, call.type)
 
 
+def _two_sum(x: Any, y: Any) -> tuple[Any, Any]:
+    """Knuth's TwoSum: s = x + y rounded, and the error, s + error == x + y exactly."""
+    s = x + y
+    back = s - x
+    return s, (x - (s - back)) + (y - back)
+
+
+def _two_product(x: Any, y: Any) -> tuple[Any, Any]:
+    """Dekker's product of doubles: p = x * y rounded, and the error, exact while neither
+    the operands' split overflows nor the error underflows."""
+    def split(v: Any) -> tuple[Any, Any]:
+        t = v * 134217729.0  # 2**27 + 1
+        high = t - (t - v)
+        return high, v - high
+    p = x * y
+    xh, xl = split(x)
+    yh, yl = split(y)
+    return p, ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+
+
+def _odd_sum(x: Any, y: Any) -> Any:
+    """x + y in double rounded to odd: an inexact sum takes the neighbour whose last bit is
+    1, so a later rounding to nearest at fewer bits is the one of the exact sum."""
+    s, error = _two_sum(x, y)
+    even = (s.view(np.int64) & 1) == 0
+    toward = np.where(error > 0, np.inf, -np.inf)
+    return np.where((error != 0) & even, np.nextafter(s, toward), s)
+
+
+def _fma_exact(x: float, y: float, z: float) -> float:
+    try:
+        return float(Fraction(x) * Fraction(y) + Fraction(z))
+    except OverflowError:
+        return math.copysign(math.inf, x * y)
+
+
+def _fma(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    """fma rounds a * b + c once (0 ulp in OpenCL), where a * b + c in numpy rounds twice.
+    A float product is exact in double, and the double sum rounded to odd then to float is
+    the exact sum rounded (Boldo and Melquiond); a double fma adds Dekker's product and its
+    error the same way, with fractions where that could overflow or underflow. Zeros and
+    non-finite operands take IEEE arithmetic, which is exact there."""
+    a, b, c = np.broadcast_arrays(*_args(interp, call, mask))
+    with np.errstate(all="ignore"):
+        plain = a * b + c
+        finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+        simple = ~finite | (a == 0) | (b == 0) | (c == 0)
+        if a.dtype == np.float32:
+            wide = [v.astype(np.float64) for v in (a, b, c)]
+            fused = _odd_sum(wide[0] * wide[1], wide[2]).astype(np.float32)
+            return _result(np.where(simple, plain, fused), call.type)
+        high, low = _two_product(a, b)
+        head, tail = _two_sum(c, high)
+        fused = head + _odd_sum(tail, low)
+        big, tiny = 2.0 ** 995, 2.0 ** -900
+        extreme = ~simple & ((np.abs(a) > big) | (np.abs(b) > big) | (np.abs(c) > big)
+                             | (np.abs(high) > big) | (np.abs(high) < tiny))
+        out = np.where(simple, plain, fused)
+        for index in zip(*np.nonzero(extreme)):
+            out[index] = _fma_exact(float(a[index]), float(b[index]), float(c[index]))
+    return _result(out, call.type)
+
+
+TABLE["fma"] = _fma
 TABLE["erf"] = _float_math(_per_element(math.erf))
 TABLE["erfc"] = _float_math(_per_element(math.erfc))
 TABLE["tgamma"] = _float_math(_per_element(_tgamma))

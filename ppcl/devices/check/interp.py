@@ -372,6 +372,8 @@ class Interpreter(MemoryAccess):
         return self.load(ptr, e.type, mask, e.loc, _member_align(e))
 
     def eval_swizzle(self, e: ir.Swizzle, mask: np.ndarray) -> Any:
+        if isinstance(e.base.type, VectorType) and _is_memory(self, e.base):
+            return self.load_components(e, mask)
         base = self.eval(e.base, mask)
         if base.ndim == 1:
             base = base[:, None]
@@ -381,6 +383,26 @@ class Interpreter(MemoryAccess):
         if len(e.indices) == 1:
             return base[:, e.indices[0]].copy()
         return base[:, list(e.indices)]
+
+    def load_components(self, e: ir.Swizzle, mask: np.ndarray) -> Any:
+        """The components ``e`` names of a vector in memory, each loaded on its own: reading
+        ``v[i].x`` reads the bytes of x only, so components other work-items write, or no one
+        wrote, are neither races nor uninitialized reads."""
+        base = self.address(e.base, mask)
+        vector = e.base.type
+        assert isinstance(vector, VectorType)
+        elem = vector.elem
+        columns = []
+        for index in e.indices:
+            if index >= vector.width:
+                # .hi/.odd of a 3-vector name its undefined w component: read as 0, as on the CPU
+                columns.append(np.zeros(len(mask), val.dtype_of(elem)))
+                continue
+            ptr = Ptr(base.region, base.offset + index * elem.size)
+            columns.append(self.load(ptr, elem, mask, e.loc))
+        if len(columns) == 1:
+            return columns[0]
+        return np.stack(columns, axis=1)
 
     def eval_vector_literal(self, e: ir.VectorLiteral, mask: np.ndarray) -> Any:
         assert isinstance(e.type, VectorType)
