@@ -5,6 +5,7 @@ relying on them gets the same answer on both."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -76,3 +77,23 @@ def test_rootn_of_a_negative_number(context: Any, dtype: Any, type_name: str) ->
     _same_bits(out[:7], [-2.0, -0.5, -inf, 0.0, nan, nan, nan], dtype)
     cube_root = np.cbrt(x[7:].astype(np.float64)).astype(dtype)
     assert abs(out[7] - cube_root[0]) <= 4 * np.spacing(cube_root[0])
+
+
+@pytest.mark.parametrize("context", DEVICES)
+def test_double_fma_keeps_the_rounding_error_of_a_product(context: Any) -> None:
+    """fma(a, b, -p) with p the rounded a * b is that rounding error exactly (the error-free
+    product of double-double arithmetic), not zero."""
+    source = """#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+    __kernel void f(__global double *err, __global const double *a, __global const double *b)
+    {
+        size_t i = get_global_id(0);
+        double p = a[i] * b[i];
+        err[i] = fma(a[i], b[i], -p);
+    }"""
+    a = np.array([1.0 + 2.0 ** -30, 3.0 + 2.0 ** -50, 1e300, 0.1], np.float64)
+    b = np.array([1.0 + 2.0 ** -30, 1.0 / 3.0, -1e-10, 0.1], np.float64)
+    err, _, _ = launch(context(), source, "f", Shape((len(a),), (1,)), [np.zeros_like(a), a, b])
+    for i in range(len(a)):
+        product = Fraction(a[i]) * Fraction(b[i])
+        want = float(product - Fraction(a[i] * b[i]))
+        assert err[i] == want, (i, err[i], want)

@@ -74,7 +74,7 @@ _MATH: dict[str, Callable[..., Any]] = {
     "copysign": np.copysign,
     "fdim": lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0.0)),
     "fmod": np.fmod, "hypot": np.hypot, "pow": np.power, "powr": lambda x, y: _powr(x, y),
-    "fmax": np.fmax, "fmin": np.fmin, "fma": lambda a, b, c: a * b + c,
+    "fmax": np.fmax, "fmin": np.fmin,
     "mad": lambda a, b, c: a * b + c, "recip": lambda x: 1.0 / x,
     "divide": lambda x, y: x / y,
     "maxmag": lambda x, y: np.where(np.abs(x) > np.abs(y), x,
@@ -612,6 +612,48 @@ TABLE["sincos"] = _with_output(lambda x: (np.sin(x.astype(np.float64)),
 TABLE["fract"] = _with_output(_fract)
 TABLE["modf"] = _with_output(np.modf)  # C's modf: the fraction keeps the sign of x
 TABLE["frexp"] = _with_output(lambda x: np.frexp(x))
+
+
+def _fma_one(a: float, b: float, c: float, target: Any) -> Any:
+    """a * b + c rounded once to ``target`` (fma is correctly rounded): exact through
+    fractions when the three are finite, so the rounding error of a product, which
+    fma(a, b, -a * b) is used to recover, is not lost. An infinite addend with a finite
+    product gives the addend, even where the product alone would overflow."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return target(a * b + c)
+    if not math.isfinite(c):
+        return target(c)
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:
+        return target(a * b + c)  # the sign IEEE gives an exact zero sum
+    try:
+        with np.errstate(over="ignore"):
+            near = target(float(exact))
+    except OverflowError:
+        return target(math.inf if exact > 0 else -math.inf)
+    if not np.isfinite(near) or Fraction(float(near)) == exact:
+        return near
+    # rounding to double first can land on a midpoint of the narrower type: pick the
+    # nearer of the two values around the exact sum, the even one on a tie
+    other = np.nextafter(near, target(math.inf) if exact > Fraction(float(near)) else
+                         target(-math.inf))
+    gap_near = abs(exact - Fraction(float(near)))
+    gap_other = abs(exact - Fraction(float(other))) if np.isfinite(other) else gap_near + 1
+    if gap_other < gap_near or (gap_other == gap_near and
+                                int(other.view(f"u{other.itemsize}")) % 2 == 0):
+        return other
+    return near
+
+
+def _fma(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+    a, b, c = _args(interp, call, mask)
+    target = val.dtype_of(call.type).type
+    fused = np.vectorize(lambda x, y, z: _fma_one(float(x), float(y), float(z), target),
+                         otypes=[target])
+    return _result(fused(a, b, c), call.type)
+
+
+TABLE["fma"] = _fma
 
 
 def _per_element(fn: Callable[..., Any]) -> Callable[..., Any]:
