@@ -252,3 +252,21 @@ def test_scalar_arguments_splat_to_vector_builtin_parameters(make_context: Any) 
     assert p.tolist() == np.abs(x).tolist()
     assert c.tolist() == (np.copysign(2.0, x) + np.fmin(1.0, x)).tolist()
     assert r.tolist() == [[8, 4, 56, 0x80000007]]
+
+
+@pytest.mark.parametrize("make_context", DEVICES)
+@pytest.mark.parametrize("width", [2, 3, 4, 8, 16])
+def test_signbit_of_every_float_vector_width(make_context: Any, width: int) -> None:
+    """signbit on a float vector is -1 in the lanes with the sign bit set, zeros and NaNs
+    included; gcc 12 stopped with an internal error on its two- and eight-lane float
+    vectorization of the C library's signbit, so each width is built once here."""
+    lanes = [-0.0, 0.0, -1.5, 2.0, -math.inf, math.inf, -math.nan, math.nan]
+    x = np.array([lanes[i % len(lanes)] for i in range(16)], np.float32)
+    source = f"""__kernel void k(__global const float *x, __global int *o) {{
+        size_t i = get_global_id(0);
+        vstore{width}(signbit(vload{width}(i, x)), i, o);
+    }}"""
+    _, out = run(make_context, source, x, np.zeros(16, np.int32), items=16 // width)
+    used = (16 // width) * width
+    expected = [-1 if math.copysign(1.0, float(v)) < 0 else 0 for v in x[:used]]
+    assert out[:used].tolist() == expected

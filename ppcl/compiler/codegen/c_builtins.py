@@ -417,7 +417,11 @@ def lower_relational(e: Emitter, ov: Overload) -> str:
         if name == "isunordered":
             return f"return isunordered({a[0]}, {a[1]});"
         if name == "signbit":
-            return f"return signbit({a[0]}) != 0;"
+            # the sign bit read from the bits: gcc 12 fails with an internal compiler error
+            # vectorizing the C library's signbit over 2 or 8 float lanes
+            if elem.name == "float":
+                return f"return (int)(__ppcl_float_bits({a[0]}) >> 31);"
+            return f"return (int)(__ppcl_double_bits({a[0]}) >> 63);"
         return f"return {_CLASSIFY[name]}({a[0]}) != 0;"
 
     params = (elem,) * len(ov.params)
