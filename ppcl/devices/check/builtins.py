@@ -300,18 +300,58 @@ def _dot_of(a: Any, b: Any) -> Any:
     return (a.astype(np.float64) * b).sum(axis=1)
 
 
-TABLE["dot"] = _elementwise(_dot_of)
-TABLE["length"] = _float_math(lambda a: np.sqrt(_dot_of(a, a)))
-TABLE["fast_length"] = TABLE["length"]
-TABLE["distance"] = _float_math(lambda a, b: np.sqrt(_dot_of(a - b, a - b)))
-TABLE["fast_distance"] = TABLE["distance"]
+def _length(a: Any, hypot: bool = False) -> Any:
+    """sqrt of the sum of squares, scaled by a power of two first so that no square of a
+    double overflows or underflows, as the CPU device's length does. ``hypot`` (its double
+    length): infinite with an infinite element even beside a NaN, as C's hypot; its float
+    length sums the squares in double, where the NaN wins."""
+    if a.ndim == 1:
+        return np.abs(a)
+    scaled, scale = _scaled(a)
+    norm = scale * np.sqrt((scaled ** 2).sum(axis=1))
+    if not hypot:
+        return norm
+    return np.where(np.isinf(a).any(axis=1), np.inf, norm)
+
+
+def _scaled(a: Any) -> tuple[Any, Any]:
+    """The rows of ``a`` divided by a power of two near their largest magnitude (exact), and
+    that power: squares of the scaled elements neither overflow nor underflow."""
+    largest = np.abs(a).max(axis=1)
+    _, exponent = np.frexp(np.where(np.isfinite(largest) & (largest > 0), largest, 1.0))
+    scale = np.ldexp(1.0, exponent - 1)
+    return a / scale[:, None], scale
+
+
+def _geometric(fn: Callable[..., Any]) -> Impl:
+    """A geometric function computed in double, told whether its elements are doubles."""
+    def impl(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+        args = _args(interp, call, mask)
+        double = val.dtype_of(call.args[0].type) == np.float64
+        with np.errstate(all="ignore"):
+            return _result(fn(*[a.astype(np.float64) for a in args], double), call.type)
+    return impl
 
 
 def _normalize(a: Any) -> Any:
-    """``a`` over its length; a zero vector stays zero (as OpenCL implementations give)."""
-    norm = np.sqrt(_dot_of(a, a))
-    norm = norm[:, None] if a.ndim == 2 else norm
-    return np.where(norm == 0, a, a / np.where(norm == 0, 1, norm))
+    """``a`` over its length (section 6.12.5): a zero vector stays zero, any NaN element
+    makes every element NaN, and with an infinite element the infinite elements become
+    +-1 and the others 0 * v[i] before the division."""
+    if a.ndim == 1:
+        return np.where((a == 0) | np.isnan(a), a, np.copysign(1.0, a))
+    infinite = np.isinf(a).any(axis=1, keepdims=True)
+    a = np.where(infinite, np.where(np.isinf(a), np.copysign(1.0, a), 0.0 * a), a)
+    scaled, _ = _scaled(a)
+    norm = np.sqrt((scaled ** 2).sum(axis=1))[:, None]
+    unit = np.where(norm == 0, a, scaled / np.where(norm == 0, 1, norm))
+    return np.where(np.isnan(a).any(axis=1, keepdims=True), np.nan, unit)
+
+
+TABLE["dot"] = _elementwise(_dot_of)
+TABLE["length"] = _geometric(_length)
+TABLE["fast_length"] = TABLE["length"]
+TABLE["distance"] = _geometric(lambda a, b, double: _length(a - b, double))
+TABLE["fast_distance"] = TABLE["distance"]
 
 
 TABLE["normalize"] = _float_math(_normalize)
