@@ -292,10 +292,12 @@ return {p} * (1.0f / sqrtf(s));"""
         cs = "copysignf" if elem.name == "float" else "copysign"
         if not isinstance(t, VectorType):
             return f"if ({p} == {zero} || isnan({p})) return {p};\nreturn {cs}({one}, {p});"
+        # section 6.12.5: an infinite element makes every element +-1 (the infinite ones)
+        # or 0 * v[i], which keeps a NaN; any NaN makes the whole result NaN
         lines = [f"{T} q = {p};", "int inf = 0;"]
         lines.append(f"for (int i = 0; i < {n}; ++i) inf |= isinf(q[i]);")
         lines.append(f"if (inf) for (int i = 0; i < {n}; ++i) "
-                     f"q[i] = {cs}(isinf(q[i]) ? {one} : {zero}, q[i]);")
+                     f"q[i] = isinf(q[i]) ? {cs}({one}, q[i]) : {zero} * q[i];")
         if elem.name == "float":
             lines += [
                 "double s = " + " + ".join(f"(double)q[{i}] * q[{i}]" for i in range(n)) + ";",
@@ -307,7 +309,10 @@ return {p} * (1.0f / sqrtf(s));"""
         else:
             lines += [
                 "double m = 0.0;",
-                f"for (int i = 0; i < {n}; ++i) m = fabs(q[i]) > m ? fabs(q[i]) : m;",
+                "int nan = 0;",
+                f"for (int i = 0; i < {n}; ++i) {{ m = fabs(q[i]) > m ? fabs(q[i]) : m; "
+                "nan |= isnan(q[i]); }",
+                f"if (nan) {{ for (int i = 0; i < {n}; ++i) q[i] = NAN; return q; }}",
                 f"if (m == 0.0) return {p};",
                 "int ex = ilogb(m);",
                 f"for (int i = 0; i < {n}; ++i) q[i] = scalbn(q[i], -ex);",
@@ -417,7 +422,11 @@ def lower_relational(e: Emitter, ov: Overload) -> str:
         if name == "isunordered":
             return f"return isunordered({a[0]}, {a[1]});"
         if name == "signbit":
-            return f"return signbit({a[0]}) != 0;"
+            # the sign bit read from the bits: gcc 12 fails with an internal compiler error
+            # vectorizing the C library's signbit over 2 or 8 float lanes
+            if elem.name == "float":
+                return f"return (int)(__ppcl_float_bits({a[0]}) >> 31);"
+            return f"return (int)(__ppcl_double_bits({a[0]}) >> 63);"
         return f"return {_CLASSIFY[name]}({a[0]}) != 0;"
 
     params = (elem,) * len(ov.params)

@@ -64,6 +64,8 @@ SUPPORTED_EXTENSIONS: tuple[str, ...] = (
     "cl_khr_global_int32_extended_atomics",
     "cl_khr_local_int32_base_atomics",
     "cl_khr_local_int32_extended_atomics",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
     "cl_khr_byte_addressable_store",
     "cl_khr_3d_image_writes",
 )

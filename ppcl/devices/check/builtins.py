@@ -68,12 +68,12 @@ _MATH: dict[str, Callable[..., Any]] = {
         np.floor(np.abs(x) + 0.5), x), "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin,
     "sinh": np.sinh, "sqrt": np.sqrt, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
     "acospi": lambda x: np.arccos(x) / np.pi, "asinpi": lambda x: np.arcsin(x) / np.pi,
-    "atanpi": lambda x: np.arctan(x) / np.pi, "cospi": lambda x: np.cos(np.pi * x),
-    "sinpi": lambda x: np.sin(np.pi * x), "tanpi": lambda x: np.tan(np.pi * x),
+    "atanpi": lambda x: np.arctan(x) / np.pi, "cospi": lambda x: _cospi(x),
+    "sinpi": lambda x: _sinpi(x), "tanpi": lambda x: _tanpi(x),
     "atan2": np.arctan2, "atan2pi": lambda y, x: np.arctan2(y, x) / np.pi,
     "copysign": np.copysign,
     "fdim": lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0.0)),
-    "fmod": np.fmod, "hypot": np.hypot, "pow": np.power, "powr": np.power,
+    "fmod": np.fmod, "hypot": np.hypot, "pow": np.power, "powr": lambda x, y: _powr(x, y),
     "fmax": np.fmax, "fmin": np.fmin,
     "mad": lambda a, b, c: a * b + c, "recip": lambda x: 1.0 / x,
     "divide": lambda x, y: x / y,
@@ -82,7 +82,7 @@ _MATH: dict[str, Callable[..., Any]] = {
     "minmag": lambda x, y: np.where(np.abs(x) < np.abs(y), x,
                                     np.where(np.abs(y) < np.abs(x), y, np.fmin(x, y))),
     "pown": lambda x, n: np.power(x, n.astype(np.float64)),
-    "rootn": lambda x, n: np.power(x, 1.0 / n.astype(np.float64)),
+    "rootn": lambda x, n: _rootn(x, n),
     "ldexp": lambda x, n: np.ldexp(x, n.astype(np.int64)),
     "degrees": np.degrees, "radians": np.radians,
     "sign": lambda x: np.where(np.isnan(x), 0.0, np.where(x == 0, x, np.sign(x))),  # keeps -0
@@ -90,6 +90,51 @@ _MATH: dict[str, Callable[..., Any]] = {
     "step": lambda edge, x: np.where(x < edge, 0.0, 1.0),
     "smoothstep": lambda e0, e1, x: _smoothstep(e0, e1, x),
 }
+
+
+def _sinpi(x: Any) -> Any:
+    """sin(pi x), reduced exactly by the period 2 first; a zero of x's sign at the integers,
+    where sin of the rounded pi x is not zero (section 7.5.1)."""
+    r = np.fmod(x, 2.0)
+    return np.where(r == np.trunc(r), np.copysign(0.0, x), np.sin(np.pi * r))
+
+
+def _cospi(x: Any) -> Any:
+    """cos(pi x), reduced exactly by the period 2 first; +0 at n + 1/2 (section 7.5.1)."""
+    r = np.fmod(np.abs(x), 2.0)
+    return np.where(r - np.floor(r) == 0.5, 0.0, np.cos(np.pi * r))
+
+
+def _tanpi(x: Any) -> Any:
+    """tan(pi x), reduced exactly by the period 1 first. Section 7.5.1: at an integer n a
+    zero, of n's sign for even n and of the other sign for odd n; at n + 1/2, +inf for even
+    n and -inf for odd n."""
+    r = np.fmod(x, 1.0)
+    odd_whole = np.fmod(x, 2.0) != 0
+    odd_half = np.fmod(x - 0.5, 2.0) != 0
+    at_whole = np.copysign(0.0, np.where(odd_whole, -x, x))
+    at_half = np.where(odd_half, -np.inf, np.inf)
+    return np.where(r == 0, at_whole, np.where(np.abs(r) == 0.5, at_half, np.tan(np.pi * r)))
+
+
+def _powr(x: Any, y: Any) -> Any:
+    """pow for x >= 0 only (section 7.5.1): NaN for a negative x, for 0 ** 0, inf ** 0,
+    1 ** inf and a NaN operand; a zero of either sign is +0 (powr(-0, -1) is +inf)."""
+    r = np.power(np.where(x == 0, 0.0, x), y)
+    undefined = ((x < 0) | ((x == 0) & (y == 0)) | (np.isposinf(x) & (y == 0))
+                 | ((x == 1) & np.isinf(y)) | np.isnan(x) | np.isnan(y))
+    return np.where(undefined, np.nan, r)
+
+
+def _rootn(x: Any, n: Any) -> Any:
+    """The n-th root: real for a negative x when n is odd (rootn(-8, 3) is -2), with x's
+    sign; NaN for n = 0 and for a negative x and even n (section 7.5.1)."""
+    wide = np.longdouble  # 1/n rounded to double would cost a double root tens of ulp
+    n = n.astype(wide)
+    odd = np.fmod(n, 2.0) != 0
+    magnitude = np.power(np.abs(x).astype(wide), 1.0 / n).astype(np.float64)
+    root = np.copysign(magnitude, np.where(odd, x, 1.0))
+    return np.where((n == 0) | ((x < 0) & ~odd), np.nan, root)
 
 
 def _smoothstep(e0: Any, e1: Any, x: Any) -> Any:
@@ -255,18 +300,58 @@ def _dot_of(a: Any, b: Any) -> Any:
     return (a.astype(np.float64) * b).sum(axis=1)
 
 
-TABLE["dot"] = _elementwise(_dot_of)
-TABLE["length"] = _float_math(lambda a: np.sqrt(_dot_of(a, a)))
-TABLE["fast_length"] = TABLE["length"]
-TABLE["distance"] = _float_math(lambda a, b: np.sqrt(_dot_of(a - b, a - b)))
-TABLE["fast_distance"] = TABLE["distance"]
+def _length(a: Any, hypot: bool = False) -> Any:
+    """sqrt of the sum of squares, scaled by a power of two first so that no square of a
+    double overflows or underflows, as the CPU device's length does. ``hypot`` (its double
+    length): infinite with an infinite element even beside a NaN, as C's hypot; its float
+    length sums the squares in double, where the NaN wins."""
+    if a.ndim == 1:
+        return np.abs(a)
+    scaled, scale = _scaled(a)
+    norm = scale * np.sqrt((scaled ** 2).sum(axis=1))
+    if not hypot:
+        return norm
+    return np.where(np.isinf(a).any(axis=1), np.inf, norm)
+
+
+def _scaled(a: Any) -> tuple[Any, Any]:
+    """The rows of ``a`` divided by a power of two near their largest magnitude (exact), and
+    that power: squares of the scaled elements neither overflow nor underflow."""
+    largest = np.abs(a).max(axis=1)
+    _, exponent = np.frexp(np.where(np.isfinite(largest) & (largest > 0), largest, 1.0))
+    scale = np.ldexp(1.0, exponent - 1)
+    return a / scale[:, None], scale
+
+
+def _geometric(fn: Callable[..., Any]) -> Impl:
+    """A geometric function computed in double, told whether its elements are doubles."""
+    def impl(interp: Any, call: ir.Call, mask: np.ndarray) -> Any:
+        args = _args(interp, call, mask)
+        double = val.dtype_of(call.args[0].type) == np.float64
+        with np.errstate(all="ignore"):
+            return _result(fn(*[a.astype(np.float64) for a in args], double), call.type)
+    return impl
 
 
 def _normalize(a: Any) -> Any:
-    """``a`` over its length; a zero vector stays zero (as OpenCL implementations give)."""
-    norm = np.sqrt(_dot_of(a, a))
-    norm = norm[:, None] if a.ndim == 2 else norm
-    return np.where(norm == 0, a, a / np.where(norm == 0, 1, norm))
+    """``a`` over its length (section 6.12.5): a zero vector stays zero, any NaN element
+    makes every element NaN, and with an infinite element the infinite elements become
+    +-1 and the others 0 * v[i] before the division."""
+    if a.ndim == 1:
+        return np.where((a == 0) | np.isnan(a), a, np.copysign(1.0, a))
+    infinite = np.isinf(a).any(axis=1, keepdims=True)
+    a = np.where(infinite, np.where(np.isinf(a), np.copysign(1.0, a), 0.0 * a), a)
+    scaled, _ = _scaled(a)
+    norm = np.sqrt((scaled ** 2).sum(axis=1))[:, None]
+    unit = np.where(norm == 0, a, scaled / np.where(norm == 0, 1, norm))
+    return np.where(np.isnan(a).any(axis=1, keepdims=True), np.nan, unit)
+
+
+TABLE["dot"] = _elementwise(_dot_of)
+TABLE["length"] = _geometric(_length)
+TABLE["fast_length"] = TABLE["length"]
+TABLE["distance"] = _geometric(lambda a, b, double: _length(a - b, double))
+TABLE["fast_distance"] = TABLE["distance"]
 
 
 TABLE["normalize"] = _float_math(_normalize)

@@ -371,10 +371,11 @@ class Interpreter(MemoryAccess):
             return ptr
         return self.load(ptr, e.type, mask, e.loc, _member_align(e))
 
-    def eval_swizzle(self, e: ir.Swizzle, mask: np.ndarray) -> Any:
-        if isinstance(e.base.type, VectorType) and _is_memory(self, e.base):
-            return self.load_components(e, mask)
-        base = self.eval(e.base, mask)
+    def eval_swizzle(self, e: ir.Swizzle, mask: np.ndarray, base: Any = None) -> Any:
+        if base is None:
+            if isinstance(e.base.type, VectorType) and _is_memory(self, e.base):
+                return self.load_components(e, mask)
+            base = self.eval(e.base, mask)
         if base.ndim == 1:
             base = base[:, None]
         if max(e.indices) >= base.shape[1]:
@@ -497,7 +498,7 @@ class Interpreter(MemoryAccess):
                 self.set_initialized(target.name, mask)
             return
         if isinstance(target, ir.Swizzle) and not _is_memory(self, target):
-            old = self.eval(target.base, mask).copy()
+            old = self.kept_components(target.base, mask).copy()
             columns = value[:, None] if value.ndim == 1 else value
             # a 3-vector has no w: the part of a .hi/.odd store that lands there is dropped
             kept = [k for k, index in enumerate(target.indices) if index < old.shape[1]]
@@ -507,6 +508,18 @@ class Interpreter(MemoryAccess):
         ptr = self.address(target, mask)
         align = _member_align(target) if isinstance(target, ir.Member) else None
         self.store(ptr, target.type, value, mask, target.loc, align)
+
+    def kept_components(self, base: ir.Expr, mask: np.ndarray) -> Any:
+        """The value of the private vector a component store writes into, components it
+        keeps included. Not a read of the vector: writing ``v.x`` of a vector declared
+        without a value is how such a vector is filled in, so no uninitialized-read is
+        reported for the components still unset."""
+        if isinstance(base, ir.VarRef) and base.name in self.frame.vars:
+            return self.frame.vars[base.name]
+        if isinstance(base, ir.Swizzle):
+            whole = self.kept_components(base.base, mask)
+            return self.eval_swizzle(base, mask, whole)
+        return self.eval(base, mask)
 
     def eval_assign(self, e: ir.Assign, mask: np.ndarray) -> Any:
         if e.op == "=":

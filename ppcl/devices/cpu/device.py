@@ -70,6 +70,8 @@ EXTENSIONS = (
     "cl_khr_global_int32_extended_atomics",
     "cl_khr_local_int32_base_atomics",
     "cl_khr_local_int32_extended_atomics",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
     "cl_khr_fp64",
     "cl_khr_3d_image_writes",
 )
