@@ -365,3 +365,35 @@ def test_utf8_byte_order_mark_is_skipped(body: str) -> None:
     result, diagnostics = run("\ufeff" + body)
     assert not diagnostics.items, diagnostics.format()
     assert [line.replace(" ", "") for line in code_lines(result)] == ["inta=3;"]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "defined(__LINE__)",
+        "defined __FILE__",
+        "defined(INT_MAX) && defined(M_PI_F) && defined(CLK_LOCAL_MEM_FENCE)",
+        "defined(MAXFLOAT) && defined(HUGE_VALF) && defined(NAN) && defined(DBL_RADIX)",
+        "CHAR_BIT == 8 && INT_MAX == 2147483647 && FLT_RADIX == 2",
+        "INT_MIN < 0 && LONG_MAX > INT_MAX && UINT_MAX == 0xffffffff",
+        "CLK_GLOBAL_MEM_FENCE == 2 && DBL_MANT_DIG == 53",
+    ],
+)
+def test_builtin_macros_are_defined_in_conditions(condition: str) -> None:
+    """__LINE__ and the macros of the OpenCL C headers (limits, math constants, fence flags),
+    which the front end resolves as names, are defined for #if, #ifdef and defined(); they
+    were unknown identifiers there, so '#if CHAR_BIT == 8' took the #else branch."""
+    source = f"#if {condition}\nint yes;\n#else\nint no;\n#endif\n"
+    result, diagnostics = run(source)
+    assert not diagnostics.items, diagnostics.format()
+    assert code_lines(result) == ["int yes;"]
+
+
+def test_undef_removes_a_builtin_macro() -> None:
+    source = ("#ifdef __LINE__\nint line;\n#endif\n#undef M_PI_F\n#ifndef M_PI_F\nint gone;\n"
+              "#endif\n#if defined(M_PI)\nint kept;\n#endif\n")
+    result, diagnostics = run(source, "-UCHAR_BIT")
+    assert not diagnostics.items, diagnostics.format()
+    assert code_lines(result) == ["int line;", "int gone;", "int kept;"]
+    result, _ = run("#if CHAR_BIT\nint bits;\n#endif\n", "-UCHAR_BIT")
+    assert code_lines(result) == []

@@ -56,6 +56,7 @@ from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend.headers import BUILTIN_HEADERS
 from ppcl.compiler.frontend.limits import MAX_EXPANSION_TOKENS, MAX_INCLUDE_DEPTH
 from ppcl.compiler.frontend.options import BuildOptions
+from ppcl.compiler.ir.builtins import BUILTIN_CONSTANTS
 
 # Extensions ppcl implements; each is predefined as a macro and may be named in #pragma OPENCL
 # EXTENSION. cl_khr_fp64 only when the device has doubles.
@@ -226,6 +227,9 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         self.expanding: str | None = None
         # The source of the line being expanded, whose #line directives rename __LINE__.
         self.expanding_source: str | None = None
+        # Names of the OpenCL C headers' macros (see _is_builtin_macro) that an #undef or -U
+        # removed.
+        self.undefined_builtins: set[str] = set()
 
     def register_source(self, name: str, text: str, real_file: bool) -> None:
         self.diagnostics.sources.add(name, text)
@@ -280,7 +284,24 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
             self.diagnostics.error(self.token_loc(tok), "macro name missing")
         elif tok.type != self.t_ID:
             self.diagnostics.error(self.token_loc(tok), "macro name must be an identifier")
-        return False
+        return self._is_builtin_macro(tok.value)
+
+    def on_unknown_macro_in_expr(self, ident: str) -> int:
+        """An identifier left in an #if expression: 0, as C says, except an integer macro of
+        the OpenCL C headers (``#if CHAR_BIT == 8``), which has its value."""
+        if not self._is_builtin_macro(ident):
+            return 0
+        value = BUILTIN_CONSTANTS[ident][1]
+        return value if isinstance(value, int) else 0
+
+    def _is_builtin_macro(self, name: str) -> bool:
+        """True for a name C or OpenCL C defines as a macro that is not in ``self.macros``:
+        ``__LINE__``, which pcpp expands without defining it, and the limits, math constants
+        and flags of the OpenCL C headers, which the front end resolves as builtin names. Each
+        is defined for #ifdef and defined() until an #undef removes it."""
+        if name in self.undefined_builtins:
+            return False
+        return name == "__LINE__" or name in BUILTIN_CONSTANTS
 
     def define(self, tokens: Any) -> None:
         if not isinstance(tokens, str) and not self._is_macro_name(tokens):
@@ -290,6 +311,8 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
     def undef(self, tokens: Any) -> None:
         if not isinstance(tokens, str) and not self._is_macro_name(tokens):
             return
+        name = tokens.split()[0] if isinstance(tokens, str) else tokens[0].value
+        self.undefined_builtins.add(name)
         super().undef(tokens)
 
     def _is_macro_name(self, tokens: list[Any]) -> bool:
