@@ -141,10 +141,13 @@ class Sema(ExprSema):
         self.var_symbols[node.name] = sym
         return [ir.GlobalVar(decl, loc=loc)]
 
-    def _check_storage(self, node: c_ast.Decl, loc: Loc, *, program_scope: bool) -> None:
+    def _check_storage(self, node: c_ast.Decl, loc: Loc, *, program_scope: bool,
+                       function: bool = False) -> None:
         for storage in node.storage or []:
-            if storage == "extern":
-                self.fail(loc, "'extern' is not supported by ppcl: a program is one "
+            if storage == "extern" and not function:
+                # A function's 'extern' (OpenCL C 1.2, 6.8) says what a prototype says; a
+                # variable defined in another unit has no place in one translation unit
+                self.fail(loc, "'extern' variables are not supported by ppcl: a program is one "
                                "translation unit")
             if storage == "static" and not program_scope:
                 self.fail(loc, "static local variables are not supported in OpenCL C")
@@ -159,7 +162,7 @@ class Sema(ExprSema):
     def function(self, decl: c_ast.Decl, body: c_ast.Compound | None) -> ir.Function:
         loc = self.loc(decl)
         name: str = decl.name
-        self._check_storage(decl, loc, program_scope=True)
+        self._check_storage(decl, loc, program_scope=True, function=True)
         specs = [s for s in decl.funcspec or [] if isinstance(s, str)]
         is_kernel = any(s in _KERNEL_SPECS for s in specs)
         inline = "inline" in specs or "__inline" in specs
