@@ -138,6 +138,17 @@ def test_error_and_warning_directives_are_located() -> None:
     )
 
 
+def test_error_and_warning_after_a_line_directive_use_its_numbering() -> None:
+    """#error and #warning report the line and file a #line directive gives, as the front
+    end's own diagnostics after it do; they kept the physical line."""
+    source = 'int a;\n#line 124 "gen/name.cl"\n#error stop\n#line 40\n#warning careful\n#bogus\n'
+    _, diagnostics = run(source)
+    error, warning, unknown = diagnostics.items
+    assert (error.message, error.loc) == ("stop", Loc("gen/name.cl", 124, 2))
+    assert (warning.message, warning.loc) == ("careful", Loc("gen/name.cl", 40, 2))
+    assert unknown.loc == Loc("gen/name.cl", 41, 2)
+
+
 def test_error_inside_header_names_the_header() -> None:
     headers = {"h.h": "int ok;\n\n#error bad header\n"}
     _, diagnostics = run('int a;\n#include "h.h"\n', extra_headers=headers)

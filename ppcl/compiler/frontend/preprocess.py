@@ -36,7 +36,8 @@ macro name, so tokens following it on the last of those lines map to the first l
 replaced before lexing (as pcpp does), which shifts columns on a line that has one. Errors pcpp
 detects itself (unterminated ``#if``, wrong macro argument count) come with a line only; they are
 placed at the first non-blank column of that line. A ``#line`` in the source renames the lines of
-the output, but the preprocessor's own diagnostics keep physical lines.
+the output and of ``#error``, ``#warning`` and unknown directives; the preprocessor's other
+diagnostics keep physical lines.
 """
 
 from __future__ import annotations
@@ -352,16 +353,24 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         loc = self.token_loc(directive)
         if name == "error":
             self.return_code += 1
-            self.diagnostics.error(loc, text or "#error")
+            self.diagnostics.error(self.presumed(loc), text or "#error")
         elif name == "warning":
-            self.diagnostics.warning(loc, text or "#warning")
+            self.diagnostics.warning(self.presumed(loc), text or "#warning")
         elif name == "line":
             self._line_directive(loc, [tok for tok in toks if tok.type not in self.t_WS])
         elif name == "pragma":
             self._pragma(loc, [tok.value for tok in toks if tok.type not in self.t_WS], text)
         else:
-            self.diagnostics.error(loc, f"invalid preprocessing directive '#{name}'")
+            self.diagnostics.error(self.presumed(loc),
+                                   f"invalid preprocessing directive '#{name}'")
         return True
+
+    def presumed(self, loc: Loc) -> Loc:
+        """A physical location as the source's #line directives name it, where the front
+        end's later diagnostics are reported too (``#error`` after ``#line 124 "gen.cl"`` is
+        at gen.cl:124, as clang says)."""
+        file, line = self.origin(loc.file, loc.line)
+        return Loc(file, line, loc.col)
 
     def on_comment(self, tok: Any) -> bool:
         # Blank out a comment to the same width so later columns stay put; keep its newlines.
