@@ -16,7 +16,7 @@ from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend import checks
-from ppcl.compiler.frontend.consteval import fold
+from ppcl.compiler.frontend.consteval import fold, fold_integer_constants
 from ppcl.compiler.frontend.kernel_calls import kernels_as_functions
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
@@ -130,7 +130,7 @@ class Sema(ExprSema):
         self.check_object_type(t, loc, what=f"variable '{node.name}'")
         if node.init is None:
             self.fail(loc, f"__constant variable '{node.name}' must be initialized")
-        init = self.initializer(node.init, t, loc)
+        init = fold_integer_constants(self.initializer(node.init, t, loc))
         align = qt.align if qt.align is not None else self.align_attribute(node.funcspec)
         decl = ir.VarDecl(node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, init, align,
                           loc=loc)
