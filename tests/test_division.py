@@ -132,3 +132,25 @@ def test_constant_divisors_through_casts_are_converted(ctx: cl.Context) -> None:
     cl.enqueue_copy(queue, q, qb)
     defined = n != np.iinfo(np.int32).min
     np.testing.assert_array_equal(q[defined], -n[defined])
+
+
+def test_divisions_in_program_scope_initializers_are_folded(ctx: cl.Context) -> None:
+    """A program scope initializer is a constant expression; a division in it whose divisor
+    is not a literal (a sum, a sizeof) was printed as the guarded division, a statement
+    expression that C does not allow at file scope, so the C compiler rejected the kernel."""
+    source = """
+    constant float4 rows[] = { (float4)(1.0f), (float4)(2.0f), (float4)(3.0f) };
+    constant int counts[3] = { sizeof(rows) / sizeof(rows[0]), 100 % (int)sizeof(short),
+                               (10 / (2 + 3)) << 4 };
+    constant float scale = (float)(sizeof(float4) / sizeof(float)) / 8;
+    __kernel void k(__global float *out) {
+        for (int i = 0; i < 3; i++) out[i] = counts[i] * scale;
+    }
+    """
+    prg = cl.Program(ctx, source).build()
+    queue = cl.CommandQueue(ctx)
+    out = np.zeros(3, np.float32)
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    prg.k(queue, (1,), None, buf)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, np.array([3, 0, 32], np.float32) * 0.5)

@@ -138,6 +138,17 @@ def test_error_and_warning_directives_are_located() -> None:
     )
 
 
+def test_error_and_warning_after_a_line_directive_use_its_numbering() -> None:
+    """#error and #warning report the line and file a #line directive gives, as the front
+    end's own diagnostics after it do; they kept the physical line."""
+    source = 'int a;\n#line 124 "gen/name.cl"\n#error stop\n#line 40\n#warning careful\n#bogus\n'
+    _, diagnostics = run(source)
+    error, warning, unknown = diagnostics.items
+    assert (error.message, error.loc) == ("stop", Loc("gen/name.cl", 124, 2))
+    assert (warning.message, warning.loc) == ("careful", Loc("gen/name.cl", 40, 2))
+    assert unknown.loc == Loc("gen/name.cl", 41, 2)
+
+
 def test_error_inside_header_names_the_header() -> None:
     headers = {"h.h": "int ok;\n\n#error bad header\n"}
     _, diagnostics = run('int a;\n#include "h.h"\n', extra_headers=headers)
@@ -365,3 +376,35 @@ def test_utf8_byte_order_mark_is_skipped(body: str) -> None:
     result, diagnostics = run("\ufeff" + body)
     assert not diagnostics.items, diagnostics.format()
     assert [line.replace(" ", "") for line in code_lines(result)] == ["inta=3;"]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "defined(__LINE__)",
+        "defined __FILE__",
+        "defined(INT_MAX) && defined(M_PI_F) && defined(CLK_LOCAL_MEM_FENCE)",
+        "defined(MAXFLOAT) && defined(HUGE_VALF) && defined(NAN) && defined(DBL_RADIX)",
+        "CHAR_BIT == 8 && INT_MAX == 2147483647 && FLT_RADIX == 2",
+        "INT_MIN < 0 && LONG_MAX > INT_MAX && UINT_MAX == 0xffffffff",
+        "CLK_GLOBAL_MEM_FENCE == 2 && DBL_MANT_DIG == 53",
+    ],
+)
+def test_builtin_macros_are_defined_in_conditions(condition: str) -> None:
+    """__LINE__ and the macros of the OpenCL C headers (limits, math constants, fence flags),
+    which the front end resolves as names, are defined for #if, #ifdef and defined(); they
+    were unknown identifiers there, so '#if CHAR_BIT == 8' took the #else branch."""
+    source = f"#if {condition}\nint yes;\n#else\nint no;\n#endif\n"
+    result, diagnostics = run(source)
+    assert not diagnostics.items, diagnostics.format()
+    assert code_lines(result) == ["int yes;"]
+
+
+def test_undef_removes_a_builtin_macro() -> None:
+    source = ("#ifdef __LINE__\nint line;\n#endif\n#undef M_PI_F\n#ifndef M_PI_F\nint gone;\n"
+              "#endif\n#if defined(M_PI)\nint kept;\n#endif\n")
+    result, diagnostics = run(source, "-UCHAR_BIT")
+    assert not diagnostics.items, diagnostics.format()
+    assert code_lines(result) == ["int line;", "int gone;", "int kept;"]
+    result, _ = run("#if CHAR_BIT\nint bits;\n#endif\n", "-UCHAR_BIT")
+    assert code_lines(result) == []

@@ -354,6 +354,29 @@ def test_compile_with_headers_and_link(ctx, queue):
         cl.link_program(ctx, [cl.Program(ctx, "int f(void) { return 1; }")])
 
 
+def test_extern_function_declarations_link_across_units(ctx, queue):
+    """'extern' on a function prototype (OpenCL C 1.2, 6.8) declares a kernel or function that
+    another unit defines; it was refused as if every 'extern' named a variable."""
+    header = cl.Program(ctx, "extern __kernel void fill(__global int *x, int v);\n"
+                             "extern int twice(int v);\n")
+    caller = cl.Program(ctx, '#include "decls/fill.h"\n'
+                             "__kernel void run(__global int *x) { fill(x, twice(21)); }\n")
+    callee = cl.Program(ctx, "__kernel void fill(__global int *x, int v)"
+                             " { x[get_global_id(0)] = v + (int)get_global_id(0); }\n"
+                             "extern int twice(int v) { return 2 * v; }\n")
+    caller.compile(headers=[("decls/fill.h", header)])
+    library = cl.link_program(ctx, [callee.compile()], "-create-library")
+    linked = cl.link_program(ctx, [caller, library])
+    buf = cl.Buffer(ctx, mf.READ_WRITE, 4 * 4)
+    linked.run(queue, (4,), None, buf)
+    out = np.empty(4, np.int32)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, 42 + np.arange(4))
+    with pytest.raises(cl.RuntimeError, match="'extern' variables are not supported"):
+        cl.Program(ctx, "extern constant int n;\n__kernel void k(__global int *x) { *x = n; }\n"
+                   ).build()
+
+
 def test_kernel_args_are_snapshotted_at_enqueue(ctx, prg):
     queue = cl.CommandQueue(ctx)
     x = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.ones(16, np.float32))

@@ -1,6 +1,7 @@
 """Constant folding of integer constant expressions over typed IR expressions.
 
-Used for array sizes, ``case`` labels, enumerator values and attribute arguments. Arithmetic
+Used for array sizes, ``case`` labels, enumerator values and attribute arguments, and to
+reduce the integer constant expressions in a program scope initializer to literals. Arithmetic
 follows the C rules of the expression's IR type (wrap-around to the type's width, truncating
 division); anything that is not an integer constant expression folds to None.
 """
@@ -12,6 +13,7 @@ import math
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import wrap
 from ppcl.compiler.ir.types import EnumType, ScalarType, Type
+from ppcl.compiler.ir.visit import Rewriter
 
 
 def _is_integer(t: Type) -> bool:
@@ -95,3 +97,26 @@ def _fold_binary(e: ir.Binary) -> int | None:
     if op not in results:
         return None
     return wrap(results[op], t)
+
+
+class _IntegerConstantFolder(Rewriter):
+    """Replaces each largest integer constant expression of a tree by its literal."""
+
+    def rewrite(self, node: object) -> object:
+        if (isinstance(node, ir.Expr) and not isinstance(node, ir.IntLit)
+                and isinstance(node.type, ScalarType) and node.type.is_integer
+                and not node.type.is_bool):
+            value = fold(node)
+            if value is not None:
+                return ir.IntLit(node.type, value, loc=node.loc)
+        return super().rewrite(node)  # type: ignore[arg-type]
+
+
+def fold_integer_constants(e: ir.Expr) -> ir.Expr:
+    """``e`` with its integer constant expressions as literals. A program scope initializer is
+    evaluated before any code runs: C allows only constant expressions there, and the
+    backends print it at file scope, where an operation that is lowered to code of its own
+    (a division guarded against a zero divisor) cannot stand."""
+    folded = _IntegerConstantFolder().rewrite(e)
+    assert isinstance(folded, ir.Expr)
+    return folded

@@ -36,7 +36,8 @@ macro name, so tokens following it on the last of those lines map to the first l
 replaced before lexing (as pcpp does), which shifts columns on a line that has one. Errors pcpp
 detects itself (unterminated ``#if``, wrong macro argument count) come with a line only; they are
 placed at the first non-blank column of that line. A ``#line`` in the source renames the lines of
-the output, but the preprocessor's own diagnostics keep physical lines.
+the output and of ``#error``, ``#warning`` and unknown directives; the preprocessor's other
+diagnostics keep physical lines.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend.headers import BUILTIN_HEADERS
 from ppcl.compiler.frontend.limits import MAX_EXPANSION_TOKENS, MAX_INCLUDE_DEPTH
 from ppcl.compiler.frontend.options import BuildOptions
+from ppcl.compiler.ir.builtins import BUILTIN_CONSTANTS
 
 # Extensions ppcl implements; each is predefined as a macro and may be named in #pragma OPENCL
 # EXTENSION. cl_khr_fp64 only when the device has doubles.
@@ -228,6 +230,9 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         self.expanding: str | None = None
         # The source of the line being expanded, whose #line directives rename __LINE__.
         self.expanding_source: str | None = None
+        # Names of the OpenCL C headers' macros (see _is_builtin_macro) that an #undef or -U
+        # removed.
+        self.undefined_builtins: set[str] = set()
 
     def register_source(self, name: str, text: str, real_file: bool) -> None:
         self.diagnostics.sources.add(name, text)
@@ -282,7 +287,24 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
             self.diagnostics.error(self.token_loc(tok), "macro name missing")
         elif tok.type != self.t_ID:
             self.diagnostics.error(self.token_loc(tok), "macro name must be an identifier")
-        return False
+        return self._is_builtin_macro(tok.value)
+
+    def on_unknown_macro_in_expr(self, ident: str) -> int:
+        """An identifier left in an #if expression: 0, as C says, except an integer macro of
+        the OpenCL C headers (``#if CHAR_BIT == 8``), which has its value."""
+        if not self._is_builtin_macro(ident):
+            return 0
+        value = BUILTIN_CONSTANTS[ident][1]
+        return value if isinstance(value, int) else 0
+
+    def _is_builtin_macro(self, name: str) -> bool:
+        """True for a name C or OpenCL C defines as a macro that is not in ``self.macros``:
+        ``__LINE__``, which pcpp expands without defining it, and the limits, math constants
+        and flags of the OpenCL C headers, which the front end resolves as builtin names. Each
+        is defined for #ifdef and defined() until an #undef removes it."""
+        if name in self.undefined_builtins:
+            return False
+        return name == "__LINE__" or name in BUILTIN_CONSTANTS
 
     def define(self, tokens: Any) -> None:
         if not isinstance(tokens, str) and not self._is_macro_name(tokens):
@@ -292,6 +314,8 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
     def undef(self, tokens: Any) -> None:
         if not isinstance(tokens, str) and not self._is_macro_name(tokens):
             return
+        name = tokens.split()[0] if isinstance(tokens, str) else tokens[0].value
+        self.undefined_builtins.add(name)
         super().undef(tokens)
 
     def _is_macro_name(self, tokens: list[Any]) -> bool:
@@ -331,16 +355,24 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
         loc = self.token_loc(directive)
         if name == "error":
             self.return_code += 1
-            self.diagnostics.error(loc, text or "#error")
+            self.diagnostics.error(self.presumed(loc), text or "#error")
         elif name == "warning":
-            self.diagnostics.warning(loc, text or "#warning")
+            self.diagnostics.warning(self.presumed(loc), text or "#warning")
         elif name == "line":
             self._line_directive(loc, [tok for tok in toks if tok.type not in self.t_WS])
         elif name == "pragma":
             self._pragma(loc, [tok.value for tok in toks if tok.type not in self.t_WS], text)
         else:
-            self.diagnostics.error(loc, f"invalid preprocessing directive '#{name}'")
+            self.diagnostics.error(self.presumed(loc),
+                                   f"invalid preprocessing directive '#{name}'")
         return True
+
+    def presumed(self, loc: Loc) -> Loc:
+        """A physical location as the source's #line directives name it, where the front
+        end's later diagnostics are reported too (``#error`` after ``#line 124 "gen.cl"`` is
+        at gen.cl:124, as clang says)."""
+        file, line = self.origin(loc.file, loc.line)
+        return Loc(file, line, loc.col)
 
     def on_comment(self, tok: Any) -> bool:
         # Blank out a comment to the same width so later columns stay put; keep its newlines.

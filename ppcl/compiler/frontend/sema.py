@@ -16,7 +16,7 @@ from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend import checks
-from ppcl.compiler.frontend.consteval import fold
+from ppcl.compiler.frontend.consteval import fold, fold_integer_constants
 from ppcl.compiler.frontend.kernel_calls import kernels_as_functions
 from ppcl.compiler.frontend.parse import Tokens
 from ppcl.compiler.frontend.sema_expr import ExprSema
@@ -150,7 +150,7 @@ class Sema(ExprSema):
         self.check_object_type(t, loc, what=f"variable '{node.name}'")
         if node.init is None:
             self.fail(loc, f"__constant variable '{node.name}' must be initialized")
-        init = self.initializer(node.init, t, loc)
+        init = fold_integer_constants(self.initializer(node.init, t, loc))
         align = qt.align if qt.align is not None else self.align_attribute(node.funcspec)
         decl = ir.VarDecl(node.name, t, T.AddressSpace.CONSTANT, True, qt.volatile, init, align,
                           loc=loc)
@@ -161,10 +161,13 @@ class Sema(ExprSema):
         self.var_symbols[node.name] = sym
         return [ir.GlobalVar(decl, loc=loc)]
 
-    def _check_storage(self, node: c_ast.Decl, loc: Loc, *, program_scope: bool) -> None:
+    def _check_storage(self, node: c_ast.Decl, loc: Loc, *, program_scope: bool,
+                       function: bool = False) -> None:
         for storage in node.storage or []:
-            if storage == "extern":
-                self.fail(loc, "'extern' is not supported by ppcl: a program is one "
+            if storage == "extern" and not function:
+                # A function's 'extern' (OpenCL C 1.2, 6.8) says what a prototype says; a
+                # variable defined in another unit has no place in one translation unit
+                self.fail(loc, "'extern' variables are not supported by ppcl: a program is one "
                                "translation unit")
             if storage == "static" and not program_scope:
                 self.fail(loc, "static local variables are not supported in OpenCL C")
@@ -179,7 +182,7 @@ class Sema(ExprSema):
     def function(self, decl: c_ast.Decl, body: c_ast.Compound | None) -> ir.Function:
         loc = self.loc(decl)
         name: str = decl.name
-        self._check_storage(decl, loc, program_scope=True)
+        self._check_storage(decl, loc, program_scope=True, function=True)
         specs = [s for s in decl.funcspec or [] if isinstance(s, str)]
         is_kernel = any(s in _KERNEL_SPECS for s in specs)
         inline = "inline" in specs or "__inline" in specs

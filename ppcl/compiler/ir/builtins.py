@@ -327,6 +327,7 @@ BUILTIN_CONSTANTS: dict[str, tuple[Type, int | float]] = {
     "DBL_MAX_EXP": (INT, 1024),
     "DBL_MIN_10_EXP": (INT, -307),
     "DBL_MIN_EXP": (INT, -1021),
+    "DBL_RADIX": (INT, 2),  # not in table 6.7, but the OpenCL C headers define it
     "DBL_MAX": (DOUBLE, _DBL_MAX),
     "DBL_MIN": (DOUBLE, _DBL_MIN),
     "DBL_EPSILON": (DOUBLE, _DBL_EPSILON),
