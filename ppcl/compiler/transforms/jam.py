@@ -79,8 +79,11 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
     at = fors[0]
     body_loop, suffix = stmts[at], stmts[at + 1:]
     assert isinstance(body_loop, ir.For)
-    exits = [i for i, s in enumerate(stmts[:at]) if isinstance(s, ir.If)]
-    prefix, lead = stmts[:exits[-1] + 1] if exits else (), stmts[exits[-1] + 1 if exits else 0:at]
+    # the prefix: declarations without effects and exits; the lead: what follows it
+    start = 0
+    while start < at and _in_prefix(stmts[start]):
+        start += 1
+    prefix, lead = stmts[:start], stmts[start:at]
     carried: list[ir.VarDecl] = []
     for s in prefix:
         if isinstance(s, ir.DeclStmt):
@@ -90,8 +93,6 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
         elif isinstance(s, ir.If):
             if s.otherwise is not None or not _is_exit(s.then) or not is_effect_free(s.cond):
                 return "an if in the prefix is not an effect-free exit"
-        else:
-            return "a statement with effects comes before an exit of the prefix"
     for s in lead:
         if isinstance(s, ir.DeclStmt):
             why = _carried_decls(s, carried, effect_free=False)
@@ -134,6 +135,14 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
 
 
 _ORDERED_CALLS = ("printf",)
+
+
+def _in_prefix(s: ir.Stmt) -> bool:
+    """A declaration (its initializer is checked later) or an ``if``, which must be an exit."""
+    if isinstance(s, ir.DeclStmt):
+        return all(d.init is None or (not isinstance(d.init, ir.InitList)
+                                      and is_effect_free(d.init)) for d in s.decls)
+    return isinstance(s, ir.If)
 
 
 def _is_float(t: object) -> bool:

@@ -175,9 +175,12 @@ def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
     # uniform values gain nothing from widening: they are not vectorized along work-items
     exclude = set(formed.context_vars) | set(formed.group_scalars) | formed.uniform_vars
     params = frozenset({q.name for q in formed.function.params} - written_vars(formed.body))
-    # a jam breaks the chain of a per-work-item sum, which running rows of groups keeps
-    jams = any(not isinstance(plan_jam(w, formed.local_size, formed.uniform_vars, params), str)
-               for w in loops)
+    # a jam of work-items that each stream their own row breaks the chains of their sums;
+    # running rows of groups helps accesses along x, which such a loop has none of that move
+    streams = {d.loc for d in formed.loops if d.streams_rows}
+    jams = any(not isinstance(jam, str) and jam.loop.loc in streams
+               for jam in (plan_jam(w, formed.local_size, formed.uniform_vars, params)
+                           for w in loops))
     decided = dataclasses.replace(
         formed,
         rows=not jams and runs_rows(formed, helpers_using_workitems(module)),

@@ -35,6 +35,8 @@ from ppcl.compiler.transforms.inline import calls_barrier_functions
 PASS_NAME = "workgroup"
 
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
+ROW_STREAMS = ("its accesses consecutive along x stay in place while one it moves strides "
+               "across work-items (each work-item streams its own row)")
 # builtins whose calls are ordered side effects across work-items (no simd, no group scalars)
 _EFFECT_FAMILIES = ("atomic", "printf", "async", "sync")
 
@@ -56,6 +58,8 @@ class LoopDecision:
     interchanged: bool
     reason: str = ""  # why not, when not interchanged
     lockstep: bool = False  # a barrier in it: it runs at group level in lock step
+    # not interchanged because each work-item streams its own row (``ROW_STREAMS``)
+    streams_rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -296,8 +300,7 @@ class _Former:
             elif shape.kind is Kind.VARYING or shape.strides[0] != 0:
                 steps_strided = True
         if steps_strided and not steps_consecutive:
-            return ("its accesses consecutive along x stay in place while one it moves "
-                    "strides across work-items (each work-item streams its own row)")
+            return ROW_STREAMS
         return None
 
     def _group_computable(self, s: ir.For | ir.While | ir.DoWhile) -> bool:
@@ -681,4 +684,4 @@ def _loop_decision(loop: ir.For | ir.While | ir.DoWhile, probe: _Former,
     else:
         reason = former.refusals.get(id(loop)) or probe.refusals.get(id(loop)) \
             or "inside a statement that runs per work-item"
-    return LoopDecision(loop.loc, kind, False, reason)
+    return LoopDecision(loop.loc, kind, False, reason, streams_rows=reason == ROW_STREAMS)
