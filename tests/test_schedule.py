@@ -170,3 +170,38 @@ def test_vector_pixels_at_every_local_size_write_every_output() -> None:
         got = np.empty((n, 4), np.float32)
         cl.enqueue_copy(queue, got, out)
         np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"local size {local}")
+
+
+ROW_DOTS_IN_MEMORY = """
+__kernel void rows(__global const float *m, __global const float *v, __global float *out, int n) {
+    int r = get_global_id(0);
+    for (int c = 0; c < n; c++)
+        out[r] += m[r * n + c] * v[c];
+}
+"""
+
+COLUMN_DOTS_IN_MEMORY = """
+__kernel void cols(__global const float *m, __global const float *v, __global float *out, int n) {
+    int c = get_global_id(0);
+    for (int r = 0; r < n; r++)
+        out[c] += m[r * n + c] * v[r];
+}
+"""
+
+
+def test_a_row_per_work_item_is_not_interchanged_but_jammed() -> None:
+    # out[r] is consecutive along x but stays in place; m[r * n + c] moves with the loop and
+    # strides across work-items: interchanged, each step would gather a line per work-item
+    f = formed(ROW_DOTS_IN_MEMORY, (16, 1, 1))
+    (decision,) = f.loops
+    assert not decision.interchanged and "streams its own row" in decision.reason
+    (plan,) = plans(f)
+    assert isinstance(plan, wg.JamPlan)
+    assert [p.plan for p in f.loop_plans] == ["jam"]
+
+
+def test_a_column_per_work_item_is_still_interchanged() -> None:
+    # m[r * n + c] moves with the loop and is consecutive along x: the work-item loop inside
+    # the interchanged loop reads a row of m at each step
+    f = formed(COLUMN_DOTS_IN_MEMORY, (16, 1, 1))
+    assert [p.plan for p in f.loop_plans] == ["interchange"]

@@ -361,10 +361,14 @@ class KernelPrinter(CStylePrinter):
         lines = [ind + f"for (size_t __lb = 0; __lb < {self.formed.local_size[0]}; "
                  f"__lb += {plan.width}) {{"]
         inner = depth + 1
+        if plan.shared:
+            shared = [dataclasses.replace(d, init=None, const=False) for d in plan.shared]
+            lines.append(INDENT * inner + self.var_decls(shared) + ";")
         for _, ren in copies:
             decls = [dataclasses.replace(d, name=ren.names[d.name], init=None, const=False)
                      for d in plan.carried]
-            lines.append(INDENT * inner + self.var_decls(decls) + ";")
+            if decls:
+                lines.append(INDENT * inner + self.var_decls(decls) + ";")
 
         def scoped(j: int, stmts: Sequence[ir.Stmt], level: int) -> list[str]:
             out = [INDENT * level + "{",
@@ -373,19 +377,26 @@ class KernelPrinter(CStylePrinter):
             out += self.stmts(stmts, level + 1)
             return out + [INDENT * level + "}"]
 
+        def assigned(stmts: Sequence[ir.Stmt], ren: Renamer) -> list[ir.Stmt]:
+            """``stmts`` of one copy, its declarations as assignments (declared above)."""
+            out: list[ir.Stmt] = []
+            for st in stmts:
+                st = ren.rewrite(st)
+                if isinstance(st, ir.DeclStmt):
+                    out += [ir.ExprStmt(ir.Assign(d.type, "=", ir.VarRef(d.type, d.name), d.init))
+                            for d in st.decls if d.init is not None]  # d: renamed
+                else:
+                    out.append(st)
+            return out
+
         saved = (self.exit_label, self.nest)
         self.exit_label, self.nest = slow, 1  # an exit in a prefix leaves for the slow path
         for j, ren in copies:
-            prefix: list[ir.Stmt] = []
-            for st in plan.prefix:
-                st = ren.rewrite(st)
-                if isinstance(st, ir.DeclStmt):
-                    prefix += [ir.ExprStmt(ir.Assign(d.type, "=", ir.VarRef(d.type, d.name), d.init))
-                               for d in st.decls if d.init is not None]  # d: renamed
-                else:
-                    prefix.append(st)
-            lines += scoped(j, prefix, inner)
+            lines += scoped(j, assigned(plan.prefix, ren), inner)
         self.exit_label, self.nest = saved
+        for j, ren in copies:  # no copy exits any more: the statements with effects
+            if plan.lead:
+                lines += scoped(j, assigned(plan.lead, ren), inner)
         bodies = [ren.rewrite(plan.loop.body) for _, ren in copies]
         # the control reads uniform values, the same in every copy: the first copy's names
         header_loop = copies[0][1].rewrite(dataclasses.replace(plan.loop, body=ir.Block(())))

@@ -26,14 +26,17 @@ from ppcl.compiler.ir.types import Type
 @dataclass(frozen=True)
 class JamPlan:
     """Unroll-and-jam of ``width`` work-items through one loop (see ``transforms/jam.py``): the
-    work-item body is ``prefix``, ``loop``, ``suffix``; ``carried`` are the prefix's
-    declarations, one copy per jammed work-item."""
+    work-item body is ``prefix``, ``lead``, ``loop``, ``suffix``; ``carried`` are the
+    declarations of prefix and lead, one copy per jammed work-item; ``shared`` those the
+    copies share (the loop's counter, declared before it), declared once."""
 
     prefix: tuple[ir.Stmt, ...]
     loop: ir.For
     suffix: tuple[ir.Stmt, ...]
     carried: tuple[ir.VarDecl, ...]
     width: int
+    lead: tuple[ir.Stmt, ...] = ()  # after the prefix's exits, with effects: no exit in it
+    shared: tuple[ir.VarDecl, ...] = ()
 
 
 @dataclass(frozen=True)

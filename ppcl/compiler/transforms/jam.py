@@ -10,25 +10,37 @@ still added in its own order, so results do not change (gemv: 29 ms -> 10 ms on 
 A work-item body qualifies when it is::
 
     prefix   declarations with effect-free initializers, and `if (c) <exit>` with effect-free c
-    loop     one `for` whose control is uniform, whose body writes only private variables and
-             accumulates a float/double declared in the prefix
+    lead     statements without exits after the last of those (`c[i * n + j] *= beta;`)
+    loop     one `for` whose control is uniform, whose body writes only private variables it
+             owns and memory, and accumulates a float/double: a private one declared before
+             the loop, or an element of memory at an address the loop does not move
+             (`y[i] += A[i * n + j] * x[j];`, as published GPU code accumulates)
     suffix   anything without an exit
+
+A loop counter declared in the prefix (`int j; for (j = 0; ...)`) is shared by the copies:
+the loop's control is uniform, so every copy would count alike. Interleaving work-items'
+iterations changes only the order of memory accesses between work-items, which OpenCL leaves
+unordered without a barrier (the plain work-item loop is ``omp simd`` for the same reason);
+each work-item's own accesses keep their order, so an accumulator in memory still sees its
+own earlier values, and the out-of-order core overlaps the copies' load-add-store chains.
 
 ``transforms/schedule.py`` records the plan on the work-item loop; the printer
 (``codegen/kernel_c.py``) runs the prefix of each of ``JAM_WIDTH`` consecutive
-work-items, the loop once with their bodies one after another, then their suffixes. If any of
-them exits in the prefix, that block of work-items runs one at a time instead, which is safe
-because the prefix has no effects.
+work-items, then their leads, the loop once with their bodies one after another, then their
+suffixes. If any of them exits in the prefix, that block of work-items runs one at a time
+instead, which is safe because the prefix has no effects.
 """
 
 from __future__ import annotations
 
-from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+import dataclasses
+
+from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free, root_var
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
-from ppcl.compiler.ir.types import ArrayType, ScalarType, StructType
-from ppcl.compiler.ir.visit import Node, walk
+from ppcl.compiler.ir.types import ArrayType, PointerType, ScalarType, StructType
+from ppcl.compiler.ir.visit import Node, Rewriter, walk
 from ppcl.compiler.ir.wgnodes import JamPlan, StridePlan
 
 JAM_WIDTH = 4
@@ -65,42 +77,166 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
     if len(fors) > 1:
         return f"{len(fors)} for loops in the body, not one"
     at = fors[0]
-    prefix, body_loop, suffix = stmts[:at], stmts[at], stmts[at + 1:]
+    body_loop, suffix = stmts[at], stmts[at + 1:]
     assert isinstance(body_loop, ir.For)
+    # the prefix: declarations without effects and exits; the lead: what follows it
+    start = 0
+    while start < at and _in_prefix(stmts[start]):
+        start += 1
+    prefix, lead = stmts[:start], stmts[start:at]
     carried: list[ir.VarDecl] = []
     for s in prefix:
         if isinstance(s, ir.DeclStmt):
-            for d in s.decls:
-                if isinstance(d.type, ArrayType | StructType) or d.volatile:
-                    return f"prefix declares '{d.name}' as an aggregate or volatile"
-                if d.init is not None and (isinstance(d.init, ir.InitList)
-                                           or not is_effect_free(d.init)):
-                    return f"the initializer of '{d.name}' in the prefix has effects"
-                carried.append(d)
+            why = _carried_decls(s, carried)
+            if why:
+                return why
         elif isinstance(s, ir.If):
             if s.otherwise is not None or not _is_exit(s.then) or not is_effect_free(s.cond):
                 return "an if in the prefix is not an effect-free exit"
-        else:
-            return "the prefix holds more than declarations and exits"
+    for s in lead:
+        if isinstance(s, ir.DeclStmt):
+            why = _carried_decls(s, carried, effect_free=False)
+            if why:
+                return why
+        elif any(isinstance(n, _JUMPS) or _is_exit(n) for n in walk(s)):
+            return "a statement before the loop jumps or exits"
     if not _uniform_control(body_loop, uniform, params):
         return "the loop's control is not uniform"
     if any(isinstance(n, _JUMPS) for n in walk(body_loop.body)):
         return "the loop body jumps"
+    counters = effects(body_loop.step, Effects()).writes
+    shared = [d for d in carried if d.name in counters]
+    if any(d.init is not None and not is_effect_free(d.init) for d in shared):
+        return "the loop's counter is declared in the prefix with an initializer with effects"
+    # the header runs once for all copies, so a counter declared before it is shared
+    carried = [d for d in carried if d.name not in counters]
     names = {d.name for d in carried}
-    if effects(body_loop.step, Effects()).writes & names:
-        # the header runs once for all copies: their own counters would never change
-        return "the loop's counter is declared in the prefix"
     eff = effects(body_loop.body, Effects())
     local = {d.name for n in walk(body_loop.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
-    if eff.memory or eff.address_taken or not eff.writes <= names | local:
-        return "the loop body writes memory or variables it does not own"
+    if eff.address_taken or not eff.writes <= names | local:
+        return "the loop body writes variables it does not own or takes an address"
+    if any(isinstance(n, ir.Call) and (n.builtin is None or n.name in _ORDERED_CALLS)
+           for n in walk(body_loop.body)):
+        return "the loop body calls a function or printf"
     if not any(isinstance(n, ir.Assign) and isinstance(n.target, ir.VarRef)
-               and n.target.name in names and isinstance(n.target.type, ScalarType)
-               and n.target.type.name in _FLOATS for n in walk(body_loop.body)):
-        return "no floating-point accumulator declared in the prefix"
+               and n.target.name in names and _is_float(n.target.type)
+               for n in walk(body_loop.body)) \
+            and not _memory_accumulator(body_loop, counters | eff.writes):
+        return "no floating-point accumulator declared before the loop or in memory"
     if any(_is_exit(n) or isinstance(n, wg.WorkItemExit) for s in suffix for n in walk(s)):
         return "the suffix exits"
-    return JamPlan(prefix, body_loop, suffix, tuple(carried), JAM_WIDTH)
+    promoted = _promoted(body_loop, counters | eff.writes)
+    if promoted is not None:
+        body_loop, decl = promoted
+        lead = (*lead, ir.DeclStmt((decl,), loc=body_loop.loc))
+        carried.append(decl)
+    return JamPlan(tuple(prefix), body_loop, suffix, tuple(carried), JAM_WIDTH, tuple(lead),
+                   tuple(shared))
+
+
+_ORDERED_CALLS = ("printf",)
+
+
+def _in_prefix(s: ir.Stmt) -> bool:
+    """A declaration (its initializer is checked later) or an ``if``, which must be an exit."""
+    if isinstance(s, ir.DeclStmt):
+        return all(d.init is None or (not isinstance(d.init, ir.InitList)
+                                      and is_effect_free(d.init)) for d in s.decls)
+    return isinstance(s, ir.If)
+
+
+def _is_float(t: object) -> bool:
+    return isinstance(t, ScalarType) and t.name in _FLOATS
+
+
+def _carried_decls(s: ir.DeclStmt, carried: list[ir.VarDecl], effect_free: bool = True) -> str:
+    """Adds the declarations of ``s`` to ``carried``; why they cannot be copied, or ""."""
+    for d in s.decls:
+        if isinstance(d.type, ArrayType | StructType) or d.volatile:
+            return f"'{d.name}' before the loop is an aggregate or volatile"
+        if d.init is not None and (isinstance(d.init, ir.InitList)
+                                   or (effect_free and not is_effect_free(d.init))):
+            return f"the initializer of '{d.name}' in the prefix has effects"
+        carried.append(d)
+    return ""
+
+
+def _accumulators(loop: ir.For, moved: set[str]) -> list[ir.Expr]:
+    """The floats in memory the loop body updates at addresses the loop does not move,
+    ``p[e] += v`` or ``p[e] = p[e] + v``: chains of dependent adds through memory."""
+    found: list[ir.Expr] = []
+    for n in walk(loop.body):
+        if not (isinstance(n, ir.Assign) and _is_float(n.type)):
+            continue
+        target = n.target
+        if not (isinstance(target, ir.Index) or (isinstance(target, ir.Unary) and target.op == "*")):
+            continue
+        if _names(target) & moved or any(isinstance(m, ir.Call) for m in walk(target)):
+            continue
+        if (n.op != "=" or any(m == target for m in walk(n.value))) and target not in found:
+            found.append(target)
+    return found
+
+
+def _memory_accumulator(loop: ir.For, moved: set[str]) -> bool:
+    return bool(_accumulators(loop, moved))
+
+
+ACCUMULATOR = "__ppcl_acc"
+
+
+class _Promote(Rewriter):
+    """Reads of ``target`` as the private ``acc``; each assignment to it also stores ``acc``."""
+
+    def __init__(self, target: ir.Expr, acc: ir.VarRef):
+        self.target = target
+        self.acc = acc
+
+    def rewrite(self, node: Node) -> object:
+        if isinstance(node, ir.Expr) and node == self.target:
+            return self.acc
+        return super().rewrite(node)
+
+    def rewrite_ExprStmt(self, s: ir.ExprStmt) -> object:
+        e = s.expr
+        if isinstance(e, ir.Assign) and e.target == self.acc:
+            store = ir.Assign(self.target.type, "=", self.target, self.acc, loc=e.loc)
+            return (s, ir.ExprStmt(store, loc=s.loc))
+        return s
+
+
+def _promoted(loop: ir.For, moved: set[str]) -> tuple[ir.For, ir.VarDecl] | None:
+    """The loop with its one accumulator in memory kept in a private variable as well, and
+    that variable's declaration (loading the element before the loop), or None.
+
+    Every update still stores the element, so memory holds what it held before; only its
+    loads go: the element changes in no other way while the loop runs when every store of
+    the body is an update of it as a statement (another work-item's store to it would be a
+    data race). gcc cannot tell that the jammed copies' elements differ, and reloads each
+    after the other copies' stores: the add then waits for a store to reach a load."""
+    targets = _accumulators(loop, moved)
+    if len(targets) != 1:
+        return None
+    target = targets[0]
+    for n in walk(loop.body):
+        if isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--") \
+                and root_var(n.operand) is None:
+            return None
+        if isinstance(n, ir.Call) and (n.builtin is None
+                                       or any(isinstance(a.type, PointerType) for a in n.args)):
+            return None
+        if isinstance(n, ir.Assign) and root_var(n.target) is None and n.target != target:
+            return None
+        if isinstance(n, ir.Assign) and n.target == target and not any(
+                isinstance(st, ir.ExprStmt) and st.expr is n for st in walk(loop.body)):
+            return None  # an update inside an expression: no statement to store after
+    acc = ir.VarRef(target.type, ACCUMULATOR, loc=target.loc)
+    body = _Promote(target, acc).rewrite(loop.body)
+    if isinstance(body, tuple):  # a body of one update: the update and its store
+        body = ir.Block(body, loc=loop.body.loc)
+    assert isinstance(body, ir.Stmt)
+    decl = ir.VarDecl(ACCUMULATOR, target.type, init=target, loc=loop.loc)
+    return dataclasses.replace(loop, body=body), decl
 
 
 _RANGE_QUERIES = ("get_global_size", "get_local_size", "get_num_groups")

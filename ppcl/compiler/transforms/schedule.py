@@ -174,15 +174,21 @@ def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
     narrow_size = formed.local_size if narrow_ids else None
     # uniform values gain nothing from widening: they are not vectorized along work-items
     exclude = set(formed.context_vars) | set(formed.group_scalars) | formed.uniform_vars
+    params = frozenset({q.name for q in formed.function.params} - written_vars(formed.body))
+    # a jam of work-items that each stream their own row breaks the chains of their sums;
+    # running rows of groups helps accesses along x, which such a loop has none of that move
+    streams = {d.loc for d in formed.loops if d.streams_rows}
+    jams = any(not isinstance(jam, str) and jam.loop.loc in streams
+               for jam in (plan_jam(w, formed.local_size, formed.uniform_vars, params)
+                           for w in loops))
     decided = dataclasses.replace(
         formed,
-        rows=runs_rows(formed, helpers_using_workitems(module)),
+        rows=not jams and runs_rows(formed, helpers_using_workitems(module)),
         vectorize=vectorizes(loops, fast_math),
         no_pre=simd_vector_privates(loops),
         widened=frozenset(widened_ints(formed.body, exclude, narrow_size)),
         wide_positions=group_positions(formed.body, narrow_size),
     )
-    params = frozenset({q.name for q in formed.function.params} - written_vars(formed.body))
     planner = _Planner(decided, params)
     body = planner.rewrite(formed.body)
     return dataclasses.replace(decided, body=body, plans=tuple(planner.notes),

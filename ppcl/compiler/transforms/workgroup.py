@@ -35,6 +35,8 @@ from ppcl.compiler.transforms.inline import calls_barrier_functions
 PASS_NAME = "workgroup"
 
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
+ROW_STREAMS = ("its accesses consecutive along x stay in place while one it moves strides "
+               "across work-items (each work-item streams its own row)")
 # builtins whose calls are ordered side effects across work-items (no simd, no group scalars)
 _EFFECT_FAMILIES = ("atomic", "printf", "async", "sync")
 
@@ -56,6 +58,8 @@ class LoopDecision:
     interchanged: bool
     reason: str = ""  # why not, when not interchanged
     lockstep: bool = False  # a barrier in it: it runs at group level in lock step
+    # not interchanged because each work-item streams its own row (``ROW_STREAMS``)
+    streams_rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -254,7 +258,7 @@ class _Former:
                   for n in walk(s.body) if isinstance(n, ir.Index)
                   or (isinstance(n, ir.Unary) and n.op == "*")]
         if any(shape.consecutive_in(0) for shape in shapes):
-            return None
+            return self._row_stream_refusal(s)
         # Per-work-item arithmetic on data every work-item reads alike (all-pairs n-body):
         # every access is a broadcast along local id 0, and some private value varies.
         if any(shape.kind is Kind.VARYING or shape.strides[0] != 0 for shape in shapes):
@@ -265,6 +269,38 @@ class _Former:
             return "it indexes a private array"
         if not any(not uni.var(name).is_uniform for name in written_vars(s.body)):
             return "it computes nothing per work-item"
+        return None
+
+    def _row_stream_refusal(self, s: ir.For | ir.While | ir.DoWhile) -> str | None:
+        """Why a loop whose accesses consecutive along x do not move with it stays in the
+        work-item loop, None when it moves out.
+
+        When every access consecutive along x is at an address the loop does not change (an
+        accumulator such as ``y[i] += A[i * n + j] * x[j]``) and some access the loop moves
+        strides across work-items (``A[i * n + j]``, a row per work-item), the interchanged
+        loop would gather that access one element per work-item at every step, a cache line
+        for each, while each work-item alone streams along its row. A power-of-two row
+        length puts all those lines in a few cache sets, which then miss at every step."""
+        assert self.uni is not None
+        moved = written_vars(s)
+        steps_consecutive = False
+        steps_strided = False
+        for n in walk(s.body):
+            if isinstance(n, ir.Index):
+                address: ir.Expr = n.index
+            elif isinstance(n, ir.Unary) and n.op == "*":
+                address = n.operand
+            else:
+                continue
+            if not any(isinstance(v, ir.VarRef) and v.name in moved for v in walk(address)):
+                continue  # the same element at every step of the loop
+            shape = self.uni.expr(address)
+            if shape.consecutive_in(0):
+                steps_consecutive = True
+            elif shape.kind is Kind.VARYING or shape.strides[0] != 0:
+                steps_strided = True
+        if steps_strided and not steps_consecutive:
+            return ROW_STREAMS
         return None
 
     def _group_computable(self, s: ir.For | ir.While | ir.DoWhile) -> bool:
@@ -648,4 +684,4 @@ def _loop_decision(loop: ir.For | ir.While | ir.DoWhile, probe: _Former,
     else:
         reason = former.refusals.get(id(loop)) or probe.refusals.get(id(loop)) \
             or "inside a statement that runs per work-item"
-    return LoopDecision(loop.loc, kind, False, reason)
+    return LoopDecision(loop.loc, kind, False, reason, streams_rows=reason == ROW_STREAMS)
