@@ -154,3 +154,28 @@ def test_divisions_in_program_scope_initializers_are_folded(ctx: cl.Context) -> 
     prg.k(queue, (1,), None, buf)
     cl.enqueue_copy(queue, out, buf)
     np.testing.assert_array_equal(out, np.array([3, 0, 32], np.float32) * 0.5)
+
+
+def test_integer_vector_operators_in_program_scope_initializers_are_folded(
+        ctx: cl.Context) -> None:
+    """Integer vector division, remainder and shifts print as lane-guarded statement
+    expressions, which C does not allow at file scope: a program scope initializer using them
+    is reduced to a vector literal lane by lane, with OpenCL's rules (truncating division,
+    shift counts modulo the element width, wrap-around in the element type)."""
+    source = """
+    constant int2 halves = (int2)(10, -20) / (int2)(2, 3);
+    constant int4 mixed = (int4)(7) % (int4)(2, 3, 4, 5) + (int4)(1, 2, 3, 4) * 2;
+    constant uint2 shifted = (uint2)(9, 8) >> (uint2)(1, 33);
+    constant uchar4 wrapped = -(uchar4)(1, 2, 255, 0) + (uchar4)((uchar2)(3, 4), 5, 6);
+    __kernel void k(__global int *out) {
+        out[0] = halves.x; out[1] = halves.y; out[2] = mixed.x; out[3] = mixed.w;
+        out[4] = shifted.x; out[5] = shifted.y; out[6] = wrapped.x; out[7] = wrapped.z;
+    }
+    """
+    prg = cl.Program(ctx, source).build()
+    queue = cl.CommandQueue(ctx)
+    out = np.zeros(8, np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+    prg.k(queue, (1,), None, buf)
+    cl.enqueue_copy(queue, out, buf)
+    np.testing.assert_array_equal(out, [5, -6, 3, 10, 4, 4, 2, 6])

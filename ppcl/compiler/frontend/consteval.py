@@ -12,7 +12,7 @@ import math
 
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import wrap
-from ppcl.compiler.ir.types import EnumType, ScalarType, Type
+from ppcl.compiler.ir.types import EnumType, ScalarType, Type, VectorType
 from ppcl.compiler.ir.visit import Rewriter
 
 
@@ -99,8 +99,74 @@ def _fold_binary(e: ir.Binary) -> int | None:
     return wrap(results[op], t)
 
 
+def _is_integer_vector(t: Type) -> bool:
+    return isinstance(t, VectorType) and t.elem.is_integer
+
+
+def fold_vector(e: ir.Expr) -> tuple[int, ...] | None:
+    """The lanes of an integer vector constant expression (vector literals of constants,
+    a constant converted to the vector type, and operators on them lane by lane), or None."""
+    t = e.type
+    if not isinstance(t, VectorType) or not t.elem.is_integer:
+        return None
+    elem = t.elem
+    if isinstance(e, ir.VectorLiteral):
+        lanes: list[int] = []
+        for part in e.elems:
+            if isinstance(part.type, VectorType):
+                inner = fold_vector(part)
+                if inner is None:
+                    return None
+                lanes.extend(inner)
+            else:
+                value = fold(part)
+                if value is None:
+                    return None
+                lanes.append(value)
+        if len(lanes) == 1:
+            lanes *= t.width
+        return tuple(wrap(v, elem) for v in lanes) if len(lanes) == t.width else None
+    if isinstance(e, ir.Cast):
+        if _is_integer_vector(e.operand.type):
+            inner = fold_vector(e.operand)
+            return None if inner is None else tuple(wrap(v, elem) for v in inner)
+        value = fold(e.operand)  # a scalar converted to the vector: every lane
+        return None if value is None else (wrap(value, elem),) * t.width
+    if isinstance(e, ir.Unary) and e.op in ("-", "+", "~"):
+        operand = fold_vector(e.operand)
+        if operand is None:
+            return None
+        return tuple(wrap({"-": -v, "+": v, "~": ~v}[e.op], elem) for v in operand)
+    if isinstance(e, ir.Binary) and e.op in _LANE_OPS:
+        lhs, rhs = fold_vector(e.lhs), fold_vector(e.rhs)
+        if lhs is None or rhs is None or len(lhs) != len(rhs):
+            return None
+        values = [_fold_lane(e.op, a, b, elem) for a, b in zip(lhs, rhs)]
+        return None if None in values else tuple(v for v in values if v is not None)
+    return None
+
+
+_LANE_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
+
+
+def _fold_lane(op: str, lhs: int, rhs: int, t: ScalarType) -> int | None:
+    """One lane of an arithmetic operator of integer vectors, as ``_fold_binary`` computes a
+    scalar one."""
+    if op in ("/", "%"):
+        if rhs == 0:
+            return None
+        quotient = abs(lhs) // abs(rhs) * (1 if (lhs >= 0) == (rhs >= 0) else -1)
+        return wrap(quotient if op == "/" else lhs - quotient * rhs, t)
+    if op in ("<<", ">>"):
+        count = rhs & (t.bits - 1)  # OpenCL C 6.3.j: modulo the element's width
+        return wrap(lhs << count if op == "<<" else lhs >> count, t)
+    return wrap({"+": lhs + rhs, "-": lhs - rhs, "*": lhs * rhs, "&": lhs & rhs,
+                 "|": lhs | rhs, "^": lhs ^ rhs}[op], t)
+
+
 class _IntegerConstantFolder(Rewriter):
-    """Replaces each largest integer constant expression of a tree by its literal."""
+    """Replaces each largest integer constant expression of a tree, scalar or vector, by its
+    literal."""
 
     def rewrite(self, node: object) -> object:
         if (isinstance(node, ir.Expr) and not isinstance(node, ir.IntLit)
@@ -109,6 +175,13 @@ class _IntegerConstantFolder(Rewriter):
             value = fold(node)
             if value is not None:
                 return ir.IntLit(node.type, value, loc=node.loc)
+        if isinstance(node, ir.Binary | ir.Unary | ir.Cast) and _is_integer_vector(node.type):
+            lanes = fold_vector(node)
+            if lanes is not None:
+                t = node.type
+                assert isinstance(t, VectorType)
+                return ir.VectorLiteral(t, tuple(ir.IntLit(t.elem, v, loc=node.loc)
+                                                 for v in lanes), loc=node.loc)
         return super().rewrite(node)  # type: ignore[arg-type]
 
 
