@@ -38,6 +38,12 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 
 _ARITH_OPS = {"+", "-", "*", "/", "%"}
+
+
+def _is_void_pointer(t: T.Type) -> bool:
+    return isinstance(t, T.PointerType) and isinstance(t.pointee, T.VoidType)
+
+
 _BITWISE_OPS = {"&", "|", "^"}
 _SHIFT_OPS = {"<<", ">>"}
 _COMPARE_OPS = {"<", ">", "<=", ">=", "==", "!="}
@@ -96,7 +102,13 @@ class ExprSema(ValueSema):
         if op == "sizeof":
             return self._sizeof(node, loc)
         if op == "&":
-            operand = self.expr(node.expr)
+            if isinstance(node.expr, c_ast.ArrayRef):
+                base, index, sub_loc = self._subscript_operands(node.expr)
+                if _is_void_pointer(base.type):
+                    return self._void_pointer_offset("+", base, index, sub_loc, "subscript of")
+                operand = self._subscript(base, index, sub_loc)
+            else:
+                operand = self.expr(node.expr)
             if isinstance(operand, ir.Swizzle) or (isinstance(operand, ir.Index) and
                                                    isinstance(operand.base.type, T.VectorType)):
                 self.fail(loc, "cannot take the address of a vector component selection")
@@ -110,6 +122,9 @@ class ExprSema(ValueSema):
             self.check_modifiable(operand, f"'{op.lstrip('p')}'")
             if not (is_arith(operand.type) or isinstance(operand.type, T.PointerType)):
                 self.fail(loc, f"cannot increment or decrement a value of type '{operand.type}'")
+            if _is_void_pointer(operand.type):
+                self.fail(loc, f"'{op.lstrip('p')}' on a 'void *' pointer: write 'p = p "
+                               f"{op.strip('p')[0]} 1' (GNU C's byte arithmetic) or use a 'char *'")
             if isinstance(operand.type, T.VectorType) and operand.type.elem.is_float:
                 self.fail(loc, f"'{op.lstrip('p')}' does not apply to the floating vector type "
                                f"'{operand.type}' (OpenCL C allows it on integer vectors); "
@@ -229,6 +244,9 @@ class ExprSema(ValueSema):
                     self.fail(loc, f"invalid operands to binary '+' ('{lt}' and '{rt}')")
                 if lt.pointee != rt.pointee or lt.space != rt.space:
                     self.fail(loc, f"subtraction of incompatible pointers ('{lt}' and '{rt}')")
+                if _is_void_pointer(lt):
+                    lhs = self._void_as_bytes(lhs, loc, "arithmetic on")
+                    rhs = ir.Cast(lhs.type, rhs, loc=rhs.loc)
                 return ir.Binary(T.PTRDIFF_T, op, lhs, rhs, loc=loc)
             pointer, other = (lhs, rhs) if isinstance(lt, T.PointerType) else (rhs, lhs)
             if op == "-" and pointer is rhs:
@@ -238,7 +256,7 @@ class ExprSema(ValueSema):
                                "arithmetic needs an integer offset")
             assert isinstance(pointer.type, T.PointerType)
             if isinstance(pointer.type.pointee, T.VoidType):
-                self.fail(loc, "arithmetic on a 'void *' pointer")
+                return self._void_pointer_offset(op, pointer, other, loc, "arithmetic on")
             return ir.Binary(pointer.type, op, lhs, rhs, loc=loc)
         self.fail(loc, f"invalid operands to binary '{op}' ('{lt}' and '{rt}')")
 
@@ -257,6 +275,9 @@ class ExprSema(ValueSema):
         if isinstance(target.type, T.PointerType):
             if binop not in ("+", "-"):
                 self.fail(loc, f"invalid operands to '{op}' ('{target.type}' and '{value.type}')")
+            if _is_void_pointer(target.type):
+                self.fail(loc, f"'{op}' on a 'void *' pointer: write 'p = p {binop} n' (GNU C's "
+                               "byte arithmetic) or use a 'char *'")
             self._pointer_binary(binop, target, value, loc)
             return ir.Assign(target.type, op, target, value, loc=loc)
         result = self.binary(binop, target, value, loc)
@@ -326,19 +347,43 @@ class ExprSema(ValueSema):
             return exprs[0]
         return ir.Comma(exprs[-1].type, exprs, loc=exprs[0].loc)
 
-    def expr_ArrayRef(self, node: c_ast.ArrayRef) -> ir.Expr:
+    def _void_as_bytes(self, pointer: ir.Expr, loc: Loc, what: str) -> ir.Expr:
+        """A ``void *`` operand of arithmetic as a ``char *`` to the same place. GNU C counts
+        such arithmetic in bytes, and clang accepts it with a warning, so published kernels
+        write ``(__global void *)p + off``; ppcl warns the same way."""
+        assert isinstance(pointer.type, T.PointerType)
+        self.warning(loc, f"{what} a 'void *' pointer is a GNU extension: the offset counts "
+                          "bytes")
+        as_bytes = dataclasses.replace(pointer.type, pointee=T.CHAR)
+        return ir.Cast(as_bytes, pointer, loc=pointer.loc)
+
+    def _void_pointer_offset(self, op: str, pointer: ir.Expr, offset: ir.Expr, loc: Loc,
+                             what: str) -> ir.Expr:
+        """``pointer op offset`` for a ``void *`` pointer: ``offset`` bytes on, a ``void *``."""
+        as_bytes = self._void_as_bytes(pointer, loc, what)
+        moved = ir.Binary(as_bytes.type, op, as_bytes, offset, loc=loc)
+        return ir.Cast(pointer.type, moved, loc=loc)
+
+    def _subscript_operands(self, node: c_ast.ArrayRef) -> tuple[ir.Expr, ir.Expr, Loc]:
         loc = self.operator_loc(node.subscript, "[", self.loc(node))
         base = self.expr(node.name)
         index = self.rvalue(node.subscript)
         if (isinstance(index.type, T.PointerType)
                 and isinstance(base.type, (T.ScalarType, T.EnumType)) and is_integer(base.type)):
             base, index = index, base  # C's subscript is symmetric: i[p] is p[i]
+        return base, index, loc
+
+    def expr_ArrayRef(self, node: c_ast.ArrayRef) -> ir.Expr:
+        return self._subscript(*self._subscript_operands(node))
+
+    def _subscript(self, base: ir.Expr, index: ir.Expr, loc: Loc) -> ir.Expr:
         if isinstance(base.type, T.ArrayType):
             elem = base.type.elem
         elif isinstance(base.type, T.PointerType):
             elem = base.type.pointee
             if isinstance(elem, T.VoidType):
-                self.fail(loc, "subscript of a 'void *' pointer")
+                self.fail(loc, "subscript of a 'void *' pointer (GNU C allows only its "
+                               "address, '&p[i]', counted in bytes)")
         elif isinstance(base.type, T.VectorType):
             return self.vector_subscript(base, index, loc)
         else:
