@@ -3,7 +3,9 @@
 Each function returns a lazy array (see ``ppcl.array``), so ``clmath.exp(a) * b`` runs as one
 kernel. Integer arrays give float64 results, as numpy's ufuncs do; complex arrays take
 ``exp``, ``log``, ``sqrt``, the trigonometric and hyperbolic functions (PyOpenCL's complex
-helpers) and ``fabs`` (their modulus).
+helpers) and ``fabs`` (their modulus). The Bessel functions ``bessel_jn``, ``bessel_yn`` and
+``hankel_01`` run at once, one kernel each, over the device functions of ppcl's
+``pyopencl-bessel-*`` headers (``compiler/frontend/headers_bessel.py``).
 """
 
 from __future__ import annotations
@@ -157,8 +159,56 @@ def _split(name: str, arg: Array, queue: Any, second: np.dtype | None,
     return first_out, second_out
 
 
+def bessel_jn(n: int, x: Array, queue: Any = None) -> Array:
+    """Bessel functions of the first kind ``J_n(x)`` of integer order ``n``, computed in double
+    precision (a float32 array gets float32 results; integer arrays float64)."""
+    return _bessel("j", n, x, queue)
+
+
+def bessel_yn(n: int, x: Array, queue: Any = None) -> Array:
+    """Bessel functions of the second kind ``Y_n(x)`` of integer order ``n`` (``x > 0``; NaN
+    below 0, ``-inf`` at 0, as scipy's ``yn``), computed in double precision."""
+    return _bessel("y", n, x, queue)
+
+
+def _bessel(which: str, n: int, x: Array, queue: Any) -> Array:
+    name = f"bessel_{which}n"
+    if not isinstance(x, Array):
+        raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                         f"clmath.{name} takes a ppcl.array.Array, not {type(x).__name__}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not -2**31 <= n < 2**31:
+        raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                         f"clmath.{name} takes an int order, not {n!r}")
+    if x.dtype.kind == "c":
+        raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                         f"clmath.{name} is not defined on complex arrays")
+    preamble = f"#include <pyopencl-bessel-{which}.cl>\n"
+    body = f"a[i] = {name}(ord_n, (double)x[i]);"
+    return _special(name, x, queue, 1, body, preamble, "int ord_n", (np.int32(n),))[0]
+
+
+def _special(name: str, arg: Array, queue: Any, outputs: int, body: str, preamble: str,
+             scalars: str = "", values: tuple[Any, ...] = ()) -> list[Array]:
+    """Run a function with ``outputs`` results per element (``a``, ``b``, ...) over a
+    contiguous floating copy ``x`` where ``arg`` is not one, the ``scalars`` declared after
+    the arrays, as an ``ElementwiseKernel`` cached per context and dtype."""
+    x = arg if arg.dtype.kind in "fc" else arg.astype(np.float64, queue)
+    if not x.flags.c_contiguous:
+        x = x.copy() if queue is None else x.copy(queue)
+    ctype = dtype_to_ctype(x.dtype)
+    results = "abcd"[:outputs]
+    arguments = ", ".join([*(f"{ctype} *{r}" for r in results), f"{ctype} *x",
+                           *([scalars] if scalars else [])])
+    kernel = _cached(x.context, ("clmath", name, x.dtype.str), lambda: ElementwiseKernel(
+        x.context, arguments, body, name=f"clmath_{name}", preamble=preamble))
+    queue = x._queue(queue, f"clmath.{name}")
+    made = [empty_like(x, queue) for _ in results]
+    kernel(*made, x, *values, queue=queue)
+    return made
+
+
 def __getattr__(name: str) -> Any:  # for type checkers: the generated functions
     raise AttributeError(f"module 'ppcl.clmath' has no attribute '{name}'")
 
 
-__all__ = [*_UNARY, *_BINARY, "ldexp", "frexp", "modf"]
+__all__ = [*_UNARY, *_BINARY, "ldexp", "frexp", "modf", "bessel_jn", "bessel_yn"]
