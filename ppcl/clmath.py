@@ -161,7 +161,8 @@ def _split(name: str, arg: Array, queue: Any, second: np.dtype | None,
 
 def bessel_jn(n: int, x: Array, queue: Any = None) -> Array:
     """Bessel functions of the first kind ``J_n(x)`` of integer order ``n``, computed in double
-    precision (a float32 array gets float32 results; integer arrays float64)."""
+    precision (a float32 array gets float32 results; integer arrays float64); on a complex
+    array ``J_n(z)`` for ``n >= 0``."""
     return _bessel("j", n, x, queue)
 
 
@@ -180,11 +181,49 @@ def _bessel(which: str, n: int, x: Array, queue: Any) -> Array:
         raise make_error(f"clmath.{name}", "INVALID_VALUE",
                          f"clmath.{name} takes an int order, not {n!r}")
     if x.dtype.kind == "c":
-        raise make_error(f"clmath.{name}", "INVALID_VALUE",
-                         f"clmath.{name} is not defined on complex arrays")
+        if which != "j":
+            raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                             f"clmath.{name} is not defined on complex arrays")
+        if n < 0:
+            raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                             f"clmath.{name} takes orders n >= 0 on complex arrays, not {n}")
+        body = ("cdouble_t value, next; bessel_j_complex(ord_n, cdouble_cast_from(x[i]), "
+                "&value, &next); a[i] = cdouble_cast_to(value);")
+        preamble = _COMPLEX_PREAMBLE + "#include <pyopencl-bessel-j-complex.cl>\n"
+        return _special(name, x, queue, 1, body, _complex_casts(x, preamble),
+                        "int ord_n", (np.int32(n),))[0]
     preamble = f"#include <pyopencl-bessel-{which}.cl>\n"
     body = f"a[i] = {name}(ord_n, (double)x[i]);"
     return _special(name, x, queue, 1, body, preamble, "int ord_n", (np.int32(n),))[0]
+
+
+def hankel_01(z: Array, queue: Any = None) -> tuple[Array, Array]:
+    """Hankel functions of the first kind ``H_0^(1)(z)`` and ``H_1^(1)(z)`` of every element
+    (complex or real; the principal branch, cut along the negative real axis), as two arrays
+    of ``z``'s complex dtype, computed in double precision."""
+    if not isinstance(z, Array):
+        raise make_error("clmath.hankel_01", "INVALID_VALUE",
+                         f"clmath.hankel_01 takes a ppcl.array.Array, not {type(z).__name__}")
+    if z.dtype.kind != "c":
+        z = z.astype(np.complex64 if z.dtype == np.float32 else np.complex128, queue)
+    body = ("cdouble_t h0, h1; hankel_01_complex(cdouble_cast_from(x[i]), &h0, &h1, 1); "
+            "a[i] = cdouble_cast_to(h0); b[i] = cdouble_cast_to(h1);")
+    preamble = _COMPLEX_PREAMBLE + "#include <pyopencl-hankel-complex.cl>\n"
+    h0, h1 = _special("hankel_01", z, queue, 2, body, _complex_casts(z, preamble))
+    return h0, h1
+
+
+_COMPLEX_PREAMBLE = "#define PYOPENCL_DEFINE_CDOUBLE\n#include <pyopencl-complex.h>\n"
+
+
+def _complex_casts(x: Array, preamble: str) -> str:
+    """``preamble`` with ``cdouble_cast_from``/``cdouble_cast_to`` between ``x``'s complex
+    type and ``cdouble_t``: complex64 arrays are computed in double, as real float32 ones."""
+    if x.dtype == np.complex128:
+        return preamble + ("#define cdouble_cast_from(v) (v)\n"
+                           "#define cdouble_cast_to(v) (v)\n")
+    return preamble + ("#define cdouble_cast_from(v) cdouble_cast(v)\n"
+                       "#define cdouble_cast_to(v) cfloat_cast(v)\n")
 
 
 def _special(name: str, arg: Array, queue: Any, outputs: int, body: str, preamble: str,
@@ -211,4 +250,5 @@ def __getattr__(name: str) -> Any:  # for type checkers: the generated functions
     raise AttributeError(f"module 'ppcl.clmath' has no attribute '{name}'")
 
 
-__all__ = [*_UNARY, *_BINARY, "ldexp", "frexp", "modf", "bessel_jn", "bessel_yn"]
+__all__ = [*_UNARY, *_BINARY, "ldexp", "frexp", "modf", "bessel_jn", "bessel_yn",
+           "hankel_01"]

@@ -20,6 +20,7 @@ wins.
 from __future__ import annotations
 
 from ppcl.compiler.frontend.headers_bessel import HEADERS as BESSEL_HEADERS
+from ppcl.compiler.frontend.headers_bessel import complex_headers
 
 _TEMPLATE = """
 #ifndef ppcl_@T@_header
@@ -95,4 +96,5 @@ BUILTIN_HEADERS = {
     "pyopencl-complex.h": complex_header("float")
     + "#ifdef PYOPENCL_DEFINE_CDOUBLE\n" + complex_header("double") + _CASTS + "#endif\n",
     **BESSEL_HEADERS,
+    **complex_headers(complex_header("double")),
 }
