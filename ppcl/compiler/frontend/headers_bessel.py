@@ -262,15 +262,17 @@ inline void bessel_j_complex(int n, cdouble_t z, cdouble_t *jv, cdouble_t *jvp1)
 HANKEL_COMPLEX = BESSEL_COMPLEX + r"""
 #ifndef ppcl_hankel_complex_header
 #define ppcl_hankel_complex_header
-/* H_0^(1) and H_1^(1) at Im z >= 0, |z| > 2, from the Laplace-type integral
+/* H_0^(1) and H_1^(1) at 0 <= ph z <= pi with |z| > 2, or -pi/4 <= ph z < 0 with |z| >= 8,
+   from the Laplace-type integral
      H_nu(z) = sqrt(2 / (pi z)) e^{i(z - nu pi/2 - pi/4)} / Gamma(nu + 1/2)
                * int_0^inf e^{-u} u^{nu - 1/2} (1 + iu / (2z))^{nu - 1/2} du
    with u = s^2: int e^{-s^2} (1 + is^2/(2z))^{-1/2} ds over the real line for nu = 0 and
    2 int e^{-s^2} s^2 (1 + is^2/(2z))^{1/2} ds for nu = 1. The integrands are analytic in a
-   strip of half-width at least sqrt(|z|) around the real s axis there, so the trapezoid
-   rule with step 0.2 is within about e^{2 - 2 pi 1.4 / 0.2} of them; e^{-s^2} is below
-   1e-18 past s = 6.6. No cancellation: H decays like e^{-Im z}, and so does each term. */
-inline void ppcl_hankel_01_upper(cdouble_t z, cdouble_t *h0, cdouble_t *h1) {
+   strip of half-width at least sqrt(2 |z|) sin(ph(2iz) / 2) around the real s axis (the
+   branch point s^2 = 2iz), 1.4 and 1.5 in those domains, so the trapezoid rule with step 0.2
+   is within about e^{2.3 - 2 pi 1.4 / 0.2} of them; e^{-s^2} is below 1e-18 past s = 6.6.
+   No cancellation: H decays like e^{-Im z} above the axis, and so does each term. */
+inline void ppcl_hankel_01_integral(cdouble_t z, cdouble_t *h0, cdouble_t *h1) {
   const double step = 0.2;
   cdouble_t inv_2z = cdouble_rdivide(0.5, z);
   cdouble_t sum0 = (cdouble_t)(0.0, 0.0), sum1 = sum0;
@@ -294,15 +296,25 @@ inline void ppcl_hankel_01_upper(cdouble_t z, cdouble_t *h0, cdouble_t *h1) {
    e^{-iz} H (PyOpenCL's scaled values). Below the real axis H = J + iY grows as e^{|Im z|}
    with J and Y, and Miller's recurrence gives both; above it, where H decays and J + iY
    cancels, the integral does, except at |z| <= 2 where the cancellation costs at most a
-   factor 30. */
+   factor 30. Near the negative real axis from below (ph z <= -3 pi/4), H has zeros, and
+   J + iY from the recurrence (about 1e-15 absolute) is 1e-13 relative near them; there
+   H_n^(1)(z) = (-1)^n (2 H_n^(1)(w) + H_n^(2)(w)) at w = -z, both terms by the integral
+   (H^(2)(w) is the conjugate of H^(1) at conj(w), ph conj(w) >= -pi/4). */
 inline void hankel_01_complex(cdouble_t z, cdouble_t *h0, cdouble_t *h1, int ifexpon) {
   if (z.x == 0 && z.y == 0) {
     *h0 = (cdouble_t)(NAN, -INFINITY);
     *h1 = (cdouble_t)(NAN, -INFINITY);
     return;
   }
-  if (z.y >= 0 && cdouble_abs(z) > 2.0) {
-    ppcl_hankel_01_upper(z, h0, h1);
+  double r = cdouble_abs(z);
+  if (z.y >= 0 && r > 2.0) {
+    ppcl_hankel_01_integral(z, h0, h1);
+  } else if (r >= 8.0 && z.y < 0 && z.y >= z.x) {      /* -pi < ph z <= -3 pi/4 */
+    cdouble_t first0, first1, second0, second1;
+    ppcl_hankel_01_integral(-z, &first0, &first1);
+    ppcl_hankel_01_integral(cdouble_conj(-z), &second0, &second1);
+    *h0 = 2.0 * first0 + cdouble_conj(second0);
+    *h1 = -(2.0 * first1 + cdouble_conj(second1));
   } else {
     cdouble_t jn, j0, j1, y0, y1;
     ppcl_bessel_backward_complex(0, z, &jn, &j0, &j1, &y0, &y1);
