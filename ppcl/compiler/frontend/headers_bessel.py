@@ -307,14 +307,24 @@ inline void hankel_01_complex(cdouble_t z, cdouble_t *h0, cdouble_t *h1, int ife
     return;
   }
   double r = cdouble_abs(z);
-  if (z.y >= 0 && r > 2.0) {
-    ppcl_hankel_01_integral(z, h0, h1);
-  } else if (r >= 8.0 && z.y < 0 && z.y >= z.x) {      /* -pi < ph z <= -3 pi/4 */
-    cdouble_t first0, first1, second0, second1;
-    ppcl_hankel_01_integral(-z, &first0, &first1);
-    ppcl_hankel_01_integral(cdouble_conj(-z), &second0, &second1);
-    *h0 = 2.0 * first0 + cdouble_conj(second0);
-    *h1 = -(2.0 * first1 + cdouble_conj(second1));
+  int above = z.y >= 0 && r > 2.0;
+  int reflected = r >= 8.0 && z.y < 0 && z.y >= z.x;   /* -pi < ph z <= -3 pi/4 */
+  if (above || reflected) {
+    /* one call site of the integral, so a kernel holds one copy of it */
+    *h0 = (cdouble_t)(0.0, 0.0);
+    *h1 = *h0;
+    for (int piece = 0; piece < (reflected ? 2 : 1); ++piece) {
+      cdouble_t at = above ? z : (piece == 0 ? -z : cdouble_conj(-z));
+      cdouble_t part0, part1;
+      ppcl_hankel_01_integral(at, &part0, &part1);
+      if (piece == 1) {                 /* H^(2)(w) = conj(H^(1)(conj w)) */
+        part0 = cdouble_conj(part0);
+        part1 = cdouble_conj(part1);
+      }
+      double weight = above ? 1.0 : (piece == 0 ? 2.0 : 1.0);
+      *h0 += weight * part0;
+      *h1 -= (above ? -weight : weight) * part1;   /* (-1)^n for n = 1 when reflected */
+    }
   } else {
     cdouble_t jn, j0, j1, y0, y1;
     ppcl_bessel_backward_complex(0, z, &jn, &j0, &j1, &y0, &y1);
