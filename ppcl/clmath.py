@@ -3,7 +3,9 @@
 Each function returns a lazy array (see ``ppcl.array``), so ``clmath.exp(a) * b`` runs as one
 kernel. Integer arrays give float64 results, as numpy's ufuncs do; complex arrays take
 ``exp``, ``log``, ``sqrt``, the trigonometric and hyperbolic functions (PyOpenCL's complex
-helpers) and ``fabs`` (their modulus).
+helpers) and ``fabs`` (their modulus). The Bessel functions ``bessel_jn``, ``bessel_yn`` and
+``hankel_01`` run at once, one kernel each, over the device functions of ppcl's
+``pyopencl-bessel-*`` headers (``compiler/frontend/headers_bessel.py``).
 """
 
 from __future__ import annotations
@@ -157,8 +159,96 @@ def _split(name: str, arg: Array, queue: Any, second: np.dtype | None,
     return first_out, second_out
 
 
+def bessel_jn(n: int, x: Array, queue: Any = None) -> Array:
+    """Bessel functions of the first kind ``J_n(x)`` of integer order ``n``, computed in double
+    precision (a float32 array gets float32 results; integer arrays float64); on a complex
+    array ``J_n(z)`` for ``n >= 0``."""
+    return _bessel("j", n, x, queue)
+
+
+def bessel_yn(n: int, x: Array, queue: Any = None) -> Array:
+    """Bessel functions of the second kind ``Y_n(x)`` of integer order ``n`` (``x > 0``; NaN
+    below 0, ``-inf`` at 0, as scipy's ``yn``), computed in double precision."""
+    return _bessel("y", n, x, queue)
+
+
+def _bessel(which: str, n: int, x: Array, queue: Any) -> Array:
+    name = f"bessel_{which}n"
+    if not isinstance(x, Array):
+        raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                         f"clmath.{name} takes a ppcl.array.Array, not {type(x).__name__}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not -2**31 <= n < 2**31:
+        raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                         f"clmath.{name} takes an int order, not {n!r}")
+    if x.dtype.kind == "c":
+        if which != "j":
+            raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                             f"clmath.{name} is not defined on complex arrays")
+        if n < 0:
+            raise make_error(f"clmath.{name}", "INVALID_VALUE",
+                             f"clmath.{name} takes orders n >= 0 on complex arrays, not {n}")
+        body = ("cdouble_t value, next; bessel_j_complex(ord_n, cdouble_cast_from(x[i]), "
+                "&value, &next); a[i] = cdouble_cast_to(value);")
+        preamble = _COMPLEX_PREAMBLE + "#include <pyopencl-bessel-j-complex.cl>\n"
+        return _special(name, x, queue, 1, body, _complex_casts(x, preamble),
+                        "int ord_n", (np.int32(n),))[0]
+    preamble = f"#include <pyopencl-bessel-{which}.cl>\n"
+    body = f"a[i] = {name}(ord_n, (double)x[i]);"
+    return _special(name, x, queue, 1, body, preamble, "int ord_n", (np.int32(n),))[0]
+
+
+def hankel_01(z: Array, queue: Any = None) -> tuple[Array, Array]:
+    """Hankel functions of the first kind ``H_0^(1)(z)`` and ``H_1^(1)(z)`` of every element
+    (complex or real; the principal branch, cut along the negative real axis), as two arrays
+    of ``z``'s complex dtype, computed in double precision."""
+    if not isinstance(z, Array):
+        raise make_error("clmath.hankel_01", "INVALID_VALUE",
+                         f"clmath.hankel_01 takes a ppcl.array.Array, not {type(z).__name__}")
+    if z.dtype.kind != "c":
+        z = z.astype(np.complex64 if z.dtype == np.float32 else np.complex128, queue)
+    body = ("cdouble_t h0, h1; hankel_01_complex(cdouble_cast_from(x[i]), &h0, &h1, 1); "
+            "a[i] = cdouble_cast_to(h0); b[i] = cdouble_cast_to(h1);")
+    preamble = _COMPLEX_PREAMBLE + "#include <pyopencl-hankel-complex.cl>\n"
+    h0, h1 = _special("hankel_01", z, queue, 2, body, _complex_casts(z, preamble))
+    return h0, h1
+
+
+_COMPLEX_PREAMBLE = "#define PYOPENCL_DEFINE_CDOUBLE\n#include <pyopencl-complex.h>\n"
+
+
+def _complex_casts(x: Array, preamble: str) -> str:
+    """``preamble`` with ``cdouble_cast_from``/``cdouble_cast_to`` between ``x``'s complex
+    type and ``cdouble_t``: complex64 arrays are computed in double, as real float32 ones."""
+    if x.dtype == np.complex128:
+        return preamble + ("#define cdouble_cast_from(v) (v)\n"
+                           "#define cdouble_cast_to(v) (v)\n")
+    return preamble + ("#define cdouble_cast_from(v) cdouble_cast(v)\n"
+                       "#define cdouble_cast_to(v) cfloat_cast(v)\n")
+
+
+def _special(name: str, arg: Array, queue: Any, outputs: int, body: str, preamble: str,
+             scalars: str = "", values: tuple[Any, ...] = ()) -> list[Array]:
+    """Run a function with ``outputs`` results per element (``a``, ``b``, ...) over a
+    contiguous floating copy ``x`` where ``arg`` is not one, the ``scalars`` declared after
+    the arrays, as an ``ElementwiseKernel`` cached per context and dtype."""
+    x = arg if arg.dtype.kind in "fc" else arg.astype(np.float64, queue)
+    if not x.flags.c_contiguous:
+        x = x.copy() if queue is None else x.copy(queue)
+    ctype = dtype_to_ctype(x.dtype)
+    results = "abcd"[:outputs]
+    arguments = ", ".join([*(f"{ctype} *{r}" for r in results), f"{ctype} *x",
+                           *([scalars] if scalars else [])])
+    kernel = _cached(x.context, ("clmath", name, x.dtype.str), lambda: ElementwiseKernel(
+        x.context, arguments, body, name=f"clmath_{name}", preamble=preamble))
+    queue = x._queue(queue, f"clmath.{name}")
+    made = [empty_like(x, queue) for _ in results]
+    kernel(*made, x, *values, queue=queue)
+    return made
+
+
 def __getattr__(name: str) -> Any:  # for type checkers: the generated functions
     raise AttributeError(f"module 'ppcl.clmath' has no attribute '{name}'")
 
 
-__all__ = [*_UNARY, *_BINARY, "ldexp", "frexp", "modf"]
+__all__ = [*_UNARY, *_BINARY, "ldexp", "frexp", "modf", "bessel_jn", "bessel_yn",
+           "hankel_01"]

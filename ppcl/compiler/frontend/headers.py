@@ -1,4 +1,5 @@
-"""Headers a program may ``#include <...>`` without having them: PyOpenCL's complex helpers.
+"""Headers a program may ``#include <...>`` without having them: PyOpenCL's complex helpers
+and its Bessel functions (``headers_bessel.py``).
 
 ``pyopencl-complex.h`` gives ``cfloat_t`` (and, after ``#define PYOPENCL_DEFINE_CDOUBLE``,
 ``cdouble_t``) with PyOpenCL's functions: ``new``, ``fromreal``, ``real``, ``imag``, ``conj``,
@@ -17,6 +18,9 @@ wins.
 """
 
 from __future__ import annotations
+
+from ppcl.compiler.frontend.headers_bessel import HEADERS as BESSEL_HEADERS
+from ppcl.compiler.frontend.headers_bessel import complex_headers
 
 _TEMPLATE = """
 #ifndef ppcl_@T@_header
@@ -91,4 +95,6 @@ def complex_header(real: str) -> str:
 BUILTIN_HEADERS = {
     "pyopencl-complex.h": complex_header("float")
     + "#ifdef PYOPENCL_DEFINE_CDOUBLE\n" + complex_header("double") + _CASTS + "#endif\n",
+    **BESSEL_HEADERS,
+    **complex_headers(complex_header("double")),
 }
