@@ -6,7 +6,8 @@ The printer (``codegen/kernel_c.py``) prints what this pass decides and decides 
   per-work-item float reduction (``JamPlan``), a grid-stride loop run in lock step
   (``StridePlan``), or none (the plain loop); see ``transforms/jam.py``;
 * ``FormedKernel.rows``: the group function runs a whole row of barrier-free groups along x as
-  one work-item loop (``runs_rows``);
+  one work-item loop (``runs_rows``), unless an access is transposed to that order
+  (``scattered_along_x``);
 * ``FormedKernel.vectorize``: False turns gcc's loop vectorizer off for the group function;
 * ``FormedKernel.widened`` and ``wide_positions``: ``int`` index arithmetic and group
   positions computed in 64 bits (``transforms/widen.py``);
