@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from launch import aligned_empty, build_kernel, run, run_in_chunks
+
+from ppcl.compiler.frontend import compile_source, parse_build_options
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
+from ppcl.settings import Debug
 
 IDS = """
 __kernel void ids(__global int *out, int w, int h) {
@@ -109,3 +115,86 @@ def test_rows_run_through_the_runtime():
     y, x = np.mgrid[0:h, 0:w]
     np.testing.assert_array_equal(out % 10000, (y % 2) * 100 + y // 2 + 4)
     np.testing.assert_array_equal(out // 10000, (x % 4) * 100 + x // 4)
+
+
+# x walks down a column: lanes along x are a row (a run-time stride) apart, y along the row
+COLUMN_UPDATE = """
+__kernel void colupd(__global float *a, __global const float *f, __global const float *p,
+                     int n) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= n || y >= n)
+        return;
+    a[n * x + y] -= f[x * n] * p[y];
+}
+"""
+
+# the same walk with a stride fixed at build time: 32 floats, two cache lines
+FIXED_COLUMN = """
+__kernel void fixcol(__global float *a, __global const float *b) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    a[32 * x + y] = 2.0f * b[32 * x + y];
+}
+"""
+
+
+def test_lanes_a_row_apart_along_x_run_group_by_group():
+    k = build_kernel(COLUMN_UPDATE, "colupd", local_size=(4, 4))
+    assert "__nrow" not in k.c_source
+    n = 10  # ragged: 3 x 3 groups
+    rng = np.random.default_rng(5)
+    a = aligned_empty((n, n), np.float32)
+    a[...] = rng.random((n, n), dtype=np.float32)
+    f = aligned_empty((n, n), np.float32)
+    f[...] = rng.random((n, n), dtype=np.float32)
+    p = aligned_empty((n,), np.float32)
+    p[...] = rng.random(n, dtype=np.float32)
+    want = a - np.outer(f[:, 0], p)
+    run_in_chunks(k, (12, 12), [a, f, p, np.int32(n)], 2)
+    np.testing.assert_allclose(a, want, rtol=1e-6)
+
+
+def test_lanes_a_cache_line_apart_along_x_run_group_by_group():
+    k = build_kernel(FIXED_COLUMN, "fixcol", local_size=(8, 4))
+    assert "__nrow" not in k.c_source
+    b = aligned_empty((16, 32), np.float32)
+    b[...] = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
+    a = aligned_empty((16, 32), np.float32)
+    a[...] = 0
+    run_in_chunks(k, (16, 32), [a, b], 3)
+    np.testing.assert_array_equal(a, 2 * b)
+
+
+def test_the_plans_say_which_access_keeps_the_groups_apart():
+    stream = io.StringIO()
+    kernel_ir(compile_source(COLUMN_UPDATE).module, "colupd", KernelSpec((4, 4, 1)),
+              parse_build_options(""), Debug(frozenset({"plans"})), stream=stream)
+    want = ("colupd: no rows of groups: the access at 8:6 moves along x by a run-time stride "
+            "and along y within a cache line")
+    assert want in stream.getvalue()
+
+
+# lanes along x read a column (a row apart), but the same one for every y: rows still pay
+SCALED_ROWS = """
+__kernel void scale(__global float *a, __global const float *c, int n) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x < n && y < n)
+        a[y * n + x] *= c[x * n];
+}
+"""
+
+
+def test_a_column_read_the_same_for_every_row_keeps_the_rows():
+    k = build_kernel(SCALED_ROWS, "scale", local_size=(4, 4))
+    assert "__nrow" in k.c_source
+    n = 10
+    rng = np.random.default_rng(6)
+    a = aligned_empty((n, n), np.float32)
+    a[...] = rng.random((n, n), dtype=np.float32)
+    c = aligned_empty((n, n), np.float32)
+    c[...] = rng.random((n, n), dtype=np.float32)
+    want = a * c[:, 0][None, :]
+    run_in_chunks(k, (12, 12), [a, c, np.int32(n)], 2)
+    np.testing.assert_allclose(a, want, rtol=1e-6)

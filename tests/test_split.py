@@ -385,8 +385,11 @@ def test_empty_test_is_recorded_in_the_ir_and_the_plans() -> None:
 
 def test_empty_test_of_a_triangular_guard() -> None:
     formed = _formed(TRIANGLE, "upper", (8, 4, 1))
+    # a[j * n + i] walks down a column along x: the groups run one by one, not as rows,
+    # so the test is at the group's own best corner (its last lane along x, first row)
+    assert not formed.rows
     line = next(p for p in formed.plans if "skips it" in p)
-    assert "-base1 + gsize0 + offset0 - 2 < 0" in line, line
+    assert "base0 - base1 + 6 < 0" in line, line
 
 
 def test_no_empty_test_when_work_follows_the_guard() -> None:
@@ -653,3 +656,39 @@ def test_a_literal_past_int_is_converted_as_the_kernel_converts_it() -> None:
     np.testing.assert_array_equal(got[n:], -7)
     formed = _formed(source, "shifted", (16, 1, 1))
     assert any("gid0 <= n - 1" in p for p in formed.plans), formed.plans
+
+
+# one lane of each group also records where its value came from, through a loaded index
+ONE_LANE = """
+__kernel void note(__global const int *src, __global int *dst, __global int *seen) {
+    int lx = get_local_id(0);
+    int g = get_global_id(0);
+    int v = src[g] * 3;
+    if (lx == 5)
+        seen[src[g]] = g;
+    dst[g] = v + lx;
+}
+"""
+
+
+def test_a_branch_of_one_lane_drops_out_of_the_lanes_past_it() -> None:
+    result = compile_source(ONE_LANE, "t.cl", "")
+    # ids narrowed to int, as a launch of fewer than 2**31 work-items builds it
+    formed = kernel_ir(result.module, "note", KernelSpec((256, 1, 1), False, True),
+                       result.options).formed
+    assert any("split along x, fast where gid0 >= base0 + 6" in line
+               for line in formed.plans), formed.plans
+    fast = find_all(formed.body, wg.SplitLoop)[0].fast.body
+    assert not [s for s in find_all(fast, ir.If)]
+
+
+@pytest.mark.parametrize("n", [768, 300, 5])
+def test_a_branch_of_one_lane_matches_unsplit(n: int) -> None:
+    rng = np.random.default_rng(n)
+    size = _round(n, 256)
+
+    def make() -> list[np.ndarray]:
+        return [rng.permutation(size).astype(np.int32), np.zeros(size, dtype=np.int32),
+                np.full(size, -1, dtype=np.int32)]
+
+    _both(ONE_LANE, "note", (size,), (256,), make)

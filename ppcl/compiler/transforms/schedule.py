@@ -6,7 +6,8 @@ The printer (``codegen/kernel_c.py``) prints what this pass decides and decides 
   per-work-item float reduction (``JamPlan``), a grid-stride loop run in lock step
   (``StridePlan``), or none (the plain loop); see ``transforms/jam.py``;
 * ``FormedKernel.rows``: the group function runs a whole row of barrier-free groups along x as
-  one work-item loop (``runs_rows``);
+  one work-item loop (``runs_rows``), unless an access is transposed to that order
+  (``scattered_along_x``);
 * ``FormedKernel.vectorize``: False turns gcc's loop vectorizer off for the group function;
 * ``FormedKernel.widened`` and ``wide_positions``: ``int`` index arithmetic and group
   positions computed in 64 bits (``transforms/widen.py``);
@@ -19,18 +20,20 @@ from __future__ import annotations
 
 import dataclasses
 
+from ppcl.compiler.analysis.affine import affine_of, model_of
 from ppcl.compiler.analysis.callgraph import helpers_using_workitems
 from ppcl.compiler.analysis.effects import written_vars
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
-from ppcl.compiler.ir.types import AddressSpace, PointerType, VectorType
+from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType, VectorType
 from ppcl.compiler.ir.visit import Rewriter, contains, find_all, walk
 from ppcl.compiler.transforms.jam import plan_jam, plan_stride
 from ppcl.compiler.transforms.widen import group_positions, widened_ints
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
 _GROUP_VARYING = ("get_global_id", "get_local_id", "get_group_id")
+_LINE_BYTES = 64  # a cache line: lanes this far apart along x share none
 
 
 def runs_rows(formed: FormedKernel, wi_helpers: frozenset[str]) -> bool:
@@ -68,6 +71,47 @@ def runs_rows(formed: FormedKernel, wi_helpers: frozenset[str]) -> bool:
                     and node.name in _GROUP_VARYING and const_int(node.args[0]) in (None, 0):
                 return False
     return True
+
+
+def scattered_along_x(formed: FormedKernel, narrow_ids: bool) -> str | None:
+    """Where a memory access of the work-item loop walks across memory along x and along it
+    along y (or z): lanes along x a cache line or more apart, lanes along y in the same line.
+    Said as ``line:col`` and the stride; None when no access does.
+
+    Rows of groups (``runs_rows``) help when lanes along x walk memory in order. An access
+    that is transposed to that order (``a[n * gid0 + gid1]``: x walks down a column, y along
+    a row) touches a new line per lane along x and comes back to it for the next y: a group
+    run tile by tile comes back while the line is in L1, a whole row of groups after the
+    line has left it. Gaussian elimination's row update on 16x16 groups of a 1024-wide matrix
+    ran 2x slower as rows. An access strided along x but the same for every y (a column
+    read by every row of a triangular update) is read again per row either way; the other
+    accesses decide, and rows keep winning there."""
+    loops = find_all(formed.body, wg.WorkItemLoop)
+    if len(loops) != 1:
+        return None
+    scalars = frozenset(p.name for p in formed.function.params
+                        if isinstance(p.type, ScalarType) and p.type.is_integer)
+    model = model_of(loops[0].body, scalars, formed.local_size, rows=False,
+                     narrow_ids=narrow_ids)
+    for node in walk(loops[0].body):
+        if not (isinstance(node, ir.Index) and isinstance(node.base.type, PointerType)):
+            continue
+        index = affine_of(node.index, model)
+        if index is None:
+            continue  # a gather gains or loses nothing from the order of the lanes
+        size = getattr(node.type, "size", 0) or 1
+        if index.mentions_nonlinearly("gid0"):
+            across = "a run-time stride"
+        elif abs(index.coeff("gid0")) * size >= _LINE_BYTES:
+            across = f"{index.coeff('gid0')} elements"
+        else:
+            continue
+        along = [d for d in ("gid1", "gid2") if not index.mentions_nonlinearly(d)
+                 and 0 < abs(index.coeff(d)) * size < _LINE_BYTES]
+        if along:
+            return (f"the access at {node.loc.line}:{node.loc.col} moves along x by {across} "
+                    f"and along {'y' if along[0] == 'gid1' else 'z'} within a cache line")
+    return None
 
 
 def vectorizes(loops: list[wg.WorkItemLoop], fast_math: bool) -> bool:
@@ -181,9 +225,11 @@ def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
     jams = any(not isinstance(jam, str) and jam.loop.loc in streams
                for jam in (plan_jam(w, formed.local_size, formed.uniform_vars, params)
                            for w in loops))
+    rows = not jams and runs_rows(formed, helpers_using_workitems(module))
+    scattered = scattered_along_x(formed, narrow_ids) if rows else None
     decided = dataclasses.replace(
         formed,
-        rows=not jams and runs_rows(formed, helpers_using_workitems(module)),
+        rows=rows and scattered is None,
         vectorize=vectorizes(loops, fast_math),
         no_pre=simd_vector_privates(loops),
         widened=frozenset(widened_ints(formed.body, exclude, narrow_size)),
@@ -191,5 +237,6 @@ def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
     )
     planner = _Planner(decided, params)
     body = planner.rewrite(formed.body)
-    return dataclasses.replace(decided, body=body, plans=tuple(planner.notes),
+    notes = planner.notes if scattered is None else [f"no rows of groups: {scattered}"] + planner.notes
+    return dataclasses.replace(decided, body=body, plans=tuple(notes),
                                loop_plans=loop_plans(decided, planner.decided))

@@ -216,7 +216,33 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
                     p = constraint_of(term, model)
                     if p is not None:
                         sites.append(Site(term, _true(term), (p,), "condition"))
+                    one_lane = _one_lane_above(term, model)
+                    if one_lane is not None and _scatters(node.then, model):
+                        sites.append(Site(term, _false(term), (one_lane,), "condition"))
     return sites
+
+
+def _scatters(body: ir.Stmt, model: Model) -> bool:
+    """Whether ``body`` stores through an index the model cannot follow (one it loaded)."""
+    return any(isinstance(n, ir.Assign) and isinstance(n.target, ir.Index)
+               and affine_of(n.target.index, model) is None for n in walk(body))
+
+
+def _one_lane_above(term: ir.Expr, model: Model) -> Poly | None:
+    """For a term ``a == b`` that holds on one lane along x (``lid == 11``: a debugging store,
+    a lane that writes the group's result), ``a - b - 1 >= 0`` when ``a`` grows along x: the
+    lanes past that one, where the term is false and the branch it guards drops out of the
+    fast copy. A branch that one lane takes keeps gcc from vectorizing the loop around it
+    when it stores through an address it loaded (a scatter, ``_scatters``): only such
+    branches are sites, a group's result stored by its first lane is not."""
+    bare = _strip(term)
+    if not (isinstance(bare, ir.Binary) and bare.op == "=="):
+        return None
+    le = ir.Binary(bare.type, "<", bare.rhs, bare.lhs)
+    p = constraint_of(le, model)  # lhs - rhs - 1 >= 0
+    if p is None or p.mentions_nonlinearly(LANES[0]) or p.coeff(LANES[0]) <= 0:
+        return None
+    return p
 
 
 def _worst(p: Poly, model: Model) -> Poly:
