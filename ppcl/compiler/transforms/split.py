@@ -204,6 +204,7 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
         if site is not None and _reduced(site, model) is not None:
             sites.append(site)
             chosen[call] = site.replacement
+    whole = _sole_statement(body)
     for node in walk(body):
         if isinstance(node, ir.If):
             if _is_exit(node.then) and node.otherwise is None:
@@ -217,9 +218,25 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
                     if p is not None:
                         sites.append(Site(term, _true(term), (p,), "condition"))
                     one_lane = _one_lane_above(term, model)
-                    if one_lane is not None and _scatters(node.then, model):
+                    # an if that is the whole body leaves the lanes past that one nothing
+                    # to run: a fast copy of them would be empty
+                    if one_lane is not None and node is not whole and _scatters(node.then,
+                                                                                model):
                         sites.append(Site(term, _false(term), (one_lane,), "condition"))
     return sites
+
+
+def _sole_statement(body: ir.Stmt) -> ir.Stmt:
+    """The one statement with effects ``body`` is, through blocks of one such statement
+    (declarations with effect-free initializers beside it do nothing for a lane alone)."""
+    while isinstance(body, ir.Block):
+        acting = [s for s in body.stmts if not (
+            isinstance(s, ir.DeclStmt)
+            and all(d.init is None or is_effect_free(d.init) for d in s.decls))]
+        if len(acting) != 1:
+            break
+        body = acting[0]
+    return body
 
 
 def _scatters(body: ir.Stmt, model: Model) -> bool:
