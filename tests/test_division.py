@@ -147,13 +147,18 @@ def test_divisions_in_program_scope_initializers_are_folded(ctx: cl.Context) -> 
         for (int i = 0; i < 3; i++) out[i] = counts[i] * scale;
     }
     """
+    out = _run_one_item(ctx, source, np.zeros(3, np.float32))
+    np.testing.assert_array_equal(out, np.array([3, 0, 32], np.float32) * 0.5)
+
+
+def _run_one_item(ctx: cl.Context, source: str, out: np.ndarray) -> np.ndarray:
+    """``out`` as kernel ``k`` of ``source``, run by one work-item, writes it."""
     prg = cl.Program(ctx, source).build()
     queue = cl.CommandQueue(ctx)
-    out = np.zeros(3, np.float32)
     buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
     prg.k(queue, (1,), None, buf)
     cl.enqueue_copy(queue, out, buf)
-    np.testing.assert_array_equal(out, np.array([3, 0, 32], np.float32) * 0.5)
+    return out
 
 
 def test_integer_vector_operators_in_program_scope_initializers_are_folded(
@@ -172,10 +177,5 @@ def test_integer_vector_operators_in_program_scope_initializers_are_folded(
         out[4] = shifted.x; out[5] = shifted.y; out[6] = wrapped.x; out[7] = wrapped.z;
     }
     """
-    prg = cl.Program(ctx, source).build()
-    queue = cl.CommandQueue(ctx)
-    out = np.zeros(8, np.int32)
-    buf = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
-    prg.k(queue, (1,), None, buf)
-    cl.enqueue_copy(queue, out, buf)
+    out = _run_one_item(ctx, source, np.zeros(8, np.int32))
     np.testing.assert_array_equal(out, [5, -6, 3, 10, 4, 4, 2, 6])

@@ -12,7 +12,7 @@ import math
 
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import wrap
-from ppcl.compiler.ir.types import EnumType, ScalarType, Type, VectorType
+from ppcl.compiler.ir.types import INT, EnumType, ScalarType, Type, VectorType
 from ppcl.compiler.ir.visit import Rewriter
 
 
@@ -81,22 +81,13 @@ def _fold_binary(e: ir.Binary) -> int | None:
     if op in ("<", ">", "<=", ">=", "==", "!="):
         return int({"<": lhs < rhs, ">": lhs > rhs, "<=": lhs <= rhs, ">=": lhs >= rhs,
                     "==": lhs == rhs, "!=": lhs != rhs}[op])
-    if op in ("/", "%"):
-        if rhs == 0:
-            return None
-        quotient = abs(lhs) // abs(rhs) * (1 if (lhs >= 0) == (rhs >= 0) else -1)
-        return wrap(quotient if op == "/" else lhs - quotient * rhs, t)
-    if op in ("<<", ">>"):
-        # OpenCL C 6.3.j: the shift count is taken modulo the width of the left operand
-        if not isinstance(t, ScalarType):
-            return None
-        count = rhs & (t.bits - 1)
-        return wrap(lhs << count if op == "<<" else lhs >> count, t)
-    results = {"+": lhs + rhs, "-": lhs - rhs, "*": lhs * rhs, "&": lhs & rhs, "|": lhs | rhs,
-               "^": lhs ^ rhs}
-    if op not in results:
+    if op not in _LANE_OPS:
         return None
-    return wrap(results[op], t)
+    if isinstance(t, EnumType):
+        t = INT
+    if not isinstance(t, ScalarType):
+        return None
+    return _fold_lane(op, lhs, rhs, t)
 
 
 def _is_integer_vector(t: Type) -> bool:
@@ -150,8 +141,8 @@ _LANE_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 
 
 def _fold_lane(op: str, lhs: int, rhs: int, t: ScalarType) -> int | None:
-    """One lane of an arithmetic operator of integer vectors, as ``_fold_binary`` computes a
-    scalar one."""
+    """An arithmetic operator of integers of type ``t``, a scalar or one lane of a vector;
+    None for a zero divisor."""
     if op in ("/", "%"):
         if rhs == 0:
             return None
