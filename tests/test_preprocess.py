@@ -408,3 +408,14 @@ def test_undef_removes_a_builtin_macro() -> None:
     assert code_lines(result) == ["int line;", "int gone;", "int kept;"]
     result, _ = run("#if CHAR_BIT\nint bits;\n#endif\n", "-UCHAR_BIT")
     assert code_lines(result) == []
+
+
+def test_a_floating_builtin_macro_in_an_if_is_an_error() -> None:
+    """FLT_MAX and M_PI_F are floating literals in the OpenCL C headers, which an #if cannot
+    evaluate: an error at the directive, not a silent 0 that takes the #else branch."""
+    _, diagnostics = run("#if FLT_MAX > 1\nint big;\n#endif\n")
+    assert diagnostics.has_errors
+    assert "'FLT_MAX' is a floating constant" in diagnostics.format()
+    assert ":1:" in diagnostics.format()
+    result, diagnostics = run("#ifdef FLT_MAX\nint defined_still;\n#endif\n")
+    assert not diagnostics.items and code_lines(result) == ["int defined_still;"]

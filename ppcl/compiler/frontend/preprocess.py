@@ -291,11 +291,17 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
 
     def on_unknown_macro_in_expr(self, ident: str) -> int:
         """An identifier left in an #if expression: 0, as C says, except an integer macro of
-        the OpenCL C headers (``#if CHAR_BIT == 8``), which has its value."""
+        the OpenCL C headers (``#if CHAR_BIT == 8``), which has its value; a floating one
+        (``FLT_MAX``) is an error, as its literal would be in an #if."""
         if not self._is_builtin_macro(ident):
             return 0
-        value = BUILTIN_CONSTANTS[ident][1]
-        return value if isinstance(value, int) else 0
+        value = BUILTIN_CONSTANTS[ident][1] if ident in BUILTIN_CONSTANTS else 0
+        if isinstance(value, float):  # the headers spell it as a floating literal
+            loc = self.token_loc(self.lastdirective) if self.lastdirective else NO_LOC
+            self.diagnostics.error(loc, f"'{ident}' is a floating constant, which a "
+                                        "preprocessor expression cannot use")
+            return 0
+        return value
 
     def _is_builtin_macro(self, name: str) -> bool:
         """True for a name C or OpenCL C defines as a macro that is not in ``self.macros``:

@@ -38,19 +38,18 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 
 _ARITH_OPS = {"+", "-", "*", "/", "%"}
-
-
-def _is_void_pointer(t: T.Type) -> bool:
-    return isinstance(t, T.PointerType) and isinstance(t.pointee, T.VoidType)
-
-
 _BITWISE_OPS = {"&", "|", "^"}
 _SHIFT_OPS = {"<<", ">>"}
 _COMPARE_OPS = {"<", ">", "<=", ">=", "==", "!="}
+
 _LOGICAL_OPS = {"&&", "||"}
 
 _XYZW = {"x": 0, "y": 1, "z": 2, "w": 3}
 _RGBA = {"r": 0, "g": 1, "b": 2, "a": 3}
+
+
+def _is_void_pointer(t: T.Type) -> bool:
+    return isinstance(t, T.PointerType) and isinstance(t.pointee, T.VoidType)
 
 
 def type_str(t: T.Type) -> str:
@@ -255,7 +254,7 @@ class ExprSema(ValueSema):
                 self.fail(loc, f"invalid operands to binary '{op}' ('{lt}' and '{rt}'): pointer "
                                "arithmetic needs an integer offset")
             assert isinstance(pointer.type, T.PointerType)
-            if isinstance(pointer.type.pointee, T.VoidType):
+            if _is_void_pointer(pointer.type):
                 return self._void_pointer_offset(op, pointer, other, loc, "arithmetic on")
             return ir.Binary(pointer.type, op, lhs, rhs, loc=loc)
         self.fail(loc, f"invalid operands to binary '{op}' ('{lt}' and '{rt}')")
