@@ -64,6 +64,7 @@ class Rewrite:
     dtype: Any = None
     writes: bool = False
     vector: bool = False  # a layout of vectors: read component by component first
+    partners: tuple[int, ...] = ()  # arguments a buffer may swap with: same layout
 
     @property
     def layout(self) -> str:
@@ -92,8 +93,12 @@ class Candidates:
         if len(kinds) > 1:
             combos += [tuple(r for r in self.rewrites if r.kind == kind) for kind in kinds]
         layouts = [r for r in self.rewrites if r.kind == "layout"]
-        if 1 < len(layouts) <= MAX_LAYOUTS_ALONE:
-            combos += [(r,) for r in layouts]
+        groups: list[tuple[Rewrite, ...]] = []
+        for r in layouts:  # partners stay together: a swapped buffer keeps its layout
+            if not any(r is o for g in groups for o in g):
+                groups.append(tuple(o for o in layouts if o is r or o.arg in r.partners))
+        if 1 < len(groups) <= MAX_LAYOUTS_ALONE:
+            combos += groups
         return combos
 
 
@@ -171,6 +176,10 @@ def _keep(result: Candidates, param: str, why: str) -> None:
 def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
                  values: Mapping[str, int], order: ExecutionOrder, aliases: AliasTable,
                  kernel: Any, result: Candidates) -> None:
+    """Each buffer argument's layout; arguments that would be stored in the same layout (one
+    element type, as many rows and columns) are partners: a buffer may pass through any of
+    them (a time step swapping its two buffers), and they are tried together."""
+    ready = []
     for index, (param, arg) in enumerate(zip(fn.params, args)):
         if not isinstance(param.type, PointerType) or getattr(arg, "owner", None) is None:
             continue
@@ -197,7 +206,12 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
         if not facts.holds(ndrange.global_size, ndrange.global_offset, values, elements):
             _keep(result, param.name, f"this launch may index past the {columns} columns")
             continue
-        alone, why = aliases.exclusive(mem, kernel, index)
+        ready.append((index, param, mem, facts, viewed, vector, elements, columns))
+    views = {i: (np.dtype(f.element.numpy_name), c, e // c)
+             for i, _p, _m, f, _v, _vec, e, c in ready}
+    for index, param, mem, facts, viewed, vector, elements, columns in ready:
+        partners = tuple(i for i in views if i != index and views[i] == views[index])
+        alone, why = aliases.exclusive(mem, kernel, index, partners)
         if not alone:
             _keep(result, param.name, why)
             continue
@@ -210,13 +224,14 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
         columns_arg = -1
         if isinstance(facts.columns, ir.VarRef):
             columns_arg = next(i for i, p in enumerate(fn.params) if p.name == facts.columns.name)
+        assert isinstance(param.type, PointerType)
         components = f" ({param.type.pointee} components)" if vector else ""
         result.rewrites.append(Rewrite(
             "layout", f"{param.name} (argument {index}) as the transpose of {rows} x "
             f"{columns}{components}",
             f"{reason}; {why}", param=param.name, arg=index, facts=facts, rows=rows,
             columns=columns, columns_arg=columns_arg, dtype=np.dtype(facts.element.numpy_name),
-            writes=_writes(fn, param.name), vector=vector))
+            writes=_writes(fn, param.name), vector=vector, partners=partners))
 
 
 def _writes(fn: ir.Function, name: str) -> bool:

@@ -90,6 +90,8 @@ class Symbols:
     # element index, where every name must have a value the launch decides
     opaque: dict[str, ir.Expr] | None = None
     buffer: str = ""  # the pointer whose element indexes are read: no opaque atom reads it
+    # integer locals declared with a value and written later: that value (reuse.py's guess)
+    initial: dict[str, ir.Expr] = field(default_factory=dict)
 
 
 def symbols_of(fn: ir.Function) -> Symbols:
@@ -105,8 +107,11 @@ def symbols_of(fn: ir.Function) -> Symbols:
             out.params.add(p.name)
     for node in walk(fn.body):
         if isinstance(node, ir.VarDecl) and node.init is not None \
-                and _int_type(node.type) is not None and node.name not in changed:
-            out.defs[node.name] = node.init
+                and _int_type(node.type) is not None:
+            if node.name not in changed:
+                out.defs[node.name] = node.init
+            else:
+                out.initial.setdefault(node.name, node.init)
         if isinstance(node, ir.For):
             counter = _stable_counter(node)
             if counter is not None:
