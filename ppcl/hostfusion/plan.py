@@ -29,10 +29,12 @@ import numpy as np
 
 from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.analysis.callgraph import helpers_using_workitems, user_calls
+from ppcl.compiler.analysis.layout import is_site
 from ppcl.compiler.analysis.order import ExecutionOrder
 from ppcl.compiler.analysis.reuse import better_layout
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import PointerType, ScalarType, VectorType
+from ppcl.compiler.ir.visit import walk
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.compiler.transforms import coarsen as coarsening
 from ppcl.compiler.transforms import layout as layouts
@@ -118,10 +120,13 @@ def plan(module: ir.Module, fn: ir.Function, ndrange: NDRange, args: Sequence[An
     result = Candidates()
     values = scalar_values(fn, args)
     formed = kernel_ir(module, fn.name, KernelSpec(ndrange.local_size), kernel.program._build_options)
-    order, why = kernel_order(order, formed.needs_formed("host fusion").loops)
+    loops = formed.needs_formed("host fusion").loops
+    order, why = kernel_order(order, loops)
     if why:
         result.notes.append(f"model: {why}")
-    _plan_layout(fn, ndrange, args, values, order, aliases, kernel, result)
+    kept = {loop.loc for loop in loops if not loop.interchanged}
+    _plan_layout(fn, ndrange, args, values, order, aliases, kernel, result,
+                 _Relaid(module, fn, ndrange, kernel.program._build_options, kept))
     asking = user_calls(fn.body) & helpers_using_workitems(module)
     if asking:
         result.notes.append(f"coarsen, vectorize: the helpers {', '.join(sorted(asking))} ask "
@@ -173,9 +178,60 @@ def _keep(result: Candidates, param: str, why: str) -> None:
     result.notes.append(f"layout of {param}: {why}")
 
 
+@dataclass
+class _Relaid:
+    """Work-group formation of the kernel with its layouts changed: which loops the original
+    kept inside each work-item move out of the work-item loop then (an address consecutive
+    along x only in the transposed layout), so the loop's lanes vectorize, which reuse
+    distances do not see."""
+
+    module: ir.Module
+    fn: ir.Function
+    ndrange: NDRange
+    options: Any
+    kept: set[Any]  # locations of the loops the original keeps inside each work-item
+    moved: set[Any] | None = None
+
+    def moves(self, ready: Sequence[tuple[int, ir.Param, Any, Any, bool]]) -> set[Any]:
+        """The locations of the loops that move out with every ``ready`` layout changed."""
+        if self.moved is not None:
+            return self.moved
+        self.moved = set()
+        if not self.kept or not ready:
+            return self.moved
+        trial = self.fn
+        name = f"{self.fn.name}__relaid"
+        try:
+            for _index, param, _mem, _facts, vector in ready:
+                if vector:
+                    scalar = layouts.vector_components(trial, param.name)
+                    if isinstance(scalar, str):
+                        return self.moved
+                    trial = scalar
+                facts = layouts.transposable(trial, param.name)
+                if isinstance(facts, str):
+                    return self.moved
+                trial = layouts.transpose(trial, facts, name)
+            formed = kernel_ir(self.module.with_only_kernel(trial), name,
+                               KernelSpec(self.ndrange.local_size), self.options)
+        except Exception:  # a guess for the plan only: the guard builds what it tries
+            return self.moved
+        self.moved = {loop.loc for loop in formed.needs_formed("host fusion").loops
+                      if loop.interchanged and loop.loc in self.kept}
+        return self.moved
+
+    def loop_of(self, param: str, moved: set[Any]) -> Any:
+        """A moved loop holding an access of ``param``, None when none does."""
+        for node in walk(layouts.indexed(self.fn, param).body):
+            if isinstance(node, ir.For | ir.While | ir.DoWhile) and node.loc in moved \
+                    and any(is_site(n, param) for n in walk(node)):
+                return node.loc
+        return None
+
+
 def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
                  values: Mapping[str, int], order: ExecutionOrder, aliases: AliasTable,
-                 kernel: Any, result: Candidates) -> None:
+                 kernel: Any, result: Candidates, relaid: _Relaid | None = None) -> None:
     """Each buffer argument's layout; arguments that would be stored in the same layout (one
     element type, as many rows and columns) are partners: a buffer may pass through any of
     them (a time step swapping its two buffers), and they are tried together."""
@@ -217,6 +273,13 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
             continue
         transposed, reason = better_layout(viewed, param.name, order, ndrange.global_size,
                                            ndrange.local_size, values, facts, elements)
+        if not transposed and relaid is not None:
+            loop = relaid.loop_of(param.name, relaid.moves(
+                [(i, p, m, f, v) for i, p, m, f, _w, v, _e, _c in ready]))
+            if loop is not None:
+                transposed = True
+                reason = (f"{reason}; but with the layouts changed the loop at {loop} runs "
+                          "across work-items, where the original runs it inside each one")
         if not transposed:
             _keep(result, param.name, f"kept ({reason})")
             continue
