@@ -191,6 +191,7 @@ class _Relaid:
     options: Any
     kept: set[Any]  # locations of the loops the original keeps inside each work-item
     moved: set[Any] | None = None
+    failure: str = ""  # why the relaid kernel did not form, shown in the notes
 
     def moves(self, ready: Sequence[tuple[int, ir.Param, Any, Any, bool]]) -> set[Any]:
         """The locations of the loops that move out with every ``ready`` layout changed."""
@@ -214,7 +215,8 @@ class _Relaid:
                 trial = layouts.transpose(trial, facts, name)
             formed = kernel_ir(self.module.with_only_kernel(trial), name,
                                KernelSpec(self.ndrange.local_size), self.options)
-        except Exception:  # a guess for the plan only: the guard builds what it tries
+        except Exception as error:  # a guess for the plan only: the guard builds what it tries
+            self.failure = f"{type(error).__name__}: {error}"
             return self.moved
         self.moved = {loop.loc for loop in formed.needs_formed("host fusion").loops
                       if loop.interchanged and loop.loc in self.kept}
@@ -276,6 +278,10 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
         if not transposed and relaid is not None:
             loop = relaid.loop_of(param.name, relaid.moves(
                 [(i, p, m, f, v) for i, p, m, f, _w, v, _e, _c in ready]))
+            failed = f"layout: the kernel with the layouts changed does not form " \
+                     f"({relaid.failure})"
+            if relaid.failure and failed not in result.notes:
+                result.notes.append(failed)
             if loop is not None:
                 transposed = True
                 reason = (f"{reason}; but with the layouts changed the loop at {loop} runs "
