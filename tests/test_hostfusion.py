@@ -265,6 +265,67 @@ def test_vector_buffer_as_structure_of_arrays(context: cl.Context, n: int) -> No
         np.testing.assert_array_equal(got, want)
 
 
+# a time step on 4-float cells with periodic neighbors (an opaque row: the wrapped index),
+# the host swapping its two buffers at every launch
+PERIODIC_STEP = """
+__kernel void step(__global const float *src, __global float *dst, int n) {
+    int i = get_global_id(0);
+    if (i >= n) return;
+    int left = i - 1, right = i + 1;
+    if (left < 0) left += n;
+    if (right >= n) right -= n;
+    dst[4 * i] = 0.5f * src[4 * i] + 0.25f * (src[4 * left] + src[4 * right]);
+    dst[4 * i + 1] = src[4 * i + 1] + 0.125f * src[4 * right + 2];
+    dst[4 * i + 2] = src[4 * left + 2] * 0.75f + src[4 * i + 3];
+    dst[4 * i + 3] = src[4 * i + 3];
+}
+"""
+
+
+@pytest.mark.parametrize("n", [61, 256])
+def test_swapped_buffers_keep_their_layout_together(context: cl.Context, n: int) -> None:
+    """Both buffers of a ping-pong are planned in the same layout: each passes through the
+    kernel as source and as destination, stays transposed between launches and is shuffled
+    once in and once out."""
+    cells = np.random.default_rng(n).uniform(-1, 1, (n, 4)).astype(np.float32)
+    results = []
+    for mode in (None, "force"):
+        queue = cl.CommandQueue(context)
+        if mode is None:
+            hostfusion.disable(queue)
+        else:
+            hostfusion.enable(queue, mode)
+        program = cl.Program(context, PERIODIC_STEP).build()
+        a = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=cells)
+        b = cl.Buffer(context, mf.READ_WRITE, cells.nbytes)
+        src, dst = a, b
+        for _ in range(7):
+            program.step(queue, (-(-n // 16) * 16,), (16,), src, dst, np.int32(n))
+            src, dst = dst, src
+        if mode is not None:
+            decision = hostfusion.decisions()[-1]
+            assert "layout src" in decision.choice and "layout dst" in decision.choice, \
+                decision.describe()
+            assert a.keeper is not None and b.keeper is not None
+            assert a.keeper.shuffles + b.keeper.shuffles <= 2, (a.keeper.shuffles,
+                                                                b.keeper.shuffles)
+        out = np.empty_like(cells)
+        cl.enqueue_copy(queue, out, src)
+        results.append(out)
+    np.testing.assert_array_equal(results[1], results[0])
+
+
+def test_alias_table_partners_share_a_buffer(context: cl.Context) -> None:
+    table = AliasTable()
+    program = cl.Program(context, PERIODIC_STEP).build()
+    kernel = program.step
+    buffer = cl.Buffer(context, mf.READ_WRITE, 64)
+    table.trace(buffer).kernels.update({(id(program), "step", 0), (id(program), "step", 1)})
+    alone, why = table.exclusive(buffer, kernel, 0)
+    assert not alone and "step (argument 1)" in why
+    assert table.exclusive(buffer, kernel, 0, (1,))[0]
+
+
 def test_alias_table_says_why_a_buffer_is_shared(context: cl.Context) -> None:
     table = AliasTable()
     program = cl.Program(context, NEIGHBORS).build()

@@ -103,3 +103,26 @@ def test_measure_in_turns_times_runs_after_a_lead_of_untimed_ones() -> None:
     assert len(calls) >= 2 + 1 + 1  # warm-up, at least one lead run, the timed run
     with pytest.raises(ValueError, match="run_length"):
         measure_in_turns({"a": action("a")}, run_length=0)
+
+
+def test_lbm_keeps_both_swapped_buffers_as_structure_of_arrays(ctx) -> None:
+    """The step reads its neighbors through wrapped coordinates (opaque rows) and the host
+    swaps its two buffers: forced, both are planned together as structure of arrays (the
+    streaming loop then runs across work-items), and every run gives numpy's result."""
+    import ppcl
+    import ppcl.hostfusion
+
+    queue = ppcl.CommandQueue(ctx)
+    ppcl.hostfusion.enable(queue, "force")
+    program = BY_NAME["lbm"]
+    size = program.sizes["small"]
+    inputs = program.make_inputs(size)
+    data = Data(ppcl, ctx, program, size, inputs)
+    expected = program.reference(size, inputs)
+    for _ in range(2):
+        mismatch = compare(program, program.run(ppcl, ctx, queue, data), expected)
+        assert mismatch is None, mismatch
+    decision = [d for d in ppcl.hostfusion.decisions() if d.title.startswith("lbm_step")][-1]
+    assert "layout src" in decision.choice and "layout dst" in decision.choice, \
+        decision.describe()
+    assert "runs across work-items" in decision.describe()

@@ -184,7 +184,8 @@ REFUSED = [
     ("helper(p, i)", "passed to helper"),
     ("(p + 4*i)[1]", "pointer arithmetic"),
     ("p[i*n + i*i]", "do not all split as r*C + c with c in [0, C) for C in n"),
-    ("p[(int)p[i]]", "not an exact polynomial"),
+    ("p[(int)p[i]]", "not a polynomial"),  # an opaque row may not read the buffer itself
+    ("p[4*i + n/2]", "do not all split"),  # a column part that is no polynomial has no range
     ("p[4*i + i]", "row stride"),  # 5*i and 4*i + 1 share no stride
 ]
 
@@ -310,6 +311,127 @@ def test_ell_sparse_matrix(ctx, queue):
     args = [vals, cols, x, np.zeros(nrows, np.float32), np.int32(nrows), np.int32(width)]
     values = {"nrows": nrows, "width": width}
     _differential(ctx, queue, ELL, "ell", ("vals", "cols"), args, (40,), None, values)
+
+
+PERIODIC = """
+__constant int DX[5] = {0, 1, 0, -1, 0};
+__constant int DY[5] = {0, 0, 1, 0, -1};
+
+__kernel void stream(__global const float *src, __global float *dst,
+                     int nx, int ny, float w)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= nx || y >= ny)
+        return;
+    int cell = y * nx + x;
+    float f[5];
+    for (int q = 0; q < 5; q++) {
+        int xs = x - DX[q];
+        int ys = y - DY[q];
+        if (xs < 0) xs += nx;
+        if (xs >= nx) xs -= nx;
+        if (ys < 0) ys += ny;
+        if (ys >= ny) ys -= ny;
+        f[q] = src[(ys * nx + xs) * 5 + q];
+    }
+    float s = f[0] + f[1] + f[2] + f[3] + f[4];
+    for (int q = 0; q < 5; q++)
+        dst[cell * 5 + q] = f[q] + w * (0.2f * s - f[q]);
+    dst[cell * 5] += src[((y * 7) / 7 * nx + x) * 5 + 4] * 0.5f;
+}
+"""
+
+GATHERED = """
+__kernel void gathered(__global const int *perm, __global float *p, __global float *out,
+                       int n)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    int j = perm[i];
+    float s = 0.0f;
+    for (int k = 0; k < 3; k++)
+        s += p[j * 3 + k] * (float)(k + 1);
+    out[i * 2] = s;
+    out[2 * perm[n - 1 - i] + 1] = p[3 * (long)perm[i] + 2];
+    p[perm[i] * 3 + 1] = s - p[3 * j + 1];
+}
+"""
+
+
+@pytest.mark.parametrize("nx,ny", [(13, 7), (16, 16), (1, 5), (9, 1)])
+def test_periodic_streaming_rows_are_opaque(ctx, queue, nx, ny):
+    """Lattice-Boltzmann pull streaming: the neighbor's cell ``ys*nx + xs`` comes from
+    conditionals (periodic edges), so it is no polynomial; the row may be any integer value,
+    the column ``q`` stays in [0, 5)."""
+    _, fn = kernel_of(ctx, PERIODIC, "stream")
+    src, dst = facts_of(fn, "src"), facts_of(fn, "dst")
+    assert src.opaque_rows and not dst.opaque_rows
+    assert isinstance(src.columns, ir.IntLit) and src.columns.value == 5
+    assert "no polynomial" in src.describe()
+    rng = np.random.default_rng(nx * 100 + ny)
+    args = [rng.standard_normal(5 * nx * ny).astype(np.float32),
+            rng.standard_normal(5 * nx * ny).astype(np.float32),
+            np.int32(nx), np.int32(ny), np.float32(0.7)]
+    gsize = (-(-nx // 4) * 4, -(-ny // 4) * 4)
+    for params in (("src",), ("dst",), ("src", "dst")):
+        _differential(ctx, queue, PERIODIC, "stream", params, args, gsize, (4, 4),
+                      {"nx": nx, "ny": ny})
+
+
+def test_rows_loaded_from_memory(ctx, queue):
+    """A row read from another buffer (a permutation), also one widened to 64 bits, in loads
+    and in stores; an output whose rows are loaded is transposed too."""
+    _, fn = kernel_of(ctx, GATHERED, "gathered")
+    facts = facts_of(fn, "p")
+    assert facts.opaque_rows and facts.accesses == 4
+    assert facts_of(fn, "out").opaque_rows
+    rng = np.random.default_rng(11)
+    for n in (1, 23, 64):
+        perm = rng.permutation(n).astype(np.int32)
+        args = [perm, rng.standard_normal(3 * n).astype(np.float32),
+                rng.standard_normal(2 * n).astype(np.float32), np.int32(n)]
+        for params in (("p",), ("out",), ("p", "out")):
+            _differential(ctx, queue, GATHERED, "gathered", params, args, (-(-n // 8) * 8,),
+                          (8,), {"n": n})
+
+
+OPAQUE_REFUSED = [
+    ("p[4*i + idx[i]]", "do not all split"),  # a loaded column: its range is unknown
+    ("p[4*idx[i] + (i & 3)]", "do not all split"),  # the column is no polynomial
+    ("p[4*(int)p[i] + 1]", "not a polynomial"),  # the row reads the buffer itself
+    ("p[4*helper(i) + 1]", "not a polynomial"),  # a user function
+    ("p[4*(i++) + 1]", "not a polynomial"),  # an effect
+    ("p[4u*(uint)idx[i] + 1u]", "may wrap"),  # uint arithmetic on a value of unknown range
+]
+
+
+@pytest.mark.parametrize("use,reason", OPAQUE_REFUSED)
+def test_opaque_rows_refused_with_a_reason(ctx, use, reason):
+    source = f"""
+    int helper(int i) {{ return i / 2; }}
+    __kernel void k(__global float *p, __global const int *idx, __global float *out) {{
+        int i = get_global_id(0);
+        out[i] = {use} + p[4*(i/3) + 2];
+    }}"""
+    _, fn = kernel_of(ctx, source, "k")
+    got = transposable(fn, "p")
+    assert isinstance(got, str) and reason in got, got
+
+
+def test_opaque_rows_accept_a_division(ctx, queue):
+    source = """__kernel void k(__global float *p, __global const int *idx, int n) {
+        int i = get_global_id(0);
+        if (i >= n) return;
+        if (i % 2) p[4*(i/2) + 1] += p[4*idx[i] + 3] * 2.0f;
+        else p[4*(i/2)] -= p[4*idx[i] + 3]; }"""
+    _, fn = kernel_of(ctx, source, "k")
+    assert facts_of(fn, "p").opaque_rows
+    rng = np.random.default_rng(12)
+    n = 19
+    args = [rng.standard_normal(4 * 10).astype(np.float32),
+            rng.integers(0, 10, n).astype(np.int32), np.int32(n)]
+    _differential(ctx, queue, source, "k", ("p",), args, (24,), (8,), {"n": n})
 
 
 # ---------------------------------------------------------------- reuse distance

@@ -482,3 +482,39 @@ def test_vector_with_a_braced_initializer_kept_in_a_context_array():
     expected = np.tile(np.float32([1, 2, 3, 4]), (8, 1))
     expected[:, 0] += np.where(d < 0.5, d, 0).sum(axis=1)
     np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+# periodic pull streaming in a structure of arrays: the neighbor's x wraps at the edges, so
+# its address is consecutive along x but where it wraps
+WRAPPED = """
+__constant int DX[3] = {0, 1, -1};
+__kernel void pull(__global const float *src, __global float *dst, int nx, int ny) {
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= nx || y >= ny) return;
+    float s = 0.0f;
+    for (int q = 0; q < 3; q++) {
+        int xs = x - DX[q];
+        int ys = y + q - 1;
+        if (xs < 0) xs += nx;
+        if (xs >= nx) xs -= nx;
+        if (ys < 0) ys += ny;
+        if (ys >= ny) ys -= ny;
+        s += src[q * nx * ny + ys * nx + xs] * (float)(q + 1);
+    }
+    dst[y * nx + x] = s;
+}
+"""
+
+
+def test_loop_through_a_wrapped_coordinate_is_interchanged():
+    f = formed(WRAPPED, (8, 4, 1))
+    assert f.interchanged == 1
+    assert [loop.interchanged for loop in f.loops] == [True]
+    nx, ny = 13, 6
+    src = np.random.default_rng(4).random(3 * nx * ny, dtype=np.float32)
+    dst = np.zeros(nx * ny, np.float32)
+    run(WRAPPED, "pull", (16, 8), (8, 4), src, dst, np.int32(nx), np.int32(ny))
+    planes = src.reshape(3, ny, nx)
+    want = sum(np.roll(planes[q], (1 - q, [0, 1, -1][q]), axis=(0, 1)) * (q + 1)
+               for q in range(3))
+    np.testing.assert_allclose(dst, want.reshape(-1), rtol=1e-6)

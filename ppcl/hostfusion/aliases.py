@@ -19,7 +19,7 @@ with each set of buffers.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,9 +108,11 @@ class AliasTable:
                 if len(seen) < MAX_SCALARS:
                     seen.add(arg.data)
 
-    def exclusive(self, mem: Any, kernel: Any, index: int) -> tuple[bool, str]:
-        """Whether ``mem`` flows only through transfers and argument ``index`` of ``kernel``,
-        and why not."""
+    def exclusive(self, mem: Any, kernel: Any, index: int,
+                  partners: Collection[int] = ()) -> tuple[bool, str]:
+        """Whether ``mem`` flows only through transfers and argument ``index`` of ``kernel``
+        (or its ``partners``: arguments of the kernel rewritten to the same layout, such as
+        the two buffers a time step swaps), and why not."""
         entry = self.trace(mem._root or mem)
         if mem._root is not None or entry.split:
             return False, "a sub-buffer shares its bytes"
@@ -120,8 +122,8 @@ class AliasTable:
             return False, "mapped: the host reads or writes the bytes in place"
         if entry.images:
             return False, "copied to or from an image"
-        others = {k for k in entry.kernels if k != (id(kernel.program), kernel.function_name,
-                                                     index)}
+        mine = {(id(kernel.program), kernel.function_name, i) for i in (index, *partners)}
+        others = set(entry.kernels) - mine
         if others:
             names = ", ".join(sorted(f"{name} (argument {i})" for _p, name, i in others))
             return False, f"also used by {names}"

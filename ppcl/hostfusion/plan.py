@@ -29,10 +29,12 @@ import numpy as np
 
 from ppcl.compiler.analysis.buffers import buffer_accesses
 from ppcl.compiler.analysis.callgraph import helpers_using_workitems, user_calls
+from ppcl.compiler.analysis.layout import is_site
 from ppcl.compiler.analysis.order import ExecutionOrder
 from ppcl.compiler.analysis.reuse import better_layout
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import PointerType, ScalarType, VectorType
+from ppcl.compiler.ir.visit import walk
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.compiler.transforms import coarsen as coarsening
 from ppcl.compiler.transforms import layout as layouts
@@ -64,6 +66,7 @@ class Rewrite:
     dtype: Any = None
     writes: bool = False
     vector: bool = False  # a layout of vectors: read component by component first
+    partners: tuple[int, ...] = ()  # arguments a buffer may swap with: same layout
 
     @property
     def layout(self) -> str:
@@ -92,8 +95,12 @@ class Candidates:
         if len(kinds) > 1:
             combos += [tuple(r for r in self.rewrites if r.kind == kind) for kind in kinds]
         layouts = [r for r in self.rewrites if r.kind == "layout"]
-        if 1 < len(layouts) <= MAX_LAYOUTS_ALONE:
-            combos += [(r,) for r in layouts]
+        groups: list[tuple[Rewrite, ...]] = []
+        for r in layouts:  # partners stay together: a swapped buffer keeps its layout
+            if not any(r is o for g in groups for o in g):
+                groups.append(tuple(o for o in layouts if o is r or o.arg in r.partners))
+        if 1 < len(groups) <= MAX_LAYOUTS_ALONE:
+            combos += groups
         return combos
 
 
@@ -113,10 +120,13 @@ def plan(module: ir.Module, fn: ir.Function, ndrange: NDRange, args: Sequence[An
     result = Candidates()
     values = scalar_values(fn, args)
     formed = kernel_ir(module, fn.name, KernelSpec(ndrange.local_size), kernel.program._build_options)
-    order, why = kernel_order(order, formed.needs_formed("host fusion").loops)
+    loops = formed.needs_formed("host fusion").loops
+    order, why = kernel_order(order, loops)
     if why:
         result.notes.append(f"model: {why}")
-    _plan_layout(fn, ndrange, args, values, order, aliases, kernel, result)
+    kept = {loop.loc for loop in loops if not loop.interchanged}
+    _plan_layout(fn, ndrange, args, values, order, aliases, kernel, result,
+                 _Relaid(module, fn, ndrange, kernel.program._build_options, kept))
     asking = user_calls(fn.body) & helpers_using_workitems(module)
     if asking:
         result.notes.append(f"coarsen, vectorize: the helpers {', '.join(sorted(asking))} ask "
@@ -168,9 +178,66 @@ def _keep(result: Candidates, param: str, why: str) -> None:
     result.notes.append(f"layout of {param}: {why}")
 
 
+@dataclass
+class _Relaid:
+    """Work-group formation of the kernel with its layouts changed: which loops the original
+    kept inside each work-item move out of the work-item loop then (an address consecutive
+    along x only in the transposed layout), so the loop's lanes vectorize, which reuse
+    distances do not see."""
+
+    module: ir.Module
+    fn: ir.Function
+    ndrange: NDRange
+    options: Any
+    kept: set[Any]  # locations of the loops the original keeps inside each work-item
+    moved: set[Any] | None = None
+    failure: str = ""  # why the relaid kernel did not form, shown in the notes
+
+    def moves(self, ready: Sequence[tuple[int, ir.Param, Any, Any, bool]]) -> set[Any]:
+        """The locations of the loops that move out with every ``ready`` layout changed."""
+        if self.moved is not None:
+            return self.moved
+        self.moved = set()
+        if not self.kept or not ready:
+            return self.moved
+        trial = self.fn
+        name = f"{self.fn.name}__relaid"
+        try:
+            for _index, param, _mem, _facts, vector in ready:
+                if vector:
+                    scalar = layouts.vector_components(trial, param.name)
+                    if isinstance(scalar, str):
+                        return self.moved
+                    trial = scalar
+                facts = layouts.transposable(trial, param.name)
+                if isinstance(facts, str):
+                    return self.moved
+                trial = layouts.transpose(trial, facts, name)
+            formed = kernel_ir(self.module.with_only_kernel(trial), name,
+                               KernelSpec(self.ndrange.local_size), self.options)
+        except Exception as error:  # a guess for the plan only: the guard builds what it tries
+            self.failure = f"{type(error).__name__}: {error}"
+            return self.moved
+        self.moved = {loop.loc for loop in formed.needs_formed("host fusion").loops
+                      if loop.interchanged and loop.loc in self.kept}
+        return self.moved
+
+    def loop_of(self, param: str, moved: set[Any]) -> Any:
+        """A moved loop holding an access of ``param``, None when none does."""
+        for node in walk(layouts.indexed(self.fn, param).body):
+            if isinstance(node, ir.For | ir.While | ir.DoWhile) and node.loc in moved \
+                    and any(is_site(n, param) for n in walk(node)):
+                return node.loc
+        return None
+
+
 def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
                  values: Mapping[str, int], order: ExecutionOrder, aliases: AliasTable,
-                 kernel: Any, result: Candidates) -> None:
+                 kernel: Any, result: Candidates, relaid: _Relaid | None = None) -> None:
+    """Each buffer argument's layout; arguments that would be stored in the same layout (one
+    element type, as many rows and columns) are partners: a buffer may pass through any of
+    them (a time step swapping its two buffers), and they are tried together."""
+    ready = []
     for index, (param, arg) in enumerate(zip(fn.params, args)):
         if not isinstance(param.type, PointerType) or getattr(arg, "owner", None) is None:
             continue
@@ -197,12 +264,28 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
         if not facts.holds(ndrange.global_size, ndrange.global_offset, values, elements):
             _keep(result, param.name, f"this launch may index past the {columns} columns")
             continue
-        alone, why = aliases.exclusive(mem, kernel, index)
+        ready.append((index, param, mem, facts, viewed, vector, elements, columns))
+    views = {i: (np.dtype(f.element.numpy_name), c, e // c)
+             for i, _p, _m, f, _v, _vec, e, c in ready}
+    for index, param, mem, facts, viewed, vector, elements, columns in ready:
+        partners = tuple(i for i in views if i != index and views[i] == views[index])
+        alone, why = aliases.exclusive(mem, kernel, index, partners)
         if not alone:
             _keep(result, param.name, why)
             continue
         transposed, reason = better_layout(viewed, param.name, order, ndrange.global_size,
                                            ndrange.local_size, values, facts, elements)
+        if not transposed and relaid is not None:
+            loop = relaid.loop_of(param.name, relaid.moves(
+                [(i, p, m, f, v) for i, p, m, f, _w, v, _e, _c in ready]))
+            failed = f"layout: the kernel with the layouts changed does not form " \
+                     f"({relaid.failure})"
+            if relaid.failure and failed not in result.notes:
+                result.notes.append(failed)
+            if loop is not None:
+                transposed = True
+                reason = (f"{reason}; but with the layouts changed the loop at {loop} runs "
+                          "across work-items, where the original runs it inside each one")
         if not transposed:
             _keep(result, param.name, f"kept ({reason})")
             continue
@@ -210,13 +293,14 @@ def _plan_layout(fn: ir.Function, ndrange: NDRange, args: Sequence[Any],
         columns_arg = -1
         if isinstance(facts.columns, ir.VarRef):
             columns_arg = next(i for i, p in enumerate(fn.params) if p.name == facts.columns.name)
+        assert isinstance(param.type, PointerType)
         components = f" ({param.type.pointee} components)" if vector else ""
         result.rewrites.append(Rewrite(
             "layout", f"{param.name} (argument {index}) as the transpose of {rows} x "
             f"{columns}{components}",
             f"{reason}; {why}", param=param.name, arg=index, facts=facts, rows=rows,
             columns=columns, columns_arg=columns_arg, dtype=np.dtype(facts.element.numpy_name),
-            writes=_writes(fn, param.name), vector=vector))
+            writes=_writes(fn, param.name), vector=vector, partners=partners))
 
 
 def _writes(fn: ir.Function, name: str) -> bool:

@@ -15,6 +15,15 @@ narrowed by a dominating guard ``if (gid < n)`` or ``if (gid >= n) return;``). T
 ``r = e div C`` and ``c = e mod C``, so the rewritten access ``c*R + r`` reads the element the
 original read, on the transposed buffer.
 
+Nothing is needed of ``r`` but that it is an integer: an access in bounds has ``0 <= r*C + c <
+R*C``, so with ``c`` in ``[0, C)`` also ``r`` is in ``[0, R)``. So inside an element index, an
+integer subexpression that is not a polynomial (a variable a conditional wraps, as periodic
+streaming does, ``(ys * nx + xs) * 9 + q``; a value loaded from memory; a division) is an
+opaque atom (``OPAQUE`` and a number, its expression in ``Symbols.opaque``) when it has no
+effects, calls no user function and does not read the buffer itself. Opaque atoms may appear
+only in the row part: a column part with one has no range and is refused. The rewrite
+evaluates each one where the original did, in the new index ``c*R + r``.
+
 Index expressions are polynomials (``affine.Poly``) over these atoms: ``gid0..2``, ``lid0..2``,
 ``grp0..2``, ``gsize0..2``, ``lsize0..2``, ``ngroups0..2`` (the work-item queries), the integer
 scalar arguments the kernel never writes, and the counters of ``for`` loops that declare their
@@ -53,6 +62,8 @@ from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
 QUERIES = {"get_global_id": "gid", "get_local_id": "lid", "get_group_id": "grp",
            "get_global_size": "gsize", "get_local_size": "lsize", "get_num_groups": "ngroups"}
 _NARROW_LIMIT = 2 ** 31
+OPAQUE = "\0opaque"  # the prefix of an opaque atom's name; no identifier can take it
+_COLLECTIVE = ("work_group_", "sub_group_")  # builtins that must run once per work-item
 
 
 def _int_type(t: object) -> ScalarType | None:
@@ -75,6 +86,12 @@ class Symbols:
     # uint values used as 64-bit ones (or as an index): each polynomial is their value only
     # while it lies in [0, 2^32), which the launch must ensure (TransposeFacts.holds)
     wraps: list[Poly] = field(default_factory=list)
+    # opaque atoms by name (see the module's note); None where none may be made: outside an
+    # element index, where every name must have a value the launch decides
+    opaque: dict[str, ir.Expr] | None = None
+    buffer: str = ""  # the pointer whose element indexes are read: no opaque atom reads it
+    # integer locals declared with a value and written later: that value (reuse.py's guess)
+    initial: dict[str, ir.Expr] = field(default_factory=dict)
 
 
 def symbols_of(fn: ir.Function) -> Symbols:
@@ -90,8 +107,11 @@ def symbols_of(fn: ir.Function) -> Symbols:
             out.params.add(p.name)
     for node in walk(fn.body):
         if isinstance(node, ir.VarDecl) and node.init is not None \
-                and _int_type(node.type) is not None and node.name not in changed:
-            out.defs[node.name] = node.init
+                and _int_type(node.type) is not None:
+            if node.name not in changed:
+                out.defs[node.name] = node.init
+            else:
+                out.initial.setdefault(node.name, node.init)
         if isinstance(node, ir.For):
             counter = _stable_counter(node)
             if counter is not None:
@@ -122,7 +142,38 @@ def _strip(e: ir.Expr) -> ir.Expr:
 
 def poly_of(e: ir.Expr, syms: Symbols) -> Poly | None:
     """The integer expression ``e`` as a polynomial over the atoms, None where that is not
-    exact (see the module's note on wrapping)."""
+    exact (see the module's note on wrapping). While ``syms.opaque`` is a dict, a
+    subexpression that is no polynomial is an opaque atom where it may be one."""
+    value = _poly(e, syms)
+    if value is None and syms.opaque is not None:
+        return _opaque_atom(e, syms)
+    return value
+
+
+def _opaque_atom(e: ir.Expr, syms: Symbols) -> Poly | None:
+    """``e`` as a new opaque atom, None when it may not be one: not an integer, effects, a
+    call of a user function or a collective builtin, a read of ``syms.buffer``."""
+    assert syms.opaque is not None
+    if _int_type(e.type) is None:
+        return None
+    eff = effects(e, Effects())
+    if eff.writes or eff.memory or eff.address_taken:
+        return None
+    for n in walk(e):
+        if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(_COLLECTIVE)):
+            return None
+        if isinstance(n, ir.VarRef) and n.name == syms.buffer:
+            return None
+    name = f"{OPAQUE}{len(syms.opaque)}"
+    syms.opaque[name] = e
+    return Poly.var(name)
+
+
+def is_opaque(name: str) -> bool:
+    return name.startswith(OPAQUE)
+
+
+def _poly(e: ir.Expr, syms: Symbols) -> Poly | None:
     t = _int_type(e.type)
     if t is None:
         return None
@@ -132,7 +183,16 @@ def poly_of(e: ir.Expr, syms: Symbols) -> Poly | None:
         if e.name in syms.types:
             return Poly.var(e.name)
         if e.name in syms.defs:
-            return poly_of(syms.defs[e.name], syms)
+            if syms.opaque is None:
+                return poly_of(syms.defs[e.name], syms)
+            # its value without opaque atoms, or the variable itself as one: an opaque part
+            # of its initializer might read another value at the access (memory, a variable)
+            opaque, syms.opaque = syms.opaque, None
+            try:
+                value = poly_of(syms.defs[e.name], syms)
+            finally:
+                syms.opaque = opaque
+            return value
         return None
     if isinstance(e, ir.Cast):
         src = _int_type(e.operand.type)
@@ -145,7 +205,9 @@ def poly_of(e: ir.Expr, syms: Symbols) -> Poly | None:
                 return poly_of(inner, syms)
             return None
         value = poly_of(e.operand, syms)
-        if value is not None and wraps_at_32(src) and t.size > src.size:
+        if value is not None and wraps_at_32(src) and t.size > src.size \
+                and not (len(value.terms) == 1 and value.terms[0][1] == 1
+                         and len(value.terms[0][0]) == 1 and is_opaque(value.terms[0][0][0])):
             syms.wraps.append(value)  # zero-extended: exact only inside [0, 2^32)
         return value
     if isinstance(e, ir.Unary) and e.op in ("+", "-"):
@@ -366,9 +428,19 @@ def _is_index_of(e: Node, param: str) -> bool:
     return isinstance(e, ir.Index) and isinstance(e.base, ir.VarRef) and e.base.name == param
 
 
-def site_poly(site: ir.Expr, syms: Symbols) -> Poly | None:
+def site_poly(site: ir.Expr, syms: Symbols, opaque: bool = False) -> Poly | None:
     """The element index a site uses, as a polynomial: the index itself on scalars,
-    ``index*F + k`` for field ``k`` of ``F`` on structs."""
+    ``index*F + k`` for field ``k`` of ``F`` on structs. With ``opaque``, subexpressions that
+    are no polynomial become opaque atoms in ``syms.opaque`` (which it makes when None)."""
+    if opaque:
+        made = syms.opaque is None
+        if made:
+            syms.opaque = {}
+        try:
+            return site_poly(site, syms)
+        finally:
+            if made:
+                syms.opaque = None
     if isinstance(site, ir.Member):
         assert isinstance(site.base, ir.Index) and isinstance(site.base.base.type, PointerType)
         fields = struct_fields(site.base.base.type.pointee)
@@ -473,6 +545,7 @@ class TransposeFacts:
     narrowed: bool = False  # an id converted to 32 bits on the way: ids must stay below 2^31
     wraps: tuple[Poly, ...] = ()  # uint values that must stay in [0, 2^32)
     counters: tuple[tuple[str, Poly, Poly], ...] = ()  # ranges of the counters wraps use
+    opaque_rows: bool = False  # some row part holds an opaque atom (see the module's note)
 
     def column_count(self, values: Mapping[str, int]) -> int | None:
         if isinstance(self.columns, ir.IntLit):
@@ -526,8 +599,9 @@ class TransposeFacts:
 
     def describe(self) -> str:
         parts = ", ".join(p.describe() for p in self.column_parts)
+        rows = "; some rows are values that are no polynomial" if self.opaque_rows else ""
         return (f"{self.param}: {self.accesses} accesses as a row-major matrix of {self.element} "
-                f"with {_spell(self.columns)} columns (column parts {parts})")
+                f"with {_spell(self.columns)} columns (column parts {parts}{rows})")
 
 
 def _interval(p: Poly, ranges: Mapping[str, tuple[int, int]]) -> tuple[int, int] | None:
@@ -670,15 +744,18 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
     if reason is not None:
         return reason
     syms = symbols_of(fn)
+    syms.buffer = param
     sites = guarded_sites(fn.body, param, syms)
     if not sites:
         return f"{param} is never accessed"
     polys: list[tuple[Poly, Guards]] = []
+    syms.opaque = {}
     for site, guards in sites:
         poly = site_poly(site, syms)
         if poly is None:
-            return f"the index of {param} at {site.loc} is not an exact polynomial in ids, " \
-                   "loop counters and scalar arguments"
+            syms.opaque = None
+            return f"the index of {param} at {site.loc} is not a polynomial in ids, loop " \
+                   "counters, scalar arguments and integer values without effects"
         element_index = site.base if isinstance(site, ir.Member) else site
         assert isinstance(element_index, ir.Index)
         if wraps_at_32(element_index.index.type):  # a uint index: its value modulo 2^32
@@ -686,6 +763,8 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
             assert index is not None
             syms.wraps.append(index)
         polys.append((poly, guards))
+    opaque_rows = any(is_opaque(n) for p, _ in polys for n in p.names())
+    syms.opaque = None
     ranges = counter_ranges(fn.body, syms)
     wraps = tuple(dict.fromkeys(syms.wraps))
     used = {n for w in wraps for n in w.names()}
@@ -703,7 +782,7 @@ def transposable(fn: ir.Function, param: str) -> TransposeFacts | str:
         lit: ir.Expr = ir.IntLit(ScalarType("ulong"), columns) if isinstance(columns, int) \
             else ir.VarRef(syms.types[columns], columns)
         return TransposeFacts(param, lit, element, len(sites), parts, syms.narrowed, wraps,
-                              counters)
+                              counters, opaque_rows)
     if not tried:
         return f"no access of {param} has a row stride (a literal above 1 or a scalar argument)"
     return f"the accesses of {param} do not all split as r*C + c with c in [0, C) " \

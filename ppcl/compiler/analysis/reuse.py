@@ -17,8 +17,11 @@ lines of ``order.line_bytes``; for the transposed layout an index ``e`` becomes
 both branches of every ``if`` run (conditions are not evaluated); a ``for`` loop whose bounds
 are literals or scalar arguments runs its real trip count (from its first lane, capped at
 ``MAX_TRIPS``), any other loop runs ``DEFAULT_TRIPS`` times with its counter, if it has one,
-counting from its start value (or 0); accesses whose index depends on memory or on variables
-the model does not know are left out of the trace; the trace stops after ``MAX_EVENTS``
+counting from its start value (or 0); in an index, a value that is no polynomial (an opaque
+row of ``analysis.layout``) stands for its variable's initial value where the variable is
+declared with one (periodic streaming's ``xs = x - CX[q]`` as ``x``, before its wrap), and
+what is still unknown (a load, a division) for 0; other accesses whose index depends on
+memory or on variables the model does not know are left out of the trace; the trace stops after ``MAX_EVENTS``
 accesses and ``MAX_ITEMS`` work-items.
 """
 
@@ -36,6 +39,7 @@ from ppcl.compiler.analysis.layout import (
     counted_loop,
     indexed,
     is_site,
+    poly_of,
     site_poly,
     struct_fields,
     symbols_of,
@@ -103,13 +107,56 @@ def _skeleton(node: Node, param: str, syms: Symbols) -> _Skeleton:
         element = node.base if isinstance(node, ir.Member) else node
         assert isinstance(element, ir.Index)
         index = element.index
-        return _skeleton(index, param, syms) + (_Access(site_poly(node, syms)),)
+        return _skeleton(index, param, syms) + (_Access(_approximate_site(node, syms)),)
     if isinstance(node, ir.Assign):  # the value is computed before the store
         return _skeleton(node.value, param, syms) + _skeleton(node.target, param, syms)
     out: _Skeleton = ()
     for child in children(node):
         out += _skeleton(child, param, syms)
     return out
+
+
+def _approximate_site(site: ir.Expr, syms: Symbols) -> Poly | None:
+    """The site's index with its opaque atoms replaced (see the module's note)."""
+    syms.opaque = {}
+    try:
+        poly = site_poly(site, syms)
+        atoms = dict(syms.opaque)
+    finally:
+        syms.opaque = None
+    if poly is None or not atoms:
+        return poly
+    return _substitute(poly, {name: _approximate(e, syms, 0) for name, e in atoms.items()})
+
+
+def _approximate(e: ir.Expr, syms: Symbols, depth: int) -> Poly:
+    """An opaque value as a polynomial without opaque atoms: a variable's initial value, 0
+    for anything else."""
+    init = syms.initial.get(e.name) if isinstance(e, ir.VarRef) else None
+    if init is None or depth >= _MAX_DEPTH:
+        return Poly.const(0)
+    syms.opaque = {}
+    try:
+        poly = poly_of(init, syms)
+        atoms = dict(syms.opaque)
+    finally:
+        syms.opaque = None
+    if poly is None:
+        return Poly.const(0)
+    return _substitute(poly, {n: _approximate(a, syms, depth + 1) for n, a in atoms.items()})
+
+
+def _substitute(p: Poly, values: Mapping[str, Poly]) -> Poly:
+    total = Poly()
+    for mono, coeff in p.terms:
+        term = Poly.const(coeff)
+        for name in mono:
+            term = term * values.get(name, Poly.var(name))
+        total = total + term
+    return total
+
+
+_MAX_DEPTH = 4
 
 
 def _counted(loop: ir.For, syms: Symbols, body: _Skeleton) -> _Loop:

@@ -6,7 +6,8 @@ shuffles between the two layouts.
 transposed; ``transpose`` rewrites every access ``p[r*C + c]`` to ``p[c*R + r]``, with ``R``
 passed in a trailing ``ulong`` argument (``ROWS_PARAM``) so one compiled kernel serves every
 size. The new index is computed in 64-bit arithmetic from ``r`` and ``c`` as the analysis split
-them (no division). ``to_transposed`` and ``from_transposed`` are the shuffles the host runs
+them (no division); an opaque atom of ``r`` (a value that is no polynomial) is its original
+expression, evaluated at the access as before. ``to_transposed`` and ``from_transposed`` are the shuffles the host runs
 before and after the kernel (the paper's ``shuffle()``); ``analysis.reuse.better_layout``
 decides whether the change pays on a device.
 """
@@ -26,6 +27,7 @@ from ppcl.compiler.analysis.layout import (
     TransposeFacts,
     decompose,
     indexed,
+    is_opaque,
     is_site,
     site_poly,
     symbols_of,
@@ -58,7 +60,9 @@ def transpose(fn: ir.Function, facts: TransposeFacts, name: str) -> ir.Function:
     pointer = next(p.type for p in fn.params if p.name == facts.param)
     assert isinstance(pointer, PointerType)
     scalars = dataclasses.replace(pointer, pointee=facts.element)
-    rewriter = _Transposer(facts.param, columns, rows, symbols_of(fn), scalars)
+    syms = symbols_of(fn)
+    syms.buffer = facts.param
+    rewriter = _Transposer(facts.param, columns, rows, syms, scalars)
     body = rewriter.rewrite(fn.body)
     params = tuple(dataclasses.replace(p, type=scalars) if p.name == facts.param else p
                    for p in fn.params) + (ir.Param(rows_name, ULONG),)
@@ -84,6 +88,7 @@ class _Transposer(Rewriter):
         return super().rewrite(node)
 
     def _site(self, site: ir.Expr) -> ir.Expr:
+        self.syms.opaque = {}
         poly = site_poly(site, self.syms)
         split = None if poly is None else decompose(poly, self.columns)
         if split is None:  # transposable() accepted every access, so this is a misuse
@@ -91,6 +96,7 @@ class _Transposer(Rewriter):
                              "r*C + c")
         row, col = split
         index = _build(col * Poly.var(_ROWS) + row, self.syms, self.rows)
+        self.syms.opaque = None
         base = ir.VarRef(self.pointer, self.param, loc=site.loc)
         return ir.Index(self.pointer.pointee, base, dataclasses.replace(index, loc=site.loc),
                         loc=site.loc)
@@ -103,6 +109,10 @@ def _atom(name: str, syms: Symbols, rows: ir.Expr) -> ir.Expr:
     """A name of a polynomial as a ulong expression."""
     if name == _ROWS:
         return rows
+    if is_opaque(name):  # evaluated where the original index evaluated it
+        assert syms.opaque is not None
+        value = syms.opaque[name]
+        return value if value.type == ULONG else ir.Cast(ULONG, value)
     prefix = name.rstrip("012")
     if prefix in _QUERY_OF and name[len(prefix):].isdigit():
         dim = ir.IntLit(UINT, int(name[len(prefix):]), f"{name[len(prefix):]}u")

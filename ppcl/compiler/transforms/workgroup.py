@@ -22,13 +22,13 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, written_vars
-from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Uniformity
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, ScalarType, Type
-from ppcl.compiler.ir.visit import Node, children, map_child_stmts, walk
+from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
 from ppcl.compiler.transforms.context import Variables, context_layouts
 from ppcl.compiler.transforms.inline import calls_barrier_functions
 
@@ -116,6 +116,48 @@ def _error(loc: Loc, message: str) -> CompileError:
 
 def _is_builtin_call(node: Node, names: tuple[str, ...]) -> bool:
     return isinstance(node, ir.Call) and node.builtin is not None and node.name in names
+
+
+def wrapped_vars(body: ir.Stmt, uni: Uniformity) -> dict[str, ir.Expr]:
+    """Integer variables declared in ``body`` with a value and afterwards only moved back
+    into a range: every other write is ``v += k;`` or ``v -= k;``, ``k`` uniform, alone in
+    the then-branch of an ``if`` (without else) whose condition reads ``v``, as periodic
+    boundaries wrap a neighbor's coordinate (``xs = x - dx; if (xs < 0) xs += nx;``). By name,
+    with their initializers: an address through one is consecutive along x wherever the
+    initializer is, but at the few work-items where it wraps. (A performance guess for the
+    loop order, never relied on for correctness.)"""
+    inits: dict[str, ir.Expr] = {}
+    wraps: dict[str, int] = {}
+    for node in walk(body):
+        if isinstance(node, ir.VarDecl) and node.init is not None \
+                and isinstance(node.type, ScalarType) and node.type.is_integer:
+            inits[node.name] = node.init
+        if isinstance(node, ir.If) and node.otherwise is None:
+            then = node.then.stmts[0] if isinstance(node.then, ir.Block) \
+                and len(node.then.stmts) == 1 else node.then
+            if isinstance(then, ir.ExprStmt) and isinstance(then.expr, ir.Assign) \
+                    and then.expr.op in ("+=", "-=") and isinstance(then.expr.target, ir.VarRef) \
+                    and uni.expr(then.expr.value).is_uniform \
+                    and any(isinstance(n, ir.VarRef) and n.name == then.expr.target.name
+                            for n in walk(node.cond)):
+                wraps[then.expr.target.name] = wraps.get(then.expr.target.name, 0) + 1
+    counts: dict[str, int] = {}
+    for node in walk(body):
+        target = node.target if isinstance(node, ir.Assign) else node.operand \
+            if isinstance(node, ir.Unary) and node.op in ("++", "--", "p++", "p--", "&") else None
+        if isinstance(target, ir.VarRef):
+            counts[target.name] = counts.get(target.name, 0) + 1
+    return {name: init for name, init in inits.items()
+            if name in wraps and counts.get(name, 0) == wraps[name]
+            and sum(1 for n in walk(body) if isinstance(n, ir.VarDecl) and n.name == name) == 1}
+
+
+class _Substitute(Rewriter):
+    def __init__(self, values: dict[str, ir.Expr]):
+        self.values = values
+
+    def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
+        return self.values.get(e.name, e)
 
 
 def has_barrier(node: Node) -> bool:
@@ -254,11 +296,12 @@ class _Former:
             if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(("atom", "printf"))):
                 return "it calls a function, an atomic or printf"
         uni = self.uni
-        shapes = [uni.expr(n.index) if isinstance(n, ir.Index) else uni.expr(n.operand)
+        wrapped = wrapped_vars(s.body, uni)
+        shapes = [self._address_shape(n.index if isinstance(n, ir.Index) else n.operand, wrapped)
                   for n in walk(s.body) if isinstance(n, ir.Index)
                   or (isinstance(n, ir.Unary) and n.op == "*")]
         if any(shape.consecutive_in(0) for shape in shapes):
-            return self._row_stream_refusal(s)
+            return self._row_stream_refusal(s, wrapped)
         # Per-work-item arithmetic on data every work-item reads alike (all-pairs n-body):
         # every access is a broadcast along local id 0, and some private value varies.
         if any(shape.kind is Kind.VARYING or shape.strides[0] != 0 for shape in shapes):
@@ -271,7 +314,17 @@ class _Former:
             return "it computes nothing per work-item"
         return None
 
-    def _row_stream_refusal(self, s: ir.For | ir.While | ir.DoWhile) -> str | None:
+    def _address_shape(self, address: ir.Expr, wrapped: dict[str, ir.Expr]) -> Shape:
+        """The address's shape along the local ids, a wrapped variable read as its
+        initializer (``wrapped_vars``): consecutive but where it wraps."""
+        assert self.uni is not None
+        if wrapped and any(isinstance(n, ir.VarRef) and n.name in wrapped
+                           for n in walk(address)):
+            address = _Substitute(wrapped).rewrite(address)
+        return self.uni.expr(address)
+
+    def _row_stream_refusal(self, s: ir.For | ir.While | ir.DoWhile,
+                            wrapped: dict[str, ir.Expr]) -> str | None:
         """Why a loop whose accesses consecutive along x do not move with it stays in the
         work-item loop, None when it moves out.
 
@@ -294,7 +347,7 @@ class _Former:
                 continue
             if not any(isinstance(v, ir.VarRef) and v.name in moved for v in walk(address)):
                 continue  # the same element at every step of the loop
-            shape = self.uni.expr(address)
+            shape = self._address_shape(address, wrapped)
             if shape.consecutive_in(0):
                 steps_consecutive = True
             elif shape.kind is Kind.VARYING or shape.strides[0] != 0:
