@@ -15,7 +15,12 @@ from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
-from ppcl.compiler.transforms.magicdiv import magic_divisions, signed_divide, unsigned_divide
+from ppcl.compiler.transforms.magicdiv import (
+    magic_divisions,
+    narrow_divide,
+    signed_divide,
+    unsigned_divide,
+)
 from ppcl.settings import Debug
 
 INT_MIN, INT_MAX, UINT_MAX = -(2 ** 31), 2 ** 31 - 1, 2 ** 32 - 1
@@ -62,6 +67,27 @@ def test_signed_magic_numbers_divide_exactly_and_truncate() -> None:
                 assert signed_divide(x, d) == _c_quotient(x, d), (x, d)
 
 
+def test_narrow_magic_numbers_divide_dividends_below_2_31_exactly() -> None:
+    """One multiply and a shift for dividends in [0, 2^31), by any 32-bit divisor: unsigned,
+    or signed with the quotient given the divisor's sign."""
+    rng = np.random.default_rng(3)
+    unsigned = _edges(UINT_MAX) + [int(v) for v in rng.integers(1, 2 ** 32, 400)]
+    signed = sorted({s * v for v in _edges(2 ** 31) + [int(v) for v in
+                                                       rng.integers(1, 2 ** 31, 200)]
+                     for s in (1, -1) if INT_MIN <= s * v <= INT_MAX})
+    for d in unsigned + signed:
+        xs = [v for v in _edges(INT_MAX) if v <= INT_MAX] + [0, INT_MAX, INT_MAX - 1] \
+            + [abs(d) - 1, abs(d), abs(d) + 1, INT_MAX // abs(d) * abs(d)] \
+            + [int(v) for v in rng.integers(0, 2 ** 31, 40)]
+        for x in xs:
+            if not 0 <= x <= INT_MAX:
+                continue
+            if d > 0:
+                assert narrow_divide(x, d) == divmod(x, d), (x, d)
+            if d <= INT_MAX:
+                assert narrow_divide(x, d, signed=True) == _c_quotient(x, d), (x, d)
+
+
 def test_zero_divisor_and_the_overflowing_quotient_give_what_the_guarded_operator_gave() -> None:
     """The C dialect divides by 1 where the divisor is 0, and gives ``INT_MIN`` for
     ``INT_MIN / -1``: the magic numbers give the same values."""
@@ -70,6 +96,7 @@ def test_zero_divisor_and_the_overflowing_quotient_give_what_the_guarded_operato
     for x in (INT_MIN, -5, 0, 9, INT_MAX):
         assert signed_divide(x, 0) == (x, 0)
     assert signed_divide(INT_MIN, -1) == (INT_MIN, 0)
+    assert narrow_divide(77, 0) == (77, 0) and narrow_divide(77, 0, signed=True) == (77, 0)
 
 
 ROWS = """
@@ -277,3 +304,60 @@ def test_size_t_divisions_of_ids_and_32_bit_values(wide: int, width: int) -> Non
     want_r = [(a % wide if wide else 0) + ((b % d) % 2 ** 32) * 1000 for a, b in zip(x, i)]
     np.testing.assert_array_equal(q, np.array(want_q, dtype=np.uint64))
     np.testing.assert_array_equal(r, np.array(want_r, dtype=np.uint64))
+
+
+def test_compound_assignments_to_a_variable() -> None:
+    source = """
+    __kernel void k(__global int *out, int w) {
+        int i = get_global_id(0);
+        int a = i - 50, b = i - 50;
+        a /= w;
+        b %= w;
+        out[i] = a * 1000 + b;
+    }
+    """
+    stream = io.StringIO()
+    kernel_ir(compile_source(source).module, "k", KernelSpec((20, 1, 1)),
+              parse_build_options(""), Debug(frozenset({"plans"})), stream=stream)
+    assert stream.getvalue().count("magic division") == 2
+    for w in (3, -7, 1, INT_MIN):
+        out = np.zeros(100, np.int32)
+        run(source, "k", (100,), (20,), out, np.int32(w))
+        want = [_c_quotient(i - 50, w) for i in range(100)]
+        np.testing.assert_array_equal(out, [q * 1000 + r for q, r in want])
+
+
+MASKED = """
+__kernel void masked(__global const uint *x, __global uint *q, __global uint *r,
+                     __global int *sq, __global int *sr, uint w, int sw)
+{
+    int i = get_global_id(0);
+    uint u = x[i] & 0x7fffffffu;
+    int s = (int)(x[i] & 0x7fffffffu);
+    q[i] = u / w;
+    r[i] = u % w;
+    sq[i] = s / sw;
+    sr[i] = s % sw;
+}
+"""
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 641, 0x7FFFFFFF, 0x80000000, 0x80000001,
+                               0xFFFFFFFF, 0xFFFFFFFE, 12345678])
+def test_dividends_below_2_31_take_one_multiply_and_a_shift(d: int) -> None:
+    stream = io.StringIO()
+    kernel_ir(compile_source(MASKED).module, "masked", KernelSpec((32, 1, 1)),
+              parse_build_options(""), Debug(frozenset({"plans"})), stream=stream)
+    assert stream.getvalue().count("one multiply and a shift") == 4
+    rng = np.random.default_rng(d % 1000)
+    x = rng.integers(0, 2 ** 32, 512, dtype=np.uint64).astype(np.uint32)
+    x[:8] = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, d & 0xFFFFFFFF, (d - 1) & 0x7FFFFFFF]
+    outs = [np.zeros(512, np.uint32), np.zeros(512, np.uint32), np.zeros(512, np.int32),
+            np.zeros(512, np.int32)]
+    sd = int(np.uint32(d).view(np.int32))
+    run(MASKED, "masked", (512,), (32,), x, *outs, np.uint32(d), np.int32(sd))
+    masked = [int(v) & 0x7FFFFFFF for v in x]
+    np.testing.assert_array_equal(outs[0], [v // d for v in masked])
+    np.testing.assert_array_equal(outs[1], [v % d for v in masked])
+    np.testing.assert_array_equal(outs[2], [_c_quotient(v, sd)[0] for v in masked])
+    np.testing.assert_array_equal(outs[3], [_c_quotient(v, sd)[1] for v in masked])

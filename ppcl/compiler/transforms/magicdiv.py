@@ -28,8 +28,19 @@ A division ``x / d`` or remainder ``x % d`` is rewritten when
 
 The kernel then starts with the divisor's magic numbers, computed from the divisor expression
 with the launch constants substituted; work-group formation keeps them as group scalars
-(uniform values, computed once per group before the work-item loops). For ``uint`` (Figure 4.1
-of the paper), with ``l = ceil(log2 d)``::
+(uniform values, computed once per group before the work-item loops).
+
+Where the dividend is known to be in [0, 2^31) (a work-item id or size of a launch whose ids
+fit in ``int``, a variable defined as one, a value masked or shifted down from one), one
+multiply and one shift divide it by any 32-bit divisor magnitude ``a`` (the "round-up"
+method), with ``l = ceil(log2 a)``::
+
+    m = ceil(2^(31 + l) / a);  q = (x * m) >> (31 + l) (a 64-bit product)
+
+exact since ``m * a - 2^(31 + l) < a <= 2^l`` and ``x < 2^31``; a signed divisor gives ``q``
+its sign, and ``r = x - q * a``. This is the usual case (``gid / width``) and as cheap as
+the hardware divide where the loop stays scalar. For other ``uint`` dividends (Figure 4.1 of
+the paper), with ``l = ceil(log2 d)``::
 
     m = floor(2^32 * (2^l - d) / d) + 1;  s1 = min(l, 1);  s2 = max(l - 1, 0)
     t = (x * m) >> 32 (a 64-bit product);  q = (t + ((x - t) >> s1)) >> s2;  r = x - q * d
@@ -53,6 +64,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ppcl.compiler.analysis.buffers import single_definitions
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
@@ -60,8 +72,8 @@ from ppcl.compiler.ir.types import INT, LONG, UINT, ULONG, ScalarType, Type
 from ppcl.compiler.ir.visit import Rewriter, walk
 from ppcl.compiler.transforms.normalize import launch_constants, launch_value, substitute
 
-__all__ = ["MagicDivisions", "magic_divisions", "signed_divide", "signed_magic",
-           "unsigned_divide", "unsigned_magic"]
+__all__ = ["MagicDivisions", "magic_divisions", "narrow_divide", "narrow_magic",
+           "signed_divide", "signed_magic", "unsigned_divide", "unsigned_magic"]
 
 _TYPES = (INT, UINT)
 _NARROW_QUERIES = frozenset(("get_global_id", "get_local_id", "get_group_id", "get_global_size",
@@ -112,6 +124,27 @@ def signed_divide(x: int, d: int) -> tuple[int, int]:
     return q, _as_int((x - q * (d or 1)) & _MASK32)
 
 
+def narrow_magic(d: int) -> tuple[int, int]:
+    """``(m, shift)`` of the divisor magnitude ``d`` below 2^32 (0 is taken as 1) for
+    dividends below 2^31."""
+    d = d or 1
+    shift = 31 + 32 - _clz32(d - 1)
+    return ((1 << shift) + d - 1) // d & _MASK32, shift
+
+
+def narrow_divide(x: int, d: int, signed: bool = False) -> tuple[int, int]:
+    """The quotient and remainder of ``x`` in [0, 2^31) by the 32-bit ``d`` (``int`` where
+    ``signed``, else ``uint``) through its magic numbers."""
+    magnitude = (-d & _MASK32) if d < 0 else d
+    m, shift = narrow_magic(magnitude)
+    q = (x * m) >> shift
+    r = (x - q * (magnitude or 1)) & _MASK32
+    if not signed:
+        return q, r
+    sign = _MASK32 if d < 0 else 0
+    return _as_int(((q ^ sign) - sign) & _MASK32), _as_int(r)
+
+
 def _clz32(v: int) -> int:
     return 32 - v.bit_length()
 
@@ -145,39 +178,73 @@ def _clz(e: ir.Expr) -> ir.Expr:
 
 @dataclass(frozen=True)
 class _Magic:
-    """The variables holding one divisor's magic numbers (see the module docstring)."""
+    """The variables holding one divisor's magic numbers (see the module docstring).
 
-    type: ScalarType
-    divisor: str  # the divisor, 1 where it is 0
+    ``kind`` is ``narrow`` (every dividend below 2^31: one multiply and one shift; the
+    divisor's magnitude as ``uint``, its sign apart where it is signed), ``uint`` or ``int``
+    (any dividend of that type)."""
+
+    kind: str
+    divisor: str  # the divisor (narrow: its magnitude), 1 where it is 0
     multiplier: str
-    first_shift: str  # uint: s1; int: unused
-    shift: str  # uint: s2; int: l - 1
-    sign: str  # int: all ones for a negative divisor; uint: unused
+    shift: str  # narrow: 31 + l; uint: s2; int: l - 1
+    first_shift: str = ""  # uint: s1
+    sign: str = ""  # a signed divisor: all ones where it is negative
+
+    @property
+    def type(self) -> ScalarType:
+        return INT if self.kind == "int" else UINT
 
     def ref(self, name: str) -> ir.VarRef:
         t = self.type if name in (self.divisor, self.multiplier) else UINT
         return ir.VarRef(t, name)
 
     def declarations(self, divisor: ir.Expr) -> list[ir.VarDecl]:
+        """The magic numbers of ``divisor`` (of type ``int`` or ``uint``) as declarations."""
+        decls: list[ir.VarDecl] = []
+        if self.sign:
+            negative = _bin(INT, "<", divisor, _lit(INT, 0))
+            decls.append(ir.VarDecl(self.sign, UINT, const=True, init=_select(
+                UINT, negative, _lit(UINT, _MASK32), _lit(UINT, 0))))
+            if self.kind == "narrow":
+                divisor = _select(UINT, negative,
+                                  _bin(UINT, "-", _lit(UINT, 0), _cast(UINT, divisor)),
+                                  _cast(UINT, divisor))
         t = self.type
         d = self.ref(self.divisor)
         one_if_zero = _select(t, _bin(INT, "==", divisor, _lit(t, 0)), _lit(t, 1), divisor)
-        decls = [ir.VarDecl(self.divisor, t, init=one_if_zero, const=True)]
-        log: ir.Expr
-        if t == UINT:
-            log = _bin(UINT, "-", _lit(UINT, 32), _clz(_bin(UINT, "-", d, _lit(UINT, 1))))
-            power = _bin(ULONG, "<<", _lit(ULONG, 1), _cast(ULONG, log))
-            numerator = _bin(ULONG, "<<", _bin(ULONG, "-", power, _cast(ULONG, d)),
-                             _lit(ULONG, 32))
-            m = _bin(ULONG, "+", _bin(ULONG, "/", numerator, _cast(ULONG, d)), _lit(ULONG, 1))
-            first = _select(UINT, _bin(INT, ">", d, _lit(UINT, 1)), _lit(UINT, 1),
-                            _lit(UINT, 0))
-            return decls + [
-                ir.VarDecl(self.multiplier, UINT, init=_cast(UINT, m), const=True),
-                ir.VarDecl(self.first_shift, UINT, init=first, const=True),
-                ir.VarDecl(self.shift, UINT, const=True, init=_bin(
-                    UINT, "-", log, self.ref(self.first_shift))),
-            ]
+        decls.append(ir.VarDecl(self.divisor, t, init=one_if_zero, const=True))
+        if self.kind == "narrow":
+            return decls + self._narrow(d)
+        if self.kind == "uint":
+            return decls + self._unsigned(d)
+        return decls + self._signed(d)
+
+    def _narrow(self, d: ir.Expr) -> list[ir.VarDecl]:
+        log = _bin(UINT, "-", _lit(UINT, 32), _clz(_bin(UINT, "-", d, _lit(UINT, 1))))
+        shift = self.ref(self.shift)
+        power = _bin(ULONG, "<<", _lit(ULONG, 1), _cast(ULONG, shift))
+        rounded_up = _bin(ULONG, "-", _bin(ULONG, "+", power, _cast(ULONG, d)), _lit(ULONG, 1))
+        m = _bin(ULONG, "/", rounded_up, _cast(ULONG, d))
+        return [
+            ir.VarDecl(self.shift, UINT, init=_bin(UINT, "+", _lit(UINT, 31), log), const=True),
+            ir.VarDecl(self.multiplier, UINT, init=_cast(UINT, m), const=True),
+        ]
+
+    def _unsigned(self, d: ir.Expr) -> list[ir.VarDecl]:
+        log = _bin(UINT, "-", _lit(UINT, 32), _clz(_bin(UINT, "-", d, _lit(UINT, 1))))
+        power = _bin(ULONG, "<<", _lit(ULONG, 1), _cast(ULONG, log))
+        numerator = _bin(ULONG, "<<", _bin(ULONG, "-", power, _cast(ULONG, d)), _lit(ULONG, 32))
+        m = _bin(ULONG, "+", _bin(ULONG, "/", numerator, _cast(ULONG, d)), _lit(ULONG, 1))
+        first = _select(UINT, _bin(INT, ">", d, _lit(UINT, 1)), _lit(UINT, 1), _lit(UINT, 0))
+        return [
+            ir.VarDecl(self.multiplier, UINT, init=_cast(UINT, m), const=True),
+            ir.VarDecl(self.first_shift, UINT, init=first, const=True),
+            ir.VarDecl(self.shift, UINT, const=True,
+                       init=_bin(UINT, "-", log, self.ref(self.first_shift))),
+        ]
+
+    def _signed(self, d: ir.Expr) -> list[ir.VarDecl]:
         negative = _bin(INT, "<", d, _lit(INT, 0))
         magnitude = _select(UINT, negative, _bin(UINT, "-", _lit(UINT, 0), _cast(UINT, d)),
                             _cast(UINT, d))
@@ -187,15 +254,18 @@ class _Magic:
         power = _bin(ULONG, "<<", _lit(ULONG, 1),
                      _cast(ULONG, _bin(UINT, "+", _lit(UINT, 31), log)))
         m = _bin(ULONG, "+", _bin(ULONG, "/", power, _cast(ULONG, magnitude)), _lit(ULONG, 1))
-        return decls + [
+        return [
             ir.VarDecl(self.multiplier, INT, init=_cast(INT, _cast(UINT, m)), const=True),
             ir.VarDecl(self.shift, UINT, init=_bin(UINT, "-", log, _lit(UINT, 1)), const=True),
-            ir.VarDecl(self.sign, UINT, const=True, init=_select(
-                UINT, negative, _lit(UINT, _MASK32), _lit(UINT, 0))),
         ]
 
     def quotient(self, x: ir.Expr) -> ir.Expr:
-        if self.type == UINT:
+        """The quotient of ``x`` (``uint`` for narrow and uint, ``int`` for int); a narrow
+        quotient by a signed divisor is its magnitude (``signed`` gives it its sign)."""
+        if self.kind == "narrow":
+            product = _bin(ULONG, "*", _cast(ULONG, x), _cast(ULONG, self.ref(self.multiplier)))
+            return _cast(UINT, _bin(ULONG, ">>", product, _cast(ULONG, self.ref(self.shift))))
+        if self.kind == "uint":
             product = _bin(ULONG, "*", _cast(ULONG, x), _cast(ULONG, self.ref(self.multiplier)))
             t = _cast(UINT, _bin(ULONG, ">>", product, _lit(ULONG, 32)))
             half = _bin(UINT, ">>", _bin(UINT, "-", x, t), self.ref(self.first_shift))
@@ -205,15 +275,17 @@ class _Magic:
         q0 = _cast(INT, _bin(UINT, "+", _cast(UINT, x), _cast(UINT, high)))
         q1 = _bin(UINT, "+", _cast(UINT, _bin(INT, ">>", q0, _cast(INT, self.ref(self.shift)))),
                   _bin(UINT, ">>", _cast(UINT, x), _lit(UINT, 31)))
+        return self.signed(q1)
+
+    def signed(self, q: ir.Expr) -> ir.Expr:
+        """The ``uint`` magnitude ``q`` with the divisor's sign, as ``int``."""
         sign = self.ref(self.sign)
-        return _cast(INT, _bin(UINT, "-", _bin(UINT, "^", q1, sign), sign))
+        return _cast(INT, _bin(UINT, "-", _bin(UINT, "^", q, sign), sign))
 
     def remainder(self, x: ir.Expr, q: ir.Expr) -> ir.Expr:
-        d = self.ref(self.divisor)
-        if self.type == UINT:
-            return _bin(UINT, "-", x, _bin(UINT, "*", q, d))
-        return _cast(INT, _bin(UINT, "-", _cast(UINT, x),
-                               _bin(UINT, "*", _cast(UINT, q), _cast(UINT, d))))
+        """``x - q * d`` in ``uint`` (where it wraps as ``int`` would)."""
+        return _bin(UINT, "-", _cast(UINT, x), _bin(UINT, "*", _cast(UINT, q),
+                                                    _cast(UINT, self.ref(self.divisor))))
 
 
 # ---------------------------------------------------------------- the pass
@@ -245,12 +317,13 @@ def _show(e: ir.Expr) -> str:
 
 class _Divisions(Rewriter):
     def __init__(self, constants: dict[str, ir.Expr], known: set[str], used: set[str],
-                 narrow_ids: bool):
+                 defs: dict[str, ir.Expr], narrow_ids: bool):
         self.constants = constants  # launch-constant variables -> their initializers
         self.known = known  # names a launch constant may read
         self.used = used
-        self.narrow_ids = narrow_ids  # every id and size of the launch fits in 32 bits
-        self.magics: dict[tuple[ScalarType, ir.Expr], _Magic] = {}
+        self.defs = defs  # variables always equal to their one initializer
+        self.narrow_ids = narrow_ids  # every id and size of the launch fits in int
+        self.magics: dict[tuple[str, ScalarType, ir.Expr], _Magic] = {}
         self.keeps: dict[ir.Expr, str] = {}
         self.setup: list[ir.VarDecl] = []
         self.lines: list[str] = []
@@ -263,45 +336,65 @@ class _Divisions(Rewriter):
         self.used.add(name)
         return name
 
-    def magic(self, t: ScalarType, divisor: ir.Expr) -> _Magic:
+    def magic(self, kind: str, divisor: ir.Expr) -> _Magic:
+        """The magic numbers of ``kind`` for ``divisor`` (``int`` or ``uint``), declared at
+        the start of the kernel once per divisor and kind."""
+        assert isinstance(divisor.type, ScalarType)
         hoisted = substitute(divisor, self.constants)
-        key = (t, hoisted)
+        key = (kind, divisor.type, hoisted)
         if key not in self.magics:
-            k = len(self.magics)
-            names = [self._fresh(f"div{k}_{part}") for part in ("d", "m", "s1", "s", "sign")]
-            magic = _Magic(t, *names)
+            prefix = f"div{len(self.magics)}"
+            signed = divisor.type.is_signed
+            magic = _Magic(kind, self._fresh(f"{prefix}_d"), self._fresh(f"{prefix}_m"),
+                           self._fresh(f"{prefix}_s"),
+                           self._fresh(f"{prefix}_s1") if kind == "uint" else "",
+                           self._fresh(f"{prefix}_sign") if signed else "")
             self.magics[key] = magic
             self.setup += magic.declarations(hoisted)
         return self.magics[key]
 
-    def keep(self, divisor: ir.Expr) -> str:
+    def keep(self, divisor: ir.Expr, magic: _Magic) -> str:
         """The variable that is all ones where the 64-bit ``divisor`` fits in 32 bits, and 0
         where every quotient of a 32-bit dividend by it is 0."""
         hoisted = substitute(divisor, self.constants)
         if hoisted not in self.keeps:
-            name = self._fresh(f"div{len(self.magics)}_keep")
+            name = self._fresh(magic.divisor.removesuffix("_d") + "_keep")
             fits = _bin(INT, "<=", hoisted, _lit(ULONG, _MASK32))
             self.setup.append(ir.VarDecl(name, UINT, const=True, init=_select(
                 UINT, fits, _lit(UINT, _MASK32), _lit(UINT, 0))))
             self.keeps[hoisted] = name
         return self.keeps[hoisted]
 
-    def narrow(self, x: ir.Expr) -> bool:
-        """Whether the ``ulong`` value ``x`` is below 2^32: a conversion of a 32-bit or
-        narrower unsigned value, or a work-item query of a launch whose ids and sizes fit in
-        ``int``."""
-        if isinstance(x, ir.Cast) and isinstance(x.operand.type, ScalarType) \
-                and x.operand.type.is_integer and not x.operand.type.is_signed \
-                and x.operand.type.size <= 4:
-            return True
-        return self.narrow_ids and isinstance(x, ir.Call) and x.builtin is not None \
-            and x.name in _NARROW_QUERIES
+    def below_2_31(self, x: ir.Expr, depth: int = 0) -> bool:
+        """Whether the integer ``x`` is in [0, 2^31) wherever it is evaluated: a work-item
+        query of a launch whose ids and sizes fit in ``int``, a literal, a variable always
+        equal to such a value, or a value no larger than one (``&``, ``>>``, an unsigned
+        ``/`` or ``%``, a conversion to a type of 32 bits or more)."""
+        if depth > 8:
+            return False
+        t = x.type
+        if not isinstance(t, ScalarType) or not t.is_integer:
+            return False
+        if isinstance(x, ir.IntLit):
+            return 0 <= x.value < 2 ** 31
+        if isinstance(x, ir.Call):
+            return self.narrow_ids and x.builtin is not None and x.name in _NARROW_QUERIES
+        if isinstance(x, ir.Cast):
+            return t.size >= 4 and self.below_2_31(x.operand, depth + 1)
+        if isinstance(x, ir.VarRef):
+            return x.name in self.defs and self.below_2_31(self.defs[x.name], depth + 1)
+        if isinstance(x, ir.Binary) and x.op == "&":
+            return self.below_2_31(x.lhs, depth + 1) or self.below_2_31(x.rhs, depth + 1)
+        if isinstance(x, ir.Binary) and (x.op == ">>" or x.op in ("/", "%")
+                                         and not t.is_signed):
+            return self.below_2_31(x.lhs, depth + 1)
+        return False
 
     def why_not(self, t: Type, x: ir.Expr, d: ir.Expr) -> str | None:
         """Why ``x op d`` keeps its operator, or None where it becomes a multiply."""
         if x.type != t or d.type != t:
             return "operands of another type"
-        if t == ULONG and not self.narrow(x):
+        if t == ULONG and not (self.below_2_31(x) or _uint_value(x)):
             return "a 64-bit dividend that may not fit in 32 bits"
         if t not in _TYPES and t != ULONG:
             return "not a 32-bit integer division"
@@ -322,19 +415,23 @@ class _Divisions(Rewriter):
                 self.lines.append(f"division kept: {text} ({why})")
             return None
         assert isinstance(t, ScalarType)
-        self.lines.append(f"magic division: {text} as a multiply-high, its magic numbers "
-                          f"computed once per group")
-        if t != ULONG:
-            magic = self.magic(t, d)
-            q = magic.quotient(x)
-            return q if op == "/" else magic.remainder(x, q)
-        # a dividend below 2^32: the 32-bit quotient by the divisor's low half, or 0 where
-        # the divisor does not fit in 32 bits (the remainder is then the dividend)
-        magic = self.magic(UINT, _cast(UINT, d))
-        keep = self.keep(d)
-        xu = _cast(UINT, x)
-        q32 = _bin(UINT, "&", magic.quotient(xu), ir.VarRef(UINT, keep))
-        return _cast(ULONG, q32 if op == "/" else magic.remainder(xu, q32))
+        narrow = self.below_2_31(x)
+        how = "one multiply and a shift (its dividend is below 2^31)" if narrow \
+            else "a multiply-high and shifts"
+        self.lines.append(f"magic division: {text} as {how}, its magic numbers computed "
+                          f"once per group")
+        if t == ULONG:
+            # a dividend below 2^32: the 32-bit quotient by the divisor's low half, or 0
+            # where the divisor does not fit in 32 bits (the remainder is then the dividend)
+            magic = self.magic("narrow" if narrow else "uint", _cast(UINT, d))
+            xu = _cast(UINT, x)
+            q32 = _bin(UINT, "&", magic.quotient(xu), ir.VarRef(UINT, self.keep(d, magic)))
+            return _cast(ULONG, q32 if op == "/" else magic.remainder(xu, q32))
+        magic = self.magic("narrow" if narrow else t.name, d)
+        q = magic.quotient(x)
+        if op == "%":
+            return _cast(t, magic.remainder(x, q))
+        return magic.signed(q) if narrow and t == INT else q
 
     def rewrite_Binary(self, e: ir.Binary) -> ir.Expr:
         if e.op not in ("/", "%"):
@@ -350,6 +447,14 @@ class _Divisions(Rewriter):
         if out is None:
             return e
         return ir.Assign(e.type, "=", e.target, _located(out, e.loc), loc=e.loc)
+
+
+def _uint_value(x: ir.Expr) -> bool:
+    """Whether ``x`` converts a 32-bit or narrower unsigned value."""
+    if not isinstance(x, ir.Cast):
+        return False
+    t = x.operand.type
+    return isinstance(t, ScalarType) and t.is_integer and not t.is_signed and t.size <= 4
 
 
 def _const(e: ir.Expr) -> bool:
@@ -379,7 +484,8 @@ def magic_divisions(kernel: ir.Function, narrow_ids: bool = False) -> MagicDivis
     constants = {n: v for n, v in constants.items() if n not in twice}
     known = (params - twice - _changed(kernel)) | set(constants)
     used = params | set(declared) | {n.name for n in walk(body) if isinstance(n, ir.VarRef)}
-    rewriter = _Divisions(constants, known, used, narrow_ids)
+    defs = {n: v for n, v in single_definitions(kernel).items() if n not in twice}
+    rewriter = _Divisions(constants, known, used, defs, narrow_ids)
     rewritten = rewriter.rewrite(body)
     if not rewriter.setup:
         return MagicDivisions(kernel, tuple(rewriter.lines))
