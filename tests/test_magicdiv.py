@@ -9,7 +9,7 @@ import io
 import numpy as np
 import pytest
 from launch import run
-from oracle import Shape, compare_devices
+from oracle import LocalMem, Shape, compare_devices
 
 from ppcl.compiler.codegen.irprint import print_ir
 from ppcl.compiler.frontend import compile_source
@@ -361,3 +361,30 @@ def test_dividends_below_2_31_take_one_multiply_and_a_shift(d: int) -> None:
     np.testing.assert_array_equal(outs[1], [v % d for v in masked])
     np.testing.assert_array_equal(outs[2], [_c_quotient(v, sd)[0] for v in masked])
     np.testing.assert_array_equal(outs[3], [_c_quotient(v, sd)[1] for v in masked])
+
+
+BARRIER = """
+__kernel void tiles(__global const int *in, __global int *out, __local int *tile, int w,
+                    int n)
+{
+    int lid = get_local_id(0);
+    int gid = get_global_id(0);
+    if (gid >= n) return;
+    tile[lid] = in[gid] / w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int other = tile[(lid + 1) % get_local_size(0)];
+    out[gid] = other * 1000 + gid % w + (in[gid] % w);
+}
+"""
+
+
+def test_magic_numbers_of_a_kernel_with_a_barrier_and_an_exit() -> None:
+    """Formation runs the magic numbers at group level before the regions a barrier cuts and
+    the masks an early return needs."""
+    def make_args(shape: Shape, rng: np.random.Generator) -> list[object]:
+        n = shape.global_size[0]
+        return [rng.integers(-10 ** 6, 10 ** 6, n, dtype=np.int32), np.zeros(n, np.int32),
+                LocalMem(4 * shape.local_size[0]), np.int32(-7), np.int32(n)]
+
+    assert compare_devices(BARRIER, "tiles", make_args, [Shape((64,), (16,)),
+                                                         Shape((96,), (32,))])
