@@ -5,11 +5,12 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,switch,normalize,components,workgroup,scalarize,schedule,split
+    inline,switch,normalize,magicdiv,components,workgroup,scalarize,schedule,split
 
 ``inline`` inlines helpers that reach a barrier, ``switch`` rewrites a switch holding a
 barrier into the ``if``s and loops formation splits, ``normalize`` makes equivalent shapes of a
-kernel one (guards, counted loops, pointer walks) so that the plans see one, ``components``
+kernel one (guards, counted loops, pointer walks) so that the plans see one, ``magicdiv``
+turns divisions by launch constants into multiplies by magic numbers, ``components``
 loads vector elements used a component at a time as scalar components, ``workgroup`` forms the work-group function
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
 into scalars, ``schedule`` records every decision the printer follows, ``split`` gives work-item
@@ -40,6 +41,7 @@ from ppcl.compiler.ir.visit import Rewriter
 from ppcl.compiler.passes import Pass, Pipeline, PipelineError, register
 from ppcl.compiler.transforms.components import component_loads
 from ppcl.compiler.transforms.inline import inline_barrier_functions
+from ppcl.compiler.transforms.magicdiv import magic_divisions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
@@ -78,6 +80,8 @@ class KernelIR:
     formed: FormedKernel | None = None
     split: bool = True  # input space splitting allowed (the build option -ppcl-no-split: no)
     notes: tuple[str, ...] = ()  # decisions of the passes before formation, for the plans
+    # variables declared at the start of the kernel that formation runs once per group
+    group_setup: frozenset[str] = frozenset()
 
     def needs_formed(self, pass_name: str) -> FormedKernel:
         if self.formed is None:
@@ -182,6 +186,23 @@ class NormalizePass(Pass):
 
 
 @register
+class MagicDivPass(Pass):
+    """32-bit divisions and remainders by a launch constant as multiplies by magic numbers
+    computed once at the start of the kernel (``transforms/magicdiv.py``), so that the
+    work-item loop vectorizes; each decision goes to the plans."""
+
+    name = "magicdiv"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'magicdiv' runs before 'workgroup'")
+        result = magic_divisions(value.kernel, value.spec.narrow_ids)
+        return dataclasses.replace(value, kernel=result.function,
+                                   notes=value.notes + tuple(result.notes()),
+                                   group_setup=value.group_setup | result.setup)
+
+
+@register
 class ComponentsPass(Pass):
     """Private vectors loaded from a buffer and used a component at a time loaded as scalar
     components (``transforms/components.py``); each decision goes to the plans."""
@@ -214,7 +235,8 @@ class WorkgroupPass(Pass):
             raise PipelineError("pass 'workgroup' runs once")
         uniformity = analyze_kernel(value.module, value.kernel, value.spec.local_size) \
             if self.options.uniformity else None
-        formed = form_workgroup(value.module, value.kernel, value.spec.local_size, uniformity)
+        formed = form_workgroup(value.module, value.kernel, value.spec.local_size, uniformity,
+                                value.group_setup)
         return dataclasses.replace(value, formed=formed)
 
 
@@ -263,7 +285,8 @@ class SplitPass(Pass):
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
-    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), ComponentsPass(), workgroup,
+    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), MagicDivPass(),
+                     ComponentsPass(), workgroup,
                      ScalarizePass(), SchedulePass(), SplitPass()))
 
 

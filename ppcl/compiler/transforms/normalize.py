@@ -244,13 +244,15 @@ def launch_constants(kernel: ir.Function) -> dict[str, ir.Expr]:
             if name in found or name in fixed or d.volatile or d.init is None \
                     or not isinstance(d.type, ScalarType) or d.space is not AddressSpace.PRIVATE:
                 continue
-            if _launch_value(d.init, known | set(found)):
+            if launch_value(d.init, known | set(found)):
                 found[name] = d.init
                 changed = True
     return found
 
 
-def _launch_value(e: ir.Expr, known: set[str]) -> bool:
+def launch_value(e: ir.Expr, known: set[str]) -> bool:
+    """Whether ``e`` reads only literals, range sizes and the variables ``known``, combined
+    by operators: the same value for every work-item of a launch."""
     for n in walk(e):
         if isinstance(n, ir.Call):
             if n.builtin is None or n.name not in _LAUNCH_QUERIES \
@@ -274,6 +276,12 @@ class _Substitute(Rewriter):
     def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
         value = self.values.get(e.name)
         return e if value is None else self.rewrite(value)
+
+
+def substitute(e: ir.Expr, values: dict[str, ir.Expr]) -> ir.Expr:
+    """``e`` with each variable of ``values`` read as its value, recursively."""
+    result: ir.Expr = _Substitute(values).rewrite(e)
+    return result
 
 
 # ---------------------------------------------------------------- counted loops

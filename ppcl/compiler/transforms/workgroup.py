@@ -670,14 +670,30 @@ def _local_vars(body: ir.Block) -> tuple[tuple[LocalVar, ...], int]:
     return tuple(LocalVar(name, t, offset) for name, t, offset in placed), total
 
 
+def _group_setup(body: ir.Block, names: frozenset[str]) -> tuple[ir.Stmt, ...]:
+    """The leading declarations of ``body`` that declare only ``names``."""
+    count = 0
+    for s in body.stmts:
+        if not isinstance(s, ir.DeclStmt) or any(d.name not in names for d in s.decls):
+            break
+        count += 1
+    return body.stmts[:count]
+
+
 def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int, int, int],
-                   uniformity: Uniformity | None = None) -> FormedKernel:
+                   uniformity: Uniformity | None = None,
+                   group_setup: frozenset[str] = frozenset()) -> FormedKernel:
     """Work-group formation of ``kernel`` for a fixed local size. Helpers that reach a barrier
     are inlined before (``transforms/inline.py``), vector temporaries scalarized after
-    (``transforms/scalarize.py``): see the ``inline`` and ``scalarize`` passes."""
+    (``transforms/scalarize.py``): see the ``inline`` and ``scalarize`` passes.
+    ``group_setup`` names variables a pass declared at the start of the kernel with values the
+    same for the whole group (``magicdiv.py``'s magic numbers): those declarations run once,
+    at group level, before the first work-item loop."""
     assert not calls_barrier_functions(module, kernel), "inline barrier helpers first"
     assert kernel.body is not None
-    body = kernel.body
+    whole_body = kernel.body
+    setup = _group_setup(whole_body, group_setup)
+    body = dataclasses.replace(whole_body, stmts=whole_body.stmts[len(setup):])
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
     probe = _Former(uniformity, False, local_size)
     structured = has_barrier(body) or has_async(body) or any(
@@ -688,6 +704,8 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         group = ir.Block(tuple(former.function_body(body)), loc=body.loc)
     else:
         group = ir.Block((former.region(list(body.stmts)),), loc=body.loc) if body.stmts else body
+    group = dataclasses.replace(group, stmts=setup + group.stmts)
+    body = whole_body
     decls = {d.name: d for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls
              if d.space is not AddressSpace.LOCAL}
     params = {p.name: p for p in kernel.params}
