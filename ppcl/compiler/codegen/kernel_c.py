@@ -544,8 +544,10 @@ class KernelPrinter(CStylePrinter):
         saxpy). Adding in the narrow type keeps the index an induction variable: for ``uint``
         this is the same modulo arithmetic; for ``int`` it needs every global id (offset
         included) to fit in ``int``, so it is a specialization (``narrow_ids``) that launches
-        of a larger range do not use."""
-        if not self.narrow_ids or self.in_helper or not isinstance(e.type, ScalarType) or e.type.name not in ("int", "uint"):
+        of a larger range do not use. ``(long)get_global_id(d)`` (a 64-bit index,
+        ``transforms/wide_index.py``) adds in ``long`` for the same reason: gcc follows a
+        signed sum of the base and the counter, not a ``size_t`` sum converted."""
+        if not self.narrow_ids or self.in_helper or not isinstance(e.type, ScalarType) or e.type.name not in ("int", "uint", "long"):
             return None
         call = e.operand
         if not isinstance(call, ir.Call) or call.name != "get_global_id" or not call.args:
@@ -553,7 +555,8 @@ class KernelPrinter(CStylePrinter):
         dim = const_int(call.args[0])
         if dim is None or dim > 2:
             return None
-        c_type = "int" if e.type.name == "int" else "unsigned int"
+        # long: the id fits in int, so neither sum can overflow (``wide_index.py``'s indices)
+        c_type = {"int": "int", "uint": "unsigned int", "long": "long"}[e.type.name]
         return f"(({c_type})__gb{dim} + ({c_type})__l{_DIMS[dim]})"
 
     @property
