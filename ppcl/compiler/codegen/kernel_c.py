@@ -191,6 +191,8 @@ class KernelPrinter(CStylePrinter):
         """The lanes along x between the bounds through the fast copy when the group test
         holds, the others through the guarded loop (``transforms/split.py`` decided it)."""
         ind, ind2 = INDENT * level, INDENT * (level + 1)
+        if not s.lower and not s.upper and s.score is None:
+            return self.unless_empty(s.empty, self.versioned(s, level), level)
         self.labels += 1
         lo, hi = f"__slo{self.labels}", f"__shi{self.labels}"
         extent = f"(long)__nrow * {self.formed.local_size[0]}" if self.rows \
@@ -211,6 +213,16 @@ class KernelPrinter(CStylePrinter):
         lines += self.workitem_loop(s.guarded, level + 2)
         lines += [ind2 + "}", ind + "}"]
         return self.unless_empty(s.empty, lines, level)
+
+    def versioned(self, s: wg.SplitLoop, level: int) -> list[str]:
+        """A split with no bounds along x and no dispatcher's choice: every lane runs the fast
+        copy when the test holds, the loop as formed otherwise."""
+        ind = INDENT * level
+        lines = [ind + f"if ({self.expr(s.test, PREC_ASSIGN)}) {{"]
+        lines += self.workitem_loop(s.fast, level + 1)
+        lines.append(ind + "} else {")
+        lines += self.workitem_loop(s.guarded, level + 1)
+        return lines + [ind + "}"]
 
     def row_clip(self, s: wg.WorkItemLoop, xrange: tuple[str, str] | None,
                  depth: int) -> tuple[list[str], tuple[str, str]]:
