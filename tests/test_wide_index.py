@@ -201,8 +201,17 @@ __kernel void scale(__global const float *in, __global float *out, const unsigne
 }
 """
 
+# ``uint`` ids times a signed ``int`` width: unsigned arithmetic, ``width >= 0`` a condition
+INT_WIDTH = """
+__kernel void scale(__global const float *in, __global float *out, int width)
+{
+    unsigned int x = get_global_id(0), y = get_global_id(1);
+    out[x + width * y] = 2.0f * in[x + width * y] + (float)x;
+}
+"""
+
 SHAPES = {"row_major": ROW_MAJOR, "flat": FLAT, "group_position": GROUP_POSITION,
-          "branches": BRANCHES}
+          "branches": BRANCHES, "int_width": INT_WIDTH}
 
 
 def _scaled(pixels: np.ndarray) -> np.ndarray:
@@ -219,7 +228,8 @@ def test_unsigned_row_major_indices_equal_numpy(shape: str, size: tuple[int, int
     rng = np.random.default_rng(w * 31 + h)
     pixels = rng.standard_normal((h, w)).astype(np.float32)
     out = np.zeros_like(pixels)
-    run(SHAPES[shape], "scale", (w, h), local, pixels, out, np.uint32(w))
+    width = np.int32(w) if shape == "int_width" else np.uint32(w)
+    run(SHAPES[shape], "scale", (w, h), local, pixels, out, width)
     np.testing.assert_array_equal(out, _scaled(pixels))
 
 
@@ -248,6 +258,12 @@ def test_the_row_major_launch_condition_is_a_ceiling_on_the_groups_base() -> Non
     conditions = [p for p in formed.plans if "launch conditions of the wide copy" in p]
     assert conditions and "-base1*width - gsize0 - offset0 - 3*width + 4294967296 >= 0" \
         in conditions[0], formed.plans
+
+
+def test_a_signed_width_in_unsigned_arithmetic_is_tested_for_its_sign() -> None:
+    formed = _formed(INT_WIDTH, "scale", (16, 4, 1))
+    conditions = [p for p in formed.plans if "launch conditions of the wide copy" in p]
+    assert conditions and "width >= 0 and" in conditions[0], formed.plans
 
 
 def test_a_local_position_is_widened_on_every_launch() -> None:

@@ -77,7 +77,7 @@ from ppcl.compiler.transforms.split_score import (
     worth_dispatching,
     worth_evaluating,
 )
-from ppcl.compiler.transforms.wide_index import is_ceiling, tile_facts, widen_indices
+from ppcl.compiler.transforms.wide_index import is_sign_test, tile_facts, widen_indices
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
 _MINMAX = ("min", "max", "clamp")
@@ -571,34 +571,43 @@ def _signed(t: object) -> bool:
 
 
 def _largest(t: object) -> int:
-    return (1 << (8 * t.size)) - 1 if isinstance(t, ScalarType) else 0
+    """The largest magnitude of an integer type's values (``INT_MIN``'s for a signed one)."""
+    if not isinstance(t, ScalarType):
+        return 0
+    return 1 << (8 * t.size - 1) if t.is_signed else (1 << (8 * t.size)) - 1
 
 
-def _ceiling_expr(p: Poly, params: Mapping[str, ir.Param]) -> ir.Expr:
-    """A ceiling ``C - sum >= 0`` (``wide_index.is_ceiling``) as ``sum <= C`` in ``ulong``."""
+def _sum_expr(terms: list[tuple[Monomial, int]], params: Mapping[str, ir.Param]) -> ir.Expr:
+    """``sum c * m`` (every ``c > 0``, every name never negative) in ``ulong``."""
     out: ir.Expr | None = None
-    for m, c in p.terms:
-        if not m:
-            continue
-        term: ir.Expr | None = None if c == -1 else ir.IntLit(ULONG, -c)
+    for m, c in terms:
+        term: ir.Expr | None = None if m and c == 1 else ir.IntLit(ULONG, c)
         for name in m:
             leaf = ir.Cast(ULONG, _leaf(name, params))
             term = leaf if term is None else ir.Binary(ULONG, "*", term, leaf)
         assert term is not None
         out = term if out is None else ir.Binary(ULONG, "+", out, term)
-    assert out is not None
-    return ir.Binary(INT, "<=", out, ir.IntLit(ULONG, p.constant))
+    return out if out is not None else ir.IntLit(ULONG, 0)
+
+
+def _sides_expr(p: Poly, params: Mapping[str, ir.Param]) -> ir.Expr:
+    """``p >= 0`` as its negative terms negated against its positive ones, both in ``ulong``
+    (``wide_index._testable`` bounds each below 2^64)."""
+    low = [(m, -c) for m, c in p.terms if c < 0]
+    high = [(m, c) for m, c in p.terms if c > 0]
+    return ir.Binary(INT, "<=", _sum_expr(low, params), _sum_expr(high, params))
 
 
 def _test_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param],
                wide: tuple[Poly, ...] = ()) -> ir.Expr:
     """Whether every ``p >= 0`` of ``test`` and of ``wide`` holds, as a group-level ``int``.
-    ``wide``: launch conditions of 64-bit indices, over names never negative, where a
-    ceiling is compared in ``ulong`` (``wide_index._testable`` allowed that)."""
+    ``wide``: launch conditions of 64-bit indices, over names never negative where they
+    hold (a signed argument has its own test), compared in ``ulong``
+    (``wide_index._testable``)."""
     out: ir.Expr = ir.IntLit(INT, 1)
     for p in test + wide:
-        if p in wide and is_ceiling(p):
-            cmp = _ceiling_expr(p, params)
+        if p in wide and p not in test and not is_sign_test(p):
+            cmp = _sides_expr(p, params)
         else:
             cmp = ir.Binary(INT, ">=", poly_expr(p, params), ir.IntLit(LONG, 0))
         out = cmp if isinstance(out, ir.IntLit) else ir.Binary(INT, "&&", out, cmp)
@@ -698,9 +707,9 @@ class _Splitter(Rewriter):
         copy's name in the plans) computes them so."""
         model = model_of(fast.body, self.scalars, self.formed.local_size, rows=self.formed.rows,
                          narrow_ids=self.narrow_ids)
-        unsigned = {n: _largest(self.params[n].type) for n in self.scalars
-                    if not _signed(self.params[n].type)}
-        body, widened = widen_indices(fast.body, model, facts, unsigned)
+        known = {n: _largest(self.params[n].type) for n in self.scalars}
+        signed = frozenset(n for n in self.scalars if _signed(self.params[n].type))
+        body, widened = widen_indices(fast.body, model, facts, known, signed)
         conditions: list[Poly] = []
         shown: set[tuple[int, Poly]] = set()
         for w in widened:

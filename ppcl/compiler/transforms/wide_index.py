@@ -25,8 +25,9 @@ way with the bounds of a lane in its group's tile as the facts (``tile_facts``):
 position is then bounded by constants, and ``y * w + x`` with a ``uint w`` argument by a test of
 the group's base and ``w`` (``(base1 + 15) * w + base0 + 15 <= 4294967295``). ``split.py``
 makes that test a split with no bounds along x: a group that passes it runs the wide copy, any
-other the loop as formed. A ceiling like that one reaches 2^63 where ids fit in ``int``, so it
-is compared in ``ulong`` (``is_ceiling``).
+other the loop as formed. A bound like that one reaches 2^63 where ids fit in ``int``, so a
+test compares its two sides in ``ulong``. A signed argument in a bound (``y * width + x`` with
+``int width``) is bounded by its magnitude, with ``width >= 0`` one more condition.
 
 An index that is a variable whole (``tock[id]`` with ``uint id = idy * nx + idx``) reads a
 ``long`` companion declared after the variable (``COMPANION``), not its own copy of the sum:
@@ -103,6 +104,23 @@ def exact(e: ir.Expr, model: Model) -> tuple[Poly, ir.Expr] | None:
     if leaf is None or not (isinstance(e, ir.Call) or e.type.size <= 4):
         return None
     return leaf, ir.Cast(LONG, e, loc=e.loc)
+
+
+def _unsigned_arithmetic(e: ir.Expr, model: Model) -> bool:
+    """Whether ``e`` adds, subtracts or multiplies in a 32-bit unsigned type somewhere (its
+    variables' values included): arithmetic that wraps by definition."""
+    todo = [e]
+    seen: set[str] = set()
+    while todo:
+        for n in walk(todo.pop()):
+            if isinstance(n, ir.Binary | ir.Unary) and n.op in ("+", "-", "*"):
+                t = _int32(n.type)
+                if t is not None and not t.is_signed:
+                    return True
+            if isinstance(n, ir.VarRef) and n.name in model.defs and n.name not in seen:
+                seen.add(n.name)
+                todo.append(model.defs[n.name])
+    return False
 
 
 def _bare(e: ir.Expr) -> ir.Expr:
@@ -237,38 +255,44 @@ def _magnitude(m: tuple[str, ...], c: int, nonneg: Mapping[str, int], model: Mod
     return most
 
 
-def is_ceiling(p: Poly) -> bool:
-    """Whether ``p >= 0`` reads ``sum <= C``: a constant ``C >= 0`` less monomials of names
-    that are never negative, each with a positive factor (``4294967295 - nx*base1 - base0``).
-    The test then compares the sum, computed in ``ulong``, with ``C`` (``split.py``)."""
-    return p.constant >= 0 and all(c < 0 for m, c in p.terms if m)
+def is_sign_test(p: Poly) -> bool:
+    """Whether ``p >= 0`` is ``name >= 0``, the condition on a signed argument (``conditions``),
+    which is tested in ``long``; every other launch condition compares two sums in ``ulong``
+    (``split.py``)."""
+    return len(p.terms) == 1 and len(p.terms[0][0]) == 1 and p.terms[0][1] == 1
+
+
+def _sides(p: Poly, nonneg: Mapping[str, int], model: Model) -> tuple[int, int]:
+    """The largest values of the two sums ``p >= 0`` compares: its negative terms negated
+    against its positive ones."""
+    low = sum(_magnitude(m, c, nonneg, model) for m, c in p.terms if c < 0)
+    high = sum(_magnitude(m, c, nonneg, model) for m, c in p.terms if c > 0)
+    return low, high
 
 
 def _testable(p: Poly, nonneg: Mapping[str, int], model: Model) -> bool:
-    """Whether a launch test ``p >= 0`` is safe to evaluate: every name of known sign, and the
-    sum of the monomials' magnitudes at the names' largest values below 2^63 (in ``long``),
-    or, for a ceiling (``is_ceiling``), that of the sum's below 2^64 (in ``ulong``): a row
-    index times a ``uint`` width reaches 2^63 where ids fit in ``int``."""
+    """Whether a launch test ``p >= 0`` is safe to evaluate: every name of known sign, and
+    each of the two sums it compares (``_sides``) below 2^64, in ``ulong``: a row index times
+    a ``uint`` width reaches 2^63 where ids fit in ``int``."""
     if not all(_sign(m, nonneg) for m, _ in p.terms):
         return False
-    total = sum(_magnitude(m, c, nonneg, model) for m, c in p.terms)
-    if total < 1 << 63:
-        return True
-    summed = sum(_magnitude(m, c, nonneg, model) for m, c in p.terms if m)
-    return is_ceiling(p) and summed < 1 << 64
+    return all(side < 1 << 64 for side in _sides(p, nonneg, model))
 
 
 def conditions(value: Poly, t: ScalarType, model: Model, facts: Iterable[Poly],
-               nonneg: Mapping[str, int]) -> tuple[Poly, ...] | None:
+               nonneg: Mapping[str, int],
+               assumed: frozenset[str] = frozenset()) -> tuple[Poly, ...] | None:
     """The launch conditions under which ``value`` lies in the range of ``t`` over the
-    fast subdomain (``facts``), or None where no bound can be found."""
+    fast subdomain (``facts``), or None where no bound can be found. ``assumed``: the names
+    of ``nonneg`` that are signed arguments (an ``int width``), bounded there by their
+    magnitude: a bound that reads one has ``name >= 0`` among its conditions."""
     low, high = _bounds(facts, model)
     least = extreme(value, model, low, high, nonneg, largest=False)
     most = extreme(value, model, low, high, nonneg, largest=True)
     if least is None or most is None:
         return None
     floor, ceiling = int_limits(t)
-    out = []
+    out = [Poly.var(n) for n in sorted((least.names() | most.names()) & assumed)]
     for p in (least - Poly.const(floor), Poly.const(ceiling) - most):
         if _holds(p, nonneg, model):
             continue
@@ -294,10 +318,11 @@ def tile_facts(model: Model) -> tuple[Poly, ...]:
 
 class _Widen(Rewriter):
     def __init__(self, model: Model, facts: tuple[Poly, ...], nonneg: Mapping[str, int],
-                 in_blocks: frozenset[str]):
+                 assumed: frozenset[str], in_blocks: frozenset[str]):
         self.model = model
         self.facts = facts
         self.nonneg = nonneg
+        self.assumed = assumed
         self.in_blocks = in_blocks  # variables declared by a statement of a block
         self.done: list[Widened] = []
         self.companions: dict[str, ir.Expr] = {}  # variable -> its value in ``long``
@@ -312,7 +337,13 @@ class _Widen(Rewriter):
         value, wide = found
         if not value.names() & (set(LANES) | set(self.model.counters)):
             return None  # the same for every lane: gcc hoists it as it is
-        conds = conditions(value, t, self.model, self.facts, self.nonneg)
+        nonneg, assumed = self.nonneg, self.assumed
+        if not _unsigned_arithmetic(e, self.model):
+            # signed arithmetic does not wrap in a defined kernel: a signed argument's sign
+            # is left unknown, and such an index stays as it was (``widen.py``'s concern)
+            nonneg = {n: v for n, v in nonneg.items() if n not in assumed}
+            assumed = frozenset()
+        conds = conditions(value, t, self.model, self.facts, nonneg, assumed)
         if conds is None:
             return None
         self.done.append(Widened(e.loc.line, value, conds))
@@ -357,13 +388,15 @@ class _Widen(Rewriter):
 
 
 def widen_indices(body: ir.Stmt, model: Model, facts: tuple[Poly, ...],
-                  nonneg: Mapping[str, int]) -> tuple[ir.Stmt, tuple[Widened, ...]]:
-    """``body`` (a fast copy, ``model`` its model) with every 32-bit index that cannot wrap
-    on the subdomain where ``facts`` hold computed in ``long``, and what was widened.
-    ``nonneg``: the scalar arguments that are never negative (unsigned), by their largest
-    value."""
+                  nonneg: Mapping[str, int], assumed: frozenset[str] = frozenset(),
+                  ) -> tuple[ir.Stmt, tuple[Widened, ...]]:
+    """``body`` (a copy of a loop, ``model`` its model) with every 32-bit index that cannot
+    wrap on the subdomain where ``facts`` hold computed in ``long``, and what was widened.
+    ``nonneg``: the scalar arguments of known sign by their largest magnitude: unsigned ones,
+    and the signed ones of ``assumed``, which a launch condition keeps from being negative
+    (``conditions``)."""
     in_blocks = frozenset(d.name for b in walk(body) if isinstance(b, ir.Block)
                           for s in b.stmts if isinstance(s, ir.DeclStmt) for d in s.decls)
-    widen = _Widen(model, facts, nonneg, in_blocks)
+    widen = _Widen(model, facts, nonneg, assumed, in_blocks)
     out: ir.Stmt = widen.rewrite(body)
     return out, tuple(widen.done)
