@@ -10,7 +10,7 @@ import pytest
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import find_all
 from tests.kernel_sources import SOBEL
-from tests.launch import aligned_empty, build_kernel, run, run_in_chunks
+from tests.launch import LocalMem, aligned_empty, build_kernel, run, run_in_chunks
 from tests.test_split import _formed
 
 # a 3x3 box filter of the interior, ids and sizes kept in TYPE, indices ``x + y * w``
@@ -282,6 +282,10 @@ def test_a_local_position_is_widened_on_every_launch() -> None:
     wide = [p for p in formed.plans if "-base0 - 10*base1 + gid0 + 10*gid1 + 11" in p]
     assert wide and all("where" not in p for p in wide), formed.plans
     assert any("its indices in 64-bit arithmetic on every launch" in p for p in formed.plans)
+    pixels = np.arange(24 * 12, dtype=np.float32).reshape(12, 24)
+    out = np.zeros_like(pixels)
+    run(source, "halo", (24, 12), (8, 4), pixels, out, LocalMem(4 * 10 * 6))
+    np.testing.assert_array_equal(out, pixels * 2)
 
 
 # a real wraparound: ``x + b + y * s`` with ``s = 2^32 - w`` is ``x + b - y * w`` modulo 2^32,
