@@ -730,10 +730,10 @@ class _Splitter(Rewriter):
     def _wide_only(self, loop: wg.WorkItemLoop,
                    empty: ir.Expr | None) -> wg.WorkItemLoop | wg.SplitLoop:
         """``loop``, not split, with its 32-bit indices that cannot wrap on any lane of the
-        launch computed in ``long`` (``wide_index.py``, bounded by the ids' ranges alone).
-        Where that needs launch conditions (``y * w + x`` with a ``uint w`` argument), a split
-        with no bounds on ``gid0``: groups of a launch that meets them run the wide copy, the
-        others the loop as formed, so a wrapping index keeps its 32-bit value."""
+        group's tile computed in ``long`` (``wide_index.py``). Where that needs conditions on
+        the group and the launch (``y * w + x`` with a ``uint w`` argument), a split with no
+        bounds on ``gid0``: a group that meets them runs the wide copy, any other the loop as
+        formed, so a wrapping index keeps its 32-bit value."""
         if not loop.simd:  # gcc does not vectorize it: its addresses need not be affine
             return dataclasses.replace(loop, empty=empty)
         model = model_of(loop.body, self.scalars, self.formed.local_size,
