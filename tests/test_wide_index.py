@@ -354,3 +354,18 @@ def test_a_wrapped_neighbour_under_a_modulo_keeps_its_value(size: tuple[int, int
     run(MODULO_NEIGHBOURS, "ring", (w, h), local, cells, unwidened, np.uint32(w),
         options="-ppcl-no-split")
     np.testing.assert_array_equal(out, unwidened)
+
+
+def test_signed_indices_get_no_wide_copy() -> None:
+    """``int`` arithmetic does not wrap in a defined kernel: its loop is left as formed
+    (``widen.py`` declares such variables 64 bits wide), with no copy and no test."""
+    source = """
+    __kernel void scale(__global const float *in, __global float *out, int width)
+    {
+        int x = get_global_id(0), y = get_global_id(1);
+        out[y * width + x] = 2.0f * in[8 * x + y];
+    }
+    """
+    formed = _formed(source, "scale", (16, 4, 1))
+    assert not find_all(formed.body, wg.SplitLoop)
+    assert not [p for p in formed.plans if "wide copy" in p or "every launch" in p], formed.plans

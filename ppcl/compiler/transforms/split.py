@@ -700,8 +700,8 @@ class _Splitter(Rewriter):
             index=index, score=score, empty=empty_expr, edges_fail=edges)
 
 
-    def _widened(self, fast: wg.WorkItemLoop, facts: tuple[Poly, ...],
-                 what: str) -> tuple[wg.WorkItemLoop, tuple[Poly, ...]]:
+    def _widened(self, fast: wg.WorkItemLoop, facts: tuple[Poly, ...], what: str,
+                 unsigned_only: bool = False) -> tuple[wg.WorkItemLoop, tuple[Poly, ...]]:
         """``fast`` with its 32-bit indices that cannot wrap where ``facts`` hold computed in
         ``long`` (``wide_index.py``), and the launch conditions that makes ``what`` (the
         copy's name in the plans) computes them so."""
@@ -709,7 +709,7 @@ class _Splitter(Rewriter):
                          narrow_ids=self.narrow_ids)
         known = {n: _largest(self.params[n].type) for n in self.scalars}
         signed = frozenset(n for n in self.scalars if _signed(self.params[n].type))
-        body, widened = widen_indices(fast.body, model, facts, known, signed)
+        body, widened = widen_indices(fast.body, model, facts, known, signed, unsigned_only)
         conditions: list[Poly] = []
         shown: set[tuple[int, Poly]] = set()
         for w in widened:
@@ -729,8 +729,8 @@ class _Splitter(Rewriter):
 
     def _wide_only(self, loop: wg.WorkItemLoop,
                    empty: ir.Expr | None) -> wg.WorkItemLoop | wg.SplitLoop:
-        """``loop``, not split, with its 32-bit indices that cannot wrap on any lane of the
-        group's tile computed in ``long`` (``wide_index.py``). Where that needs conditions on
+        """``loop``, not split, with its 32-bit indices of unsigned arithmetic that cannot
+        wrap on any lane of the group's tile computed in ``long`` (``wide_index.py``). Where that needs conditions on
         the group and the launch (``y * w + x`` with a ``uint w`` argument), a split with no
         bounds on ``gid0``: a group that meets them runs the wide copy, any other the loop as
         formed, so a wrapping index keeps its 32-bit value."""
@@ -738,7 +738,7 @@ class _Splitter(Rewriter):
             return dataclasses.replace(loop, empty=empty)
         model = model_of(loop.body, self.scalars, self.formed.local_size,
                          rows=self.formed.rows, narrow_ids=self.narrow_ids)
-        wide, conditions = self._widened(loop, tile_facts(model), "wide copy")
+        wide, conditions = self._widened(loop, tile_facts(model), "wide copy", True)
         if wide.body == loop.body:
             return dataclasses.replace(loop, empty=empty)
         if not conditions:

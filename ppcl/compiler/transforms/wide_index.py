@@ -21,7 +21,9 @@ formed. So an unsigned wraparound that lands in bounds (``in[x - 1u + 1u]`` at `
 overflowing ``a * b``) gives the same element everywhere it can happen.
 
 A loop with no split (no guard or clamp to decide, or one not worth it) is widened the same
-way with the bounds of a lane in its group's tile as the facts (``tile_facts``): a local
+way, its indices of unsigned arithmetic only (``_unsigned_arithmetic``: a signed one cannot
+wrap in a defined kernel), with the bounds of a lane in its group's tile as the facts
+(``tile_facts``): a local
 position is then bounded by constants, and ``y * w + x`` with a ``uint w`` argument by a test of
 the group's base and ``w`` (``(base1 + 15) * w + base0 + 15 <= 4294967295``). ``split.py``
 makes that test a split with no bounds along x: a group that passes it runs the wide copy, any
@@ -107,8 +109,11 @@ def exact(e: ir.Expr, model: Model) -> tuple[Poly, ir.Expr] | None:
 
 
 def _unsigned_arithmetic(e: ir.Expr, model: Model) -> bool:
-    """Whether ``e`` adds, subtracts or multiplies in a 32-bit unsigned type somewhere (its
-    variables' values included): arithmetic that wraps by definition."""
+    """Whether ``e`` adds, subtracts or multiplies in a 32-bit unsigned type somewhere, or
+    converts a wider sum to one (its variables' values included): arithmetic that wraps by
+    definition. A sum converted to ``int`` counts as signed arithmetic, as in the affine model
+    (``analysis/affine._wrapped``), and the conversion of an id query not at all: ids fit in
+    ``int``."""
     todo = [e]
     seen: set[str] = set()
     while todo:
@@ -117,6 +122,11 @@ def _unsigned_arithmetic(e: ir.Expr, model: Model) -> bool:
                 t = _int32(n.type)
                 if t is not None and not t.is_signed:
                     return True
+            t = _int32(n.type) if isinstance(n, ir.Cast) else None
+            if isinstance(n, ir.Cast) and t is not None and not t.is_signed \
+                    and _wide_int(n.operand.type) and n.operand.type.size > 4 \
+                    and not isinstance(_bare(n.operand), ir.Call):
+                return True
             if isinstance(n, ir.VarRef) and n.name in model.defs and n.name not in seen:
                 seen.add(n.name)
                 todo.append(model.defs[n.name])
@@ -318,8 +328,9 @@ def tile_facts(model: Model) -> tuple[Poly, ...]:
 
 class _Widen(Rewriter):
     def __init__(self, model: Model, facts: tuple[Poly, ...], nonneg: Mapping[str, int],
-                 assumed: frozenset[str], in_blocks: frozenset[str]):
+                 assumed: frozenset[str], in_blocks: frozenset[str], unsigned_only: bool):
         self.model = model
+        self.unsigned_only = unsigned_only
         self.facts = facts
         self.nonneg = nonneg
         self.assumed = assumed
@@ -338,7 +349,10 @@ class _Widen(Rewriter):
         if not value.names() & (set(LANES) | set(self.model.counters)):
             return None  # the same for every lane: gcc hoists it as it is
         nonneg, assumed = self.nonneg, self.assumed
-        if not _unsigned_arithmetic(e, self.model):
+        wraps = _unsigned_arithmetic(e, self.model)
+        if self.unsigned_only and not wraps:
+            return None
+        if not wraps:
             # signed arithmetic does not wrap in a defined kernel: a signed argument's sign
             # is left unknown, and such an index stays as it was (``widen.py``'s concern)
             nonneg = {n: v for n, v in nonneg.items() if n not in assumed}
@@ -389,14 +403,16 @@ class _Widen(Rewriter):
 
 def widen_indices(body: ir.Stmt, model: Model, facts: tuple[Poly, ...],
                   nonneg: Mapping[str, int], assumed: frozenset[str] = frozenset(),
-                  ) -> tuple[ir.Stmt, tuple[Widened, ...]]:
+                  unsigned_only: bool = False) -> tuple[ir.Stmt, tuple[Widened, ...]]:
     """``body`` (a copy of a loop, ``model`` its model) with every 32-bit index that cannot
     wrap on the subdomain where ``facts`` hold computed in ``long``, and what was widened.
     ``nonneg``: the scalar arguments of known sign by their largest magnitude: unsigned ones,
     and the signed ones of ``assumed``, which a launch condition keeps from being negative
-    (``conditions``)."""
+    (``conditions``). ``unsigned_only``: only indices with unsigned arithmetic in them (a
+    loop's wide copy: signed ones cannot wrap in a defined kernel, ``widen.py`` and gcc see
+    them as they are)."""
     in_blocks = frozenset(d.name for b in walk(body) if isinstance(b, ir.Block)
                           for s in b.stmts if isinstance(s, ir.DeclStmt) for d in s.decls)
-    widen = _Widen(model, facts, nonneg, assumed, in_blocks)
+    widen = _Widen(model, facts, nonneg, assumed, in_blocks, unsigned_only)
     out: ir.Stmt = widen.rewrite(body)
     return out, tuple(widen.done)
