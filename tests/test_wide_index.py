@@ -1,14 +1,16 @@
-"""64-bit indices in the fast copy of a split loop (``transforms/wide_index.py``): 32-bit index
-arithmetic over ids and sizes vectorizes where it cannot wrap, and keeps its exact 32-bit
-meaning (wraparound included) wherever it can."""
+"""64-bit indices in the fast copy of a split loop and in the wide copy of a loop not split
+(``transforms/wide_index.py``): 32-bit index arithmetic over ids and sizes vectorizes where it
+cannot wrap, and keeps its exact 32-bit meaning (wraparound included) wherever it can."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.visit import find_all
 from tests.kernel_sources import SOBEL
-from tests.launch import aligned_empty, build_kernel, run, run_in_chunks
+from tests.launch import LocalMem, aligned_empty, build_kernel, run, run_in_chunks
 from tests.test_split import _formed
 
 # a 3x3 box filter of the interior, ids and sizes kept in TYPE, indices ``x + y * w``
@@ -151,3 +153,219 @@ def test_an_overflowing_product_is_a_launch_condition() -> None:
     formed = _formed(OVERFLOW, "over", (64, 1, 1))
     conditions = [p for p in formed.plans if "launch conditions of the fast copy" in p]
     assert conditions and "-a*b - n + 4294967296 >= 0" in conditions[0], formed.plans
+
+
+# ---------------------------------------------------------------- the wide copy of a loop
+# not split: the same 2D indexing in four shapes of unsigned arithmetic, no guard in any
+
+# ``uint`` ids and a ``uint`` width argument
+ROW_MAJOR = """
+__kernel void scale(__global const float *in, __global float *out, uint width)
+{
+    uint x = get_global_id(0);
+    uint y = get_global_id(1);
+    out[y * width + x] = 2.0f * in[y * width + x] + (float)x;
+}
+"""
+
+# a ``size_t`` position converted to ``unsigned int``
+FLAT = """
+__kernel void scale(__global const float *in, __global float *out, uint width)
+{
+    unsigned int i = get_global_id(1) * get_global_size(0) + get_global_id(0);
+    out[i] = 2.0f * in[i] + (float)(i - get_global_id(1) * width);
+}
+"""
+
+# the position from the group and local ids, the row index times a stride
+GROUP_POSITION = """
+__kernel void scale(__global const float *in, __global float *out, uint width)
+{
+    uint gx = get_group_id(0) * get_local_size(0) + get_local_id(0);
+    uint row = get_global_id(1) * width;
+    out[row + gx] = 2.0f * in[gx + row] + (float)gx;
+}
+"""
+
+# const ids and one index variable, stored from the branches of an if
+BRANCHES = """
+__kernel void scale(__global const float *in, __global float *out, const unsigned int width)
+{
+    const unsigned int x = get_global_id(0);
+    const unsigned int y = get_global_id(1);
+    const unsigned int id = y * width + x;
+    if (in[id] > 0.0f)
+        out[id] = 2.0f * in[id] + (float)x;
+    else
+        out[id] = 2.0f * in[id] + (float)x;
+}
+"""
+
+# ``uint`` ids times a signed ``int`` width: unsigned arithmetic, ``width >= 0`` a condition
+INT_WIDTH = """
+__kernel void scale(__global const float *in, __global float *out, int width)
+{
+    unsigned int x = get_global_id(0), y = get_global_id(1);
+    out[x + width * y] = 2.0f * in[x + width * y] + (float)x;
+}
+"""
+
+SHAPES = {"row_major": ROW_MAJOR, "flat": FLAT, "group_position": GROUP_POSITION,
+          "branches": BRANCHES, "int_width": INT_WIDTH}
+
+
+def _scaled(pixels: np.ndarray) -> np.ndarray:
+    h, w = pixels.shape
+    return (2.0 * pixels + np.arange(w, dtype=np.float32)[None, :]).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("size, local", [((48, 20), (16, 4)), ((21, 9), (7, 3)),
+                                         ((40, 3), (8, 1)), ((5, 7), (5, 7))])
+def test_unsigned_row_major_indices_equal_numpy(shape: str, size: tuple[int, int],
+                                                local: tuple[int, int]) -> None:
+    w, h = size
+    rng = np.random.default_rng(w * 31 + h)
+    pixels = rng.standard_normal((h, w)).astype(np.float32)
+    out = np.zeros_like(pixels)
+    width = np.int32(w) if shape == "int_width" else np.uint32(w)
+    run(SHAPES[shape], "scale", (w, h), local, pixels, out, width)
+    np.testing.assert_array_equal(out, _scaled(pixels))
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_shape_gets_a_wide_copy_under_its_launch_condition(shape: str) -> None:
+    """The loop is not split (no guard), so its indices are widened with the tile's bounds:
+    ``y * width + x`` needs a test of the group's base and ``width`` (or the global size),
+    a split with no bounds along x, recorded in the IR and in the plans."""
+    formed = _formed(SHAPES[shape], "scale", (16, 4, 1))
+    (versioned,) = find_all(formed.body, wg.SplitLoop)
+    assert not versioned.lower and not versioned.upper and versioned.score is None
+    assert any("versioned: the wide copy where" in p for p in formed.plans), formed.plans
+    wide = [p for p in formed.plans if "wide copy: index" in p and "64-bit" in p]
+    assert wide, formed.plans
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_shape_vectorizes(shape: str) -> None:
+    kernel = build_kernel(SHAPES[shape], "scale", local_size=(16, 4), want_vector_report=True)
+    assert "loop vectorized" in kernel.vector_report, kernel.vector_report
+
+
+def test_the_row_major_launch_condition_is_a_ceiling_on_the_groups_base() -> None:
+    """Groups of 16x4 run as rows: along x the lanes span the launch, along y the group."""
+    formed = _formed(ROW_MAJOR, "scale", (16, 4, 1))
+    conditions = [p for p in formed.plans if "launch conditions of the wide copy" in p]
+    assert conditions and "-base1*width - gsize0 - offset0 - 3*width + 4294967296 >= 0" \
+        in conditions[0], formed.plans
+
+
+def test_a_signed_width_in_unsigned_arithmetic_is_tested_for_its_sign() -> None:
+    formed = _formed(INT_WIDTH, "scale", (16, 4, 1))
+    conditions = [p for p in formed.plans if "launch conditions of the wide copy" in p]
+    assert conditions and "width >= 0 and" in conditions[0], formed.plans
+
+
+def test_a_local_position_is_widened_on_every_launch() -> None:
+    """``(lid1 + 1) * (L0 + 2) + lid0 + 1`` is bounded by constants: no test, no copy."""
+    source = """
+    __kernel void halo(__global const float *in, __global float *out, __local float *tile)
+    {
+        uint i = (get_local_id(1) + 1) * (get_local_size(0) + 2) + get_local_id(0) + 1;
+        size_t g = get_global_id(1) * get_global_size(0) + get_global_id(0);
+        tile[i] = in[g];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[g] = tile[i] * 2.0f;
+    }
+    """
+    formed = _formed(source, "halo", (8, 4, 1))
+    wide = [p for p in formed.plans if "-base0 - 10*base1 + gid0 + 10*gid1 + 11" in p]
+    assert wide and all("where" not in p for p in wide), formed.plans
+    assert any("its indices in 64-bit arithmetic on every launch" in p for p in formed.plans)
+    pixels = np.arange(24 * 12, dtype=np.float32).reshape(12, 24)
+    out = np.zeros_like(pixels)
+    run(source, "halo", (24, 12), (8, 4), pixels, out, LocalMem(4 * 10 * 6))
+    np.testing.assert_array_equal(out, pixels * 2)
+
+
+# a real wraparound: ``x + b + y * s`` with ``s = 2^32 - w`` is ``x + b - y * w`` modulo 2^32,
+# in bounds for ``b = w * (h - 1)``: row ``y`` reads row ``h - 1 - y``
+FLIP = """
+__kernel void flip(__global const int *in, __global int *out, uint w, uint b, uint s)
+{
+    uint x = get_global_id(0), y = get_global_id(1);
+    out[y * w + x] = in[x + b + y * s];
+}
+"""
+
+
+@pytest.mark.parametrize("size, local", [((24, 6), (8, 1)), ((24, 6), (8, 2)),
+                                         ((13, 5), (13, 1)), ((7, 9), (1, 3))])
+def test_an_index_that_wraps_keeps_its_32_bit_value(size: tuple[int, int],
+                                                    local: tuple[int, int]) -> None:
+    """Groups of the first row pass the launch test (``b + x`` fits) and run the wide copy;
+    every other group's index wraps, fails it, and runs the loop as formed."""
+    w, h = size
+    pixels = np.arange(w * h, dtype=np.int32).reshape(h, w) * 7 - 3
+    out = np.zeros_like(pixels)
+    run(FLIP, "flip", (w, h), local, pixels, out, np.uint32(w), np.uint32(w * (h - 1)),
+        np.uint32((1 << 32) - w))
+    np.testing.assert_array_equal(out, pixels[::-1])
+    formed = _formed(FLIP, "flip", (*local, 1))
+    assert any("versioned: the wide copy where" in p for p in formed.plans), formed.plans
+
+
+# ``x - 1`` at ``x == 0`` wraps to 2^32 - 1 before the modulo, which OpenCL defines
+MODULO_NEIGHBOURS = """
+__kernel void ring(__global const char *in, __global char *out, const unsigned int n)
+{
+    const unsigned int x = get_global_id(0);
+    const unsigned int y = get_global_id(1);
+    const unsigned int id = y * n + x;
+    const unsigned int l = (x - 1) % n;
+    const unsigned int r = (x + 1) % n;
+    int count = 0;
+    if (in[y * n + l] == 1) count++;
+    if (in[y * n + r] == 1) count++;
+    if (in[id] == 1) {
+        if (count == 1) out[id] = 1; else out[id] = 0;
+    } else {
+        if (count >= 1) out[id] = 1; else out[id] = 0;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("size, local", [((7, 4), (7, 2)), ((16, 6), (8, 3)),
+                                         ((24, 5), (12, 1))])
+def test_a_wrapped_neighbour_under_a_modulo_keeps_its_value(size: tuple[int, int],
+                                                            local: tuple[int, int]) -> None:
+    w, h = size
+    rng = np.random.default_rng(w + h)
+    cells = (rng.random((h, w)) < 0.4).astype(np.int8)
+    out = np.full_like(cells, 5)
+    run(MODULO_NEIGHBOURS, "ring", (w, h), local, cells, out, np.uint32(w))
+    x = np.arange(w, dtype=np.uint32)
+    left = (x - np.uint32(1)) % np.uint32(w)  # at x = 0: (2^32 - 1) % w, not w - 1
+    count = (cells[:, left] == 1).astype(int) + (cells[:, (x + 1) % w] == 1)
+    want = np.where(cells == 1, count == 1, count >= 1).astype(np.int8)
+    np.testing.assert_array_equal(out, want)
+    unwidened = np.full_like(cells, 5)
+    run(MODULO_NEIGHBOURS, "ring", (w, h), local, cells, unwidened, np.uint32(w),
+        options="-ppcl-no-split")
+    np.testing.assert_array_equal(out, unwidened)
+
+
+def test_signed_indices_get_no_wide_copy() -> None:
+    """``int`` arithmetic does not wrap in a defined kernel: its loop is left as formed
+    (``widen.py`` declares such variables 64 bits wide), with no copy and no test."""
+    source = """
+    __kernel void scale(__global const float *in, __global float *out, int width)
+    {
+        int x = get_global_id(0), y = get_global_id(1);
+        out[y * width + x] = 2.0f * in[8 * x + y];
+    }
+    """
+    formed = _formed(source, "scale", (16, 4, 1))
+    assert not find_all(formed.body, wg.SplitLoop)
+    assert not [p for p in formed.plans if "wide copy" in p or "every launch" in p], formed.plans

@@ -191,6 +191,8 @@ class KernelPrinter(CStylePrinter):
         """The lanes along x between the bounds through the fast copy when the group test
         holds, the others through the guarded loop (``transforms/split.py`` decided it)."""
         ind, ind2 = INDENT * level, INDENT * (level + 1)
+        if not s.lower and not s.upper and s.score is None:
+            return self.unless_empty(s.empty, self.versioned(s, level), level)
         self.labels += 1
         lo, hi = f"__slo{self.labels}", f"__shi{self.labels}"
         extent = f"(long)__nrow * {self.formed.local_size[0]}" if self.rows \
@@ -211,6 +213,16 @@ class KernelPrinter(CStylePrinter):
         lines += self.workitem_loop(s.guarded, level + 2)
         lines += [ind2 + "}", ind + "}"]
         return self.unless_empty(s.empty, lines, level)
+
+    def versioned(self, s: wg.SplitLoop, level: int) -> list[str]:
+        """A split with no bounds along x and no dispatcher's choice: every lane runs the fast
+        copy when the test holds, the loop as formed otherwise."""
+        ind = INDENT * level
+        lines = [ind + f"if ({self.expr(s.test, PREC_ASSIGN)}) {{"]
+        lines += self.workitem_loop(s.fast, level + 1)
+        lines.append(ind + "} else {")
+        lines += self.workitem_loop(s.guarded, level + 1)
+        return lines + [ind + "}"]
 
     def row_clip(self, s: wg.WorkItemLoop, xrange: tuple[str, str] | None,
                  depth: int) -> tuple[list[str], tuple[str, str]]:
@@ -544,8 +556,10 @@ class KernelPrinter(CStylePrinter):
         saxpy). Adding in the narrow type keeps the index an induction variable: for ``uint``
         this is the same modulo arithmetic; for ``int`` it needs every global id (offset
         included) to fit in ``int``, so it is a specialization (``narrow_ids``) that launches
-        of a larger range do not use."""
-        if not self.narrow_ids or self.in_helper or not isinstance(e.type, ScalarType) or e.type.name not in ("int", "uint"):
+        of a larger range do not use. ``(long)get_global_id(d)`` (a 64-bit index,
+        ``transforms/wide_index.py``) adds in ``long`` for the same reason: gcc follows a
+        signed sum of the base and the counter, not a ``size_t`` sum converted."""
+        if not self.narrow_ids or self.in_helper or not isinstance(e.type, ScalarType) or e.type.name not in ("int", "uint", "long"):
             return None
         call = e.operand
         if not isinstance(call, ir.Call) or call.name != "get_global_id" or not call.args:
@@ -553,7 +567,8 @@ class KernelPrinter(CStylePrinter):
         dim = const_int(call.args[0])
         if dim is None or dim > 2:
             return None
-        c_type = "int" if e.type.name == "int" else "unsigned int"
+        # long: the id fits in int, so neither sum can overflow (``wide_index.py``'s indices)
+        c_type = {"int": "int", "uint": "unsigned int", "long": "long"}[e.type.name]
         return f"(({c_type})__gb{dim} + ({c_type})__l{_DIMS[dim]})"
 
     @property

@@ -61,7 +61,7 @@ from ppcl.compiler.analysis.affine import (
 from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
-from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
+from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ULONG, ScalarType
 from ppcl.compiler.ir.visit import Node, Rewriter, find_all, walk
 from ppcl.compiler.transforms.context import varying_float_sum
 from ppcl.compiler.transforms.rotate import Rotated, rotate_entered
@@ -77,7 +77,7 @@ from ppcl.compiler.transforms.split_score import (
     worth_dispatching,
     worth_evaluating,
 )
-from ppcl.compiler.transforms.wide_index import widen_indices
+from ppcl.compiler.transforms.wide_index import is_sign_test, tile_facts, widen_indices
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
 _MINMAX = ("min", "max", "clamp")
@@ -571,13 +571,45 @@ def _signed(t: object) -> bool:
 
 
 def _largest(t: object) -> int:
-    return (1 << (8 * t.size)) - 1 if isinstance(t, ScalarType) else 0
+    """The largest magnitude of an integer type's values (``INT_MIN``'s for a signed one)."""
+    if not isinstance(t, ScalarType):
+        return 0
+    return 1 << (8 * t.size - 1) if t.is_signed else (1 << (8 * t.size)) - 1
 
 
-def _test_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param]) -> ir.Expr:
+def _sum_expr(terms: list[tuple[Monomial, int]], params: Mapping[str, ir.Param]) -> ir.Expr:
+    """``sum c * m`` (every ``c > 0``, every name never negative) in ``ulong``."""
+    out: ir.Expr | None = None
+    for m, c in terms:
+        term: ir.Expr | None = None if m and c == 1 else ir.IntLit(ULONG, c)
+        for name in m:
+            leaf = ir.Cast(ULONG, _leaf(name, params))
+            term = leaf if term is None else ir.Binary(ULONG, "*", term, leaf)
+        assert term is not None
+        out = term if out is None else ir.Binary(ULONG, "+", out, term)
+    return out if out is not None else ir.IntLit(ULONG, 0)
+
+
+def _sides_expr(p: Poly, params: Mapping[str, ir.Param]) -> ir.Expr:
+    """``p >= 0`` as its negative terms negated against its positive ones, both in ``ulong``
+    (``wide_index._testable`` bounds each below 2^64)."""
+    low = [(m, -c) for m, c in p.terms if c < 0]
+    high = [(m, c) for m, c in p.terms if c > 0]
+    return ir.Binary(INT, "<=", _sum_expr(low, params), _sum_expr(high, params))
+
+
+def _test_expr(test: tuple[Poly, ...], params: Mapping[str, ir.Param],
+               wide: tuple[Poly, ...] = ()) -> ir.Expr:
+    """Whether every ``p >= 0`` of ``test`` and of ``wide`` holds, as a group-level ``int``.
+    ``wide``: launch conditions of 64-bit indices, over names never negative where they
+    hold (a signed argument has its own test), compared in ``ulong``
+    (``wide_index._testable``)."""
     out: ir.Expr = ir.IntLit(INT, 1)
-    for p in test:
-        cmp = ir.Binary(INT, ">=", poly_expr(p, params), ir.IntLit(LONG, 0))
+    for p in test + wide:
+        if p in wide and p not in test and not is_sign_test(p):
+            cmp = _sides_expr(p, params)
+        else:
+            cmp = ir.Binary(INT, ">=", poly_expr(p, params), ir.IntLit(LONG, 0))
         out = cmp if isinstance(out, ir.IntLit) else ir.Binary(INT, "&&", out, cmp)
     return out
 
@@ -634,7 +666,7 @@ class _Splitter(Rewriter):
         plan = plan_split(loop.body, model)
         if isinstance(plan, str):
             self.notes.append(f"work-item loop {self.number}: no split ({plan})")
-            return dataclasses.replace(loop, empty=empty_expr)
+            return self._wide_only(loop, empty_expr)
         fast = dataclasses.replace(loop, body=fast_body(loop.body, plan))
         if loop.serial_reduction and not _varying_sum(fast.body, self.scalars, self.formed,
                                                       self.narrow_ids):
@@ -647,8 +679,9 @@ class _Splitter(Rewriter):
             score = f"the kernel has {MAX_SPLITS} split loops already"
         if isinstance(score, str):
             self.notes.append(f"work-item loop {self.number}: no split ({score})")
-            return dataclasses.replace(loop, empty=empty_expr)
-        fast, wide = self._widened(fast, plan)
+            return self._wide_only(loop, empty_expr)
+        facts = tuple(p for site in plan.sites for p in site.constraints)
+        fast, wide = self._widened(fast, facts, "fast copy")
         whats = ", ".join(sorted({f"{s.what}s" for s in plan.sites}))
         reason = f"fast where {plan.domain_text()} ({len(plan.sites)} sites: {whats})"
         self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
@@ -661,22 +694,22 @@ class _Splitter(Rewriter):
             self.notes.append(f"work-item loop {self.number}: the lanes {which} the fast range "
                               "fail the guard: no loop runs them")
         return wg.SplitLoop(
-            guarded=loop, fast=fast, test=_test_expr(plan.test + wide, self.params),
+            guarded=loop, fast=fast, test=_test_expr(plan.test, self.params, wide),
             lower=tuple(poly_expr(p, self.params) for p in plan.lower),
             upper=tuple(poly_expr(p, self.params) for p in plan.upper), reason=reason,
             index=index, score=score, empty=empty_expr, edges_fail=edges)
 
 
-    def _widened(self, fast: wg.WorkItemLoop,
-                 plan: SplitPlan) -> tuple[wg.WorkItemLoop, tuple[Poly, ...]]:
-        """``fast`` with its 32-bit indices that cannot wrap on the fast subdomain computed in
-        ``long`` (``wide_index.py``), and the launch conditions that makes the fast copy's."""
+    def _widened(self, fast: wg.WorkItemLoop, facts: tuple[Poly, ...], what: str,
+                 unsigned_only: bool = False) -> tuple[wg.WorkItemLoop, tuple[Poly, ...]]:
+        """``fast`` with its 32-bit indices that cannot wrap where ``facts`` hold computed in
+        ``long`` (``wide_index.py``), and the launch conditions that makes ``what`` (the
+        copy's name in the plans) computes them so."""
         model = model_of(fast.body, self.scalars, self.formed.local_size, rows=self.formed.rows,
                          narrow_ids=self.narrow_ids)
-        facts = tuple(p for site in plan.sites for p in site.constraints)
-        unsigned = {n: _largest(self.params[n].type) for n in self.scalars
-                    if not _signed(self.params[n].type)}
-        body, widened = widen_indices(fast.body, model, facts, unsigned)
+        known = {n: _largest(self.params[n].type) for n in self.scalars}
+        signed = frozenset(n for n in self.scalars if _signed(self.params[n].type))
+        body, widened = widen_indices(fast.body, model, facts, known, signed, unsigned_only)
         conditions: list[Poly] = []
         shown: set[tuple[int, Poly]] = set()
         for w in widened:
@@ -686,13 +719,37 @@ class _Splitter(Rewriter):
             shown.add((w.line, w.value))
             where = " where " + " and ".join(f"{p} >= 0" for p in w.conditions) \
                 if w.conditions else ""
-            self.notes.append(f"work-item loop {self.number}: fast copy: index {w.value} "
+            self.notes.append(f"work-item loop {self.number}: {what}: index {w.value} "
                               f"(line {w.line}) in 64-bit arithmetic: no 32-bit wrap{where}")
         conditions = _tightest(conditions, min)
         if conditions:
-            self.notes.append(f"work-item loop {self.number}: launch conditions of the fast "
-                              "copy: " + " and ".join(f"{p} >= 0" for p in conditions))
+            self.notes.append(f"work-item loop {self.number}: launch conditions of the {what}: "
+                              + " and ".join(f"{p} >= 0" for p in conditions))
         return dataclasses.replace(fast, body=body), tuple(conditions)
+
+    def _wide_only(self, loop: wg.WorkItemLoop,
+                   empty: ir.Expr | None) -> wg.WorkItemLoop | wg.SplitLoop:
+        """``loop``, not split, with its 32-bit indices of unsigned arithmetic that cannot
+        wrap on any lane of the group's tile computed in ``long`` (``wide_index.py``). Where that needs conditions on
+        the group and the launch (``y * w + x`` with a ``uint w`` argument), a split with no
+        bounds on ``gid0``: a group that meets them runs the wide copy, any other the loop as
+        formed, so a wrapping index keeps its 32-bit value."""
+        if not loop.simd:  # gcc does not vectorize it: its addresses need not be affine
+            return dataclasses.replace(loop, empty=empty)
+        model = model_of(loop.body, self.scalars, self.formed.local_size,
+                         rows=self.formed.rows, narrow_ids=self.narrow_ids)
+        wide, conditions = self._widened(loop, tile_facts(model), "wide copy", True)
+        if wide.body == loop.body:
+            return dataclasses.replace(loop, empty=empty)
+        if not conditions:
+            self.notes.append(f"work-item loop {self.number}: its indices in 64-bit "
+                              "arithmetic on every launch")
+            return dataclasses.replace(wide, empty=empty)
+        reason = ("the wide copy where " + " and ".join(f"{p} >= 0" for p in conditions)
+                  + " (no 32-bit index wraps)")
+        self.notes.append(f"work-item loop {self.number}: versioned: {reason}, else as formed")
+        return wg.SplitLoop(guarded=loop, fast=wide, test=_test_expr((), self.params, conditions),
+                            lower=(), upper=(), reason=reason, empty=empty)
 
     def _clipped_by_group(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop:
         """``loop`` running only the lanes between the guard's bounds of group-level values

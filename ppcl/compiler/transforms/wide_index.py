@@ -1,4 +1,5 @@
-"""64-bit indices in the fast copy of a split loop, where 32-bit index arithmetic cannot wrap.
+"""64-bit indices where 32-bit index arithmetic cannot wrap: in the fast copy of a split loop,
+and in a *wide copy* of a loop that is not split.
 
 Kernels keep ids and sizes in ``uint`` or ``int`` and index with ``x + y * w`` in that type:
 ``in[c - 1 - w]`` is ``in + (unsigned)(c - 1 - w)``. Unsigned arithmetic wraps modulo 2^32 by
@@ -18,6 +19,22 @@ is a *launch condition* (``gsize0 * gsize1 - 2 * gsize0 - 3 <= 4294967295``): th
 runs only where it holds, and every other lane keeps the exact 32-bit arithmetic of the loop as
 formed. So an unsigned wraparound that lands in bounds (``in[x - 1u + 1u]`` at ``x = 0``, an
 overflowing ``a * b``) gives the same element everywhere it can happen.
+
+A loop with no split (no guard or clamp to decide, or one not worth it) is widened the same
+way, its indices of unsigned arithmetic only (``_unsigned_arithmetic``: a signed one cannot
+wrap in a defined kernel), with the bounds of a lane in its group's tile as the facts
+(``tile_facts``): a local
+position is then bounded by constants, and ``y * w + x`` with a ``uint w`` argument by a test of
+the group's base and ``w`` (``(base1 + 15) * w + base0 + 15 <= 4294967295``). ``split.py``
+makes that test a split with no bounds along x: a group that passes it runs the wide copy, any
+other the loop as formed. A bound like that one reaches 2^63 where ids fit in ``int``, so a
+test compares its two sides in ``ulong``. A signed argument in a bound (``y * width + x`` with
+``int width``) is bounded by its magnitude, with ``width >= 0`` one more condition.
+
+An index that is a variable whole (``tock[id]`` with ``uint id = idy * nx + idx``) reads a
+``long`` companion declared after the variable (``COMPANION``), not its own copy of the sum:
+gcc sees one address where the branches of an ``if`` store to it, and if-converts them into
+one store; a copy of the sum per branch left four masked stores it could not vectorize.
 """
 
 from __future__ import annotations
@@ -25,11 +42,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ppcl.compiler.analysis.affine import LANES, Model, Poly, affine_of
+from ppcl.compiler.analysis.affine import BASES, LANES, Model, Poly, affine_of
+from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import LONG, PointerType, ScalarType, int_limits
-from ppcl.compiler.ir.visit import Rewriter
+from ppcl.compiler.ir.types import LONG, SIZE_T, UINT, PointerType, ScalarType, int_limits
+from ppcl.compiler.ir.visit import Rewriter, walk
 
+# the suffix of a variable's ``long`` companion (``_Widen.rewrite_Block``)
+COMPANION = "__ppcl_w"
 # names that are never negative: sizes, offsets, group counts and positions, bases
 _SIZES = ("gsize", "ngroups", "offset", "group", "base")
 
@@ -60,6 +80,9 @@ def exact(e: ir.Expr, model: Model) -> tuple[Poly, ir.Expr] | None:
     e = model.chosen.get(e, e)
     if not _wide_int(e.type):
         return None
+    position = _group_position(e, model)
+    if position is not None:
+        return position
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
         lhs, rhs = exact(e.lhs, model), exact(e.rhs, model)
         if lhs is None or rhs is None:
@@ -83,6 +106,75 @@ def exact(e: ir.Expr, model: Model) -> tuple[Poly, ir.Expr] | None:
     if leaf is None or not (isinstance(e, ir.Call) or e.type.size <= 4):
         return None
     return leaf, ir.Cast(LONG, e, loc=e.loc)
+
+
+def _unsigned_arithmetic(e: ir.Expr, model: Model) -> bool:
+    """Whether ``e`` adds, subtracts or multiplies in a 32-bit unsigned type somewhere, or
+    converts a wider sum to one (its variables' values included): arithmetic that wraps by
+    definition. A sum converted to ``int`` counts as signed arithmetic, as in the affine model
+    (``analysis/affine._wrapped``), and the conversion of an id query not at all: ids fit in
+    ``int``."""
+    todo = [e]
+    seen: set[str] = set()
+    while todo:
+        for n in walk(todo.pop()):
+            if isinstance(n, ir.Binary | ir.Unary) and n.op in ("+", "-", "*"):
+                t = _int32(n.type)
+                if t is not None and not t.is_signed:
+                    return True
+            t = _int32(n.type) if isinstance(n, ir.Cast) else None
+            if isinstance(n, ir.Cast) and t is not None and not t.is_signed \
+                    and _wide_int(n.operand.type) and n.operand.type.size > 4 \
+                    and not isinstance(_bare(n.operand), ir.Call):
+                return True
+            if isinstance(n, ir.VarRef) and n.name in model.defs and n.name not in seen:
+                seen.add(n.name)
+                todo.append(model.defs[n.name])
+    return False
+
+
+def _bare(e: ir.Expr) -> ir.Expr:
+    while isinstance(e, ir.Cast) and _wide_int(e.type) and _wide_int(e.operand.type):
+        e = e.operand
+    return e
+
+
+def _query_dim(e: ir.Expr, name: str) -> int | None:
+    e = _bare(e)
+    if isinstance(e, ir.Call) and e.builtin is not None and e.name == name and e.args:
+        dim = const_int(e.args[0])
+        return dim if dim is not None and 0 <= dim <= 2 else None
+    return None
+
+
+def _group_position(e: ir.Expr, model: Model) -> tuple[Poly, ir.Expr] | None:
+    """``get_group_id(d) * get_local_size(d) + get_local_id(d)`` (factors and terms in either
+    order, the size as a call or as the build's constant) is ``gid_d - offset_d`` by OpenCL's
+    definition: in a row of groups, where the model follows neither id along x, too."""
+    e = _bare(e)
+    if not isinstance(e, ir.Binary) or e.op != "+":
+        return None
+    for scaled, local in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+        d = _query_dim(local, "get_local_id")
+        scaled = _bare(scaled)
+        if d is None or not isinstance(scaled, ir.Binary) or scaled.op != "*" \
+                or not all(_wide_int(x.type) for x in (scaled, scaled.lhs, scaled.rhs)):
+            continue
+        for group, size in ((scaled.lhs, scaled.rhs), (scaled.rhs, scaled.lhs)):
+            if _query_dim(group, "get_group_id") != d:
+                continue
+            bare = _bare(size)
+            if _query_dim(bare, "get_local_size") == d or (
+                    isinstance(bare, ir.IntLit) and bare.value == model.local_size[d]):
+                value = Poly.var(LANES[d]) - Poly.var(f"offset{d}")
+                wide = ir.Binary(LONG, "-", ir.Cast(LONG, _call("get_global_id", d)),
+                                 ir.Cast(LONG, _call("get_global_offset", d)), loc=e.loc)
+                return value, wide
+    return None
+
+
+def _call(name: str, dim: int) -> ir.Expr:
+    return ir.Call(SIZE_T, name, (ir.IntLit(UINT, dim),), builtin=f"{name}__uint")
 
 
 def _bounds(facts: Iterable[Poly], model: Model) -> tuple[dict[str, Poly], dict[str, Poly]]:
@@ -119,10 +211,15 @@ def _sign(names: Iterable[str], nonneg: Mapping[str, int]) -> bool:
 
 def _largest(name: str, nonneg: Mapping[str, int], model: Model) -> int:
     """The largest value of a name of known sign: an unsigned argument's type's, a size's
-    (below 2^31 where every global id fits in int)."""
+    (below 2^31 where every global id fits in int; a group's base then leaves room for its
+    whole tile, as OpenCL 1.2's groups are uniform)."""
     if name in nonneg:
         return nonneg[name]
-    return (1 << 31) - 1 if model.narrow_ids else (1 << 64) - 1
+    if not model.narrow_ids:
+        return (1 << 64) - 1
+    if name in BASES:
+        return (1 << 31) - model.local_size[BASES.index(name)]
+    return (1 << 31) - 1
 
 
 def extreme(p: Poly, model: Model, low: Mapping[str, Poly], high: Mapping[str, Poly],
@@ -161,31 +258,51 @@ def _holds(p: Poly, nonneg: Mapping[str, int], model: Model) -> bool:
     return least >= 0
 
 
+def _magnitude(m: tuple[str, ...], c: int, nonneg: Mapping[str, int], model: Model) -> int:
+    most = abs(c)
+    for n in m:
+        most *= _largest(n, nonneg, model)
+    return most
+
+
+def is_sign_test(p: Poly) -> bool:
+    """Whether ``p >= 0`` is ``name >= 0``, the condition on a signed argument (``conditions``),
+    which is tested in ``long``; every other launch condition compares two sums in ``ulong``
+    (``split.py``)."""
+    return len(p.terms) == 1 and len(p.terms[0][0]) == 1 and p.terms[0][1] == 1
+
+
+def _sides(p: Poly, nonneg: Mapping[str, int], model: Model) -> tuple[int, int]:
+    """The largest values of the two sums ``p >= 0`` compares: its negative terms negated
+    against its positive ones."""
+    low = sum(_magnitude(m, c, nonneg, model) for m, c in p.terms if c < 0)
+    high = sum(_magnitude(m, c, nonneg, model) for m, c in p.terms if c > 0)
+    return low, high
+
+
 def _testable(p: Poly, nonneg: Mapping[str, int], model: Model) -> bool:
-    """Whether a launch test ``p >= 0`` is safe to evaluate in ``long``: every name of known
-    sign, and the sum of the monomials' magnitudes at the names' largest values below 2^63."""
+    """Whether a launch test ``p >= 0`` is safe to evaluate: every name of known sign, and
+    each of the two sums it compares (``_sides``) below 2^64, in ``ulong``: a row index times
+    a ``uint`` width reaches 2^63 where ids fit in ``int``."""
     if not all(_sign(m, nonneg) for m, _ in p.terms):
         return False
-    total = 0
-    for m, c in p.terms:
-        most = abs(c)
-        for n in m:
-            most *= _largest(n, nonneg, model)
-        total += most
-    return total < 1 << 63
+    return all(side < 1 << 64 for side in _sides(p, nonneg, model))
 
 
 def conditions(value: Poly, t: ScalarType, model: Model, facts: Iterable[Poly],
-               nonneg: Mapping[str, int]) -> tuple[Poly, ...] | None:
+               nonneg: Mapping[str, int],
+               assumed: frozenset[str] = frozenset()) -> tuple[Poly, ...] | None:
     """The launch conditions under which ``value`` lies in the range of ``t`` over the
-    fast subdomain (``facts``), or None where no bound can be found."""
+    fast subdomain (``facts``), or None where no bound can be found. ``assumed``: the names
+    of ``nonneg`` that are signed arguments (an ``int width``), bounded there by their
+    magnitude: a bound that reads one has ``name >= 0`` among its conditions."""
     low, high = _bounds(facts, model)
     least = extreme(value, model, low, high, nonneg, largest=False)
     most = extreme(value, model, low, high, nonneg, largest=True)
     if least is None or most is None:
         return None
     floor, ceiling = int_limits(t)
-    out = []
+    out = [Poly.var(n) for n in sorted((least.names() | most.names()) & assumed)]
     for p in (least - Poly.const(floor), Poly.const(ceiling) - most):
         if _holds(p, nonneg, model):
             continue
@@ -195,12 +312,31 @@ def conditions(value: Poly, t: ScalarType, model: Model, facts: Iterable[Poly],
     return tuple(out)
 
 
+def tile_facts(model: Model) -> tuple[Poly, ...]:
+    """The bounds of a lane in its group's tile, ``base_d <= gid_d <= base_d + L_d - 1``, as
+    facts ``p >= 0`` for ``conditions``: a local position (``(lid1 + 1) * (L0 + 2) + lid0``)
+    is then bounded by constants, and a global one by the group's base. Along x in a row of
+    groups the lanes span the row, bounded by the launch's range alone."""
+    out: list[Poly] = []
+    for d, lane in enumerate(LANES):
+        if model.rows and d == 0:
+            continue
+        gid, base = Poly.var(lane), Poly.var(BASES[d])
+        out += [gid - base, base + Poly.const(model.local_size[d] - 1) - gid]
+    return tuple(out)
+
+
 class _Widen(Rewriter):
-    def __init__(self, model: Model, facts: tuple[Poly, ...], nonneg: Mapping[str, int]):
+    def __init__(self, model: Model, facts: tuple[Poly, ...], nonneg: Mapping[str, int],
+                 assumed: frozenset[str], in_blocks: frozenset[str], unsigned_only: bool):
         self.model = model
+        self.unsigned_only = unsigned_only
         self.facts = facts
         self.nonneg = nonneg
+        self.assumed = assumed
+        self.in_blocks = in_blocks  # variables declared by a statement of a block
         self.done: list[Widened] = []
+        self.companions: dict[str, ir.Expr] = {}  # variable -> its value in ``long``
 
     def widen(self, e: ir.Expr) -> ir.Expr | None:
         t = _int32(e.type)
@@ -212,11 +348,44 @@ class _Widen(Rewriter):
         value, wide = found
         if not value.names() & (set(LANES) | set(self.model.counters)):
             return None  # the same for every lane: gcc hoists it as it is
-        conds = conditions(value, t, self.model, self.facts, self.nonneg)
+        nonneg, assumed = self.nonneg, self.assumed
+        wraps = _unsigned_arithmetic(e, self.model)
+        if self.unsigned_only and not wraps:
+            return None
+        if not wraps:
+            # signed arithmetic does not wrap in a defined kernel: a signed argument's sign
+            # is left unknown, and such an index stays as it was (``widen.py``'s concern)
+            nonneg = {n: v for n, v in nonneg.items() if n not in assumed}
+            assumed = frozenset()
+        conds = conditions(value, t, self.model, self.facts, nonneg, assumed)
         if conds is None:
             return None
         self.done.append(Widened(e.loc.line, value, conds))
+        var = e
+        while isinstance(var, ir.Cast) and _wide_int(var.operand.type):
+            var = var.operand
+        if isinstance(var, ir.VarRef) and var.name in self.model.defs \
+                and var.name in self.in_blocks:
+            # one value for every access through the variable: gcc then sees one address
+            # where the branches of an if store to it, and if-converts them into one store
+            self.companions[var.name] = wide
+            return ir.VarRef(LONG, var.name + COMPANION, loc=e.loc)
         return wide
+
+    def rewrite_Block(self, b: ir.Block) -> ir.Block:
+        """Each variable an index reads whole gets its ``long`` companion declared after it:
+        its value bounded as the index's is, on every lane the copy runs."""
+        stmts: list[ir.Stmt] = []
+        for s in b.stmts:
+            stmts.append(s)
+            if not isinstance(s, ir.DeclStmt):
+                continue
+            for d in s.decls:
+                wide = self.companions.get(d.name)
+                if wide is not None:
+                    stmts.append(ir.DeclStmt((ir.VarDecl(d.name + COMPANION, LONG, const=True,
+                                                         init=wide, loc=d.loc),), loc=s.loc))
+        return b if len(stmts) == len(b.stmts) else ir.Block(tuple(stmts), loc=b.loc)
 
     def rewrite_Index(self, e: ir.Index) -> ir.Expr:
         if not isinstance(e.base.type, PointerType):
@@ -233,11 +402,17 @@ class _Widen(Rewriter):
 
 
 def widen_indices(body: ir.Stmt, model: Model, facts: tuple[Poly, ...],
-                  nonneg: Mapping[str, int]) -> tuple[ir.Stmt, tuple[Widened, ...]]:
-    """``body`` (a fast copy, ``model`` its model) with every 32-bit index that cannot wrap
-    on the subdomain where ``facts`` hold computed in ``long``, and what was widened.
-    ``nonneg``: the scalar arguments that are never negative (unsigned), by their largest
-    value."""
-    widen = _Widen(model, facts, nonneg)
+                  nonneg: Mapping[str, int], assumed: frozenset[str] = frozenset(),
+                  unsigned_only: bool = False) -> tuple[ir.Stmt, tuple[Widened, ...]]:
+    """``body`` (a copy of a loop, ``model`` its model) with every 32-bit index that cannot
+    wrap on the subdomain where ``facts`` hold computed in ``long``, and what was widened.
+    ``nonneg``: the scalar arguments of known sign by their largest magnitude: unsigned ones,
+    and the signed ones of ``assumed``, which a launch condition keeps from being negative
+    (``conditions``). ``unsigned_only``: only indices with unsigned arithmetic in them (a
+    loop's wide copy: signed ones cannot wrap in a defined kernel, ``widen.py`` and gcc see
+    them as they are)."""
+    in_blocks = frozenset(d.name for b in walk(body) if isinstance(b, ir.Block)
+                          for s in b.stmts if isinstance(s, ir.DeclStmt) for d in s.decls)
+    widen = _Widen(model, facts, nonneg, assumed, in_blocks, unsigned_only)
     out: ir.Stmt = widen.rewrite(body)
     return out, tuple(widen.done)
