@@ -210,8 +210,19 @@ __kernel void scale(__global const float *in, __global float *out, int width)
 }
 """
 
+# a ``size_t`` position converted to ``int`` (``int i = get_global_id(1) * w + ...``): the
+# conversion keeps the sum modulo 2^32, which gcc cannot follow along the loop either
+SIZE_T_TO_INT = """
+__kernel void scale(__global const float *in, __global float *out, int width)
+{
+    int i = get_global_id(1) * width + get_global_id(0);
+    out[i] = 2.0f * in[i] + (float)(int)get_global_id(0);
+}
+"""
+
 SHAPES = {"row_major": ROW_MAJOR, "flat": FLAT, "group_position": GROUP_POSITION,
-          "branches": BRANCHES, "int_width": INT_WIDTH}
+          "branches": BRANCHES, "int_width": INT_WIDTH, "size_t_to_int": SIZE_T_TO_INT}
+SIGNED_WIDTH = frozenset(("int_width", "size_t_to_int"))
 
 
 def _scaled(pixels: np.ndarray) -> np.ndarray:
@@ -228,7 +239,7 @@ def test_unsigned_row_major_indices_equal_numpy(shape: str, size: tuple[int, int
     rng = np.random.default_rng(w * 31 + h)
     pixels = rng.standard_normal((h, w)).astype(np.float32)
     out = np.zeros_like(pixels)
-    width = np.int32(w) if shape == "int_width" else np.uint32(w)
+    width = np.int32(w) if shape in SIGNED_WIDTH else np.uint32(w)
     run(SHAPES[shape], "scale", (w, h), local, pixels, out, width)
     np.testing.assert_array_equal(out, _scaled(pixels))
 
@@ -354,6 +365,33 @@ def test_a_wrapped_neighbour_under_a_modulo_keeps_its_value(size: tuple[int, int
     run(MODULO_NEIGHBOURS, "ring", (w, h), local, cells, unwidened, np.uint32(w),
         options="-ppcl-no-split")
     np.testing.assert_array_equal(out, unwidened)
+
+
+@pytest.mark.parametrize("width", [-3, 1 << 29])
+def test_a_truncated_size_t_position_out_of_int_keeps_its_value(width: int) -> None:
+    """``int i = get_global_id(1) * width + get_global_id(0)`` where the size_t sum leaves
+    ``int`` (a negative width, or rows of 2^29): the groups where it could run the loop as
+    formed, so each work-item stores at the truncated position, as without the copy."""
+    source = """
+    __kernel void mark(__global int *out, int width, int n)
+    {
+        int i = get_global_id(1) * width + get_global_id(0);
+        int slot = i & 63;
+        if (slot < 0) slot = -slot;
+        atomic_max(&out[slot], (int)(get_global_id(1) * 16 + get_global_id(0)));
+        out[64 + get_global_id(1) * 16 + get_global_id(0)] = i;
+    }
+    """
+    size, local = (16, 6), (8, 2)
+    expected = np.zeros(64 + 96, np.int32)
+    unwidened = expected.copy()
+    run(source, "mark", size, local, expected, np.int32(width), np.int32(0))
+    run(source, "mark", size, local, unwidened, np.int32(width), np.int32(0),
+        options="-ppcl-no-split")
+    np.testing.assert_array_equal(expected, unwidened)
+    y, x = np.mgrid[0:6, 0:16]
+    truncated = ((y.astype(np.int64) * width + x) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    np.testing.assert_array_equal(expected[64:], truncated.ravel())
 
 
 def test_signed_indices_get_no_wide_copy() -> None:

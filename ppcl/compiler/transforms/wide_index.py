@@ -133,6 +133,30 @@ def _unsigned_arithmetic(e: ir.Expr, model: Model) -> bool:
     return False
 
 
+def _truncated_sum(e: ir.Expr, model: Model) -> bool:
+    """Whether ``e`` converts a sum, difference or product of a wider unsigned type to a
+    32-bit one somewhere (its variables' values included), as ``int i = get_global_id(1) * w
+    + get_global_id(0)`` does in ``size_t``: the conversion keeps the value modulo 2^32, which
+    gcc cannot follow along the work-item loop (it left such a loop scalar). The affine model
+    reads it as the same arithmetic in ``int`` (``analysis/affine._wrapped``), so in a split's
+    fast copy it is one shape with the ``int`` arithmetic on converted ids; a loop that is not
+    split gives it a wide copy."""
+    todo = [e]
+    seen: set[str] = set()
+    while todo:
+        for n in walk(todo.pop()):
+            if isinstance(n, ir.Cast) and _int32(n.type) is not None:
+                inner = _bare(n.operand)
+                t = inner.type
+                if isinstance(inner, ir.Binary) and inner.op in ("+", "-", "*") \
+                        and isinstance(t, ScalarType) and not t.is_signed and t.size > 4:
+                    return True
+            if isinstance(n, ir.VarRef) and n.name in model.defs and n.name not in seen:
+                seen.add(n.name)
+                todo.append(model.defs[n.name])
+    return False
+
+
 def _bare(e: ir.Expr) -> ir.Expr:
     while isinstance(e, ir.Cast) and _wide_int(e.type) and _wide_int(e.operand.type):
         e = e.operand
@@ -349,7 +373,8 @@ class _Widen(Rewriter):
         if not value.names() & (set(LANES) | set(self.model.counters)):
             return None  # the same for every lane: gcc hoists it as it is
         nonneg, assumed = self.nonneg, self.assumed
-        wraps = _unsigned_arithmetic(e, self.model)
+        wraps = _unsigned_arithmetic(e, self.model) \
+            or (self.unsigned_only and _truncated_sum(e, self.model))
         if self.unsigned_only and not wraps:
             return None
         if not wraps:
