@@ -43,6 +43,7 @@ from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
+from ppcl.compiler.transforms.skip import skip_kernel
 from ppcl.compiler.transforms.split import split_kernel
 from ppcl.compiler.transforms.switch import lower_switches
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
@@ -260,11 +261,23 @@ class SplitPass(Pass):
         return dataclasses.replace(value, formed=split_kernel(formed, value.spec.narrow_ids))
 
 
+@register
+class SkipPass(Pass):
+    """Blocks of lanes whose guard reads zero at unit stride skipped at once
+    (``transforms/skip.py``), decided after the split so that its fast copy gets its own."""
+
+    name = "skip"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        formed = value.needs_formed(self.name)
+        return dataclasses.replace(value, formed=skip_kernel(formed, value.spec.narrow_ids))
+
+
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
     return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), ComponentsPass(), workgroup,
-                     ScalarizePass(), SchedulePass(), SplitPass()))
+                     ScalarizePass(), SchedulePass(), SplitPass(), SkipPass()))
 
 
 CPU_PIPELINE = cpu_pipeline()

@@ -53,6 +53,21 @@ class StridePlan:
 
 
 @dataclass(frozen=True)
+class SkipPlan:
+    """Blocks of ``width`` lanes along x that run no lane, skipped at once
+    (``transforms/skip.py``). Every lane leaves the body where ``load``, an element at unit
+    stride along x, is zero and the comparisons ``bounds`` before it in the guard are false.
+    A block whose ``bounds`` are false at its first and its last lane (they are affine in x:
+    false between) and whose elements of ``load`` are all zero bits runs no lane. ``prefix``:
+    the declarations before the guard, without effects, evaluated again at those two lanes."""
+
+    prefix: tuple[ir.Stmt, ...]
+    bounds: tuple[ir.Expr, ...]
+    load: ir.Index
+    width: int
+
+
+@dataclass(frozen=True)
 class LoopPlan:
     """The plan that fired for one loop of the kernel, and why the others did not, decided by
     formation and ``transforms/schedule.py`` (``PPCL_DEBUG=plans`` prints it).
@@ -105,6 +120,9 @@ class WorkItemLoop(ir.Stmt):
     # ``row_bounds``)
     clip_lower: tuple[ir.Expr, ...] = ()
     clip_upper: tuple[ir.Expr, ...] = ()
+    # blocks of lanes whose guard reads zero at unit stride, skipped at once
+    # (``transforms/skip.py``); like ``plan``, not a child of the loop
+    skip: SkipPlan | None = None
 
 
 @dataclass(frozen=True)
