@@ -5,7 +5,7 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,switch,normalize,components,workgroup,scalarize,schedule,split
+    inline,switch,normalize,components,workgroup,scalarize,schedule,split,skip
 
 ``inline`` inlines helpers that reach a barrier, ``switch`` rewrites a switch holding a
 barrier into the ``if``s and loops formation splits, ``normalize`` makes equivalent shapes of a
@@ -13,7 +13,8 @@ kernel one (guards, counted loops, pointer walks) so that the plans see one, ``c
 loads vector elements used a component at a time as scalar components, ``workgroup`` forms the work-group function
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
 into scalars, ``schedule`` records every decision the printer follows, ``split`` gives work-item
-loops decided on a subdomain a fast copy for it. The printer
+loops decided on a subdomain a fast copy for it, ``skip`` lets a work-item loop whose guard reads
+a flag at unit stride skip blocks of lanes whose flags are all zero. The printer
 (``codegen/c_unit.py``) then prints the C. ``Debug`` says what to show: ``passes`` (the IR after
 each pass), ``time``, ``plans`` (the scheduling decisions), ``c`` (the generated C), and
 ``verify`` runs the IR verifier after every pass.
