@@ -7,12 +7,12 @@
  * sleeping on a condition variable after that, claim the other chunks. The caller returns when
  * every group has run.
  *
- * Chunks shrink as the launch goes (guided self-scheduling): a claim takes 1/(2 * threads) of
- * the groups left, never fewer than 1/(16 * threads) of the launch's groups. Early claims are
- * large, so a launch costs a few claims, and the last ones small, so a thread that finishes
- * early, whose groups had less work (a frontier or a guard that passes in some groups only) or
- * that the other threads of a shared machine delayed, waits at most for a small chunk run
- * elsewhere rather than a quarter of a thread's share. Only one task is published at a time; a caller that finds the pool busy
+ * Chunks shrink as the launch goes (guided self-scheduling): a claim takes 1/(4 * threads) of
+ * the groups left, never fewer than 1/(16 * threads) of the launch's groups. The first claim
+ * is a quarter of a thread's share, so a thread that other work on a shared machine delays
+ * holds no more than that, and the last ones are small, so a thread that finishes early (its
+ * groups had less work: a frontier, a guard that passes in some groups only) waits at most for
+ * a sixteenth of a thread's share run elsewhere. Only one task is published at a time; a caller that finds the pool busy
  * (another thread's launch) runs its whole task itself, so concurrent launches never wait for
  * each other.
  *
@@ -39,7 +39,7 @@
 #define PPCL_INTERRUPTED (-1)
 #define PPCL_NO_MEMORY (-2)
 #define LOCAL_ALIGN 128
-#define CLAIM_PARTS_PER_THREAD 2  /* a claim takes 1/(2 * threads) of the groups left */
+#define CLAIM_PARTS_PER_THREAD 4  /* a claim takes 1/(4 * threads) of the groups left */
 #define MIN_CHUNKS_PER_THREAD 16   /* ... never fewer than 1/(16 * threads) of all groups */
 #define SPIN_NS 200000L
 #define WAIT_SLICE_NS 20000000L
