@@ -71,9 +71,9 @@ def _skips(formed) -> list[wg.SkipPlan]:
 def test_the_skip_is_recorded_in_the_ir_and_the_plans() -> None:
     formed = _formed(FRONTIER, "expand", (256, 1, 1))
     plans = _skips(formed)  # the split's fast copy and the guarded loop, each its own
-    assert len(plans) == 2 and all(p.width == 32 for p in plans)
+    assert len(plans) == 2 and all(p.width == 64 for p in plans)
     assert sorted(len(p.bounds) for p in plans) == [0, 1]  # tid >= n, in the guarded loop
-    assert any("skip: work-item loop 1: blocks of 32 lanes skipped" in line
+    assert any("skip: work-item loop 1: blocks of 64 lanes skipped" in line
                for line in formed.plans), formed.plans
 
 
@@ -96,7 +96,7 @@ def _frontier_inputs(n: int, pattern: str, rng: np.random.Generator):
     elif pattern == "dense":
         mask[:] = rng.random(n) < 0.6
     elif pattern == "edges":  # set lanes at and beside every block edge, and the last lane
-        for k in range(0, n, 32):
+        for k in range(0, n, 32):  # every block edge, and half-way through each
             mask[k] = 1
             mask[max(0, k - 1)] = 1
         mask[n - 1] = 1

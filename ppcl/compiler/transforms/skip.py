@@ -33,7 +33,7 @@ from ppcl.compiler.ir.visit import Rewriter
 from ppcl.compiler.transforms.split import _is_exit, _quiet_decl, _strip, _terms
 from ppcl.compiler.transforms.workgroup import FormedKernel
 
-SKIP_LANES = 32  # lanes a block test covers: 32 flag bytes, one AVX2 load
+SKIP_LANES = 64  # lanes a block test covers: 64 flag bytes, a cache line, one AVX-512 load
 _ORDERINGS = ("<", "<=", ">", ">=")
 _OTHER_PLAN = "the loop runs masked, jammed, strided, as rows or one lane wide"
 _NO_GUARD = "the body does not begin with a guard that ends the lane"
