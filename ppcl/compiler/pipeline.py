@@ -5,7 +5,7 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,switch,normalize,components,workgroup,scalarize,schedule,split,skip
+    inline,switch,normalize,components,workgroup,scalarize,schedule,split,skip,sink
 
 ``inline`` inlines helpers that reach a barrier, ``switch`` rewrites a switch holding a
 barrier into the ``if``s and loops formation splits, ``normalize`` makes equivalent shapes of a
@@ -44,6 +44,7 @@ from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
+from ppcl.compiler.transforms.sink import sink_kernel
 from ppcl.compiler.transforms.skip import skip_kernel
 from ppcl.compiler.transforms.split import split_kernel
 from ppcl.compiler.transforms.switch import lower_switches
@@ -274,11 +275,23 @@ class SkipPass(Pass):
         return dataclasses.replace(value, formed=skip_kernel(formed, value.spec.narrow_ids))
 
 
+@register
+class SinkPass(Pass):
+    """A uniform store under the lanes' conditions run once after its work-item loop
+    (``transforms/sink.py``), on each copy the split and skip passes left."""
+
+    name = "sink"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        formed = value.needs_formed(self.name)
+        return dataclasses.replace(value, formed=sink_kernel(formed, value.spec.narrow_ids))
+
+
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
     return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), ComponentsPass(), workgroup,
-                     ScalarizePass(), SchedulePass(), SplitPass(), SkipPass()))
+                     ScalarizePass(), SchedulePass(), SplitPass(), SkipPass(), SinkPass()))
 
 
 CPU_PIPELINE = cpu_pipeline()

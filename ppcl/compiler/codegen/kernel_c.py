@@ -157,6 +157,8 @@ class KernelPrinter(CStylePrinter):
         # int variables declared 64 bits wide, with their copies in jammed work-items
         self.widened: set[str] = set(formed.widened)
         self.rows = formed.rows  # the group function runs a row of groups
+        # while printing the copy of a loop whose uniform store is sunk: the store, its flag
+        self.sunk: tuple[ir.Stmt, str] | None = None
 
     # ------------------------------------------------------------ statements
 
@@ -166,6 +168,8 @@ class KernelPrinter(CStylePrinter):
             return self.workitem_loop(s, level)
         if isinstance(s, wg.SplitLoop):
             return self.split_loop(s, level)
+        if self.sunk is not None and s is self.sunk[0]:
+            return [ind + f"{self.sunk[1]} |= 1;"]
         if isinstance(s, wg.WorkItemExit):
             if self.nest == 0:
                 return [ind + "continue;"]
@@ -251,6 +255,46 @@ class KernelPrinter(CStylePrinter):
     def workitem_loop(self, s: wg.WorkItemLoop, level: int,
                       xrange: tuple[str, str] | None = None) -> list[str]:
         """``xrange``: the lanes along x to run (C expressions), all of them when None."""
+        if s.sink is not None:
+            return self.sunk_loop(s, s.sink, level, xrange)
+        return self.lanes_loop(s, level, xrange)
+
+    def sunk_loop(self, s: wg.WorkItemLoop, plan: wg.SinkPlan, level: int,
+                  xrange: tuple[str, str] | None) -> list[str]:
+        """Where the loop's other accesses miss the sunk store's bytes, the loop with the
+        store as a flag and the store once after it; elsewhere the loop as formed
+        (``transforms/sink.py``)."""
+        ind, ind1 = INDENT * level, INDENT * (level + 1)
+        self.labels += 1
+        flag = f"__sunk{self.labels}"
+        target = f"(const char *)&({self.expr(plan.target, PREC_ASSIGN)})"
+        size = f"sizeof({self.expr(plan.target, PREC_ASSIGN)})"
+        misses = []
+        for pointer, low, high in plan.others:
+            base = self.expr(pointer, PREC_ASSIGN)
+            lo = f"(const char *)({base} + ({self.expr(low, PREC_ASSIGN)}))"
+            hi = f"(const char *)({base} + ({self.expr(high, PREC_ASSIGN)}) + 1)"
+            misses.append(f"((uintptr_t)({target}) + {size} <= (uintptr_t){lo} || "
+                          f"(uintptr_t){hi} <= (uintptr_t)({target}))")
+        formed = dataclasses.replace(s, sink=None)
+        lines = [ind + "{", ind1 + f"int {flag} = 0;",
+                 ind1 + f"if ({' && '.join(misses) or '1'}) {{"]
+        saved = self.sunk
+        self.sunk = (plan.store, flag)
+        try:
+            lines += self.lanes_loop(formed, level + 2, xrange)
+        finally:
+            self.sunk = saved
+        lines.append(ind1 + INDENT + f"if ({flag}) {{")
+        lines += self.stmt(plan.store, level + 3)
+        lines += [ind1 + INDENT + "}", ind1 + "} else {"]
+        lines += self.lanes_loop(formed, level + 2, xrange)
+        lines += [ind1 + "}", ind + "}"]
+        return lines
+
+    def lanes_loop(self, s: wg.WorkItemLoop, level: int,
+                   xrange: tuple[str, str] | None = None) -> list[str]:
+        """The work-item loop ``s`` (see ``workitem_loop``)."""
         ls = self.formed.local_size
         saved = (self.exit_label, self.nest, self.used_goto)
         self.labels += 1
@@ -293,7 +337,9 @@ class KernelPrinter(CStylePrinter):
             body = [INDENT + line for line in body]
             ctype = "int" if xrange is not None and self.narrow_ids else "size_t"
         if simd and jam is None:
-            lines.append(INDENT * depth + "#pragma omp simd")
+            # a sunk store's flag is or-ed by the lanes (transforms/sink.py)
+            reduction = f" reduction(|:{self.sunk[1]})" if self.sunk is not None else ""
+            lines.append(INDENT * depth + "#pragma omp simd" + reduction)
         if jam is not None:
             lines.append(INDENT * depth + f"for (size_t __lx = __lb; __lx < __lb + {jam.width}; "
                          "__lx++) {")

@@ -68,6 +68,21 @@ class SkipPlan:
 
 
 @dataclass(frozen=True)
+class SinkPlan:
+    """A store of a uniform value to a uniform address under the lanes' own conditions
+    (``*over = 1`` where a lane changed something), the only access through its pointer in
+    the work-item loop, run once after the loop where some lane reached it
+    (``transforms/sink.py``). The printer runs that copy of the loop where ``disjoint``, a
+    group-level test, shows that no other access of the loop touches the stored bytes: each
+    ``(pointer, lowest, highest)`` of ``others`` is a buffer the loop reads or writes between
+    those indices (``long``, at group level); elsewhere it runs the loop as formed."""
+
+    store: ir.ExprStmt  # the statement in the loop's body (the same object)
+    target: ir.Expr
+    others: tuple[tuple[ir.Expr, ir.Expr, ir.Expr], ...]
+
+
+@dataclass(frozen=True)
 class LoopPlan:
     """The plan that fired for one loop of the kernel, and why the others did not, decided by
     formation and ``transforms/schedule.py`` (``PPCL_DEBUG=plans`` prints it).
@@ -123,6 +138,8 @@ class WorkItemLoop(ir.Stmt):
     # blocks of lanes whose guard reads zero at unit stride, skipped at once
     # (``transforms/skip.py``); like ``plan``, not a child of the loop
     skip: SkipPlan | None = None
+    # a uniform store run once after the loop (``transforms/sink.py``); not a child either
+    sink: SinkPlan | None = None
 
 
 @dataclass(frozen=True)
