@@ -14,7 +14,8 @@ loads vector elements used a component at a time as scalar components, ``workgro
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
 into scalars, ``schedule`` records every decision the printer follows, ``split`` gives work-item
 loops decided on a subdomain a fast copy for it, ``skip`` lets a work-item loop whose guard reads
-a flag at unit stride skip blocks of lanes whose flags are all zero. The printer
+a flag at unit stride skip blocks of lanes whose flags are all zero, ``sink`` runs a literal
+stored to one address under the lanes' conditions once after its loop. The printer
 (``codegen/c_unit.py``) then prints the C. ``Debug`` says what to show: ``passes`` (the IR after
 each pass), ``time``, ``plans`` (the scheduling decisions), ``c`` (the generated C), and
 ``verify`` runs the IR verifier after every pass.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from ppcl.compiler.analysis.affine import Model, Poly, affine_of, model_of
+from ppcl.compiler.analysis.effects import written_vars
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType
@@ -40,24 +41,24 @@ def _buffer_param(e: ir.Expr, params: dict[str, ir.Param]) -> str | None:
     return e.name if isinstance(t, PointerType) and t.space in _BUFFERS else None
 
 
-def _uniform_target(e: ir.Expr, params: dict[str, ir.Param], scalars: frozenset[str]) -> str | None:
-    """The pointer argument of ``*p`` or ``p[k]`` (``k`` a literal or a scalar argument)."""
+def _uniform_target(e: ir.Expr, params: dict[str, ir.Param]) -> str | None:
+    """The pointer argument of ``*p`` or ``p[k]`` (``k`` a literal), not volatile."""
     if isinstance(e, ir.Unary) and e.op == "*":
-        return _buffer_param(e.operand, params)
-    if isinstance(e, ir.Index):
-        index = _strip(e.index)
-        if isinstance(index, ir.IntLit) or (isinstance(index, ir.VarRef)
-                                            and index.name in scalars):
-            return _buffer_param(e.base, params)
-    return None
+        name = _buffer_param(e.operand, params)
+    elif isinstance(e, ir.Index) and isinstance(_strip(e.index), ir.IntLit):
+        name = _buffer_param(e.base, params)
+    else:
+        return None
+    if name is None or getattr(params[name].type, "volatile", False):
+        return None
+    return name
 
 
-def _uniform_value(e: ir.Expr, scalars: frozenset[str]) -> bool:
+def _literal(e: ir.Expr) -> bool:
     e = _strip(e)
     if isinstance(e, ir.Cast):
-        return _uniform_value(e.operand, scalars)
-    return isinstance(e, ir.IntLit | ir.FloatLit) or (isinstance(e, ir.VarRef)
-                                                     and e.name in scalars)
+        return _literal(e.operand)
+    return isinstance(e, ir.IntLit | ir.FloatLit)
 
 
 def _range(index: ir.Expr, model: Model) -> tuple[Poly, Poly] | None:
@@ -75,17 +76,17 @@ def plan_sink(loop: wg.WorkItemLoop, formed: FormedKernel, scalars: frozenset[st
     params = {p.name: p for p in formed.function.params}
     stores = [s for s in walk(loop.body) if isinstance(s, ir.ExprStmt)
               and isinstance(s.expr, ir.Assign) and s.expr.op == "="
-              and _uniform_target(s.expr.target, params, scalars) is not None
-              and _uniform_value(s.expr.value, scalars)]
+              and _uniform_target(s.expr.target, params) is not None
+              and _literal(s.expr.value)]
     if len(stores) != 1:
-        return "no store of a uniform value to a uniform address" if not stores \
+        return "no store of a literal to a uniform address" if not stores \
             else "several uniform stores"
     if loop.plan is not None or formed.rows:
         return "the loop runs jammed, strided or as rows"
     store = stores[0]
     assert isinstance(store.expr, ir.Assign)
     target = store.expr.target
-    pointer = _uniform_target(target, params, scalars)
+    pointer = _uniform_target(target, params)
     model = model_of(loop.body, scalars, formed.local_size, rows=formed.rows,
                      narrow_ids=narrow_ids)
     target_refs = {id(n) for n in walk(target) if isinstance(n, ir.VarRef)}
@@ -122,8 +123,11 @@ class _Planner(Rewriter):
     def __init__(self, formed: FormedKernel, narrow_ids: bool) -> None:
         self.formed = formed
         self.narrow_ids = narrow_ids
+        # integer arguments the kernel never writes: the same value in every lane
+        written = written_vars(formed.body)
         self.scalars = frozenset(p.name for p in formed.function.params
-                                 if isinstance(p.type, ScalarType) and p.type.is_integer)
+                                 if isinstance(p.type, ScalarType) and p.type.is_integer
+                                 and p.name not in written)
         self.count = 0
         self.notes: list[str] = []
 
