@@ -89,7 +89,7 @@ __kernel void skewed(__global const int *work, __global int *out)
 
 
 @pytest.mark.parametrize("threads, groups, heavy", [
-    (4, 1000, "first"),  # the first chunks hold the work: later, smaller chunks balance
+    (4, 1000, "first"),  # the first chunks hold the work: the threads claim the others
     (4, 1000, "last"),   # the last chunk holds it
     (2, 4096, "spread"),
     (4, 1, "first"),     # one group

@@ -20,19 +20,19 @@ from ppcl.devices.cpu.alone import (
 from ppcl.runtime.platform import Device as RuntimeDevice
 
 
-def _pooled(choice: PoolChoice, total: int, caller: int, caller_groups: int, groups: int) -> bool:
+def _pooled(choice: PoolChoice, total: int, caller: int, caller_chunks: int, chunks: int) -> bool:
     flags = choice.sample_flags()
     assert flags == TASK_MEASURE  # on the pool
-    return choice.observe(flags, total, caller, caller_groups, groups)
+    return choice.observe(flags, total, caller, caller_chunks, chunks)
 
 
 def test_a_launch_whose_hand_off_costs_more_than_its_work_goes_alone() -> None:
     choice = PoolChoice()
     assert choice.countdown == 1 and choice.flags() == 0  # the first launch is sampled
-    # the caller ran 8 of 8 groups in 0.6 us; the call took 0.8 us
+    # the caller ran 8 of 8 chunks in 0.6 us; the call took 0.8 us
     assert _pooled(choice, 800, 600, 8, 8)
     assert choice.alone and choice.flags() == TASK_ALONE
-    assert "0.6 us alone (estimated from 8 of 8 groups) against 0.8 us on the pool" in \
+    assert "0.6 us alone (estimated from 8 of 8 chunks) against 0.8 us on the pool" in \
         choice.changed
     assert choice.countdown == FIRST_INTERVAL
 
@@ -41,7 +41,7 @@ def test_a_launch_the_pool_shares_stays_on_the_pool_and_samples_less_often() -> 
     choice = PoolChoice()
     intervals = []
     for _ in range(14):
-        # 2 of 16 groups took the caller 20 us: alone would take about 160 us, pooled 25 us
+        # 2 of 16 chunks took the caller 20 us: alone would take about 160 us, pooled 25 us
         assert not _pooled(choice, 25_000, 20_000, 2, 16)
         intervals.append(choice.interval)
         choice.countdown = 1  # jump to the next sample
@@ -72,7 +72,7 @@ def test_alone_probes_the_pool_and_goes_back_when_the_work_grows() -> None:
 
 def test_a_long_launch_never_goes_alone_whatever_the_estimate() -> None:
     choice = PoolChoice()
-    # groups of unequal work: the caller's 8 of 64 took 30 us, the launch 400 us
+    # chunks of unequal work: the caller's 8 of 64 took 30 us, the launch 400 us
     assert not _pooled(choice, 400_000, 30_000, 8, 64)
     assert not choice.alone
 
@@ -98,14 +98,14 @@ def test_each_mode_runs_every_group_once_and_reports_its_times(flags: int) -> No
     task = launch._task
     for _ in range(3):
         task.flags = flags
-        task.total_ns = task.caller_ns = task.caller_groups = task.groups = 7  # stale values
+        task.total_ns = task.caller_ns = task.caller_chunks = task.chunks = 7  # stale values
         launch._pool.run(launch._task_ref, None, "count")
         if flags & TASK_MEASURE:
             assert task.total_ns > 0
             if flags & TASK_ALONE:
-                assert task.caller_groups == task.groups == 0
+                assert task.caller_chunks == task.chunks == 0
             else:
-                assert 0 <= task.caller_groups <= task.groups and task.groups > 0
+                assert 0 <= task.caller_chunks <= task.chunks and task.chunks > 0
                 assert task.caller_ns >= 0
     got_hits = np.empty(groups, np.int32)
     got_items = np.empty(groups * local, np.int32)

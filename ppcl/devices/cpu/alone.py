@@ -9,8 +9,8 @@ tells the work apart (loops over scalar arguments, guards idling most of a grid)
 is measured, with no run spent on a mode that loses:
 
 - On the pool, a measured launch reports the calling thread's time in its own chunks and how
-  many of the launch's groups it ran; that time per group times the groups estimates the launch
-  alone (an upper bound when the pool's threads slow each other down, a poor one when groups
+  many of the launch's chunks it ran; that time per chunk times the chunks estimates the launch
+  alone (an upper bound when the pool's threads slow each other down, a poor one when chunks
   differ in work). An estimate below ``MARGIN`` of the pooled time switches the shape to run
   alone, only for a launch under ``ALONE_MOST_NS`` on the pool: a hand-off costs microseconds,
   so a longer launch cannot gain much alone, and could lose its whole parallel speedup.
@@ -60,8 +60,8 @@ class PoolChoice:
             return TASK_MEASURE | TASK_ALONE
         return TASK_MEASURE
 
-    def observe(self, flags: int, total_ns: int, caller_ns: int, caller_groups: int,
-                groups: int) -> bool:
+    def observe(self, flags: int, total_ns: int, caller_ns: int, caller_chunks: int,
+                chunks: int) -> bool:
         """Take a sampled launch's times; True when the mode changed."""
         if flags & TASK_ALONE:
             self.alone_ns = max(1, total_ns)
@@ -78,11 +78,11 @@ class PoolChoice:
                 return self._change(False, f"{total_ns / 1000:.1f} us on the pool against "
                                            f"{alone_ns / 1000:.1f} us alone")
             return self._settle()
-        if total_ns < ALONE_MOST_NS and 0 < caller_groups <= groups:
-            estimate = caller_ns * groups // caller_groups
+        if total_ns < ALONE_MOST_NS and 0 < caller_chunks <= chunks:
+            estimate = caller_ns * chunks // caller_chunks
             if estimate < total_ns * MARGIN:
                 return self._change(True, f"{estimate / 1000:.1f} us alone (estimated from "
-                                          f"{caller_groups} of {groups} groups) against "
+                                          f"{caller_chunks} of {chunks} chunks) against "
                                           f"{total_ns / 1000:.1f} us on the pool")
         return self._settle()
 

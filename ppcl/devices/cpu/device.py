@@ -259,8 +259,8 @@ class CPULaunch(KernelLaunch):
         assert task is not None
         flags = task.flags = choice.sample_flags()
         self._pool.run(task_ref, (self._block, task), self._name)
-        if choice.observe(flags, task.total_ns, task.caller_ns, task.caller_groups,
-                          task.groups) and self._show_plans:
+        if choice.observe(flags, task.total_ns, task.caller_ns, task.caller_chunks,
+                          task.chunks) and self._show_plans:
             shape = self.ndrange
             where = ("the calling thread alone" if choice.alone
                      else f"the pool's {self._pool.threads} threads")

@@ -48,8 +48,8 @@ class Task(ctypes.Structure):
         ("flags", ctypes.c_size_t),
         ("total_ns", ctypes.c_long),
         ("caller_ns", ctypes.c_long),
-        ("caller_groups", ctypes.c_size_t),
-        ("groups", ctypes.c_size_t),
+        ("caller_chunks", ctypes.c_size_t),
+        ("chunks", ctypes.c_size_t),
     ]
 
 

@@ -5,14 +5,7 @@
  * thread publishes the task, claims chunks of consecutive work-groups from an atomic counter
  * and runs them; the pool's workers, spinning for a short while after their last chunk and
  * sleeping on a condition variable after that, claim the other chunks. The caller returns when
- * every group has run.
- *
- * Chunks shrink as the launch goes (guided self-scheduling): a claim takes 1/(4 * threads) of
- * the groups left, never fewer than 1/(16 * threads) of the launch's groups. The first claim
- * is a quarter of a thread's share, so a thread that other work on a shared machine delays
- * holds no more than that, and the last ones are small, so a thread that finishes early (its
- * groups had less work: a frontier, a guard that passes in some groups only) waits at most for
- * a sixteenth of a thread's share run elsewhere. Only one task is published at a time; a caller that finds the pool busy
+ * every chunk has run. Only one task is published at a time; a caller that finds the pool busy
  * (another thread's launch) runs its whole task itself, so concurrent launches never wait for
  * each other.
  *
@@ -39,8 +32,7 @@
 #define PPCL_INTERRUPTED (-1)
 #define PPCL_NO_MEMORY (-2)
 #define LOCAL_ALIGN 128
-#define CLAIM_PARTS_PER_THREAD 4  /* a claim takes 1/(4 * threads) of the groups left */
-#define MIN_CHUNKS_PER_THREAD 16   /* ... never fewer than 1/(16 * threads) of all groups */
+#define CHUNKS_PER_THREAD 4
 #define SPIN_NS 200000L
 #define WAIT_SLICE_NS 20000000L
 #define ALT_STACK_BYTES (64 * 1024)
@@ -59,8 +51,8 @@ typedef struct ppcl_task {
                              PPCL_TASK_MEASURE: fill in the times below */
     long total_ns;        /* measured: the whole call */
     long caller_ns;       /* measured on the pool: the calling thread's time in its chunks */
-    size_t caller_groups; /* measured on the pool: the groups the calling thread ran */
-    size_t groups;        /* measured on the pool: the groups of the launch */
+    size_t caller_chunks; /* measured on the pool: the chunks the calling thread ran */
+    size_t chunks;        /* measured on the pool: the chunks of the launch */
 } ppcl_task;
 
 #define PPCL_TASK_ALONE 1
@@ -68,10 +60,10 @@ typedef struct ppcl_task {
 
 typedef struct ppcl_job {
     const ppcl_task *task;
-    size_t parts;            /* a claim takes 1/parts of the groups left ... */
-    size_t min_chunk;        /* ... and at least this many */
-    atomic_size_t next;      /* first group not claimed yet */
-    atomic_size_t done;      /* groups finished */
+    size_t chunk;
+    size_t num_chunks;
+    atomic_size_t next;      /* next chunk to claim */
+    atomic_size_t done;      /* chunks finished */
     atomic_int cancel;       /* a fault or an interrupt: claim nothing more */
     atomic_int fault;        /* first signal a chunk raised, 0 if none */
     atomic_uintptr_t fault_address;
@@ -291,34 +283,7 @@ static void record_fault(ppcl_job *job, int sig)
     atomic_store(&job->cancel, 1);
 }
 
-/* The size of a chunk claimed when groups [first, num_groups) are left (guided, see the top). */
-static size_t chunk_at(const ppcl_job *job, size_t first)
-{
-    size_t left = job->task->num_groups - first;
-    size_t chunk = left / job->parts;
-    if (chunk < job->min_chunk)
-        chunk = job->min_chunk;
-    return chunk < left ? chunk : left;
-}
-
-/* Claim the next chunk of ``job`` as [*first, *last); 0 when every group is claimed. */
-static int claim(ppcl_job *job, size_t *first, size_t *last)
-{
-    size_t num_groups = job->task->num_groups;
-    size_t next = atomic_load_explicit(&job->next, memory_order_relaxed);
-    for (;;) {
-        if (next >= num_groups)
-            return 0;
-        size_t end = next + chunk_at(job, next);
-        if (atomic_compare_exchange_weak(&job->next, &next, end)) {
-            *first = next;
-            *last = end;
-            return 1;
-        }
-    }
-}
-
-/* Claim and run chunks of ``job`` until none is left; returns how many groups this thread ran. */
+/* Claim and run chunks of ``job`` until none is left; returns how many this thread ran. */
 static size_t work_on(ppcl_job *job, char *local)
 {
     const ppcl_task *task = job->task;
@@ -326,11 +291,14 @@ static size_t work_on(ppcl_job *job, char *local)
     for (;;) {
         if (atomic_load_explicit(&job->cancel, memory_order_relaxed))
             break;
-        size_t first, last;
-        if (!claim(job, &first, &last))
+        size_t index = atomic_fetch_add(&job->next, 1);
+        if (index >= job->num_chunks)
             break;
+        size_t first = index * job->chunk;
+        size_t last = first + job->chunk < task->num_groups ? first + job->chunk
+                                                             : task->num_groups;
         int sig = run_groups(task, first, last, local);
-        ran += last - first;
+        ran++;
         if (sig != 0) {
             record_fault(job, sig);
             if (sig == SIGINT)
@@ -345,7 +313,7 @@ static void finish_chunks(ppcl_pool *pool, ppcl_job *job, size_t ran)
     if (ran == 0)
         return;
     size_t done = atomic_fetch_add(&job->done, ran) + ran;
-    if (done >= job->task->num_groups && atomic_load(&job->caller_sleeping)) {
+    if (done >= job->num_chunks && atomic_load(&job->caller_sleeping)) {
         pthread_mutex_lock(&pool->mutex);
         pthread_cond_broadcast(&pool->finished);
         pthread_mutex_unlock(&pool->mutex);
@@ -454,10 +422,10 @@ static int run_alone(const ppcl_task *task, char *local)
     return sig == SIGINT ? PPCL_INTERRUPTED : sig;
 }
 
-/* Whether every group of ``job`` has run, or, after a fault, every chunk that was claimed. */
+/* Whether every chunk of ``job`` has run, or, after a fault, every chunk that was claimed. */
 static int settled(ppcl_pool *pool, ppcl_job *job)
 {
-    if (atomic_load_explicit(&job->done, memory_order_acquire) >= job->task->num_groups)
+    if (atomic_load_explicit(&job->done, memory_order_acquire) >= job->num_chunks)
         return 1;
     return atomic_load(&job->cancel) && atomic_load(&pool->users) == 0;
 }
@@ -518,7 +486,7 @@ int ppcl_pool_run(ppcl_pool *pool, ppcl_task *task)
     if (!(task->flags & PPCL_TASK_MEASURE))
         return pool_run(pool, task);
     long start = now_ns();
-    task->caller_groups = task->groups = 0;
+    task->caller_chunks = task->chunks = 0;
     int status = pool_run(pool, task);
     task->total_ns = now_ns() - start;
     return status;
@@ -541,10 +509,10 @@ static int pool_run(ppcl_pool *pool, ppcl_task *task)
         return run_alone(task, local);
 
     ppcl_job *job = &pool->job;
-    size_t min_chunk = task->num_groups / ((size_t)threads * MIN_CHUNKS_PER_THREAD);
+    size_t chunk = task->num_groups / ((size_t)threads * CHUNKS_PER_THREAD);
     job->task = task;
-    job->parts = (size_t)threads * CLAIM_PARTS_PER_THREAD;
-    job->min_chunk = min_chunk == 0 ? 1 : min_chunk;
+    job->chunk = chunk == 0 ? 1 : chunk;
+    job->num_chunks = (task->num_groups + job->chunk - 1) / job->chunk;
     atomic_store(&job->next, 0);
     atomic_store(&job->done, 0);
     atomic_store(&job->cancel, 0);
@@ -562,8 +530,8 @@ static int pool_run(ppcl_pool *pool, ppcl_task *task)
     size_t ran = work_on(job, local);
     if (task->flags & PPCL_TASK_MEASURE) {
         task->caller_ns = now_ns() - work_start;
-        task->caller_groups = ran;
-        task->groups = task->num_groups;
+        task->caller_chunks = ran;
+        task->chunks = job->num_chunks;
     }
     int status = 0;
     if (atomic_load(&job->fault) == SIGINT) {
