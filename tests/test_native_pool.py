@@ -75,6 +75,50 @@ def test_every_group_runs_exactly_once(threads: int, groups: int, local: int) ->
     assert (got_items == 5).all()
 
 
+SKEWED = """
+__kernel void skewed(__global const int *work, __global int *out)
+{
+    int g = get_group_id(0);
+    int acc = 0;
+    for (int k = 0; k < work[g]; k++)
+        acc += (k ^ g) & 7;
+    atomic_add(&out[g], acc);
+    out[get_num_groups(0) + get_global_id(0)] += 1;
+}
+"""
+
+
+@pytest.mark.parametrize("threads, groups, heavy", [
+    (4, 1000, "first"),  # the first chunks hold the work: the threads claim the others
+    (4, 1000, "last"),   # the last chunk holds it
+    (2, 4096, "spread"),
+    (4, 1, "first"),     # one group
+    (8, 5, "last"),      # more threads than groups
+])
+def test_groups_of_skewed_work_each_run_once(threads: int, groups: int, heavy: str) -> None:
+    ctx = _context(threads)
+    queue = cl.CommandQueue(ctx)
+    kernel = cl.Program(ctx, SKEWED).build().skewed
+    local = 4
+    work = np.full(groups, 3, np.int32)
+    if heavy == "first":
+        work[: max(1, groups // 10)] = 20000
+    elif heavy == "last":
+        work[-max(1, groups // 10):] = 20000
+    else:
+        work[::97] = 20000
+    flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+    work_buf = cl.Buffer(ctx, flags, hostbuf=work)
+    out = _zeros(ctx, groups + groups * local)
+    for _ in range(3):
+        kernel(queue, (groups * local,), (local,), work_buf, out)
+    got = np.empty(groups + groups * local, np.int32)
+    cl.enqueue_copy(queue, got, out)
+    per_group = np.array([int(((np.arange(w) ^ g) & 7).sum()) for g, w in enumerate(work)])
+    assert (got[:groups] == 3 * local * per_group).all()
+    assert (got[groups:] == 3).all()
+
+
 def test_arguments_changed_between_launches_are_used() -> None:
     ctx = _context(2)
     queue = cl.CommandQueue(ctx)

@@ -5,7 +5,7 @@ the kernel function, and once formed the work-group function (``FormedKernel``),
 specialization it is built for (``KernelSpec``). The CPU device's sequence is
 ``CPU_PIPELINE``::
 
-    inline,switch,normalize,magicdiv,components,workgroup,scalarize,schedule,split
+    inline,switch,normalize,magicdiv,components,workgroup,scalarize,schedule,split,skip,sink
 
 ``inline`` inlines helpers that reach a barrier, ``switch`` rewrites a switch holding a
 barrier into the ``if``s and loops formation splits, ``normalize`` makes equivalent shapes of a
@@ -14,7 +14,9 @@ turns divisions by launch constants into multiplies by magic numbers, ``componen
 loads vector elements used a component at a time as scalar components, ``workgroup`` forms the work-group function
 with the uniformity analysis, ``scalarize`` splits vector temporaries of hot work-item loops
 into scalars, ``schedule`` records every decision the printer follows, ``split`` gives work-item
-loops decided on a subdomain a fast copy for it. The printer
+loops decided on a subdomain a fast copy for it, ``skip`` lets a work-item loop whose guard reads
+a flag at unit stride skip blocks of lanes whose flags are all zero, ``sink`` runs a literal
+stored to one address under the lanes' conditions once after its loop. The printer
 (``codegen/c_unit.py``) then prints the C. ``Debug`` says what to show: ``passes`` (the IR after
 each pass), ``time``, ``plans`` (the scheduling decisions), ``c`` (the generated C), and
 ``verify`` runs the IR verifier after every pass.
@@ -45,6 +47,8 @@ from ppcl.compiler.transforms.magicdiv import magic_divisions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
+from ppcl.compiler.transforms.sink import sink_kernel
+from ppcl.compiler.transforms.skip import skip_kernel
 from ppcl.compiler.transforms.split import split_kernel
 from ppcl.compiler.transforms.switch import lower_switches
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
@@ -282,12 +286,36 @@ class SplitPass(Pass):
         return dataclasses.replace(value, formed=split_kernel(formed, value.spec.narrow_ids))
 
 
+@register
+class SkipPass(Pass):
+    """Blocks of lanes whose guard reads zero at unit stride skipped at once
+    (``transforms/skip.py``), decided after the split so that its fast copy gets its own."""
+
+    name = "skip"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        formed = value.needs_formed(self.name)
+        return dataclasses.replace(value, formed=skip_kernel(formed, value.spec.narrow_ids))
+
+
+@register
+class SinkPass(Pass):
+    """A uniform store under the lanes' conditions run once after its work-item loop
+    (``transforms/sink.py``), on each copy the split and skip passes left."""
+
+    name = "sink"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        formed = value.needs_formed(self.name)
+        return dataclasses.replace(value, formed=sink_kernel(formed, value.spec.narrow_ids))
+
+
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
     return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), MagicDivPass(),
                      ComponentsPass(), workgroup,
-                     ScalarizePass(), SchedulePass(), SplitPass()))
+                     ScalarizePass(), SchedulePass(), SplitPass(), SkipPass(), SinkPass()))
 
 
 CPU_PIPELINE = cpu_pipeline()

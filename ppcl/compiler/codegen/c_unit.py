@@ -107,6 +107,23 @@ static inline int ppcl_any(const char *mask, size_t n)
     }
     return 0;
 }
+/* Whether the n bytes at p are all zero bits: a block of lanes whose guard's flags are all
+   zero runs no lane (transforms/skip.py). */
+static inline int ppcl_zero_run(const void *p, size_t n)
+{
+    const unsigned char *bytes = (const unsigned char *)p;
+    unsigned long any = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        unsigned long word;
+        memcpy(&word, bytes + i, sizeof word);
+        any |= word;
+    }
+    for (; i < n; i++) {
+        any |= bytes[i];
+    }
+    return any == 0;
+}
 static inline int ppcl_all(const char *mask, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -40,7 +40,11 @@ class FormedIRPrinter(IRPrinter):
         if isinstance(s, wg.WorkItemLoop):
             flags = "".join([f" mask={s.mask}" if s.mask else "", " simd" if s.simd else "",
                              " serial-reduction" if s.serial_reduction else "",
-                             _plan_text(s.plan)])
+                             _plan_text(s.plan),
+                             f" skip={s.skip.width} where {self.expr(s.skip.load, PREC_ASSIGN)}"
+                             " == 0" if s.skip is not None else "",
+                             f" sink={self.expr(s.sink.target, PREC_ASSIGN)}"
+                             if s.sink is not None else ""])
             return [ind + f"workitems{flags} {{", *self.body(s.body, level), ind + "}"]
         if isinstance(s, wg.SplitLoop):
             bounds = [f"gid0 >= {self.expr(b, PREC_ASSIGN)}" for b in s.lower]

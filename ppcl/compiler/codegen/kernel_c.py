@@ -157,6 +157,8 @@ class KernelPrinter(CStylePrinter):
         # int variables declared 64 bits wide, with their copies in jammed work-items
         self.widened: set[str] = set(formed.widened)
         self.rows = formed.rows  # the group function runs a row of groups
+        # while printing the copy of a loop whose uniform store is sunk: the store, its flag
+        self.sunk: tuple[ir.Stmt, str] | None = None
 
     # ------------------------------------------------------------ statements
 
@@ -166,6 +168,8 @@ class KernelPrinter(CStylePrinter):
             return self.workitem_loop(s, level)
         if isinstance(s, wg.SplitLoop):
             return self.split_loop(s, level)
+        if self.sunk is not None and s is self.sunk[0]:
+            return [ind + f"{self.sunk[1]} |= 1;"]
         if isinstance(s, wg.WorkItemExit):
             if self.nest == 0:
                 return [ind + "continue;"]
@@ -263,6 +267,46 @@ class KernelPrinter(CStylePrinter):
     def workitem_loop(self, s: wg.WorkItemLoop, level: int,
                       xrange: tuple[str, str] | None = None) -> list[str]:
         """``xrange``: the lanes along x to run (C expressions), all of them when None."""
+        if s.sink is not None:
+            return self.sunk_loop(s, s.sink, level, xrange)
+        return self.lanes_loop(s, level, xrange)
+
+    def sunk_loop(self, s: wg.WorkItemLoop, plan: wg.SinkPlan, level: int,
+                  xrange: tuple[str, str] | None) -> list[str]:
+        """Where the loop's other accesses miss the sunk store's bytes, the loop with the
+        store as a flag and the store once after it; elsewhere the loop as formed
+        (``transforms/sink.py``)."""
+        ind, ind1 = INDENT * level, INDENT * (level + 1)
+        self.labels += 1
+        flag = f"__sunk{self.labels}"
+        target = f"(const char *)&({self.expr(plan.target, PREC_ASSIGN)})"
+        size = f"sizeof({self.expr(plan.target, PREC_ASSIGN)})"
+        misses = []
+        for pointer, low, high in plan.others:
+            base = self.expr(pointer, PREC_ASSIGN)
+            lo = f"(const char *)({base} + ({self.expr(low, PREC_ASSIGN)}))"
+            hi = f"(const char *)({base} + ({self.expr(high, PREC_ASSIGN)}) + 1)"
+            misses.append(f"((uintptr_t)({target}) + {size} <= (uintptr_t){lo} || "
+                          f"(uintptr_t){hi} <= (uintptr_t)({target}))")
+        formed = dataclasses.replace(s, sink=None)
+        lines = [ind + "{", ind1 + f"int {flag} = 0;",
+                 ind1 + f"if ({' && '.join(misses) or '1'}) {{"]
+        saved = self.sunk
+        self.sunk = (plan.store, flag)
+        try:
+            lines += self.lanes_loop(formed, level + 2, xrange)
+        finally:
+            self.sunk = saved
+        lines.append(ind1 + INDENT + f"if ({flag}) {{")
+        lines += self.stmt(plan.store, level + 3)
+        lines += [ind1 + INDENT + "}", ind1 + "} else {"]
+        lines += self.lanes_loop(formed, level + 2, xrange)
+        lines += [ind1 + "}", ind + "}"]
+        return lines
+
+    def lanes_loop(self, s: wg.WorkItemLoop, level: int,
+                   xrange: tuple[str, str] | None = None) -> list[str]:
+        """The work-item loop ``s`` (see ``workitem_loop``)."""
         ls = self.formed.local_size
         saved = (self.exit_label, self.nest, self.used_goto)
         self.labels += 1
@@ -298,8 +342,16 @@ class KernelPrinter(CStylePrinter):
             lines += self.strided(stride, depth, lid, simd)
             depth += 1  # printed one level shallower than the else it sits in
             body = [INDENT + line for line in body]
+        skip = s.skip if jam is None and stride is None and not self.rows else None
+        if skip is not None:  # blocks of lanes that run no lane skipped at once
+            lines += self.skipped_blocks(skip, depth, lid, xrange)
+            depth += 1
+            body = [INDENT + line for line in body]
+            ctype = "int" if xrange is not None and self.narrow_ids else "size_t"
         if simd and jam is None:
-            lines.append(INDENT * depth + "#pragma omp simd")
+            # a sunk store's flag is or-ed by the lanes (transforms/sink.py)
+            reduction = f" reduction(|:{self.sunk[1]})" if self.sunk is not None else ""
+            lines.append(INDENT * depth + "#pragma omp simd" + reduction)
         if jam is not None:
             lines.append(INDENT * depth + f"for (size_t __lx = __lb; __lx < __lb + {jam.width}; "
                          "__lx++) {")
@@ -309,6 +361,8 @@ class KernelPrinter(CStylePrinter):
             first, end = xrange if xrange is not None else ("0", f"({ctype})__nrow * {ls[0]}")
             lines.append(INDENT * depth + f"for ({ctype} __lx = ({ctype})({first}); __lx < "
                          f"({ctype})({end}); __lx++) {{")
+        elif skip is not None:
+            lines.append(INDENT * depth + f"for ({ctype} __lx = __sb; __lx < __se; __lx++) {{")
         elif xrange is not None:
             # lanes between two bounds computed at run time: an int counter when ids are
             # narrowed, so that (int)__lx is the counter itself and the position stays affine
@@ -319,7 +373,7 @@ class KernelPrinter(CStylePrinter):
             lines.append(INDENT * depth + f"for (size_t __lx = 0; __lx < {ls[0]}; __lx++) {{")
         lines += body
         lines.append(INDENT * depth + "}")
-        if jam is not None:  # the block loop
+        if jam is not None or skip is not None:  # the block loop
             depth -= 1
             lines.append(INDENT * depth + "}")
         elif stride is not None:  # the else, then the scope of the uniform values
@@ -331,6 +385,40 @@ class KernelPrinter(CStylePrinter):
         lines.append(INDENT * level + "}")
         self.exit_label, self.nest, self.used_goto = saved
         return self.unless_empty(s.empty, lines, level) if xrange is None else lines
+
+    def skipped_blocks(self, plan: wg.SkipPlan, depth: int, lid: str,
+                       xrange: tuple[str, str] | None) -> list[str]:
+        """The loop over blocks of ``plan.width`` lanes along x (``__sb`` to ``__se``), open,
+        that skips a block where the guard's comparisons before its load are false at the
+        block's first and last lane and the load reads zero bits for all of its lanes
+        (``transforms/skip.py``); the lanes' loop follows inside it."""
+        ind = INDENT * depth
+        ind1, ind2 = ind + INDENT, ind + INDENT * 2
+        ctype = "int" if xrange is not None and self.narrow_ids else "size_t"
+        first, end = xrange if xrange is not None else ("0", str(self.formed.local_size[0]))
+        width = plan.width
+        lines = [ind + f"for ({ctype} __sb = ({ctype})({first}), __sx = ({ctype})({end}); "
+                       f"__sb < __sx; __sb += {width}) {{",
+                 ind1 + f"const {ctype} __se = __sb + {width} < __sx ? __sb + {width} : __sx;"]
+
+        def at_lane(lane: str, test: str) -> list[str]:
+            out = [ind1 + "{", ind2 + f"const {ctype} __lx = {lane}; (void)__lx;",
+                   ind2 + f"const size_t __lid = {lid}; (void)__lid;"]
+            for decl in plan.prefix:
+                out += self.stmt(decl, depth + 2)
+            out += [ind2 + f"__skip = {test};", ind1 + "}"]
+            return out
+
+        bounds = " && ".join(f"!({self.expr(b, PREC_ASSIGN)})" for b in plan.bounds) or "1"
+        load = self.expr(plan.load, PREC_ASSIGN)
+        lines.append(ind1 + "int __skip = 1;")
+        if plan.bounds:
+            lines += at_lane("__se - 1", bounds)
+            lines.append(ind1 + "if (__skip)")
+        lines += at_lane("__sb", f"{bounds} && ppcl_zero_run(&({load}), "
+                                 f"(size_t)(__se - __sb) * sizeof({load}))")
+        lines.append(ind1 + "if (__skip) continue;")
+        return lines
 
     def strided(self, plan: wg.StridePlan, depth: int, lid: str, simd: bool) -> list[str]:
         """A grid-stride loop run by the work-items in lock step (``transforms/jam.py``); ends

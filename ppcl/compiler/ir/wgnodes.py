@@ -53,6 +53,36 @@ class StridePlan:
 
 
 @dataclass(frozen=True)
+class SkipPlan:
+    """Blocks of ``width`` lanes along x that run no lane, skipped at once
+    (``transforms/skip.py``). Every lane leaves the body where ``load``, an element at unit
+    stride along x, is zero and the comparisons ``bounds`` before it in the guard are false.
+    A block whose ``bounds`` are false at its first and its last lane (they are affine in x:
+    false between) and whose elements of ``load`` are all zero bits runs no lane. ``prefix``:
+    the declarations before the guard, without effects, evaluated again at those two lanes."""
+
+    prefix: tuple[ir.Stmt, ...]
+    bounds: tuple[ir.Expr, ...]
+    load: ir.Index
+    width: int
+
+
+@dataclass(frozen=True)
+class SinkPlan:
+    """A store of a uniform value to a uniform address under the lanes' own conditions
+    (``*over = 1`` where a lane changed something), the only access through its pointer in
+    the work-item loop, run once after the loop where some lane reached it
+    (``transforms/sink.py``). The printer runs that copy of the loop where ``disjoint``, a
+    group-level test, shows that no other access of the loop touches the stored bytes: each
+    ``(pointer, lowest, highest)`` of ``others`` is a buffer the loop reads or writes between
+    those indices (``long``, at group level); elsewhere it runs the loop as formed."""
+
+    store: ir.ExprStmt  # the statement in the loop's body (the same object)
+    target: ir.Expr
+    others: tuple[tuple[ir.Expr, ir.Expr, ir.Expr], ...]
+
+
+@dataclass(frozen=True)
 class LoopPlan:
     """The plan that fired for one loop of the kernel, and why the others did not, decided by
     formation and ``transforms/schedule.py`` (``PPCL_DEBUG=plans`` prints it).
@@ -105,6 +135,11 @@ class WorkItemLoop(ir.Stmt):
     # ``row_bounds``)
     clip_lower: tuple[ir.Expr, ...] = ()
     clip_upper: tuple[ir.Expr, ...] = ()
+    # blocks of lanes whose guard reads zero at unit stride, skipped at once
+    # (``transforms/skip.py``); like ``plan``, not a child of the loop
+    skip: SkipPlan | None = None
+    # a uniform store run once after the loop (``transforms/sink.py``); not a child either
+    sink: SinkPlan | None = None
 
 
 @dataclass(frozen=True)
