@@ -367,6 +367,32 @@ def test_a_wrapped_neighbour_under_a_modulo_keeps_its_value(size: tuple[int, int
     np.testing.assert_array_equal(out, unwidened)
 
 
+UINT_ID = """
+__kernel void twice(__global const float *in, __global float *out)
+{
+    uint i = get_global_id(0);
+    out[i] = 2.0f * in[i];
+}
+"""
+
+
+@pytest.mark.parametrize("n, local", [(64, 64), (96, 32), (35, 7), (1, 1)])
+def test_a_uint_id_is_read_in_long_and_vectorizes(n: int, local: int) -> None:
+    """``uint i = get_global_id(0)`` is ``(uint)__gb0 + (uint)__lx`` in C, a sum gcc must let
+    wrap: the loop stayed scalar. Ids fit in ``int`` (a narrow launch), so the index is read
+    in ``long`` on every launch, with no test and no second copy."""
+    kernel = build_kernel(UINT_ID, "twice", local_size=(local,), want_vector_report=True)
+    if local > 1:
+        assert "loop vectorized" in kernel.vector_report, kernel.vector_report
+    formed = _formed(UINT_ID, "twice", (local, 1, 1))
+    assert not find_all(formed.body, wg.SplitLoop), formed.plans
+    assert any("wide copy: index gid0" in p for p in formed.plans), formed.plans
+    values = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    out = np.zeros_like(values)
+    run(UINT_ID, "twice", (n,), (local,), values, out)
+    np.testing.assert_array_equal(out, 2.0 * values)
+
+
 @pytest.mark.parametrize("width", [-3, 1 << 29])
 def test_a_truncated_size_t_position_out_of_int_keeps_its_value(width: int) -> None:
     """``int i = get_global_id(1) * width + get_global_id(0)`` where the size_t sum leaves

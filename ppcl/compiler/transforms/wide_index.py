@@ -373,8 +373,11 @@ class _Widen(Rewriter):
         if not value.names() & (set(LANES) | set(self.model.counters)):
             return None  # the same for every lane: gcc hoists it as it is
         nonneg, assumed = self.nonneg, self.assumed
+        # in a loop that is not split, also an unsigned index with no arithmetic of its own
+        # (``uint i = get_global_id(0)`` is ``(uint)__gb0 + (uint)__lx`` in C, which gcc
+        # must let wrap) and a wider sum truncated to 32 bits
         wraps = _unsigned_arithmetic(e, self.model) \
-            or (self.unsigned_only and _truncated_sum(e, self.model))
+            or (self.unsigned_only and (not t.is_signed or _truncated_sum(e, self.model)))
         if self.unsigned_only and not wraps:
             return None
         if not wraps:
