@@ -763,18 +763,25 @@ class ExprSema(ValueSema):
 
     def _checked_printf(self, args: list[ir.Expr], loc: Loc) -> list[ir.Expr]:
         """The arguments of a ``printf`` call checked against its format, the format spelled
-        as it was checked (``printf_format.py``); a mismatch is an error of the build."""
+        as it was checked (``printf_format.py``); a mismatch is an error of the build, except an
+        integer read at another width or signedness, which is converted with a warning."""
         def error(at: Loc, message: str) -> None:
             self.error(at if at.line > 0 else loc, message)
+
+        def warning(at: Loc, message: str) -> None:
+            self.warning(at if at.line > 0 else loc, message)
 
         fmt = args[0]
         while isinstance(fmt, ir.Cast):
             fmt = fmt.operand
-        canonical = check_printf(fmt, args[1:], loc, error)
+        readings: dict[int, str] = {}
+        canonical = check_printf(fmt, args[1:], loc, error, warning, readings)
         if canonical is None or not isinstance(fmt, ir.StringLit):
             return args
         spelled: list[ir.Expr] = [dataclasses.replace(fmt, value=canonical)]
-        for arg in args[1:]:
+        for i, arg in enumerate(args[1:]):
+            if i in readings:
+                arg = ir.Cast(T.ScalarType(readings[i]), arg, loc=arg.loc)
             if isinstance(arg, ir.StringLit):
                 try:
                     arg = dataclasses.replace(arg, value=canonical_literal(decode(arg.value)[0]))
