@@ -149,6 +149,33 @@ def test_self_doubling_macro_stops_quickly_at_its_use():
     assert done.stderr.splitlines()[1:3] == ["  out[0] = A20;", " " * 11 + "^"]
 
 
+def test_many_lines_of_nested_macro_uses_are_each_counted_on_their_own():
+    # a hash round written as macros over macros: each use is a few thousand tokens,
+    # the run of lines pcpp expands in one call was counted past the limit
+    defines = ["#define T0(x) ((x) ^ ((x) >> 3))"] + [
+        f"#define T{i}(x) T0(T{i - 1}(x))" for i in range(1, 9)]
+    lines = "\n".join("  v = T8(v) + 1u;" for _ in range(12))
+    source = "\n".join(defines) + ("\n__kernel void f(__global uint *out)\n{\n"
+                                   "  uint v = out[0];\n" + lines + "\n  out[0] = v;\n}\n")
+    out = np.array([0x9e3779b9], np.uint32)
+    run(source, "f", (1,), (1,), out)
+    v = 0x9e3779b9
+    for _ in range(12):
+        for _ in range(9):
+            v ^= v >> 3
+        v = (v + 1) & 0xFFFFFFFF
+    assert int(out[0]) == v
+
+
+def test_a_self_doubling_macro_in_an_argument_stops_quickly():
+    defines = ["#define A0 a", "#define ID(x) x"] + [
+        f"#define A{i} A{i - 1} + A{i - 1}" for i in range(1, 21)]
+    source = "\n".join(defines) + "\n" + _kernel("ID(A20)")
+    done = _compile_in_child(source)
+    assert done.returncode == 1, done.stderr
+    assert "is too large (more than" in done.stderr
+
+
 def test_statements_nested_past_the_deep_stack_are_located():
     source = "__kernel void f(__global int *out, int a) {\n" + "if (a) " * 20000 + "out[0] = a;\n}\n"
     done = _compile_in_child(source)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ppcl.compiler.diagnostics import CompileError
@@ -9,6 +10,7 @@ from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 from ppcl.compiler.ir.visit import find_all
+from tests.launch import run
 
 
 def body_of(source: str, name: str = "k", **kwargs: object) -> ir.Block:
@@ -388,3 +390,38 @@ def test_prototype_of_printf_is_accepted_and_the_builtin_kept() -> None:
     assert "conflicting types for 'printf'" in errors_of(bad)[0]
     assert "variadic functions are not supported" in errors_of(
         "int show(const char *f, ...);\n" + k(""))[0]
+
+
+# ---------------------------------------------------------------- clang's branch hint
+
+
+def test_builtin_expect_is_its_first_argument_as_a_long():
+    # the likely()/unlikely() macros of published kernels: a hint, the value of the condition
+    init = init_of(k("long v = __builtin_expect(!!(out[0] > 1.0f), 1);"), "v")
+    assert init.type == T.LONG
+    assert not any(isinstance(c, ir.Call) for c in find_all(init, ir.Call))
+
+
+@pytest.mark.parametrize("call, message", [
+    ("__builtin_expect(1)", "__builtin_expect takes 2 arguments, got 1"),
+    ("__builtin_expect(out[0], 1)", "__builtin_expect takes integer arguments, not 'float'"),
+])
+def test_builtin_expect_with_wrong_arguments_is_an_error(call, message):
+    assert message in errors_of(k(f"long v = {call};"))
+
+
+def test_builtin_expect_runs_as_the_condition_it_hints():
+    source = ("#define likely(x) __builtin_expect(!!(x), 1)\n"
+              "#define unlikely(x) __builtin_expect((x), 0)\n"
+              "__kernel void k(__global const int *a, __global long *out)\n{\n"
+              "    int i = get_global_id(0);\n"
+              "    long hinted = __builtin_expect(a[i] * 3, 7);\n"
+              "    if (likely(a[i] > 2)) hinted += 1000;\n"
+              "    if (unlikely(a[i] == 5)) hinted = -hinted;\n"
+              "    out[i] = hinted;\n}\n")
+    a = np.arange(-3, 9, dtype=np.int32)
+    out = np.zeros(a.size, np.int64)
+    run(source, "k", (a.size,), (4,), a, out)
+    expect = a.astype(np.int64) * 3 + np.where(a > 2, 1000, 0)
+    expect = np.where(a == 5, -expect, expect)
+    assert out.tolist() == expect.tolist()

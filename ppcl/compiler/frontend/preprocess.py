@@ -389,20 +389,31 @@ class _OpenCLPreprocessor(pcpp.Preprocessor):  # type: ignore[misc]
     def expand_macros(self, tokens: list[Any], expanding_from: list[str] | None = None) -> Any:
         """pcpp's expansion, stopped with a located error when one macro use produces more
         than ``MAX_EXPANSION_TOKENS`` tokens (a macro doubling itself 20 times would otherwise
-        expand for minutes)."""
+        expand for minutes).
+
+        What counts is the tokens each nested expansion adds to the list it was given (pcpp
+        expands a list in place; a rescan of tokens already expanded adds none), from the
+        expansion of a use's arguments to the end of the use: pcpp hands a run of lines to one
+        outermost call, and counting every list it was given over the run charged each rescan
+        and each use of the run again, so thirty lines of SHA-256 rounds written as macros over
+        macros, a thousand tokens a line, counted past the limit."""
         from_names = expanding_from if expanding_from is not None else []
         if self.expansion_depth == 0:
             return self._expand_outermost(tokens, from_names)
         if self.expansion_depth == 1 and from_names:
             self.expanding = from_names[-1]
-        self.expansion_tokens += len(tokens)
-        if self.expansion_tokens > MAX_EXPANSION_TOKENS:
-            raise _ExpansionTooLarge
+        given = len(tokens)
         self.expansion_depth += 1
         try:
-            return super().expand_macros(tokens, from_names)
+            result = super().expand_macros(tokens, from_names)
         finally:
             self.expansion_depth -= 1
+        self.expansion_tokens += max(0, len(result) - given)
+        if self.expansion_tokens > MAX_EXPANSION_TOKENS:
+            raise _ExpansionTooLarge
+        if self.expansion_depth == 1 and from_names:
+            self.expansion_tokens = 0  # one use of the outermost list is done
+        return result
 
     # pcpp expands __LINE__ to the physical line of the tokens it is expanding (its attribute
     # ``linemacro``); C numbers lines after a #line directive from the number it gives, so the

@@ -5,8 +5,11 @@ decimal width and precision, a vector specifier ``v2 v3 v4 v8 v16``, a length mo
 hl l`` and one of ``d i o u x X f F e E g G a A c s p``; ``%%`` prints a percent sign. The
 front end checks every call before code is generated, so what the device's formatter prints
 is a format whose conversions match their arguments: a mismatch is an error located at the
-argument, worded as clang words it. ``%s`` takes a string literal only (OpenCL C 1.2 allows no
-other), ``%n`` is refused.
+argument, worded as clang words it. An integer of another width or signedness than a scalar
+integer conversion names (``%lx`` of a ``uint``, ``%d`` of a ``long``) is clang's warning
+instead: the value is converted to the type the conversion reads, as published kernels rely on
+(debug macros whose dead branches print an array's elements with every length modifier).
+``%s`` takes a string literal only (OpenCL C 1.2 allows no other), ``%n`` is refused.
 
 The format is checked as the C compiler will read it, escapes decoded (``"\\x25d"`` is
 ``%d``), and handed on spelled canonically (``canonical_literal``), so that the record
@@ -137,6 +140,18 @@ def _length_problem(c: Conversion) -> str | None:
     return None
 
 
+def integer_reading(c: Conversion, arg: ir.Expr) -> str | None:
+    """The scalar type a scalar integer conversion reads, where ``arg`` is a scalar integer
+    of another width or signedness (clang's -Wformat warning, not an error); else None."""
+    if c.vector is not None or c.conversion not in _INTEGER:
+        return None
+    if _scalar_name(arg.type) not in _SCALAR_INTEGERS[None] + _SCALAR_INTEGERS["l"]:
+        return None
+    signed = c.conversion in _SIGNED or c.conversion == "c"
+    base = "long" if c.length == "l" else "int"
+    return base if signed else "u" + base
+
+
 def _matches(c: Conversion, arg: ir.Expr) -> bool:
     t = arg.type
     if c.vector is not None:
@@ -156,10 +171,13 @@ def _matches(c: Conversion, arg: ir.Expr) -> bool:
 
 
 def check_printf(fmt: ir.Expr, args: list[ir.Expr], call_loc: Loc,
-                 error: Callable[[Loc, str], None]) -> str | None:
+                 error: Callable[[Loc, str], None], warning: Callable[[Loc, str], None],
+                 readings: dict[int, str]) -> str | None:
     """Check a ``printf`` call of format ``fmt`` and arguments ``args``; report problems
-    through ``error``. Returns the canonical spelling of the format (see the module
-    docstring), or None when the call was reported."""
+    through ``error`` and ``warning``. Returns the canonical spelling of the format (see the
+    module docstring), or None when the call was reported. ``readings`` receives, per index
+    of an integer argument the format reads at another width or signedness, the scalar type
+    the argument is to be converted to."""
     if not isinstance(fmt, ir.StringLit):
         error(fmt.loc, "format string is not a string literal (OpenCL C 1.2 printf takes a "
                        "literal format)")
@@ -196,9 +214,15 @@ def check_printf(fmt: ir.Expr, args: list[ir.Expr], call_loc: Loc,
             error(arg.loc, "'%s' takes only a string literal in OpenCL C 1.2")
             ok = False
         elif not _matches(c, arg):
-            error(arg.loc, f"format specifies type '{expected_type(c)}' but the argument has "
-                           f"type '{arg.type}'")
-            ok = False
+            message = (f"format specifies type '{expected_type(c)}' but the argument has "
+                       f"type '{arg.type}'")
+            reading = integer_reading(c, arg)
+            if reading is None:
+                error(arg.loc, message)
+                ok = False
+            else:
+                warning(arg.loc, f"{message}; the value is converted to '{reading}'")
+                readings[i] = reading
     if len(args) > len(values):
         error(args[len(values)].loc, "data argument not used by format string")
         ok = False

@@ -615,6 +615,8 @@ class ExprSema(ValueSema):
             return self._alignof(arg_nodes, loc)
         if name == "__ppcl_offsetof":
             return self._offsetof(arg_nodes, loc)
+        if name == "__builtin_expect":
+            return self._builtin_expect(arg_nodes, loc)
         sym = self.lookup(name)
         if sym is not None and sym.kind == "func":
             return self._user_call(sym, arg_nodes, loc)
@@ -628,6 +630,18 @@ class ExprSema(ValueSema):
             self.fail(loc, f"implicit declaration of function '{name}' is not allowed in "
                            "OpenCL C")
         return self._builtin_call(builtins, name, arg_nodes, loc)
+
+    def _builtin_expect(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
+        """clang's ``long __builtin_expect(long value, long expected)``: a branch hint whose
+        value is its first argument converted to ``long``; the hint itself is dropped."""
+        if len(args) != 2:
+            self.fail(loc, f"__builtin_expect takes 2 arguments, got {len(args)}")
+        value, expected = (self.rvalue(a) for a in args)
+        for arg in (value, expected):
+            if not (isinstance(arg.type, T.ScalarType | T.EnumType) and is_integer(arg.type)):
+                self.fail(arg.loc, f"__builtin_expect takes integer arguments, not "
+                                   f"'{arg.type}'")
+        return self.convert(value, T.LONG, "argument 1 of '__builtin_expect'")
 
     def _alignof(self, args: list[c_ast.Node], loc: Loc) -> ir.Expr:
         """``__alignof__(T)``, ``_Alignof(T)`` or of an expression: the alignment in bytes
@@ -763,18 +777,25 @@ class ExprSema(ValueSema):
 
     def _checked_printf(self, args: list[ir.Expr], loc: Loc) -> list[ir.Expr]:
         """The arguments of a ``printf`` call checked against its format, the format spelled
-        as it was checked (``printf_format.py``); a mismatch is an error of the build."""
+        as it was checked (``printf_format.py``); a mismatch is an error of the build, except an
+        integer read at another width or signedness, which is converted with a warning."""
         def error(at: Loc, message: str) -> None:
             self.error(at if at.line > 0 else loc, message)
+
+        def warning(at: Loc, message: str) -> None:
+            self.warning(at if at.line > 0 else loc, message)
 
         fmt = args[0]
         while isinstance(fmt, ir.Cast):
             fmt = fmt.operand
-        canonical = check_printf(fmt, args[1:], loc, error)
+        readings: dict[int, str] = {}
+        canonical = check_printf(fmt, args[1:], loc, error, warning, readings)
         if canonical is None or not isinstance(fmt, ir.StringLit):
             return args
         spelled: list[ir.Expr] = [dataclasses.replace(fmt, value=canonical)]
-        for arg in args[1:]:
+        for i, arg in enumerate(args[1:]):
+            if i in readings:
+                arg = ir.Cast(T.ScalarType(readings[i]), arg, loc=arg.loc)
             if isinstance(arg, ir.StringLit):
                 try:
                     arg = dataclasses.replace(arg, value=canonical_literal(decode(arg.value)[0]))
