@@ -84,6 +84,29 @@ def test_left_shift_of_a_widened_variable_wraps_like_an_int():
     np.testing.assert_array_equal(out, [0, 0, 1, 1])  # bit 1 reaches the sign bit: 2, 3 < 0
 
 
+DIVIDED = """
+__kernel void d(__global int *out, int w) {
+    int i = (int)get_global_id(0) - 37;
+    out[i + 37] = i / 3 + i % 7 + (i + 40) / w;
+}
+"""
+
+
+def test_a_widened_variable_divides_in_32_bits_and_vectorizes():
+    """``i / 3`` of a widened ``i`` is a 32-bit division: in 64 bits gcc has no vector
+    multiply-high for the constant and left the loop scalar; the values (negative ones
+    truncated toward zero) are the int ones."""
+    k = build_kernel(DIVIDED, "d", local_size=(16,), want_vector_report=True)
+    group = k.c_source[k.c_source.index("static void ppcl_group_d"):]
+    assert "long ppcl_u_i" in group and "(int)ppcl_u_i / 3" in group
+    assert "loop vectorized" in k.vector_report, k.vector_report
+    out = np.zeros(64, np.int32)
+    run(DIVIDED, "d", (64,), (16,), out, np.int32(5))
+    i = np.arange(64) - 37
+    expected = np.trunc(i / 3) + np.fmod(i, 7) + (i + 40) // 5
+    np.testing.assert_array_equal(out, expected.astype(np.int32))
+
+
 TRANSPOSE = """
 #define T 8
 __kernel void tr(__global const float *in, __global float *out, int rows, int cols) {

@@ -633,6 +633,15 @@ class KernelPrinter(CStylePrinter):
         if isinstance(e, ir.Binary) and e.op == "<<" and self.mentions_widened(e.lhs):
             # bits shifted past an int's sign bit must be lost as they are in 32 bits
             return super().expr_prec(dataclasses.replace(e, lhs=ir.Cast(e.lhs.type, e.lhs)))
+        if isinstance(e, ir.Binary) and e.op in ("/", "%") and isinstance(e.type, ScalarType) \
+                and e.type.size == 4 and (self.mentions_widened(e.lhs)
+                                          or self.mentions_widened(e.rhs)):
+            # a 32-bit quotient of widened operands (their values fit the type) divides in 32
+            # bits: x86 has no 64-bit vector multiply-high, so a 64-bit division by a constant
+            # kept gcc from vectorizing the loop, where the 32-bit one vectorizes
+            lhs = ir.Cast(e.lhs.type, e.lhs) if self.mentions_widened(e.lhs) else e.lhs
+            rhs = ir.Cast(e.rhs.type, e.rhs) if self.mentions_widened(e.rhs) else e.rhs
+            return super().expr_prec(dataclasses.replace(e, lhs=lhs, rhs=rhs))
         return super().expr_prec(e)
 
     def narrow_global_id(self, e: ir.Cast) -> str | None:
