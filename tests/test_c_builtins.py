@@ -1416,3 +1416,26 @@ def test_atomics_and_fences(lib: Lib) -> None:
     q = np.zeros(1, np.int64)
     ok = lib.dll.t_atomics(*(ctypes.c_void_p(a.ctypes.data) for a in (i, u, f, q)))
     assert ok == 1
+
+
+SMOOTHSTEP = """
+__kernel void ramp(__global const float *x, __global float *y)
+{
+    int i = get_global_id(0);
+    y[i] = smoothstep(-1.0f, 2.0f, x[i]);
+}
+"""
+
+
+def test_smoothstep_clamps_by_selects_and_its_loop_vectorizes() -> None:
+    """smoothstep's clamp was fminf(fmaxf(...)), C library calls that kept the work-item
+    loop scalar; by selects, as clamp is, it vectorizes and gives the same values."""
+    from tests.launch import build_kernel, run
+
+    kernel = build_kernel(SMOOTHSTEP, "ramp", local_size=(32,), want_vector_report=True)
+    assert "loop vectorized" in kernel.vector_report, kernel.vector_report
+    x = np.linspace(-3.0, 4.0, 64, dtype=np.float32)
+    y = np.zeros_like(x)
+    run(SMOOTHSTEP, "ramp", (64,), (32,), x, y)
+    t = np.clip((x - np.float32(-1.0)) / np.float32(3.0), 0.0, 1.0).astype(np.float32)
+    np.testing.assert_array_equal(y, t * t * (np.float32(3.0) - np.float32(2.0) * t))

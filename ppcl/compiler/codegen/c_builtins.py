@@ -187,7 +187,6 @@ def lower_integer(e: Emitter, ov: Overload) -> str:
 
 def _common_body(name: str, elem: ScalarType) -> Callable[[Emitter, Sequence[str]], str]:
     F = C_SCALAR_NAMES[elem.name]
-    sfx = "f" if elem.name == "float" else ""
 
     def lit(v: str) -> str:
         return float_literal(v, elem)
@@ -212,8 +211,11 @@ def _common_body(name: str, elem: ScalarType) -> Callable[[Emitter, Sequence[str
         if name == "step":
             return f"return {y} < {x} ? {lit('0.0')} : {lit('1.0')};"
         if name == "smoothstep":
-            return f"""{F} t = fmin{sfx}(fmax{sfx}(({z} - {x}) / ({y} - {x}), {lit('0.0')}), {lit('1.0')});
-return t * t * ({lit('3.0')} - {lit('2.0')} * t);"""
+            # clamped by selects as clamp is: fminf and fmaxf kept the loop scalar
+            u = f"({z} - {x}) / ({y} - {x})"
+            return (f"{F} q = {u}, m, t;\n{max_min_selects('fmax', 'q', lit('0.0'), 'm')}\n"
+                    f"{max_min_selects('fmin', 'm', lit('1.0'), 't')}\n"
+                    f"return t * t * ({lit('3.0')} - {lit('2.0')} * t);")
         if name == "sign":
             return f"""if ({x} > {lit('0.0')}) return {lit('1.0')};
 if ({x} < {lit('0.0')}) return {lit('-1.0')};
