@@ -46,7 +46,15 @@ __kernel void whole(__global const uchar4 *px, __global float *out, float k)
 {
     int i = get_global_id(0);
     float4 c = convert_float4(px[i]);
-    out[i] = dot(c, c) * k;
+    float4 d = c * k;
+    out[i] = d.x + d.w;
+}
+
+__kernel void geometric(__global const uchar4 *px, __global float *out, float k)
+{
+    int i = get_global_id(0);
+    float4 c = convert_float4(px[i]);
+    out[i] = dot(c, c) * k + length(c);
 }
 
 __kernel void written(__global uchar4 *px, __global float *out, float k)
@@ -87,6 +95,7 @@ __kernel void stored_after(__global const uchar4 *a, __global uchar4 *b, __globa
 DECISIONS = [
     ("luminance", ["c"], []),
     ("whole", [], [("c", "used whole")]),
+    ("geometric", ["c"], []),
     ("written", [], [("c", "its buffer px is written by the kernel")]),
     ("moved", [], [("v", "its index reads i, which the kernel changes")]),
     ("aliased", [], [("c", "a store, call or barrier may come between its load and a use")]),
@@ -129,8 +138,8 @@ def _pixels(rng: np.random.Generator, n: int, dtype: type) -> np.ndarray:
     return rng.integers(info.min, info.max, n * 4, dtype=dtype, endpoint=True)
 
 
-@pytest.mark.parametrize("name", ["luminance", "whole", "written", "moved", "aliased",
-                                  "stored_after"])
+@pytest.mark.parametrize("name", ["luminance", "whole", "geometric", "written", "moved",
+                                  "aliased", "stored_after"])
 @pytest.mark.parametrize("n", [1, 203, 1030])
 def test_results_equal_the_kernel_built_without_them(contexts, name: str, n: int) -> None:
     rng = np.random.default_rng(n)
@@ -178,3 +187,47 @@ def test_sobel_loads_pixel_components_as_scalars() -> None:
     assert "__ppcl_convert_float4__uchar4(" not in group
     assert "__ppcl_convert_float__uchar(((unsigned char *)(" in group
     assert "__ppcl_hypot__float_float(" in group
+
+
+GEOMETRIC_VECTORS = """
+__kernel void measure(__global const float4 *p, __global const float3 *q, __global float *out)
+{
+    int i = get_global_id(0);
+    float4 a = p[i];
+    out[i] = dot(a, p[i + 1]) + length(a) + dot(q[i], q[i]);
+}
+"""
+
+
+def test_dot_and_length_of_loaded_vectors_vectorize() -> None:
+    """``dot`` and ``length`` of a loaded ``float4`` kept the whole vector load, which left
+    the work-item loop scalar; written out by components, the loop vectorizes, and the values
+    are those of the C lowering (the sum in order in float, length's in double)."""
+    kernel = build_kernel(GEOMETRIC_VECTORS, "measure", local_size=(16,),
+                          want_vector_report=True)
+    assert "loop vectorized" in kernel.vector_report, kernel.vector_report
+    module = compile_source(GEOMETRIC_VECTORS).module
+    stream = io.StringIO()
+    kernel_ir(module, "measure", KernelSpec((16, 1, 1)), parse_build_options(""),
+              Debug(frozenset({"plans"})), stream=stream)
+    assert "measure: component loads: 3 dot or length call(s) written out by components" \
+        in stream.getvalue(), stream.getvalue()
+    rng = np.random.default_rng(5)
+    n = 37
+    p = rng.standard_normal((n + 1, 4)).astype(np.float32)
+    q = rng.standard_normal((n, 4)).astype(np.float32)  # float3 elements take 16 bytes
+    out = np.zeros(n, np.float32)
+    ctx = cl.Context([ppcl.get_platforms()[0].get_devices()[0]])
+    queue = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, GEOMETRIC_VECTORS).build()
+    bp, bq = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in (p, q))
+    bo = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
+    prg.measure(queue, (n,), None, bp, bq, bo)
+    cl.enqueue_copy(queue, out, bo)
+    a, b = p[:n], p[1:]
+    dot4 = ((a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]) + a[:, 2] * b[:, 2]) + a[:, 3] * b[:, 3]
+    d = a.astype(np.float64)
+    length = np.sqrt(((d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2])
+                     + d[:, 3] * d[:, 3]).astype(np.float32)
+    dot3 = (q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1]) + q[:, 2] * q[:, 2]
+    np.testing.assert_array_equal(out, (dot4 + length) + dot3)

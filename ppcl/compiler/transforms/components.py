@@ -20,6 +20,13 @@ component taken straight from an element (``convert_float4(rgb[i]).x``, ``p[i].s
 same access at the same place, so it always becomes a scalar access (``component``, which the
 scalarizer also uses for the components it splits off).
 
+``dot(a, b)`` and float ``length(a)`` of such vectors (variables or elements) are first written
+out by components, in the order and precision their C lowering computes them (``a.x * b.x +
+a.y * b.y + ...`` in the element type; ``length`` as the square root of the sum of squares in
+double, rounded to float once), so they do not count as whole uses: a kernel normalizing or
+measuring one vector per work-item then vectorizes, where the whole ``float4`` load kept it
+scalar.
+
 Pass name: ``components`` (before ``workgroup``); ``PPCL_DEBUG=plans`` names every candidate
 variable and why it was or was not rewritten.
 """
@@ -33,7 +40,7 @@ from dataclasses import dataclass
 from ppcl.compiler.analysis.buffers import buffer_accesses, single_definitions
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, VectorType
+from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, AddressSpace, PointerType, VectorType
 from ppcl.compiler.ir.visit import Node, Rewriter, walk
 
 __all__ = ["ComponentLoads", "component", "component_loads"]
@@ -169,6 +176,60 @@ class _Components(Rewriter):
         return ir.DeclStmt(kept, loc=s.loc) if kept else ()
 
 
+_SPELLING = "xyzw"
+
+
+def _take(v: ir.Expr, i: int) -> ir.Swizzle:
+    assert isinstance(v.type, VectorType)
+    return ir.Swizzle(v.type.elem, v, (i,), _SPELLING[i], loc=v.loc)
+
+
+class _Geometric(Rewriter):
+    """``dot`` and float ``length`` of vectors that ``loadable`` accepts written out by
+    components, exactly as ``codegen/c_builtins`` computes them."""
+
+    def __init__(self, loadable: set[str], pointers: dict[str, PointerType]) -> None:
+        self.loadable = loadable
+        self.pointers = pointers
+        self.count = 0
+
+    def _operand(self, e: ir.Expr) -> bool:
+        if isinstance(e, ir.VarRef):
+            return e.name in self.loadable
+        return _element_load(e, self.pointers) is not None
+
+    def rewrite_Call(self, e: ir.Call) -> ir.Expr:
+        if e.builtin is None or e.name not in ("dot", "length") \
+                or not all(self._operand(a) for a in e.args):
+            return e
+        t = e.args[0].type
+        if not isinstance(t, VectorType) or t.width > 4:
+            return e
+        if e.name == "dot" and t.elem in (FLOAT, DOUBLE):
+            a, b = e.args
+            total: ir.Expr | None = None
+            for i in range(t.width):
+                term = ir.Binary(t.elem, "*", _take(a, i), _take(b, i), loc=e.loc)
+                total = term if total is None else ir.Binary(t.elem, "+", total, term,
+                                                             loc=e.loc)
+            assert total is not None
+            self.count += 1
+            return total
+        if e.name == "length" and t.elem == FLOAT:
+            (a,) = e.args
+            squares: ir.Expr | None = None
+            for i in range(t.width):
+                c = ir.Cast(DOUBLE, _take(a, i), loc=e.loc)
+                term = ir.Binary(DOUBLE, "*", c, c, loc=e.loc)
+                squares = term if squares is None else ir.Binary(DOUBLE, "+", squares, term,
+                                                                 loc=e.loc)
+            assert squares is not None
+            root = ir.Call(DOUBLE, "sqrt", (squares,), builtin="sqrt__double", loc=e.loc)
+            self.count += 1
+            return ir.Cast(FLOAT, root, loc=e.loc)
+        return e
+
+
 def _buffer(load: ir.Index) -> str:
     assert isinstance(load.base, ir.VarRef)
     return load.base.name
@@ -225,15 +286,20 @@ def component_loads(fn: ir.Function, same_buffer: Sequence[set[str]] | None = No
                 "(another parameter may be the same buffer)"
         else:
             loads[name] = (load, conversion)
-    for name in sorted(_whole_uses(fn.body, set(loads))):
+    geometric = _Geometric(set(loads), pointers)
+    body = geometric.rewrite(fn.body)
+    assert isinstance(body, ir.Block)
+    for name in sorted(_whole_uses(body, set(loads))):
         kept[name] = "used whole, not one component at a time"
         del loads[name]
     components = _Components(loads)
-    body = components.rewrite(fn.body)
+    body = components.rewrite(body)
     assert isinstance(body, ir.Block)
     taken = [f"{name} (elements of {_buffer(loads[name][0])} loaded as components)"
              for name in sorted(loads)]
     taken += [f"{components.count} component(s) taken from loaded elements"] \
         * bool(components.count)
+    taken += [f"{geometric.count} dot or length call(s) written out by components"] \
+        * bool(geometric.count)
     function = dataclasses.replace(fn, body=body) if taken else fn
     return ComponentLoads(function, tuple(taken), tuple(sorted(kept.items())))
