@@ -331,6 +331,27 @@ def test_take_cumsum_any_all(queue):
     assert (a > 0).all().get() == 1 and (a > 5).any().get() == 1 and (a > 100).any().get() == 0
 
 
+def test_multi_put_repeats_shorter_values_as_numpy_put(queue):
+    # multi_put takes values[i % len(values)], as numpy's put and PyOpenCL's multi_put do;
+    # a 3-element source for 6 indices was refused
+    indices = np.array([0, 2, 3, 5, 7, 8], np.int32)
+    sources = [np.arange(3, dtype=np.float32) + k for k in range(3)] + [np.float32([9])]
+    outs = [cla.zeros(queue, 10, np.float32) for _ in sources]
+    cla.multi_put([cla.to_device(queue, s) for s in sources], cla.to_device(queue, indices),
+                  out=outs)
+    for source, out in zip(sources, outs):
+        want = np.zeros(10, np.float32)
+        np.put(want, indices, source)
+        np.testing.assert_array_equal(out.get(), want)
+    strided = cla.to_device(queue, np.arange(8, dtype=np.float32))[::2]  # 4 values for 6
+    out = cla.multi_put([strided], cla.to_device(queue, indices), dest_shape=(10,))[0]
+    want = np.zeros(10, np.float32)
+    np.put(want, indices, np.arange(8, dtype=np.float32)[::2])
+    np.testing.assert_array_equal(out.get()[indices], want[indices])
+    with pytest.raises(ppcl.LogicError):  # a[indices] = values stays numpy's strict form
+        cla.put(outs[0], cla.to_device(queue, indices), cla.to_device(queue, sources[0]))
+
+
 def test_cumsum_wait_for_return_event_and_complex(queue):
     """PyOpenCL's cumsum(a, output_dtype, queue, wait_for, return_event=...): ppcl's took
     neither wait_for nor return_event (TypeError)."""
