@@ -660,6 +660,28 @@ def test_an_empty_arrays_events_do_not_wait_for_unrelated_commands(ooo_queue, se
     assert (held.get() == 3).all()
 
 
+def test_an_arrays_last_event_stays_after_it_completed(ctx):
+    # as in PyOpenCL, a.events[-1] is the command that made a, completed or not (its profile);
+    # completed events were dropped, and a lazy array had none, leaving a.events empty
+    queue = ppcl.CommandQueue(ctx, properties=ppcl.command_queue_properties.PROFILING_ENABLE)
+    x = cla.to_device(queue, np.arange(50, dtype=np.float32))
+    made = {"copy": x.copy(), "fill": cla.empty_like(x).fill(1), "sum": cla.sum(x),
+            "lazy": x + 2 * x}  # asking a lazy array for its events runs its kernel
+    for name, y in made.items():
+        assert len(y.events) == 1, name
+        y.events[-1].wait()
+        assert y.events[-1].command_execution_status == ppcl.command_execution_status.COMPLETE
+        assert y.events[-1].profile.end >= y.events[-1].profile.start
+    np.testing.assert_array_equal(made["lazy"].get(), 3 * np.arange(50, dtype=np.float32))
+    y = made["fill"]
+    for _ in range(30):  # later commands replace completed events: the list stays short
+        y.fill(2)
+    assert 1 <= len(y.events) <= 12
+    y.finish()
+    assert y.events == []
+    assert (y.get() == 2).all()
+
+
 def test_finish_waits_for_the_arrays_events_only(ooo_queue, set_value):
     """``Array.finish`` waits for the array's events, as PyOpenCL's does; it finished the
     whole queue too, so it blocked behind an unrelated write held by a user event."""
