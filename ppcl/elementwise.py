@@ -124,11 +124,12 @@ def record_event(event: cl.Event, arrays: Iterable[Any]) -> cl.Event:
     write of one waits for the read); returns ``event``. The command waited for the arrays'
     events (``wait_list`` of the same arrays), so its event stands for them: the lists stay
     short without waiting for anything (a failed event fails the commands after it, and so
-    stays represented)."""
+    stays represented). A completed event stays too, as in PyOpenCL, where ``a.events[-1]``
+    is the command that made ``a`` (its profile, its status); ``wait_list`` skips it."""
     for array in arrays:
         events = getattr(array, "events", None)
         if events is not None:
-            events[:] = [] if completed(event) else [event]
+            events[:] = [event]
     return event
 
 

@@ -329,14 +329,22 @@ class Layout:
         return builtins.min(n, self.items * self.per_item)
 
 
+def folds_in_one_launch(device: cl.Device) -> bool:
+    """Whether the CPU layout fits ``device``: its one launch has the last work-item fold every
+    partial, which needs the other work-groups' writes seen through a fence and an atomic.
+    OpenCL 1.2 does not promise that; a CPU device whose threads share coherent memory gives
+    it (``fenced_writes_cross_groups``). GPUs, other accelerators and the checking device,
+    which holds kernels to the 1.2 memory model, take two launches."""
+    if is_gpu(device) or not device.type & cl.device_type.CPU:
+        return False
+    return bool(device.backend.info.fenced_writes_cross_groups)
+
+
 def reduction_layout(device: cl.Device, n: int, itemsize: int) -> Layout:
     """The first stage's layout for ``n`` positions folded into values of ``itemsize``
     bytes, from the device's kind, compute units and native vector width."""
     units = builtins.max(1, device.max_compute_units)
-    # the CPU layout's one launch has the last work-item fold every partial, which needs the
-    # other groups' writes seen through a fence and an atomic: CPUs only; GPUs and other
-    # accelerators take two launches
-    if is_gpu(device) or not device.type & cl.device_type.CPU:
+    if not folds_in_one_launch(device):
         groups = ITEMS_PER_UNIT * units
         per_item = n // (groups * GROUP)
         if per_item == 0:

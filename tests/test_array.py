@@ -331,6 +331,27 @@ def test_take_cumsum_any_all(queue):
     assert (a > 0).all().get() == 1 and (a > 5).any().get() == 1 and (a > 100).any().get() == 0
 
 
+def test_multi_put_repeats_shorter_values_as_numpy_put(queue):
+    # multi_put takes values[i % len(values)], as numpy's put and PyOpenCL's multi_put do;
+    # a 3-element source for 6 indices was refused
+    indices = np.array([0, 2, 3, 5, 7, 8], np.int32)
+    sources = [np.arange(3, dtype=np.float32) + k for k in range(3)] + [np.float32([9])]
+    outs = [cla.zeros(queue, 10, np.float32) for _ in sources]
+    cla.multi_put([cla.to_device(queue, s) for s in sources], cla.to_device(queue, indices),
+                  out=outs)
+    for source, out in zip(sources, outs):
+        want = np.zeros(10, np.float32)
+        np.put(want, indices, source)
+        np.testing.assert_array_equal(out.get(), want)
+    strided = cla.to_device(queue, np.arange(8, dtype=np.float32))[::2]  # 4 values for 6
+    out = cla.multi_put([strided], cla.to_device(queue, indices), dest_shape=(10,))[0]
+    want = np.zeros(10, np.float32)
+    np.put(want, indices, np.arange(8, dtype=np.float32)[::2])
+    np.testing.assert_array_equal(out.get()[indices], want[indices])
+    with pytest.raises(ppcl.LogicError):  # a[indices] = values stays numpy's strict form
+        cla.put(outs[0], cla.to_device(queue, indices), cla.to_device(queue, sources[0]))
+
+
 def test_cumsum_wait_for_return_event_and_complex(queue):
     """PyOpenCL's cumsum(a, output_dtype, queue, wait_for, return_event=...): ppcl's took
     neither wait_for nor return_event (TypeError)."""
@@ -637,6 +658,28 @@ def test_an_empty_arrays_events_do_not_wait_for_unrelated_commands(ooo_queue, se
     finally:
         gate.set_status(COMPLETE)
     assert (held.get() == 3).all()
+
+
+def test_an_arrays_last_event_stays_after_it_completed(ctx):
+    # as in PyOpenCL, a.events[-1] is the command that made a, completed or not (its profile);
+    # completed events were dropped, and a lazy array had none, leaving a.events empty
+    queue = ppcl.CommandQueue(ctx, properties=ppcl.command_queue_properties.PROFILING_ENABLE)
+    x = cla.to_device(queue, np.arange(50, dtype=np.float32))
+    made = {"copy": x.copy(), "fill": cla.empty_like(x).fill(1), "sum": cla.sum(x),
+            "lazy": x + 2 * x}  # asking a lazy array for its events runs its kernel
+    for name, y in made.items():
+        assert len(y.events) == 1, name
+        y.events[-1].wait()
+        assert y.events[-1].command_execution_status == ppcl.command_execution_status.COMPLETE
+        assert y.events[-1].profile.end >= y.events[-1].profile.start
+    np.testing.assert_array_equal(made["lazy"].get(), 3 * np.arange(50, dtype=np.float32))
+    y = made["fill"]
+    for _ in range(30):  # later commands replace completed events: the list stays short
+        y.fill(2)
+    assert 1 <= len(y.events) <= 12
+    y.finish()
+    assert y.events == []
+    assert (y.get() == 2).all()
 
 
 def test_finish_waits_for_the_arrays_events_only(ooo_queue, set_value):

@@ -377,3 +377,19 @@ def test_kernel_local_arrays_past_the_local_memory_fail_the_launch(make_context:
             as caught:
         launch(make_context(), source, "k", Shape((8,), (4,)), (np.zeros(8, np.float32),))
     assert caught.value.code == -5
+
+
+def test_array_reductions_run_clean_on_the_checking_device():
+    # the CPU layout folds every partial in the launch's last work-item, seen through a fence
+    # and an atomic, which OpenCL 1.2 does not promise between work-groups: the checking
+    # device reported its own sum as a data race; it takes the two-launch layout
+    import ppcl.array as cla
+    from ppcl.reduction import folds_in_one_launch
+
+    assert not folds_in_one_launch(check_context().devices[0])
+    assert folds_in_one_launch(cpu_context().devices[0])
+    queue = cl.CommandQueue(check_context())
+    x = np.random.default_rng(3).random(40000).astype(np.float32)  # several CPU chunks
+    a = cla.to_device(queue, x)
+    np.testing.assert_allclose(cla.sum(a).get(), x.sum(dtype=np.float64), rtol=1e-5)
+    assert cla.max(a).get() == x.max() and cla.min(a[1::3]).get() == x[1::3].min()

@@ -406,3 +406,12 @@ def test_image_info_by_name_through_image_attribute(ctx):
     assert img.image.format == fmt
     with pytest.raises(AttributeError, match="no value 'colour'"):
         img.image.colour  # noqa: B018
+
+
+def test_image_format_fields_are_its_only_attributes():
+    fmt = cl.ImageFormat(cl.channel_order.RGBA, cl.channel_type.FLOAT)
+    assert (fmt.channel_order, fmt.channel_data_type) == (cl.channel_order.RGBA,
+                                                          cl.channel_type.FLOAT)
+    assert not hasattr(fmt, "__dict__")  # as PyOpenCL's: a misspelt field raises
+    with pytest.raises(AttributeError):
+        fmt.channel_type = cl.channel_type.FLOAT

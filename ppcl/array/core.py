@@ -106,7 +106,7 @@ class Array:
         self.offset = offset
         self.allocator = allocator
         # what a command on the array waits for; a view shares its base's list
-        self.events: list[cl.Event] = events if isinstance(events, list) else list(events or [])
+        self._events: list[cl.Event] = events if isinstance(events, list) else list(events or [])
         self._expr = _expr
         self._buffer: Any = data
         if _expr is not None:
@@ -168,14 +168,25 @@ class Array:
     def itemsize(self) -> int:
         return self.dtype.itemsize
 
+    @property
+    def events(self) -> list[cl.Event]:
+        """The events of the commands the array's contents wait on, as PyOpenCL's. A lazy
+        array (``y = x + x``) is computed first: its events are those of the kernel that makes
+        it, which PyOpenCL would have launched already."""
+        self._materialize()
+        return self._events
+
+    @events.setter
+    def events(self, events: list[cl.Event]) -> None:
+        self._events = events
+
     def add_event(self, event: cl.Event) -> None:
-        """Add ``event`` to ``events``, which later commands on the array wait for. Completed
-        events leave the list; past ``_MAX_EVENTS`` the oldest are waited for, as in
-        PyOpenCL."""
+        """Add ``event`` to ``events``, which later commands on the array wait for. Earlier
+        completed events leave the list (``event`` stays, completed or not, as the last one);
+        past ``_MAX_EVENTS`` the oldest are waited for, as in PyOpenCL."""
         events = self.events
         events[:] = [e for e in events if not completed(e) and e is not event]
-        if not completed(event):
-            events.append(event)
+        events.append(event)
         if len(events) > _MAX_EVENTS:
             oldest = events[:4]
             cl.wait_for_events(oldest)

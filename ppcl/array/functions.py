@@ -361,7 +361,7 @@ def multi_put(arrays: Sequence[Array], dest_indices: Array, dest_shape: Any = No
     outputs = _outputs(arrays, out, dest_shape, queue or dest_indices.queue, "multi_put")
     for source, target in zip(arrays, outputs):
         target._wait_for(wait_for)
-        put(target, dest_indices, source, queue=queue)
+        put(target, dest_indices, source, queue=queue, repeat=True)
     return outputs
 
 
@@ -386,19 +386,24 @@ def multi_take_put(arrays: Sequence[Array], dest_indices: Array, src_indices: Ar
     return outputs
 
 
-def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
+def put(a: Array, indices: Array, values: Any, queue: Any = None, *,
+        repeat: bool = False) -> Array:
     """``a[indices[i]] = values[i]`` (or a scalar ``values``) for a 1-d ``a``, as PyOpenCL's
-    ``a[indices] = values``."""
+    ``a[indices] = values``. With ``repeat`` (``multi_put``, like numpy's ``put``) a 1-d
+    ``values`` of another length is repeated: ``a[indices[i]] = values[i % values.size]``."""
     routine = "Array.__setitem__"
     if a.ndim != 1 or indices.dtype.kind not in "iu" or indices.ndim != 1:
         raise make_error(routine, "INVALID_VALUE",
                          "a[indices] = values needs a 1-d array and 1-d integer indices")
     if isinstance(values, np.ndarray) and values.ndim:
         values = to_device(a._queue(queue, routine), values.astype(a.dtype, copy=False))
+    repeated = None
     if isinstance(values, Array):
         if values.shape != indices.shape and values.size != 1:
-            raise make_error(routine, "INVALID_VALUE",
-                             f"{values.size} values for {indices.size} indices")
+            if not (repeat and values.ndim == 1 and values.size):
+                raise make_error(routine, "INVALID_VALUE",
+                                 f"{values.size} values for {indices.size} indices")
+            repeated = values._concrete()
         source = values._node()
     else:
         _check_fill_value(values, a.dtype, routine)
@@ -408,12 +413,16 @@ def put(a: Array, indices: Array, values: Any, queue: Any = None) -> Array:
     printed = Printed()
     index = array_access(printed, indices, indices.shape)
     target = array_access(printed, a, a.shape, index)
-    value = print_tree(source, indices.shape, printed)
+    if repeated is None:
+        value = print_tree(source, indices.shape, printed)
+        arrays = [a, indices, *leaves(source)]
+    else:
+        value = array_access(printed, repeated, repeated.shape, f"(i % {repeated.size}L)")
+        arrays = [a, indices, repeated]
     operation = f"{target} = {convert(value, source.dtype, a.dtype)}"
     kernel = _cached(a.context, ("put", operation, printed.key()),
                      lambda: ElementwiseKernel(a.context, printed.args, operation,
                                                name="ppcl_put", preamble=printed.preamble()))
-    arrays = [a, indices, *leaves(source)]
     record_event(kernel.launch(a._queue(queue, routine), printed.values, indices.size,
                                wait_for=wait_list(arrays)), arrays)
     return a

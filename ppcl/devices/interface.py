@@ -87,6 +87,10 @@ class DeviceInfo:
     extensions: tuple[str, ...] = ()
     threads: int = 1  # threads a launch runs on
     printf_buffer_size: int = 0  # bytes of printf records one launch can hold
+    # whether a global write, a mem_fence and an atomic make the write seen by the other
+    # work-groups of the same launch: more than OpenCL 1.2 promises (section 3.3.1, no
+    # consistency between work-groups), which a CPU's coherent threads give
+    fenced_writes_cross_groups: bool = False
 
 
 @dataclass(frozen=True)

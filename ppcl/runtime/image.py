@@ -71,7 +71,10 @@ DESCRIPTOR_DTYPE = np.dtype([(name, _NUMPY_OF_C[ctype], (count,)) if count > 1
 
 
 class ImageFormat:
-    """``ImageFormat(channel_order, channel_type)``."""
+    """``ImageFormat(channel_order, channel_type)``. Its two fields are its slots, as in
+    PyOpenCL: a misspelt field (``fmt.channel_type = ...``) raises instead of being kept."""
+
+    __slots__ = ("channel_order", "channel_data_type")
 
     def __init__(self, channel_order: int = 0, channel_type: int = 0) -> None:
         self.channel_order = int(channel_order)

@@ -180,8 +180,12 @@ class MemoryAccess:
     def _track(self, region: mem.Region, sel: np.ndarray, phys: np.ndarray, nbytes: int,
                loc: Loc, write: bool, written: np.ndarray | None = None,
                significant: np.ndarray | None = None) -> None:
-        """Initialization and race bookkeeping of an access; ``significant`` marks the bytes
-        whose initialization matters (a struct's fields, not its padding)."""
+        """Initialization and race bookkeeping of an access; ``significant`` marks the bytes of
+        a whole struct's fields (not its padding). A struct copied whole reads uninitialized
+        memory only when none of its fields was written: C copies a struct with a member no
+        one set without fault (C11 6.2.6.1: a struct's value is never a trap representation),
+        as ``s = init(); s.x = v;`` or PyOpenCL's reductions over a struct with a pad field
+        do; reading the unset member itself is still reported."""
         if region.init is not None:
             span = mem.byte_span(phys, nbytes)
             if write:
@@ -189,7 +193,9 @@ class MemoryAccess:
             else:
                 ok = region.init[span]
                 if significant is not None:
-                    ok = (ok.reshape(len(phys), nbytes) | ~significant).ravel()
+                    fields = significant.any()
+                    written = (ok.reshape(len(phys), nbytes) & significant).any(axis=1)
+                    ok = np.repeat(written | ~fields, nbytes)
                 if not ok.all():
                     per_lane = ok.reshape(len(phys), -1).all(axis=1) if nbytes > 1 else ok
                     k = int(np.argmin(per_lane))

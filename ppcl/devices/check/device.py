@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -245,7 +246,10 @@ class CheckDevice(HostDevice):
     ``finish`` instead of raising them at the launch."""
 
     def __init__(self, collect: bool = False) -> None:
-        super().__init__(host_device_info(probe_cpu(), "ppcl checking device", 1))
+        # the checking device holds kernels to OpenCL 1.2's memory model: no consistency
+        # between the work-groups of one launch, whatever the host's threads would give
+        super().__init__(replace(host_device_info(probe_cpu(), "ppcl checking device", 1),
+                                 fenced_writes_cross_groups=False))
         self.collect = collect
         self.collected = FindingLog()
         self._starts: list[int] = []

@@ -95,7 +95,7 @@ def host_device_info(cpu: CPUInfo, name: str, threads: int) -> DeviceInfo:
         global_mem_cache_size=cpu.last_level_cache_bytes, cache_line=cpu.cache_line,
         vector_bytes=vector_bytes(cpu.flags), mem_base_addr_align=ALIGNMENT,
         host_unified_memory=True, extensions=EXTENSIONS, threads=threads,
-        printf_buffer_size=PRINTF_BUFFER_BYTES)
+        printf_buffer_size=PRINTF_BUFFER_BYTES, fenced_writes_cross_groups=True)
 
 
 def _largest_divisor(n: int, limit: int) -> int:

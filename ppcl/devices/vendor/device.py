@@ -222,7 +222,8 @@ class VendorDevice(Device):
             vector_bytes=4 * max(1, d.preferred_vector_width_float),
             mem_base_addr_align=max(ALIGNMENT, d.mem_base_addr_align // 8),
             host_unified_memory=bool(d.host_unified_memory),
-            extensions=tuple(d.extensions.split()), threads=1)
+            extensions=tuple(d.extensions.split()), threads=1,
+            fenced_writes_cross_groups=_KINDS.get(d.type & 14) == "cpu")
 
     def queue(self) -> Any:
         """The calling thread's queue on the vendor's device."""
