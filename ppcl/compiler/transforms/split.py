@@ -10,7 +10,13 @@ decided on a subdomain:
 * ``min``, ``max`` and ``clamp`` of affine integers: in an address, the argument that moves
   with ``gid0`` is chosen (the access becomes consecutive, Section 3.2.2); elsewhere (loop
   bounds, values) the argument that is the same for every lane (control becomes uniform, the
-  full-tile predicate of Section 3.2.1).
+  full-tile predicate of Section 3.2.1);
+* a periodic wrap (``_wrap_sites``): ``if (xs < 0) xs += nx;``, ``x == 0 ? nx - 1 : x - 1``,
+  ``(x - 1 + nx) % nx``: the condition takes the value it has inside the launch (``_interior``:
+  above a constant, below a size), the arm or the remainder's left side minus its multiple
+  of ``nx`` stands for the whole (any ternary so decided is an ``arm`` site:
+  ``gid < n ? x[gid] : 0.0f``). Loads from ``__constant`` tables (``CX[q]``) are bounded by
+  the table's values (``affine.table_bounds``).
 
 Each site gives constraints ``p >= 0``. Counters of the body are replaced by their worst value
 in their bounds and the lanes along y and z by their worst value in the group's tile (a linear
@@ -293,7 +299,7 @@ def _wrap_sites(body: ir.Stmt, model: Model) -> tuple[list[Site], set[int]]:
     conditions:
 
     * ``int xs = x - CX[q]; if (xs < 0) xs += nx; if (xs >= nx) xs -= nx;``: an if without
-      else that updates a local declared before it in its block, whose condition reads the
+      else that only assigns locals declared before it in its block, whose condition reads the
       local's declared value as long as every update since sat under an if decided not taken
       (the site depends on those ifs' constraints as well); the condition takes the value
       it has inside the launch;
@@ -332,8 +338,10 @@ def _wrap_sites(body: ir.Stmt, model: Model) -> tuple[list[Site], set[int]]:
             decided = _decided(node.cond, model)
             if decided is not None:
                 value, side = decided
-                sites.append(Site(node, node.then if value else node.otherwise, tuple(side),
-                                  "wrap"))
+                arm = node.then if value else node.otherwise
+                if arm.type != node.type:
+                    arm = ir.Cast(node.type, arm, implicit=True, loc=arm.loc)
+                sites.append(Site(node, arm, tuple(side), "arm"))
         elif isinstance(node, ir.Binary) and node.op == "%":
             site = _remainder_site(node, model)
             if site is not None:
@@ -345,8 +353,8 @@ def _wrap_if(stmt: ir.If, kept: Mapping[str, tuple[ir.Expr, tuple[Poly, ...]]],
              model: Model) -> Site | None:
     """The site of ``if (c) <update>`` (``_wrap_sites``), with the locals of ``kept`` at their
     declared values."""
-    if stmt.otherwise is not None or not writes_in(stmt.then) & kept.keys() \
-            or not is_effect_free(stmt.cond):
+    if stmt.otherwise is not None or not is_effect_free(stmt.cond) \
+            or not _updates(stmt.then, kept.keys()):
         return None
     read = {n.name for n in walk(stmt.cond) if isinstance(n, ir.VarRef)}
     todo = list(read & kept.keys())
@@ -367,6 +375,20 @@ def _wrap_if(stmt: ir.If, kept: Mapping[str, tuple[ir.Expr, tuple[Poly, ...]]],
     value, side = decided
     return Site(stmt.cond, _true(stmt.cond) if value else _false(stmt.cond),
                 tuple(side) + tuple(p for p in deps if p not in side), "wrap")
+
+
+def _updates(s: ir.Stmt, names: Collection[str]) -> bool:
+    """Whether ``s`` does nothing but assign locals of ``names`` values without effects
+    (``xs += nx``): the update of a wrap, not work a lane does at an edge."""
+    stmts = s.stmts if isinstance(s, ir.Block) else (s,)
+    if not stmts:
+        return False
+    for stmt in stmts:
+        e = stmt.expr if isinstance(stmt, ir.ExprStmt) else None
+        if not (isinstance(e, ir.Assign) and isinstance(e.target, ir.VarRef)
+                and e.target.name in names and is_effect_free(e.value)):
+            return False
+    return True
 
 
 def _remainder_site(rem: ir.Binary, model: Model) -> Site | None:
