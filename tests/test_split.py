@@ -936,3 +936,39 @@ def test_a_local_named_as_a_table_is_not_bounded() -> None:
     # the local is renamed apart from the table; its loads are not the table's
     line = next(p for p in formed.plans if "table loads" in p)
     assert "CY[q] in [-1, 1]" in line and "CX" not in line, line
+
+
+ADDRESS_TAKEN = """
+__kernel void k(__global const int *src, __global int *dst, int nx, int s)
+{
+    int x = get_global_id(0);
+    if (x >= nx)
+        return;
+    int xs = x - 1;
+    int *p = &xs;
+    *p = x + s;
+    if (xs >= nx) xs -= nx;
+    dst[x] = src[xs];
+}
+"""
+
+
+@pytest.mark.parametrize("nx,s", [(40, 1), (40, 39), (7, 3)])
+def test_a_local_written_through_a_pointer_keeps_its_wrap(nx: int, s: int) -> None:
+    # xs is x + s when the wrap is tested, not its declared x - 1: the wrap must not be
+    # taken for decided where x - 1 < nx
+    src = np.arange(nx, dtype=np.int32) * 3
+    dst = np.zeros(nx, np.int32)
+    run(ADDRESS_TAKEN, "k", (_round(nx, 16),), (16,), src, dst, np.int32(nx), np.int32(s))
+    np.testing.assert_array_equal(dst, src[(np.arange(nx) + s) % nx])
+
+
+def test_a_local_written_through_a_pointer_is_no_wrap_site() -> None:
+    from ppcl.compiler.analysis.affine import model_of
+    from ppcl.compiler.transforms.split import find_sites
+
+    formed = _formed(ADDRESS_TAKEN, "k", (16, 1, 1))
+    (loop,) = find_all(formed.body, wg.WorkItemLoop)
+    model = model_of(loop.body, {"nx", "s"}, formed.local_size, rows=formed.rows,
+                     narrow_ids=True, tables=formed.tables)
+    assert [s.what for s in find_sites(loop.body, model)] == ["guard"]

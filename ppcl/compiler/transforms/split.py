@@ -64,7 +64,7 @@ from ppcl.compiler.analysis.affine import (
     model_of,
     writes_in,
 )
-from ppcl.compiler.analysis.effects import is_effect_free
+from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ScalarType
@@ -308,7 +308,8 @@ def _wrap_sites(body: ir.Stmt, model: Model) -> tuple[list[Site], set[int]]:
       holds of its left side) and those bounds are interior."""
     sites: list[Site] = []
     claimed: set[int] = set()
-    taken = writes_in(body)
+    eff = effects(body, Effects())
+    taken = eff.writes - eff.address_taken  # a local written through a pointer is not kept
     for block in walk(body):
         if not isinstance(block, ir.Block):
             continue
