@@ -388,3 +388,28 @@ def test_magic_numbers_of_a_kernel_with_a_barrier_and_an_exit() -> None:
 
     assert compare_devices(BARRIER, "tiles", make_args, [Shape((64,), (16,)),
                                                          Shape((96,), (32,))])
+
+
+WRAPS = """
+__kernel void ring(__global const int *x, __global int *out, int w)
+{
+    int i = get_global_id(0);
+    out[i] = x[(i - 1 + w) % w] + x[(i + 1) % w] + i % w;
+}
+"""
+
+
+def test_periodic_wraps_are_left_to_the_split_and_a_plain_remainder_is_not() -> None:
+    """``(i - 1 + w) % w`` and ``(i + 1) % w`` are the wraps the split drops on the interior
+    (a multiply-high would hide them from it); ``i % w`` has no offset and becomes one."""
+    stream = io.StringIO()
+    kernel_ir(compile_source(WRAPS).module, "ring", KernelSpec((8, 1, 1)),
+              parse_build_options(""), Debug(frozenset({"plans"})), stream=stream)
+    text = stream.getvalue()
+    assert text.count("(a periodic wrap: left to the split") == 2, text
+    assert text.count("magic division: ") == 1, text
+
+    def make_args(shape: Shape, rng: np.random.Generator) -> list[object]:
+        return [rng.integers(-99, 99, 24, dtype=np.int32), np.zeros(24, np.int32),
+                np.int32(24)]
+    compare_devices(WRAPS, "ring", make_args, [Shape((24,), (8,))])

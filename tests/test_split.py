@@ -692,3 +692,283 @@ def test_a_branch_of_one_lane_matches_unsplit(n: int) -> None:
                 np.full(size, -1, dtype=np.int32)]
 
     _both(ONE_LANE, "note", (size,), (256,), make)
+
+
+# ---------------------------------------------------------------- periodic wraps
+
+STREAM_IF = """
+__constant int CX[9] = {0, 1, 0, -1, 0, 1, -1, -1, 1};
+__constant int CY[9] = {0, 0, 1, 0, -1, 1, 1, -1, -1};
+
+__kernel void stream(__global const float *src, __global float *dst, int nx, int ny)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= nx || y >= ny)
+        return;
+    for (int q = 0; q < 9; q++) {
+        int xs = x - CX[q];
+        int ys = y - CY[q];
+        if (xs < 0) xs += nx;
+        if (xs >= nx) xs -= nx;
+        if (ys < 0) ys += ny;
+        if (ys >= ny) ys -= ny;
+        dst[(y * nx + x) * 9 + q] = src[(ys * nx + xs) * 9 + q];
+    }
+}
+"""
+
+HEAT_TERNARY = """
+__kernel void heat(__global const float *a, __global float *b, int w, int h)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    int xm = x == 0 ? w - 1 : x - 1;
+    int xp = x == w - 1 ? 0 : x + 1;
+    int ym = y == 0 ? h - 1 : y - 1;
+    int yp = y == h - 1 ? 0 : y + 1;
+    b[y * w + x] = 0.2f * (a[y * w + x] + a[y * w + xm] + a[y * w + xp]
+                           + a[ym * w + x] + a[yp * w + x]);
+}
+"""
+
+HEAT_REMAINDER = """
+__kernel void heat(__global const float *a, __global float *b, int w, int h)
+{
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    int xm = (x - 1 + w) % w;
+    int xp = (x + 1) % w;
+    int ym = (y + h - 1) % h;
+    int yp = (y + 1) % h;
+    b[y * w + x] = 0.2f * (a[y * w + x] + a[y * w + xm] + a[y * w + xp]
+                           + a[ym * w + x] + a[yp * w + x]);
+}
+"""
+
+# steps far wider than the lattice: the interior x >= 40 and x <= nx - 41 is empty for
+# every size below, and each remainder wraps the coordinate back into [0, nx)
+WIDE_TABLE = """
+__constant int DX[4] = {-40, 3, 40, 0};
+
+__kernel void far(__global const int *src, __global int *dst, int nx)
+{
+    int x = get_global_id(0);
+    if (x >= nx)
+        return;
+    int s = 0;
+    for (int k = 0; k < 4; k++) {
+        int xs = ((x - DX[k]) % nx + nx) % nx;
+        s += (k + 1) * src[xs];
+    }
+    dst[x] = s;
+}
+"""
+
+_WRAP_SIZES = [(1, 1), (1, 7), (7, 1), (2, 3), (3, 2), (33, 17), (16, 16), (70, 9)]
+
+
+def _stream_numpy(src: np.ndarray, nx: int, ny: int) -> np.ndarray:
+    cx = [0, 1, 0, -1, 0, 1, -1, -1, 1]
+    cy = [0, 0, 1, 0, -1, 1, 1, -1, -1]
+    f = src.reshape(ny, nx, 9)
+    out = np.empty_like(f)
+    for q in range(9):
+        out[:, :, q] = np.roll(f[:, :, q], (cy[q], cx[q]), axis=(0, 1))
+    return out.reshape(-1)
+
+
+@pytest.mark.parametrize("nx,ny", _WRAP_SIZES)
+def test_periodic_stream_with_table_wraps_matches_numpy(nx: int, ny: int) -> None:
+    rng = np.random.default_rng(nx * 31 + ny)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(nx * ny * 9, dtype=np.float32),
+                np.zeros(nx * ny * 9, dtype=np.float32)]
+
+    _both(STREAM_IF, "stream", (_round(nx, 16), _round(ny, 4)), (16, 4), make,
+          np.int32(nx), np.int32(ny))
+    src, dst = make()
+    run(STREAM_IF, "stream", (_round(nx, 16), _round(ny, 4)), (16, 4), src, dst,
+        np.int32(nx), np.int32(ny))
+    np.testing.assert_array_equal(dst, _stream_numpy(src, nx, ny))
+
+
+def _heat_numpy(a: np.ndarray, w: int, h: int) -> np.ndarray:
+    g = a.reshape(h, w)
+    s = g + np.roll(g, 1, 1) + np.roll(g, -1, 1) + np.roll(g, 1, 0) + np.roll(g, -1, 0)
+    return (np.float32(0.2) * s).reshape(-1)
+
+
+@pytest.mark.parametrize("source", [HEAT_TERNARY, HEAT_REMAINDER], ids=["ternary", "remainder"])
+@pytest.mark.parametrize("w,h", _WRAP_SIZES)
+def test_periodic_heat_matches_unsplit_and_numpy(source: str, w: int, h: int) -> None:
+    rng = np.random.default_rng(w * 7 + h)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(w * h, dtype=np.float32), np.zeros(w * h, dtype=np.float32)]
+
+    _both(source, "heat", (_round(w, 16), _round(h, 4)), (16, 4), make, np.int32(w),
+          np.int32(h))
+    a, b = make()
+    run(source, "heat", (_round(w, 16), _round(h, 4)), (16, 4), a, b, np.int32(w), np.int32(h))
+    np.testing.assert_allclose(b, _heat_numpy(a, w, h), rtol=1e-6)
+
+
+@pytest.mark.parametrize("nx", [1, 2, 5, 64, 79, 200])
+def test_table_whose_interior_is_empty_matches_numpy(nx: int) -> None:
+    rng = np.random.default_rng(nx)
+
+    def make() -> list[np.ndarray]:
+        return [rng.integers(-100, 100, nx, dtype=np.int32), np.zeros(nx, np.int32)]
+
+    _both(WIDE_TABLE, "far", (_round(nx, 32),), (32,), make, np.int32(nx))
+    src, dst = make()
+    run(WIDE_TABLE, "far", (_round(nx, 32),), (32,), src, dst, np.int32(nx))
+    want = sum((k + 1) * np.roll(src, d) for k, d in enumerate([-40, 3, 40, 0]))
+    np.testing.assert_array_equal(dst, want)
+
+
+def _wrap_free(fast: ir.Stmt) -> bool:
+    """No if, ternary or remainder left in a fast copy's statements before its store."""
+    return not (find_all(fast, ir.If) or find_all(fast, ir.Conditional)
+                or [b for b in find_all(fast, ir.Binary) if b.op == "%"])
+
+
+@pytest.mark.parametrize("source", [STREAM_IF, HEAT_TERNARY, HEAT_REMAINDER],
+                         ids=["if", "ternary", "remainder"])
+def test_periodic_wraps_drop_out_of_the_fast_copy(source: str) -> None:
+    name = "stream" if "stream" in source else "heat"
+    formed = _formed(source, name, (16, 4, 1))
+    (split,) = find_all(formed.body, wg.SplitLoop)
+    line = next(p for p in formed.plans if "split along x" in p)
+    assert ("wraps" in line or "arms" in line) and "gid0 >= 1" in line, line
+    assert "gid0 <= " in line, line
+    assert "base1 - 1 >= 0" in line, line
+    assert _wrap_free(split.fast.body)
+    assert not _wrap_free(split.guarded.body)
+
+
+def test_table_loads_at_their_bounds_are_in_the_plans() -> None:
+    formed = _formed(STREAM_IF, "stream", (16, 4, 1))
+    assert formed.tables == {"CX": (-1, 1), "CY": (-1, 1)}
+    assert any("table loads at their bounds: CX[q] in [-1, 1], CY[q] in [-1, 1]" in p
+               for p in formed.plans), formed.plans
+
+
+def test_table_bounds_of_constant_arrays_with_literal_initializers() -> None:
+    from ppcl.compiler.analysis.affine import table_bounds
+
+    source = """
+    __constant int PART[6] = {3, 7};
+    __constant uchar BYTES[] = {1, 300, 9};
+    __constant float F[2] = {1.0f, 2.0f};
+    __constant int GRID[2][2] = {{1, 2}, {3, 4}};
+    __constant int NEG[3] = {-5, 2, -1};
+    __kernel void k(__global int *o) { o[0] = PART[0] + BYTES[0] + NEG[0] + GRID[0][0]; }
+    """
+    module = compile_source(source, "t.cl", "").module
+    # left-out elements are 0; 300 is 44 as a uchar; floats and rows of a grid are no table
+    assert table_bounds(module) == {"PART": (0, 7), "BYTES": (1, 44), "NEG": (-5, 2)}
+
+
+NOT_TABLES = """
+__constant int CX[3] = {-1, 0, 1};
+
+__kernel void k(__global const float *src, __global float *dst, __constant int *DX,
+                __global const int *GX, int nx)
+{
+    int x = get_global_id(0);
+    if (x >= nx)
+        return;
+    int PX[3] = {-1, 0, 1};
+    float s = 0.0f;
+    for (int q = 0; q < 3; q++) {
+        int a = x - DX[q];
+        int b = x - GX[q];
+        int c = x - PX[q];
+        if (a < 0) a += nx;
+        if (a >= nx) a -= nx;
+        if (b < 0) b += nx;
+        if (b >= nx) b -= nx;
+        if (c < 0) c += nx;
+        if (c >= nx) c -= nx;
+        s += src[a] + 2.0f * src[b] + 4.0f * src[c];
+    }
+    dst[x] = s;
+}
+"""
+
+
+def test_constant_arguments_global_and_private_tables_are_not_bounded() -> None:
+    formed = _formed(NOT_TABLES, "k", (16, 1, 1))
+    assert formed.tables == {"CX": (-1, 1)}  # the program's table, which k never reads
+    assert not any("table loads" in p for p in formed.plans), formed.plans
+    assert not any("wraps" in p for p in formed.plans), formed.plans
+
+
+@pytest.mark.parametrize("nx", [1, 2, 17, 64])
+def test_constant_arguments_global_and_private_tables_match_numpy(nx: int) -> None:
+    rng = np.random.default_rng(nx)
+    # steps of 2 and -2 wrap twice where nx is 1: the kernel's single wrap reads past the
+    # end, so keep to steps of one where the lattice is that small
+    steps = np.array([-1, 0, 1] if nx < 3 else [2, -2, 1], np.int32)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(nx, dtype=np.float32), np.zeros(nx, np.float32)]
+
+    src, dst = make()
+    run(NOT_TABLES, "k", (_round(nx, 16),), (16,), src, dst, steps, steps, np.int32(nx))
+    want = sum(np.roll(src, d) * 1.0 + 2.0 * np.roll(src, d) for d in steps)
+    want = want + sum(4.0 * np.roll(src, d) for d in (-1, 0, 1))
+    np.testing.assert_allclose(dst, want, rtol=1e-5)
+
+
+def test_a_local_named_as_a_table_is_not_bounded() -> None:
+    source = STREAM_IF.replace("for (int q = 0; q < 9; q++) {",
+                               "int CX[9] = {0, 5, 0, -5, 0, 5, -5, -5, 5};\n"
+                               "    for (int q = 0; q < 9; q++) {")
+    formed = _formed(source, "stream", (16, 4, 1))
+    # the local is renamed apart from the table; its loads are not the table's
+    line = next(p for p in formed.plans if "table loads" in p)
+    assert "CY[q] in [-1, 1]" in line and "CX" not in line, line
+
+
+ADDRESS_TAKEN = """
+__kernel void k(__global const int *src, __global int *dst, int nx, int s)
+{
+    int x = get_global_id(0);
+    if (x >= nx)
+        return;
+    int xs = x - 1;
+    int *p = &xs;
+    *p = x + s;
+    if (xs >= nx) xs -= nx;
+    dst[x] = src[xs];
+}
+"""
+
+
+@pytest.mark.parametrize("nx,s", [(40, 1), (40, 39), (7, 3)])
+def test_a_local_written_through_a_pointer_keeps_its_wrap(nx: int, s: int) -> None:
+    # xs is x + s when the wrap is tested, not its declared x - 1: the wrap must not be
+    # taken for decided where x - 1 < nx
+    src = np.arange(nx, dtype=np.int32) * 3
+    dst = np.zeros(nx, np.int32)
+    run(ADDRESS_TAKEN, "k", (_round(nx, 16),), (16,), src, dst, np.int32(nx), np.int32(s))
+    np.testing.assert_array_equal(dst, src[(np.arange(nx) + s) % nx])
+
+
+def test_a_local_written_through_a_pointer_is_no_wrap_site() -> None:
+    from ppcl.compiler.analysis.affine import model_of
+    from ppcl.compiler.transforms.split import find_sites
+
+    formed = _formed(ADDRESS_TAKEN, "k", (16, 1, 1))
+    (loop,) = find_all(formed.body, wg.WorkItemLoop)
+    model = model_of(loop.body, {"nx", "s"}, formed.local_size, rows=formed.rows,
+                     narrow_ids=True, tables=formed.tables)
+    assert [s.what for s in find_sites(loop.body, model)] == ["guard"]

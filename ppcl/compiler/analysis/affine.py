@@ -26,6 +26,12 @@ access along ``gid0`` (uniform, consecutive, strided, divergent) as Section 3.2.
 check the split predicates against (``tile_inside``: the group bases whose whole tile lies in
 a domain). Min, max and clamp are not affine; ``transforms/split.py`` chooses one of their
 arguments on a subdomain and asks this model again.
+
+A load from a ``__constant`` program-scope table of integers with a literal initializer
+(``table_bounds``: ``CX[q]`` of a lattice's velocity table) at an index the same for every lane
+is a name of its own, ``CX[q]``, bounded by the table's least and largest value: the model
+keeps it among the counters (a value somewhere in ``[low, high]``, which every use takes at
+its worst), so ``x - CX[q] >= 0`` holds for every ``q`` where ``gid0 >= max(CX)``.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from typing import Any
 from ppcl.compiler.analysis.effects import Effects, effects
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import PointerType, ScalarType
+from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Node, walk
 
 Monomial = tuple[str, ...]  # sorted names; () is the constant term
@@ -142,7 +148,8 @@ class Poly:
 @dataclass(frozen=True)
 class Counter:
     """A counted loop of the body: ``name`` runs from ``low`` to ``high`` (inclusive), both
-    affine in the parameters, by steps of 1."""
+    affine in the parameters, by steps of 1; or a bounded table load (``table_load``), some
+    value in ``[low, high]``."""
 
     name: str
     low: Poly
@@ -160,6 +167,8 @@ class Model:
     defs: dict[str, ir.Expr] = field(default_factory=dict)  # single-assignment integer locals
     counters: dict[str, Counter] = field(default_factory=dict)
     chosen: Mapping[ir.Expr, ir.Expr] = field(default_factory=dict)  # min/max -> chosen arg
+    # ``__constant`` integer tables: name -> (least, largest value) (``table_bounds``)
+    tables: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def _scalar(t: object) -> ScalarType | None:
@@ -233,7 +242,50 @@ def affine_of(e: ir.Expr, model: Model) -> Poly | None:
         return lhs + rhs if e.op == "+" else lhs - rhs if e.op == "-" else lhs * rhs
     if isinstance(e, ir.Call) and e.builtin is not None and e.args:
         return _query(e, model)
+    if isinstance(e, ir.Index):
+        name = table_load(e, model)
+        return Poly.var(name) if name is not None and name in model.counters else None
     return None
+
+
+def table_load(e: ir.Index, model: Model) -> str | None:
+    """The name of a load from a bounded ``__constant`` table (``Model.tables``) at an index
+    the same for every lane (affine over counters and parameters), ``CX[q]``; None for any
+    other access. A load whose index moves with the lane is not one name: its value would
+    look uniform along x."""
+    base = e.base
+    if not (isinstance(base, ir.VarRef) and base.name in model.tables):
+        return None
+    index = affine_of(e.index, model)
+    if index is None or index.names() & set(LANES):
+        return None
+    return f"{base.name}[{index}]"
+
+
+def table_bounds(module: ir.Module) -> dict[str, tuple[int, int]]:
+    """The least and largest value of every ``__constant`` program-scope array of integers
+    whose initializer is a list of integer constants (elements it leaves out are 0): a load
+    from it lies between them, whatever its index (one past the end is undefined). A table of
+    another type, space or initializer is left out."""
+    out: dict[str, tuple[int, int]] = {}
+    for top in module.decls:
+        if not isinstance(top, ir.GlobalVar):
+            continue
+        decl = top.decl
+        t = decl.type
+        elem = _scalar(t.elem) if isinstance(t, ArrayType) else None
+        if decl.space is not AddressSpace.CONSTANT or not isinstance(t, ArrayType) \
+                or elem is None or not isinstance(decl.init, ir.InitList):
+            continue
+        values = [const_int(v) for v in decl.init.elems]
+        length = len(values) if t.length is None else t.length
+        if not values or any(v is None for v in values) or len(values) > length:
+            continue
+        known = [_wrap(v, elem) for v in values if v is not None]
+        if len(known) < length:
+            known.append(0)
+        out[decl.name] = (min(known), max(known))
+    return out
 
 
 def _size_less(e: ir.Binary, model: Model) -> Poly | None:
@@ -356,11 +408,17 @@ def _counter(loop: ir.For, model: Model, written: set[str]) -> Counter | None:
 
 def model_of(body: ir.Stmt, params: Iterable[str], local_size: tuple[int, int, int], *,
              rows: bool, narrow_ids: bool,
-             chosen: Mapping[ir.Expr, ir.Expr] | None = None) -> Model:
+             chosen: Mapping[ir.Expr, ir.Expr] | None = None,
+             tables: Mapping[str, tuple[int, int]] | None = None) -> Model:
     """The model of a work-item loop body: its single-assignment integer locals (declared with
-    a value and never written again, address never taken) and its counted loops."""
+    a value and never written again, address never taken), its counted loops and its loads
+    from bounded tables (``tables``, of ``table_bounds``; a name the body declares itself is
+    no table)."""
     eff = effects(body, Effects())
-    model = Model(frozenset(params), local_size, rows, narrow_ids, chosen=chosen or {})
+    declared = {n.name for n in walk(body) if isinstance(n, ir.VarDecl)}
+    kept = {n: b for n, b in (tables or {}).items() if n not in declared}
+    model = Model(frozenset(params), local_size, rows, narrow_ids, chosen=chosen or {},
+                  tables=kept)
     for node in walk(body):
         if isinstance(node, ir.VarDecl) and node.init is not None \
                 and _scalar(node.type) is not None and node.name not in eff.writes \
@@ -373,6 +431,13 @@ def model_of(body: ir.Stmt, params: Iterable[str], local_size: tuple[int, int, i
             counter = _counter(node, model, written)
             if counter is not None:
                 model.counters[counter.name] = counter
+    if model.tables:
+        for node in walk(body):
+            if isinstance(node, ir.Index):
+                name = table_load(node, model)
+                if name is not None:
+                    low, high = model.tables[name.split("[", 1)[0]]
+                    model.counters[name] = Counter(name, Poly.const(low), Poly.const(high))
     return model
 
 

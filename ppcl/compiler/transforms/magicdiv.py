@@ -323,6 +323,7 @@ class _Divisions(Rewriter):
         self.used = used
         self.defs = defs  # variables always equal to their one initializer
         self.narrow_ids = narrow_ids  # every id and size of the launch fits in int
+        self.wraps: set[ir.Expr] = set()  # periodic wraps left to the split (``_wraps``)
         self.magics: dict[tuple[str, ScalarType, ir.Expr], _Magic] = {}
         self.keeps: dict[ir.Expr, str] = {}
         self.setup: list[ir.VarDecl] = []
@@ -404,10 +405,15 @@ class _Divisions(Rewriter):
             return "its dividend has side effects"
         return None
 
-    def divide(self, op: str, x: ir.Expr, d: ir.Expr, loc: Loc) -> ir.Expr | None:
+    def divide(self, op: str, x: ir.Expr, d: ir.Expr, loc: Loc,
+               node: ir.Expr | None = None) -> ir.Expr | None:
         t = x.type
         text = f"{_show(x)} {op} {_show(d)} at {loc.line}:{loc.col}"
         if _const(d):
+            return None
+        if node is not None and node in self.wraps:
+            self.lines.append(f"division kept: {text} (a periodic wrap: left to the split, "
+                              "which drops it where the dividend stays in [0, divisor))")
             return None
         why = self.why_not(t, x, d)
         if why is not None:
@@ -436,7 +442,7 @@ class _Divisions(Rewriter):
     def rewrite_Binary(self, e: ir.Binary) -> ir.Expr:
         if e.op not in ("/", "%"):
             return e
-        out = self.divide(e.op, e.lhs, e.rhs, e.loc)
+        out = self.divide(e.op, e.lhs, e.rhs, e.loc, e)
         return e if out is None else _located(out, e.loc)
 
     def rewrite_Assign(self, e: ir.Assign) -> ir.Expr:
@@ -486,6 +492,7 @@ def magic_divisions(kernel: ir.Function, narrow_ids: bool = False) -> MagicDivis
     used = params | set(declared) | {n.name for n in walk(body) if isinstance(n, ir.VarRef)}
     defs = {n: v for n, v in single_definitions(kernel).items() if n not in twice}
     rewriter = _Divisions(constants, known, used, defs, narrow_ids)
+    rewriter.wraps = _wraps(body, known)
     rewritten = rewriter.rewrite(body)
     if not rewriter.setup:
         return MagicDivisions(kernel, tuple(rewriter.lines))
@@ -493,6 +500,45 @@ def magic_divisions(kernel: ir.Function, narrow_ids: bool = False) -> MagicDivis
     new_body = dataclasses.replace(rewritten, stmts=setup + rewritten.stmts)
     return MagicDivisions(dataclasses.replace(kernel, body=new_body), tuple(rewriter.lines),
                           frozenset(d.name for d in rewriter.setup))
+
+
+def _wrap_terms(e: ir.Expr, d: ir.Expr) -> list[ir.Expr] | None:
+    """The terms of ``e`` as a sum and difference, or None where it is none (a product, a
+    call...): a term is a variable, a literal, a load, the divisor ``d`` or ``... % d``."""
+    if isinstance(e, ir.Cast) and e.type == e.operand.type:
+        e = e.operand
+    if isinstance(e, ir.Binary) and e.op in ("+", "-"):
+        lhs, rhs = _wrap_terms(e.lhs, d), _wrap_terms(e.rhs, d)
+        return None if lhs is None or rhs is None else lhs + rhs
+    if e == d or isinstance(e, ir.VarRef | ir.IntLit | ir.Index) \
+            or (isinstance(e, ir.Binary) and e.op == "%" and e.rhs == d):
+        return [e]
+    return None
+
+
+def _wraps(body: ir.Block, known: set[str]) -> set[ir.Expr]:
+    """Signed remainders of the periodic wraps the split pass takes as sites
+    (``(x - 1 + w) % w``, ``(y + 1) % h``, ``((x - DX[k]) % nx + nx) % nx``): a sum of a
+    varying term and an offset (a literal, a table load, the divisor or a remainder by it)
+    modulo a launch constant, and the remainders by the same divisor inside it. On the
+    interior the split drops them; a multiply-high would hide them from it."""
+    found: set[ir.Expr] = set()
+    for n in walk(body):
+        if not isinstance(n, ir.Binary) or n.op != "%" or n.type != INT \
+                or not launch_value(n.rhs, known):
+            continue
+        terms = _wrap_terms(n.lhs, n.rhs)
+        if terms is None or len(terms) < 2:
+            continue
+        varying = any(isinstance(t, ir.VarRef | ir.Index) and not launch_value(t, known)
+                      for t in terms)
+        offset = any(t == n.rhs or isinstance(t, ir.Index | ir.Binary)
+                     or (isinstance(t, ir.IntLit) and t.value != 0) for t in terms)
+        if varying and offset:
+            found.add(n)
+            found |= {t for t in walk(n.lhs) if isinstance(t, ir.Binary) and t.op == "%"
+                      and t.rhs == n.rhs}
+    return found
 
 
 def _changed(kernel: ir.Function) -> set[str]:

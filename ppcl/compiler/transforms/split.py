@@ -10,7 +10,13 @@ decided on a subdomain:
 * ``min``, ``max`` and ``clamp`` of affine integers: in an address, the argument that moves
   with ``gid0`` is chosen (the access becomes consecutive, Section 3.2.2); elsewhere (loop
   bounds, values) the argument that is the same for every lane (control becomes uniform, the
-  full-tile predicate of Section 3.2.1).
+  full-tile predicate of Section 3.2.1);
+* a periodic wrap (``_wrap_sites``): ``if (xs < 0) xs += nx;``, ``x == 0 ? nx - 1 : x - 1``,
+  ``(x - 1 + nx) % nx``: the condition takes the value it has inside the launch (``_interior``:
+  above a constant, below a size), the arm or the remainder's left side minus its multiple
+  of ``nx`` stands for the whole (any ternary so decided is an ``arm`` site:
+  ``gid < n ? x[gid] : 0.0f``). Loads from ``__constant`` tables (``CX[q]``) are bounded by
+  the table's values (``affine.table_bounds``).
 
 Each site gives constraints ``p >= 0``. Counters of the body are replaced by their worst value
 in their bounds and the lanes along y and z by their worst value in the group's tile (a linear
@@ -58,7 +64,7 @@ from ppcl.compiler.analysis.affine import (
     model_of,
     writes_in,
 )
-from ppcl.compiler.analysis.effects import is_effect_free
+from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ULONG, ScalarType
@@ -204,9 +210,11 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
         if site is not None and _reduced(site, model) is not None:
             sites.append(site)
             chosen[call] = site.replacement
+    wraps, claimed = _wrap_sites(body, model)
+    sites += wraps
     whole = _sole_statement(body)
     for node in walk(body):
-        if isinstance(node, ir.If):
+        if isinstance(node, ir.If) and id(node) not in claimed:
             if _is_exit(node.then) and node.otherwise is None:
                 for term in _terms(node.cond, "||"):
                     p = constraint_of(term, model, negate=True)
@@ -224,6 +232,182 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
                                                                                 model):
                         sites.append(Site(term, _false(term), (one_lane,), "condition"))
     return sites
+
+
+# ---------------------------------------------------------------- wraps
+
+
+def _interior(p: Poly, model: Model) -> bool:
+    """Whether ``p >= 0`` holds inside the launch along the one lane it moves with, its
+    counters and table loads at their worst: above a constant or the group's base
+    (``x - 1 >= 0``), or below a size or an argument (``nx - 2 - x >= 0``); not past an edge
+    (``x - nx >= 0``, ``-1 - x >= 0``), where a periodic wrap is taken."""
+    for name, c in model.counters.items():
+        a = p.coeff(name)
+        if a:
+            p = p.substitute(name, c.low if a > 0 else c.high)
+    if not p.is_affine:
+        return False
+    moving = [lane for lane in LANES if p.coeff(lane)]
+    if len(moving) != 1:
+        return False
+    a = p.coeff(moving[0])
+    rest = p - Poly.var(moving[0]).scale(a)
+    names = rest.names()
+    if a > 0:
+        return names <= set(BASES)
+    return bool(names - set(BASES)) or (bool(names) and rest.constant > 0)
+
+
+def _sides(cond: ir.Expr, model: Model) -> tuple[list[Poly] | None, list[Poly] | None]:
+    """The constraints under which the comparison ``cond`` is true, and false, each None
+    where it is no one affine inequality: ``a == b`` is false above or below (the side that
+    is interior, ``_interior``), never true on a range."""
+    bare = _strip(cond)
+    if not isinstance(bare, ir.Binary):
+        return None, None
+    if bare.op in ("==", "!="):
+        below = constraint_of(ir.Binary(bare.type, "<", bare.lhs, bare.rhs), model)
+        above = constraint_of(ir.Binary(bare.type, ">", bare.lhs, bare.rhs), model)
+        apart = [p for p in (below, above) if p is not None and _interior(p, model)][:1]
+        return (None, apart or None) if bare.op == "==" else (apart or None, None)
+    true, false = constraint_of(bare, model), constraint_of(bare, model, negate=True)
+    return (None if true is None else [true]), (None if false is None else [false])
+
+
+def _decided(cond: ir.Expr, model: Model) -> tuple[bool, list[Poly]] | None:
+    """The value a condition takes inside the launch (``_interior``) and the constraints
+    under which it does, or None where neither side is interior."""
+    true, false = _sides(cond, model)
+    for value, side in ((False, false), (True, true)):
+        if side and all(_interior(p, model) for p in side):
+            return value, side
+    return None
+
+
+def _is_false(e: ir.Expr) -> bool:
+    e = _strip(e)
+    return isinstance(e, ir.IntLit) and e.value == 0
+
+
+def _scalar_int(t: object) -> bool:
+    return isinstance(t, ScalarType) and t.is_integer and not t.is_bool
+
+
+def _wrap_sites(body: ir.Stmt, model: Model) -> tuple[list[Site], set[int]]:
+    """The sites of periodic wraps, and the ids of the ifs they claim from ``find_sites``'s
+    conditions:
+
+    * ``int xs = x - CX[q]; if (xs < 0) xs += nx; if (xs >= nx) xs -= nx;``: an if without
+      else that only assigns locals declared before it in its block, whose condition reads the
+      local's declared value as long as every update since sat under an if decided not taken
+      (the site depends on those ifs' constraints as well); the condition takes the value
+      it has inside the launch;
+    * ``x == 0 ? nx - 1 : x - 1``: the arm the condition picks inside the launch;
+    * ``(a + nx) % nx`` (signed): ``a`` where ``0 <= a < nx`` (or ``(a) % nx`` where the same
+      holds of its left side) and those bounds are interior."""
+    sites: list[Site] = []
+    claimed: set[int] = set()
+    eff = effects(body, Effects())
+    taken = eff.writes - eff.address_taken  # a local written through a pointer is not kept
+    for block in walk(body):
+        if not isinstance(block, ir.Block):
+            continue
+        # a local's declared value and the constraints under which it still holds
+        kept: dict[str, tuple[ir.Expr, tuple[Poly, ...]]] = {}
+        for stmt in block.stmts:
+            if isinstance(stmt, ir.DeclStmt):
+                for d in stmt.decls:
+                    kept.pop(d.name, None)
+                    if d.init is not None and _scalar_int(d.type) and d.name in taken \
+                            and d.name not in model.defs and is_effect_free(d.init):
+                        kept[d.name] = (d.init, ())
+                continue
+            written = writes_in(stmt)
+            site = _wrap_if(stmt, kept, model) if isinstance(stmt, ir.If) else None
+            if site is not None:
+                sites.append(site)
+                claimed.add(id(stmt))
+                if _is_false(site.replacement):
+                    for name in written & kept.keys():
+                        kept[name] = (kept[name][0], site.constraints)
+                    continue
+            for name in written:
+                kept.pop(name, None)
+    for node in walk(body):
+        if isinstance(node, ir.Conditional) and is_effect_free(node.cond):
+            decided = _decided(node.cond, model)
+            if decided is not None:
+                value, side = decided
+                arm = node.then if value else node.otherwise
+                if arm.type != node.type:
+                    arm = ir.Cast(node.type, arm, implicit=True, loc=arm.loc)
+                sites.append(Site(node, arm, tuple(side), "arm"))
+        elif isinstance(node, ir.Binary) and node.op == "%":
+            site = _remainder_site(node, model)
+            if site is not None:
+                sites.append(site)
+    return sites, claimed
+
+
+def _wrap_if(stmt: ir.If, kept: Mapping[str, tuple[ir.Expr, tuple[Poly, ...]]],
+             model: Model) -> Site | None:
+    """The site of ``if (c) <update>`` (``_wrap_sites``), with the locals of ``kept`` at their
+    declared values."""
+    if stmt.otherwise is not None or not is_effect_free(stmt.cond) \
+            or not _updates(stmt.then, kept.keys()):
+        return None
+    read = {n.name for n in walk(stmt.cond) if isinstance(n, ir.VarRef)}
+    todo = list(read & kept.keys())
+    deps: list[Poly] = []
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        init, under = kept[name]
+        deps += [p for p in under if p not in deps]
+        todo += [n.name for n in walk(init) if isinstance(n, ir.VarRef) and n.name in kept]
+    inner = dataclasses.replace(model, defs={**model.defs, **{n: kept[n][0] for n in seen}})
+    decided = _decided(stmt.cond, inner)
+    if decided is None:
+        return None
+    value, side = decided
+    return Site(stmt.cond, _true(stmt.cond) if value else _false(stmt.cond),
+                tuple(side) + tuple(p for p in deps if p not in side), "wrap")
+
+
+def _updates(s: ir.Stmt, names: Collection[str]) -> bool:
+    """Whether ``s`` does nothing but assign locals of ``names`` values without effects
+    (``xs += nx``): the update of a wrap, not work a lane does at an edge."""
+    stmts = s.stmts if isinstance(s, ir.Block) else (s,)
+    if not stmts:
+        return False
+    for stmt in stmts:
+        e = stmt.expr if isinstance(stmt, ir.ExprStmt) else None
+        if not (isinstance(e, ir.Assign) and isinstance(e.target, ir.VarRef)
+                and e.target.name in names and is_effect_free(e.value)):
+            return False
+    return True
+
+
+def _remainder_site(rem: ir.Binary, model: Model) -> Site | None:
+    """``e % m`` in a signed type, where ``e = a + k * m`` for ``k`` 0 or 1 and
+    ``0 <= a <= m - 1`` is interior: the remainder is ``a`` there (``e`` is not negative)."""
+    t = rem.type
+    if not (isinstance(t, ScalarType) and _scalar_int(t) and t.is_signed):
+        return None
+    e, m = affine_of(rem.lhs, model), affine_of(rem.rhs, model)
+    if e is None or m is None:
+        return None
+    for k in (0, 1):
+        a = e - m.scale(k)
+        constraints = (a, m - a - Poly.const(1))
+        if all(_interior(p, model) for p in constraints):
+            value = rem.lhs if k == 0 else ir.Binary(t, "-", rem.lhs, rem.rhs, loc=rem.loc)
+            return Site(rem, value, constraints, "wrap")
+    return None
 
 
 def _sole_statement(body: ir.Stmt) -> ir.Stmt:
@@ -397,7 +581,7 @@ def group_bounds(body: ir.Stmt, formed: FormedKernel, scalars: frozenset[str],
                       if isinstance(t, ScalarType) and t.is_integer and not t.is_bool
                       and n not in written and n not in formed.context_vars)
     model = model_of(body, scalars | group, formed.local_size, rows=False,
-                     narrow_ids=narrow_ids)
+                     narrow_ids=narrow_ids, tables=formed.tables)
     guard = whole_guard(body, model, formed.context_vars)
     lows, highs = _guard_bounds(guard, set(model.counters) | set(LANES[1:]))
     own = group | {BASES[0]}
@@ -625,7 +809,7 @@ def score_plan(plan: SplitPlan, body: ir.Stmt, fast: ir.Stmt, formed: FormedKern
     launch."""
     model = plan.model
     fast_model = model_of(fast, scalars, formed.local_size, rows=formed.rows,
-                          narrow_ids=narrow_ids)
+                          narrow_ids=narrow_ids, tables=formed.tables)
     guarded_cost = lane_cost(body, model, len(plan.sites))
     return make_score(plan.test, plan.lower, plan.upper, lane_cost(fast, fast_model, 0),
                       guarded_cost, model)
@@ -647,7 +831,8 @@ class _Splitter(Rewriter):
         if loop.mask is not None or loop.plan is not None:
             return loop  # its work-items run in a fixed order; the plan's line says which
         model = model_of(loop.body, self.scalars, self.formed.local_size,
-                         rows=self.formed.rows, narrow_ids=self.narrow_ids)
+                         rows=self.formed.rows, narrow_ids=self.narrow_ids,
+                         tables=self.formed.tables)
         guard = whole_guard(loop.body, model, self.formed.context_vars)
         empty = empty_test(guard, model)
         empty_expr = _empty_expr(empty, self.params)
@@ -685,6 +870,10 @@ class _Splitter(Rewriter):
         whats = ", ".join(sorted({f"{s.what}s" for s in plan.sites}))
         reason = f"fast where {plan.domain_text()} ({len(plan.sites)} sites: {whats})"
         self.notes.append(f"work-item loop {self.number}: split along x, {reason}")
+        loads = _table_loads(plan)
+        if loads:
+            self.notes.append(f"work-item loop {self.number}: table loads at their bounds: "
+                              + ", ".join(loads))
         self.notes += [f"work-item loop {self.number}: fast copy: {n}" for n in rotated.notes]
         self.notes.append(f"work-item loop {self.number}: score " + "; ".join(score_lines(score)))
         index, self.splits = self.splits, self.splits + 1
@@ -706,7 +895,7 @@ class _Splitter(Rewriter):
         ``long`` (``wide_index.py``), and the launch conditions that makes ``what`` (the
         copy's name in the plans) computes them so."""
         model = model_of(fast.body, self.scalars, self.formed.local_size, rows=self.formed.rows,
-                         narrow_ids=self.narrow_ids)
+                         narrow_ids=self.narrow_ids, tables=self.formed.tables)
         known = {n: _largest(self.params[n].type) for n in self.scalars}
         signed = frozenset(n for n in self.scalars if _signed(self.params[n].type))
         body, widened = widen_indices(fast.body, model, facts, known, signed, unsigned_only)
@@ -766,11 +955,21 @@ class _Splitter(Rewriter):
                                    clip_upper=tuple(poly_expr(p, leaves) for p in highs))
 
 
+def _table_loads(plan: SplitPlan) -> list[str]:
+    """``CX[q] in [-1, 1]`` for each bounded table load (``affine.table_load``) a site's
+    constraints read."""
+    names = sorted({n for site in plan.sites for p in site.constraints for n in p.names()
+                    if "[" in n and n in plan.model.counters})
+    counters = plan.model.counters
+    return [f"{n} in [{counters[n].low}, {counters[n].high}]" for n in names]
+
+
 def with_entry(plan: SplitPlan, fast: ir.Stmt, scalars: frozenset[str], formed: FormedKernel,
                narrow_ids: bool) -> tuple[SplitPlan, Rotated]:
     """``plan`` with the first-iteration tests of the fast copy's rotated loops, and the
     rotation of ``fast`` (unrotated where the fast copy does not vectorize anyway)."""
-    model = model_of(fast, scalars, formed.local_size, rows=formed.rows, narrow_ids=narrow_ids)
+    model = model_of(fast, scalars, formed.local_size, rows=formed.rows, narrow_ids=narrow_ids,
+                     tables=formed.tables)
     rotated = rotate_entered(fast, model)
     if not rotated.entry:
         return plan, rotated
@@ -803,7 +1002,8 @@ def _varying_sum(body: ir.Stmt, scalars: frozenset[str], formed: FormedKernel,
                  narrow_ids: bool) -> bool:
     """Whether ``body`` accumulates floats in a loop the affine model cannot count with bounds
     the same for every lane (``Model.counters``): a sum gcc would vectorize in order."""
-    model = model_of(body, scalars, formed.local_size, rows=formed.rows, narrow_ids=narrow_ids)
+    model = model_of(body, scalars, formed.local_size, rows=formed.rows, narrow_ids=narrow_ids,
+                     tables=formed.tables)
 
     def counted(loop: ir.Stmt) -> bool:
         return isinstance(loop, ir.For) and isinstance(loop.init, ir.DeclStmt) \
@@ -833,7 +1033,7 @@ def explain(formed: FormedKernel, narrow_ids: bool,
     lines: list[str] = []
     for number, loop in enumerate(find_all(formed.body, wg.WorkItemLoop), 1):
         model = model_of(loop.body, splitter.scalars, formed.local_size, rows=formed.rows,
-                         narrow_ids=narrow_ids)
+                         narrow_ids=narrow_ids, tables=formed.tables)
         lines.append(f"work-item loop {number}:")
         lines += [f"  {line}" for line in _access_lines(loop.body, model)]
         plain = loop.mask is None and loop.plan is None
@@ -848,7 +1048,7 @@ def explain(formed: FormedKernel, narrow_ids: bool,
         fast = fast_body(loop.body, plan)
         plan, rotated = with_entry(plan, fast, splitter.scalars, formed, narrow_ids)
         fast_model = model_of(fast, splitter.scalars, formed.local_size, rows=formed.rows,
-                              narrow_ids=narrow_ids)
+                              narrow_ids=narrow_ids, tables=formed.tables)
         bounds = [Poly.var("gid0") - p for p in plan.lower]
         bounds += [p - Poly.var("gid0") for p in plan.upper]
         domain = isl_set(list(plan.test) + bounds, ["gid0"])

@@ -19,8 +19,10 @@ Pass name: ``workgroup``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ppcl.compiler.analysis.affine import table_bounds
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, written_vars
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
@@ -94,6 +96,9 @@ class FormedKernel:
     loop_plans: tuple[wg.LoopPlan, ...] = ()  # per loop: the plan that fired, why no other
     # the layout of each private array among the context variables (``context.py``)
     context_layouts: tuple[wg.ContextLayout, ...] = ()
+    # the ``__constant`` integer tables the kernel reads: name -> (least, largest value), a
+    # bound of every load from them (``analysis/affine.table_bounds``)
+    tables: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def element_major(self) -> frozenset[str]:
@@ -739,6 +744,8 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
                                and uniformity.var(n).is_uniform),
         loops=loops,
         context_layouts=layouts,
+        tables={n: b for n, b in table_bounds(module).items()
+                if n not in params and n not in decls},
     )
 
 
