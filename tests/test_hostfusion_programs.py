@@ -125,4 +125,5 @@ def test_lbm_keeps_both_swapped_buffers_as_structure_of_arrays(ctx) -> None:
     decision = [d for d in ppcl.hostfusion.decisions() if d.title.startswith("lbm_step")][-1]
     assert "layout src" in decision.choice and "layout dst" in decision.choice, \
         decision.describe()
-    assert "runs across work-items" in decision.describe()
+    if ctx.devices[0].type & ppcl.device_type.CPU:  # a GPU has no work-item loop to form
+        assert "runs across work-items" in decision.describe()
