@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import PointerType, indexes_in_place
+from ppcl.compiler.ir.types import PointerType, ScalarType, indexes_in_place
 from ppcl.compiler.ir.visit import Node, walk
 
 ASYNC_COPIES = ("async_work_group_copy", "async_work_group_strided_copy")
@@ -65,6 +65,13 @@ def effects(node: Node, out: Effects) -> Effects:
 
 def written_vars(node: Node) -> set[str]:
     return effects(node, Effects()).writes
+
+
+def unwritten_int_params(params: tuple[ir.Param, ...], body: Node) -> frozenset[str]:
+    """The integer scalar parameters ``body`` never assigns: the same value in every lane."""
+    written = written_vars(body)
+    return frozenset(p.name for p in params if isinstance(p.type, ScalarType)
+                     and p.type.is_integer and p.name not in written)
 
 
 def is_effect_free(e: ir.Expr) -> bool:

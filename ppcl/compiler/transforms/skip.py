@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 
 from ppcl.compiler.analysis.affine import Model, affine_of, constraint_of, model_of
-from ppcl.compiler.analysis.effects import written_vars
+from ppcl.compiler.analysis.effects import unwritten_int_params
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import AddressSpace, PointerType, ScalarType
@@ -121,11 +121,7 @@ class _Planner(Rewriter):
     def __init__(self, formed: FormedKernel, narrow_ids: bool) -> None:
         self.formed = formed
         self.narrow_ids = narrow_ids
-        # integer arguments the kernel never writes: the same value in every lane
-        written = written_vars(formed.body)
-        self.scalars = frozenset(p.name for p in formed.function.params
-                                 if isinstance(p.type, ScalarType) and p.type.is_integer
-                                 and p.name not in written)
+        self.scalars = unwritten_int_params(formed.function.params, formed.body)
         self.notes: list[str] = []
 
     def rewrite_WorkItemLoop(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop:
