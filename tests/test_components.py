@@ -57,6 +57,14 @@ __kernel void geometric(__global const uchar4 *px, __global float *out, float k)
     out[i] = dot(c, c) * k + length(c);
 }
 
+__kernel void difference(__global const uchar4 *px, __global float *out, float k)
+{
+    int i = get_global_id(0);
+    float4 d = convert_float4(px[i]) - convert_float4(px[i + 1]);
+    float4 e = convert_float4(px[i]) * k - convert_float4(px[i + 1]);
+    out[i] = dot(d, d) + e.y;
+}
+
 __kernel void written(__global uchar4 *px, __global float *out, float k)
 {
     int i = get_global_id(0);
@@ -96,6 +104,7 @@ DECISIONS = [
     ("luminance", ["c"], []),
     ("whole", [], [("c", "used whole")]),
     ("geometric", ["c"], []),
+    ("difference", ["d", "e"], []),
     ("written", [], [("c", "its buffer px is written by the kernel")]),
     ("moved", [], [("v", "its index reads i, which the kernel changes")]),
     ("aliased", [], [("c", "a store, call or barrier may come between its load and a use")]),
@@ -138,8 +147,8 @@ def _pixels(rng: np.random.Generator, n: int, dtype: type) -> np.ndarray:
     return rng.integers(info.min, info.max, n * 4, dtype=dtype, endpoint=True)
 
 
-@pytest.mark.parametrize("name", ["luminance", "whole", "geometric", "written", "moved",
-                                  "aliased", "stored_after"])
+@pytest.mark.parametrize("name", ["luminance", "whole", "geometric", "difference", "written",
+                                  "moved", "aliased", "stored_after"])
 @pytest.mark.parametrize("n", [1, 203, 1030])
 def test_results_equal_the_kernel_built_without_them(contexts, name: str, n: int) -> None:
     rng = np.random.default_rng(n)

@@ -25,7 +25,10 @@ out by components, in the order and precision their C lowering computes them (``
 a.y * b.y + ...`` in the element type; ``length`` as the square root of the sum of squares in
 double, rounded to float once), so they do not count as whole uses: a kernel normalizing or
 measuring one vector per work-item then vectorizes, where the whole ``float4`` load kept it
-scalar.
+scalar. A vector defined once as element-wise ``+``, ``-``, ``*`` of such elements and of
+scalars (``float4 d = p[i + 1] - p[i];``) is a candidate the same way: each component taken
+from it is that arithmetic on the elements' components (``p[i + 1].x - p[i].x``), the same
+value, with the same checks on the loads.
 
 Pass name: ``components`` (before ``workgroup``); ``PPCL_DEBUG=plans`` names every candidate
 variable and why it was or was not rewritten.
@@ -91,6 +94,43 @@ def _element_load(e: ir.Expr, pointers: dict[str, PointerType]) -> ir.Index | No
     return e if is_effect_free(e.index) else None
 
 
+_ELEMENTWISE = frozenset(("+", "-", "*"))
+
+
+def _tree_loads(e: ir.Expr, pointers: dict[str, PointerType]) -> list[ir.Index] | None:
+    """The element loads of ``e`` when it is element-wise ``+``, ``-``, ``*`` of vector
+    elements (``_element_load``, or a conversion of one with C's rounding) and of scalars
+    splatted to vectors (literals and variables); None for anything else."""
+    if isinstance(e, ir.Binary) and e.op in _ELEMENTWISE and isinstance(e.type, VectorType):
+        lhs, rhs = _tree_loads(e.lhs, pointers), _tree_loads(e.rhs, pointers)
+        return None if lhs is None or rhs is None else lhs + rhs
+    if isinstance(e, ir.Cast) and isinstance(e.type, VectorType) \
+            and not isinstance(e.operand.type, VectorType) \
+            and isinstance(e.operand, ir.VarRef | ir.FloatLit | ir.IntLit):
+        return []
+    load = _element_load(e.args[0] if _conversion(e) and isinstance(e, ir.Call) else e,
+                         pointers)
+    return None if load is None else [load]
+
+
+def _tree_component(e: ir.Expr, i: int) -> ir.Expr:
+    """Component ``i`` of an element-wise tree (``_tree_loads``), the arithmetic on the
+    components: ``(a - b * 2.0f).x`` is ``a.x - b.x * 2.0f``."""
+    if isinstance(e, ir.Binary):
+        assert isinstance(e.type, VectorType)
+        return ir.Binary(e.type.elem, e.op, _tree_component(e.lhs, i),
+                         _tree_component(e.rhs, i), loc=e.loc)
+    if isinstance(e, ir.Cast) and isinstance(e.type, VectorType) \
+            and not isinstance(e.operand.type, VectorType):
+        op = e.operand
+        return op if op.type == e.type.elem else ir.Cast(e.type.elem, op, loc=e.loc)
+    assert isinstance(e.type, VectorType)
+    if isinstance(e, ir.Call):  # a conversion of an element: the component converted
+        inner = _tree_component(e.args[0], i)
+        return ir.Cast(e.type.elem, inner, loc=e.loc)
+    return ir.Swizzle(e.type.elem, e, (i,), "xyzw"[i] if i < 4 else f"s{i:x}", loc=e.loc)
+
+
 def _conversion(e: ir.Expr) -> bool:
     """An element-wise conversion with C's rounding (no ``_sat``, no rounding suffix)."""
     return isinstance(e, ir.Call) and e.builtin is not None and e.name.startswith("convert_") \
@@ -139,13 +179,19 @@ def _nothing_stored_before_uses(body: ir.Block, name: str) -> bool:
 
 
 class _Components(Rewriter):
-    def __init__(self, loads: dict[str, tuple[ir.Index, ir.Expr | None]]) -> None:
+    def __init__(self, loads: dict[str, tuple[ir.Index, ir.Expr | None]],
+                 trees: dict[str, ir.Expr]) -> None:
         self.loads = loads  # variable -> (element load, conversion around it or None)
+        self.trees = trees  # variable -> its element-wise definition (``_tree_loads``)
         self.count = 0  # components taken straight from a load (no variable)
 
     def rewrite_Swizzle(self, e: ir.Swizzle) -> ir.Expr:
         if len(e.indices) != 1:
             return e
+        if isinstance(e.base, ir.VarRef) and e.base.name in self.trees:
+            value = self.rewrite(_tree_component(self.trees[e.base.name], e.indices[0]))
+            assert isinstance(value, ir.Expr)
+            return value
         if isinstance(e.base, ir.VarRef) and e.base.name in self.loads:
             load, conversion = self.loads[e.base.name]
             return self._component(e, load, conversion)
@@ -170,7 +216,7 @@ class _Components(Rewriter):
         return value
 
     def rewrite_DeclStmt(self, s: ir.DeclStmt) -> object:
-        kept = tuple(d for d in s.decls if d.name not in self.loads)
+        kept = tuple(d for d in s.decls if d.name not in self.loads and d.name not in self.trees)
         if len(kept) == len(s.decls):
             return s
         return ir.DeclStmt(kept, loc=s.loc) if kept else ()
@@ -268,35 +314,48 @@ def component_loads(fn: ir.Function, same_buffer: Sequence[set[str]] | None = No
     definitions = single_definitions(fn)
     unchanged = set(definitions) | {p.name for p in fn.params if p.name not in written.writes}
     loads: dict[str, tuple[ir.Index, ir.Expr | None]] = {}
+    trees: dict[str, ir.Expr] = {}
     kept: dict[str, str] = {}
     for name, init in definitions.items():
+        if not isinstance(init.type, VectorType):
+            continue
         conversion = init if _conversion(init) else None
         load = _element_load(conversion.args[0] if isinstance(conversion, ir.Call) else init,
                              pointers)
-        if load is None or not isinstance(init.type, VectorType):
+        elements = [load] if load is not None else _tree_loads(init, pointers)
+        if not elements:
             continue
-        changing = sorted({n.name for n in walk(load.index)
-                           if isinstance(n, ir.VarRef) and n.name not in unchanged})
-        if _buffer(load) in stored:
-            kept[name] = f"its buffer {_buffer(load)} is written by the kernel"
+        read = walk(init) if load is None else walk(load.index)
+        changing = sorted({n.name for n in read
+                           if isinstance(n, ir.VarRef) and n.name not in unchanged
+                           and n.name not in pointers})
+        written_buffers = sorted({_buffer(e) for e in elements} & stored)
+        if written_buffers:
+            kept[name] = f"its buffer {written_buffers[0]} is written by the kernel"
         elif changing:
-            kept[name] = f"its index reads {', '.join(changing)}, which the kernel changes"
+            what = "index reads" if load is not None else "value reads"
+            kept[name] = f"its {what} {', '.join(changing)}, which the kernel changes"
         elif same_buffer is None and not _nothing_stored_before_uses(fn.body, name):
             kept[name] = "a store, call or barrier may come between its load and a use " \
                 "(another parameter may be the same buffer)"
-        else:
+        elif load is not None:
             loads[name] = (load, conversion)
-    geometric = _Geometric(set(loads), pointers)
+        else:
+            trees[name] = init
+    geometric = _Geometric(set(loads) | set(trees), pointers)
     body = geometric.rewrite(fn.body)
     assert isinstance(body, ir.Block)
-    for name in sorted(_whole_uses(body, set(loads))):
+    for name in sorted(_whole_uses(body, set(loads) | set(trees))):
         kept[name] = "used whole, not one component at a time"
-        del loads[name]
-    components = _Components(loads)
+        loads.pop(name, None)
+        trees.pop(name, None)
+    components = _Components(loads, trees)
     body = components.rewrite(body)
     assert isinstance(body, ir.Block)
     taken = [f"{name} (elements of {_buffer(loads[name][0])} loaded as components)"
              for name in sorted(loads)]
+    taken += [f"{name} (element-wise arithmetic of elements, taken by components)"
+              for name in sorted(trees)]
     taken += [f"{components.count} component(s) taken from loaded elements"] \
         * bool(components.count)
     taken += [f"{geometric.count} dot or length call(s) written out by components"] \
