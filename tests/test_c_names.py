@@ -28,7 +28,7 @@ int main(void) { return 4; }
 int malloc(int n) { return n * n; }
 int ppcl_printf(int v) { return v + 100; }
 int ppcl_any(int v) { return v; }
-int __builtin_ctz(int v) { return v + 2; }
+int __builtin_expect(int v) { return v + 2; }
 int fflush(int v) { return v; }
 
 __kernel void k(__global int *out, int launch, int g)
@@ -51,7 +51,7 @@ __kernel void k(__global int *out, int launch, int g)
     enum whence w = EOF;
     size_t i = get_global_id(0);
     int total = puts(memset) + memcpy(abs, errno) + (int)sinf(1.5f) + exit(stdin) + main()
-              + malloc(small) + ppcl_printf(assert) + ppcl_any(fputs) + __builtin_ctz(0)
+              + malloc(small) + ppcl_printf(assert) + ppcl_any(fputs) + __builtin_expect(0)
               + vsnprintf + fwrite + line + ap + __lx + __lid + __ctx_memset + __G + a0 + n0
               + ppcl_group_k + file.errno + file.stdout + pos.i + w + SEEK_SET + BUFSIZ
               + launch + g;

@@ -615,13 +615,13 @@ class ExprSema(ValueSema):
             return self._alignof(arg_nodes, loc)
         if name == "__ppcl_offsetof":
             return self._offsetof(arg_nodes, loc)
-        if name == "__builtin_expect":
-            return self._builtin_expect(arg_nodes, loc)
         sym = self.lookup(name)
         if sym is not None and sym.kind == "func":
             return self._user_call(sym, arg_nodes, loc)
         if sym is not None and sym.kind == "overloads":
             return self.overloaded_call(name, arg_nodes, loc)
+        if name == "__builtin_expect":  # a program's own function of that name comes first
+            return self._builtin_expect(arg_nodes, loc)
         builtins = builtins_module()
         if not builtins.is_builtin(name):
             newer = opencl_2_function(name)
