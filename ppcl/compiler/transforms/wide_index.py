@@ -39,7 +39,7 @@ one store; a copy of the sum per branch left four masked stores it could not vec
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ppcl.compiler.analysis.affine import BASES, LANES, Model, Poly, affine_of
@@ -108,29 +108,50 @@ def exact(e: ir.Expr, model: Model) -> tuple[Poly, ir.Expr] | None:
     return leaf, ir.Cast(LONG, e, loc=e.loc)
 
 
+def _reaches(e: ir.Expr, model: Model, found: Callable[[ir.Expr], bool]) -> bool:
+    """Whether ``found`` holds of a node of ``e`` or of the value of a variable it reads,
+    through the model's single definitions."""
+    todo = [e]
+    seen: set[str] = set()
+    while todo:
+        for n in walk(todo.pop()):
+            if isinstance(n, ir.Expr) and found(n):
+                return True
+            if isinstance(n, ir.VarRef) and n.name in model.defs and n.name not in seen:
+                seen.add(n.name)
+                todo.append(model.defs[n.name])
+    return False
+
+
+def _wraps_32(n: ir.Expr) -> bool:
+    """``+``, ``-`` or ``*`` in a 32-bit unsigned type, or a wider value converted to one
+    (an id query's conversion aside: ids fit in ``int``)."""
+    if isinstance(n, ir.Binary | ir.Unary) and n.op in ("+", "-", "*"):
+        t = _int32(n.type)
+        return t is not None and not t.is_signed
+    t = _int32(n.type) if isinstance(n, ir.Cast) else None
+    return isinstance(n, ir.Cast) and t is not None and not t.is_signed \
+        and _wide_int(n.operand.type) and n.operand.type.size > 4 \
+        and not isinstance(_bare(n.operand), ir.Call)
+
+
+def _truncates_sum(n: ir.Expr) -> bool:
+    """A sum, difference or product of a wider unsigned type converted to 32 bits."""
+    if not isinstance(n, ir.Cast) or _int32(n.type) is None:
+        return False
+    inner = _bare(n.operand)
+    t = inner.type
+    return isinstance(inner, ir.Binary) and inner.op in ("+", "-", "*") \
+        and isinstance(t, ScalarType) and not t.is_signed and t.size > 4
+
+
 def _unsigned_arithmetic(e: ir.Expr, model: Model) -> bool:
     """Whether ``e`` adds, subtracts or multiplies in a 32-bit unsigned type somewhere, or
     converts a wider sum to one (its variables' values included): arithmetic that wraps by
     definition. A sum converted to ``int`` counts as signed arithmetic, as in the affine model
     (``analysis/affine._wrapped``), and the conversion of an id query not at all: ids fit in
     ``int``."""
-    todo = [e]
-    seen: set[str] = set()
-    while todo:
-        for n in walk(todo.pop()):
-            if isinstance(n, ir.Binary | ir.Unary) and n.op in ("+", "-", "*"):
-                t = _int32(n.type)
-                if t is not None and not t.is_signed:
-                    return True
-            t = _int32(n.type) if isinstance(n, ir.Cast) else None
-            if isinstance(n, ir.Cast) and t is not None and not t.is_signed \
-                    and _wide_int(n.operand.type) and n.operand.type.size > 4 \
-                    and not isinstance(_bare(n.operand), ir.Call):
-                return True
-            if isinstance(n, ir.VarRef) and n.name in model.defs and n.name not in seen:
-                seen.add(n.name)
-                todo.append(model.defs[n.name])
-    return False
+    return _reaches(e, model, _wraps_32)
 
 
 def _truncated_sum(e: ir.Expr, model: Model) -> bool:
@@ -141,20 +162,7 @@ def _truncated_sum(e: ir.Expr, model: Model) -> bool:
     reads it as the same arithmetic in ``int`` (``analysis/affine._wrapped``), so in a split's
     fast copy it is one shape with the ``int`` arithmetic on converted ids; a loop that is not
     split gives it a wide copy."""
-    todo = [e]
-    seen: set[str] = set()
-    while todo:
-        for n in walk(todo.pop()):
-            if isinstance(n, ir.Cast) and _int32(n.type) is not None:
-                inner = _bare(n.operand)
-                t = inner.type
-                if isinstance(inner, ir.Binary) and inner.op in ("+", "-", "*") \
-                        and isinstance(t, ScalarType) and not t.is_signed and t.size > 4:
-                    return True
-            if isinstance(n, ir.VarRef) and n.name in model.defs and n.name not in seen:
-                seen.add(n.name)
-                todo.append(model.defs[n.name])
-    return False
+    return _reaches(e, model, _truncates_sum)
 
 
 def _bare(e: ir.Expr) -> ir.Expr:
