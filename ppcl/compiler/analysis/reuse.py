@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ppcl.compiler.analysis.affine import Poly
@@ -116,14 +116,19 @@ def _skeleton(node: Node, param: str, syms: Symbols) -> _Skeleton:
     return out
 
 
-def _approximate_site(site: ir.Expr, syms: Symbols) -> Poly | None:
-    """The site's index with its opaque atoms replaced (see the module's note)."""
+def _with_atoms(poly_of_it: Callable[[], Poly | None],
+                syms: Symbols) -> tuple[Poly | None, dict[str, ir.Expr]]:
+    """``poly_of_it()`` with opaque values admitted as atoms, and the atoms it named."""
     syms.opaque = {}
     try:
-        poly = site_poly(site, syms)
-        atoms = dict(syms.opaque)
+        return poly_of_it(), dict(syms.opaque)
     finally:
         syms.opaque = None
+
+
+def _approximate_site(site: ir.Expr, syms: Symbols) -> Poly | None:
+    """The site's index with its opaque atoms replaced (see the module's note)."""
+    poly, atoms = _with_atoms(lambda: site_poly(site, syms), syms)
     if poly is None or not atoms:
         return poly
     return _substitute(poly, {name: _approximate(e, syms, 0) for name, e in atoms.items()})
@@ -135,12 +140,7 @@ def _approximate(e: ir.Expr, syms: Symbols, depth: int) -> Poly:
     init = syms.initial.get(e.name) if isinstance(e, ir.VarRef) else None
     if init is None or depth >= _MAX_DEPTH:
         return Poly.const(0)
-    syms.opaque = {}
-    try:
-        poly = poly_of(init, syms)
-        atoms = dict(syms.opaque)
-    finally:
-        syms.opaque = None
+    poly, atoms = _with_atoms(lambda: poly_of(init, syms), syms)
     if poly is None:
         return Poly.const(0)
     return _substitute(poly, {n: _approximate(a, syms, depth + 1) for n, a in atoms.items()})
