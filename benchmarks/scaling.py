@@ -50,6 +50,12 @@ def _ppcl_median(kernel: dict[str, Any]) -> float | None:
     return float(result["median_s"])
 
 
+def _write_json(path: str, report: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+
+
 def _program_median(program: dict[str, Any]) -> float | None:
     result = program["results"].get("ppcl")
     if not result or not result.get("ok") or result.get("median_s") is None:
@@ -74,9 +80,7 @@ def programs(size: str, only: str | None, json_path: str | None) -> int:
                      "speedup": t1 / tn})
         print(f"{full['name']:<16}{t1 * 1e3:>13.2f}{tn * 1e3:>15.2f}{t1 / tn:>8.1f}x")
     if json_path:
-        with open(json_path, "w", encoding="utf-8") as f:
-            json.dump({"threads": threads, "programs": rows}, f, indent=2)
-            f.write("\n")
+        _write_json(json_path, {"threads": threads, "programs": rows})
     return 0
 
 
@@ -112,10 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{full['name']:<16}{t1 * 1e3:>13.2f}{tn * 1e3:>15.2f}{t1 / tn:>8.1f}x"
               f"{share:>9}  {rows[-1]['bound']}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"threads": threads, "threaded_copy_GBps": copy_gbps, "kernels": rows}, f,
-                      indent=2)
-            f.write("\n")
+        _write_json(args.json, {"threads": threads, "threaded_copy_GBps": copy_gbps,
+                                "kernels": rows})
     return 0
 
 
