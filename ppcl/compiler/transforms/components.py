@@ -37,7 +37,7 @@ variable and why it was or was not rewritten.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ppcl.compiler.analysis.buffers import buffer_accesses, single_definitions
@@ -46,7 +46,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, AddressSpace, PointerType, VectorType
 from ppcl.compiler.ir.visit import Node, Rewriter, walk
 
-__all__ = ["ComponentLoads", "component", "component_loads"]
+__all__ = ["ComponentLoads", "component", "component_loads", "elementwise_lane"]
 
 _MEMORY = (AddressSpace.GLOBAL, AddressSpace.CONSTANT)
 _ORDERING = frozenset(("barrier", "work_group_barrier", "mem_fence", "read_mem_fence",
@@ -94,14 +94,14 @@ def _element_load(e: ir.Expr, pointers: dict[str, PointerType]) -> ir.Index | No
     return e if is_effect_free(e.index) else None
 
 
-_ELEMENTWISE = frozenset(("+", "-", "*"))
+_TREE_OPS = frozenset(("+", "-", "*"))  # a definition taken by components
 
 
 def _tree_loads(e: ir.Expr, pointers: dict[str, PointerType]) -> list[ir.Index] | None:
     """The element loads of ``e`` when it is element-wise ``+``, ``-``, ``*`` of vector
     elements (``_element_load``, or a conversion of one with C's rounding) and of scalars
     splatted to vectors (literals and variables); None for anything else."""
-    if isinstance(e, ir.Binary) and e.op in _ELEMENTWISE and isinstance(e.type, VectorType):
+    if isinstance(e, ir.Binary) and e.op in _TREE_OPS and isinstance(e.type, VectorType):
         lhs, rhs = _tree_loads(e.lhs, pointers), _tree_loads(e.rhs, pointers)
         return None if lhs is None or rhs is None else lhs + rhs
     if isinstance(e, ir.Cast) and isinstance(e.type, VectorType) \
@@ -113,22 +113,34 @@ def _tree_loads(e: ir.Expr, pointers: dict[str, PointerType]) -> list[ir.Index] 
     return None if load is None else [load]
 
 
+def elementwise_lane(e: ir.Expr, i: int,
+                     lane: Callable[[ir.Expr, int], ir.Expr]) -> ir.Expr | None:
+    """Component ``i`` of element-wise vector arithmetic (``+ - * /``, unary ``+ -``) as the
+    same scalar arithmetic on ``lane(operand, i)``, component ``i`` of each operand; None for
+    any other expression. The scalarizer and the component loads share it."""
+    t = e.type
+    if not isinstance(t, VectorType):
+        return None
+    if isinstance(e, ir.Binary) and e.op in ("+", "-", "*", "/"):
+        return ir.Binary(t.elem, e.op, lane(e.lhs, i), lane(e.rhs, i), loc=e.loc)
+    if isinstance(e, ir.Unary) and e.op in ("+", "-"):
+        return ir.Unary(t.elem, e.op, lane(e.operand, i), loc=e.loc)
+    return None
+
+
 def _tree_component(e: ir.Expr, i: int) -> ir.Expr:
     """Component ``i`` of an element-wise tree (``_tree_loads``), the arithmetic on the
     components: ``(a - b * 2.0f).x`` is ``a.x - b.x * 2.0f``."""
-    if isinstance(e, ir.Binary):
-        assert isinstance(e.type, VectorType)
-        return ir.Binary(e.type.elem, e.op, _tree_component(e.lhs, i),
-                         _tree_component(e.rhs, i), loc=e.loc)
-    if isinstance(e, ir.Cast) and isinstance(e.type, VectorType) \
-            and not isinstance(e.operand.type, VectorType):
+    arithmetic = elementwise_lane(e, i, _tree_component)
+    if arithmetic is not None:
+        return arithmetic
+    assert isinstance(e.type, VectorType)
+    if isinstance(e, ir.Cast) and not isinstance(e.operand.type, VectorType):  # a splat
         op = e.operand
         return op if op.type == e.type.elem else ir.Cast(e.type.elem, op, loc=e.loc)
-    assert isinstance(e.type, VectorType)
     if isinstance(e, ir.Call):  # a conversion of an element: the component converted
-        inner = _tree_component(e.args[0], i)
-        return ir.Cast(e.type.elem, inner, loc=e.loc)
-    return ir.Swizzle(e.type.elem, e, (i,), "xyzw"[i] if i < 4 else f"s{i:x}", loc=e.loc)
+        return ir.Cast(e.type.elem, _tree_component(e.args[0], i), loc=e.loc)
+    return _take(e, i)
 
 
 def _conversion(e: ir.Expr) -> bool:
@@ -222,12 +234,10 @@ class _Components(Rewriter):
         return ir.DeclStmt(kept, loc=s.loc) if kept else ()
 
 
-_SPELLING = "xyzw"
-
-
 def _take(v: ir.Expr, i: int) -> ir.Swizzle:
+    """Component ``i`` of the vector ``v``, spelled as the source would (``x``... ``s8``)."""
     assert isinstance(v.type, VectorType)
-    return ir.Swizzle(v.type.elem, v, (i,), _SPELLING[i], loc=v.loc)
+    return ir.Swizzle(v.type.elem, v, (i,), "xyzw"[i] if i < 4 else f"s{i:x}", loc=v.loc)
 
 
 class _Geometric(Rewriter):

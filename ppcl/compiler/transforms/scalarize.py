@@ -35,7 +35,7 @@ from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.builtins import ELEMENTWISE, BuiltinError, resolve
 from ppcl.compiler.ir.types import AddressSpace, ScalarType, VectorType
 from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
-from ppcl.compiler.transforms.components import component
+from ppcl.compiler.transforms.components import component, elementwise_lane
 
 _ELEMENTWISE = frozenset(("+", "-", "*", "/"))
 
@@ -77,10 +77,9 @@ class _Scalarizer(Rewriter):
             return self.element(self.rewrite(e), i)
         if isinstance(e, ir.Call):
             return self.call(e, i)
-        if isinstance(e, ir.Binary) and e.op in _ELEMENTWISE:
-            return ir.Binary(elem, e.op, self.comp(e.lhs, i), self.comp(e.rhs, i), loc=e.loc)
-        if isinstance(e, ir.Unary) and e.op in ("-", "+"):
-            return ir.Unary(elem, e.op, self.comp(e.operand, i), loc=e.loc)
+        arithmetic = elementwise_lane(e, i, self.comp)
+        if arithmetic is not None:
+            return arithmetic
         if isinstance(e, ir.Swizzle) and isinstance(e.base.type, VectorType):
             return self.comp(e.base, e.indices[i])
         if isinstance(e, ir.Cast) and not isinstance(e.operand.type, VectorType):
