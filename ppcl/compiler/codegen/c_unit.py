@@ -98,18 +98,9 @@ typedef struct ppcl_group {
     __pn op ((__pd & ~__pm) | (__pm & 1)); })
 #define PPCL_UDIV_V(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
     __pn op (__pd | ((T)(__pd == 0) & 1)); })
-static inline int ppcl_any(const char *mask, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (mask[i]) {
-            return 1;
-        }
-    }
-    return 0;
-}
-/* Whether the n bytes at p are all zero bits: a block of lanes whose guard's flags are all
-   zero runs no lane (transforms/skip.py). */
-static inline int ppcl_zero_run(const void *p, size_t n)
+/* Whether any of the n bytes at p is not zero: a lane mask with a lane set, or a block of
+   lanes whose guard's flags are not all zero bits (transforms/skip.py); a word at a time. */
+static inline int ppcl_any(const void *p, size_t n)
 {
     const unsigned char *bytes = (const unsigned char *)p;
     unsigned long any = 0;
@@ -122,7 +113,7 @@ static inline int ppcl_zero_run(const void *p, size_t n)
     for (; i < n; i++) {
         any |= bytes[i];
     }
-    return any == 0;
+    return any != 0;
 }
 static inline int ppcl_all(const char *mask, size_t n)
 {

@@ -415,7 +415,7 @@ class KernelPrinter(CStylePrinter):
         if plan.bounds:
             lines += at_lane("__se - 1", bounds)
             lines.append(ind1 + "if (__skip)")
-        lines += at_lane("__sb", f"{bounds} && ppcl_zero_run(&({load}), "
+        lines += at_lane("__sb", f"{bounds} && !ppcl_any(&({load}), "
                                  f"(size_t)(__se - __sb) * sizeof({load}))")
         lines.append(ind1 + "if (__skip) continue;")
         return lines
