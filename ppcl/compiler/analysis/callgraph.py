@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.types import AddressSpace, PointerType
 from ppcl.compiler.ir.visit import walk
 
 
@@ -51,3 +52,56 @@ def helpers_using_workitems(module: ir.Module) -> frozenset[str]:
     helpers = {f.name for f in module.functions if not f.is_kernel}
     return reaching(module, lambda call: call.name in (*WORKITEM_FUNCTIONS, "printf")) \
         & helpers
+
+
+# the builtins through which a work-item sees how the NDRange is cut into work-groups
+GROUPING_FUNCTIONS = frozenset(("get_local_id", "get_group_id", "get_local_size",
+                                "get_num_groups", "barrier", "work_group_barrier",
+                                "async_work_group_copy", "async_work_group_strided_copy",
+                                "wait_group_events"))
+
+
+def reachable(module: ir.Module, name: str) -> list[ir.Function]:
+    """The defined function ``name`` and every defined function it calls, directly or not."""
+    graph = call_graph(module)
+    by_name = {f.name: f for f in module.functions}
+    seen, todo = [name], [name]
+    while todo:
+        for callee in sorted(graph.get(todo.pop(), ())):
+            if callee not in seen and callee in by_name:
+                seen.append(callee)
+                todo.append(callee)
+    return [by_name[n] for n in seen if n in by_name]
+
+
+def grouping_observed(module: ir.Module, kernel_name: str) -> str | None:
+    """Why kernel ``kernel_name`` can tell how its NDRange is cut into work-groups, or None
+    when it cannot: it (with the functions it calls) asks for no local or group id, local size
+    or group count, reaches no barrier or group copy, has no ``__local`` memory and no
+    required work-group size. Such a kernel computes the same with any local size that
+    divides the global size, so a device may run it with groups of its own choosing."""
+    functions = reachable(module, kernel_name)
+    if not functions:
+        return "it has no body"
+    kernel = functions[0]
+    if kernel.attrs.reqd_work_group_size is not None:
+        return "it requires a work-group size (reqd_work_group_size)"
+    for param in kernel.params:
+        if isinstance(param.type, PointerType) and param.type.space is AddressSpace.LOCAL:
+            return f"its argument '{param.name}' is __local memory"
+    for function in functions:
+        for node in walk(function.body):
+            if isinstance(node, ir.Call) and node.builtin is not None \
+                    and node.name in GROUPING_FUNCTIONS:
+                return f"it calls {node.name} at {node.loc.line}:{node.loc.col}"
+            if isinstance(node, ir.VarDecl) and node.space is AddressSpace.LOCAL:
+                return f"it declares __local '{node.name}' at {node.loc.line}:{node.loc.col}"
+    return None
+
+
+def work_item_loops(module: ir.Module, kernel_name: str) -> bool:
+    """Whether a work-item of kernel ``kernel_name`` may run a loop (a ``for``, ``while`` or
+    ``do`` in it or in a function it calls): without one, a work-item's work is a few
+    statements, and a launch has about as much work as it has work-items."""
+    return any(isinstance(node, ir.For | ir.While | ir.DoWhile)
+               for function in reachable(module, kernel_name) for node in walk(function.body))

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ppcl.compiler import toolchain
+from ppcl.compiler.analysis.callgraph import grouping_observed, work_item_loops
 from ppcl.compiler.codegen.c_printf import PRINTF_BUFFER_BYTES
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
@@ -125,6 +126,49 @@ def choose_local_size(global_size: Size3, dims: int, max_group: int, max_items: 
     return local[0], local[1], local[2]
 
 
+# Groups the pool should have to share a launch out evenly (runtime.c claims chunks of groups,
+# CHUNKS_PER_THREAD a thread); a group cut for that keeps at least MIN_CUT_WIDTH work-items
+# along x, two vectors of floats or more, so that its work-item loop stays a vector loop.
+GROUPS_PER_THREAD = 4
+MIN_CUT_WIDTH = 16
+
+
+def _smallest_factor(n: int) -> int:
+    d = 2
+    while d * d <= n:
+        if n % d == 0:
+            return d
+        d += 1
+    return n
+
+
+def cut_groups(ndrange: NDRange, threads: int) -> NDRange:
+    """The NDRange in smaller groups where it has too few for ``threads`` threads
+    (``GROUPS_PER_THREAD`` each): dimensions from the last to x, each local size divided by
+    its smallest factors, x down to ``MIN_CUT_WIDTH`` at least. Every new local size divides
+    the old, so it divides the global size. Only for kernels that cannot observe their
+    grouping (``grouping_observed``) and whose work-items loop (``work_item_loops``): a few
+    large groups of such a kernel (one work-item per column of a triangle, a matrix-vector
+    product of 4096 rows in groups of 256) otherwise leave most of the pool's threads idle."""
+    want = threads * GROUPS_PER_THREAD
+    groups = ndrange.group_count
+    if threads <= 1 or groups >= want:
+        return ndrange
+    local = list(ndrange.local_size)
+    for d in reversed(range(ndrange.work_dim)):
+        floor = MIN_CUT_WIDTH if d == 0 else 1
+        while groups < want:
+            factor = _smallest_factor(local[d]) if local[d] > 1 else 1
+            if factor == 1 or local[d] // factor < floor:
+                break
+            local[d] //= factor
+            groups *= factor
+    if tuple(local) == ndrange.local_size:
+        return ndrange
+    return NDRange(ndrange.work_dim, ndrange.global_size, (local[0], local[1], local[2]),
+                   ndrange.global_offset)
+
+
 class CPULaunch(KernelLaunch):
     """One compiled kernel for one NDRange; the launch descriptor is read-only for the C code,
     so one serves every launch of the shape. The argument block is kept and updated in place
@@ -132,9 +176,11 @@ class CPULaunch(KernelLaunch):
     queues, several Python threads) packs a block of its own."""
 
     def __init__(self, compiled: CompiledKernel, ndrange: NDRange, pool: NativePool,
-                 show_plans: bool = False) -> None:
+                 show_plans: bool = False, runs: NDRange | None = None) -> None:
         self.compiled = compiled
-        self.ndrange = ndrange
+        self.ndrange = ndrange  # the launch as enqueued
+        # the groups it runs in: smaller ones where the kernel cannot tell (cut_groups)
+        self.runs = ndrange = ndrange if runs is None else runs
         self.static_local_bytes = compiled.local_mem_static_bytes
         self._block_static = compiled.block_static_bytes  # context arrays too large for stacks
         # split loops too small on this shape to pay for a choice run as formed (dispatch.py)
@@ -178,7 +224,7 @@ class CPULaunch(KernelLaunch):
         mask = dispatcher.mask(args) | self._fixed_unsplit
         found = self._descriptors.get(mask)
         if found is None:
-            descriptor = launch_descriptor(self.ndrange, mask)
+            descriptor = launch_descriptor(self.runs, mask)
             found = self._descriptors[mask] = (descriptor, ctypes.addressof(descriptor))
         address = found[1]
         if dispatcher.gave_up:
@@ -346,10 +392,36 @@ class CPUProgram(DeviceProgram):
         key = (kernel_name, ndrange)
         launch = self._launches.get(key)
         if launch is None:
-            launch = CPULaunch(self.compiled(kernel_name, ndrange), ndrange, self._pool,
-                               self.debug.shows("plans"))
+            runs = self._groups_to_run(kernel_name, ndrange)
+            launch = CPULaunch(self.compiled(kernel_name, runs), ndrange, self._pool,
+                               self.debug.shows("plans"), runs)
             self._launches[key] = launch
         return launch
+
+    def _groups_to_run(self, kernel_name: str, ndrange: NDRange) -> NDRange:
+        """``ndrange`` in the groups the pool runs it in: smaller ones where it has too few
+        for the pool and the kernel cannot tell (``cut_groups``); ``PPCL_DEBUG=plans`` says
+        which, and why a kernel keeps too few groups."""
+        threads = self._pool.threads
+        cut = cut_groups(ndrange, threads)
+        if cut is ndrange:
+            return ndrange
+        why = grouping_observed(self.module, kernel_name)
+        if why is None and not work_item_loops(self.module, kernel_name):
+            # each group's chunk costs the pool a claim and a cache line: a few statements a
+            # work-item do not pay for more of them
+            why = "a work-item runs no loop, too little work to share in smaller groups"
+        if self.debug.shows("plans"):
+            dims = ndrange.work_dim
+            shape = f"launch {ndrange.global_size[:dims]} / {ndrange.local_size[:dims]}"
+            if why is None:
+                what = (f"runs in groups of {cut.local_size[:dims]} ({cut.group_count} groups "
+                        f"for {threads} threads, not {ndrange.group_count}): the kernel "
+                        "cannot tell its grouping")
+            else:
+                what = f"keeps its {ndrange.group_count} groups on {threads} threads: {why}"
+            sys.stderr.write(f"// ppcl plan {kernel_name}: {shape} {what}\n")
+        return cut if why is None else ndrange
 
 
 class HostDevice(Device):
