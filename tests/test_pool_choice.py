@@ -17,6 +17,7 @@ from ppcl.devices.cpu.alone import (
     TASK_MEASURE,
     PoolChoice,
 )
+from ppcl.devices.interface import NDRange
 from ppcl.runtime.platform import Device as RuntimeDevice
 
 
@@ -137,3 +138,59 @@ def test_a_tiny_launch_repeated_keeps_its_results_whichever_mode_it_takes() -> N
     got = np.empty(n, np.float32)
     cl.enqueue_copy(queue, got, a)
     np.testing.assert_array_equal(got, want_a)
+
+
+def test_a_new_shape_of_a_kernel_starts_where_its_last_shape_stands() -> None:
+    prior = PoolChoice()
+    assert _pooled(prior, 800, 600, 8, 8)  # went alone
+    prior.countdown = 1
+    shrinking = PoolChoice.following(prior, more_groups=False)
+    assert shrinking.alone and shrinking.flags() == TASK_ALONE
+    assert shrinking.interval == prior.interval and shrinking.countdown == 1
+    prior.countdown = 2
+    assert PoolChoice.following(prior, more_groups=False).countdown == 2  # the schedule goes on
+    growing = PoolChoice.following(prior, more_groups=True)
+    assert growing.alone and growing.countdown == 1  # more work: sampled at once
+    pooled = PoolChoice()
+    assert not _pooled(pooled, 25_000, 20_000, 2, 16)
+    after = PoolChoice.following(pooled, more_groups=True)
+    assert not after.alone and after.countdown == pooled.countdown == FIRST_INTERVAL
+
+
+def test_shrinking_shapes_of_a_kernel_follow_the_last_shapes_choice() -> None:
+    """A factorization-like loop: one launch per shape, the shape shrinking each step; every
+    launch's results are right, and a shape after one that ran alone starts alone."""
+    ctx = cl.Context(devices=[RuntimeDevice(cl.get_platforms()[0], CPUDevice(4))])
+    queue = cl.CommandQueue(ctx)
+    program = cl.Program(ctx, """
+        __kernel void scale(__global float *a, float f)
+        {
+            a[get_global_id(0)] *= f;
+        }""").build()
+    n = 64 * 40
+    host = np.ones(n, np.float32)
+    a = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+    want = host.copy()
+    kernel = program.scale
+    for step in range(40):
+        size = n - 64 * step
+        kernel(queue, (size,), (64,), a, np.float32(1.01))
+        want[:size] *= np.float32(1.01)
+    got = np.empty(n, np.float32)
+    cl.enqueue_copy(queue, got, a)
+    np.testing.assert_array_equal(got, want)
+    # a new shape starts in the mode the kernel's newest shape has at that moment
+    device_program = program._device_program(queue.device)
+
+    def shape(groups: int) -> NDRange:
+        return NDRange(1, (64 * groups, 1, 1), (64, 1, 1), (0, 0, 0))
+
+    first = device_program.prepare("scale", shape(50))
+    first._choice.alone, first._choice.countdown = True, 3
+    fewer = device_program.prepare("scale", shape(49))
+    assert fewer._choice.alone and fewer._choice.countdown == 3
+    more = device_program.prepare("scale", shape(51))
+    assert more._choice.alone and more._choice.countdown == 1  # sampled at once
+    more._choice.alone = False
+    after = device_program.prepare("scale", shape(48))
+    assert not after._choice.alone

@@ -22,7 +22,11 @@ A sample is taken at the first launch of a shape, then after 2, 4, ... up to ``M
 launches while the choice stands (back to 2 when the shape goes alone; still growing when it
 comes back to the pool, so that a poor estimate costs ever less), so launches between samples
 pay no measurement and work that changes with the arguments (a factorization's shrinking
-update) is followed.
+update) is followed. A kernel's new launch shape (a factorization's update shrinking by a row
+each step, a wavefront growing by a cell) starts where the kernel's last shape stands
+(``PoolChoice.following``): in its mode, on its sampling schedule, sampled at once only when it
+went alone and the new shape has more groups. Starting every shape afresh sampled the pool at
+each one's first launch, and a shape lasting a few launches never left it.
 """
 
 from __future__ import annotations
@@ -49,6 +53,17 @@ class PoolChoice:
         self.alone_ns: int | None = None  # measured alone, the pool's probe to come
         self.waking = False  # the pool's probe to come is the one that wakes its workers
         self.changed = ""  # why the last change was made, for PPCL_DEBUG=plans
+
+    @classmethod
+    def following(cls, prior: PoolChoice, more_groups: bool) -> PoolChoice:
+        """The choice of a kernel's new launch shape whose last shape had ``prior``;
+        ``more_groups``: the new shape has more groups than that one."""
+        choice = cls()
+        choice.alone = prior.alone
+        choice.interval = prior.interval
+        choice.countdown = 1 if prior.alone and more_groups else max(1, prior.countdown)
+        choice.changed = "as the kernel's last launch shape" if prior.alone else ""
+        return choice
 
     def flags(self) -> int:
         """The task flags of a launch between samples."""

@@ -176,7 +176,8 @@ class CPULaunch(KernelLaunch):
     queues, several Python threads) packs a block of its own."""
 
     def __init__(self, compiled: CompiledKernel, ndrange: NDRange, pool: NativePool,
-                 show_plans: bool = False, runs: NDRange | None = None) -> None:
+                 show_plans: bool = False, runs: NDRange | None = None,
+                 prior: CPULaunch | None = None) -> None:
         self.compiled = compiled
         self.ndrange = ndrange  # the launch as enqueued
         # the groups it runs in: smaller ones where the kernel cannot tell (cut_groups)
@@ -203,6 +204,17 @@ class CPULaunch(KernelLaunch):
         self._in_use = threading.Lock()
         # on the calling thread alone or on the pool (alone.py); one thread: always alone
         self._choice = PoolChoice() if pool.threads > 1 and self._num_groups > 1 else None
+        before = prior._choice if prior is not None else None
+        if self._choice is not None and before is not None:
+            # a new shape of a kernel launched before: where its last shape stands (alone.py)
+            assert prior is not None
+            self._choice = PoolChoice.following(before, self._num_groups > prior._num_groups)
+            if show_plans and before.alone:
+                dims = ndrange.work_dim
+                sys.stderr.write(f"// ppcl plan {self._name}: launch "
+                                 f"{ndrange.global_size[:dims]} / {ndrange.local_size[:dims]}"
+                                 " starts on the calling thread alone, as the kernel's last "
+                                 "launch shape ran\n")
         self._show_plans = show_plans
 
     def local_bytes(self, args: Sequence[ArgValue]) -> int:
@@ -327,6 +339,7 @@ class CPUProgram(DeviceProgram):
         self._pool = pool
         self._compiled: dict[tuple[str, object], CompiledKernel] = {}
         self._launches: dict[tuple[str, NDRange], CPULaunch] = {}
+        self._latest: dict[str, CPULaunch] = {}  # each kernel's newest launch shape
         self._lock = threading.Lock()
 
     def check(self) -> None:
@@ -394,8 +407,10 @@ class CPUProgram(DeviceProgram):
         if launch is None:
             runs = self._groups_to_run(kernel_name, ndrange)
             launch = CPULaunch(self.compiled(kernel_name, runs), ndrange, self._pool,
-                               self.debug.shows("plans"), runs)
+                               self.debug.shows("plans"), runs,
+                               self._latest.get(kernel_name))
             self._launches[key] = launch
+            self._latest[kernel_name] = launch
         return launch
 
     def _groups_to_run(self, kernel_name: str, ndrange: NDRange) -> NDRange:
