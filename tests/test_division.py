@@ -179,3 +179,85 @@ def test_integer_vector_operators_in_program_scope_initializers_are_folded(
     """
     out = _run_one_item(ctx, source, np.zeros(8, np.int32))
     np.testing.assert_array_equal(out, [5, -6, 3, 10, 4, 4, 2, 6])
+
+
+def _wide_operands(dtype: type) -> tuple[np.ndarray, np.ndarray]:
+    """Dividends and divisors over the whole range of a 32-bit type, with the pairs where a
+    rounded quotient would go wrong first: exact multiples (an integer quotient), one more and
+    one less than them, the extremes and divisors of 1, -1, 2 and the extremes."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(32)
+    count = 1 << 16
+    n = rng.integers(info.min, info.max, count, dtype=np.int64, endpoint=True)
+    d = rng.integers(info.min, info.max, count, dtype=np.int64, endpoint=True)
+    small = rng.integers(1, 1 << 16, count // 4)
+    d[: count // 4] = small * (rng.integers(0, 2, count // 4) * 2 - 1 if info.min < 0 else 1)
+    k = rng.integers(0, info.max // (1 << 16), count // 4)
+    n[: count // 4] = k * d[: count // 4] + rng.integers(-1, 1, count // 4, endpoint=True)
+    edges = [info.min, info.min + 1, -2, -1, 0, 1, 2, info.max - 1, info.max]
+    edges = [e for e in edges if info.min <= e <= info.max]
+    grid_n, grid_d = np.meshgrid(edges, edges)
+    n = np.concatenate([grid_n.ravel(), n])
+    d = np.concatenate([grid_d.ravel(), d])
+    n = np.clip(n, info.min, info.max)
+    return n.astype(dtype), d.astype(dtype)
+
+
+@pytest.mark.parametrize("options", ["", "-cl-unsafe-math-optimizations"])
+@pytest.mark.parametrize("name", ["int", "uint", "int4", "uint8"])
+def test_32_bit_division_by_varying_divisors_is_exact(ctx: cl.Context, name: str,
+                                                      options: str) -> None:
+    """32-bit quotients go through double division where the build keeps division exact
+    (not under -cl-unsafe-math-optimizations, whose reciprocals are not): every pair of the
+    whole range gives C's truncated quotient and remainder, exact multiples included."""
+    src = f"""
+    __kernel void k(__global const {name} *n, __global const {name} *d,
+                    __global {name} *q, __global {name} *r)
+    {{
+        size_t i = get_global_id(0);
+        q[i] = n[i] / d[i];
+        r[i] = n[i] % d[i];
+    }}
+    """
+    dtype = np.int32 if name.startswith("int") else np.uint32
+    lanes = int(name[len(name.rstrip("0123456789")):] or 1)
+    n, d = _wide_operands(dtype)
+    count = len(n) // lanes
+    n, d = n[: count * lanes], d[: count * lanes]
+    queue = cl.CommandQueue(ctx)
+    mf = cl.mem_flags
+    nb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=n)
+    db = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=d)
+    qb, rb = (cl.Buffer(ctx, mf.READ_WRITE, n.nbytes) for _ in range(2))
+    cl.Program(ctx, src).build(options=options).k(queue, (count,), None, nb, db, qb, rb)
+    q, r = np.empty_like(n), np.empty_like(n)
+    cl.enqueue_copy(queue, q, qb)
+    cl.enqueue_copy(queue, r, rb)
+    wide_n, wide_d = n.astype(np.int64), d.astype(np.int64)
+    defined = wide_d != 0
+    if dtype is np.int32:
+        defined &= ~((wide_n == -(2**31)) & (wide_d == -1))
+    safe_d = np.where(defined, wide_d, 1)
+    want_q = np.abs(wide_n) // np.abs(safe_d) * np.where((wide_n < 0) == (safe_d < 0), 1, -1)
+    want_r = wide_n - want_q * safe_d
+    np.testing.assert_array_equal(q[defined], want_q[defined].astype(dtype))
+    np.testing.assert_array_equal(r[defined], want_r[defined].astype(dtype))
+
+
+def test_a_work_item_loop_dividing_by_per_item_divisors_vectorizes() -> None:
+    """x86 has no vector integer division: the quotient through double lets gcc vectorize a
+    work-item loop whose divisor differs from one work-item to the next."""
+    from tests.launch import build_kernel
+    from tests.test_workgroup import _work_item_loops_vectorized
+
+    src = """
+    __kernel void k(__global const int *n, __global const int *d, __global int *q,
+                    __global uint *r)
+    {
+        int i = get_global_id(0);
+        q[i] = n[i] / d[i];
+        r[i] = (uint)n[i] % (uint)d[i];
+    }
+    """
+    kernel = build_kernel(src, "k", local_size=(64,), want_vector_report=True)
+    assert _work_item_loops_vectorized(kernel), kernel.vector_report

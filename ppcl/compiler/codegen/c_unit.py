@@ -90,14 +90,37 @@ typedef struct ppcl_group {
  * gives an unspecified value where C traps, here that of dividing by 1. S: scalars, whose
  * a conditional divisor; V: GCC vectors, whose comparisons give 0 or -1 per lane, a mask. */
 #define PPCL_SDIV_S(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
-    __pn op (__pd == 0 || (__pd == -1 && __pn == (min)) ? 1 : __pd); })
+    __pd = __pd == 0 || (__pd == -1 && __pn == (min)) ? 1 : __pd; PPCL_DIV32_S(op, T); })
 #define PPCL_UDIV_S(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
-    __pn op (__pd == 0 ? 1 : __pd); })
+    __pd = __pd == 0 ? 1 : __pd; PPCL_DIV32_S(op, T); })
 #define PPCL_SDIV_V(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
     T __pm = (T)((__pd == 0) | ((__pn == (min)) & (__pd == -1))); \
-    __pn op ((__pd & ~__pm) | (__pm & 1)); })
+    __pd = (__pd & ~__pm) | (__pm & 1); PPCL_DIV32_V(op, T); })
 #define PPCL_UDIV_V(op, T, n, d, min) ({ T __pn = (n); T __pd = (d); \
-    __pn op (__pd | ((T)(__pd == 0) & 1)); })
+    __pd = __pd | ((T)(__pd == 0) & 1); PPCL_DIV32_V(op, T); })
+/* __pn op __pd, for a divisor that is neither 0 nor -1 with the most negative dividend. Up to
+ * 32 bits a lane, the quotient is that of the two as doubles, truncated: exact, since the
+ * double quotient is rounded once and never across an integer (a non-integer n / d is at least
+ * 1 / |d| from the nearest integer, more than half an ulp of it). x86 divides vectors of
+ * doubles and no vectors of integers, so a loop dividing by a divisor that differs from one
+ * work-item to the next vectorizes. (1 op 1) is 1 for a quotient and 0 for a remainder. Not
+ * where the build lets the C compiler divide by multiplying with a reciprocal, which is not
+ * exact. */
+#ifdef __RECIPROCAL_MATH__
+#define PPCL_DIV32_S(op, T) (__pn op __pd)
+#define PPCL_DIV32_V(op, T) (__pn op __pd)
+#else
+#define PPCL_DIV32_S(op, T) __builtin_choose_expr(sizeof(T) <= 4, \
+    ({ T __pq = (T)((double)__pn / (double)__pd); (1 op 1) ? __pq : (T)(__pn - __pq * __pd); }), \
+    __pn op __pd)
+#define PPCL_DIV32_V(op, T) __builtin_choose_expr(sizeof(__pn[0]) == 4, \
+    ({ typedef double __ppcl_dv \
+           __attribute__((vector_size(sizeof(double) * (sizeof(T) / sizeof(__pn[0]))))); \
+       T __pq = __builtin_convertvector(__builtin_convertvector(__pn, __ppcl_dv) \
+                                        / __builtin_convertvector(__pd, __ppcl_dv), T); \
+       (1 op 1) ? __pq : __pn - __pq * __pd; }), \
+    __pn op __pd)
+#endif
 /* Whether any of the n bytes at p is not zero: a lane mask with a lane set, or a block of
    lanes whose guard's flags are not all zero bits (transforms/skip.py); a word at a time. */
 static inline int ppcl_any(const void *p, size_t n)
