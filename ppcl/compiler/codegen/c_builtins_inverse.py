@@ -1,6 +1,7 @@
 """Float inverse trigonometric and hyperbolic functions, and ``cbrt``, as branch-free C that gcc
 vectorizes: ``atan``, ``atanpi``, ``atan2``, ``atan2pi``, ``asin``, ``asinpi``, ``acos``,
-``acospi``, ``sinh``, ``cosh``, ``tanh``, ``asinh``, ``acosh``, ``atanh``, ``cbrt``.
+``acospi``, ``sinh``, ``cosh``, ``tanh``, ``asinh``, ``acosh``, ``atanh``, ``erf``, ``erfc``,
+``cbrt``.
 
 glibc's ``atanf``, ``tanhf``... are opaque calls that keep a work-item loop scalar. These
 compute in double and round once to float, like ``c_builtins_explog.py``, whose double
@@ -24,12 +25,18 @@ kernels (``2^r - 1`` and ``2 atanh(s)``) they reuse:
   each a sum of non-negative terms. ``log1p(d)`` is ``k ln 2 + 2 atanh(s)`` with ``1 + d =
   2^k m`` (m in [sqrt(1/2), sqrt 2)), ``s = (m - 1) / (m + 1)``, or ``s = d / (d + 2)`` when
   k = 0, which keeps d's accuracy near 0.
+- ``erf``, ``erfc``: for |x| < 1, ``erf x = x E(x^2)`` and ``erfc x = 1 - erf x``; above,
+  ``erfc a = e^(-a^2) G(t)`` with ``t = 1 / (1 + 0.35 a)`` (a = |x|, a^2 exact, the exponential
+  explog's kernel), ``erf = 1 - erfc`` and ``erfc(-a) = 2 - erfc a``; past a = 10.1 erfc is 0
+  in float.
 - ``cbrt``: a first guess from the double's exponent bits divided by 3 (relative error below
   7%), three Halley steps ``y (y^3 + 2a) / (2 y^3 + a)`` (each cubes the error).
 
 A and S are Chebyshev fits (``mpmath.chebyfit`` at 50 digits) of ``atan(sqrt u) / sqrt u`` on
 [0, (2 - sqrt 3)^2] (degree 8, error 2^-55.8) and ``asin(sqrt u) / sqrt u`` on [0, 1/4]
-(degree 11, error 2^-51.7), rounded to double. Every double result is within about 2^-45
+(degree 11, error 2^-51.7), E of ``erf(sqrt u) / sqrt u`` on [0, 1] (degree 10) and G of
+``erfc(x) e^(x^2)`` as a function of t on [1 / 4.535, 1 / 1.35] (degree 16; relative errors
+2^-50.8 and 2^-53.3 after rounding the coefficients to double). Every double result is within about 2^-45
 relative of the true value, so the float is the correctly rounded one but where the true value
 lies that close to a rounding boundary, never more than a hair over half an ulp off (OpenCL 1.2
 allows 2 to 6 ulp). ``tests/test_c_builtins_inverse.py`` checks every float bit pattern with
@@ -53,7 +60,7 @@ from ppcl.compiler.ir.types import DOUBLE
 
 INVERSE_TRIG = ("atan", "atanpi", "asin", "asinpi", "acos", "acospi", "atan2", "atan2pi")
 HYPERBOLIC = ("sinh", "cosh", "tanh", "asinh", "acosh", "atanh")
-INVERSE = INVERSE_TRIG + HYPERBOLIC + ("cbrt",)
+INVERSE = INVERSE_TRIG + HYPERBOLIC + ("erf", "erfc", "cbrt")
 
 # atan(sqrt u) / sqrt u on [0, (2 - sqrt 3)^2], highest degree first
 _ATAN_A = ("0x1.6b870caf056c3p-5", "-0x1.09891d04a230ap-4", "0x1.3a8b89d80f6d2p-4",
@@ -64,6 +71,20 @@ _ASIN_S = ("0x1.02164e3a1cbbdp-5", "-0x1.7f2cb032de5f3p-7", "0x1.2b1cc4488d698p-
            "0x1.333f8f79fa40bp-7", "0x1.d56064c12e4ddp-7", "0x1.1baaecd577501p-6",
            "0x1.6e9740e30dbfep-6", "0x1.f1c697a184bcap-6", "0x1.6db6dd2b73e9ap-5",
            "0x1.3333333031706p-4", "0x1.55555555575c2p-3", "0x1.ffffffffffffep-1")
+# erf(sqrt u) / sqrt u on [0, 1], highest degree first
+_ERF_P = ("0x1.43f6d0dee7032p-27", "-0x1.462a758d4591dp-23", "0x1.b5d3ea9fd0b5ap-20",
+          "-0x1.f4684782919e8p-17", "0x1.f99c295886f05p-14", "-0x1.c02d67e37081ep-11",
+          "0x1.565bcb082cca2p-8", "-0x1.b82ce3026aae0p-6", "0x1.ce2f21a000d30p-4",
+          "-0x1.812746b037352p-2", "0x1.20dd750429b6bp+0")
+# erfc(x) e^(x^2) at x = (1/t - 1) / ERFC_P for x in [1, ERFC_TOP], highest degree first
+_ERFC_G = ("-0x1.e61d0dc0afd48p-7", "0x1.c7ceca18aa37ap-4", "-0x1.767b7e1876821p-2",
+           "0x1.5eef320fe0f1fp-1", "-0x1.a0fb96e055e60p-1", "0x1.5c2ecd6229167p-1",
+           "-0x1.cd505ef2522e8p-2", "0x1.aae26c38a58c4p-3", "-0x1.0449bf3f5cbc3p-4",
+           "0x1.271138d360981p-4", "0x1.517b66ac8a422p-4", "0x1.0629aaaecb815p-3",
+           "0x1.49dfa3b85f289p-3", "0x1.7ba91dc58f838p-3", "0x1.9468f69c66b59p-3",
+           "0x1.94693f677f932p-3", "-0x1.985b7d6dfd172p-34")
+ERFC_P = "0.35"
+ERFC_TOP = "10.1"  # erfc is below half the smallest float denormal from here on
 PI = "0x1.921fb54442d18p+1"
 PI_2 = "0x1.921fb54442d18p+0"
 PI_6 = "0x1.0c152382d7366p-1"
@@ -171,6 +192,53 @@ return y;
     return e.define(name, make)
 
 
+def _erf_small(e: Emitter) -> str:
+    """``double __ppcl_h_erf_small(double a)``: erf a for a in [0, 1]."""
+    name = "__ppcl_h_erf_small"
+    m = madd(e)
+
+    def make() -> str:
+        return function("double", name, (DOUBLE,), ("a",), f"""
+double u = a * a;
+{horner(m, _ERF_P, "u")}
+return a * p;
+""")
+
+    return e.define(name, make)
+
+
+def _erfc_big(e: Emitter) -> str:
+    """``double __ppcl_h_erfc_big(double a)``: erfc a for a >= 1 (0 for a past ERFC_TOP and
+    at inf), NaN for NaN."""
+    name = "__ppcl_h_erfc_big"
+    m, parts = madd(e), exp2m1_parts(e)
+
+    def make() -> str:
+        return function("double", name, (DOUBLE,), ("a",), f"""
+a = a > {ERFC_TOP} ? {ERFC_TOP} : a;
+double t = 1.0 / {m}(a, {ERFC_P}, 1.0);
+{horner(m, _ERFC_G, "t")}
+double scale;
+double q = {parts}(-(a * a) * {LOG2_E}, &scale);  /* a * a is exact */
+double r = {m}(scale, q, scale) * p;
+return a == {ERFC_TOP} ? 0.0 : r;  /* NaN stays */
+""")
+
+    return e.define(name, make)
+
+
+def _erf_body(e: Emitter, name: str, x: str) -> str:
+    small, big = _erf_small(e), _erfc_big(e)
+    head = f"""double a = fabs((double){x});
+double s = {small}(a < 1.0 ? a : 0.0);
+double c = {big}(a < 1.0 ? 1.0 : a);
+"""
+    if name == "erf":
+        return head + f"""return copysignf((float)(a < 1.0 ? s : 1.0 - c), {x});"""
+    return head + f"""double r = a < 1.0 ? 1.0 - copysign(s, (double){x}) : c;
+return (float)({x} < 0.0f && a >= 1.0 ? 2.0 - c : r);"""
+
+
 def _atan_body(e: Emitter, name: str, x: str) -> str:
     _, quarter, scale = _angles(name)
     unit = _atan_unit(e)
@@ -255,6 +323,8 @@ def inverse_body(e: Emitter, name: str, x: str, y: str = "") -> str:
         return _asin_acos_body(e, name, x)
     if name in HYPERBOLIC:
         return _hyperbolic_body(e, name, x)
+    if name in ("erf", "erfc"):
+        return _erf_body(e, name, x)
     assert name == "cbrt", name
     cbrt = _cbrt_double(e)
     return f"""float r = copysignf((float){cbrt}(fabs((double){x})), {x});
