@@ -231,3 +231,10 @@ r = (({x} < 0.0f) & ({x} != -INFINITY) & !whole) ? NAN : r;
 r = (({x} != {x}) | ({y} != {y})) ? {x} + {y} : r;
 r = ((ax == 1.0f) & (fabsf({y}) == INFINITY)) ? 1.0f : r;
 return (({x} == 1.0f) | ({y} == 0.0f)) ? 1.0f : r;"""
+
+
+# the double kernels, for the float functions built on them (c_builtins_inverse.py)
+madd = _madd
+horner = _horner
+exp2m1_parts = _exp2m1_parts
+log_series = _log_series

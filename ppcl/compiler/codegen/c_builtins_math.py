@@ -25,6 +25,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     scalar_params,
 )
 from ppcl.compiler.codegen.c_builtins_explog import EXP_LOG, explog_body, pow_body
+from ppcl.compiler.codegen.c_builtins_inverse import INVERSE, inverse_body
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, ScalarType
@@ -101,6 +102,8 @@ return (double)r;"""
             return explog_body(e, name, x)
         if is_float and name == "pow":
             return pow_body(e, x, y)
+        if is_float and name in INVERSE:
+            return inverse_body(e, name, x, y)
         if is_float and name == "hypot":
             # the squares are exact in double and cannot overflow there: one rounding of the
             # sum and of the square root, then one to float (glibc's hypotf call kept every
