@@ -83,7 +83,7 @@ class KernelIR:
     fast_math: bool = False
     formed: FormedKernel | None = None
     split: bool = True  # input space splitting allowed (the build option -ppcl-no-split: no)
-    notes: tuple[str, ...] = ()  # decisions of the passes before formation, for the plans
+    notes: tuple[str, ...] = ()  # decisions of the passes that keep no plan of their own
     # variables declared at the start of the kernel that formation runs once per group
     group_setup: frozenset[str] = frozenset()
 
@@ -246,16 +246,17 @@ class WorkgroupPass(Pass):
 
 @register
 class ScalarizePass(Pass):
-    """Vector temporaries of the vectorizable work-item loops inside group-level loops, or with
-    vector elements of ``char`` or ``short`` components, split into scalars
-    (``transforms/scalarize.py``)."""
+    """Vector temporaries of the vectorizable work-item loops inside group-level loops, with
+    vector elements of ``char`` or ``short`` components or calling element-wise builtins on
+    vectors, split into scalars (``transforms/scalarize.py``); each split goes to the plans."""
 
     name = "scalarize"
 
     def run(self, value: KernelIR) -> KernelIR:
         formed = value.needs_formed(self.name)
-        body = scalarize_hot_regions(formed.body)
-        return dataclasses.replace(value, formed=dataclasses.replace(formed, body=body))
+        body, notes = scalarize_hot_regions(formed.body)
+        return dataclasses.replace(value, formed=dataclasses.replace(formed, body=body),
+                                   notes=value.notes + notes)
 
 
 @register

@@ -14,7 +14,8 @@ Regions inside a group-level loop are rewritten: they run once per iteration of 
 interchanged or barrier loop, which is where the time goes. So is any other region that loads
 or stores a vector element of ``char`` or ``short`` components (RGBA ``uchar4`` pixels): gcc
 has no vector type for such an element, so that region runs one work-item at a time whatever
-else it does. An element-wise builtin (``ir.builtins.ELEMENTWISE`` but ``select``, and every
+else it does; and any region calling an element-wise builtin on vectors (``fmin(a[i], b[i])``
+on ``float4``), whose overload's lane loop gcc does not vectorize back. An element-wise builtin (``ir.builtins.ELEMENTWISE`` but ``select``, and every
 ``convert_``) gives component ``i`` as the scalar builtin of its arguments' components, the
 function each component of the vector overload calls; a component of a vector element in
 memory becomes a scalar access (``transforms/components.py``). A region with a vector
@@ -271,6 +272,17 @@ def _narrow_vector_elements(body: Node) -> bool:
                and n.type.elem.size <= 2 for n in walk(body))
 
 
+def _vector_builtin_call(body: Node) -> str | None:
+    """The first element-wise builtin ``body`` calls on vectors (``fmin(a[i], b[i])``), or
+    None: its C overload runs the scalar function lane by lane, which gcc's straight-line
+    vectorizer rarely turns back into vector code (a branch per lane where the scalar function
+    has selects), so such a region ran one work-item at a time, each lane on its own (a
+    ``float4`` ``fmin`` 20x slower than split into scalars)."""
+    return next((n.name for n in walk(body) if isinstance(n, ir.Call)
+                 and _scalar_builtin(n) is not None and not n.name.startswith("convert_")),
+                None)
+
+
 def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
     """``body`` of one work-item loop with its vector private variables split, or ``body``
     unchanged when some vector construct in it has no component form."""
@@ -288,16 +300,28 @@ def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
         return body
 
 
-def scalarize_hot_regions(body: ir.Block) -> ir.Block:
-    """Every vectorizable work-item loop inside a group-level loop, or with vector elements of
-    ``char`` or ``short`` components, scalarized."""
+def scalarize_hot_regions(body: ir.Block) -> tuple[ir.Block, tuple[str, ...]]:
+    """Every vectorizable work-item loop inside a group-level loop, with vector elements of
+    ``char`` or ``short`` components, or calling an element-wise builtin on vectors,
+    scalarized; and a line for the plans per loop split (``PPCL_DEBUG=plans``)."""
     counter = [0]
+    notes: list[str] = []
 
     def visit(node: ir.Stmt, in_loop: bool) -> ir.Stmt:
         if isinstance(node, wg.WorkItemLoop):
-            if node.simd and (in_loop or _narrow_vector_elements(node.body)):
-                return dataclasses.replace(node, body=scalarize_region(node.body, counter))
-            return node
+            if not node.simd:
+                return node
+            called = _vector_builtin_call(node.body)
+            why = ("inside a group-level loop" if in_loop
+                   else "it loads or stores vectors of char or short components"
+                   if _narrow_vector_elements(node.body)
+                   else f"it calls {called} on vectors" if called else None)
+            if why is None:
+                return node
+            region = scalarize_region(node.body, counter)
+            if region is not node.body:
+                notes.append(f"scalarize: vectors of a work-item loop split into scalars ({why})")
+            return dataclasses.replace(node, body=region)
         if not any(isinstance(c, ir.Stmt) for c in children(node)):
             return node
         inner = in_loop or isinstance(node, ir.For | ir.While | ir.DoWhile)
@@ -305,4 +329,4 @@ def scalarize_hot_regions(body: ir.Block) -> ir.Block:
 
     result = visit(body, False)
     assert isinstance(result, ir.Block)
-    return result
+    return result, tuple(notes)
