@@ -340,6 +340,7 @@ class CPUProgram(DeviceProgram):
         self._compiled: dict[tuple[str, object], CompiledKernel] = {}
         self._launches: dict[tuple[str, NDRange], CPULaunch] = {}
         self._latest: dict[str, CPULaunch] = {}  # each kernel's newest launch shape
+        self._uncut: dict[str, str | None] = {}  # why a kernel's groups are not cut, if so
         self._lock = threading.Lock()
 
     def check(self) -> None:
@@ -421,11 +422,14 @@ class CPUProgram(DeviceProgram):
         cut = cut_groups(ndrange, threads)
         if cut is ndrange:
             return ndrange
-        why = grouping_observed(self.module, kernel_name)
-        if why is None and not work_item_loops(self.module, kernel_name):
-            # each group's chunk costs the pool a claim and a cache line: a few statements a
-            # work-item do not pay for more of them
-            why = "a work-item runs no loop, too little work to share in smaller groups"
+        why = self._uncut.get(kernel_name, "")
+        if why == "":
+            why = grouping_observed(self.module, kernel_name)
+            if why is None and not work_item_loops(self.module, kernel_name):
+                # each group's chunk costs the pool a claim and a cache line: a few
+                # statements a work-item do not pay for more of them
+                why = "a work-item runs no loop, too little work to share in smaller groups"
+            self._uncut[kernel_name] = why
         if self.debug.shows("plans"):
             dims = ndrange.work_dim
             shape = f"launch {ndrange.global_size[:dims]} / {ndrange.local_size[:dims]}"
