@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ppcl.compiler.codegen.c_builtins_bits import bits_body, lowers
 from ppcl.compiler.codegen.c_builtins_emit import (
     Emitter,
     ScalarImpl,
@@ -97,6 +98,8 @@ def _math_body(  # noqa: C901 - one case per builtin
 long double r = cbrt({x});
 r -= (r * r * r - {x}) / (3.0L * r * r);
 return (double)r;"""
+        if lowers(name, elem):
+            return bits_body(e, name, elem, a)
         if is_float and name in EXP_LOG:
             return explog_body(e, name, x)
         if is_float and name == "pow":
@@ -112,7 +115,7 @@ return (double)r;"""
         if name in _LIBM2:
             return f"return {f(name)}({x}, {y});"
         if name in ("fmax", "fmin"):
-            return f"{F} r;\n{max_min_selects(name, x, y, 'r')}\nreturn r;"
+            return f"{F} r;\n{max_min_selects(name, x, y, 'r', elem)}\nreturn r;"
         if name == "fma":
             return f"return {f('fma')}({x}, {y}, {z});"
         if name == "mad":
@@ -215,16 +218,19 @@ return {f('remainder')}({x}, {y});"""
     return body
 
 
-def max_min_selects(name: str, x: str, y: str, out: str) -> str:
+def max_min_selects(name: str, x: str, y: str, out: str, elem: ScalarType) -> str:
     """Statements setting ``out`` to ``fmax(x, y)`` or ``fmin(x, y)`` (``name``) by selects,
     which gcc vectorizes: a NaN operand gives the other one, and +0 is the larger zero (IEEE
     754-2019 maximumNumber; the C library's fmax may return either zero, and gcc's vector and
-    scalar code chose differently). ``clamp`` is written with it too."""
+    scalar code chose differently). ``clamp`` is written with it too. The sign of x is read
+    as a comparison of x's own width: the int of ``signbit`` left double loops unvectorized."""
     better = ">" if name == "fmax" else "<"
-    keep_x = "!signbit" if name == "fmax" else "signbit"
+    negative = (f"signbit({x})" if elem.name == "float"
+                else f"(long)__ppcl_double_bits({x}) < 0")
+    pick = f"{negative} ? {x} : {y}" if name == "fmin" else f"{negative} ? {y} : {x}"
     return (f"{out} = {x} {better} {y} ? {x} : {y};  /* a NaN x gives y */\n"
             f"{out} = {y} != {y} ? {x} : {out};\n"
-            f"{out} = {x} == {y} ? ({keep_x}({x}) ? {x} : {y}) : {out};")
+            f"{out} = {x} == {y} ? ({pick}) : {out};")
 
 
 def _native_body(e: Emitter, name: str, x: str, y: str) -> str:
