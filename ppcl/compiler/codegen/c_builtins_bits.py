@@ -19,12 +19,14 @@ doubles and every pair of special values):
   large multiplied once by ``2^-1022``, the one rounding glibc's ``scalbn`` makes too;
 - ``fmod`` (and ``remainder``, ``remquo`` from it) for float works in double on ``|x|``,
   ``|y|`` in a fixed number of steps, each removing up to C bits of the quotient
-  (``_fmod_steps``): with ``s = max(0, e(x) - e(y) - C)`` the quotient of ``|x|`` by
-  ``y 2^s`` is below ``2^(C+1)``, its estimate ``trunc(|x| * (1/|y|) 2^-s)`` is within 1 of the
-  true integer (relative error 2^-52), ``|x| - q y 2^s`` is exactly representable (25 bits at
-  the granularity of ``y 2^s``, which divides ``|x|``) and computed exactly by a fused
-  multiply-add (C = 48) or, without FMA, by an exact product (C = 28, q < 2^29), and one
-  add or subtract of ``y 2^s`` brings it into [0, y 2^s) exactly. Exponents differ by at most
+  (``_fmod_steps``): with ``s = max(0, e(x) - e(y) - C)`` the quotient t of ``|x|`` by
+  ``y 2^s`` is below ``2^(C+1)``, its estimate ``q = trunc(|x| * (1/|y|)(1 - 2^-50) 2^-s)``
+  is the integer part of t or one less (the factor and three roundings keep the product
+  between ``t (1 - 11 2^-53)`` and ``t (1 - 5 2^-53)``), ``|x| - q y 2^s`` in [0, 2 y 2^s) is
+  exactly representable (25 bits at the granularity of ``y 2^s``, which divides ``|x|``) and
+  computed exactly by a fused multiply-add (C = 48) or, without FMA, by an exact product
+  (C = 28, q < 2^29), and one subtraction of ``y 2^s`` where needed brings it into
+  [0, y 2^s) exactly. Exponents differ by at most
   276 for floats, so 6 steps (10 without FMA) always reach the exact remainder in [0, |y|); the
   low bits of the quotient, wanted by ``remainder`` and ``remquo``, are read from the bits of
   ``q + 2^52`` in each step and shifted by its s.
@@ -227,7 +229,8 @@ def _fmod_steps(e: Emitter) -> str:
     name = "__ppcl_h_fmodf_steps"
 
     def steps(bits: int, count: int) -> str:
-        # q is an integer below 2^(bits + 1) + 1; its low bits from those of q + 2^52
+        # q is the integer quotient or one less, below 2^(bits + 1); its low bits from those of
+        # q + 2^52
         product = "fma(-q, ys, ax)" if bits == _STEP_BITS_FMA else "ax - q * ys"
         return f"""#pragma GCC unroll {count}
 for (int i = 0; i < {count}; ++i) {{
@@ -235,9 +238,7 @@ for (int i = 0; i < {count}; ++i) {{
     s = s < 0 ? 0 : s;
     double ys = ay * __ppcl_bits_double((unsigned long)(1023 + s) << 52);
     double q = trunc(ax * (inv * __ppcl_bits_double((unsigned long)(1023 - s) << 52)));
-    double r = {product};
-    q = r < 0.0 ? q - 1.0 : q;
-    r = r < 0.0 ? r + ys : r;
+    double r = {product};  /* in [0, 2 ys) */
     q = r >= ys ? q + 1.0 : q;
     ax = r >= ys ? r - ys : r;
     unsigned int low = (unsigned int)__ppcl_double_bits(q + 0x1p52) & 127u;
@@ -246,7 +247,9 @@ for (int i = 0; i < {count}; ++i) {{
 
     def make() -> str:
         return function("double", name, (DOUBLE, DOUBLE, _INT_PTR), ("ax", "ay", "quo_out"), f"""
-double inv = 1.0 / ay;
+/* 1 / |y| made smaller by a factor in (1 - 11 2^-53, 1 - 5 2^-53) with the roundings of each
+   estimate: never above the true quotient t < 2^49, and less than 1 below it */
+double inv = (1.0 / ay) * 0x1.ffffffffffff8p-1;
 long ey = (long)(__ppcl_double_bits(ay) >> 52);
 unsigned int quo = 0u;
 #ifdef __FMA__

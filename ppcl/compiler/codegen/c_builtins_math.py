@@ -7,7 +7,8 @@ one rounding of an accurate double result is accurate; double ones with care for
 the specification lists (``sinpi(-n) = -0``, ``powr(0, 0) = NaN``...). The float exponentials
 and logarithms are the exception: they are written out in C the same way (double, one rounding;
 ``c_builtins_explog.py``) so that loops calling them vectorize, which calls into libm prevent;
-so are float ``pow`` and ``hypot``.
+so are float ``pow`` and ``hypot``, and the exact functions computed from the bits of a float or
+double (``ilogb``, ``ldexp``, ``frexp``, ``fmod``...: ``c_builtins_bits.py``).
 """
 
 from __future__ import annotations
