@@ -87,6 +87,7 @@ def _cases() -> list[Case]:
         Case("fmod_float", "fmod", "float", "float", "g_fmodf(x, y)"),
         Case("remainder_float", "remainder", "float", "float", "g_remainderf(x, y)"),
         Case("remquo_float", "remquo", "float", "float", "ref_remquo(x, y, &oref)"),
+        Case("remquo_double", "remquo", "double", "double", "ref_remquo_double(x, y, &oref)"),
     ]
     return cases
 
@@ -153,6 +154,19 @@ static float ref_remquo(float x, float y, int *quo) {
     int k = (int)g_rint((m - rm) / ay) & 127;
     *quo = ((x < 0.0f) != (y < 0.0f)) ? -k : k;
     return g_remainderf(x, y);
+}
+
+/* double remquo in long double, whose range holds 128 |y| and m - rm (61 bits) exactly */
+PPCL_T_LIBM(long double, fmodl, (long double, long double))
+PPCL_T_LIBM(long double, remainderl, (long double, long double))
+static double ref_remquo_double(double x, double y, int *quo) {
+    long double ax = fabsl(x), ay = fabsl(y);
+    if (isnan(x) || isnan(y) || isinf(x) || ay == 0.0L) { *quo = 0; return NAN; }
+    long double m = g_fmodl(ax, 128.0L * ay);
+    long double rm = g_remainderl(m, ay);
+    int k = (int)rintl((m - rm) / ay) & 127;
+    *quo = ((x < 0.0) != (y < 0.0)) ? -k : k;
+    return g_remainder(x, y);
 }
 """
 
@@ -516,8 +530,8 @@ def test_work_item_loop_calling_it_is_vectorized(call: str, elem: str) -> None:
 
 # the vector overloads, per lane an int or one int for all: each work-item's lanes computed as
 # one vector operation (gcc's SLP; the work-item loop over vector values is not a loop gcc
-# vectorizes, with or without a call). Not yet for double ilogb and frexp, whose int results
-# of double lanes gcc's SLP leaves scalar (their work-item loops over scalars do vectorize).
+# vectorizes, with or without a call). Not yet for double ilogb and frexp, whose lanes gcc's
+# SLP leaves scalar (it reports no reason; their work-item loops over scalars do vectorize).
 VECTOR_CALLS = {
     "ldexp_int4": ("vstore4(ldexp(vload4(i, a), vload4(i, n)), i, o);",
                    lambda x, k: np.ldexp(x, k)),
@@ -536,7 +550,7 @@ def test_vector_overloads_are_vectorized(call: str, elem: str) -> None:
     import re
 
     if elem == "double" and call in ("ilogb", "frexp"):
-        pytest.skip("int lanes from double lanes: gcc's SLP leaves them scalar")
+        pytest.skip("gcc's SLP leaves the lanes of double ilogb and frexp scalar")
     from launch import build_kernel, run
 
     body, ref = VECTOR_CALLS[call]

@@ -207,8 +207,14 @@ if ({y} == 3) return {f('cbrt')}({x});
 {F} m = ({F}){wf}(({wide}){f('fabs')}({x}), {one} / ({wide}){y});
 return odd ? {f('copysign')}(m, {x}) : m;"""
         if name == "remquo":
+            # scaled down by 2^-8 (exactly, where x / y >= 1) where 128 |y| and m - rm could
+            # overflow; float remquo is c_builtins_bits.py's
+            huge = lit("0x1p100" if is_float else "0x1p1000")
             return f"""{F} ax = {f('fabs')}({x}), ay = {f('fabs')}({y});
 if (isnan({x}) || isnan({y}) || isinf({x}) || ay == {lit('0.0')}) {{ *{z} = 0; return NAN; }}
+{F} sc = ay > {huge} ? {lit('0x1p-8')} : {lit('1.0')};
+ax *= sc;
+ay *= sc;
 {F} m = {f('fmod')}(ax, {lit('128.0')} * ay);
 {F} rm = {f('remainder')}(m, ay);
 int k = (int){f('rint')}((m - rm) / ay) & 127;
