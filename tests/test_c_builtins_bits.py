@@ -1,13 +1,15 @@
 """The exact math builtins written from the bits of a float or double (``c_builtins_bits.py``):
-bit for bit what glibc's functions give (or, for ``fract``, ``sign``, ``remquo`` and ``ilogb``
-of a NaN, what ppcl's earlier lowering over glibc gave), NaN payloads and out parameters
-included, through a vectorized loop as a work-item loop calls them and through the 8-wide
-vector overloads.
+bit for bit what glibc's functions give (or, for ``fract``, ``sign``, ``remquo``, ``ilogb``
+of a NaN and the select-built ``fmin``/``fmax``, what ppcl's earlier lowering gave, computed
+in a wider type for ``remquo``), NaN payloads and out parameters included, through a vectorized
+loop as a work-item loop calls them and through the 8-wide vector overloads; and that a
+work-item loop calling each of them vectorizes.
 
 Every float with ``--run-slow`` (every 251st without) for the one-argument float functions;
 every pair of a set of special values and a million random bit-pattern pairs for the
 two-argument ones; random bit patterns for double. The library is built by the CPU device's
-own compile (``toolchain.compile_shared``: -O3 -march=native -fopenmp-simd).
+own compile (``toolchain.compile_shared``: -O3 -march=native -fopenmp-simd), and the float
+remainders once more without FMA.
 """
 
 from __future__ import annotations
