@@ -19,16 +19,18 @@ doubles and every pair of special values):
   large multiplied once by ``2^-1022``, the one rounding glibc's ``scalbn`` makes too;
 - ``fmod`` (and ``remainder``, ``remquo`` from it) for float works in double on ``|x|``,
   ``|y|`` in a fixed number of steps, each removing up to C bits of the quotient
-  (``_fmod_steps``): with ``s = max(0, e(x) - e(y) - C)`` the quotient t of ``|x|`` by
-  ``y 2^s`` is below ``2^(C+1)``, its estimate ``q = trunc(|x| * (1/|y|)(1 - 2^-50) 2^-s)``
+  (``_fmod_steps``): step k divides by ``y 2^s`` with ``s = max(0, e(x) - e(y) - C (k + 1))``,
+  a schedule fixed from the start (steps that read the exponent of the last remainder took
+  twice as long); the remainder so far is below ``2^(C+1) y 2^s``, so the quotient t of it
+  by ``y 2^s`` is below ``2^(C+1)``, its estimate ``q = trunc(|x| * (1/|y|)(1 - 2^-50) 2^-s)``
   is the integer part of t or one less (the factor and three roundings keep the product
   between ``t (1 - 11 2^-53)`` and ``t (1 - 5 2^-53)``), ``|x| - q y 2^s`` in [0, 2 y 2^s) is
   exactly representable (25 bits at the granularity of ``y 2^s``, which divides ``|x|``) and
   computed exactly by a fused multiply-add (C = 48) or, without FMA, by an exact product
   (C = 28, q < 2^29), and one subtraction of ``y 2^s`` where needed brings it into
-  [0, y 2^s) exactly. Exponents differ by at most
-  276 for floats, so 6 steps (10 without FMA) always reach the exact remainder in [0, |y|); the
-  low bits of the quotient, wanted by ``remainder`` and ``remquo``, are read from the bits of
+  [0, y 2^s) exactly. Exponents of floats differ by at most 276 <= 6 * 48 (10 * 28 without
+  FMA), so the last step has s = 0 and leaves the exact remainder in [0, |y|); the low bits
+  of the quotient, wanted by ``remainder`` and ``remquo``, are read from the bits of
   ``q + 2^52`` in each step and shifted by its s.
 """
 
@@ -216,10 +218,13 @@ return {x} != {x} ? {f.lit("0.0")} : r;"""
 
 _INT_PTR = PointerType(INT, AddressSpace.PRIVATE)
 
-# quotient bits removed per step of the float remainder and the steps that reach any remainder:
-# float exponents differ by at most 127 + 149 = 276
+# quotient bits removed per step of the float remainder and the steps that reach any remainder
+# (the last step's s is 0 where the float exponents differ by their most, 127 + 149)
 _STEP_BITS_FMA, _STEPS_FMA = 48, 6
 _STEP_BITS, _STEPS = 28, 10
+_FLOAT_EXPONENT_SPAN = 127 + 149
+assert _STEP_BITS_FMA * _STEPS_FMA >= _FLOAT_EXPONENT_SPAN
+assert _STEP_BITS * _STEPS >= _FLOAT_EXPONENT_SPAN
 
 
 def _fmod_steps(e: Emitter) -> str:
@@ -234,7 +239,7 @@ def _fmod_steps(e: Emitter) -> str:
         product = "fma(-q, ys, ax)" if bits == _STEP_BITS_FMA else "ax - q * ys"
         return f"""#pragma GCC unroll {count}
 for (int i = 0; i < {count}; ++i) {{
-    long s = (long)(__ppcl_double_bits(ax) >> 52) - ey - {bits};
+    long s = ed - {bits} * (i + 1);
     s = s < 0 ? 0 : s;
     double ys = ay * __ppcl_bits_double((unsigned long)(1023 + s) << 52);
     double q = trunc(ax * (inv * __ppcl_bits_double((unsigned long)(1023 - s) << 52)));
@@ -250,7 +255,7 @@ for (int i = 0; i < {count}; ++i) {{
 /* 1 / |y| made smaller by a factor in (1 - 11 2^-53, 1 - 5 2^-53) with the roundings of each
    estimate: never above the true quotient t < 2^49, and less than 1 below it */
 double inv = (1.0 / ay) * 0x1.ffffffffffff8p-1;
-long ey = (long)(__ppcl_double_bits(ay) >> 52);
+long ed = (long)(__ppcl_double_bits(ax) >> 52) - (long)(__ppcl_double_bits(ay) >> 52);
 unsigned int quo = 0u;
 #ifdef __FMA__
 {steps(_STEP_BITS_FMA, _STEPS_FMA)}
