@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from ppcl.compiler.codegen.c_builtins_bits import sign_body
 from ppcl.compiler.codegen.c_builtins_convert import (
     lower_convert,
     lower_reinterpret,
@@ -196,8 +197,8 @@ def _common_body(name: str, elem: ScalarType) -> Callable[[Emitter, Sequence[str
         if name == "clamp":
             # fmin(fmax(x, lo), hi) by selects: the C library's calls kept a work-item loop
             # around clamp from vectorizing
-            return (f"{F} m, r;\n{max_min_selects('fmax', x, y, 'm')}\n"
-                    f"{max_min_selects('fmin', 'm', z, 'r')}\nreturn r;")
+            return (f"{F} m, r;\n{max_min_selects('fmax', x, y, 'm', elem)}\n"
+                    f"{max_min_selects('fmin', 'm', z, 'r', elem)}\nreturn r;")
         if name == "degrees":
             return f"return {x} * {lit('57.295779513082320876798154814105')};"
         if name == "radians":
@@ -213,13 +214,11 @@ def _common_body(name: str, elem: ScalarType) -> Callable[[Emitter, Sequence[str
         if name == "smoothstep":
             # clamped by selects as clamp is: fminf and fmaxf kept the loop scalar
             u = f"({z} - {x}) / ({y} - {x})"
-            return (f"{F} q = {u}, m, t;\n{max_min_selects('fmax', 'q', lit('0.0'), 'm')}\n"
-                    f"{max_min_selects('fmin', 'm', lit('1.0'), 't')}\n"
+            return (f"{F} q = {u}, m, t;\n{max_min_selects('fmax', 'q', lit('0.0'), 'm', elem)}\n"
+                    f"{max_min_selects('fmin', 'm', lit('1.0'), 't', elem)}\n"
                     f"return t * t * ({lit('3.0')} - {lit('2.0')} * t);")
         if name == "sign":
-            return f"""if ({x} > {lit('0.0')}) return {lit('1.0')};
-if ({x} < {lit('0.0')}) return {lit('-1.0')};
-return isnan({x}) ? {lit('0.0')} : {x};"""
+            return sign_body(elem, x)
         raise CodegenError(f"no C lowering of builtin '{name}'")
 
     return body

@@ -7,13 +7,15 @@ one rounding of an accurate double result is accurate; double ones with care for
 the specification lists (``sinpi(-n) = -0``, ``powr(0, 0) = NaN``...). The float exponentials
 and logarithms are the exception: they are written out in C the same way (double, one rounding;
 ``c_builtins_explog.py``) so that loops calling them vectorize, which calls into libm prevent;
-so are float ``pow`` and ``hypot``.
+so are float ``pow`` and ``hypot``, and the exact functions computed from the bits of a float or
+double (``ilogb``, ``ldexp``, ``frexp``, ``fmod``...: ``c_builtins_bits.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ppcl.compiler.codegen.c_builtins_bits import bits_body, lowers
 from ppcl.compiler.codegen.c_builtins_emit import (
     Emitter,
     ScalarImpl,
@@ -98,6 +100,8 @@ def _math_body(  # noqa: C901 - one case per builtin
 long double r = cbrt({x});
 r -= (r * r * r - {x}) / (3.0L * r * r);
 return (double)r;"""
+        if lowers(name, elem):
+            return bits_body(e, name, elem, a)
         if is_float and name in EXP_LOG:
             return explog_body(e, name, x)
         if is_float and name == "pow":
@@ -115,7 +119,7 @@ return (double)r;"""
         if name in _LIBM2:
             return f"return {f(name)}({x}, {y});"
         if name in ("fmax", "fmin"):
-            return f"{F} r;\n{max_min_selects(name, x, y, 'r')}\nreturn r;"
+            return f"{F} r;\n{max_min_selects(name, x, y, 'r', elem)}\nreturn r;"
         if name == "fma":
             return f"return {f('fma')}({x}, {y}, {z});"
         if name == "mad":
@@ -206,8 +210,14 @@ if ({y} == 3) return {f('cbrt')}({x});
 {F} m = ({F}){wf}(({wide}){f('fabs')}({x}), {one} / ({wide}){y});
 return odd ? {f('copysign')}(m, {x}) : m;"""
         if name == "remquo":
+            # scaled down by 2^-8 (exactly, where x / y >= 1) where 128 |y| and m - rm could
+            # overflow; float remquo is c_builtins_bits.py's
+            huge = lit("0x1p100" if is_float else "0x1p1000")
             return f"""{F} ax = {f('fabs')}({x}), ay = {f('fabs')}({y});
 if (isnan({x}) || isnan({y}) || isinf({x}) || ay == {lit('0.0')}) {{ *{z} = 0; return NAN; }}
+{F} sc = ay > {huge} ? {lit('0x1p-8')} : {lit('1.0')};
+ax *= sc;
+ay *= sc;
 {F} m = {f('fmod')}(ax, {lit('128.0')} * ay);
 {F} rm = {f('remainder')}(m, ay);
 int k = (int){f('rint')}((m - rm) / ay) & 127;
@@ -218,16 +228,19 @@ return {f('remainder')}({x}, {y});"""
     return body
 
 
-def max_min_selects(name: str, x: str, y: str, out: str) -> str:
+def max_min_selects(name: str, x: str, y: str, out: str, elem: ScalarType) -> str:
     """Statements setting ``out`` to ``fmax(x, y)`` or ``fmin(x, y)`` (``name``) by selects,
     which gcc vectorizes: a NaN operand gives the other one, and +0 is the larger zero (IEEE
     754-2019 maximumNumber; the C library's fmax may return either zero, and gcc's vector and
-    scalar code chose differently). ``clamp`` is written with it too."""
+    scalar code chose differently). ``clamp`` is written with it too. The sign of x is read
+    as a comparison of x's own width: the int of ``signbit`` left double loops unvectorized."""
     better = ">" if name == "fmax" else "<"
-    keep_x = "!signbit" if name == "fmax" else "signbit"
+    negative = (f"signbit({x})" if elem.name == "float"
+                else f"(long)__ppcl_double_bits({x}) < 0")
+    pick = f"{negative} ? {x} : {y}" if name == "fmin" else f"{negative} ? {y} : {x}"
     return (f"{out} = {x} {better} {y} ? {x} : {y};  /* a NaN x gives y */\n"
             f"{out} = {y} != {y} ? {x} : {out};\n"
-            f"{out} = {x} == {y} ? ({keep_x}({x}) ? {x} : {y}) : {out};")
+            f"{out} = {x} == {y} ? ({pick}) : {out};")
 
 
 def _native_body(e: Emitter, name: str, x: str, y: str) -> str:
