@@ -25,6 +25,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
     scalar_params,
 )
 from ppcl.compiler.codegen.c_builtins_explog import EXP_LOG, explog_body, pow_body
+from ppcl.compiler.codegen.c_builtins_trig import TRIG, trig_body
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, ScalarType
@@ -101,6 +102,8 @@ return (double)r;"""
             return explog_body(e, name, x)
         if is_float and name == "pow":
             return pow_body(e, x, y)
+        if is_float and name in TRIG:
+            return trig_body(e, name, x, y)
         if is_float and name == "hypot":
             # the squares are exact in double and cannot overflow there: one rounding of the
             # sum and of the square root, then one to float (glibc's hypotf call kept every
@@ -234,6 +237,8 @@ def _native_body(e: Emitter, name: str, x: str, y: str) -> str:
     base = name.split("_", 1)[1]
     if base in EXP_LOG:
         return explog_body(e, base, x)
+    if base in TRIG:
+        return trig_body(e, base, x, y)
     if base == "divide":
         return f"return {x} / {y};"
     if base == "recip":
