@@ -10,12 +10,15 @@ the argument exactly, evaluate polynomials in double and round once to float, th
   Payne-Hanek reduction in integer arithmetic for every lane: |x| = m 2^E with m the 24-bit
   significand, and of the bits of 2/pi only a 96-bit window matters, the one from weight
   2^(1-E) down (higher bits give multiples of 4 quadrants, lower ones less than 2^-70 of a
-  quadrant). The windows are a table row per float exponent (``_TWO_OVER_PI`` below, 130 rows);
-  m times the window, modulo 2^96, is three 32x32->64-bit products (which gcc vectorizes), whose
-  top two bits are q (rounded to nearest) and the rest f, converted to double in three 32-bit
-  pieces (no int64 -> double conversion, which AVX2 lacks). The reduced argument r = f pi/2 is
-  within about 2^-52 relative of the true one (the nearest a float comes to a multiple of pi/2
-  is far above 2^-70 of a quadrant). For |x| <= pi/4 a select takes r = x instead, exactly.
+  quadrant). The window is cut from 256 bits of 2/pi by the exponent: five candidate words
+  for each of its four source words, picked by masks (a table lookup would vectorize into
+  gathers, which cost as much as the rest of ``sin``), then funnel shifts. m times the window,
+  modulo 2^96, is 32x32->64-bit products (which gcc vectorizes); its top two bits are q
+  (rounded to nearest), the rest f, converted to double in three 32-bit pieces (no int64 ->
+  double conversion, which AVX2 lacks). The nearest a float comes to a multiple of pi/2 is
+  2^-29.86 quadrants (at 0x1.f37c8ap+95, found by running the reduction over every float), so
+  r = f pi/2 is within about 2^-40 relative of the true reduced argument there and 2^-52
+  almost everywhere. For |x| <= pi/4 a select takes r = x instead, exactly.
 - ``sinpi``, ``cospi``, ``tanpi``: k = rint(2x), r = x - k/2 and q = k mod 4 are exact in double
   (|r| <= 1/4), and r pi is one double rounding.
 - ``sin r`` = r + r^3 S(r^2) and ``cos r`` = 1 - r^2/2 + r^4 C(r^2) on |r| <= pi/4, S and C of
@@ -71,19 +74,13 @@ def two_over_pi_window(exponent_field: int) -> int:
     return (_TWO_OVER_PI_256 >> (312 - exponent_field)) & ((1 << 96) - 1)
 
 
-def _table(e: Emitter) -> str:
-    name = "__ppcl_h_two_over_pi"
-
-    def make() -> str:
-        words = []
-        for b in range(_FIRST_EXPONENT, 256):
-            w = two_over_pi_window(b)
-            words += [f"0x{(w >> s) & 0xffffffff:08x}u" for s in (64, 32, 0)]
-        rows = [", ".join(words[i:i + 6]) for i in range(0, len(words), 6)]
-        body = ",\n    ".join(rows)
-        return f"static const unsigned int {name}[{len(words)}] = {{\n    {body}\n}};\n"
-
-    return e.define(name, make)
+def _word_of_two_over_pi(offset: int) -> str:
+    """C selecting the 32-bit word ``j + offset`` of ``_TWO_OVER_PI_256`` (bits 32 (j + offset)
+    up) for ``j`` in 1..5, by masks: gcc vectorizes a table lookup with gathers, which took half
+    the time of ``sin``, and turns a chain of ``?:`` into a table."""
+    terms = [f"(0x{(_TWO_OVER_PI_256 >> (32 * (j + offset))) & 0xffffffff:08x}u & is{j})"
+             for j in range(1, 6)]
+    return "(" + " | ".join(terms) + ")"
 
 
 def _uint_to_double(u: str) -> str:
@@ -96,18 +93,33 @@ def _reduce(e: Emitter) -> str:
     """``double __ppcl_h_reduce_half_pi(float ax, int *q)``: r with |ax| = q pi/2 + r (mod
     2 pi), |r| <= pi/4, q in 0..3, for finite non-negative ax (others give garbage)."""
     name = "__ppcl_h_reduce_half_pi"
-    table = _table(e)
 
     def make() -> str:
         return function("double", name, (FLOAT, PointerType(INT, AddressSpace.PRIVATE)),
                         ("ax", "q"), f"""
 unsigned int bits = __ppcl_float_bits(ax);
 int field = (int)(bits >> 23);
-int row = 3 * (field < {_FIRST_EXPONENT} ? 0 : field - {_FIRST_EXPONENT});
-unsigned long m = (bits & 0x7fffffu) | 0x800000u;
-unsigned long p0 = m * {table}[row], p1 = m * {table}[row + 1], p2 = m * {table}[row + 2];
-/* m * window modulo 2^96 = (h << 32) + low word of p2; x 2/pi = that / 2^94 (mod 4) */
-unsigned long h = (p0 << 32) + p1 + (p2 >> 32);
+/* the window: bits sh .. sh + 95 of floor(2/pi 2^256), sh = 312 - field (57..186), from
+   words j .. j + 3 (j = sh / 32, 1..5) shifted right by sh % 32 */
+unsigned int sh = 312u - (unsigned int)(field < {_FIRST_EXPONENT} ? {_FIRST_EXPONENT} : field);
+unsigned int j = sh >> 5, at = sh & 31u;
+unsigned int is1 = 0u - (unsigned int)(j == 1), is2 = 0u - (unsigned int)(j == 2);
+unsigned int is3 = 0u - (unsigned int)(j == 3), is4 = 0u - (unsigned int)(j == 4);
+unsigned int is5 = 0u - (unsigned int)(j == 5);
+unsigned int a0 = {_word_of_two_over_pi(0)};
+unsigned int a1 = {_word_of_two_over_pi(1)};
+unsigned int a2 = {_word_of_two_over_pi(2)};
+unsigned int a3 = {_word_of_two_over_pi(3)};
+/* (high << 1) << (31 - at): no shift by 32 where at is 0 */
+unsigned long w2 = (a0 >> at) | ((a1 << 1) << (31u - at));
+unsigned long w1 = (a1 >> at) | ((a2 << 1) << (31u - at));
+unsigned int w0 = (a2 >> at) | ((a3 << 1) << (31u - at));
+unsigned int m32 = (bits & 0x7fffffu) | 0x800000u;
+unsigned long m = m32;
+unsigned long p1 = m * w1, p2 = m * w2;
+/* m * window modulo 2^96 = (h << 32) + low word of p2 (of m w0 only the low word counts);
+   x 2/pi = that / 2^94 (mod 4) */
+unsigned long h = ((unsigned long)(m32 * w0) << 32) + p1 + (p2 >> 32);
 unsigned long s = h << 2;  /* the fraction in quadrants, signed, times 2^64 */
 double f = (double)(int)(unsigned int)(s >> 32) * 0x1p-32
     + {_uint_to_double("(unsigned int)s")} * 0x1p-64
