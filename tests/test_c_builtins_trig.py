@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -151,8 +153,11 @@ def test_float_trig_special_values_exact(trig: TrigLib, name: str) -> None:
         assert misrounded == 0 and worst == 0, (name, np.uint32(bits).view(np.float32))
 
 
-def _within_bound(trig: TrigLib, name: str, step: int) -> None:
+def _within_bound(trig: TrigLib, name: str, step: int, record: Callable[[str, object], None]
+                  ) -> None:
     worst, misrounded, at = trig.check(name, 0, 1 << 32, step)
+    record("worst_ulp", worst)  # in a --junitxml report
+    record("misrounded", misrounded)
     # a double result about 2^-51 off misses the correct rounding only for floats whose true
     # value lies that close to half an ulp
     assert worst <= 0.501 < BOUND[name], f"{name}: {worst} ulp at {at!r}"
@@ -160,16 +165,18 @@ def _within_bound(trig: TrigLib, name: str, step: int) -> None:
 
 
 @pytest.mark.parametrize("name", TRIG_FLOAT)
-def test_float_trig_sampled_floats_correctly_rounded(trig: TrigLib, name: str) -> None:
+def test_float_trig_sampled_floats_correctly_rounded(trig: TrigLib, name: str,
+                                                     record_property: Any) -> None:
     """Every 251st float bit pattern (17 million, all binades and sign bits, NaNs included)."""
-    _within_bound(trig, name, 251)
+    _within_bound(trig, name, 251, record_property)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TRIG_FLOAT)
-def test_float_trig_every_float_correctly_rounded(trig: TrigLib, name: str) -> None:
+def test_float_trig_every_float_correctly_rounded(trig: TrigLib, name: str,
+                                                   record_property: Any) -> None:
     """All 2^32 float bit patterns (a minute or two per function; ``--run-slow``)."""
-    _within_bound(trig, name, 1)
+    _within_bound(trig, name, 1, record_property)
 
 
 def test_sincos_is_sin_and_cos(trig: TrigLib) -> None:
