@@ -132,10 +132,10 @@ return small ? (double)ax : f * {HALF_PI};
     return e.define(name, make)
 
 
-def _sin_cos(e: Emitter) -> str:
-    """``double __ppcl_h_sin_cos(double r, double *c)``: sin r, with ``*c = cos r``, for
-    |r| <= pi/4."""
-    name = "__ppcl_h_sin_cos"
+def _sin_pair(e: Emitter) -> str:
+    """``double __ppcl_h_sin_pair(double r, double *c)``: sin r, with ``*c = cos r``, for
+    |r| <= pi/4 (the definitions of ``sin`` name no ``cos``)."""
+    name = "__ppcl_h_sin_pair"
     madd = _madd(e)
 
     def make() -> str:
@@ -157,13 +157,13 @@ def _quadrant(e: Emitter) -> str:
     """``double __ppcl_h_trig_quadrant(double r, int q, double *c)``: sin(q pi/2 + r), with
     ``*c = cos(q pi/2 + r)``."""
     name = "__ppcl_h_trig_quadrant"
-    sin_cos = _sin_cos(e)
+    sin_pair = _sin_pair(e)
 
     def make() -> str:
         return function("double", name, (DOUBLE, INT, PointerType(DOUBLE, AddressSpace.PRIVATE)),
                         ("r", "q", "c"), f"""
 double cr;
-double sr = {sin_cos}(r, &cr);
+double sr = {sin_pair}(r, &cr);
 int odd = q & 1;
 double s = odd ? cr : sr;
 double k = odd ? sr : cr;
@@ -192,7 +192,7 @@ double s = {quadrant}(r * {PI}, (int)(qd == qd ? qd : 0.0), &c);
         if name == "sinpi":
             return head + fix_s + "return (float)s;"
         if name == "cospi":
-            return head + fix_c + "return (float)c;"
+            return head + fix_c + "(void)s;\nreturn (float)c;"
         return head + fix_s + fix_c + "return (float)(s / c);"
     reduce = _reduce(e)
     head = f"""float ax = fabsf({x});
@@ -205,7 +205,7 @@ int finite = ax <= {FLOAT_MAX};
     # odd functions: computed at |x|, the sign put back by bits
     sign = f"__ppcl_float_bits({x}) & 0x80000000u"
     if name == "cos":
-        return head + f"return finite ? (float)c : {x} - {x};"
+        return head + f"(void)s;\nreturn finite ? (float)c : {x} - {x};"
     if name == "sincos":
         return head + (f"*{y} = finite ? (float)c : {x} - {x};\n"
                        f"float v = __ppcl_bits_float(__ppcl_float_bits((float)s) ^ ({sign}));\n"
