@@ -176,7 +176,7 @@ def test_float_trig_sampled_floats_correctly_rounded(trig: TrigLib, name: str,
 @pytest.mark.parametrize("name", TRIG_FLOAT)
 def test_float_trig_every_float_correctly_rounded(trig: TrigLib, name: str,
                                                    record_property: Any) -> None:
-    """All 2^32 float bit patterns (3 to 12 minutes per function; ``--run-slow``)."""
+    """All 2^32 float bit patterns (2 to 12 minutes per function; ``--run-slow``)."""
     _within_bound(trig, name, 1, record_property)
 
 
