@@ -59,7 +59,9 @@ LOG10_E = "0x1.bcb7b1526e50ep-2"
 SQRT_HALF_BITS = "0x3f3504f3"  # the float just below sqrt(1/2)
 
 
-def _madd(e: Emitter) -> str:
+def define_madd(e: Emitter) -> str:
+    """The name of the double multiply-add helper (fused where the target has FMA), defined
+    once in the unit."""
     def make() -> str:
         return function("double", "__ppcl_h_madd", (DOUBLE, DOUBLE, DOUBLE), ("a", "b", "c"), """
 #ifdef __FMA__
@@ -72,17 +74,19 @@ return a * b + c;
     return e.define("__ppcl_h_madd", make)
 
 
-def _horner(madd: str, coefficients: tuple[str, ...], var: str) -> str:
-    lines = [f"double p = {coefficients[0]};"]
-    lines += [f"p = {madd}(p, {var}, {c});" for c in coefficients[1:]]
+def horner(madd: str, coefficients: tuple[str, ...], var: str, out: str = "p") -> str:
+    """Statements declaring the double ``out`` as the polynomial of ``coefficients`` (highest
+    degree first) at ``var``, by Horner's rule with the multiply-add helper ``madd``."""
+    lines = [f"double {out} = {coefficients[0]};"]
+    lines += [f"{out} = {madd}({out}, {var}, {c});" for c in coefficients[1:]]
     return "\n".join(lines)
 
 
-def _exp2m1_parts(e: Emitter) -> str:
+def exp2m1_parts(e: Emitter) -> str:
     """``double __ppcl_h_exp2m1_parts(double z, double *scale)``: 2^r - 1 for the reduced
     argument r of z, with ``*scale = 2^k``, so that 2^z = scale + scale * result."""
     name = "__ppcl_h_exp2m1_parts"
-    madd = _madd(e)
+    madd = define_madd(e)
 
     def make() -> str:
         # NaN passes the clamps (both comparisons false) and gives k = 0, r = NaN
@@ -94,22 +98,22 @@ double kd = rint(z);
 double r = z - kd;
 int k = (int)(kd == kd ? kd : 0.0);
 *scale = __ppcl_bits_double((unsigned long)(long)(k + 1023) << 52);
-{_horner(madd, _EXP2_P, "r")}
+{horner(madd, _EXP2_P, "r")}
 return p * r;
 """)
 
     return e.define(name, make)
 
 
-def _log_series(e: Emitter) -> str:
+def log_series(e: Emitter) -> str:
     """``double __ppcl_h_log_series(double s)``: log((1 + s) / (1 - s)) for |s| <= 0.1716."""
     name = "__ppcl_h_log_series"
-    madd = _madd(e)
+    madd = define_madd(e)
 
     def make() -> str:
         return function("double", name, (DOUBLE,), ("s",), f"""
 double t = s * s;
-{_horner(madd, _LOG_Q, "t")}
+{horner(madd, _LOG_Q, "t")}
 return p * s;
 """)
 
@@ -121,7 +125,7 @@ def _logf_parts(e: Emitter) -> str:
     [sqrt(1/2), sqrt(2)), for positive finite x (other x give garbage, replaced by the
     caller's selects)."""
     name = "__ppcl_h_logf_parts"
-    series = _log_series(e)
+    series = log_series(e)
 
     def make() -> str:
         return function("double", name, (FLOAT, PointerType(DOUBLE, AddressSpace.PRIVATE)),
@@ -155,9 +159,9 @@ return (x != x || x == INFINITY) ? x + x : r;
 
 def explog_body(e: Emitter, name: str, x: str) -> str:
     """The body of the float helper of ``name`` (one of ``EXP_LOG``) on the parameter ``x``."""
-    madd = _madd(e)
+    madd = define_madd(e)
     if name in EXPS:
-        parts = _exp2m1_parts(e)
+        parts = exp2m1_parts(e)
         z = f"(double){x}" + (f" * {_LOG2_BASE[name]}" if _LOG2_BASE[name] else "")
         head = f"double scale;\ndouble q = {parts}({z}, &scale);\n"
         if name == "expm1":
@@ -168,7 +172,7 @@ def explog_body(e: Emitter, name: str, x: str) -> str:
                            f"return {x} == 0.0f ? {x} : r;")
         return head + f"return (float){madd}(scale, q, scale);"
     if name == "log1p":
-        series = _log_series(e)
+        series = log_series(e)
         # e from the float 1 + x (any e with (1 + x) / 2^e near [sqrt(1/2), sqrt(2)) serves);
         # 2^e as a double is twice the float 2^(e-1), e in [-24, 128] for x > -1; the select
         # keeps x exact for e = 0 also where gcc may reassociate (x - (2^e - 1) -> (x + 1) - 2^e
@@ -209,8 +213,8 @@ def pow_body(e: Emitter, x: str, y: str) -> str:
     that product cannot say is fixed after it: the sign for a negative x and an odd integer
     y, NaN for a finite negative x and a non-integer y, NaN operands, and the 1s of
     ``pow(x, 0)``, ``pow(1, y)`` and ``pow(-1, +-inf)``."""
-    madd = _madd(e)
-    parts, exp2m1 = _logf_parts(e), _exp2m1_parts(e)
+    madd = define_madd(e)
+    parts, exp2m1 = _logf_parts(e), exp2m1_parts(e)
     return f"""float ax = fabsf({x});
 double k;
 double l = {parts}(ax, &k);
@@ -231,10 +235,3 @@ r = (({x} < 0.0f) & ({x} != -INFINITY) & !whole) ? NAN : r;
 r = (({x} != {x}) | ({y} != {y})) ? {x} + {y} : r;
 r = ((ax == 1.0f) & (fabsf({y}) == INFINITY)) ? 1.0f : r;
 return (({x} == 1.0f) | ({y} == 0.0f)) ? 1.0f : r;"""
-
-
-# the double kernels, for the float functions built on them (c_builtins_inverse.py)
-madd = _madd
-horner = _horner
-exp2m1_parts = _exp2m1_parts
-log_series = _log_series

@@ -51,10 +51,10 @@ from ppcl.compiler.codegen.c_builtins_emit import Emitter, function
 from ppcl.compiler.codegen.c_builtins_explog import (
     LN2,
     LOG2_E,
+    define_madd,
     exp2m1_parts,
     horner,
     log_series,
-    madd,
 )
 from ppcl.compiler.ir.types import DOUBLE
 
@@ -105,7 +105,7 @@ def _angles(name: str) -> tuple[str, str, str]:
 def _atan_unit(e: Emitter) -> str:
     """``double __ppcl_h_atan_unit(double b)``: atan b for b in [0, 1]."""
     name = "__ppcl_h_atan_unit"
-    m = madd(e)
+    m = define_madd(e)
 
     def make() -> str:
         return function("double", name, (DOUBLE,), ("b",), f"""
@@ -122,7 +122,7 @@ return {m}(t, p, mid ? {PI_6} : 0.0);
 def _asin_unit(e: Emitter) -> str:
     """``double __ppcl_h_asin_unit(double t, double u)``: asin t for t in [0, 1/2], u = t^2."""
     name = "__ppcl_h_asin_unit"
-    m = madd(e)
+    m = define_madd(e)
 
     def make() -> str:
         return function("double", name, (DOUBLE, DOUBLE), ("t", "u"), f"""
@@ -137,7 +137,7 @@ def _expm1_double(e: Emitter) -> str:
     """``double __ppcl_h_expm1_d(double a)``: e^a - 1, a >= 0 (clamped where 2^130 is
     reached: the float results are 1 or inf there)."""
     name = "__ppcl_h_expm1_d"
-    m, parts = madd(e), exp2m1_parts(e)
+    m, parts = define_madd(e), exp2m1_parts(e)
 
     def make() -> str:
         # the select keeps small arguments exact, as explog's expm1 does
@@ -154,7 +154,7 @@ def _log1p_double(e: Emitter) -> str:
     """``double __ppcl_h_log1p_d(double d)``: log(1 + d) for finite d >= 0, NaN for NaN
     (other d give garbage, replaced by the callers' selects)."""
     name = "__ppcl_h_log1p_d"
-    m, series = madd(e), log_series(e)
+    m, series = define_madd(e), log_series(e)
 
     def make() -> str:
         # k from the high word: 32-bit integer lanes, as explog's float logarithm has them
@@ -194,7 +194,7 @@ return y;
 def _erf_small(e: Emitter) -> str:
     """``double __ppcl_h_erf_small(double a)``: erf a for a in [0, 1]."""
     name = "__ppcl_h_erf_small"
-    m = madd(e)
+    m = define_madd(e)
 
     def make() -> str:
         return function("double", name, (DOUBLE,), ("a",), f"""
@@ -210,7 +210,7 @@ def _erfc_big(e: Emitter) -> str:
     """``double __ppcl_h_erfc_big(double a)``: erfc a for a >= 1 (0 for a past ERFC_TOP and
     at inf), NaN for NaN."""
     name = "__ppcl_h_erfc_big"
-    m, parts = madd(e), exp2m1_parts(e)
+    m, parts = define_madd(e), exp2m1_parts(e)
 
     def make() -> str:
         return function("double", name, (DOUBLE,), ("a",), f"""

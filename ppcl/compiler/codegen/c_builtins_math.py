@@ -7,7 +7,9 @@ one rounding of an accurate double result is accurate; double ones with care for
 the specification lists (``sinpi(-n) = -0``, ``powr(0, 0) = NaN``...). The float exponentials
 and logarithms are the exception: they are written out in C the same way (double, one rounding;
 ``c_builtins_explog.py``) so that loops calling them vectorize, which calls into libm prevent;
-so are float ``pow`` and ``hypot``, and the exact functions computed from the bits of a float or
+so are float ``pow`` and ``hypot``, the float trigonometric functions (``c_builtins_trig.py``),
+the inverse trigonometric and hyperbolic ones, ``erf``, ``erfc`` and ``cbrt``
+(``c_builtins_inverse.py``), and the exact functions computed from the bits of a float or
 double (``ilogb``, ``ldexp``, ``frexp``, ``fmod``...: ``c_builtins_bits.py``).
 """
 
@@ -28,6 +30,7 @@ from ppcl.compiler.codegen.c_builtins_emit import (
 )
 from ppcl.compiler.codegen.c_builtins_explog import EXP_LOG, explog_body, pow_body
 from ppcl.compiler.codegen.c_builtins_inverse import INVERSE, inverse_body
+from ppcl.compiler.codegen.c_builtins_trig import TRIG, trig_body
 from ppcl.compiler.codegen.cstyle import CodegenError
 from ppcl.compiler.ir.builtins import Overload
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, ScalarType
@@ -108,6 +111,8 @@ return (double)r;"""
             return pow_body(e, x, y)
         if is_float and name in INVERSE:
             return inverse_body(e, name, x, y)
+        if is_float and name in TRIG:
+            return trig_body(e, name, x, y)
         if is_float and name == "hypot":
             # the squares are exact in double and cannot overflow there: one rounding of the
             # sum and of the square root, then one to float (glibc's hypotf call kept every
@@ -250,6 +255,8 @@ def _native_body(e: Emitter, name: str, x: str, y: str) -> str:
     base = name.split("_", 1)[1]
     if base in EXP_LOG:
         return explog_body(e, base, x)
+    if base in TRIG:
+        return trig_body(e, base, x, y)
     if base == "divide":
         return f"return {x} / {y};"
     if base == "recip":
