@@ -1439,3 +1439,19 @@ def test_smoothstep_clamps_by_selects_and_its_loop_vectorizes() -> None:
     run(SMOOTHSTEP, "ramp", (64,), (32,), x, y)
     t = np.clip((x - np.float32(-1.0)) / np.float32(3.0), 0.0, 1.0).astype(np.float32)
     np.testing.assert_array_equal(y, t * t * (np.float32(3.0) - np.float32(2.0) * t))
+
+
+def test_double_reduction_modulo_two_is_fmod_bit_for_bit() -> None:
+    """The double sinpi/cospi helpers reduce x by ``copysign(x - 2 trunc(x / 2), x)`` instead
+    of calling fmod(x, 2): the same bits for every finite double (random bit patterns,
+    denormals, odd and even integers around 2^52 and 2^53, signed zeros)."""
+    rng = np.random.default_rng(2)
+    bits = rng.integers(0, 2**64, 1 << 20, dtype=np.uint64)
+    x = bits.view(np.float64)
+    edges = np.array([0.0, -0.0, 5e-324, -5e-324, 3 * 5e-324, 1.0, -1.0, 2.0, -2.0, 3.0, 1.5,
+                      2.0**52 + 1, -(2.0**52 + 1), 2.0**53, 2.0**53 + 2, 1.7976931348623157e308,
+                      -1.7976931348623157e308, 2.0 - 2.0**-52, 2.2250738585072014e-308])
+    x = np.concatenate([edges, x[np.isfinite(x)]])
+    with np.errstate(all="ignore"):
+        reduced = np.copysign(x - 2.0 * np.trunc(0.5 * x), x)
+    np.testing.assert_array_equal(reduced.view(np.uint64), np.fmod(x, 2.0).view(np.uint64))

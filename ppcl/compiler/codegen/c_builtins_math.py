@@ -52,12 +52,14 @@ def _libm(name: str, elem: ScalarType) -> str:
 
 def _pi_kernels(e: Emitter) -> tuple[str, str]:
     """Double helpers sinpi/cospi with exact argument reduction: x is reduced modulo 2 (exact),
-    folded into [0, 1/2] by exact subtractions, then multiplied by pi."""
+    folded into [0, 1/2] by exact subtractions, then multiplied by pi. The reduction is
+    ``x - 2 trunc(x / 2)`` with x's sign, which is ``fmod(x, 2)`` bit for bit (``x / 2`` is
+    exact but for denormals, whose quotient truncates to 0 either way) without its call."""
 
     def sinpi() -> str:
         return function("double", "__ppcl_h_sinpi", (DOUBLE,), ("x",), """
 if (isinf(x)) return x - x;
-double r = fmod(x, 2.0);
+double r = copysign(x - 2.0 * trunc(0.5 * x), x);
 if (r > 1.0) r -= 2.0;
 if (r < -1.0) r += 2.0;
 double a = fabs(r);
@@ -69,7 +71,7 @@ return copysign(s, r);
     def cospi() -> str:
         return function("double", "__ppcl_h_cospi", (DOUBLE,), ("x",), """
 if (isinf(x)) return x - x;
-double a = fabs(fmod(x, 2.0));
+double a = fabs(x - 2.0 * trunc(0.5 * x));
 if (a > 1.0) a = 2.0 - a;
 if (a == 0.5) return 0.0;
 if (a <= 0.25) return cos(M_PI * a);
