@@ -195,6 +195,7 @@ def test_a_kernel_reading_its_group_id_keeps_its_groups(threads: int) -> None:
     np.testing.assert_array_equal(got, (ids // 256) * 1000 + ids % 256)
 
 
+@pytest.mark.cpu_device  # the child process's default device is the CPU device
 def test_plans_say_which_launches_run_in_smaller_groups() -> None:
     script = textwrap.dedent(f"""
         import numpy as np, ppcl as cl
