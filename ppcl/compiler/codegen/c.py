@@ -42,7 +42,10 @@ C_SCALAR_NAMES: dict[str, str] = {
     "uint": "unsigned int",
     "long": "long",
     "ulong": "unsigned long",
-    "half": "_Float16",
+    # storage only in OpenCL C 1.2 (no cl_khr_fp16): a half is its 16-bit pattern, as the
+    # builtins that load and store it take it (a _Float16 pointer passed to them was an
+    # incompatible pointer, an error from gcc 14 on)
+    "half": "unsigned short",
     "float": "float",
     "double": "double",
 }
