@@ -778,17 +778,12 @@ double t_check_##name(unsigned long lo, unsigned long hi, unsigned long step,   
 """
 
 
-class ExpLogLib:
-    """The float exp/log builtins with a checker per function, built by the CPU device's own
-    compile (``toolchain.compile_shared``: -O3 -march=native -fopenmp-simd, no contraction)."""
+class CheckedFloatLib:
+    """Float builtins compiled with a ``PPCL_T_CHECK`` checker per function (``source``) by the
+    CPU device's own compile (``toolchain.compile_shared``: -O3 -march=native -fopenmp-simd, no
+    contraction); the libraries of the exp/log, trigonometric and inverse functions' tests."""
 
-    def __init__(self) -> None:
-        names = {n: (ov(n, "float"), ov(n, "float8")) for n in EXP_LOG_FLOAT}
-        checks = [f"PPCL_T_CHECK({n}, {c_builtin_name(s)}, {c_builtin_name(v)}, {n})"
-                  for n, (s, v) in names.items()]
-        source = "\n".join([TYPES_HEADER.read_text(encoding="utf-8"),
-                            c_builtin_definitions([o for pair in names.values() for o in pair]),
-                            EXP_LOG_CHECK_C, *checks])
+    def __init__(self, source: str) -> None:
         self.dll = toolchain.load(toolchain.compile_shared(source).path)
 
     def check(self, name: str, lo: int, hi: int, step: int = 1) -> tuple[float, int, float]:
@@ -802,6 +797,27 @@ class ExpLogLib:
                    ctypes.byref(misrounded), ctypes.byref(worst_x), ctypes.byref(vector_mismatch))
         assert vector_mismatch.value == 0, f"{name}: float8 and scalar results differ"
         return worst, misrounded.value, worst_x.value
+
+
+def assert_within_half_ulp(lib: CheckedFloatLib, name: str, step: int) -> None:
+    """Every ``step``-th float: the double result is about 2^-45 off, so rounding it misses
+    only where the true value lies that close to half an ulp: a few floats, by a hair."""
+    worst, misrounded, at = lib.check(name, 0, 1 << 32, step)
+    assert worst <= 0.501, f"{name}: {worst} ulp at {at!r}"
+    assert misrounded <= (1 << 32) // step // 100_000, (name, misrounded)
+
+
+class ExpLogLib(CheckedFloatLib):
+    """The float exp/log builtins with a checker per function."""
+
+    def __init__(self) -> None:
+        names = {n: (ov(n, "float"), ov(n, "float8")) for n in EXP_LOG_FLOAT}
+        checks = [f"PPCL_T_CHECK({n}, {c_builtin_name(s)}, {c_builtin_name(v)}, {n})"
+                  for n, (s, v) in names.items()]
+        super().__init__("\n".join([TYPES_HEADER.read_text(encoding="utf-8"),
+                                     c_builtin_definitions([o for pair in names.values()
+                                                            for o in pair]),
+                                     EXP_LOG_CHECK_C, *checks]))
 
 
 @pytest.fixture(scope="module")
@@ -825,25 +841,17 @@ def test_float_exp_log_special_values_exact(explog: ExpLogLib, name: str) -> Non
         assert misrounded == 0 and worst == 0, (name, np.uint32(bits).view(np.float32))
 
 
-def _within_one_ulp(explog: ExpLogLib, name: str, step: int) -> None:
-    worst, misrounded, at = explog.check(name, 0, 1 << 32, step)
-    # the double result is about 2^-45 off, so rounding it misses only where the true value
-    # lies that close to half an ulp: a few floats, by a hair over half an ulp
-    assert worst <= 0.501, f"{name}: {worst} ulp at {at!r}"
-    assert misrounded <= (1 << 32) // step // 100_000, (name, misrounded)
-
-
 @pytest.mark.parametrize("name", EXP_LOG_FLOAT)
 def test_float_exp_log_sampled_floats_correctly_rounded(explog: ExpLogLib, name: str) -> None:
     """Every 251st float bit pattern (17 million, all binades and sign bits, NaNs included)."""
-    _within_one_ulp(explog, name, 251)
+    assert_within_half_ulp(explog, name, 251)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", EXP_LOG_FLOAT)
 def test_float_exp_log_every_float_correctly_rounded(explog: ExpLogLib, name: str) -> None:
     """All 2^32 float bit patterns (about a minute per function; ``--run-slow``)."""
-    _within_one_ulp(explog, name, 1)
+    assert_within_half_ulp(explog, name, 1)
 
 
 POW_SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5,

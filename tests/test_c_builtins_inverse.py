@@ -10,10 +10,9 @@ import math
 import numpy as np
 import pytest
 from launch import build_kernel, run
-from test_c_builtins import EXP_LOG_CHECK_C, ov
+from test_c_builtins import EXP_LOG_CHECK_C, CheckedFloatLib, assert_within_half_ulp, ov
 from test_workgroup import _work_item_loops_vectorized
 
-from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.c_builtins import (
     TYPES_HEADER,
     c_builtin_definitions,
@@ -47,7 +46,7 @@ void t_pairs_##name(const float *y, const float *x, float *out, float *out8, lon
 """
 
 
-class InverseLib:
+class InverseLib(CheckedFloatLib):
     """The float overloads (scalar and float8) with a checker per function, built by the CPU
     device's own compile (-O3 -march=native -fopenmp-simd, no contraction)."""
 
@@ -62,19 +61,7 @@ class InverseLib:
         source = "\n".join([TYPES_HEADER.read_text(encoding="utf-8"),
                             c_builtin_definitions(overloads), EXP_LOG_CHECK_C, REFS_C, PAIRS_C,
                             *checks, *pairs])
-        self.dll = toolchain.load(toolchain.compile_shared(source).path)
-
-    def check(self, name: str, lo: int, hi: int, step: int = 1) -> tuple[float, int, float]:
-        """(largest error in ulps, results not correctly rounded, an argument of the largest
-        error) over the float bit patterns lo, lo + step, ... below hi."""
-        fn = getattr(self.dll, f"t_check_{name}")
-        fn.restype = ctypes.c_double
-        misrounded, vector_mismatch = ctypes.c_long(0), ctypes.c_long(0)
-        worst_x = ctypes.c_float(0)
-        worst = fn(ctypes.c_ulong(lo), ctypes.c_ulong(hi), ctypes.c_ulong(step),
-                   ctypes.byref(misrounded), ctypes.byref(worst_x), ctypes.byref(vector_mismatch))
-        assert vector_mismatch.value == 0, f"{name}: float8 and scalar results differ"
-        return worst, misrounded.value, worst_x.value
+        super().__init__(source)
 
     def pairs(self, name: str, y: np.ndarray, x: np.ndarray) -> np.ndarray:
         """``name(y, x)`` elementwise; asserts that the float8 overload agrees."""
@@ -111,25 +98,17 @@ def test_special_values_exact(inverse: InverseLib, name: str) -> None:
         assert misrounded == 0 and worst == 0, (name, np.uint32(bits).view(np.float32))
 
 
-def _within_half_ulp(inverse: InverseLib, name: str, step: int) -> None:
-    worst, misrounded, at = inverse.check(name, 0, 1 << 32, step)
-    # the double result is about 2^-45 off: rounding misses only where the true value lies
-    # that close to half an ulp, a few floats by a hair
-    assert worst <= 0.501, f"{name}: {worst} ulp at {at!r}"
-    assert misrounded <= (1 << 32) // step // 100_000, (name, misrounded)
-
-
 @pytest.mark.parametrize("name", ONE_ARG)
 def test_sampled_floats_correctly_rounded(inverse: InverseLib, name: str) -> None:
     """Every 251st float bit pattern (17 million, all binades and signs, NaNs included)."""
-    _within_half_ulp(inverse, name, 251)
+    assert_within_half_ulp(inverse, name, 251)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ONE_ARG)
 def test_every_float_correctly_rounded(inverse: InverseLib, name: str) -> None:
     """All 2^32 float bit patterns (``--run-slow``)."""
-    _within_half_ulp(inverse, name, 1)
+    assert_within_half_ulp(inverse, name, 1)
 
 
 ATAN2_SPECIALS = np.array([0.0, -0.0, 1e-45, -1e-45, 0.75, -0.75, 1.0, -1.0, 3.0, -3.0,

@@ -13,10 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_c_builtins import EXP_LOG_CHECK_C, ov
+from test_c_builtins import EXP_LOG_CHECK_C, CheckedFloatLib, ov
 from test_workgroup import _work_item_loops_vectorized, build_kernel, run
 
-from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.c_builtins import TYPES_HEADER, c_builtin_definitions, c_builtin_name
 from ppcl.compiler.codegen.c_builtins_trig import two_over_pi_window
 
@@ -79,7 +78,7 @@ long t_sincos_mismatches(unsigned long lo, unsigned long hi, unsigned long step)
 """
 
 
-class TrigLib:
+class TrigLib(CheckedFloatLib):
     """The float trigonometric builtins with a checker per function, built by the CPU device's
     own compile (``toolchain.compile_shared``: -O3 -march=native -fopenmp-simd)."""
 
@@ -97,19 +96,7 @@ class TrigLib:
         source = "\n".join([TYPES_HEADER.read_text(encoding="utf-8"),
                             c_builtin_definitions(overloads), EXP_LOG_CHECK_C, REFS_C, *checks,
                             *macros, SINCOS_C])
-        self.dll = toolchain.load(toolchain.compile_shared(source).path)
-
-    def check(self, name: str, lo: int, hi: int, step: int = 1) -> tuple[float, int, float]:
-        """(largest error in ulps, results not the reference rounded to float, an argument of
-        the largest error) over the float bit patterns lo, lo + step, ... below hi."""
-        fn = getattr(self.dll, f"t_check_{name}")
-        fn.restype = ctypes.c_double
-        misrounded, vector_mismatch = ctypes.c_long(0), ctypes.c_long(0)
-        worst_x = ctypes.c_float(0)
-        worst = fn(ctypes.c_ulong(lo), ctypes.c_ulong(hi), ctypes.c_ulong(step),
-                   ctypes.byref(misrounded), ctypes.byref(worst_x), ctypes.byref(vector_mismatch))
-        assert vector_mismatch.value == 0, f"{name}: float8 and scalar results differ"
-        return worst, misrounded.value, worst_x.value
+        super().__init__(source)
 
     def sincos_mismatches(self, lo: int, hi: int, step: int) -> int:
         fn = self.dll.t_sincos_mismatches
