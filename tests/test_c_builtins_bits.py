@@ -20,29 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from test_c_builtins import ov
 
 from ppcl.compiler import toolchain
 from ppcl.compiler.codegen.c_builtins import TYPES_HEADER, c_builtin_definitions, c_builtin_name
 from ppcl.compiler.ir import builtins as B
-from ppcl.compiler.ir.types import (
-    AddressSpace,
-    PointerType,
-    Type,
-    scalar_type_named,
-    vector_type_named,
-)
-
-
-def ty(spec: str) -> Type:
-    if spec.startswith("*"):
-        return PointerType(ty(spec[1:]), AddressSpace.PRIVATE)
-    t = scalar_type_named(spec) or vector_type_named(spec)
-    assert t is not None, spec
-    return t
-
-
-def ov(name: str, *specs: str) -> B.Overload:
-    return B.resolve(name, [ty(s) for s in specs])
 
 
 @dataclass(frozen=True)
