@@ -77,3 +77,52 @@ def test_every_half_loads_as_its_float() -> None:
 def test_loops_converting_halves_vectorize(source: str, name: str) -> None:
     kernel = build_kernel(source, name, local_size=(64,), want_vector_report=True)
     assert _work_item_loops_vectorized(kernel), kernel.vector_report
+
+
+VECTOR_FORMS = """
+__kernel void halves(__global const float *x, __global half *h, __global half *t,
+                     __global float *y)
+{
+    size_t i = get_global_id(0);
+    vstore_half4(vload4(i, x) * 2.0f, i, h);
+    vstore_half4_rtz(vload4(i, x) * 3.0f, i, t);
+    vstore4(vload_half4(i, h) + 1.0f, i, y);
+}
+__kernel void triples(__global const float *p, __global const float *q, __global float *r)
+{
+    size_t i = get_global_id(0);
+    float3 a = vload3(i, p), b = vload3(i, q);
+    vstore3(cross(a, b) + a * 2.0f, i, r);
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["halves", "triples"])
+def test_vector_loads_and_stores_are_split_and_vectorized(name: str) -> None:
+    """vloadN, vstoreN, vload_halfN, vstore_halfN and cross moved their lanes one at a time,
+    so a work-item loop around them ran one work-item at a time (vload3/cross/vstore3 7x
+    slower than pocl): the region is split into scalar loads and stores and vectorizes, with
+    the same values."""
+    kernel = build_kernel(VECTOR_FORMS, name, local_size=(64,), want_vector_report=True)
+    assert _work_item_loops_vectorized(kernel), kernel.vector_report
+    rng = np.random.default_rng(5)
+    n = 128
+    if name == "halves":
+        x = rng.uniform(-100, 100, 4 * n).astype(np.float32)
+        h, t = np.zeros(4 * n, np.uint16), np.zeros(4 * n, np.uint16)
+        y = np.zeros(4 * n, np.float32)
+        run(VECTOR_FORMS, "halves", (n,), (64,), x, h, t, y)
+        np.testing.assert_array_equal(h, _expected(x * np.float32(2), "_rte"))
+        np.testing.assert_array_equal(t, _expected(x * np.float32(3), "_rtz"))
+        want = h.view(np.float16).astype(np.float32) + np.float32(1)
+        np.testing.assert_array_equal(y, want)
+    else:
+        p = rng.uniform(-2, 2, 3 * n).astype(np.float32)
+        q = rng.uniform(-2, 2, 3 * n).astype(np.float32)
+        r = np.zeros(3 * n, np.float32)
+        run(VECTOR_FORMS, "triples", (n,), (64,), p, q, r)
+        a, b = p.reshape(n, 3), q.reshape(n, 3)
+        want = np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+                         a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                         a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1) + a * np.float32(2)
+        np.testing.assert_array_equal(r, want.astype(np.float32).ravel())

@@ -34,7 +34,7 @@ from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.builtins import ELEMENTWISE, BuiltinError, resolve
-from ppcl.compiler.ir.types import AddressSpace, ScalarType, VectorType
+from ppcl.compiler.ir.types import SIZE_T, AddressSpace, ScalarType, VectorType
 from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
 from ppcl.compiler.transforms.components import component, elementwise_lane
 
@@ -77,7 +77,8 @@ class _Scalarizer(Rewriter):
         if isinstance(e, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(e):
             return self.element(self.rewrite(e), i)
         if isinstance(e, ir.Call):
-            return self.call(e, i)
+            loaded = self.loaded(e, i)
+            return loaded if loaded is not None else self.call(e, i)
         arithmetic = elementwise_lane(e, i, self.comp)
         if arithmetic is not None:
             return arithmetic
@@ -140,6 +141,76 @@ class _Scalarizer(Rewriter):
                           for a, p in zip(args, overload.params))
         return ir.Call(t.elem, name, converted, builtin=overload.key, loc=e.loc)
 
+    def _offset(self, e: ir.Call, width: int, k: int) -> ir.Expr:
+        """``offset * width + k``, the element index of component ``k`` of ``vloadN``'s or
+        ``vstoreN``'s ``offset`` (its second to last argument)."""
+        offset = e.args[-2]
+        if not is_effect_free(offset) or not is_effect_free(e.args[-1]):
+            raise _Unsupported
+        scaled = ir.Binary(SIZE_T, "*", self.rewrite(offset), ir.IntLit(SIZE_T, width),
+                           loc=e.loc)
+        return ir.Binary(SIZE_T, "+", scaled, ir.IntLit(SIZE_T, k), loc=e.loc)
+
+    def loaded(self, e: ir.Call, i: int) -> ir.Expr | None:
+        """Component ``i`` of ``vloadN(o, p)`` (``p[o * N + i]``), of ``vload_halfN(o, p)``
+        (``vload_half(o * N + i, p)``) or of ``cross(a, b)`` (its products of components, as
+        its C lowering computes them); None for other calls."""
+        t = e.type
+        assert isinstance(t, VectorType)
+        if e.builtin is None:
+            return None
+        width = _unaligned_width(e.name, "vload")
+        if width is not None:
+            pointer = self.rewrite(e.args[1])
+            return ir.Index(t.elem, pointer, self._offset(e, width, i), loc=e.loc)
+        width = _unaligned_width(e.name, "vload_half")
+        if width is not None:
+            index = self._offset(e, width, i)
+            pointer = self.rewrite(e.args[1])
+            return _scalar_call("vload_half", (index, pointer), e.loc)
+        if e.name == "cross":
+            if i == 3:
+                return ir.FloatLit(t.elem, 0.0, loc=e.loc)
+            a, b = e.args
+            j, k = (i + 1) % 3, (i + 2) % 3
+            left = ir.Binary(t.elem, "*", self.comp(a, j), self.comp(b, k), loc=e.loc)
+            right = ir.Binary(t.elem, "*", self.comp(a, k), self.comp(b, j), loc=e.loc)
+            return ir.Binary(t.elem, "-", left, right, loc=e.loc)
+        return None
+
+    def stored(self, e: ir.Call, loc: Loc) -> ir.Stmt | None:
+        """``vstoreN(v, o, p)`` or ``vstore_halfN[_mode](v, o, p)`` as a store per component,
+        every component computed first (it may read what the stores write); None for other
+        calls."""
+        if e.builtin is None or not isinstance(e.args[0].type, VectorType):
+            return None
+        width = _unaligned_width(e.name, "vstore")
+        half = None
+        if width is None:
+            rest = e.name[len("vstore_half"):] if e.name.startswith("vstore_half") else ""
+            digits = rest.split("_")[0]
+            if not digits.isdigit():
+                return None
+            width, half = int(digits), "vstore_half" + rest[len(digits):]
+        temps: list[ir.Stmt] = []
+        stores: list[ir.Stmt] = []
+        pointer = self.rewrite(e.args[2])
+        for k in range(width):
+            self.counter[0] += 1
+            name = f"__ppcl_sv{self.counter[0]}"
+            value = self.comp(e.args[0], k)
+            temps.append(ir.DeclStmt((ir.VarDecl(name, value.type, init=value, loc=loc),),
+                                     loc=loc))
+            ref = ir.VarRef(value.type, name, loc=loc)
+            index = self._offset(e, width, k)
+            if half is None:
+                target = ir.Index(value.type, pointer, index, loc=loc)
+                stores.append(ir.ExprStmt(ir.Assign(value.type, "=", target, ref), loc=loc))
+            else:
+                stores.append(ir.ExprStmt(_scalar_call(half, (ref, index, pointer), loc),
+                                          loc=loc))
+        return ir.Block((*temps, *stores), loc=loc)
+
     def _scalar_elem(self, e: ir.Expr, elem: ScalarType) -> ir.Expr:
         if not is_effect_free(e):
             raise _Unsupported
@@ -195,6 +266,10 @@ class _Scalarizer(Rewriter):
             return ir.While(self.rewrite(s.cond), self.statement(s.body), loc=s.loc)
         if isinstance(s, ir.DoWhile):
             return ir.DoWhile(self.statement(s.body), self.rewrite(s.cond), loc=s.loc)
+        if isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.Call):
+            stores = self.stored(s.expr, s.loc)
+            if stores is not None:
+                return stores
         if isinstance(s, ir.ExprStmt):
             return ir.ExprStmt(self.rewrite(s.expr), loc=s.loc)
         if isinstance(s, ir.Switch):
@@ -266,6 +341,40 @@ def _scalar_builtin(e: ir.Call) -> str | None:
     return e.name if e.name in ELEMENTWISE and e.name != "select" else None
 
 
+def _unaligned_width(name: str, prefix: str) -> int | None:
+    """N of ``vloadN``/``vstoreN``/``vload_halfN`` (``prefix`` and digits, nothing after),
+    or None: the aligned ``vloada_halfN`` and ``vstorea_halfN`` lay ``3`` out as 4."""
+    rest = name[len(prefix):] if name.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() else None
+
+
+def _scalar_call(name: str, args: tuple[ir.Expr, ...], loc: Loc) -> ir.Call:
+    """A call of the scalar builtin ``name``, its arguments converted to the overload's."""
+    try:
+        overload = resolve(name, [a.type for a in args])
+    except BuiltinError:
+        raise _Unsupported from None
+    converted = tuple(a if a.type == p else ir.Cast(p, a, True, loc=a.loc)
+                      for a, p in zip(args, overload.params))
+    return ir.Call(overload.ret, name, converted, builtin=overload.key, loc=loc)
+
+
+def _memory_call(body: Node) -> str | None:
+    """The first ``vloadN``, ``vstoreN``, ``vload_halfN``, ``vstore_halfN`` or ``cross`` that
+    ``body`` calls: the overloads move their lanes one at a time, so the region runs one
+    work-item at a time (``vload3``/``cross``/``vstore3`` 7x slower than pocl)."""
+    for n in walk(body):
+        if not isinstance(n, ir.Call) or n.builtin is None:
+            continue
+        name = n.name
+        if name == "cross" or any(_unaligned_width(name, p) is not None
+                                  for p in ("vload", "vstore", "vload_half")):
+            return name
+        if name.startswith("vstore_half") and name[len("vstore_half"):].split("_")[0].isdigit():
+            return name
+    return None
+
+
 def _narrow_vector_elements(body: Node) -> bool:
     """``body`` loads or stores a vector element of ``char`` or ``short`` components."""
     return any(isinstance(n, ir.Index) and isinstance(n.type, VectorType)
@@ -290,8 +399,8 @@ def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
     names = {d.name: d.type for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls
              if isinstance(d.type, VectorType) and d.space is AddressSpace.PRIVATE
              and not d.volatile and d.name not in kept}
-    vector_work = names or any(isinstance(n, ir.Assign) and isinstance(n.type, VectorType)
-                               for n in walk(body))
+    vector_work = names or _memory_call(body) is not None or any(
+        isinstance(n, ir.Assign) and isinstance(n.type, VectorType) for n in walk(body))
     if not vector_work:
         return body
     try:
@@ -311,7 +420,7 @@ def scalarize_hot_regions(body: ir.Block) -> tuple[ir.Block, tuple[str, ...]]:
         if isinstance(node, wg.WorkItemLoop):
             if not node.simd:
                 return node
-            called = _vector_builtin_call(node.body)
+            called = _vector_builtin_call(node.body) or _memory_call(node.body)
             why = ("inside a group-level loop" if in_loop
                    else "it loads or stores vectors of char or short components"
                    if _narrow_vector_elements(node.body)
