@@ -254,7 +254,7 @@ class ScalarizePass(Pass):
 
     def run(self, value: KernelIR) -> KernelIR:
         formed = value.needs_formed(self.name)
-        body, notes = scalarize_hot_regions(formed.body)
+        body, notes = scalarize_hot_regions(formed.body, value.fast_math)
         return dataclasses.replace(value, formed=dataclasses.replace(formed, body=body),
                                    notes=value.notes + notes)
 

@@ -46,7 +46,8 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, AddressSpace, PointerType, VectorType
 from ppcl.compiler.ir.visit import Node, Rewriter, walk
 
-__all__ = ["ComponentLoads", "component", "component_loads", "elementwise_lane"]
+__all__ = ["ComponentLoads", "component", "component_loads", "elementwise_lane",
+           "geometric_by_lanes"]
 
 _MEMORY = (AddressSpace.GLOBAL, AddressSpace.CONSTANT)
 _ORDERING = frozenset(("barrier", "work_group_barrier", "mem_fence", "read_mem_fence",
@@ -258,32 +259,49 @@ class _Geometric(Rewriter):
         if e.builtin is None or e.name not in ("dot", "length") \
                 or not all(self._operand(a) for a in e.args):
             return e
-        t = e.args[0].type
-        if not isinstance(t, VectorType) or t.width > 4:
+        written = geometric_by_lanes(e, _take)
+        if written is None:
             return e
-        if e.name == "dot" and t.elem in (FLOAT, DOUBLE):
-            a, b = e.args
-            total: ir.Expr | None = None
-            for i in range(t.width):
-                term = ir.Binary(t.elem, "*", _take(a, i), _take(b, i), loc=e.loc)
-                total = term if total is None else ir.Binary(t.elem, "+", total, term,
-                                                             loc=e.loc)
-            assert total is not None
-            self.count += 1
-            return total
-        if e.name == "length" and t.elem == FLOAT:
-            (a,) = e.args
-            squares: ir.Expr | None = None
-            for i in range(t.width):
-                c = ir.Cast(DOUBLE, _take(a, i), loc=e.loc)
-                term = ir.Binary(DOUBLE, "*", c, c, loc=e.loc)
-                squares = term if squares is None else ir.Binary(DOUBLE, "+", squares, term,
-                                                                 loc=e.loc)
-            assert squares is not None
-            root = ir.Call(DOUBLE, "sqrt", (squares,), builtin="sqrt__double", loc=e.loc)
-            self.count += 1
-            return ir.Cast(FLOAT, root, loc=e.loc)
-        return e
+        self.count += 1
+        return written
+
+
+def geometric_by_lanes(e: ir.Call, lane: Callable[[ir.Expr, int], ir.Expr],
+                       fast: bool = False) -> ir.Expr | None:
+    """``dot(a, b)`` of float or double vectors, float ``length(a)`` and ``distance(a, b)``
+    written out by components (``lane(v, i)``: component ``i`` of ``v``), exactly as
+    ``codegen/c_builtins`` computes them: the products summed in order in the element type;
+    the squares of the components (of ``a - b``, subtracted in float) summed in double, its
+    square root rounded to float once. None for other calls, vectors of more than 4, and
+    ``length`` and ``distance`` under ``-cl-fast-relaxed-math`` (``fast``), which sums in
+    float."""
+    if e.builtin is None or e.name not in ("dot", "length", "distance"):
+        return None
+    t = e.args[0].type
+    if not isinstance(t, VectorType) or t.width > 4:
+        return None
+    if e.name == "dot":
+        if t.elem not in (FLOAT, DOUBLE):
+            return None
+        a, b = e.args
+        total: ir.Expr | None = None
+        for i in range(t.width):
+            term = ir.Binary(t.elem, "*", lane(a, i), lane(b, i), loc=e.loc)
+            total = term if total is None else ir.Binary(t.elem, "+", total, term, loc=e.loc)
+        return total
+    if t.elem != FLOAT or fast:
+        return None
+    squares: ir.Expr | None = None
+    for i in range(t.width):
+        part = lane(e.args[0], i)
+        if e.name == "distance":
+            part = ir.Binary(FLOAT, "-", part, lane(e.args[1], i), loc=e.loc)
+        c = ir.Cast(DOUBLE, part, loc=e.loc)
+        term = ir.Binary(DOUBLE, "*", c, c, loc=e.loc)
+        squares = term if squares is None else ir.Binary(DOUBLE, "+", squares, term, loc=e.loc)
+    assert squares is not None
+    root = ir.Call(DOUBLE, "sqrt", (squares,), builtin="sqrt__double", loc=e.loc)
+    return ir.Cast(FLOAT, root, loc=e.loc)
 
 
 def _buffer(load: ir.Index) -> str:

@@ -36,7 +36,11 @@ from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.builtins import ELEMENTWISE, BuiltinError, resolve
 from ppcl.compiler.ir.types import SIZE_T, AddressSpace, ScalarType, VectorType
 from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
-from ppcl.compiler.transforms.components import component, elementwise_lane
+from ppcl.compiler.transforms.components import (
+    component,
+    elementwise_lane,
+    geometric_by_lanes,
+)
 
 _ELEMENTWISE = frozenset(("+", "-", "*", "/"))
 
@@ -58,9 +62,10 @@ def _lvalue_uses(body: Node) -> set[str]:
 
 
 class _Scalarizer(Rewriter):
-    def __init__(self, names: dict[str, VectorType], counter: list[int]):
+    def __init__(self, names: dict[str, VectorType], counter: list[int], fast: bool = False):
         self.names = names  # scalarized variable -> its vector type
         self.counter = counter
+        self.fast = fast  # -cl-fast-relaxed-math: length and distance sum in float
 
     # ------------------------------------------------------------ components
 
@@ -237,6 +242,12 @@ class _Scalarizer(Rewriter):
             raise _Unsupported
         return e
 
+    def rewrite_Call(self, e: ir.Call) -> ir.Expr:
+        """``dot``, ``length`` and ``distance`` of vectors by their components, as their C
+        lowering computes them (``components.geometric_by_lanes``)."""
+        written = geometric_by_lanes(e, self.comp, self.fast)
+        return e if written is None else written
+
     def rewrite_VarRef(self, e: ir.VarRef) -> ir.Expr:
         t = self.names.get(e.name)
         if t is None:
@@ -360,13 +371,16 @@ def _scalar_call(name: str, args: tuple[ir.Expr, ...], loc: Loc) -> ir.Call:
 
 
 def _memory_call(body: Node) -> str | None:
-    """The first ``vloadN``, ``vstoreN``, ``vload_halfN``, ``vstore_halfN`` or ``cross`` that
-    ``body`` calls: the overloads move their lanes one at a time, so the region runs one
-    work-item at a time (``vload3``/``cross``/``vstore3`` 7x slower than pocl)."""
+    """The first ``vloadN``, ``vstoreN``, ``vload_halfN``, ``vstore_halfN`` or ``cross``, or
+    ``dot``, ``length`` or ``distance`` of vectors, that ``body`` calls: the overloads move
+    their lanes one at a time, so the region runs one work-item at a time
+    (``vload3``/``cross``/``vstore3`` 7x slower than pocl, ``distance`` 1.5x)."""
     for n in walk(body):
         if not isinstance(n, ir.Call) or n.builtin is None:
             continue
         name = n.name
+        if name in ("dot", "length", "distance") and isinstance(n.args[0].type, VectorType):
+            return name
         if name == "cross" or any(_unaligned_width(name, p) is not None
                                   for p in ("vload", "vstore", "vload_half")):
             return name
@@ -398,7 +412,7 @@ def _plain_conversion(name: str) -> bool:
     return name.startswith("convert_") and "_sat" not in name and "_rt" not in name
 
 
-def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
+def scalarize_region(body: ir.Stmt, counter: list[int], fast: bool = False) -> ir.Stmt:
     """``body`` of one work-item loop with its vector private variables split, or ``body``
     unchanged when some vector construct in it has no component form."""
     kept = _lvalue_uses(body)
@@ -410,12 +424,13 @@ def scalarize_region(body: ir.Stmt, counter: list[int]) -> ir.Stmt:
     if not vector_work:
         return body
     try:
-        return _Scalarizer(names, counter).statement(body)
+        return _Scalarizer(names, counter, fast).statement(body)
     except _Unsupported:
         return body
 
 
-def scalarize_hot_regions(body: ir.Block) -> tuple[ir.Block, tuple[str, ...]]:
+def scalarize_hot_regions(body: ir.Block, fast: bool = False
+                          ) -> tuple[ir.Block, tuple[str, ...]]:
     """Every vectorizable work-item loop inside a group-level loop, with vector elements of
     ``char`` or ``short`` components, or calling an element-wise builtin on vectors,
     scalarized; and a line for the plans per loop split (``PPCL_DEBUG=plans``)."""
@@ -433,7 +448,7 @@ def scalarize_hot_regions(body: ir.Block) -> tuple[ir.Block, tuple[str, ...]]:
                    else f"it calls {called} on vectors" if called else None)
             if why is None:
                 return node
-            region = scalarize_region(node.body, counter)
+            region = scalarize_region(node.body, counter, fast)
             if region is not node.body:
                 notes.append(f"scalarize: vectors of a work-item loop split into scalars ({why})")
             return dataclasses.replace(node, body=region)
