@@ -76,6 +76,8 @@ class _Scalarizer(Rewriter):
         """Component ``i`` of the vector expression ``e`` as a scalar expression."""
         t = e.type
         assert isinstance(t, VectorType)
+        if i >= t.width:  # the undefined fourth lane of a 3-vector (``v.hi``, ``v.odd``)
+            raise _Unsupported
         elem = t.elem
         if isinstance(e, ir.VarRef) and e.name in self.names:
             return ir.VarRef(elem, self.part(e.name, i), loc=e.loc)
