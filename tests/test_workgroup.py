@@ -345,6 +345,8 @@ __kernel void accel(__global const float4 *pos, __global float4 *out, int n) {
 """
 
 NORMALIZED = NBODY4.replace("acc += (q.w * rsqrt(r2)) * d;", "acc += normalize(d) * q.w;")
+# fast_normalize has no component form in the scalarizer (normalize has one)
+FAST_NORMALIZED = NORMALIZED.replace("normalize(d)", "fast_normalize(d)")
 
 
 def _accel_reference(pos: np.ndarray, normalized: bool) -> np.ndarray:
@@ -371,8 +373,17 @@ def test_float4_temporaries_in_an_interchanged_loop_become_scalars():
 
 
 def test_region_with_a_vector_call_keeps_its_vectors():
+    k = build_kernel(FAST_NORMALIZED, "accel", local_size=(16,))
+    assert "ppcl_u_q__s0" not in k.c_source  # fast_normalize(d) has no component form
+    pos = np.random.default_rng(5).random((40, 4), dtype=np.float32)
+    out = np.zeros((48, 4), np.float32)
+    run(FAST_NORMALIZED, "accel", (48,), (16,), pos, out, np.int32(40))
+    np.testing.assert_allclose(out[:40], _accel_reference(pos, True), rtol=2e-5, atol=1e-4)
+
+
+def test_region_with_normalize_is_split_into_scalars():
     k = build_kernel(NORMALIZED, "accel", local_size=(16,))
-    assert "ppcl_u_q__s0" not in k.c_source  # normalize(d) has no component form here
+    assert "ppcl_u_q__s0" in k.c_source  # normalize by components and selects
     pos = np.random.default_rng(5).random((40, 4), dtype=np.float32)
     out = np.zeros((48, 4), np.float32)
     run(NORMALIZED, "accel", (48,), (16,), pos, out, np.int32(40))
@@ -574,6 +585,55 @@ def test_geometric_builtins_of_vectors_are_split_and_vectorized() -> None:
     for c in range(1, 4):
         dots = dots + a[:, c] * b[:, c]
     np.testing.assert_array_equal(q, length(d) + dots)
+
+
+NORMALIZE = """
+__kernel void k(__global const float4 *a, __global float4 *o, __global float *n3)
+{
+    int i = get_global_id(0);
+    o[i] = normalize(a[i]);
+    float3 v = a[i].xyz * 2.0f;
+    n3[i] = normalize(v).y;
+}
+"""
+
+
+def _c_normalize(v: np.ndarray) -> np.ndarray:
+    """normalize as the C lowering computes it: infinite components +-1, others 0 * x when
+    any is infinite; squares summed in order in double; p itself where the sum is 0."""
+    with np.errstate(all="ignore"):
+        inf = np.isinf(v).any(axis=1, keepdims=True)
+        q = np.where(inf, np.where(np.isinf(v), np.copysign(np.float32(1), v),
+                                   np.float32(0) * v), v).astype(np.float32)
+        w = q.astype(np.float64)
+        total = w[:, 0] * w[:, 0]
+        for c in range(1, v.shape[1]):
+            total = total + w[:, c] * w[:, c]
+        out = (w / np.sqrt(total)[:, None]).astype(np.float32)
+    return np.where((total == 0)[:, None], v, out)
+
+
+def test_normalize_of_vectors_is_split_and_vectorized() -> None:
+    """normalize of float4 and float3 ran a work-item at a time with its branches for
+    infinities and zero length (0.7-0.9x of pocl): by components and selects the work-item
+    loop vectorizes, with the same values bit for bit, infinities, zeros and NaN included."""
+    k = build_kernel(NORMALIZE, "k", local_size=(64,), want_vector_report=True)
+    assert _work_item_loops_vectorized(k), k.vector_report  # type: ignore[attr-defined]
+    rng = np.random.default_rng(9)
+    a = rng.uniform(-3, 3, (128, 4)).astype(np.float32)
+    a[0] = [0.0, -0.0, 0.0, 0.0]
+    a[1] = [np.inf, 1.0, -np.inf, 2.0]
+    a[2] = [np.nan, 1.0, 2.0, 3.0]
+    a[3] = [1e-30, 0.0, 0.0, -1e-30]
+    a[4] = [3e38, 3e38, 0.0, 1.0]
+    o = np.zeros_like(a)
+    n3 = np.zeros(128, np.float32)
+    run(NORMALIZE, "k", (128,), (64,), a, o, n3)
+    np.testing.assert_array_equal(o, _c_normalize(a))
+    with np.errstate(over="ignore"):
+        doubled = a[:, :3] * np.float32(2)
+    np.testing.assert_array_equal(n3, _c_normalize(doubled)[:, 1])
+    assert np.signbit(o[0, 1])
 
 
 def test_vector_with_a_braced_initializer_kept_in_a_context_array():

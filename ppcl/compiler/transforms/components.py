@@ -43,11 +43,19 @@ from dataclasses import dataclass
 from ppcl.compiler.analysis.buffers import buffer_accesses, single_definitions
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, AddressSpace, PointerType, VectorType
+from ppcl.compiler.ir.types import (
+    DOUBLE,
+    FLOAT,
+    INT,
+    AddressSpace,
+    PointerType,
+    ScalarType,
+    VectorType,
+)
 from ppcl.compiler.ir.visit import Node, Rewriter, walk
 
 __all__ = ["ComponentLoads", "component", "component_loads", "elementwise_lane",
-           "geometric_by_lanes"]
+           "geometric_by_lanes", "normalize_lane"]
 
 _MEMORY = (AddressSpace.GLOBAL, AddressSpace.CONSTANT)
 _ORDERING = frozenset(("barrier", "work_group_barrier", "mem_fence", "read_mem_fence",
@@ -302,6 +310,52 @@ def geometric_by_lanes(e: ir.Call, lane: Callable[[ir.Expr, int], ir.Expr],
     assert squares is not None
     root = ir.Call(DOUBLE, "sqrt", (squares,), builtin="sqrt__double", loc=e.loc)
     return ir.Cast(FLOAT, root, loc=e.loc)
+
+
+def normalize_lane(e: ir.Call, i: int, lane: Callable[[ir.Expr, int], ir.Expr],
+                   fast: bool = False) -> ir.Expr | None:
+    """Component ``i`` of float ``normalize(p)`` of a vector of up to 4 written out by
+    components (``lane(p, j)``) as ``codegen/c_builtins`` computes it, by selects: where a
+    component is infinite, the infinite ones become +-1 and the others 0 * themselves; the
+    squares summed in double; ``p`` itself where that sum is 0, else each component divided
+    by its square root in double and rounded once. None for other calls and under
+    ``-cl-fast-relaxed-math`` (``fast``), whose form differs."""
+    if e.builtin is None or e.name != "normalize" or fast:
+        return None
+    t = e.args[0].type
+    if not isinstance(t, VectorType) or t.elem != FLOAT or t.width > 4:
+        return None
+    p = e.args[0]
+    loc = e.loc
+    parts = [lane(p, j) for j in range(t.width)]
+
+    def call(ret: ScalarType, name: str, key: str, *args: ir.Expr) -> ir.Call:
+        return ir.Call(ret, name, args, builtin=key, loc=loc)
+
+    def infinite(x: ir.Expr) -> ir.Expr:
+        return call(INT, "isinf", "isinf__float", x)
+
+    any_inf: ir.Expr = infinite(parts[0])
+    for x in parts[1:]:
+        any_inf = ir.Binary(INT, "|", any_inf, infinite(x), loc=loc)
+
+    def q(x: ir.Expr) -> ir.Expr:
+        one = call(FLOAT, "copysign", "copysign__float_float", ir.FloatLit(FLOAT, 1.0), x)
+        zero_times = ir.Binary(FLOAT, "*", ir.FloatLit(FLOAT, 0.0), x, loc=loc)
+        scaled = ir.Conditional(FLOAT, infinite(x), one, zero_times, loc=loc)
+        return ir.Conditional(FLOAT, any_inf, scaled, x, loc=loc)
+
+    squares: ir.Expr | None = None
+    for x in parts:
+        c = ir.Cast(DOUBLE, q(x), loc=loc)
+        term = ir.Binary(DOUBLE, "*", c, c, loc=loc)
+        squares = term if squares is None else ir.Binary(DOUBLE, "+", squares, term, loc=loc)
+    assert squares is not None
+    length = call(DOUBLE, "sqrt", "sqrt__double", squares)
+    divided = ir.Cast(FLOAT, ir.Binary(DOUBLE, "/", ir.Cast(DOUBLE, q(parts[i]), loc=loc),
+                                       length, loc=loc), loc=loc)
+    zero = ir.Binary(INT, "==", squares, ir.FloatLit(DOUBLE, 0.0), loc=loc)
+    return ir.Conditional(FLOAT, zero, parts[i], divided, loc=loc)
 
 
 def _buffer(load: ir.Index) -> str:

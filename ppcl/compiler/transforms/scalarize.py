@@ -40,6 +40,7 @@ from ppcl.compiler.transforms.components import (
     component,
     elementwise_lane,
     geometric_by_lanes,
+    normalize_lane,
 )
 
 _ELEMENTWISE = frozenset(("+", "-", "*", "/"))
@@ -175,6 +176,9 @@ class _Scalarizer(Rewriter):
             index = self._offset(e, width, i)
             pointer = self.rewrite(e.args[1])
             return _scalar_call("vload_half", (index, pointer), e.loc)
+        normalized = normalize_lane(e, i, self.comp, self.fast)
+        if normalized is not None:
+            return normalized
         if e.name == "cross":
             if i == 3:
                 return ir.FloatLit(t.elem, 0.0, loc=e.loc)
@@ -374,14 +378,15 @@ def _scalar_call(name: str, args: tuple[ir.Expr, ...], loc: Loc) -> ir.Call:
 
 def _memory_call(body: Node) -> str | None:
     """The first ``vloadN``, ``vstoreN``, ``vload_halfN``, ``vstore_halfN`` or ``cross``, or
-    ``dot``, ``length`` or ``distance`` of vectors, that ``body`` calls: the overloads move
+    ``dot``, ``length``, ``distance`` or ``normalize`` of vectors, that ``body`` calls: the overloads move
     their lanes one at a time, so the region runs one work-item at a time
     (``vload3``/``cross``/``vstore3`` 7x slower than pocl, ``distance`` 1.5x)."""
     for n in walk(body):
         if not isinstance(n, ir.Call) or n.builtin is None:
             continue
         name = n.name
-        if name in ("dot", "length", "distance") and isinstance(n.args[0].type, VectorType):
+        if name in ("dot", "length", "distance", "normalize") \
+                and isinstance(n.args[0].type, VectorType):
             return name
         if name == "cross" or any(_unaligned_width(name, p) is not None
                                   for p in ("vload", "vstore", "vload_half")):
