@@ -15,11 +15,10 @@ import pytest
 import ppcl as cl
 from ppcl.compiler.analysis.callgraph import grouping_observed, work_item_loops
 from ppcl.compiler.frontend import compile_source
-from ppcl.devices.cpu import CPUDevice
 from ppcl.devices.cpu.device import MIN_CUT_WIDTH, cut_groups
 from ppcl.devices.interface import NDRange
-from ppcl.runtime.platform import Device as RuntimeDevice
 from tests.child_env import child_env
+from tests.test_native_pool import _context
 
 
 def _nd(global_size: tuple[int, ...], local_size: tuple[int, ...]) -> NDRange:
@@ -156,10 +155,6 @@ __kernel void groups(__global int *out)
     out[get_global_id(0)] = get_group_id(0) * 1000 + get_local_id(0);
 }
 """
-
-
-def _context(threads: int) -> cl.Context:
-    return cl.Context(devices=[RuntimeDevice(cl.get_platforms()[0], CPUDevice(threads))])
 
 
 @pytest.mark.parametrize("threads", [1, 3, 16])

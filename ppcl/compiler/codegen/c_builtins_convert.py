@@ -166,15 +166,15 @@ _FORMATS = {  # source: (C bits type, total bits, mantissa bits, exponent bias, 
 
 _OVERFLOW = {"rte": "0x7c00", "rtz": "0x7bff", "rtp": "(sign ? 0x7bff : 0x7c00)",
              "rtn": "(sign ? 0x7c00 : 0x7bff)"}
-# what is added to the significand before the shift that rounds it by each mode (``q``: the
-# significand shifted, ``mask``: the bits shifted out): no comparison or bool, which gcc's
-# vectorizer does not take in this arithmetic (round to nearest even carries when the bits
-# shifted out exceed half, or equal it with q odd)
+# what is added to the significand before the shift that rounds it by each mode (``shift``
+# bits shifted out): no comparison or bool, which gcc's vectorizer does not take in this
+# arithmetic. Round to nearest even adds half less one, and one more where the kept bits are
+# odd, so it carries when the bits shifted out exceed half, or equal it with the kept bits odd.
 _ROUND_ADD = {
-    "rte": "(halfway - 1) + (q & 1)",
+    "rte": "((({U})1 << (shift - 1)) - 1) + ((sig >> shift) & 1)",
     "rtz": "0",
-    "rtp": "(sign ? 0 : mask)",
-    "rtn": "(sign ? mask : 0)",
+    "rtp": "(sign ? 0 : (({U})1 << shift) - 1)",
+    "rtn": "(sign ? (({U})1 << shift) - 1 : 0)",
 }
 
 
@@ -200,13 +200,7 @@ int e = (int)(a >> {m}) - {bias};
 int shift = {m - 10} + (e < -14 ? -14 - e : 0);
 shift = shift > {m + 2} ? {m + 2} : shift;
 unsigned short base = e >= -14 ? (unsigned short)(((unsigned)(e + 14) & 31u) << 10) : 0;
-{U} q = sig >> shift;
-{U} mask = (({U})1 << shift) - 1;
-{U} halfway = ({U})1 << (shift - 1);
-(void)q;
-(void)mask;
-(void)halfway;
-{U} rounded = (sig + ({_ROUND_ADD[mode]})) >> shift;
+{U} rounded = (sig + ({_ROUND_ADD[mode].format(U=U)})) >> shift;
 unsigned short r = (unsigned short)(sign | (unsigned short)(base + rounded));
 r = e > 15 ? (unsigned short)(sign | {_OVERFLOW[mode]}) : r;
 r = a == 0 ? sign : r;

@@ -376,7 +376,7 @@ def _scalar_call(name: str, args: tuple[ir.Expr, ...], loc: Loc) -> ir.Call:
     return ir.Call(overload.ret, name, converted, builtin=overload.key, loc=loc)
 
 
-def _memory_call(body: Node) -> str | None:
+def _lane_call(body: Node) -> str | None:
     """The first ``vloadN``, ``vstoreN``, ``vload_halfN``, ``vstore_halfN`` or ``cross``, or
     ``dot``, ``length``, ``distance`` or ``normalize`` of vectors, that ``body`` calls: the overloads move
     their lanes one at a time, so the region runs one work-item at a time
@@ -426,7 +426,7 @@ def scalarize_region(body: ir.Stmt, counter: list[int], fast: bool = False) -> i
     names = {d.name: d.type for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls
              if isinstance(d.type, VectorType) and d.space is AddressSpace.PRIVATE
              and not d.volatile and d.name not in kept}
-    vector_work = names or _memory_call(body) is not None or any(
+    vector_work = names or _lane_call(body) is not None or any(
         isinstance(n, ir.Assign) and isinstance(n.type, VectorType) for n in walk(body))
     if not vector_work:
         return body
@@ -448,7 +448,7 @@ def scalarize_hot_regions(body: ir.Block, fast: bool = False
         if isinstance(node, wg.WorkItemLoop):
             if not node.simd:
                 return node
-            called = _vector_builtin_call(node.body) or _memory_call(node.body)
+            called = _vector_builtin_call(node.body) or _lane_call(node.body)
             why = ("inside a group-level loop" if in_loop
                    else "it loads or stores vectors of char or short components"
                    if _narrow_vector_elements(node.body)
