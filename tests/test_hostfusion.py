@@ -550,6 +550,25 @@ def test_the_first_launch_of_each_variant_is_not_a_sample() -> None:
     assert decided[-1] and trial.choice == 0
 
 
+def test_no_sample_is_taken_while_a_candidate_builds() -> None:
+    """A launch of the original run beside a candidate's compilation shares the cores with
+    the compiler: timed then, the original looked twice as slow as it is and a slower layout
+    won. Samples start once every build has finished."""
+    from concurrent.futures import Future
+    building: Future[None] = Future()
+    trial = guard.Trial("key", "title", [guard.Built(None), guard.Built(None, future=building)])
+    assert not trial.record(0, 10_000_000)  # untimed first launch
+    for _ in range(guard.ROUNDS):
+        assert not trial.record(0, 2_200_000)  # beside the build
+    assert trial.samples == [[], []]
+    building.set_result(None)
+    trial.built[1].future = building
+    for i in range(guard.ROUNDS):
+        trial.record(0, 1_100_000 + i)
+    assert trial.samples[0] == [1_100_000 + i for i in range(guard.ROUNDS)]
+    assert trial.choice is None  # the candidate has no samples yet
+
+
 def test_a_chosen_layout_whose_transfers_cost_more_than_it_saves_is_dropped() -> None:
     """The chosen layout's launches saved 0.1 ms each over the original's 0.24 ms, but the
     program reads the buffer back every few launches, and the shuffles those transfers cause

@@ -5,7 +5,8 @@ the candidates of a launch shape (kernel, device, NDRange, buffer sizes) are bui
 background while the original runs, then the launches of that shape take turns: original,
 candidate 1, candidate 2, ..., ``ROUNDS`` times each after an untimed first launch of each
 (which may pay what later ones do not: a GPU moving managed pages to itself, the first launch
-of a module), every turn the user's own launch (all variants compute the same results); a candidate that keeps a buffer in another layout is
+of a module) and none while a candidate still builds (the compiler takes a core the launch
+would have), every turn the user's own launch (all variants compute the same results); a candidate that keeps a buffer in another layout is
 charged the shuffles that transfers of that buffer cause (``keeper.py``). The fastest is kept when it beats the original's best
 time by ``KEEP_BELOW``; otherwise the original stays. The choice is written to the cache
 directory (``hostfusion/<key>.json``), so the next process with the same kernel and shape
@@ -121,11 +122,14 @@ class Trial:
             if index not in self.warmed:  # the first launch of a variant is not a sample
                 self.warmed.add(index)
                 return False
+            if any(b.future is not None and not b.future.done() for b in self.built):
+                # a launch run while a candidate compiles shares the cores with the compiler
+                # (an original timed at 2.2 ms beside a build, 1.1 ms after it): not a sample
+                return False
             self.samples[index].append(nanoseconds)
-            pending = any(b.future is not None and not b.future.done() for b in self.built)
             complete = all(len(self.samples[i]) >= ROUNDS or (i and self.built[i].error)
                            for i in range(len(self.built)))
-            if pending or not complete:
+            if not complete:
                 return False
             best = {i: min(s) for i, s in enumerate(self.samples) if s}
             winner = min(best, key=lambda i: best[i])
