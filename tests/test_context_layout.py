@@ -18,7 +18,8 @@ from ppcl.compiler.pipeline import KernelSpec, cpu_pipeline, kernel_ir
 from ppcl.settings import Debug
 
 # Parboil's register-tiled sgemm (A column-major, B transposed): each work-item keeps a row of
-# 16 results of C in a private array across the barriers of the k loop
+# 16 results of C in a private array across the barriers of the k loop (its inner loop kept a
+# loop by the pragma: unrolled, ``c`` would be 16 scalars, and no array would need a layout)
 SGEMM = """
 #define TILE_N 16
 #define TILE_TB_HEIGHT 8
@@ -37,6 +38,7 @@ __kernel void mysgemmNT(__global const float *A, int lda, __global const float *
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int j = 0; j < TILE_TB_HEIGHT; j++) {
             a = A[m + (i + j) * lda];
+            #pragma unroll 1
             for (int kk = 0; kk < TILE_N; kk++) c[kk] += a * b_s[j][kk];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -244,7 +246,10 @@ __kernel void window(__global const float *x, __global float *y, int stride) {
 def test_private_array_without_barrier_stays_private_unless_interchanged():
     strided = NO_BARRIER.replace("g * stride + i", "g * 5 + i")
     assert formed(strided, (16, 1, 1)).context_vars == {}
-    assert _layouts(NO_BARRIER.replace("g * stride + i", "g + i"), (16, 1, 1)) == {"v": True}
+    # kept a loop (unrolled, ``v`` would be five scalars): interchanged, ``v`` is element-major
+    consecutive = NO_BARRIER.replace("g * stride + i", "g + i").replace(
+        "    for (int i = 0; i < 5; i++) v[i]", "    #pragma unroll 1\n    for (int i = 0; i < 5; i++) v[i]")
+    assert _layouts(consecutive, (16, 1, 1)) == {"v": True}
     for stride in (1, 5):
         x = np.random.default_rng(4).standard_normal(48 * stride + 5).astype(np.float32)
         y = np.zeros(48, np.float32)

@@ -664,13 +664,15 @@ def test_vector_with_a_braced_initializer_kept_in_a_context_array():
 
 
 # periodic pull streaming in a structure of arrays: the neighbor's x wraps at the edges, so
-# its address is consecutive along x but where it wraps
+# its address is consecutive along x but where it wraps (the pragma keeps the loop a loop,
+# which the unroll pass would otherwise write out)
 WRAPPED = """
 __constant int DX[3] = {0, 1, -1};
 __kernel void pull(__global const float *src, __global float *dst, int nx, int ny) {
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= nx || y >= ny) return;
     float s = 0.0f;
+    #pragma unroll 1
     for (int q = 0; q < 3; q++) {
         int xs = x - DX[q];
         int ys = y + q - 1;

@@ -35,6 +35,7 @@ from ppcl.compiler.analysis.verify import check
 from ppcl.compiler.codegen.c_unit import ArgKind, print_c_unit
 from ppcl.compiler.codegen.formed_ir import print_formed
 from ppcl.compiler.codegen.irprint import print_ir
+from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.frontend.options import BuildOptions
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.printf_spec import PrintfFormat
@@ -51,6 +52,7 @@ from ppcl.compiler.transforms.sink import sink_kernel
 from ppcl.compiler.transforms.skip import skip_kernel
 from ppcl.compiler.transforms.split import split_kernel
 from ppcl.compiler.transforms.switch import lower_switches
+from ppcl.compiler.transforms.unroll import unroll_loops
 from ppcl.compiler.transforms.workgroup import FormedKernel, form_workgroup
 from ppcl.settings import NO_DEBUG, Debug
 
@@ -86,6 +88,7 @@ class KernelIR:
     notes: tuple[str, ...] = ()  # decisions of the passes that keep no plan of their own
     # variables declared at the start of the kernel that formation runs once per group
     group_setup: frozenset[str] = frozenset()
+    unrolled: tuple[Loc, ...] = ()  # where the loops the unroll pass wrote out were
 
     def needs_formed(self, pass_name: str) -> FormedKernel:
         if self.formed is None:
@@ -187,6 +190,23 @@ class NormalizePass(Pass):
         kernel = normalize(value.kernel, guards=o.guards, loops=o.loops, pointers=o.pointers,
                            divisions=o.divisions)
         return dataclasses.replace(value, kernel=kernel)
+
+
+@register
+class UnrollPass(Pass):
+    """Short counted loops whose counter indexes a private array or a ``__constant`` table
+    unrolled, those arrays made scalars (``transforms/unroll.py``), so that the work-item
+    loop around them is straight-line code; each decision goes to the plans."""
+
+    name = "unroll"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'unroll' runs before 'workgroup'")
+        result = unroll_loops(value.module, value.kernel)
+        return dataclasses.replace(value, kernel=result.function,
+                                   notes=value.notes + tuple(result.notes()),
+                                   unrolled=value.unrolled + result.loops)
 
 
 @register
@@ -314,7 +334,7 @@ class SinkPass(Pass):
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
-    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), MagicDivPass(),
+    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), UnrollPass(), MagicDivPass(),
                      ComponentsPass(), workgroup,
                      ScalarizePass(), SchedulePass(), SplitPass(), SkipPass(), SinkPass()))
 

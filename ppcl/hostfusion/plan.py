@@ -220,6 +220,7 @@ class _Relaid:
             return self.moved
         self.moved = {loop.loc for loop in formed.needs_formed("host fusion").loops
                       if loop.interchanged and loop.loc in self.kept}
+        self.moved |= {loc for loc in formed.unrolled if loc in self.kept}  # straight-line
         return self.moved
 
     def loop_of(self, param: str, moved: set[Any]) -> Any:
