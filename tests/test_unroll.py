@@ -14,16 +14,12 @@ import ppcl
 import ppcl as cl
 import ppcl.runtime.platform
 from ppcl.compiler.frontend import compile_source, parse_build_options
-from ppcl.compiler.pipeline import KernelSpec, Pipeline, kernel_ir
-from ppcl.devices.cpu import CPUProgram
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.devices.serial import SerialDevice
 from ppcl.settings import Debug
 from tests.launch import build_kernel
 
 mf = cl.mem_flags
-
-WITHOUT = Pipeline.parse("inline,switch,normalize,magicdiv,components,workgroup,scalarize,"
-                         "schedule,split,skip,sink")
 
 SOURCE = """
 __constant int DX[5] = {0, 1, -1, 0, 0};
@@ -147,24 +143,30 @@ def test_loops_the_pass_keeps_are_left_alone() -> None:
     assert not any("private array v as" in line for line in _plans("address"))
 
 
-class _WithoutDevice(SerialDevice):
-    """The serial device building without the unroll pass."""
-
-    def build(self, module: Any, options: Any, debug: Any) -> CPUProgram:
-        return CPUProgram(module, options, debug, self.pool, pipeline=WITHOUT)
+def test_the_build_option_turns_the_pass_off() -> None:
+    module = compile_source(SOURCE).module
+    stream = io.StringIO()
+    kernel_ir(module, "pull", KernelSpec((16, 1, 1)), parse_build_options("-ppcl-no-unroll"),
+              Debug(frozenset({"plans"})), stream=stream)
+    lines = stream.getvalue().splitlines()
+    assert any("unroll: off (build option -ppcl-no-unroll)" in line for line in lines), lines
+    assert not any("unrolled" in line for line in lines), lines
 
 
 @pytest.fixture(scope="module")
-def contexts() -> tuple[cl.Context, cl.Context]:
+def contexts() -> tuple[tuple[cl.Context, str], tuple[cl.Context, str]]:
+    """The serial device, building with the pass and without it."""
     platform = ppcl.get_platforms()[0]
-    return (cl.Context([ppcl.runtime.platform.Device(platform, SerialDevice())]),
-            cl.Context([ppcl.runtime.platform.Device(platform, _WithoutDevice())]))
+    ctx = cl.Context([ppcl.runtime.platform.Device(platform, SerialDevice())])
+    return (ctx, ""), (ctx, "-ppcl-no-unroll")
 
 
-def _run(ctx: cl.Context, name: str, gsize: tuple[int, ...], arrays: list[np.ndarray],
-         scalars: tuple[Any, ...], local: tuple[int, ...] | None = None) -> np.ndarray:
+def _run(build: tuple[cl.Context, str], name: str, gsize: tuple[int, ...],
+         arrays: list[np.ndarray], scalars: tuple[Any, ...],
+         local: tuple[int, ...] | None = None) -> np.ndarray:
+    ctx, options = build
     queue = cl.CommandQueue(ctx)
-    prg = cl.Program(ctx, SOURCE).build()
+    prg = cl.Program(ctx, SOURCE).build(options=options)
     buffers = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a) for a in arrays]
     getattr(prg, name)(queue, gsize, local, *buffers, *scalars)
     out = np.empty_like(arrays[-1])

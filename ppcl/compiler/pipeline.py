@@ -85,6 +85,7 @@ class KernelIR:
     fast_math: bool = False
     formed: FormedKernel | None = None
     split: bool = True  # input space splitting allowed (the build option -ppcl-no-split: no)
+    unroll: bool = True  # short loops unrolled (the build option -ppcl-no-unroll: no)
     notes: tuple[str, ...] = ()  # decisions of the passes that keep no plan of their own
     # variables declared at the start of the kernel that formation runs once per group
     group_setup: frozenset[str] = frozenset()
@@ -196,13 +197,17 @@ class NormalizePass(Pass):
 class UnrollPass(Pass):
     """Short counted loops whose counter indexes a private array or a ``__constant`` table
     unrolled, those arrays made scalars (``transforms/unroll.py``), so that the work-item
-    loop around them is straight-line code; each decision goes to the plans."""
+    loop around them is straight-line code; each decision goes to the plans. The build option
+    ``-ppcl-no-unroll`` turns it off."""
 
     name = "unroll"
 
     def run(self, value: KernelIR) -> KernelIR:
         if value.formed is not None:
             raise PipelineError("pass 'unroll' runs before 'workgroup'")
+        if not value.unroll:
+            return dataclasses.replace(value, notes=value.notes + (
+                "unroll: off (build option -ppcl-no-unroll)",))
         result = unroll_loops(value.module, value.kernel)
         return dataclasses.replace(value, kernel=result.function,
                                    notes=value.notes + tuple(result.notes()),
@@ -378,7 +383,8 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
     if kernel is None or not kernel.is_kernel:
         raise KeyError(f"no kernel named {kernel_name!r}")
     pipeline = CPU_PIPELINE if pipeline is None else pipeline
-    value = KernelIR(module, kernel, spec, fast_math_of(options), split=not options.no_split)
+    value = KernelIR(module, kernel, spec, fast_math_of(options), split=not options.no_split,
+                     unroll=not options.no_unroll)
     result = pipeline.run(value, debug, stream)
     if debug.shows("plans") and result.formed is not None:
         out = stream if stream is not None else sys.stderr

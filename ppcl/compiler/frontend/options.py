@@ -45,6 +45,7 @@ _FLAGS: dict[str, str] = {
     "-Werror": "werror",
     "-g": "debug",
     "-ppcl-no-split": "no_split",  # ppcl's own: no input space splitting (transforms/split.py)
+    "-ppcl-no-unroll": "no_unroll",  # ppcl's own: no unrolling of loops (transforms/unroll.py)
 }
 
 
@@ -85,6 +86,7 @@ class BuildOptions:
     werror: bool = False
     debug: bool = False
     no_split: bool = False
+    no_unroll: bool = False
 
     @property
     def opencl_c_version(self) -> int:

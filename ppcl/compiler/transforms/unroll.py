@@ -28,7 +28,7 @@ it declares (the IR's names stay unique in the function). Afterwards a private a
 every use is an element at a constant index (and whose address is never taken) becomes one
 scalar per element.
 
-Pass name: ``unroll`` (before ``workgroup``).
+Pass name: ``unroll`` (before ``workgroup``); the build option ``-ppcl-no-unroll`` turns it off.
 """
 
 from __future__ import annotations

@@ -1,0 +1,196 @@
+"""Short loops over private arrays and ``__constant`` tables, as GPU-style kernels write them, on
+ppcl's CPU device with the unroll pass and without it (``-ppcl-no-unroll``), beside pocl.
+
+Nine one-kernel programs: records of four per work-item (contiguous and coalesced), a private
+histogram, a 9-tap filter with its taps in a ``__constant`` argument and in a program-scope
+table, a 3x3 transform of points, a 4-neighbour stencil through offset tables, a sorting
+network over a private array and a polynomial from a coefficient table. None was written for
+the pass. The three columns are timed in turns (``ppcl.timing.measure_in_turns``), min and
+median of ``--repeats`` rounds; every result is compared with pocl's when pocl is there, and the
+two ppcl builds must agree exactly.
+
+    python3 -m benchmarks.short_loops [--only NAME[,NAME]] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import ppcl
+from benchmarks.names import pick_names
+from ppcl.timing import measure_in_turns
+
+N = 1 << 20
+
+# name: (source, global size)
+KERNELS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "record4": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int base = get_global_id(0) * 4;
+    float v[4];
+    for (int i = 0; i < 4; i++) v[i] = a[base + i] * b[base + i];
+    for (int i = 0; i < 4; i++) o[base + i] = v[i] + v[3 - i];
+}""", (N // 4,)),
+    "coalesced4": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int g = get_global_id(0), n = get_global_size(0);
+    float v[4];
+    for (int i = 0; i < 4; i++) v[i] = a[g + i * n] * b[g + i * n];
+    for (int i = 0; i < 4; i++) o[g + i * n] = v[i] + v[3 - i];
+}""", (N // 4,)),
+    "histogram8": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int g = get_global_id(0);
+    int h[8] = {0};
+    for (int j = 0; j < 16; j++) h[((int)(a[g * 16 + j] * 8.0f)) & 7]++;
+    float s = 0.0f;
+    for (int i = 0; i < 8; i++) s += h[i] * (float)i;
+    o[g] = s;
+}""", (N // 16,)),
+    "taps_argument": ("""
+__kernel void k(__global const float *a, __constant float *w, __global float *o) {
+    int g = get_global_id(0);
+    float s = 0.0f;
+    for (int t = 0; t < 9; t++) s += a[g + t] * w[t];
+    o[g] = s;
+}""", (N - 16,)),
+    "taps_table": ("""
+__constant float W[9] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.4f, 0.3f, 0.2f, 0.1f};
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int g = get_global_id(0);
+    float s = 0.0f;
+    #pragma unroll
+    for (int t = 0; t < 9; t++) s += a[g + t] * W[t];
+    o[g] = s;
+}""", (N - 16,)),
+    "transform3": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int g = get_global_id(0);
+    float m[9];
+    for (int i = 0; i < 9; i++) m[i] = b[i];
+    float x = a[3 * g], y = a[3 * g + 1], z = a[3 * g + 2];
+    o[3 * g] = m[0] * x + m[1] * y + m[2] * z;
+    o[3 * g + 1] = m[3] * x + m[4] * y + m[5] * z;
+    o[3 * g + 2] = m[6] * x + m[7] * y + m[8] * z;
+}""", (N // 3,)),
+    "offset_tables": ("""
+__constant int DX[4] = {1, -1, 0, 0};
+__constant int DY[4] = {0, 0, 1, -1};
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int x = get_global_id(0) + 1, y = get_global_id(1) + 1, w = get_global_size(0) + 2;
+    float s = 0.0f;
+    for (int d = 0; d < 4; d++) s += a[(y + DY[d]) * w + x + DX[d]];
+    o[y * w + x] = s * 0.25f - a[y * w + x];
+}""", (1022, 1022)),
+    "sorting_network8": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int g = get_global_id(0), n = get_global_size(0);
+    float v[8];
+    for (int i = 0; i < 8; i++) v[i] = a[g + i * n];
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 7; j++) {
+            float lo = fmin(v[j], v[j + 1]), hi = fmax(v[j], v[j + 1]);
+            v[j] = lo;
+            v[j + 1] = hi;
+        }
+    for (int i = 0; i < 8; i++) o[g + i * n] = v[i];
+}""", (N // 8,)),
+    "polynomial_table": ("""
+__constant float C[6] = {1.0f, 0.5f, 0.25f, 0.125f, 0.0625f, 0.03125f};
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int g = get_global_id(0);
+    float x = a[g], s = 0.0f, p = 1.0f;
+    for (int i = 0; i < 6; i++) { s += C[i] * p; p *= x; }
+    o[g] = s;
+}""", (N,)),
+}
+
+
+class Column:
+    """One kernel built on one platform with one option string, its buffers and its launch."""
+
+    def __init__(self, cl: Any, ctx: Any, source: str, gsize: tuple[int, ...],
+                 options: str = "") -> None:
+        self.cl = cl
+        self.queue = cl.CommandQueue(ctx)
+        self.kernel = cl.Program(ctx, source).build(options=options).k
+        rng = np.random.default_rng(0)
+        mf = cl.mem_flags
+        self.a, self.b = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR,
+                                    hostbuf=rng.random(N + 64).astype(np.float32))
+                          for _ in range(2))
+        self.out = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR,
+                             hostbuf=np.zeros(N + 64, np.float32))
+        self.gsize = gsize
+
+    def run(self) -> None:
+        self.kernel(self.queue, self.gsize, None, self.a, self.b, self.out)
+        self.queue.finish()
+
+    def result(self) -> np.ndarray:
+        host = np.empty(N + 64, np.float32)
+        self.cl.enqueue_copy(self.queue, host, self.out)
+        self.queue.finish()
+        return host
+
+
+def _pocl() -> Any | None:
+    os.environ.setdefault("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
+    try:
+        import pyopencl
+        pyopencl.get_platforms()
+    except Exception:
+        return None
+    return pyopencl
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated kernel names")
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    names = pick_names(args.only, list(KERNELS))
+    if names is None:
+        raise SystemExit(2)
+    pocl = _pocl()
+    ctx = ppcl.Context([ppcl.get_platforms()[0].get_devices()[0]])
+    pocl_ctx = pocl.create_some_context(interactive=False) if pocl is not None else None
+    print(f"{'kernel':<18} {'unrolled':>17} {'-ppcl-no-unroll':>17} {'pocl':>17} "
+          f"{'gain':>6} {'pocl/ppcl':>9}  (ms, min / median)")
+    for name in names:
+        source, gsize = KERNELS[name]
+        columns = {"with": Column(ppcl, ctx, source, gsize),
+                   "without": Column(ppcl, ctx, source, gsize, "-ppcl-no-unroll")}
+        if pocl is not None:
+            columns["pocl"] = Column(pocl, pocl_ctx, source, gsize)
+        actions: dict[str, Callable[[], None]] = {k: c.run for k, c in columns.items()}
+        measured = measure_in_turns(actions, repeats=args.repeats, run_length=3)
+        results = {k: c.result() for k, c in columns.items()}
+        same = bool(np.array_equal(results["with"], results["without"]))
+        close = pocl is None or bool(np.allclose(results["with"], results["pocl"],
+                                                 rtol=1e-5, atol=1e-6))
+        cells = []
+        for key in ("with", "without", "pocl"):
+            if key in measured:
+                t = measured[key].timing
+                cells.append(f"{t.min_s * 1e3:7.3f} / {t.median_s * 1e3:7.3f}")
+            else:
+                cells.append(f"{'-':>17}")
+        gain = measured["without"].timing.median_s / measured["with"].timing.median_s
+        versus = (f"{measured['pocl'].timing.median_s / measured['with'].timing.median_s:8.2f}x"
+                  if "pocl" in measured else f"{'-':>9}")
+        check = "ok" if same and close else "MISMATCH"
+        print(f"{name:<18} {cells[0]:>17} {cells[1]:>17} {cells[2]:>17} {gain:5.2f}x {versus}"
+              f"  {check}", flush=True)
+    if pocl is None:
+        print("(pocl column skipped: pyopencl is not importable or has no platform; install "
+              "pocl-opencl-icd and set OCL_ICD_VENDORS=/etc/OpenCL/vendors)")
+
+
+if __name__ == "__main__":
+    main()
