@@ -96,6 +96,27 @@ __kernel void kept(__global const float *src, __global float *dst, int n)
     dst[i] = s;
 }
 
+/* counters compared as unsigned, stepping down by two */
+__kernel void bounds(__global const float *src, __global float *dst)
+{
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int q = -1; q < 2u; q++)      /* -1 compared as unsigned: the loop never runs */
+        s += TAPS[q + 1] * src[i];
+    for (int q = 8; q >= 0; q -= 2)    /* 8, 6, 4, 2, 0 */
+        s += TAPS[q] * src[i + q];
+    dst[i] = s;
+}
+
+/* a counter that would wrap around its type (built, never run: the loop does not end) */
+__kernel void wraps(__global float *dst)
+{
+    float s = 0.0f;
+    for (char c = 120; c < 130; c++)
+        s += TAPS[c & 7];
+    dst[get_global_id(0)] = s;
+}
+
 /* a private array passed by address stays an array; the loop still unrolls */
 float total(const float *v) { return v[0] + v[1] + v[2]; }
 __kernel void address(__global const float *src, __global float *dst)
@@ -118,6 +139,7 @@ DECISIONS = [
     ("kept", ["not unrolled: #pragma unroll 1", "not unrolled: break, continue or return",
               "not unrolled: q_4 indexes no private array or constant table"]),
     ("address", ["unrolled 3 times: q indexes DX, v"]),
+    ("bounds", ["unrolled 0 times: q indexes TAPS", "unrolled 5 times: q_1 indexes TAPS"]),
 ]
 
 
@@ -141,6 +163,7 @@ def test_loops_the_pass_keeps_are_left_alone() -> None:
     assert not any("unrolled " in line and "not unrolled" not in line for line in lines), lines
     assert not any("as 20 scalars" in line for line in lines), lines
     assert not any("private array v as" in line for line in _plans("address"))
+    assert not any("unrolled" in line for line in _plans("wraps"))
 
 
 def test_the_build_option_turns_the_pass_off() -> None:
@@ -205,11 +228,12 @@ def test_filter_equals_the_build_without_the_pass(contexts, w: int, h: int) -> N
     np.testing.assert_allclose(got[1:-1, 1:-1], inner / 16, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name, n", [("record", 37), ("kept", 29), ("address", 41)])
+@pytest.mark.parametrize("name, n", [("record", 37), ("kept", 29), ("address", 41),
+                                     ("bounds", 23)])
 def test_other_kernels_equal_the_build_without_the_pass(contexts, name: str, n: int) -> None:
     rng = np.random.default_rng(n)
     width = 5 if name == "record" else 1
-    src = rng.random(n * width).astype(np.float32) * 4
+    src = rng.random(n * width + 8).astype(np.float32) * 4
     dst = np.zeros_like(src)
     scalars = (np.int32(7),) if name == "kept" else ()
     got, without = (_run(c, name, (n,), [src, dst], scalars) for c in contexts)

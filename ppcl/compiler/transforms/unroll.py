@@ -40,6 +40,7 @@ from ppcl.compiler.analysis.uniformity import Uniformity, analyze_kernel
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.conversions import wrap
 from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, ScalarType, Type
 from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, walk
 from ppcl.compiler.transforms.workgroup import escapes, has_barrier, wrapped_vars
@@ -116,12 +117,16 @@ def _counted(s: ir.For) -> _Loop | None:
         return None
     loop = _Loop(decl)
     value = start
-    while _holds(cond.op, value, bound):
+    compared = cond.lhs.type  # the comparison's type: an unsigned one compares -1 as its maximum
+    while True:
+        if value != wrap(value, decl.type):
+            return None  # the counter would wrap around its type: leave that to the loop
+        if not _holds(cond.op, wrap(value, compared), wrap(bound, compared)):
+            return loop
         if len(loop.values) == MAX_TRIPS:
             return None
         loop.values.append(value)
         value += step
-    return loop
 
 
 def _is_ref(e: ir.Expr, name: str) -> bool:
