@@ -71,6 +71,24 @@ def test_alone_probes_the_pool_and_goes_back_when_the_work_grows() -> None:
     assert choice.interval == 4 * FIRST_INTERVAL  # a poor estimate is sampled less often
 
 
+def test_a_short_pooled_launch_without_a_clear_estimate_is_measured_alone() -> None:
+    """The caller ran none of the chunks (no estimate), or an estimate too close to tell:
+    the next launch runs alone, measured, and the faster mode stays."""
+    choice = PoolChoice()
+    assert not _pooled(choice, 2_300, 0, 0, 16)  # the workers took every chunk
+    assert choice.countdown == 1 and choice.sample_flags() == TASK_MEASURE | TASK_ALONE
+    assert choice.observe(TASK_MEASURE | TASK_ALONE, 400, 0, 0, 0)
+    assert choice.alone and "0.4 us alone against 2.3 us on the pool (measured)" in \
+        choice.changed
+    # an estimate of 1.5x the pooled time is measured too; alone loses here: the pool stays
+    other = PoolChoice()
+    assert not _pooled(other, 20_000, 15_000, 4, 8)
+    assert other.sample_flags() == TASK_MEASURE | TASK_ALONE
+    assert not other.observe(TASK_MEASURE | TASK_ALONE, 30_000, 0, 0, 0)
+    assert not other.alone and other.sample_flags() == TASK_MEASURE
+    assert other.countdown == other.interval == 2  # sampled less often from now on
+
+
 def test_a_long_launch_never_goes_alone_whatever_the_estimate() -> None:
     choice = PoolChoice()
     # chunks of unequal work: the caller's 8 of 64 took 30 us, the launch 400 us

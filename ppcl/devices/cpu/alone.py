@@ -14,6 +14,10 @@ is measured, with no run spent on a mode that loses:
   differ in work). An estimate below ``MARGIN`` of the pooled time switches the shape to run
   alone, only for a launch under ``ALONE_MOST_NS`` on the pool: a hand-off costs microseconds,
   so a longer launch cannot gain much alone, and could lose its whole parallel speedup.
+  When the caller ran none of the chunks, or the estimate says alone would take less than
+  ``PROBE_BELOW`` times the pooled time without clearing the margin, the next launch is run
+  alone and measured instead (a probe): a two-kernel Jacobi step of 4096 items stayed on the
+  pool at 0.9-2.3 us a launch against 0.35 us alone, its estimates inconclusive.
 - Alone, a measured launch gives its time, and the next two launches run on the pool, the
   second measured (the first wakes the workers, asleep while the shape ran alone): the pool
   wins back the shape when it is faster by the same margin.
@@ -32,6 +36,7 @@ each one's first launch, and a shape lasting a few launches never left it.
 from __future__ import annotations
 
 MARGIN = 0.9
+PROBE_BELOW = 2.0
 ALONE_MOST_NS = 50_000
 FIRST_INTERVAL = 2
 MOST_INTERVAL = 1024
@@ -44,13 +49,14 @@ class PoolChoice:
     """The mode of one launch shape: ``alone`` between samples, ``countdown`` launches until
     the next sample (see the module docstring)."""
 
-    __slots__ = ("alone", "countdown", "interval", "alone_ns", "waking", "changed")
+    __slots__ = ("alone", "countdown", "interval", "alone_ns", "pool_ns", "waking", "changed")
 
     def __init__(self) -> None:
         self.alone = False
         self.countdown = 1
         self.interval = 1
         self.alone_ns: int | None = None  # measured alone, the pool's probe to come
+        self.pool_ns: int | None = None  # measured on the pool, the probe alone to come
         self.waking = False  # the pool's probe to come is the one that wakes its workers
         self.changed = ""  # why the last change was made, for PPCL_DEBUG=plans
 
@@ -71,13 +77,19 @@ class PoolChoice:
 
     def sample_flags(self) -> int:
         """The task flags of a sampled launch: measured, alone unless probing the pool."""
-        if self.alone and self.alone_ns is None:
+        if (self.alone and self.alone_ns is None) or self.pool_ns is not None:
             return TASK_MEASURE | TASK_ALONE
         return TASK_MEASURE
 
     def observe(self, flags: int, total_ns: int, caller_ns: int, caller_chunks: int,
                 chunks: int) -> bool:
         """Take a sampled launch's times; True when the mode changed."""
+        if flags & TASK_ALONE and not self.alone:  # a pooled shape's probe alone
+            pool_ns, self.pool_ns = self.pool_ns, None
+            if pool_ns is not None and total_ns < pool_ns * MARGIN:
+                return self._change(True, f"{total_ns / 1000:.1f} us alone against "
+                                          f"{pool_ns / 1000:.1f} us on the pool (measured)")
+            return self._settle()
         if flags & TASK_ALONE:
             self.alone_ns = max(1, total_ns)
             self.countdown = 1  # the next launches probe the pool
@@ -93,13 +105,19 @@ class PoolChoice:
                 return self._change(False, f"{total_ns / 1000:.1f} us on the pool against "
                                            f"{alone_ns / 1000:.1f} us alone")
             return self._settle()
-        if total_ns < ALONE_MOST_NS and 0 < caller_chunks <= chunks:
+        if total_ns >= ALONE_MOST_NS:
+            return self._settle()
+        if 0 < caller_chunks <= chunks:
             estimate = caller_ns * chunks // caller_chunks
             if estimate < total_ns * MARGIN:
                 return self._change(True, f"{estimate / 1000:.1f} us alone (estimated from "
                                           f"{caller_chunks} of {chunks} chunks) against "
                                           f"{total_ns / 1000:.1f} us on the pool")
-        return self._settle()
+            if estimate >= total_ns * PROBE_BELOW:
+                return self._settle()
+        self.pool_ns = total_ns  # no estimate, or one too close to tell: measure alone
+        self.countdown = 1
+        return False
 
     def _change(self, alone: bool, why: str) -> bool:
         self.alone = alone
