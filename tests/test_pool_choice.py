@@ -87,6 +87,10 @@ def test_a_short_pooled_launch_without_a_clear_estimate_is_measured_alone() -> N
     assert not other.observe(TASK_MEASURE | TASK_ALONE, 30_000, 0, 0, 0)
     assert not other.alone and other.sample_flags() == TASK_MEASURE
     assert other.countdown == other.interval == 2  # sampled less often from now on
+    # no estimate for a longer launch: no probe (alone might take 16 threads' work)
+    longer = PoolChoice()
+    assert not _pooled(longer, 30_000, 0, 0, 16)
+    assert longer.sample_flags() == TASK_MEASURE and longer.interval == 2
 
 
 def test_a_long_launch_never_goes_alone_whatever_the_estimate() -> None:

@@ -14,9 +14,10 @@ is measured, with no run spent on a mode that loses:
   differ in work). An estimate below ``MARGIN`` of the pooled time switches the shape to run
   alone, only for a launch under ``ALONE_MOST_NS`` on the pool: a hand-off costs microseconds,
   so a longer launch cannot gain much alone, and could lose its whole parallel speedup.
-  When the caller ran none of the chunks, or the estimate says alone would take less than
-  ``PROBE_BELOW`` times the pooled time without clearing the margin, the next launch is run
-  alone and measured instead (a probe): a two-kernel Jacobi step of 4096 items stayed on the
+  When the caller ran none of the chunks of a launch under ``PROBE_MOST_NS`` (alone, it could
+  take as many times longer as the pool has threads), or the estimate says alone would take
+  less than ``PROBE_BELOW`` times the pooled time without clearing the margin, the next launch
+  is run alone and measured instead (a probe): a two-kernel Jacobi step of 4096 items stayed on the
   pool at 0.9-2.3 us a launch against 0.35 us alone, its estimates inconclusive.
 - Alone, a measured launch gives its time, and the next two launches run on the pool, the
   second measured (the first wakes the workers, asleep while the shape ran alone): the pool
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 MARGIN = 0.9
 PROBE_BELOW = 2.0
+PROBE_MOST_NS = 10_000
 ALONE_MOST_NS = 50_000
 FIRST_INTERVAL = 2
 MOST_INTERVAL = 1024
@@ -115,6 +117,8 @@ class PoolChoice:
                                           f"{total_ns / 1000:.1f} us on the pool")
             if estimate >= total_ns * PROBE_BELOW:
                 return self._settle()
+        elif total_ns >= PROBE_MOST_NS:
+            return self._settle()  # no estimate: alone could take the pool's threads times longer
         self.pool_ns = total_ns  # no estimate, or one too close to tell: measure alone
         self.countdown = 1
         return False
