@@ -280,8 +280,8 @@ __kernel void reduce(__global const float *in, __global float *out, __local floa
 
 
 def test_the_cpu_pipeline_is_declared_as_text() -> None:
-    assert str(CPU_PIPELINE) == ("inline,switch,normalize,unroll,magicdiv,components,workgroup,"
-                                 "scalarize,schedule,split,skip,sink")
+    assert str(CPU_PIPELINE) == ("inline,switch,normalize,unroll,selects,magicdiv,components,"
+                                 "workgroup,scalarize,schedule,split,skip,sink")
     assert Pipeline.parse(str(CPU_PIPELINE)) == CPU_PIPELINE
     assert str(Pipeline.parse("inline,workgroup{uniformity=false}")) \
         == "inline,workgroup{uniformity=false}"

@@ -48,6 +48,7 @@ from ppcl.compiler.transforms.magicdiv import magic_divisions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
+from ppcl.compiler.transforms.selects import branch_free
 from ppcl.compiler.transforms.sink import sink_kernel
 from ppcl.compiler.transforms.skip import skip_kernel
 from ppcl.compiler.transforms.split import split_kernel
@@ -86,6 +87,7 @@ class KernelIR:
     formed: FormedKernel | None = None
     split: bool = True  # input space splitting allowed (the build option -ppcl-no-split: no)
     unroll: bool = True  # short loops unrolled (the build option -ppcl-no-unroll: no)
+    selects: bool = True  # choices made branch-free (the build option -ppcl-no-selects: no)
     notes: tuple[str, ...] = ()  # decisions of the passes that keep no plan of their own
     # variables declared at the start of the kernel that formation runs once per group
     group_setup: frozenset[str] = frozenset()
@@ -215,6 +217,26 @@ class UnrollPass(Pass):
 
 
 @register
+class SelectsPass(Pass):
+    """In a kernel whose stores scatter, an ``if``/``else`` whose branches assign the same
+    places, of floating-point type, the same way, each a cheap value, made one sequence of
+    ``select`` assignments (``transforms/selects.py``): no branch on the data; each decision
+    goes to the plans. The build option ``-ppcl-no-selects`` turns it off."""
+
+    name = "selects"
+
+    def run(self, value: KernelIR) -> KernelIR:
+        if value.formed is not None:
+            raise PipelineError("pass 'selects' runs before 'workgroup'")
+        if not value.selects:
+            return dataclasses.replace(value, notes=value.notes + (
+                "selects: off (build option -ppcl-no-selects)",))
+        result = branch_free(value.module, value.kernel)
+        return dataclasses.replace(value, kernel=result.function,
+                                   notes=value.notes + tuple(result.notes()))
+
+
+@register
 class MagicDivPass(Pass):
     """32-bit divisions and remainders by a launch constant as multiplies by magic numbers
     computed once at the start of the kernel (``transforms/magicdiv.py``), so that the
@@ -339,7 +361,8 @@ class SinkPass(Pass):
 def cpu_pipeline(uniformity: bool = True) -> Pipeline:
     """The passes of a kernel build for the CPU device."""
     workgroup = WorkgroupPass() if uniformity else WorkgroupPass(uniformity=False)
-    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), UnrollPass(), MagicDivPass(),
+    return Pipeline((InlinePass(), SwitchPass(), NormalizePass(), UnrollPass(), SelectsPass(),
+                     MagicDivPass(),
                      ComponentsPass(), workgroup,
                      ScalarizePass(), SchedulePass(), SplitPass(), SkipPass(), SinkPass()))
 
@@ -384,7 +407,7 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
         raise KeyError(f"no kernel named {kernel_name!r}")
     pipeline = CPU_PIPELINE if pipeline is None else pipeline
     value = KernelIR(module, kernel, spec, fast_math_of(options), split=not options.no_split,
-                     unroll=not options.no_unroll)
+                     unroll=not options.no_unroll, selects=not options.no_selects)
     result = pipeline.run(value, debug, stream)
     if debug.shows("plans") and result.formed is not None:
         out = stream if stream is not None else sys.stderr

@@ -46,6 +46,7 @@ _FLAGS: dict[str, str] = {
     "-g": "debug",
     "-ppcl-no-split": "no_split",  # ppcl's own: no input space splitting (transforms/split.py)
     "-ppcl-no-unroll": "no_unroll",  # ppcl's own: no unrolling of loops (transforms/unroll.py)
+    "-ppcl-no-selects": "no_selects",  # ppcl's own: branches kept (transforms/selects.py)
 }
 
 
@@ -87,6 +88,7 @@ class BuildOptions:
     debug: bool = False
     no_split: bool = False
     no_unroll: bool = False
+    no_selects: bool = False
 
     @property
     def opencl_c_version(self) -> int:
