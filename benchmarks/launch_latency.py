@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.pass_ab import pocl_module
+
 EMPTY = "__kernel void empty(__global float *x) { }"
 STENCIL = """
 __kernel void stencil(__global const float *a, __global float *b, int n)
@@ -185,19 +187,6 @@ def _child_compute(threads: str) -> float:
     return float(json.loads(result.stdout.strip().splitlines()[-1])["seconds"])
 
 
-def _pocl() -> Any | None:
-    os.environ.setdefault("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
-    try:
-        import pyopencl
-    except ImportError:
-        return None
-    try:
-        pyopencl.get_platforms()
-    except Exception:
-        return None
-    return pyopencl
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2000)
@@ -211,7 +200,7 @@ def main() -> None:
     import ppcl
 
     threads = ppcl.get_platforms()[0].get_devices()[0].max_compute_units
-    pocl = _pocl()
+    pocl = pocl_module()
     print(f"per-launch cost of back-to-back launches (us, min / median); "
           f"ppcl with {threads} threads")
     header = f"{'case':<32} {'ppcl':>15}"

@@ -37,7 +37,7 @@ from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.analysis.uniformity import Kind, analyze_kernel
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, UINT, ULONG, PointerType, ScalarType
-from ppcl.compiler.ir.visit import Rewriter, walk
+from ppcl.compiler.ir.visit import Rewriter, map_child_stmts, walk
 
 __all__ = ["BranchFree", "branch_free", "scattered_store"]
 
@@ -148,20 +148,9 @@ class _Rewriter:
         self.lines: list[str] = []
 
     def stmt(self, s: ir.Stmt) -> ir.Stmt:
-        if isinstance(s, ir.Block):
-            return dataclasses.replace(s, stmts=tuple(self.stmt(c) for c in s.stmts))
-        if isinstance(s, ir.If):
-            s = dataclasses.replace(
-                s, then=self.stmt(s.then),
-                otherwise=None if s.otherwise is None else self.stmt(s.otherwise))
-            return self._if(s)
-        if isinstance(s, ir.For | ir.While | ir.DoWhile):
-            return dataclasses.replace(s, body=self.stmt(s.body))
-        if isinstance(s, ir.Switch):
-            body = self.stmt(s.body)
-            assert isinstance(body, ir.Block)
-            return dataclasses.replace(s, body=body)
-        return s
+        """``s`` with its candidate ``if`` statements rewritten, inner ones first."""
+        s = map_child_stmts(s, self.stmt)
+        return self._if(s) if isinstance(s, ir.If) else s
 
     def _if(self, s: ir.If) -> ir.Stmt:
         if s.otherwise is None:

@@ -36,13 +36,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ppcl.compiler.analysis.effects import Effects, effects
 from ppcl.compiler.analysis.uniformity import Uniformity, analyze_kernel
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import wrap
 from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, ScalarType, Type
-from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, walk
+from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, map_child_stmts, walk
 from ppcl.compiler.transforms.workgroup import escapes, has_barrier, wrapped_vars
 
 __all__ = ["MAX_NODES", "MAX_TRIPS", "Unrolled", "constant_tables", "unroll_loops"]
@@ -196,23 +197,9 @@ class _Unroller:
         self.origin: dict[str, str] = {}  # the name of a copy's variable -> the name written
 
     def stmt(self, s: ir.Stmt) -> ir.Stmt:
-        if isinstance(s, ir.Block):
-            return dataclasses.replace(s, stmts=tuple(self.stmt(c) for c in s.stmts))
-        if isinstance(s, ir.If):
-            return dataclasses.replace(
-                s, then=self.stmt(s.then),
-                otherwise=None if s.otherwise is None else self.stmt(s.otherwise))
-        if isinstance(s, ir.For):
-            body = self.stmt(s.body)
-            loop = dataclasses.replace(s, body=body) if body is not s.body else s
-            return self._loop(loop)
-        if isinstance(s, ir.While | ir.DoWhile):
-            return dataclasses.replace(s, body=self.stmt(s.body))
-        if isinstance(s, ir.Switch):
-            body = self.stmt(s.body)
-            assert isinstance(body, ir.Block)
-            return dataclasses.replace(s, body=body)
-        return s
+        """``s`` with its loops unrolled where the rules allow, inner loops first."""
+        s = map_child_stmts(s, self.stmt)
+        return self._loop(s) if isinstance(s, ir.For) else s
 
     def _loop(self, s: ir.For) -> ir.Stmt:
         where = f"for loop at {s.loc}"
@@ -249,7 +236,8 @@ class _Unroller:
             return "a barrier in its body"
         if escapes(s.body):
             return "break, continue or return in its body"
-        if name in _written(s.body):
+        eff = effects(s.body, Effects())
+        if name in eff.writes | eff.address_taken:
             return f"its body writes {name}"
         size = sum(1 for _ in walk(s.body)) * trips
         if size > MAX_NODES:
@@ -295,20 +283,6 @@ class _Unroller:
         self.names.add(fresh)
         self.origin[fresh] = self.origin.get(name, name)
         return fresh
-
-
-def _written(body: ir.Stmt) -> set[str]:
-    out: set[str] = set()
-    for n in walk(body):
-        if isinstance(n, ir.Assign):
-            root = _root(n.target)
-        elif isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--", "&"):
-            root = _root(n.operand)
-        else:
-            continue
-        if root is not None:
-            out.add(root)
-    return out
 
 
 def _show(e: ir.Expr) -> str:
