@@ -1,9 +1,9 @@
 """Short loops over private arrays and ``__constant`` tables, as GPU-style kernels write them, on
 ppcl's CPU device with the unroll pass and without it (``-ppcl-no-unroll``), beside pocl.
 
-Nine one-kernel programs: records of four per work-item (contiguous and coalesced), a private
+Ten one-kernel programs: records of four per work-item (contiguous and coalesced), a private
 histogram, a 9-tap filter with its taps in a ``__constant`` argument and in a program-scope
-table, a 3x3 transform of points, a 4-neighbour stencil through offset tables, a sorting
+table, a 3x3 filter with its weights in a private two-dimensional array, a 3x3 transform of points, a 4-neighbour stencil through offset tables, a sorting
 network over a private array and a polynomial from a coefficient table. None was written for
 the pass. The three columns are timed in turns (``ppcl.timing.measure_in_turns``), min and
 median of ``--repeats`` rounds; every result is compared with pocl's when pocl is there, and the
@@ -57,6 +57,16 @@ __kernel void k(__global const float *a, __global const float *b, __global float
     for (int t = 0; t < 9; t++) s += a[g + t] * W[t];
     o[g] = s;
 }""", (N - 16,)),
+    "filter3x3_private": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int x = get_global_id(0) + 1, y = get_global_id(1) + 1, w = get_global_size(0) + 2;
+    float kk[3][3] = {{1, 2, 1}, {2, 4, 2}, {1, 2, 1}};
+    float s = 0.0f;
+    for (int j = -1; j <= 1; j++)
+        for (int i = -1; i <= 1; i++)
+            s += kk[j + 1][i + 1] * a[(y + j) * w + x + i];
+    o[y * w + x] = s / 16.0f;
+}""", (1022, 1022)),
     "transform3": ("""
 __kernel void k(__global const float *a, __global const float *b, __global float *o) {
     int g = get_global_id(0);

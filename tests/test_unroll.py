@@ -117,6 +117,22 @@ __kernel void wraps(__global float *dst)
     dst[get_global_id(0)] = s;
 }
 
+/* filter weights in a private two-dimensional array initialized with constants: a table */
+__kernel void weights(__global const float *in, __global float *out, int w)
+{
+    int x = get_global_id(0) + 1, y = get_global_id(1) + 1;
+    float k[3][3] = {{1, 2, 1}, {2, 4}, {1, 2, 1}};   /* k[1][2] left out: 0 */
+    float s = 0.0f;
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++)
+            s += k[j][i] * in[(y + j - 1) * w + x + i - 1];
+    float c[2] = {0.5f, 0.25f};                        /* written below: no table */
+    c[1] = in[y * w + x];
+    for (int q = 0; q < 2; q++)
+        s += c[q];
+    out[y * w + x] = s;
+}
+
 /* a private array passed by address stays an array; the loop still unrolls */
 float total(const float *v) { return v[0] + v[1] + v[2]; }
 __kernel void address(__global const float *src, __global float *dst)
@@ -140,6 +156,9 @@ DECISIONS = [
               "not unrolled: q_4 indexes no private array or constant table"]),
     ("address", ["unrolled 3 times: q indexes DX, v"]),
     ("bounds", ["unrolled 0 times: q indexes TAPS", "unrolled 5 times: q_1 indexes TAPS"]),
+    ("weights", ["unrolled 3 times: i indexes k", "unrolled 3 times: j indexes k",
+                 "unrolled 2 times: q indexes c", "private array c as 2 scalars",
+                 "private table k: every element read became its value"]),
 ]
 
 
@@ -238,6 +257,28 @@ def test_other_kernels_equal_the_build_without_the_pass(contexts, name: str, n: 
     scalars = (np.int32(7),) if name == "kept" else ()
     got, without = (_run(c, name, (n,), [src, dst], scalars) for c in contexts)
     np.testing.assert_array_equal(got, without)
+
+
+@pytest.mark.parametrize("w, h", [(3, 3), (19, 6), (66, 17)])
+def test_private_weights_equal_the_build_without_the_pass_and_numpy(contexts, w: int,
+                                                                   h: int) -> None:
+    rng = np.random.default_rng(w * h)
+    src = rng.standard_normal((h, w)).astype(np.float32)
+    out = np.zeros_like(src)
+    got, without = (_run(c, "weights", (w - 2, h - 2), [src, out], (np.int32(w),))
+                    for c in contexts)
+    np.testing.assert_array_equal(got, without)
+    k = np.array([[1, 2, 1], [2, 4, 0], [1, 2, 1]], np.float32)
+    inner = sum(k[j, i] * src[j:h - 2 + j, i:w - 2 + i] for j in range(3) for i in range(3))
+    np.testing.assert_allclose(got[1:-1, 1:-1], inner + 0.5 + src[1:-1, 1:-1], rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_no_table_load_is_left_in_the_unrolled_filter() -> None:
+    """The weights became literals: the generated C reads no ``k`` at all."""
+    c = build_kernel(SOURCE, "weights", local_size=(16, 1)).c_source
+    group = c[c.index("ppcl_group_weights("):]
+    assert "ppcl_u_k" not in group, group[:2000]
 
 
 @pytest.mark.cpu_device
