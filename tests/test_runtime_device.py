@@ -37,6 +37,9 @@ def test_thread_count_from_environment(monkeypatch):
     ((64, 6, 1), 2, (64, 3, 1)),
     ((4, 512, 1), 2, (4, 64, 1)),
     ((8, 1, 1), 1, (4, 1, 1)),
+    ((1016, 1024, 1), 2, (254, 1, 1)),  # 8 x 127: groups of 8 would be one short vector
+    ((272, 1, 1), 1, (136, 1, 1)),  # 16 x 17: 136 = 8 x 17 rather than 16
+    ((50000, 1, 1), 1, (80, 1, 1)),
 ])
 def test_chosen_local_size(global_size, dims, expected):
     local = choose_local_size(global_size, dims, 4096, (4096, 4096, 4096), 2)

@@ -699,3 +699,42 @@ def test_loop_through_a_wrapped_coordinate_is_interchanged():
     want = sum(np.roll(planes[q], (1 - q, [0, 1, -1][q]), axis=(0, 1)) * (q + 1)
                for q in range(3))
     np.testing.assert_allclose(dst, want.reshape(-1), rtol=1e-6)
+
+
+# each work-item streams its own row through vload4: the k loop must stay in the work-item
+# (interchanged, it gathered one float4 per work-item from rows 4 KiB apart, 60x slower)
+ROW_VLOAD = """
+__kernel void rows(__global const float *a, __global const float *x, __global float *y,
+                   int n) {
+    int r = get_global_id(0);
+    float4 s = (float4)(0.0f);
+    for (int c = 0; c < n / 4; c++)
+        s += vload4(r * (n / 4) + c, a) * vload4(c, x);
+    y[r] = s.x + s.y + s.z + s.w;
+}
+
+__kernel void columns(__global const float *a, __global float *y, int n) {
+    int c = get_global_id(0);
+    float s = 0.0f;
+    for (int r = 0; r < 8; r++)
+        vstore4(vload4(r * n + c, a) * 2.0f, r * n + c, y);
+}
+"""
+
+
+def test_vector_loads_count_as_accesses_for_the_interchange():
+    rows = formed(ROW_VLOAD.split("__kernel void columns")[0], (16, 1, 1))
+    assert [loop.interchanged for loop in rows.loops] == [False]
+    assert "no memory access in it is consecutive along x" in rows.loops[0].reason
+    # consecutive float4s along x (a row of vectors per step): the loop moves out
+    columns = formed("__kernel void columns" + ROW_VLOAD.split("__kernel void columns")[1],
+                     (16, 1, 1))
+    assert [loop.interchanged for loop in columns.loops] == [True]
+    n, rows_count = 64, 37
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(rows_count * n).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = np.zeros(rows_count, np.float32)
+    run(ROW_VLOAD, "rows", (rows_count,), (1,), a, x, y, np.int32(n))
+    want = (a.reshape(rows_count, n).astype(np.float64) @ x.astype(np.float64))
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)

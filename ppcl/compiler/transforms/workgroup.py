@@ -19,6 +19,7 @@ Pass name: ``workgroup``.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -165,6 +166,28 @@ class _Substitute(Rewriter):
         return self.values.get(e.name, e)
 
 
+_VECTOR_ACCESS = re.compile(r"(vload|vstore)(a?_half)?(\d*)(_rt[enpz])?$")
+
+
+def memory_addresses(body: Node) -> list[ir.Expr]:
+    """The index of every element access in ``body`` (``p[i]``: ``i``; ``*q``: ``q``), and the
+    offset ``k`` of every ``vloadN(k, p)`` and ``vstoreN(v, k, p)``, in units of its N-element
+    vectors (consecutive offsets are contiguous vectors): the accesses whose shapes along the
+    local ids decide an interchange. A loop streaming rows through ``vload4`` was interchanged
+    when its vector loads went unseen, gathering a float4 per work-item at every step."""
+    out: list[ir.Expr] = []
+    for n in walk(body):
+        if isinstance(n, ir.Index):
+            out.append(n.index)
+        elif isinstance(n, ir.Unary) and n.op == "*":
+            out.append(n.operand)
+        elif isinstance(n, ir.Call) and n.builtin is not None:
+            m = _VECTOR_ACCESS.match(n.name)
+            if m is not None:
+                out.append(n.args[0] if m.group(1) == "vload" else n.args[1])
+    return out
+
+
 def has_barrier(node: Node) -> bool:
     return any(_is_builtin_call(n, ("barrier", "work_group_barrier")) for n in walk(node))
 
@@ -302,9 +325,7 @@ class _Former:
                 return "it calls a function, an atomic or printf"
         uni = self.uni
         wrapped = wrapped_vars(s.body, uni)
-        shapes = [self._address_shape(n.index if isinstance(n, ir.Index) else n.operand, wrapped)
-                  for n in walk(s.body) if isinstance(n, ir.Index)
-                  or (isinstance(n, ir.Unary) and n.op == "*")]
+        shapes = [self._address_shape(address, wrapped) for address in memory_addresses(s.body)]
         if any(shape.consecutive_in(0) for shape in shapes):
             return self._row_stream_refusal(s, wrapped)
         # Per-work-item arithmetic on data every work-item reads alike (all-pairs n-body):
@@ -343,13 +364,7 @@ class _Former:
         moved = written_vars(s)
         steps_consecutive = False
         steps_strided = False
-        for n in walk(s.body):
-            if isinstance(n, ir.Index):
-                address: ir.Expr = n.index
-            elif isinstance(n, ir.Unary) and n.op == "*":
-                address = n.operand
-            else:
-                continue
+        for address in memory_addresses(s.body):
             if not any(isinstance(v, ir.VarRef) and v.name in moved for v in walk(address)):
                 continue  # the same element at every step of the loop
             shape = self._address_shape(address, wrapped)
