@@ -54,6 +54,7 @@ from typing import Any
 from ppcl.compiler.analysis.affine import (
     BASES,
     LANES,
+    Counter,
     Model,
     Monomial,
     Poly,
@@ -65,6 +66,7 @@ from ppcl.compiler.analysis.affine import (
     writes_in,
 )
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import INT, LONG, SIZE_T, UINT, ULONG, ScalarType
@@ -815,10 +817,46 @@ def score_plan(plan: SplitPlan, body: ir.Stmt, fast: ir.Stmt, formed: FormedKern
                       guarded_cost, model)
 
 
+def group_counter_ranges(body: ir.Block) -> dict[str, tuple[int, int]]:
+    """The range of each counter of a group-level counted loop (an interchanged loop, formed
+    as ``i = lo; for (; i <= hi; i++)``): set once from a constant just before the loop,
+    compared with a constant, stepped up by a constant, written nowhere else."""
+    writes: dict[str, int] = {}
+    for n in walk(body):
+        target = n.target if isinstance(n, ir.Assign) else n.operand \
+            if isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--", "&") else None
+        if isinstance(target, ir.VarRef):
+            writes[target.name] = writes.get(target.name, 0) + 1
+    out: dict[str, tuple[int, int]] = {}
+    for block in walk(body):
+        if not isinstance(block, ir.Block):
+            continue
+        for before, loop in zip(block.stmts, block.stmts[1:]):
+            if not (isinstance(loop, ir.For) and loop.init is None
+                    and isinstance(before, ir.ExprStmt) and isinstance(before.expr, ir.Assign)
+                    and before.expr.op == "=" and isinstance(before.expr.target, ir.VarRef)):
+                continue
+            name = before.expr.target.name
+            low = fold(before.expr.value)
+            cond, step = loop.cond, loop.step
+            if low is None or not (isinstance(cond, ir.Binary) and cond.op in ("<", "<=")
+                                   and isinstance(cond.lhs, ir.VarRef)
+                                   and cond.lhs.name == name):
+                continue
+            high = fold(cond.rhs)
+            stepped = isinstance(step, ir.Unary) and step.op in ("++", "p++") \
+                and isinstance(step.operand, ir.VarRef) and step.operand.name == name
+            if high is None or not stepped or writes.get(name) != 2:
+                continue
+            out[name] = (low, high - 1 if cond.op == "<" else high)
+    return out
+
+
 class _Splitter(Rewriter):
     def __init__(self, formed: FormedKernel, narrow_ids: bool):
         self.formed = formed
         self.narrow_ids = narrow_ids
+        self.ranges = group_counter_ranges(formed.body)
         self.params = {p.name: p for p in formed.function.params}
         self.scalars = frozenset(n for n, p in self.params.items()
                                  if isinstance(p.type, ScalarType) and p.type.is_integer)
@@ -890,14 +928,19 @@ class _Splitter(Rewriter):
 
 
     def _widened(self, fast: wg.WorkItemLoop, facts: tuple[Poly, ...], what: str,
-                 unsigned_only: bool = False) -> tuple[wg.WorkItemLoop, tuple[Poly, ...]]:
+                 unsigned_only: bool = False, group: Mapping[str, ir.Param] | None = None
+                 ) -> tuple[wg.WorkItemLoop, tuple[Poly, ...]]:
         """``fast`` with its 32-bit indices that cannot wrap where ``facts`` hold computed in
         ``long`` (``wide_index.py``), and the launch conditions that makes ``what`` (the
-        copy's name in the plans) computes them so."""
-        model = model_of(fast.body, self.scalars, self.formed.local_size, rows=self.formed.rows,
+        copy's name in the plans) computes them so; ``group``: integer variables of the
+        group-level code around the loop, read as further arguments."""
+        params = {**self.params, **(group or {})}
+        scalars = self.scalars | frozenset(group or ())
+        model = model_of(fast.body, scalars, self.formed.local_size, rows=self.formed.rows,
                          narrow_ids=self.narrow_ids, tables=self.formed.tables)
-        known = {n: _largest(self.params[n].type) for n in self.scalars}
-        signed = frozenset(n for n in self.scalars if _signed(self.params[n].type))
+        self._count_group_loops(model, group or {})
+        known = {n: _largest(params[n].type) for n in scalars}
+        signed = frozenset(n for n in scalars if _signed(params[n].type))
         body, widened = widen_indices(fast.body, model, facts, known, signed, unsigned_only)
         conditions: list[Poly] = []
         shown: set[tuple[int, Poly]] = set()
@@ -916,6 +959,15 @@ class _Splitter(Rewriter):
                               + " and ".join(f"{p} >= 0" for p in conditions))
         return dataclasses.replace(fast, body=body), tuple(conditions)
 
+    def _count_group_loops(self, model: Model, group: Mapping[str, ir.Param]) -> None:
+        """The counters of group-level loops of known range among ``group``, read as counters
+        of ``model`` (bounded by constants, of either sign) rather than as arguments, which
+        a signed one needs a test ``i >= 0`` to be."""
+        for name, (low, high) in self.ranges.items():
+            if name in group and low <= high:
+                model.params = model.params - {name}
+                model.counters[name] = Counter(name, Poly.const(low), Poly.const(high))
+
     def _wide_only(self, loop: wg.WorkItemLoop,
                    empty: ir.Expr | None) -> wg.WorkItemLoop | wg.SplitLoop:
         """``loop``, not split, with its 32-bit indices of unsigned arithmetic that cannot
@@ -925,9 +977,17 @@ class _Splitter(Rewriter):
         formed, so a wrapping index keeps its 32-bit value."""
         if not loop.simd:  # gcc does not vectorize it: its addresses need not be affine
             return dataclasses.replace(loop, empty=empty)
-        model = model_of(loop.body, self.scalars, self.formed.local_size,
+        # the counters of group-level loops around it (an interchanged tap loop's ``i``), and
+        # any other integer the group computes and the loop does not write: their values at
+        # the loop decide whether its indices wrap, as arguments' do
+        written = writes_in(loop.body)
+        group = {n: ir.Param(n, t) for n, t in self.formed.group_scalars.items()
+                 if isinstance(t, ScalarType) and t.is_integer and not t.is_bool
+                 and n not in written and n not in self.formed.context_vars}
+        model = model_of(loop.body, self.scalars | frozenset(group), self.formed.local_size,
                          rows=self.formed.rows, narrow_ids=self.narrow_ids)
-        wide, conditions = self._widened(loop, tile_facts(model), "wide copy", True)
+        self._count_group_loops(model, group)
+        wide, conditions = self._widened(loop, tile_facts(model), "wide copy", True, group)
         if wide.body == loop.body:
             return dataclasses.replace(loop, empty=empty)
         if not conditions:
@@ -937,7 +997,8 @@ class _Splitter(Rewriter):
         reason = ("the wide copy where " + " and ".join(f"{p} >= 0" for p in conditions)
                   + " (no 32-bit index wraps)")
         self.notes.append(f"work-item loop {self.number}: versioned: {reason}, else as formed")
-        return wg.SplitLoop(guarded=loop, fast=wide, test=_test_expr((), self.params, conditions),
+        return wg.SplitLoop(guarded=loop, fast=wide,
+                            test=_test_expr((), {**self.params, **group}, conditions),
                             lower=(), upper=(), reason=reason, empty=empty)
 
     def _clipped_by_group(self, loop: wg.WorkItemLoop) -> wg.WorkItemLoop:

@@ -1,0 +1,90 @@
+"""A loop interchanged with the work-item loop reads its counter in the indices of the work-item
+loop inside it (``in[y * w + x + i]``): the wide copy of that work-item loop (64-bit indices,
+``transforms/wide_index.py``) reads the counter as a counter of known range when the group-level
+loop counts from a constant to a constant (``split.group_counter_ranges``), as an argument
+otherwise. Plans and results against the build without input space splitting."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from launch import run
+
+from ppcl.compiler.frontend import compile_source
+from ppcl.compiler.frontend.options import parse_build_options
+from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.pipeline import KernelSpec, Pipeline, kernel_ir
+from ppcl.compiler.transforms.split import group_counter_ranges
+from ppcl.settings import Debug
+
+SOURCE = """
+__kernel void rows(__global const float *in, __constant float *w, __global float *out,
+                   int width)
+{
+    int x = get_global_id(0) + 4, y = get_global_id(1);
+    float s = 0.0f;
+    for (int i = -4; i <= 4; i++)
+        s += w[i + 4] * in[y * width + x + i];
+    out[y * width + x] = s;
+}
+
+__kernel void taps(__global const float *in, __constant float *w, __global float *out,
+                   uint width, int n)
+{
+    uint x = get_global_id(0), y = get_global_id(1);
+    float s = 0.0f;
+    for (int i = 0; i < n; i++)     /* a bound known at the launch only */
+        s += w[i] * in[y * width + x + i];
+    out[y * width + x] = s;
+}
+"""
+
+
+def _plans(name: str) -> list[str]:
+    module = compile_source(SOURCE).module
+    stream = io.StringIO()
+    kernel_ir(module, name, KernelSpec((16, 1, 1)), parse_build_options(""),
+              Debug(frozenset({"plans"})), stream=stream)
+    return [line for line in stream.getvalue().splitlines() if "work-item loop 2" in line]
+
+
+def test_the_range_of_an_interchanged_counter_is_read_from_its_group_level_loop() -> None:
+    module = compile_source(SOURCE).module
+    value = kernel_ir(module, "rows", KernelSpec((16, 1, 1)), parse_build_options(""),
+                      pipeline=Pipeline.parse("inline,switch,normalize,workgroup"))
+    assert value.formed is not None
+    assert group_counter_ranges(value.formed.body) == {"i": (-4, 4)}
+    # a loop written elsewhere, or bounded by an argument, has none
+    assert group_counter_ranges(ir.Block(())) == {}
+
+
+def test_the_wide_copy_of_the_tap_loop_needs_no_test_of_its_counter() -> None:
+    lines = _plans("rows")
+    wide = [line for line in lines if "wide copy: index" in line]
+    assert wide and "i >= 0" not in wide[0] and "+ i +" in wide[0], lines
+    # bounded by an argument: the counter is an argument of the wide copy's test
+    taps = [line for line in _plans("taps") if "wide copy: index" in line]
+    assert taps and "i >= 0" in taps[0], taps
+
+
+@pytest.mark.parametrize("width, height", [(24, 3), (61, 5), (300, 4)])
+def test_results_equal_the_build_without_splitting_and_numpy(width: int, height: int) -> None:
+    rng = np.random.default_rng(width)
+    src = rng.standard_normal(width * height).astype(np.float32)
+    w = rng.standard_normal(9).astype(np.float32)
+    inner = width - 8
+    for name, scalars in (("rows", (np.int32(width),)),
+                          ("taps", (np.uint32(width), np.int32(9)))):
+        got, plain = np.zeros_like(src), np.zeros_like(src)
+        size = (inner, height)
+        run(SOURCE, name, size, None, src, w, got, *scalars)
+        run(SOURCE, name, size, None, src, w, plain, *scalars, options="-ppcl-no-split")
+        np.testing.assert_array_equal(got, plain)
+    image = src.reshape(height, width).astype(np.float64)
+    want = sum(w[k] * image[:, k:k + inner] for k in range(9))
+    rows = np.zeros_like(src)
+    run(SOURCE, "rows", (inner, height), None, src, w, rows, np.int32(width))
+    np.testing.assert_allclose(rows.reshape(height, width)[:, 4:4 + inner], want, rtol=1e-5,
+                               atol=1e-5)
