@@ -77,10 +77,7 @@ def test_uniform_barrier_loop_runs_in_lock_step_without_masks():
     assert "k" in f.group_scalars  # the uniform loop counter stays one scalar
     assert "lid" in f.recomputed  # live across regions, recomputed from the local id
     assert "lid" not in f.context_vars
-    # three work-item loops formed; a split loop (the wide copy of ``s[lid + k]`` inside the
-    # lock-step loop) holds two copies of one
-    loops = find_all(f.body, wg.WorkItemLoop)
-    assert len(loops) - len(find_all(f.body, wg.SplitLoop)) == 3
+    assert len(find_all(f.body, wg.WorkItemLoop)) == 3
 
 
 def test_without_uniformity_everything_is_masked():
