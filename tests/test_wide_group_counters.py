@@ -16,8 +16,10 @@ from launch import run
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.frontend.options import parse_build_options
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.visit import walk
 from ppcl.compiler.pipeline import KernelSpec, Pipeline, kernel_ir
-from ppcl.compiler.transforms.split import group_counter_ranges
+from ppcl.compiler.transforms.split import _loop_ranges, group_counter_ranges
 from ppcl.settings import Debug
 
 SOURCE = """
@@ -29,6 +31,17 @@ __kernel void rows(__global const float *in, __constant float *w, __global float
     for (int i = -4; i <= 4; i++)
         s += w[i + 4] * in[y * width + x + i];
     out[y * width + x] = s;
+}
+
+/* the counter read after its loop, one past its range there */
+__kernel void after(__global const float *in, __global float *out, int width)
+{
+    int x = get_global_id(0) + 4, y = get_global_id(1);
+    float s = 0.0f;
+    int i;
+    for (i = 0; i < 4; i++)
+        s += in[y * width + x + i];
+    out[y * width + x + i - 4] = s;   /* column x: i is 4 here */
 }
 
 __kernel void taps(__global const float *in, __constant float *w, __global float *out,
@@ -61,6 +74,20 @@ def test_the_range_of_an_interchanged_counter_is_read_from_its_group_level_loop(
     assert group_counter_ranges(ir.Block(())) == {}
 
 
+def test_a_counter_has_its_range_only_inside_its_loop() -> None:
+    """After ``for (i = 0; i < 4; i++)`` the counter is 4, outside [0, 3]: the work-item loop
+    storing at ``x + i - 4`` after it must not read the range."""
+    module = compile_source(SOURCE).module
+    value = kernel_ir(module, "after", KernelSpec((16, 1, 1)), parse_build_options(""),
+                      pipeline=Pipeline.parse("inline,switch,normalize,workgroup"))
+    assert value.formed is not None
+    loops = [n for n in walk(value.formed.body) if isinstance(n, wg.WorkItemLoop)]
+    ranged = _loop_ranges(value.formed.body)
+    inside = [loop for loop in loops if id(loop) in ranged]
+    assert inside and all(ranged[id(loop)] == {"i": (0, 3)} for loop in inside)
+    assert len(inside) < len(loops)  # the store after the loop has none
+
+
 def test_the_wide_copy_of_the_tap_loop_needs_no_test_of_its_counter() -> None:
     lines = _plans("rows")
     wide = [line for line in lines if "wide copy: index" in line]
@@ -82,7 +109,15 @@ def test_results_equal_the_build_without_splitting_and_numpy(width: int, height:
         run(SOURCE, name, size, None, src, w, got, *scalars)
         run(SOURCE, name, size, None, src, w, plain, *scalars, options="-ppcl-no-split")
         np.testing.assert_array_equal(got, plain)
+    got, plain = np.zeros_like(src), np.zeros_like(src)
+    run(SOURCE, "after", (inner, height), None, src, got, np.int32(width))
+    run(SOURCE, "after", (inner, height), None, src, plain, np.int32(width),
+        options="-ppcl-no-split")
+    np.testing.assert_array_equal(got, plain)
     image = src.reshape(height, width).astype(np.float64)
+    sums = sum(image[:, 4 + k:4 + k + inner] for k in range(4))
+    np.testing.assert_allclose(got.reshape(height, width)[:, 4:4 + inner], sums, rtol=1e-5,
+                               atol=1e-5)
     want = sum(w[k] * image[:, k:k + inner] for k in range(9))
     rows = np.zeros_like(src)
     run(SOURCE, "rows", (inner, height), None, src, w, rows, np.int32(width))

@@ -67,6 +67,18 @@ def written_vars(node: Node) -> set[str]:
     return effects(node, Effects()).writes
 
 
+def write_counts(node: Node) -> dict[str, int]:
+    """How many assignments, increments, decrements and address-takings of each variable
+    named whole (``v = ...``, ``v++``, ``&v``) ``node`` holds."""
+    counts: dict[str, int] = {}
+    for n in walk(node):
+        target = n.target if isinstance(n, ir.Assign) else n.operand \
+            if isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--", "&") else None
+        if isinstance(target, ir.VarRef):
+            counts[target.name] = counts.get(target.name, 0) + 1
+    return counts
+
+
 def unwritten_int_params(params: tuple[ir.Param, ...], body: Node) -> frozenset[str]:
     """The integer scalar parameters ``body`` never assigns: the same value in every lane."""
     written = written_vars(body)

@@ -65,7 +65,7 @@ from ppcl.compiler.analysis.affine import (
     model_of,
     writes_in,
 )
-from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free, write_counts
 from ppcl.compiler.frontend.consteval import fold
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
@@ -817,17 +817,12 @@ def score_plan(plan: SplitPlan, body: ir.Stmt, fast: ir.Stmt, formed: FormedKern
                       guarded_cost, model)
 
 
-def group_counter_ranges(body: ir.Block) -> dict[str, tuple[int, int]]:
-    """The range of each counter of a group-level counted loop (an interchanged loop, formed
-    as ``i = lo; for (; i <= hi; i++)``): set once from a constant just before the loop,
-    compared with a constant, stepped up by a constant, written nowhere else."""
-    writes: dict[str, int] = {}
-    for n in walk(body):
-        target = n.target if isinstance(n, ir.Assign) else n.operand \
-            if isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--", "&") else None
-        if isinstance(target, ir.VarRef):
-            writes[target.name] = writes.get(target.name, 0) + 1
-    out: dict[str, tuple[int, int]] = {}
+def _counted_group_loops(body: ir.Block) -> list[tuple[str, int, int, ir.For]]:
+    """Each group-level counted loop (an interchanged loop, formed as ``i = lo; for (; i <=
+    hi; i++)``): its counter set once from a constant just before it, compared with a
+    constant, stepped up by one, written nowhere else; with the counter's range."""
+    writes = write_counts(body)
+    out: list[tuple[str, int, int, ir.For]] = []
     for block in walk(body):
         if not isinstance(block, ir.Block):
             continue
@@ -848,7 +843,24 @@ def group_counter_ranges(body: ir.Block) -> dict[str, tuple[int, int]]:
                 and isinstance(step.operand, ir.VarRef) and step.operand.name == name
             if high is None or not stepped or writes.get(name) != 2:
                 continue
-            out[name] = (low, high - 1 if cond.op == "<" else high)
+            out.append((name, low, high - 1 if cond.op == "<" else high, loop))
+    return out
+
+
+def group_counter_ranges(body: ir.Block) -> dict[str, tuple[int, int]]:
+    """The range of each counter of a group-level counted loop (``_counted_group_loops``),
+    inside that loop (after it, the counter is one step past its range)."""
+    return {name: (low, high) for name, low, high, _loop in _counted_group_loops(body)}
+
+
+def _loop_ranges(body: ir.Block) -> dict[int, dict[str, tuple[int, int]]]:
+    """For each work-item loop (by ``id``) inside group-level counted loops, the ranges of
+    their counters there."""
+    out: dict[int, dict[str, tuple[int, int]]] = {}
+    for name, low, high, loop in _counted_group_loops(body):
+        for n in walk(loop.body):
+            if isinstance(n, wg.WorkItemLoop):
+                out.setdefault(id(n), {})[name] = (low, high)
     return out
 
 
@@ -856,7 +868,7 @@ class _Splitter(Rewriter):
     def __init__(self, formed: FormedKernel, narrow_ids: bool):
         self.formed = formed
         self.narrow_ids = narrow_ids
-        self.ranges = group_counter_ranges(formed.body)
+        self.loop_ranges = _loop_ranges(formed.body)
         self.params = {p.name: p for p in formed.function.params}
         self.scalars = frozenset(n for n, p in self.params.items()
                                  if isinstance(p.type, ScalarType) and p.type.is_integer)
@@ -938,7 +950,8 @@ class _Splitter(Rewriter):
         scalars = self.scalars | frozenset(group or ())
         model = model_of(fast.body, scalars, self.formed.local_size, rows=self.formed.rows,
                          narrow_ids=self.narrow_ids, tables=self.formed.tables)
-        self._count_group_loops(model, group or {})
+        self._count_group_loops(model, {n: r for n, r in self.loop_ranges.get(id(fast), {}).items()
+                                        if n in (group or {})})
         known = {n: _largest(params[n].type) for n in scalars}
         signed = frozenset(n for n in scalars if _signed(params[n].type))
         body, widened = widen_indices(fast.body, model, facts, known, signed, unsigned_only)
@@ -959,12 +972,13 @@ class _Splitter(Rewriter):
                               + " and ".join(f"{p} >= 0" for p in conditions))
         return dataclasses.replace(fast, body=body), tuple(conditions)
 
-    def _count_group_loops(self, model: Model, group: Mapping[str, ir.Param]) -> None:
-        """The counters of group-level loops of known range among ``group``, read as counters
-        of ``model`` (bounded by constants, of either sign) rather than as arguments (a signed
-        argument needs a test ``i >= 0``)."""
-        for name, (low, high) in self.ranges.items():
-            if name in group and low <= high:
+    @staticmethod
+    def _count_group_loops(model: Model, ranges: Mapping[str, tuple[int, int]]) -> None:
+        """The counters of the group-level loops around a work-item loop, of known ``ranges``
+        there, read as counters of ``model`` (bounded by constants, of either sign) rather than
+        as arguments (a signed argument needs a test ``i >= 0``)."""
+        for name, (low, high) in ranges.items():
+            if low <= high:
                 model.params = model.params - {name}
                 model.counters[name] = Counter(name, Poly.const(low), Poly.const(high))
 
@@ -982,12 +996,13 @@ class _Splitter(Rewriter):
         # group's code, read as arguments, gave wide copies and their tests inside lock-step
         # loops that cost a tiled sgemm and a reduction 3-5%: they are left out
         written = writes_in(loop.body)
+        ranges = self.loop_ranges.get(id(loop), {})
         group = {n: ir.Param(n, t) for n, t in self.formed.group_scalars.items()
-                 if n in self.ranges and isinstance(t, ScalarType) and t.is_integer
+                 if n in ranges and isinstance(t, ScalarType) and t.is_integer
                  and not t.is_bool and n not in written and n not in self.formed.context_vars}
         model = model_of(loop.body, self.scalars | frozenset(group), self.formed.local_size,
                          rows=self.formed.rows, narrow_ids=self.narrow_ids)
-        self._count_group_loops(model, group)
+        self._count_group_loops(model, {n: ranges[n] for n in group})
         wide, conditions = self._widened(loop, tile_facts(model), "wide copy", True, group)
         if wide.body == loop.body:
             return dataclasses.replace(loop, empty=empty)

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis.affine import table_bounds
-from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, written_vars
+from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, write_counts, written_vars
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
@@ -147,12 +147,7 @@ def wrapped_vars(body: ir.Stmt, uni: Uniformity) -> dict[str, ir.Expr]:
                     and any(isinstance(n, ir.VarRef) and n.name == then.expr.target.name
                             for n in walk(node.cond)):
                 wraps[then.expr.target.name] = wraps.get(then.expr.target.name, 0) + 1
-    counts: dict[str, int] = {}
-    for node in walk(body):
-        target = node.target if isinstance(node, ir.Assign) else node.operand \
-            if isinstance(node, ir.Unary) and node.op in ("++", "--", "p++", "p--", "&") else None
-        if isinstance(target, ir.VarRef):
-            counts[target.name] = counts.get(target.name, 0) + 1
+    counts = write_counts(body)
     return {name: init for name, init in inits.items()
             if name in wraps and counts.get(name, 0) == wraps[name]
             and sum(1 for n in walk(body) if isinstance(n, ir.VarDecl) and n.name == name) == 1}
