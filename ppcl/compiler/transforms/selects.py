@@ -38,6 +38,7 @@ from ppcl.compiler.analysis.uniformity import Kind, analyze_kernel
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, UINT, ULONG, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Rewriter, map_child_stmts, walk
+from ppcl.compiler.transforms.workgroup import memory_accesses
 
 __all__ = ["BranchFree", "branch_free", "scattered_store"]
 
@@ -223,19 +224,11 @@ def scattered_store(module: ir.Module, fn: ir.Function) -> int | None:
     at a time."""
     uni = analyze_kernel(module, fn)
     for s in walk(fn):
-        if not isinstance(s, ir.ExprStmt) or not uni.under_varying_control(s):
-            continue
-        for n in walk(s.expr):
-            target = n.target if isinstance(n, ir.Assign) else n.operand \
-                if isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--") else None
-            if isinstance(target, ir.Index) and isinstance(target.base.type, PointerType):
-                address: ir.Expr = target.index
-            elif isinstance(target, ir.Unary) and target.op == "*":
-                address = target.operand
-            else:
-                continue
-            if uni.expr(address).kind is Kind.VARYING:
-                return target.loc.line
+        if isinstance(s, ir.ExprStmt) and uni.under_varying_control(s):
+            for access in memory_accesses(s.expr):
+                if access.store and isinstance(access.base.type, PointerType) \
+                        and uni.expr(access.address).kind is Kind.VARYING:
+                    return s.loc.line
     return None
 
 

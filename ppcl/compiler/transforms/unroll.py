@@ -50,7 +50,12 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import wrap
 from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, ScalarType, Type
 from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, map_child_stmts, walk
-from ppcl.compiler.transforms.workgroup import escapes, has_barrier, wrapped_vars
+from ppcl.compiler.transforms.workgroup import (
+    escapes,
+    has_barrier,
+    memory_accesses,
+    wrapped_vars,
+)
 
 __all__ = ["MAX_NODES", "MAX_TRIPS", "Unrolled", "constant_tables", "unroll_loops"]
 
@@ -309,20 +314,17 @@ class _Unroller:
         consecutive along x (``src[cell * 9 + q]``), by name; None when there is none. A
         variable that only wraps around a range reads as its initializer (``wrapped_vars``)."""
         wrapped = wrapped_vars(body, self.uni)
-        for n in walk(body):
-            if isinstance(n, ir.Index) and isinstance(n.base.type, PointerType):
-                address: ir.Expr = n.index
-            elif isinstance(n, ir.Unary) and n.op == "*":
-                address = n.operand
-            else:
-                continue
+        for access in memory_accesses(body):
+            if not isinstance(access.base.type, PointerType):
+                continue  # a private or __local array
+            address = access.address
             if wrapped:
                 address = _Fold(wrapped, {}).rewrite(address)
             if self.origin:  # the copies of an inner loop: the analysis knows the names
                 address = Renamer(self.origin).rewrite(address)
             shape = self.uni.expr(address)
             if not shape.is_uniform and not shape.consecutive_in(0):
-                return _show(n.base if isinstance(n, ir.Index) else n.operand)
+                return _show(access.base)
         return None
 
     def _fresh(self, name: str) -> str:

@@ -22,6 +22,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ppcl.compiler.analysis.affine import table_bounds
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, write_counts, written_vars
@@ -164,23 +165,45 @@ class _Substitute(Rewriter):
 _VECTOR_ACCESS = re.compile(r"(vload|vstore)(a?_half)?(\d*)(_rt[enpz])?$")
 
 
-def memory_addresses(body: Node) -> list[ir.Expr]:
-    """The index of every element access in ``body`` (``p[i]``: ``i``; ``*q``: ``q``), and the
-    offset ``k`` of every ``vloadN(k, p)`` and ``vstoreN(v, k, p)``, in units of its N-element
-    vectors (consecutive offsets are contiguous vectors): the accesses whose shapes along the
-    local ids decide an interchange. A loop streaming rows through ``vload4`` was interchanged
-    when its vector loads went unseen, gathering a float4 per work-item at every step."""
-    out: list[ir.Expr] = []
+class Access(NamedTuple):
+    """One access to memory: the index (``p[i]``: ``i``; ``*q``: ``q``; ``vloadN(k, p)``:
+    ``k``, in units of its N-element vectors), what it indexes, and whether it stores."""
+
+    address: ir.Expr
+    base: ir.Expr
+    store: bool
+
+
+def memory_accesses(body: Node) -> list[Access]:
+    """Every element access of ``body`` (buffers, ``__local`` and private arrays) and every
+    ``vloadN``/``vstoreN`` (and half forms), in the order they are written: the accesses whose
+    shapes along the local ids decide an interchange, an unroll or a branch-free choice. A loop
+    streaming rows through ``vload4`` was interchanged when its vector loads went unseen,
+    gathering a float4 per work-item at every step."""
+    stored: set[int] = set()
+    for n in walk(body):
+        if isinstance(n, ir.Assign):
+            stored.add(id(n.target))
+        elif isinstance(n, ir.Unary) and n.op in ("++", "--", "p++", "p--"):
+            stored.add(id(n.operand))
+    out: list[Access] = []
     for n in walk(body):
         if isinstance(n, ir.Index):
-            out.append(n.index)
+            out.append(Access(n.index, n.base, id(n) in stored))
         elif isinstance(n, ir.Unary) and n.op == "*":
-            out.append(n.operand)
+            out.append(Access(n.operand, n.operand, id(n) in stored))
         elif isinstance(n, ir.Call) and n.builtin is not None:
             m = _VECTOR_ACCESS.match(n.name)
             if m is not None:
-                out.append(n.args[0] if m.group(1) == "vload" else n.args[1])
+                load = m.group(1) == "vload"
+                out.append(Access(n.args[0] if load else n.args[1],
+                                  n.args[1] if load else n.args[2], not load))
     return out
+
+
+def memory_addresses(body: Node) -> list[ir.Expr]:
+    """The indices of ``memory_accesses``."""
+    return [a.address for a in memory_accesses(body)]
 
 
 def has_barrier(node: Node) -> bool:
