@@ -40,6 +40,7 @@ Pass name: ``unroll`` (before ``workgroup``); the build option ``-ppcl-no-unroll
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 from ppcl.compiler.analysis.effects import Effects, effects
@@ -236,19 +237,33 @@ def _root(e: ir.Expr) -> str | None:
 
 
 class _Unroller:
-    def __init__(self, fn: ir.Function, tables: Tables, uni: Uniformity):
-        self.uni = uni
-        self.tables = {name: value for name, value in tables.items()
-                       if not any(isinstance(n, ir.VarDecl | ir.Param) and n.name == name
-                                  for n in walk(fn))}
-        self.tables.update(private_tables(fn))
+    def __init__(self, module: ir.Module, fn: ir.Function):
+        self.module = module
+        self.fn = fn
+        # every name a copy's fresh variable must not take: the function's, and the
+        # program-scope ones it could shadow
+        self.names = {n.name for n in walk(fn) if isinstance(n, ir.VarDecl | ir.Param)}
+        self.names |= {d.decl.name for d in module.decls if isinstance(d, ir.GlobalVar)}
         self.private_arrays = {n.name for n in walk(fn.body) if isinstance(n, ir.VarDecl)
                                and isinstance(n.type, ArrayType)
                                and n.space is AddressSpace.PRIVATE}
-        self.names = {n.name for n in walk(fn) if isinstance(n, ir.VarDecl | ir.Param)}
         self.lines: list[str] = []
         self.unrolled: list[Loc] = []
         self.origin: dict[str, str] = {}  # the name of a copy's variable -> the name written
+
+    # computed once a loop is counted: most kernels have none, and a build pays for neither
+    @functools.cached_property
+    def uni(self) -> Uniformity:
+        return analyze_kernel(self.module, self.fn)
+
+    @functools.cached_property
+    def tables(self) -> Tables:
+        """The program's constant tables the function does not shadow, and its own."""
+        local = {n.name for n in walk(self.fn) if isinstance(n, ir.VarDecl | ir.Param)}
+        tables = {name: value for name, value in constant_tables(self.module).items()
+                  if name not in local}
+        tables.update(private_tables(self.fn))
+        return tables
 
     def stmt(self, s: ir.Stmt) -> ir.Stmt:
         """``s`` with its loops unrolled where the rules allow, inner loops first."""
@@ -483,7 +498,7 @@ def unroll_loops(module: ir.Module, fn: ir.Function) -> Unrolled:
     """``fn`` with its short counted loops over tables and private arrays unrolled."""
     if fn.body is None:
         return Unrolled(fn)
-    unroller = _Unroller(fn, constant_tables(module), analyze_kernel(module, fn))
+    unroller = _Unroller(module, fn)
     body = unroller.stmt(fn.body)
     if not unroller.unrolled:
         return Unrolled(fn, tuple(unroller.lines))
