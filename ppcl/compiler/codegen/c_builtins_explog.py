@@ -105,19 +105,24 @@ return p * r;
     return e.define(name, make)
 
 
-def log_series(e: Emitter) -> str:
-    """``double __ppcl_h_log_series(double s)``: log((1 + s) / (1 - s)) for |s| <= 0.1716."""
-    name = "__ppcl_h_log_series"
+def odd_series(e: Emitter, name: str, coefficients: tuple[str, ...]) -> str:
+    """``double name(double s)``: the odd polynomial ``s * P(s * s)`` with ``P``'s
+    ``coefficients`` (highest first, as ``horner`` takes them), in fused steps."""
     madd = define_madd(e)
 
     def make() -> str:
         return function("double", name, (DOUBLE,), ("s",), f"""
 double t = s * s;
-{horner(madd, _LOG_Q, "t")}
+{horner(madd, coefficients, "t")}
 return p * s;
 """)
 
     return e.define(name, make)
+
+
+def log_series(e: Emitter) -> str:
+    """``double __ppcl_h_log_series(double s)``: log((1 + s) / (1 - s)) for |s| <= 0.1716."""
+    return odd_series(e, "__ppcl_h_log_series", _LOG_Q)
 
 
 def _logf_parts(e: Emitter) -> str:

@@ -55,6 +55,7 @@ from ppcl.compiler.codegen.c_builtins_explog import (
     exp2m1_parts,
     horner,
     log_series,
+    odd_series,
 )
 from ppcl.compiler.ir.types import DOUBLE
 
@@ -192,18 +193,8 @@ return y;
 
 
 def _erf_small(e: Emitter) -> str:
-    """``double __ppcl_h_erf_small(double a)``: erf a for a in [0, 1]."""
-    name = "__ppcl_h_erf_small"
-    m = define_madd(e)
-
-    def make() -> str:
-        return function("double", name, (DOUBLE,), ("a",), f"""
-double u = a * a;
-{horner(m, _ERF_P, "u")}
-return a * p;
-""")
-
-    return e.define(name, make)
+    """``double __ppcl_h_erf_small(double a)``: erf a for a in [0, 1], odd in a."""
+    return odd_series(e, "__ppcl_h_erf_small", _ERF_P)
 
 
 def _erfc_big(e: Emitter) -> str:
