@@ -112,7 +112,7 @@ __kernel void k(__global int *out, int n)
 
 def test_program_names_spelled_like_the_names_the_compiler_makes_do_not_meet_them():
     k = build_kernel(DIVERGENT, "k", local_size=(8,), use_uniformity=False)
-    assert "char __ppcl_m_then0[8]" in k.c_source  # the compiler's mask, beside the variable
+    assert "int __ppcl_m_then0[8]" in k.c_source  # the compiler's mask, beside the variable
     assert "int ppcl_u___ppcl_m_then0 = 5" in k.c_source
     out = np.full(8, -1, np.int32)
     run(DIVERGENT, "k", (8,), (8,), out, np.int32(100), uniformity=False)

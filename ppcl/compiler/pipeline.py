@@ -88,6 +88,9 @@ class KernelIR:
     split: bool = True  # input space splitting allowed (the build option -ppcl-no-split: no)
     unroll: bool = True  # short loops unrolled (the build option -ppcl-no-unroll: no)
     selects: bool = True  # choices made branch-free (the build option -ppcl-no-selects: no)
+    # loops whose trip count varies per work-item run by the group under a mask (the build
+    # option -ppcl-no-masked-loops: no)
+    masked_loops: bool = True
     notes: tuple[str, ...] = ()  # decisions of the passes that keep no plan of their own
     # variables declared at the start of the kernel that formation runs once per group
     group_setup: frozenset[str] = frozenset()
@@ -287,7 +290,7 @@ class WorkgroupPass(Pass):
         uniformity = analyze_kernel(value.module, value.kernel, value.spec.local_size) \
             if self.options.uniformity else None
         formed = form_workgroup(value.module, value.kernel, value.spec.local_size, uniformity,
-                                value.group_setup)
+                                value.group_setup, masked_loops=value.masked_loops)
         return dataclasses.replace(value, formed=formed)
 
 
@@ -407,7 +410,8 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
         raise KeyError(f"no kernel named {kernel_name!r}")
     pipeline = CPU_PIPELINE if pipeline is None else pipeline
     value = KernelIR(module, kernel, spec, fast_math_of(options), split=not options.no_split,
-                     unroll=not options.no_unroll, selects=not options.no_selects)
+                     unroll=not options.no_unroll, selects=not options.no_selects,
+                     masked_loops=not options.no_masked_loops)
     result = pipeline.run(value, debug, stream)
     if debug.shows("plans") and result.formed is not None:
         out = stream if stream is not None else sys.stderr

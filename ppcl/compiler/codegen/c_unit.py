@@ -30,6 +30,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.printf_spec import PrintfFormat, printf_table
 from ppcl.compiler.ir.types import AddressSpace, ArrayType, ImageType, PointerType, Type, VectorType
 from ppcl.compiler.ir.visit import Rewriter, walk
+from ppcl.compiler.ir.wgnodes import FEW_LANES
 
 _LOWERED_HERE = WORKITEM_FUNCTIONS + ("barrier", "work_group_barrier", "async_work_group_copy",
                                       "async_work_group_strided_copy", "wait_group_events",
@@ -138,7 +139,17 @@ static inline int ppcl_any(const void *p, size_t n)
     }
     return any != 0;
 }
-static inline int ppcl_all(const char *mask, size_t n)
+/* Whether at most one in PPCL_FEW_LANES of the n lanes of a mask is set. */
+#define PPCL_FEW_LANES FEW_LANES_VALUE
+static inline int ppcl_few(const int *mask, size_t n)
+{
+    int set = 0;
+    for (size_t i = 0; i < n; i++) {
+        set -= -(mask[i] != 0);
+    }
+    return (size_t)set * PPCL_FEW_LANES <= n;
+}
+static inline int ppcl_all(const int *mask, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (!mask[i]) {
@@ -147,7 +158,7 @@ static inline int ppcl_all(const char *mask, size_t n)
     }
     return 1;
 }
-"""
+""".replace("FEW_LANES_VALUE", str(FEW_LANES))
 
 
 @dataclass(frozen=True)
@@ -288,7 +299,7 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
             group.append(g + p.declaration(PointerType(whole.elem), f"restrict __ctx_{cname}")
                          + f" = (void *)(__lm + {place});")
     for mask in formed.masks:
-        group.append(g + f"char {mask}[{items}];")
+        group.append(g + f"int {mask}[{items}];")  # 32-bit lanes: vectorize beside 32-bit data
     for sname, t in formed.group_scalars.items():
         group.append(g + p.declaration(t, p.name(sname)) + ";")
     group += p.stmts(formed.body.stmts, 1)

@@ -17,6 +17,7 @@ DUMP_GROUP_SPELLINGS = {
     "ContextRef": "ctx.{name}",
     "MaskRef": "{name}[lid]",
     "MaskAny": "any({name})",
+    "MaskFew": "few({name})",
     "MaskAll": "all({name})",
     "MaskSet": "{name}[lid] = {value};",
     "MaskFill": "fill {name} = {value};",

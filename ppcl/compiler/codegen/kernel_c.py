@@ -3,7 +3,7 @@
 The group function ``ppcl_group_<kernel>`` runs one work-group (local size baked in); the
 translation unit around it (entry point, helpers, prelude) is ``codegen/c_unit.py``.
 Group-level code sees local id 0 (``__lx``/``__ly``/``__lz``/``__lid`` are constants 0 there);
-work-item loops shadow them. Context arrays are ``__ctx_<name>[LS]``, masks ``char[LS]``; a
+work-item loops shadow them. Context arrays are ``__ctx_<name>[LS]``, masks ``int[LS]``; a
 private array ``T a[n]`` laid out element-major (``ContextLayout``) is ``__ctx_a[n][LS]``,
 its element ``a[i]`` spelled ``__ctx_a[i][__lid]``.
 
@@ -104,8 +104,9 @@ class Formed(Protocol):
 C_GROUP_SPELLINGS: Mapping[str, str] = {
     "ContextRef": "__ctx_{name}[__lid]",
     "MaskRef": "{name}[__lid]",
-    "MaskAny": "ppcl_any({name}, {items})",
+    "MaskAny": "ppcl_any({name}, sizeof {name})",
     "MaskAll": "ppcl_all({name}, {items})",
+    "MaskFew": "ppcl_few({name}, {items})",
     "MaskSet": "{name}[__lid] = {value};",
     "MaskFill": "memset({name}, {value}, sizeof {name});",
     "MaskCopy": "memcpy({dst}, {src}, sizeof {dst});",
@@ -131,7 +132,7 @@ def group_node_stmt(p: CStylePrinter, s: ir.Stmt, spellings: Mapping[str, str]) 
 def group_node_expr(e: ir.Expr, spellings: Mapping[str, str], items: int) -> str | None:
     """``e`` printed with ``spellings`` when it is a context-array or mask node, else None
     (``items``: the work-items of the group)."""
-    if isinstance(e, wg.ContextRef | wg.MaskRef | wg.MaskAny | wg.MaskAll):
+    if isinstance(e, wg.ContextRef | wg.MaskRef | wg.MaskAny | wg.MaskAll | wg.MaskFew):
         return spellings[type(e).__name__].format(name=e.name, items=items)
     return None
 

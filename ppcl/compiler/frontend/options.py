@@ -47,6 +47,8 @@ _FLAGS: dict[str, str] = {
     "-ppcl-no-split": "no_split",  # ppcl's own: no input space splitting (transforms/split.py)
     "-ppcl-no-unroll": "no_unroll",  # ppcl's own: no unrolling of loops (transforms/unroll.py)
     "-ppcl-no-selects": "no_selects",  # ppcl's own: branches kept (transforms/selects.py)
+    # ppcl's own: loops whose trip count varies per work-item stay in the work-item loop
+    "-ppcl-no-masked-loops": "no_masked_loops",
 }
 
 
@@ -89,6 +91,7 @@ class BuildOptions:
     no_split: bool = False
     no_unroll: bool = False
     no_selects: bool = False
+    no_masked_loops: bool = False
 
     @property
     def opencl_c_version(self) -> int:

@@ -89,7 +89,8 @@ class LoopPlan:
 
     ``plan``: ``interchange`` (the loop runs at group level with work-item loops inside its
     body), ``jam`` or ``grid-stride`` (the plan of the work-item loop it sits in is about this
-    loop), ``lock step`` (a barrier in it), ``rows`` or ``plain`` (the work-item loop runs
+    loop), ``lock step`` (a barrier in it), ``masked lock step`` (its trip count varies per
+    work-item: it runs at group level under a loop mask), ``rows`` or ``plain`` (the work-item loop runs
     its work-items one after another, each running this loop). ``work_item_loop``: the number
     of the work-item loop it runs in (as ``FormedKernel.plans`` counts them), None at group
     level. ``why_not``: one short reason per plan that did not fire."""
@@ -292,6 +293,17 @@ class MaskAny(ir.Expr):
     """Group level: whether any entry of mask ``name`` is set."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class MaskFew(ir.Expr):
+    """Group level: whether at most one in ``FEW_LANES`` entries of mask ``name`` is set (a
+    masked loop's lanes then finish one by one: ``transforms/workgroup.py``)."""
+
+    name: str
+
+
+FEW_LANES = 16
 
 
 @dataclass(frozen=True)

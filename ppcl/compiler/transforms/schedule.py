@@ -185,6 +185,10 @@ def loop_plans(formed: FormedKernel,
         if d.lockstep:
             out.append(wg.LoopPlan(d.loc, d.kind, "lock step"))
             continue
+        if d.masked:
+            out.append(wg.LoopPlan(d.loc, d.kind, "masked lock step", None,
+                                   (("interchange", d.reason),)))
+            continue
         no_interchange = ("interchange", d.reason)
         where = next((i for i, (w, _, _) in enumerate(decided) if any(
             isinstance(n, _LOOPS) and n.loc == d.loc for n in walk(w.body))), None)

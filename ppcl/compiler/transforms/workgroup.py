@@ -35,6 +35,7 @@ from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, ScalarTyp
 from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
 from ppcl.compiler.transforms.context import Variables, context_layouts
 from ppcl.compiler.transforms.inline import calls_barrier_functions
+from ppcl.compiler.transforms.jam import plan_stride
 
 PASS_NAME = "workgroup"
 
@@ -62,6 +63,8 @@ class LoopDecision:
     interchanged: bool
     reason: str = ""  # why not, when not interchanged
     lockstep: bool = False  # a barrier in it: it runs at group level in lock step
+    # its trip count varies per work-item: it runs at group level under a loop mask
+    masked: bool = False
     # not interchanged because each work-item streams its own row (``ROW_STREAMS``)
     streams_rows: bool = False
 
@@ -247,8 +250,9 @@ class _Former:
 
     def __init__(self, uniformity: Uniformity | None, has_return: bool,
                  local_size: tuple[int, int, int] = (1, 1, 1),
-                 params: frozenset[str] = frozenset()):
+                 params: frozenset[str] = frozenset(), masking: bool = True):
         self.uni = uniformity
+        self.masking = masking  # varying loops may run under a loop mask (masked_refusal)
         self.params = params
         self.local_size = local_size
         self.interchanged = 0
@@ -263,6 +267,7 @@ class _Former:
         self.in_masked_copy = False  # forming the partial-mask copy of an interchanged loop
         self.refusals: dict[int, str] = {}  # loop (by id) -> why it was not interchanged
         self.interchanged_loops: set[int] = set()
+        self.masked_loops: set[int] = set()  # varying loops run by the group under masks
 
     def _new_mask(self, prefix: str) -> str:
         name = f"__ppcl_{prefix}{len(self.mask_names)}"
@@ -282,6 +287,8 @@ class _Former:
         if has_barrier(s):
             return True
         if self._interchangeable(s):
+            return True
+        if self._masked_moves(s):
             return True
         if isinstance(s, ir.If) and self.uni is not None and self.uni.convergent(s) and any(
                 self._structural(c) for branch in (s.then, s.otherwise) if branch is not None
@@ -355,6 +362,64 @@ class _Former:
             # a private array would become a context array strided by its length
             return "it indexes a private array"
         if not any(not uni.var(name).is_uniform for name in written_vars(s.body)):
+            return "it computes nothing per work-item"
+        return None
+
+    def _masked_moves(self, s: ir.Stmt) -> bool:
+        """Whether loop ``s`` leaves the work-item loop to run under a loop mask
+        (``masked_refusal``); why not is kept with the interchange's refusal."""
+        if not isinstance(s, _LOOPS) or not self.masking or self.uni is None \
+                or self.uni.control_uniform(s) or self.uni.convergent(s):
+            return False  # the work-items that reach it run it alike: no mask to gain
+        refusal = self.masked_refusal(s)
+        if refusal is None:
+            self.masked_loops.add(id(s))
+            return True
+        if id(s) in self.refusals:
+            self.refusals[id(s)] += f"; not masked: {refusal}"
+        return False
+
+    def masked_refusal(self, s: ir.For | ir.While | ir.DoWhile) -> str | None:
+        """Why a loop whose trip count varies per work-item stays inside the work-item loop,
+        None when the group runs it under a mask.
+
+        Each work-item alone runs such a loop one step after another, each step waiting for
+        the last (an escape-time fractal's recurrence, a per-element Newton iteration), and
+        gcc vectorizes nothing around it. Run under a loop mask, as formation runs a loop
+        with a barrier, every step is a work-item loop over the lanes still active: the
+        lanes' steps are independent and vectorize, at the price of the lanes waiting for the
+        group's longest trip. Taken when the loop is barrier-free, at the top level of the
+        kernel's structure, holds no inner loop, call, atomic or private array index, every
+        memory access in it is consecutive along x or the same for all work-items, and it
+        computes something per work-item."""
+        uni = self.uni
+        if uni is None:
+            return "no uniformity analysis"
+        if self.local_size[0] < 8:
+            return "local size along x under 8"
+        if self.loops or self.lockstep_depth or self.in_masked_copy:
+            return "inside a loop that runs at group level"
+        if has_barrier(s) or has_async(s) or "return" in escapes(s):
+            return "a barrier, an async copy or a return in it"
+        if any(isinstance(n, _LOOPS) for n in walk(s.body)):
+            return "a loop in its body"
+        if isinstance(s, ir.For):
+            names = {n.name for n in walk(s) if isinstance(n, ir.VarRef)}
+            uniform = frozenset(n for n in names if uni.var(n).is_uniform)
+            alone = wg.WorkItemLoop(ir.Block((s,), loc=s.loc), loc=s.loc)
+            if not isinstance(plan_stride(alone, uniform, self.params - written_vars(s)), str):
+                return "a grid-stride loop (its work-item loop runs it in lock step)"
+        for n in walk(s):
+            if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(_EFFECT_FAMILIES)):
+                return "it calls a function, an atomic or printf"
+            if isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType):
+                return "it indexes a private array"
+        wrapped = wrapped_vars(s.body, uni)
+        for address in memory_addresses(s):
+            shape = self._address_shape(address, wrapped)
+            if not shape.consecutive_in(0) and (shape.kind is Kind.VARYING or shape.strides[0] != 0):
+                return "a memory access in it is neither consecutive along x nor a broadcast"
+        if all(uni.var(name).is_uniform for name in written_vars(s)):
             return "it computes nothing per work-item"
         return None
 
@@ -669,6 +734,16 @@ class _Former:
             return [wg.WorkItemLoop(ir.Block((clear,), loc=loc), mask=loop_mask, loc=loc), stop]
 
         iteration: list[ir.Stmt] = []
+        tail = id(s) in self.masked_loops
+        if tail:
+            # a barrier-free loop taken for its vectorized steps (``masked_refusal``): once
+            # few lanes are left, each finishes the loop alone, in a work-item loop under the
+            # loop mask (a whole step over the group costs about what each of a sixteenth of
+            # its lanes costs alone); at the top of an iteration, before its test, where every
+            # lane left has just passed the test (or runs the first step of a ``do``)
+            few = ir.If(wg.MaskFew(INT, loop_mask, loc=loc), ir.Block((ir.Break(loc=loc),),
+                                                                     loc=loc), loc=loc)
+            iteration.append(few)
         if isinstance(s, ir.While):
             iteration += test(s.cond)
         elif isinstance(s, ir.For):
@@ -691,6 +766,11 @@ class _Former:
         if isinstance(s, ir.DoWhile):
             iteration += test(s.cond)
         out.append(ir.For(None, None, None, ir.Block(tuple(iteration), loc=loc), loc=loc))
+        if tail:
+            rest: ir.Stmt = dataclasses.replace(s, init=None) if isinstance(s, ir.For) else s
+            self.guard = loop_mask
+            out.append(self.region([rest]))
+            self.guard = saved_guard
         return out
 
     def function_body(self, body: ir.Block) -> list[ir.Stmt]:
@@ -720,24 +800,27 @@ def _group_setup(body: ir.Block, names: frozenset[str]) -> tuple[ir.Stmt, ...]:
 
 def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int, int, int],
                    uniformity: Uniformity | None = None,
-                   group_setup: frozenset[str] = frozenset()) -> FormedKernel:
+                   group_setup: frozenset[str] = frozenset(), *,
+                   masked_loops: bool = True) -> FormedKernel:
     """Work-group formation of ``kernel`` for a fixed local size. Helpers that reach a barrier
     are inlined before (``transforms/inline.py``), vector temporaries scalarized after
     (``transforms/scalarize.py``): see the ``inline`` and ``scalarize`` passes.
     ``group_setup`` names variables a pass declared at the start of the kernel with values the
     same for the whole group (``magicdiv.py``'s magic numbers): those declarations run once,
-    at group level, before the first work-item loop."""
+    at group level, before the first work-item loop. ``masked_loops``: a loop whose trip
+    count varies per work-item may run under a loop mask (``_Former.masked_refusal``)."""
     assert not calls_barrier_functions(module, kernel), "inline barrier helpers first"
     assert kernel.body is not None
     whole_body = kernel.body
     setup = _group_setup(whole_body, group_setup)
     body = dataclasses.replace(whole_body, stmts=whole_body.stmts[len(setup):])
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
-    probe = _Former(uniformity, False, local_size)
+    probe = _Former(uniformity, False, local_size, masking=masked_loops)
     structured = has_barrier(body) or has_async(body) or any(
-        probe._interchangeable(n) for n in walk(body) if isinstance(n, ir.Stmt))
+        probe._interchangeable(n) or probe._masked_moves(n) for n in walk(body)
+        if isinstance(n, ir.Stmt))
     former = _Former(uniformity, has_return and structured, local_size,
-                     frozenset(p.name for p in kernel.params))
+                     frozenset(p.name for p in kernel.params), masking=masked_loops)
     if structured:
         group = ir.Block(tuple(former.function_body(body)), loc=body.loc)
     else:
@@ -790,6 +873,9 @@ def _loop_decision(loop: ir.For | ir.While | ir.DoWhile, probe: _Former,
     kind = _LOOP_KINDS[type(loop)]
     if id(loop) in former.interchanged_loops:
         return LoopDecision(loop.loc, kind, True)
+    if id(loop) in former.masked_loops:
+        return LoopDecision(loop.loc, kind, False, "its trip count varies per work-item",
+                            masked=True)
     if has_barrier(loop):
         return LoopDecision(loop.loc, kind, False, "a barrier in it", lockstep=True)
     else:

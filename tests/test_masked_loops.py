@@ -1,0 +1,294 @@
+"""Loops whose trip count varies per work-item, run by the group under a loop mask (work-group
+formation's ``masked_refusal``): which loops are taken and which stay (the plans), and the
+results equal to the kernels built with ``-ppcl-no-masked-loops`` and to numpy, at 1D, 2D and
+3D local sizes, sizes that leave a partial group under a guard, and with ``break``,
+``continue``, stores and loads in the loop."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ppcl as cl
+from ppcl.compiler.frontend import compile_source, parse_build_options
+from ppcl.compiler.pipeline import KernelSpec, kernel_ir
+from ppcl.settings import Debug
+
+mf = cl.mem_flags
+
+SOURCE = """
+/* escape time: a while loop with the bound and the escape test in its condition */
+__kernel void escape(__global int *out, int w, int h, int maxit)
+{
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    float cr = -2.0f + x * (3.0f / w), ci = -1.5f + y * (3.0f / h);
+    float zr = 0.0f, zi = 0.0f;
+    int n = 0;
+    while (n < maxit && zr * zr + zi * zi < 4.0f) {
+        float t = zr * zr - zi * zi + cr;
+        zi = 2.0f * zr * zi + ci;
+        zr = t;
+        n++;
+    }
+    out[y * w + x] = n;
+}
+
+/* the escape test as a break, the counter read after the loop */
+__kernel void escape_break(__global int *out, int maxit)
+{
+    int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);
+    float cr = -2.0f + x * (3.0f / w), ci = -1.5f + y * (3.0f / get_global_size(1));
+    float zr = 0.0f, zi = 0.0f;
+    int n;
+    for (n = 0; n < maxit; n++) {
+        if (zr * zr + zi * zi >= 4.0f)
+            break;
+        float t = zr * zr - zi * zi + cr;
+        zi = 2.0f * zr * zi + ci;
+        zr = t;
+    }
+    out[y * w + x] = n;
+}
+
+/* Newton's square root: a do-while, a load before it, a store inside it */
+__kernel void newton(__global const float *a, __global float *steps, __global float *out,
+                     int maxit)
+{
+    int i = get_global_id(0);
+    float v = a[i], x = v;
+    int it = 0;
+    do {
+        x = 0.5f * (x + v / x);
+        it++;
+        steps[i] = (float)it;
+    } while (fabs(x * x - v) > 1e-4f * v && it < maxit);
+    out[i] = x;
+}
+
+/* integers, a continue, a uniform load in the loop */
+__kernel void collatz(__global const int *limit, __global int *out)
+{
+    int i = get_global_id(0) + get_global_id(1) * get_global_size(0)
+          + get_global_id(2) * get_global_size(0) * get_global_size(1);
+    uint v = i + 1;
+    int steps = 0, odd = 0;
+    while (v != 1 && steps < limit[0]) {
+        steps++;
+        if ((v & 1) == 0) {
+            v >>= 1;
+            continue;
+        }
+        odd++;
+        v = 3 * v + 1;
+    }
+    out[i] = steps * 1000 + odd;
+}
+
+/* a loop reading an element consecutive along x at each step, under a varying guard */
+__kernel void walk(__global const float *a, __global float *out, int n, float limit)
+{
+    int i = get_global_id(0);
+    if (i >= n)
+        return;
+    float s = 0.0f;
+    int k = 0;
+    while (s < limit && k < 64) {
+        s += a[i] * (k + 1);
+        k++;
+    }
+    out[i] = s + k;
+}
+
+/* loops that stay in the work-item loop */
+__kernel void search(__global const float *a, __global int *out, int n)
+{
+    int i = get_global_id(0);
+    float key = a[i];
+    int lo = 0, hi = n;
+    while (lo < hi) {               /* a gather: a[mid] */
+        int mid = (lo + hi) / 2;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int c = 0;
+    for (int k = 0; k < lo; k++)    /* a loop in a loop */
+        for (int j = 0; j < 2; j++)
+            c += j;
+    out[i] = lo + c;
+}
+"""
+
+PLANS = [
+    ("escape", (16, 16, 1), ["for loop at <source>:11:5: masked lock step"]),  # while -> for
+    ("escape_break", (64, 1, 1), ["for loop at <source>:27:5: masked lock step"]),
+    ("newton", (32, 1, 1), ["do loop at <source>:44:5: masked lock step"]),
+    ("collatz", (8, 2, 2), ["while loop at <source>:59:5: masked lock step"]),
+    ("walk", (64, 1, 1), ["for loop at <source>:79:5: masked lock step"]),
+    ("search", (64, 1, 1), [
+        "while loop at <source>:92:5: plain in work-item loop 1 (no interchange: its trip count "
+        "is not the same for the work-items that reach it; not masked: a memory access in it "
+        "is neither consecutive along x nor a broadcast",
+        "for loop at <source>:100:5: plain in work-item loop 1 (no interchange: its trip count "
+        "is not the same for the work-items that reach it; not masked: a loop in its body"]),
+    ("escape", (4, 4, 1), ["not masked: local size along x under 8"]),
+]
+
+
+def _plans(name: str, local: tuple[int, int, int], options: str = "") -> str:
+    module = compile_source(SOURCE).module
+    stream = io.StringIO()
+    kernel_ir(module, name, KernelSpec(local), parse_build_options(options),
+              Debug(frozenset({"plans"})), stream=stream)
+    return stream.getvalue()
+
+
+@pytest.mark.parametrize("name, local, wanted", PLANS)
+def test_plans_say_which_loops_run_masked_and_why_others_stay(
+        name: str, local: tuple[int, int, int], wanted: list[str]) -> None:
+    text = _plans(name, local)
+    for line in wanted:
+        assert line in text, (line, text)
+
+
+def test_the_build_option_keeps_varying_loops_in_the_work_item_loop() -> None:
+    assert "masked lock step" in _plans("escape", (16, 16, 1))
+    assert "masked lock step" not in _plans("escape", (16, 16, 1), "-ppcl-no-masked-loops")
+
+
+@pytest.fixture(scope="module")
+def context() -> cl.Context:
+    return cl.Context([cl.get_platforms()[0].get_devices()[0]])
+
+
+def _run(ctx: cl.Context, options: str, name: str, gsize: tuple[int, ...],
+         lsize: tuple[int, ...] | None, arrays: list[np.ndarray],
+         scalars: tuple[Any, ...]) -> list[np.ndarray]:
+    queue = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, SOURCE).build(options=options)
+    buffers = [cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a) for a in arrays]
+    getattr(prg, name)(queue, gsize, lsize, *buffers, *scalars)
+    out = [np.empty_like(a) for a in arrays]
+    for host, buffer in zip(out, buffers, strict=True):
+        cl.enqueue_copy(queue, host, buffer)
+    return out
+
+
+def _both(ctx: cl.Context, *args: Any) -> list[np.ndarray]:
+    """The results with masked loops, checked equal to those without."""
+    got = _run(ctx, "", *args)
+    without = _run(ctx, "-ppcl-no-masked-loops", *args)
+    for a, b in zip(got, without, strict=True):
+        np.testing.assert_array_equal(a, b)
+    return got
+
+
+def _escape_reference(w: int, h: int, maxit: int) -> np.ndarray:
+    x, y = np.meshgrid(np.arange(w), np.arange(h))
+    cr = (np.float32(-2.0) + x.astype(np.float32) * np.float32(3.0 / w)).astype(np.float32)
+    ci = (np.float32(-1.5) + y.astype(np.float32) * np.float32(3.0 / h)).astype(np.float32)
+    zr, zi = np.zeros_like(cr), np.zeros_like(ci)
+    n = np.zeros(cr.shape, np.int32)
+    live = np.ones(cr.shape, bool)
+    for _ in range(maxit):
+        live &= zr * zr + zi * zi < 4.0
+        t = zr * zr - zi * zi + cr
+        zi = np.where(live, 2.0 * zr * zi + ci, zi).astype(np.float32)
+        zr = np.where(live, t, zr).astype(np.float32)
+        n += live
+    return n
+
+
+@pytest.mark.parametrize("w, h, local", [(64, 48, (16, 16)), (64, 32, (64, 1)),
+                                         (60, 20, (8, 4)), (64, 64, None)])
+def test_escape_time_equals_the_build_without_and_numpy(context, w: int, h: int,
+                                                        local: tuple[int, int] | None) -> None:
+    gw = -(-w // local[0]) * local[0] if local else w
+    gh = -(-h // local[1]) * local[1] if local else h
+    out = np.full(gw * gh, -1, np.int32)
+    got = _both(context, "escape", (gw, gh), local, [out],
+                (np.int32(w), np.int32(h), np.int32(50)))[0]
+    want = _escape_reference(w, h, 50)
+    # rows of w elements; the guard leaves the rest; rounding may move a point on the edge of
+    # escaping between numpy's float32 and the kernel's contracted arithmetic
+    inside = got[:w * h].reshape(h, w)
+    assert np.mean(inside == want) > 0.99
+    assert (got[w * h:] == -1).all()
+
+
+@pytest.mark.parametrize("gsize, local", [((64, 16), (64, 1)), ((32, 32), (16, 8)),
+                                          ((24, 8), (24, 2))])
+def test_a_break_in_the_loop_equals_the_build_without(context, gsize, local) -> None:
+    out = np.zeros(gsize[0] * gsize[1], np.int32)
+    got = _both(context, "escape_break", gsize, local, [out], (np.int32(40),))[0]
+    assert got.min() >= 1 and got.max() == 40
+
+
+@pytest.mark.parametrize("n, local", [(256, (32,)), (1000, (8,)), (512, None)])
+def test_newton_stores_each_step_and_converges(context, n: int, local) -> None:
+    rng = np.random.default_rng(n)
+    a = (rng.random(n) * 1000 + 0.5).astype(np.float32)
+    steps, out = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    got_steps, got = _both(context, "newton", (n,), local, [a, steps, out], (np.int32(30),))[1:]
+    np.testing.assert_allclose(got, np.sqrt(a), rtol=1e-4)
+    assert got_steps.min() >= 1 and got_steps.max() <= 30 and len(np.unique(got_steps)) > 1
+
+
+def _collatz(i: int, limit: int) -> int:
+    v, steps, odd = i + 1, 0, 0
+    while v != 1 and steps < limit:
+        steps += 1
+        if v % 2 == 0:
+            v //= 2
+            continue
+        odd += 1
+        v = (3 * v + 1) & 0xFFFFFFFF
+    return steps * 1000 + odd
+
+
+@pytest.mark.parametrize("gsize, local", [((512,), (64,)), ((16, 8, 4), (8, 2, 2)),
+                                          ((40, 3), (8, 1))])
+def test_collatz_with_continue_equals_python(context, gsize, local) -> None:
+    total = int(np.prod(gsize))
+    limit = np.array([200], np.int32)
+    got = _both(context, "collatz", gsize, local, [limit, np.zeros(total, np.int32)], ())[1]
+    assert got.tolist() == [_collatz(i, 200) for i in range(total)]
+
+
+@pytest.mark.parametrize("n, local", [(1000, (64,)), (96, (32,))])
+def test_a_loop_reading_along_x_under_a_guard(context, n: int, local) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.random(n).astype(np.float32)
+    gn = -(-n // local[0]) * local[0]
+    out = np.full(gn, -1.0, np.float32)
+    got = _both(context, "walk", (gn,), local, [a, out], (np.int32(n), np.float32(5.0)))[1]
+    want = np.empty(n, np.float32)
+    for i in range(n):
+        s, k = np.float32(0.0), 0
+        while s < 5.0 and k < 64:
+            s = np.float32(s + a[i] * np.float32(k + 1))
+            k += 1
+        want[i] = s + k
+    np.testing.assert_array_equal(got[:n], want)
+    assert (got[n:] == -1.0).all()
+
+
+def test_a_grid_stride_loop_keeps_its_own_plan() -> None:
+    module = compile_source("""
+__kernel void total(__global const float *a, __global float *out, int n)
+{
+    for (int i = get_global_id(0); i < n; i += get_global_size(0))
+        out[i] = a[i] * a[i];
+}""").module
+    stream = io.StringIO()
+    kernel_ir(module, "total", KernelSpec((64, 1, 1)), parse_build_options(""),
+              Debug(frozenset({"plans"})), stream=stream)
+    text = stream.getvalue()
+    assert "grid-stride in lock step" in text, text
+    assert "not masked: a grid-stride loop" in text, text
