@@ -365,6 +365,25 @@ def test_a_while_loop_whose_continue_would_skip_the_step_stays():
     np.testing.assert_array_equal(out, [1, -1, 5, 8, -3, 0, 2])
 
 
+def test_a_while_loop_whose_step_reads_a_variable_of_its_body_stays():
+    source = """
+    __kernel void k(__global uint *out) {
+        int i = get_global_id(0);
+        uint p = out[2 * i], q = out[2 * i + 1];
+        while (q != 0u) {
+            uint r = p % q;
+            p = q;
+            q = r;
+        }
+        out[2 * i] = p;
+    }"""
+    text = normalized(source)
+    assert "while (q != 0u)" in text and "for" not in text
+    out = np.array([12, 18, 35, 14, 7, 0, 1071, 462], np.uint32)
+    run(source, "k", (4,), (4,), out)
+    np.testing.assert_array_equal(out[::2], [6, 7, 7, 21])
+
+
 def test_a_do_loop_whose_bound_is_below_its_start_runs_once():
     source = """
     __kernel void k(__global float *out, int n) {

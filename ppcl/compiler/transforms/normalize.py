@@ -297,6 +297,9 @@ def _split_step(loop: ir.While | ir.DoWhile) -> tuple[tuple[ir.Stmt, ...], ir.Ex
     var = _stepped_var(step)
     if var is None or var not in _refs(loop.cond) or _continues(loop.body):
         return None
+    declared = {d.name for n in walk(loop.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+    if set(_refs(step)) & declared:
+        return None  # Euclid's ``q = r`` with ``r`` declared in the body: out of the step's scope
     return stmts[:-1], step
 
 
