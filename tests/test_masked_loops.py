@@ -275,7 +275,8 @@ def test_a_loop_reading_along_x_under_a_guard(context, n: int, local) -> None:
             s = np.float32(s + a[i] * np.float32(k + 1))
             k += 1
         want[i] = s + k
-    np.testing.assert_array_equal(got[:n], want)
+    # a device may contract s + a[i] * (k + 1) into one rounding (OpenCL allows it)
+    np.testing.assert_allclose(got[:n], want, rtol=1e-6)
     assert (got[n:] == -1.0).all()
 
 
