@@ -724,26 +724,35 @@ class _Former:
             out.append(wg.MaskFill(loop_mask, 1, loc=loc))
         else:
             out.append(wg.MaskCopy(loop_mask, self.guard, loc=loc))
+        # a barrier-free loop taken for its vectorized steps (``masked_refusal``)
+        vectorized = id(s) in self.masked_loops
 
         def test(cond: ir.Expr) -> list[ir.Stmt]:
-            not_cond = ir.Unary(INT, "!", cond, loc=cond.loc)
-            clear = ir.If(not_cond, ir.Block((wg.MaskSet(loop_mask, 0, loc=loc),), loc=loc),
-                          loc=loc)
+            if vectorized:
+                # every lane's mask stored, the test evaluated where it is set: no masked
+                # store for the next step's loads to wait on (a third of Newton's time)
+                lane = wg.MaskRef(INT, loop_mask, loc=loc)
+                keep = ir.Assign(INT, "=", lane, ir.Binary(INT, "&&", lane, cond, loc=loc),
+                                 loc=loc)
+                update: ir.Stmt = wg.WorkItemLoop(ir.Block((ir.ExprStmt(keep, loc=loc),),
+                                                           loc=loc), loc=loc)
+            else:
+                not_cond = ir.Unary(INT, "!", cond, loc=cond.loc)
+                clear = ir.If(not_cond, ir.Block((wg.MaskSet(loop_mask, 0, loc=loc),),
+                                                 loc=loc), loc=loc)
+                update = wg.WorkItemLoop(ir.Block((clear,), loc=loc), mask=loop_mask, loc=loc)
             stop = ir.If(ir.Unary(INT, "!", wg.MaskAny(INT, loop_mask, loc=loc), loc=loc),
                          ir.Block((ir.Break(loc=loc),), loc=loc), loc=loc)
-            return [wg.WorkItemLoop(ir.Block((clear,), loc=loc), mask=loop_mask, loc=loc), stop]
+            return [update, stop]
 
         iteration: list[ir.Stmt] = []
-        tail = id(s) in self.masked_loops
-        if tail:
-            # a barrier-free loop taken for its vectorized steps (``masked_refusal``): once
-            # few lanes are left, each finishes the loop alone, in a work-item loop under the
-            # loop mask (a whole step over the group costs about what each of a sixteenth of
-            # its lanes costs alone); at the top of an iteration, before its test, where every
-            # lane left has just passed the test (or runs the first step of a ``do``)
-            few = ir.If(wg.MaskFew(INT, loop_mask, loc=loc), ir.Block((ir.Break(loc=loc),),
-                                                                     loc=loc), loc=loc)
-            iteration.append(few)
+        if vectorized:
+            # once few lanes are left (a whole step over the group costs about what each of
+            # a sixteenth of its lanes costs alone), each finishes the loop alone: at the top
+            # of an iteration, where every lane left is about to run the loop's test (or the
+            # first step of a ``do``), so the rest is the loop as written
+            iteration.append(ir.If(wg.MaskFew(INT, loop_mask, loc=loc),
+                                   ir.Block((ir.Break(loc=loc),), loc=loc), loc=loc))
         if isinstance(s, ir.While):
             iteration += test(s.cond)
         elif isinstance(s, ir.For):
@@ -766,8 +775,8 @@ class _Former:
         if isinstance(s, ir.DoWhile):
             iteration += test(s.cond)
         out.append(ir.For(None, None, None, ir.Block(tuple(iteration), loc=loc), loc=loc))
-        if tail:
-            rest: ir.Stmt = dataclasses.replace(s, init=None) if isinstance(s, ir.For) else s
+        if vectorized:
+            rest = dataclasses.replace(s, init=None) if isinstance(s, ir.For) else s
             self.guard = loop_mask
             out.append(self.region([rest]))
             self.guard = saved_guard
