@@ -104,6 +104,37 @@ __kernel void walk(__global const float *a, __global float *out, int n, float li
     out[i] = s + k;
 }
 
+/* the loop inside a guard block with a store after it, and a reduction over a barrier */
+__kernel void guarded(__global float *out, __global int *sums, int w, int h, int maxit)
+{
+    __local int counts[64];
+    int x = get_global_id(0), y = get_global_id(1);
+    int l = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    float acc = -1.0f;
+    int n = 0;
+    if (x < w && y < h) {
+        float cr = -2.0f + x * (3.0f / w), ci = -1.5f + y * (3.0f / h), zr = 0.0f, zi = 0.0f;
+        if (x % 3 != 0)
+            while (n < maxit && zr * zr + zi * zi < 4.0f) {
+                float t = zr * zr - zi * zi + cr;
+                zi = 2.0f * zr * zi + ci;
+                zr = t;
+                n++;
+            }
+        acc = n;
+    }
+    out[y * get_global_size(0) + x] = acc;
+    counts[l] = n;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = 32; s > 0; s >>= 1) {
+        if (l < s)
+            counts[l] += counts[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0)
+        sums[get_group_id(1) * get_num_groups(0) + get_group_id(0)] = counts[0];
+}
+
 /* loops that stay in the work-item loop */
 __kernel void search(__global const float *a, __global int *out, int n)
 {
@@ -132,12 +163,13 @@ PLANS = [
     ("collatz", (8, 2, 2), ["while loop at <source>:59:5: masked lock step"]),
     ("walk", (64, 1, 1), ["for loop at <source>:79:5: masked lock step"]),
     ("search", (64, 1, 1), [
-        "while loop at <source>:92:5: plain in work-item loop 1 (no interchange: its trip count "
+        "while loop at <source>:123:5: plain in work-item loop 1 (no interchange: its trip count "
         "is not the same for the work-items that reach it; not masked: a memory access in it "
         "is neither consecutive along x nor a broadcast",
-        "for loop at <source>:100:5: plain in work-item loop 1 (no interchange: its trip count "
+        "for loop at <source>:131:5: plain in work-item loop 1 (no interchange: its trip count "
         "is not the same for the work-items that reach it; not masked: a loop in its body"]),
     ("escape", (4, 4, 1), ["not masked: local size along x under 8"]),
+    ("guarded", (16, 4, 1), ["for loop at <source>:97:13: masked lock step"]),
 ]
 
 
@@ -293,3 +325,20 @@ __kernel void total(__global const float *a, __global float *out, int n)
     text = stream.getvalue()
     assert "grid-stride in lock step" in text, text
     assert "not masked: a grid-stride loop" in text, text
+
+
+@pytest.mark.parametrize("w, h", [(64, 16), (50, 13)])
+def test_a_loop_in_a_guard_block_beside_a_barrier_reduction(context, w: int, h: int) -> None:
+    gw, gh = -(-w // 16) * 16, -(-h // 4) * 4
+    out = np.zeros(gw * gh, np.float32)
+    sums = np.zeros((gw // 16) * (gh // 4), np.int32)
+    got, got_sums = _both(context, "guarded", (gw, gh), (16, 4), [out, sums],
+                          (np.int32(w), np.int32(h), np.int32(60)))
+    grid = got.reshape(gh, gw)
+    want = _escape_reference(w, h, 60).astype(np.float32)
+    want[:, ::3] = 0.0  # x % 3 == 0 skips the loop
+    assert np.mean(grid[:h, :w] == want) > 0.99
+    assert (grid[h:, :] == -1.0).all() and (grid[:, w:] == -1.0).all()
+    counts = np.where(grid < 0, 0, grid).astype(np.int64)
+    blocks = counts.reshape(gh // 4, 4, gw // 16, 16).sum(axis=(1, 3)).ravel()
+    np.testing.assert_array_equal(got_sums, blocks)

@@ -241,6 +241,22 @@ def escapes(s: ir.Stmt) -> set[str]:
     return found
 
 
+def _branch_loops(s: ir.If) -> list[ir.Stmt]:
+    """The loops in the branches of ``s`` that no other loop holds (through blocks and
+    ``if`` statements only)."""
+    found: list[ir.Stmt] = []
+    pending: list[ir.Stmt | None] = [s.then, s.otherwise]
+    while pending:
+        c = pending.pop()
+        if isinstance(c, _LOOPS):
+            found.append(c)
+        elif isinstance(c, ir.Block):
+            pending.extend(c.stmts)
+        elif isinstance(c, ir.If):
+            pending += [c.then, c.otherwise]
+    return found
+
+
 # ---------------------------------------------------------------- phase 1: structure
 
 
@@ -289,6 +305,10 @@ class _Former:
         if self._interchangeable(s):
             return True
         if self._masked_moves(s):
+            return True
+        if isinstance(s, ir.If) and any(self._mask_refusal(n) is None for n in _branch_loops(s)):
+            # a varying branch (``if (x < w && y < h) { ... }``) holding a loop that runs
+            # under a loop mask: formed as a masked ``if`` so the loop still leaves
             return True
         if isinstance(s, ir.If) and self.uni is not None and self.uni.convergent(s) and any(
                 self._structural(c) for branch in (s.then, s.otherwise) if branch is not None
@@ -368,16 +388,21 @@ class _Former:
     def _masked_moves(self, s: ir.Stmt) -> bool:
         """Whether loop ``s`` leaves the work-item loop to run under a loop mask
         (``masked_refusal``); why not is kept with the interchange's refusal."""
-        if not isinstance(s, _LOOPS) or not self.masking or self.uni is None \
-                or self.uni.control_uniform(s) or self.uni.convergent(s):
-            return False  # the work-items that reach it run it alike: no mask to gain
-        refusal = self.masked_refusal(s)
+        refusal = self._mask_refusal(s)
         if refusal is None:
             self.masked_loops.add(id(s))
             return True
-        if id(s) in self.refusals:
+        if refusal and id(s) in self.refusals and "not masked" not in self.refusals[id(s)]:
             self.refusals[id(s)] += f"; not masked: {refusal}"
         return False
+
+    def _mask_refusal(self, s: ir.Stmt) -> str | None:
+        """``masked_refusal`` of a loop whose trip count varies per work-item; "" where a mask
+        has nothing to gain (not such a loop, or masked loops off)."""
+        if not isinstance(s, _LOOPS) or not self.masking or self.uni is None \
+                or self.uni.control_uniform(s) or self.uni.convergent(s):
+            return ""  # the work-items that reach it run it alike: no mask to gain
+        return self.masked_refusal(s)
 
     def masked_refusal(self, s: ir.For | ir.While | ir.DoWhile) -> str | None:
         """Why a loop whose trip count varies per work-item stays inside the work-item loop,
@@ -389,9 +414,10 @@ class _Former:
         with a barrier, every step is a work-item loop over the lanes still active: the
         lanes' steps are independent and vectorize, at the price of the lanes waiting for the
         group's longest trip. Taken when the loop is barrier-free, at the top level of the
-        kernel's structure, holds no inner loop, call, atomic or private array index, every
-        memory access in it is consecutive along x or the same for all work-items, and it
-        computes something per work-item."""
+        kernel's structure or in its branches (formed as a masked ``if`` then), holds no inner
+        loop, call, atomic or array index, every memory access in it is consecutive along x
+        or the same for all work-items, it is no grid-stride loop, and it computes something
+        per work-item."""
         uni = self.uni
         if uni is None:
             return "no uniformity analysis"
