@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ppcl as cl
+from ppcl.compiler.analysis.callgraph import arithmetic_helpers
 from ppcl.compiler.frontend import compile_source, parse_build_options
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.settings import Debug
@@ -135,6 +136,32 @@ __kernel void guarded(__global float *out, __global int *sums, int w, int h, int
         sums[get_group_id(1) * get_num_groups(0) + get_group_id(0)] = counts[0];
 }
 
+/* complex arithmetic through helpers that only compute */
+inline float2 cmul(float2 a, float2 b) { return (float2)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+inline float cabs2(float2 a) { return a.x * a.x + a.y * a.y; }
+float bump(__global float *p) { p[0] += 1.0f; return p[0]; }
+
+__kernel void complex_escape(__global int *out, int maxit)
+{
+    int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);
+    float2 c = (float2)(-2.0f + x * (3.0f / w), -1.5f + y * (3.0f / get_global_size(1)));
+    float2 z = (float2)(0.0f, 0.0f);
+    int n = 0;
+    while (n < maxit && cabs2(z) < 4.0f) {
+        z = cmul(z, z) + c;
+        n++;
+    }
+    out[y * w + x] = n;
+}
+
+__kernel void touching(__global float *p, __global int *out)
+{
+    int i = get_global_id(0), n = 0;
+    while (n < i % 7 && bump(p) > 0.0f)
+        n++;
+    out[i] = n;
+}
+
 /* loops that stay in the work-item loop */
 __kernel void search(__global const float *a, __global int *out, int n)
 {
@@ -163,13 +190,16 @@ PLANS = [
     ("collatz", (8, 2, 2), ["while loop at <source>:59:5: masked lock step"]),
     ("walk", (64, 1, 1), ["for loop at <source>:79:5: masked lock step"]),
     ("search", (64, 1, 1), [
-        "while loop at <source>:123:5: plain in work-item loop 1 (no interchange: its trip count "
+        "while loop at <source>:149:5: plain in work-item loop 1 (no interchange: its trip count "
         "is not the same for the work-items that reach it; not masked: a memory access in it "
         "is neither consecutive along x nor a broadcast",
-        "for loop at <source>:131:5: plain in work-item loop 1 (no interchange: its trip count "
+        "for loop at <source>:157:5: plain in work-item loop 1 (no interchange: its trip count "
         "is not the same for the work-items that reach it; not masked: a loop in its body"]),
     ("escape", (4, 4, 1), ["not masked: local size along x under 8"]),
     ("guarded", (16, 4, 1), ["for loop at <source>:97:13: masked lock step"]),
+    ("complex_escape", (32, 1, 1), ["masked lock step"]),
+    ("touching", (32, 1, 1), ["not masked: it calls a function that touches memory, an atomic "
+                              "or printf"]),
 ]
 
 
@@ -342,3 +372,16 @@ def test_a_loop_in_a_guard_block_beside_a_barrier_reduction(context, w: int, h: 
     counts = np.where(grid < 0, 0, grid).astype(np.int64)
     blocks = counts.reshape(gh // 4, 4, gw // 16, 16).sum(axis=(1, 3)).ravel()
     np.testing.assert_array_equal(got_sums, blocks)
+
+
+def test_only_helpers_that_compute_from_their_values_may_be_called() -> None:
+    module = compile_source(SOURCE).module
+    assert arithmetic_helpers(module) == frozenset({"cmul", "cabs2"})
+
+
+@pytest.mark.parametrize("gsize, local", [((64, 32), (32, 1)), ((48, 16), (16, 4))])
+def test_complex_escape_through_helpers_equals_the_build_without(context, gsize, local) -> None:
+    out = np.zeros(gsize[0] * gsize[1], np.int32)
+    got = _both(context, "complex_escape", gsize, local, [out], (np.int32(40),))[0]
+    want = _escape_reference(gsize[0], gsize[1], 40)
+    assert np.mean(got.reshape(gsize[1], gsize[0]) == want) > 0.99

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.types import AddressSpace, PointerType
+from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType
 from ppcl.compiler.ir.visit import walk
 
 
@@ -52,6 +52,47 @@ def helpers_using_workitems(module: ir.Module) -> frozenset[str]:
     helpers = {f.name for f in module.functions if not f.is_kernel}
     return reaching(module, lambda call: call.name in (*WORKITEM_FUNCTIONS, "printf")) \
         & helpers
+
+
+def arithmetic_helpers(module: ir.Module) -> frozenset[str]:
+    """The helper functions that only compute from their values: no pointer parameter,
+    variable or access to memory other than their own arrays, no builtin with an effect or a
+    view of the NDRange (atomics, printf, barriers, async copies, work-item functions), and
+    calls only to such helpers. A call to one is arithmetic like a builtin's."""
+    candidates: dict[str, ir.Function] = {}
+    for f in module.functions:
+        if f.is_kernel or f.body is None or any(isinstance(p.type, PointerType)
+                                                for p in f.params):
+            continue
+        if any(_touches_memory(n) for n in walk(f.body)):
+            continue
+        candidates[f.name] = f
+    graph = call_graph(module)
+    changed = True
+    while changed:
+        changed = False
+        for name in list(candidates):
+            if not graph.get(name, set()) <= set(candidates):
+                del candidates[name]
+                changed = True
+    return frozenset(candidates)
+
+
+_EFFECT_PREFIXES = ("atom", "printf", "async", "wait_group", "prefetch", "barrier",
+                    "work_group", "mem_fence", "read_mem_fence", "write_mem_fence")
+
+
+def _touches_memory(n: object) -> bool:
+    if isinstance(n, ir.VarDecl):
+        return isinstance(n.type, PointerType) or n.space is not AddressSpace.PRIVATE
+    if isinstance(n, ir.Index):
+        return not isinstance(n.base.type, ArrayType) or not isinstance(n.base, ir.VarRef)
+    if isinstance(n, ir.Unary) and n.op == "*":
+        return True
+    if isinstance(n, ir.Call) and n.builtin is not None:
+        return n.name.startswith(_EFFECT_PREFIXES) or n.name in WORKITEM_FUNCTIONS \
+            or n.name.startswith(("vload", "vstore"))
+    return False
 
 
 # the builtins through which a work-item sees how the NDRange is cut into work-groups

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ppcl.compiler.analysis.affine import table_bounds
+from ppcl.compiler.analysis.callgraph import arithmetic_helpers
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, write_counts, written_vars
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
@@ -266,8 +267,10 @@ class _Former:
 
     def __init__(self, uniformity: Uniformity | None, has_return: bool,
                  local_size: tuple[int, int, int] = (1, 1, 1),
-                 params: frozenset[str] = frozenset(), masking: bool = True):
+                 params: frozenset[str] = frozenset(), masking: bool = True,
+                 helpers: frozenset[str] = frozenset()):
         self.uni = uniformity
+        self.helpers = helpers  # helper functions a masked loop may call (arithmetic only)
         self.masking = masking  # varying loops may run under a loop mask (masked_refusal)
         self.params = params
         self.local_size = local_size
@@ -436,8 +439,9 @@ class _Former:
             if not isinstance(plan_stride(alone, uniform, self.params - written_vars(s)), str):
                 return "a grid-stride loop (its work-item loop runs it in lock step)"
         for n in walk(s):
-            if isinstance(n, ir.Call) and (n.builtin is None or n.name.startswith(_EFFECT_FAMILIES)):
-                return "it calls a function, an atomic or printf"
+            if isinstance(n, ir.Call) and (n.name not in self.helpers if n.builtin is None
+                                           else n.name.startswith(_EFFECT_FAMILIES)):
+                return "it calls a function that touches memory, an atomic or printf"
             if isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType):
                 return "it indexes a private array"
         wrapped = wrapped_vars(s.body, uni)
@@ -850,12 +854,14 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     setup = _group_setup(whole_body, group_setup)
     body = dataclasses.replace(whole_body, stmts=whole_body.stmts[len(setup):])
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
-    probe = _Former(uniformity, False, local_size, masking=masked_loops)
+    helpers = arithmetic_helpers(module) if masked_loops else frozenset()
+    probe = _Former(uniformity, False, local_size, masking=masked_loops, helpers=helpers)
     structured = has_barrier(body) or has_async(body) or any(
         probe._interchangeable(n) or probe._masked_moves(n) for n in walk(body)
         if isinstance(n, ir.Stmt))
     former = _Former(uniformity, has_return and structured, local_size,
-                     frozenset(p.name for p in kernel.params), masking=masked_loops)
+                     frozenset(p.name for p in kernel.params), masking=masked_loops,
+                     helpers=helpers)
     if structured:
         group = ir.Block(tuple(former.function_body(body)), loc=body.loc)
     else:
