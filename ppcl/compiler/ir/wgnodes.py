@@ -90,8 +90,8 @@ class LoopPlan:
     ``plan``: ``interchange`` (the loop runs at group level with work-item loops inside its
     body), ``jam`` or ``grid-stride`` (the plan of the work-item loop it sits in is about this
     loop), ``lock step`` (a barrier in it), ``masked lock step`` (its trip count varies per
-    work-item: it runs at group level under a loop mask), ``rows`` or ``plain`` (the work-item loop runs
-    its work-items one after another, each running this loop). ``work_item_loop``: the number
+    work-item: it runs at group level under a loop mask), ``rows`` or ``plain`` (the
+    work-item loop runs its work-items one after another, each running this loop). ``work_item_loop``: the number
     of the work-item loop it runs in (as ``FormedKernel.plans`` counts them), None at group
     level. ``why_not``: one short reason per plan that did not fire."""
 

@@ -418,9 +418,9 @@ class _Former:
         lanes' steps are independent and vectorize, at the price of the lanes waiting for the
         group's longest trip. Taken when the loop is barrier-free, at the top level of the
         kernel's structure or in its branches (formed as a masked ``if`` then), holds no inner
-        loop, call, atomic or array index, every memory access in it is consecutive along x
-        or the same for all work-items, it is no grid-stride loop, and it computes something
-        per work-item."""
+        loop, atomic, array index or call other than of builtins and ``arithmetic_helpers``,
+        every memory access in it is consecutive along x or the same for all work-items, it is
+        no grid-stride loop, and it computes something per work-item."""
         uni = self.uni
         if uni is None:
             return "no uniformity analysis"
