@@ -385,3 +385,14 @@ def test_complex_escape_through_helpers_equals_the_build_without(context, gsize,
     got = _both(context, "complex_escape", gsize, local, [out], (np.int32(40),))[0]
     want = _escape_reference(gsize[0], gsize[1], 40)
     assert np.mean(got.reshape(gsize[1], gsize[0]) == want) > 0.99
+
+
+def test_a_temporary_of_the_loop_body_stays_a_local_in_both_copies_of_the_loop() -> None:
+    """The loop's body runs in the masked steps and again in the rest its last lanes run
+    alone: each copy declares the body's ``t``, so no value of it crosses regions and it is
+    no context array (the recurrence's ``zr``, ``zi`` and ``n`` are)."""
+    module = compile_source(SOURCE).module
+    formed = kernel_ir(module, "escape", KernelSpec((16, 16, 1)), parse_build_options("")).formed
+    assert formed is not None
+    assert {"zr", "zi", "n"} <= set(formed.context_vars)
+    assert "t" not in formed.context_vars

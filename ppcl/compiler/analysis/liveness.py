@@ -6,7 +6,8 @@ region-local: each work-item's copy lives and dies within one iteration of the w
 so it stays a plain C local that the compiler can keep in a register and vectorize. A variable
 referenced in two regions, or by group-level code, carries a value from one region to another
 (or is read at group level), so it needs one copy per work-item (a context array) or, when it is
-uniform, one group scalar. Variable names are unique per function (the front end guarantees
+uniform, one group scalar; unless every region referencing it declares it (copies of one
+statement in several regions), when each copy is region-local. Variable names are unique per function (the front end guarantees
 it), so a reference is identified by name alone.
 
 An ``if`` on ``MaskAll`` chooses between two formings of the same statements (all work-items
@@ -26,6 +27,16 @@ from ppcl.compiler.ir.visit import Node, children
 GROUP_LEVEL = -1  # the unit number of group-level code
 
 
+def _declared_in(node: Node) -> Iterable[str]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ir.DeclStmt):
+            for d in current.decls:
+                yield d.name
+        stack.extend(children(current))
+
+
 def _names_in(node: Node) -> Iterable[str]:
     stack = [node]
     while stack:
@@ -40,9 +51,10 @@ def _names_in(node: Node) -> Iterable[str]:
         stack.extend(children(current))
 
 
-def reference_units(body: ir.Stmt) -> dict[str, set[int]]:
+def reference_units(body: ir.Stmt, declared: dict[str, set[int]] | None = None
+                    ) -> dict[str, set[int]]:
     """For each variable name: the regions (numbered in pre-order) and ``GROUP_LEVEL`` where
-    it is referenced."""
+    it is referenced; ``declared`` gets, per name, the regions that declare it."""
     units: dict[str, set[int]] = {}
     counter = 0
 
@@ -53,6 +65,9 @@ def reference_units(body: ir.Stmt) -> dict[str, set[int]]:
             counter += 1
             for name in _names_in(node.body):
                 units.setdefault(name, set()).add(unit)
+            if declared is not None:
+                for name in _declared_in(node.body):
+                    declared.setdefault(name, set()).add(unit)
             return
         if isinstance(node, ir.If) and isinstance(node.cond, wg.MaskAll):
             start = counter
@@ -76,7 +91,13 @@ def reference_units(body: ir.Stmt) -> dict[str, set[int]]:
 
 
 def live_across_regions(body: ir.Stmt, candidates: Iterable[str]) -> set[str]:
-    """The ``candidates`` referenced in more than one region or at group level."""
-    units = reference_units(body)
+    """The ``candidates`` referenced in more than one region or at group level, but those
+    that every region referencing them declares: copies of one statement in several regions
+    (a masked loop's body and the rest of the loop its last lanes run alone,
+    ``transforms/workgroup.py``), each with its own variable, which no value leaves."""
+    declared: dict[str, set[int]] = {}
+    units = reference_units(body, declared)
     return {name for name in candidates
-            if len(units.get(name, ())) > 1 or GROUP_LEVEL in units.get(name, ())}
+            if (len(units.get(name, ())) > 1 or GROUP_LEVEL in units.get(name, ()))
+            and not (GROUP_LEVEL not in units.get(name, ())
+                     and units.get(name, set()) <= declared.get(name, set()))}
