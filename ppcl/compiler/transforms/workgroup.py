@@ -27,7 +27,7 @@ from typing import NamedTuple
 from ppcl.compiler.analysis.affine import table_bounds
 from ppcl.compiler.analysis.callgraph import arithmetic_helpers
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, write_counts, written_vars
-from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity, const_int
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
@@ -242,6 +242,45 @@ def escapes(s: ir.Stmt) -> set[str]:
     return found
 
 
+SHORT_TRIPS = 8  # a counted loop gcc unrolls whole, so the work-item loop around it vectorizes
+
+
+def _short_counted(s: ir.Stmt) -> int | None:
+    """The trip count of ``for (int c = a; c < b; c += k)`` (or ``<=``, ``>``, ``>=``, with
+    ``c++`` or ``c--``) with constant ``a``, ``b`` and ``k``, when it is at most
+    ``SHORT_TRIPS`` and nothing in the body writes ``c`` or leaves the loop early; else None.
+    Every work-item runs it the same number of times (a hand-unrolled group of steps inside a
+    loop whose own trip count varies)."""
+    if not isinstance(s, ir.For) or not isinstance(s.init, ir.DeclStmt) \
+            or len(s.init.decls) != 1 or not isinstance(s.cond, ir.Binary) or s.step is None:
+        return None
+    counter = s.init.decls[0]
+    start = const_int(counter.init) if counter.init is not None else None
+    cond = s.cond
+    bound = const_int(cond.rhs)
+    if start is None or bound is None or not (isinstance(cond.lhs, ir.VarRef)
+                                              and cond.lhs.name == counter.name):
+        return None
+    step = s.step
+    if isinstance(step, ir.Unary) and step.op in ("++", "p++", "--", "p--") \
+            and isinstance(step.operand, ir.VarRef) and step.operand.name == counter.name:
+        k: int | None = 1 if "+" in step.op else -1
+    elif isinstance(step, ir.Assign) and step.op in ("+=", "-=") \
+            and isinstance(step.target, ir.VarRef) and step.target.name == counter.name:
+        k = const_int(step.value)
+        k = None if k is None else (k if step.op == "+=" else -k)
+    else:
+        return None
+    if not k or counter.name in written_vars(s.body) or any(
+            isinstance(n, ir.Break | ir.Continue | ir.Return) for n in walk(s.body)):
+        return None
+    last = {"<": bound - 1, "<=": bound, ">": bound + 1, ">=": bound}.get(cond.op)
+    if last is None or (k > 0) != (cond.op in ("<", "<=")):
+        return None
+    trips = max(0, (last - start) // k + 1)
+    return trips if trips <= SHORT_TRIPS else None
+
+
 def _branch_loops(s: ir.If) -> list[ir.Stmt]:
     """The loops in the branches of ``s`` that no other loop holds (through blocks and
     ``if`` statements only)."""
@@ -418,7 +457,8 @@ class _Former:
         lanes' steps are independent and vectorize, at the price of the lanes waiting for the
         group's longest trip. Taken when the loop is barrier-free, at the top level of the
         kernel's structure or in its branches (formed as a masked ``if`` then), holds no inner
-        loop, atomic, array index or call other than of builtins and ``arithmetic_helpers``,
+        loop but a short counted one (``_short_counted``), no atomic, array index or call other
+        than of builtins and ``arithmetic_helpers``,
         every memory access in it is consecutive along x or the same for all work-items, it is
         no grid-stride loop, and it computes something per work-item."""
         uni = self.uni
@@ -430,8 +470,8 @@ class _Former:
             return "inside a loop that runs at group level"
         if has_barrier(s) or has_async(s) or "return" in escapes(s):
             return "a barrier, an async copy or a return in it"
-        if any(isinstance(n, _LOOPS) for n in walk(s.body)):
-            return "a loop in its body"
+        if any(isinstance(n, _LOOPS) and _short_counted(n) is None for n in walk(s.body)):
+            return "a loop in its body that is not a short counted loop"
         if isinstance(s, ir.For):
             names = {n.name for n in walk(s) if isinstance(n, ir.VarRef)}
             uniform = frozenset(n for n in names if uni.var(n).is_uniform)
