@@ -429,3 +429,49 @@ def test_a_short_counted_loop_inside_equals_the_build_without(context, width: in
                 (np.float32(3.0 / width), np.int32(64), np.int32(width)))[0]
     # a vector comparison is -1 where true: each step of four counts -4
     assert got.max() <= 0 and got.min() >= -64 and len(np.unique(got)) > 4
+
+
+OTHERS = """
+__constant float WEIGHTS[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
+float weighted(float x, int k) { return x * WEIGHTS[k & 3]; }
+float squares(float x) { float t[2] = {x, x * x}; return t[0] + t[1]; }
+
+__kernel void effects(__global float *a, __global int *count, __global float *out, float limit)
+{
+    int i = get_global_id(0);
+    float s = a[i];
+    int n = 0;
+    while (s < limit && n < 50) {    /* an atomic in the old spelling */
+        atom_inc(&count[0]);
+        s += 0.5f;
+        n++;
+    }
+    int m = 0;
+    while (s > 0.0f && m < 50) {     /* a fence */
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        s -= 1.0f;
+        m++;
+    }
+    int k = 0;
+    while (s < limit && k < 50) {    /* a helper reading a program-scope table */
+        s += weighted(1.0f, k);
+        k++;
+    }
+    out[i] = s + n + m + k + squares(s);
+}
+"""
+
+
+def test_effects_by_family_and_helpers_reading_tables_keep_a_loop_in_the_work_item_loop() -> None:
+    module = compile_source(OTHERS).module
+    assert arithmetic_helpers(module) == frozenset({"squares"})
+    stream = io.StringIO()
+    kernel_ir(module, "effects", KernelSpec((32, 1, 1)), parse_build_options(""),
+              Debug(frozenset({"plans"})), stream=stream)
+    text = stream.getvalue()
+    assert "masked lock step" not in text, text
+    assert text.count("not masked: it calls a function that touches memory, an atomic or "
+                      "printf") == 2, text
+    # the small helper is inlined before formation: its table read is the loop's own
+    assert "not masked: it indexes an array (private, __local or a program-scope table)" \
+        in text, text

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ppcl.compiler.ir import nodes as ir
+from ppcl.compiler.ir.builtins import lookup as lookup_builtin
 from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType
 from ppcl.compiler.ir.visit import walk
 
@@ -54,17 +55,29 @@ def helpers_using_workitems(module: ir.Module) -> frozenset[str]:
         & helpers
 
 
+def builtin_family(call: ir.Call) -> str | None:
+    """The family of a builtin call's entry in the builtin table (None for a user call)."""
+    if call.builtin is None:
+        return None
+    try:
+        return lookup_builtin(call.builtin).family
+    except KeyError:
+        return None
+
+
 def arithmetic_helpers(module: ir.Module) -> frozenset[str]:
     """The helper functions that only compute from their values: no pointer parameter,
-    variable or access to memory other than their own arrays, no builtin with an effect or a
-    view of the NDRange (atomics, printf, barriers, async copies, work-item functions), and
-    calls only to such helpers. A call to one is arithmetic like a builtin's."""
+    variable or access to memory other than their own private arrays, no builtin that
+    touches memory or sees the NDRange (``_MEMORY_FAMILIES``), and calls only to such
+    helpers. A call to one is arithmetic like a builtin's."""
     candidates: dict[str, ir.Function] = {}
     for f in module.functions:
         if f.is_kernel or f.body is None or any(isinstance(p.type, PointerType)
                                                 for p in f.params):
             continue
-        if any(_touches_memory(n) for n in walk(f.body)):
+        own = {n.name for n in walk(f.body) if isinstance(n, ir.VarDecl)
+               and isinstance(n.type, ArrayType) and n.space is AddressSpace.PRIVATE}
+        if any(_touches_memory(n, own) for n in walk(f.body)):
             continue
         candidates[f.name] = f
     graph = call_graph(module)
@@ -78,21 +91,21 @@ def arithmetic_helpers(module: ir.Module) -> frozenset[str]:
     return frozenset(candidates)
 
 
-_EFFECT_PREFIXES = ("atom", "printf", "async", "wait_group", "prefetch", "barrier",
-                    "work_group", "mem_fence", "read_mem_fence", "write_mem_fence")
+# builtin families that read or write memory, order work-items or see the NDRange
+_MEMORY_FAMILIES = frozenset(("workitem", "vload", "vstore", "sync", "async", "atomic",
+                              "printf", "image"))
 
 
-def _touches_memory(n: object) -> bool:
+def _touches_memory(n: object, own: set[str]) -> bool:
+    """Whether node ``n`` of a helper reaches memory other than the ``own`` private arrays
+    (a program-scope table read by name is memory too)."""
     if isinstance(n, ir.VarDecl):
         return isinstance(n.type, PointerType) or n.space is not AddressSpace.PRIVATE
     if isinstance(n, ir.Index):
-        return not isinstance(n.base.type, ArrayType) or not isinstance(n.base, ir.VarRef)
+        return not (isinstance(n.base, ir.VarRef) and n.base.name in own)
     if isinstance(n, ir.Unary) and n.op == "*":
         return True
-    if isinstance(n, ir.Call) and n.builtin is not None:
-        return n.name.startswith(_EFFECT_PREFIXES) or n.name in WORKITEM_FUNCTIONS \
-            or n.name.startswith(("vload", "vstore"))
-    return False
+    return isinstance(n, ir.Call) and builtin_family(n) in _MEMORY_FAMILIES
 
 
 # the builtins through which a work-item sees how the NDRange is cut into work-groups

@@ -31,9 +31,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ppcl.compiler.analysis.callgraph import reaching
+from ppcl.compiler.analysis.callgraph import builtin_family, reaching
 from ppcl.compiler.ir import nodes as ir
-from ppcl.compiler.ir.builtins import lookup as lookup_builtin
 from ppcl.compiler.ir.types import indexes_in_place
 from ppcl.compiler.ir.visit import children, walk
 
@@ -127,16 +126,6 @@ def const_int(e: ir.Expr) -> int | None:
     if isinstance(e, ir.IntLit):
         return e.value
     return None
-
-
-def builtin_family(call: ir.Call) -> str | None:
-    """The family of a builtin call's entry in the builtin table (None for a user call)."""
-    if call.builtin is None:
-        return None
-    try:
-        return lookup_builtin(call.builtin).family
-    except KeyError:
-        return None
 
 
 class Uniformity:

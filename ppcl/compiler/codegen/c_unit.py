@@ -145,7 +145,7 @@ static inline int ppcl_few(const int *mask, size_t n)
 {
     int set = 0;
     for (size_t i = 0; i < n; i++) {
-        set -= -(mask[i] != 0);
+        set += mask[i] != 0;
     }
     return (size_t)set * PPCL_FEW_LANES <= n;
 }

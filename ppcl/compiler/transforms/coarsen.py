@@ -81,10 +81,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ppcl.compiler.analysis.callgraph import builtin_family
 from ppcl.compiler.analysis.cost import is_pointer_access, stmt_cost
 from ppcl.compiler.analysis.effects import root_var
 from ppcl.compiler.analysis.order import DATA_PARALLEL, ExecutionOrder
-from ppcl.compiler.analysis.uniformity import ID_QUERIES, builtin_family, const_int
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import (
     INT,

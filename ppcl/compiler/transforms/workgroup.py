@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ppcl.compiler.analysis.affine import table_bounds
-from ppcl.compiler.analysis.callgraph import arithmetic_helpers
+from ppcl.compiler.analysis.callgraph import arithmetic_helpers, builtin_family
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, write_counts, written_vars
 from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity, const_int
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
@@ -326,6 +326,7 @@ class _Former:
         self.refusals: dict[int, str] = {}  # loop (by id) -> why it was not interchanged
         self.interchanged_loops: set[int] = set()
         self.masked_loops: set[int] = set()  # varying loops run by the group under masks
+        self.mask_refusals: dict[int, str | None] = {}  # loop (by id) -> ``masked_refusal``
 
     def _new_mask(self, prefix: str) -> str:
         name = f"__ppcl_{prefix}{len(self.mask_names)}"
@@ -439,12 +440,17 @@ class _Former:
         return False
 
     def _mask_refusal(self, s: ir.Stmt) -> str | None:
-        """``masked_refusal`` of a loop whose trip count varies per work-item; "" where a mask
-        has nothing to gain (not such a loop, or masked loops off)."""
+        """``masked_refusal`` of a loop whose trip count varies per work-item, where it sits
+        now; "" where a mask has nothing to gain (not such a loop, or masked loops off). The
+        loop's own answer is kept: formation asks again for every statement around it."""
         if not isinstance(s, _LOOPS) or not self.masking or self.uni is None \
                 or self.uni.control_uniform(s) or self.uni.convergent(s):
             return ""  # the work-items that reach it run it alike: no mask to gain
-        return self.masked_refusal(s)
+        if self.loops or self.lockstep_depth or self.in_masked_copy:
+            return "inside a loop that runs at group level"
+        if id(s) not in self.mask_refusals:
+            self.mask_refusals[id(s)] = self.masked_refusal(s)
+        return self.mask_refusals[id(s)]
 
     def masked_refusal(self, s: ir.For | ir.While | ir.DoWhile) -> str | None:
         """Why a loop whose trip count varies per work-item stays inside the work-item loop,
@@ -466,8 +472,6 @@ class _Former:
             return "no uniformity analysis"
         if self.local_size[0] < 8:
             return "local size along x under 8"
-        if self.loops or self.lockstep_depth or self.in_masked_copy:
-            return "inside a loop that runs at group level"
         if has_barrier(s) or has_async(s) or "return" in escapes(s):
             return "a barrier, an async copy or a return in it"
         if any(isinstance(n, _LOOPS) and _short_counted(n) is None for n in walk(s.body)):
@@ -480,10 +484,10 @@ class _Former:
                 return "a grid-stride loop (its work-item loop runs it in lock step)"
         for n in walk(s):
             if isinstance(n, ir.Call) and (n.name not in self.helpers if n.builtin is None
-                                           else n.name.startswith(_EFFECT_FAMILIES)):
+                                           else builtin_family(n) in _EFFECT_FAMILIES):
                 return "it calls a function that touches memory, an atomic or printf"
             if isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType):
-                return "it indexes a private array"
+                return "it indexes an array (private, __local or a program-scope table)"
         wrapped = wrapped_vars(s.body, uni)
         for address in memory_addresses(s):
             shape = self._address_shape(address, wrapped)
