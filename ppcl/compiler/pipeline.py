@@ -96,6 +96,17 @@ class KernelIR:
     group_setup: frozenset[str] = frozenset()
     unrolled: tuple[Loc, ...] = ()  # where the loops the unroll pass wrote out were
 
+    def needs_unformed(self, pass_name: str) -> None:
+        """Raise unless work-group formation is still to come (a pass over the kernel as
+        written)."""
+        if self.formed is not None:
+            raise PipelineError(f"pass '{pass_name}' runs before 'workgroup'")
+
+    def switched_off(self, pass_name: str, option: str) -> KernelIR:
+        """This value, with the note that pass ``pass_name`` was turned off by ``option``."""
+        return dataclasses.replace(self, notes=self.notes + (
+            f"{pass_name}: off (build option {option})",))
+
     def needs_formed(self, pass_name: str) -> FormedKernel:
         if self.formed is None:
             raise PipelineError(f"pass '{pass_name}' needs a formed kernel: run 'workgroup' "
@@ -154,8 +165,7 @@ class InlinePass(Pass):
     Options = InlineOptions
 
     def run(self, value: KernelIR) -> KernelIR:
-        if value.formed is not None:
-            raise PipelineError("pass 'inline' runs before 'workgroup'")
+        value.needs_unformed("inline")
         kernel = inline_barrier_functions(value.module, value.kernel, small=self.options.small)
         return dataclasses.replace(value, kernel=kernel)
 
@@ -168,8 +178,7 @@ class SwitchPass(Pass):
     name = "switch"
 
     def run(self, value: KernelIR) -> KernelIR:
-        if value.formed is not None:
-            raise PipelineError("pass 'switch' runs before 'workgroup'")
+        value.needs_unformed("switch")
         return dataclasses.replace(value, kernel=lower_switches(value.kernel))
 
 
@@ -190,8 +199,7 @@ class NormalizePass(Pass):
     Options = NormalizeOptions
 
     def run(self, value: KernelIR) -> KernelIR:
-        if value.formed is not None:
-            raise PipelineError("pass 'normalize' runs before 'workgroup'")
+        value.needs_unformed("normalize")
         o = self.options
         kernel = normalize(value.kernel, guards=o.guards, loops=o.loops, pointers=o.pointers,
                            divisions=o.divisions)
@@ -208,11 +216,9 @@ class UnrollPass(Pass):
     name = "unroll"
 
     def run(self, value: KernelIR) -> KernelIR:
-        if value.formed is not None:
-            raise PipelineError("pass 'unroll' runs before 'workgroup'")
+        value.needs_unformed("unroll")
         if not value.unroll:
-            return dataclasses.replace(value, notes=value.notes + (
-                "unroll: off (build option -ppcl-no-unroll)",))
+            return value.switched_off("unroll", "-ppcl-no-unroll")
         result = unroll_loops(value.module, value.kernel)
         return dataclasses.replace(value, kernel=result.function,
                                    notes=value.notes + tuple(result.notes()),
@@ -229,11 +235,9 @@ class SelectsPass(Pass):
     name = "selects"
 
     def run(self, value: KernelIR) -> KernelIR:
-        if value.formed is not None:
-            raise PipelineError("pass 'selects' runs before 'workgroup'")
+        value.needs_unformed("selects")
         if not value.selects:
-            return dataclasses.replace(value, notes=value.notes + (
-                "selects: off (build option -ppcl-no-selects)",))
+            return value.switched_off("selects", "-ppcl-no-selects")
         result = branch_free(value.module, value.kernel)
         return dataclasses.replace(value, kernel=result.function,
                                    notes=value.notes + tuple(result.notes()))
@@ -248,8 +252,7 @@ class MagicDivPass(Pass):
     name = "magicdiv"
 
     def run(self, value: KernelIR) -> KernelIR:
-        if value.formed is not None:
-            raise PipelineError("pass 'magicdiv' runs before 'workgroup'")
+        value.needs_unformed("magicdiv")
         result = magic_divisions(value.kernel, value.spec.narrow_ids)
         return dataclasses.replace(value, kernel=result.function,
                                    notes=value.notes + tuple(result.notes()),
@@ -264,8 +267,7 @@ class ComponentsPass(Pass):
     name = "components"
 
     def run(self, value: KernelIR) -> KernelIR:
-        if value.formed is not None:
-            raise PipelineError("pass 'components' runs before 'workgroup'")
+        value.needs_unformed("components")
         result = component_loads(value.kernel)
         return dataclasses.replace(value, kernel=result.function,
                                    notes=value.notes + tuple(result.notes()))
