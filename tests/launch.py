@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ import ppcl as cl
 import ppcl.runtime.platform
 from ppcl.compiler.frontend import compile_source, parse_build_options
 from ppcl.compiler.ir.layout import LOCAL_ALIGN, align_up, pad3
-from ppcl.compiler.pipeline import KernelSpec, cpu_pipeline
+from ppcl.compiler.pipeline import KernelSpec, cpu_pipeline, kernel_ir
 from ppcl.devices.cpu import CPUProgram
 from ppcl.devices.cpu.args import ArgBlock
 from ppcl.devices.cpu.build import CompiledKernel, launch_descriptor
@@ -37,6 +38,7 @@ from ppcl.devices.cpu.build import build_kernel as _build_kernel
 from ppcl.devices.host_memory import aligned_bytes
 from ppcl.devices.interface import BufferArg, LocalArg, NDRange, ValueArg
 from ppcl.devices.serial import SerialDevice
+from ppcl.settings import Debug
 
 
 @dataclass(frozen=True)
@@ -164,3 +166,13 @@ def aligned_empty(shape: Any, dtype: Any) -> np.ndarray:
     aligned vector loads): host memory from the device's own ``aligned_bytes``."""
     dtype = np.dtype(dtype)
     return aligned_bytes(int(np.prod(shape)) * dtype.itemsize).view(dtype).reshape(shape)
+
+
+def plan_text(source: str, name: str, local_size: tuple[int, int, int] = (16, 1, 1),
+              options: str = "") -> str:
+    """What ``PPCL_DEBUG=plans`` prints for kernel ``name`` of ``source`` built for
+    ``local_size`` with the build ``options`` (the CPU pipeline, nothing compiled)."""
+    stream = io.StringIO()
+    kernel_ir(compile_source(source).module, name, KernelSpec(local_size),
+              parse_build_options(options), Debug(frozenset({"plans"})), stream=stream)
+    return stream.getvalue()

@@ -6,7 +6,6 @@ results equal to the kernels built with ``-ppcl-no-masked-loops`` and to numpy, 
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,7 @@ import ppcl as cl
 from ppcl.compiler.analysis.callgraph import arithmetic_helpers
 from ppcl.compiler.frontend import compile_source, parse_build_options
 from ppcl.compiler.pipeline import KernelSpec, kernel_ir
-from ppcl.settings import Debug
+from tests.launch import plan_text
 
 mf = cl.mem_flags
 
@@ -227,11 +226,7 @@ PLANS = [
 
 
 def _plans(name: str, local: tuple[int, int, int], options: str = "") -> str:
-    module = compile_source(SOURCE).module
-    stream = io.StringIO()
-    kernel_ir(module, name, KernelSpec(local), parse_build_options(options),
-              Debug(frozenset({"plans"})), stream=stream)
-    return stream.getvalue()
+    return plan_text(SOURCE, name, local, options)
 
 
 @pytest.mark.parametrize("name, local, wanted", PLANS)
@@ -366,16 +361,12 @@ def test_a_loop_reading_along_x_under_a_guard(context, n: int, local) -> None:
 
 
 def test_a_grid_stride_loop_keeps_its_own_plan() -> None:
-    module = compile_source("""
+    text = plan_text("""
 __kernel void total(__global const float *a, __global float *out, int n)
 {
     for (int i = get_global_id(0); i < n; i += get_global_size(0))
         out[i] = a[i] * a[i];
-}""").module
-    stream = io.StringIO()
-    kernel_ir(module, "total", KernelSpec((64, 1, 1)), parse_build_options(""),
-              Debug(frozenset({"plans"})), stream=stream)
-    text = stream.getvalue()
+}""", "total", (64, 1, 1))
     assert "grid-stride in lock step" in text, text
     assert "not masked: a grid-stride loop" in text, text
 
@@ -463,12 +454,8 @@ __kernel void effects(__global float *a, __global int *count, __global float *ou
 
 
 def test_effects_by_family_and_helpers_reading_tables_keep_a_loop_in_the_work_item_loop() -> None:
-    module = compile_source(OTHERS).module
-    assert arithmetic_helpers(module) == frozenset({"squares"})
-    stream = io.StringIO()
-    kernel_ir(module, "effects", KernelSpec((32, 1, 1)), parse_build_options(""),
-              Debug(frozenset({"plans"})), stream=stream)
-    text = stream.getvalue()
+    assert arithmetic_helpers(compile_source(OTHERS).module) == frozenset({"squares"})
+    text = plan_text(OTHERS, "effects", (32, 1, 1))
     assert "masked lock step" not in text, text
     assert text.count("not masked: it calls a function that touches memory, an atomic or "
                       "printf") == 2, text

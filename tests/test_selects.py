@@ -5,7 +5,6 @@ lowered without a branch."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
@@ -14,11 +13,8 @@ import pytest
 import ppcl
 import ppcl as cl
 import ppcl.runtime.platform
-from ppcl.compiler.frontend import compile_source, parse_build_options
-from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.devices.serial import SerialDevice
-from ppcl.settings import Debug
-from tests.launch import build_kernel
+from tests.launch import build_kernel, plan_text
 
 mf = cl.mem_flags
 
@@ -131,11 +127,7 @@ DECISIONS = [
 
 
 def _plans(name: str) -> list[str]:
-    module = compile_source(SOURCE).module
-    stream = io.StringIO()
-    kernel_ir(module, name, KernelSpec((16, 1, 1)), parse_build_options(""),
-              Debug(frozenset({"plans"})), stream=stream)
-    return [line for line in stream.getvalue().splitlines() if "branch-free" in line]
+    return [line for line in plan_text(SOURCE, name).splitlines() if "branch-free" in line]
 
 
 @pytest.mark.parametrize("name, wanted", DECISIONS)
@@ -151,11 +143,7 @@ def test_other_spellings_keep_their_branches() -> None:
 
 
 def test_the_build_option_turns_the_pass_off() -> None:
-    module = compile_source(SOURCE).module
-    stream = io.StringIO()
-    kernel_ir(module, "swap", KernelSpec((16, 1, 1)), parse_build_options("-ppcl-no-selects"),
-              Debug(frozenset({"plans"})), stream=stream)
-    text = stream.getvalue()
+    text = plan_text(SOURCE, "swap", options="-ppcl-no-selects")
     assert "selects: off (build option -ppcl-no-selects)" in text and "branch-free" not in text
 
 

@@ -4,7 +4,6 @@ built without the pass on awkward sizes, and the unrolled work-item loop vectori
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
@@ -13,11 +12,8 @@ import pytest
 import ppcl
 import ppcl as cl
 import ppcl.runtime.platform
-from ppcl.compiler.frontend import compile_source, parse_build_options
-from ppcl.compiler.pipeline import KernelSpec, kernel_ir
 from ppcl.devices.serial import SerialDevice
-from ppcl.settings import Debug
-from tests.launch import build_kernel
+from tests.launch import build_kernel, plan_text
 
 mf = cl.mem_flags
 
@@ -163,11 +159,7 @@ DECISIONS = [
 
 
 def _plans(name: str) -> list[str]:
-    module = compile_source(SOURCE).module
-    stream = io.StringIO()
-    kernel_ir(module, name, KernelSpec((16, 1, 1)), parse_build_options(""),
-              Debug(frozenset({"plans"})), stream=stream)
-    return stream.getvalue().splitlines()
+    return plan_text(SOURCE, name).splitlines()
 
 
 @pytest.mark.parametrize("name, wanted", DECISIONS)
@@ -186,11 +178,7 @@ def test_loops_the_pass_keeps_are_left_alone() -> None:
 
 
 def test_the_build_option_turns_the_pass_off() -> None:
-    module = compile_source(SOURCE).module
-    stream = io.StringIO()
-    kernel_ir(module, "pull", KernelSpec((16, 1, 1)), parse_build_options("-ppcl-no-unroll"),
-              Debug(frozenset({"plans"})), stream=stream)
-    lines = stream.getvalue().splitlines()
+    lines = plan_text(SOURCE, "pull", options="-ppcl-no-unroll").splitlines()
     assert any("unroll: off (build option -ppcl-no-unroll)" in line for line in lines), lines
     assert not any("unrolled" in line for line in lines), lines
 

@@ -7,11 +7,9 @@ input space splitting."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
-from launch import run
+from launch import plan_text, run
 
 from ppcl.compiler.frontend import compile_source
 from ppcl.compiler.frontend.options import parse_build_options
@@ -20,7 +18,6 @@ from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.visit import walk
 from ppcl.compiler.pipeline import KernelSpec, Pipeline, kernel_ir
 from ppcl.compiler.transforms.split import _loop_ranges, group_counter_ranges
-from ppcl.settings import Debug
 
 SOURCE = """
 __kernel void rows(__global const float *in, __constant float *w, __global float *out,
@@ -57,11 +54,7 @@ __kernel void taps(__global const float *in, __constant float *w, __global float
 
 
 def _plans(name: str) -> list[str]:
-    module = compile_source(SOURCE).module
-    stream = io.StringIO()
-    kernel_ir(module, name, KernelSpec((16, 1, 1)), parse_build_options(""),
-              Debug(frozenset({"plans"})), stream=stream)
-    return [line for line in stream.getvalue().splitlines() if "work-item loop 2" in line]
+    return [line for line in plan_text(SOURCE, name).splitlines() if "work-item loop 2" in line]
 
 
 def test_the_range_of_an_interchanged_counter_is_read_from_its_group_level_loop() -> None:
