@@ -296,7 +296,11 @@ class HostFusion:
             if stored["choice"] in labels:
                 index = labels.index(stored["choice"])
                 trial.built = [built[0]] if index == 0 else [built[0], built[index]]
-                trial.samples = [[] for _ in trial.built]
+                # the stored times, so that the guard goes on weighing a stored layout against
+                # the shuffles this run's commands cause (``Trial.watch``)
+                timings = stored.get("timings", {})
+                trial.samples = [[t] if isinstance(t := timings.get(b.label), int) else []
+                                 for b in trial.built]
                 trial.choice = len(trial.built) - 1
                 decision.choice, decision.source = stored["choice"], "cached"
                 if index:  # built in the background: the original runs until it is ready

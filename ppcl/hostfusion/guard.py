@@ -5,10 +5,12 @@ the candidates of a launch shape (kernel, device, NDRange, buffer sizes) are bui
 background while the original runs, then the launches of that shape take turns: original,
 candidate 1, candidate 2, ..., ``ROUNDS`` times each after an untimed first launch of each
 (which may pay what later ones do not: a GPU moving managed pages to itself, the first launch
-of a module) and none while a candidate still builds (the compiler takes a core the launch
-would have), every turn the user's own launch (all variants compute the same results); a candidate that keeps a buffer in another layout is
-charged the shuffles that transfers of that buffer cause (``keeper.py``). The fastest is kept when it beats the original's best
-time by ``KEEP_BELOW``; otherwise the original stays. The choice is written to the cache
+of a module) and none while any candidate still builds (the compiler takes a core the launch
+would have), every turn the user's own launch (all variants compute the same results). The
+fastest is kept when it beats the original's best time by ``KEEP_BELOW``; otherwise the
+original stays. A chosen candidate that keeps a buffer in another layout is then charged the
+shuffles that other commands using the buffer cause (``keeper.py``), and dropped once they
+cost more than it saves (``Trial.watch``). The choice is written to the cache
 directory (``hostfusion/<key>.json``), so the next process with the same kernel and shape
 starts with it and times nothing.
 """
@@ -67,7 +69,7 @@ class Trial:
     warmed: set[int] = field(default_factory=set)  # variants whose untimed launch has run
     notes: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # the chosen layout's launches since the choice and the shuffles its transfers caused (ns)
+    # the chosen layout's launches since the choice and the shuffles others caused (ns)
     watched: int = 0
     charged_ns: int = 0
 
@@ -76,7 +78,8 @@ class Trial:
 
     def watch(self, index: int, charged_ns: int) -> bool:
         """A launch of the chosen variant ``index``, which keeps a buffer in another layout,
-        and the time of the shuffles the program's transfers caused since the last one. A
+        and the time of the shuffles other commands (transfers, kernels that use the buffer as
+        written) caused since the last one. A
         trial's launches come too close together to see how often a program reads its buffers
         back (a particle update of 16 steps between a copy in and a read back ran 2x slower
         with a layout its launches timed 1.7x faster): so the guard goes on weighing the chosen
@@ -86,6 +89,10 @@ class Trial:
             if self.choice != index or not self.samples[0] or not self.samples[index]:
                 return False
             self.watched += 1
+            if self.watched == 1:
+                # the shuffle in follows the trial's last turn of the original (or, from a
+                # stored choice, the program's first transfer): once, not at every launch
+                charged_ns = 0
             self.charged_ns += charged_ns
             if self.watched < WATCH_LAUNCHES or not self.charged_ns:
                 return False
@@ -122,9 +129,12 @@ class Trial:
             if index not in self.warmed:  # the first launch of a variant is not a sample
                 self.warmed.add(index)
                 return False
-            if any(b.future is not None and not b.future.done() for b in self.built):
-                # a launch run while a candidate compiles shares the cores with the compiler
-                # (an original timed at 2.2 ms beside a build, 1.1 ms after it): not a sample
+            if _building[0]:
+                # a launch run while a candidate compiles, this trial's or another kernel's,
+                # shares the cores with the compiler (an original timed at 2.2 ms beside a
+                # build, 1.1 ms after it; a molecular dynamics step's force kernel timed 2.37
+                # ms beside the build of the next kernel's candidate and 1.34 alone, and kept a
+                # layout that lost): not a sample
                 return False
             self.samples[index].append(nanoseconds)
             complete = all(len(self.samples[i]) >= ROUNDS or (i and self.built[i].error)
@@ -145,6 +155,8 @@ class Trial:
 
 
 _BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ppcl-hostfusion")
+_building = [0]  # background builds submitted and not finished, of every trial
+_building_lock = threading.Lock()
 
 
 def start_build(built: Built, build: Callable[[], KernelLaunch], background: bool) -> None:
@@ -154,8 +166,17 @@ def start_build(built: Built, build: Callable[[], KernelLaunch], background: boo
             built.launch = build()
         except Exception as error:  # a candidate that does not build is dropped, not fatal
             built.error = f"not built ({type(error).__name__}: {str(error).splitlines()[0]})"
+
+    def in_background() -> None:
+        try:
+            work()
+        finally:
+            with _building_lock:
+                _building[0] -= 1
     if background:
-        built.future = _BUILDER.submit(work)
+        with _building_lock:
+            _building[0] += 1
+        built.future = _BUILDER.submit(in_background)
     else:
         work()
 
@@ -210,14 +231,16 @@ def runner(built: Built, trial: Trial, index: int, timed: bool,
         _restore_kept(args, moved)
         start = time.perf_counter_ns()
         launch.run(tuple(new) + extras)
-        kernel_ns = elapsed = time.perf_counter_ns() - start
-        elapsed += sum(keeper.take_charge() for keeper, _writes in keepers)  # (see keeper.py)
+        kernel_ns = time.perf_counter_ns() - start
+        # the shuffles other commands caused (see keeper.py); while the trial lasts, its own
+        # turns of the original shuffle the buffer back and forth, so only the launch is timed
+        charged = sum(keeper.take_charge() for keeper, _writes in keepers)
         for keeper, writes in keepers:
             if writes:
                 keeper.written_by_kernel()
         if timed and launch.settled:
-            _recorded(trial, index, elapsed)
-        elif not timed and trial.watch(index, elapsed - kernel_ns):
+            _recorded(trial, index, kernel_ns)
+        elif not timed and trial.watch(index, charged):
             for call in _on_decision:
                 call(trial)
     return run_variant

@@ -7,7 +7,9 @@ next to the buffer and knows which of the two holds the current bytes: the shado
 (shuffled back) before any other command touches it: a read to the host, a map, a launch
 that was not rewritten. So the layout is changed at the first transfer into a rewritten
 kernel and changed back at the first transfer out, and a time-step loop of rewritten launches
-shuffles once.
+shuffles once. Every shuffle a command other than the rewritten launches causes (a transfer,
+or another kernel reading the buffer as written) is charged to the layout: the guard weighs
+it against what the layout saves (``Trial.watch`` in ``guard.py``).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ class Keeper:
         self.shadow_current = False  # the shadow holds the bytes (or both do)
         self.original_current = True
         self.shuffles = 0
-        self.charged_ns = 0  # time of the shuffles transfers caused, not yet counted
-        self.charge_prepare = False  # a transfer wrote the buffer: the next shuffle in counts
+        self.charged_ns = 0  # time of the shuffles other commands caused, not yet counted
+        self.charge_prepare = False  # another command made the shadow stale: the next shuffle in counts
         self.active = True  # counted in Kept until released or the buffer is collected
         self.abandoned = False  # no chosen kernel reads the layout: release at the next restore
         self.lock = threading.Lock()
@@ -68,21 +70,20 @@ class Keeper:
         """A rewritten launch wrote the shadow: the buffer's own bytes are stale."""
         self.original_current = False
 
-    def restore(self, mem: Any, written: bool, transfer: bool = False) -> None:
+    def restore(self, mem: Any, written: bool) -> None:
         """Give the buffer its bytes back before a command that reads it as it is; a command
-        that ``written`` leaves the shadow stale. The shuffles of a ``transfer`` are charged."""
+        that ``written`` leaves the shadow stale. The shuffles are charged to the layout."""
         with self.lock:
             if not self.original_current:
                 start = time.perf_counter_ns()
                 from_transposed(self._elements(self.shadow), self.rows, self.columns,
                                 out=self._elements(mem))
-                if transfer:
-                    self.charged_ns += time.perf_counter_ns() - start
+                self.charged_ns += time.perf_counter_ns() - start
                 self.original_current = True
                 self.shuffles += 1
             if written:
                 self.shadow_current = False
-                self.charge_prepare = transfer
+                self.charge_prepare = True
         if self.abandoned and mem.keeper is self:
             release(mem)
 

@@ -66,10 +66,10 @@ def host_bytes(obj: Any, *, routine: str, writable: bool = False,
 
 class Kept:
     """How many buffers ``ppcl.hostfusion`` keeps in another layout between its kernels. Each
-    has a ``keeper`` whose ``restore(buffer, written, transfer)`` puts the original bytes back
-    before a command that does not know the other layout runs (``transfer``: a transfer to or
-    from the host, whose shuffles the layout costs at every use); while the count is 0 the
-    queue skips the check."""
+    has a ``keeper`` whose ``restore(buffer, written)`` puts the original bytes back before a
+    command that does not know the other layout runs (a transfer to or from the host, another
+    kernel; the layout is charged those shuffles); while the count is 0 the queue skips the
+    check."""
 
     count = 0
 

@@ -358,8 +358,7 @@ def _restoring(action: Action, uses: Sequence[MemoryObject], task: Any) -> Actio
 
     def restore_then_run() -> None:
         for mem in kept:
-            mem.keeper.restore(mem, written is None or id(mem) in written,
-                               transfer=written is not None)
+            mem.keeper.restore(mem, written is None or id(mem) in written)
         action()
     return restore_then_run
 
