@@ -201,6 +201,26 @@ __kernel void quads(__global float4 *out, float scale, int maxit, int width)
     }
     out[tid] = convert_float4(count);
 }
+
+/* vector state across the masked loop's regions: float2, float3 and int2 context arrays read
+   and written a component at a time in the loop, and as whole vectors, several components
+   at once and by compound assignment outside it */
+__kernel void vector_state(__global float4 *out, __global int2 *counts, int maxit)
+{
+    int i = get_global_id(0);
+    float2 c = (float2)(-2.0f + i * (2.5f / get_global_size(0)), 0.25f), z = (float2)(0.0f);
+    float3 acc = (float3)(i, 0.5f, -1.0f);
+    int2 k = (int2)(0, i);
+    while (k.x < maxit && z.x * z.x + z.y * z.y < 4.0f) {
+        z = (float2)(z.x * z.x - z.y * z.y, 2.0f * z.x * z.y) + c;
+        acc.y += z.x;
+        k.x++;
+    }
+    acc += (float3)(z, 1.0f);
+    k += (int2)(1, 2);
+    out[i] = (float4)(acc.zy, z.yx);
+    counts[i] = k;
+}
 """
 
 PLANS = [
@@ -220,6 +240,10 @@ PLANS = [
     ("guarded", (16, 4, 1), ["for loop at <source>:97:13: masked lock step"]),
     ("complex_escape", (32, 1, 1), ["masked lock step"]),
     ("quads", (64, 1, 1), ["for loop at <source>:171:5: masked lock step"]),
+    ("complex_escape", (32, 1, 1), [
+        "context array z: component-major (its components are used one at a time)"]),
+    ("vector_state", (64, 1, 1), ["masked lock step", "context array z: component-major",
+                                  "context array k: component-major"]),
     ("touching", (32, 1, 1), ["not masked: it calls a function that touches memory, an atomic "
                               "or printf"]),
 ]
@@ -462,3 +486,19 @@ def test_effects_by_family_and_helpers_reading_tables_keep_a_loop_in_the_work_it
     # the small helper is inlined before formation: its table read is the loop's own
     assert "not masked: it indexes an array (private, __local or a program-scope table)" \
         in text, text
+
+
+@pytest.mark.parametrize("n, local", [(256, (64,)), (96, (32,)), (64, (16,))])
+def test_vector_context_arrays_component_major_equal_the_build_without(context, n: int,
+                                                                        local) -> None:
+    """A ``float2`` context array laid out component-major (``z[2][work-items]``) vectorizes
+    the masked steps; whole-vector reads, writes and compound assignments outside the loop
+    are composed from and split into its components."""
+    out = np.zeros((n, 4), np.float32)
+    counts = np.zeros((n, 2), np.int32)
+    got, got_counts = _both(context, "vector_state", (n,), local, [out, counts],
+                            (np.int32(30),))
+    assert (got_counts[:, 1] == np.arange(n) + 2).all()
+    assert (got_counts[:, 0] >= 1).all() and (got_counts[:, 0] <= 31).all()
+    assert (got[:, 0] == 0.0).all()  # acc.z = -1 + 1
+

@@ -365,7 +365,7 @@ def test_float4_temporaries_in_an_interchanged_loop_become_scalars():
     k = build_kernel(NBODY4, "accel", local_size=(16,))
     group = k.c_source[k.c_source.index("static void ppcl_group_accel"):]
     assert "float ppcl_u_q__s0 = " in group and "ppcl_u_d__s3 = 0.0f" in group
-    assert "__ctx_acc[__lid][3] -= " in group  # the component update of a context vector
+    assert "__ctx_acc[3][__lid] -= " in group  # the component update of a context vector
     pos = np.random.default_rng(4).random((40, 4), dtype=np.float32)
     out = np.zeros((48, 4), np.float32)
     run(NBODY4, "accel", (48,), (16,), pos, out, np.int32(40))
@@ -420,7 +420,7 @@ def test_components_of_a_context_vector_updated_together_are_scalarized():
     region as float4 code, 7x slower than pocl)."""
     k = build_kernel(TILED_NBODY4, "step", local_size=(16,))
     group = k.c_source[k.c_source.index("static void ppcl_group_step"):]
-    assert "float ppcl_u_q__s0 = " in group and "__ctx_acc[__lid][2] += " in group
+    assert "float ppcl_u_q__s0 = " in group and "__ctx_acc[2][__lid] += " in group
     pos = np.random.default_rng(7).random((40, 4), dtype=np.float32)
     out = np.zeros((48, 4), np.float32)
     run(TILED_NBODY4, "step", (48,), (16,), pos, out, LocalMem(16 * 16), np.int32(40),

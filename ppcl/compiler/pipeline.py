@@ -43,6 +43,7 @@ from ppcl.compiler.ir.types import AddressSpace
 from ppcl.compiler.ir.visit import Rewriter
 from ppcl.compiler.passes import Pass, Pipeline, PipelineError, register
 from ppcl.compiler.transforms.components import component_loads
+from ppcl.compiler.transforms.context import vector_context_layouts
 from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.magicdiv import magic_divisions
 from ppcl.compiler.transforms.normalize import normalize
@@ -300,15 +301,21 @@ class WorkgroupPass(Pass):
 class ScalarizePass(Pass):
     """Vector temporaries of the vectorizable work-item loops inside group-level loops, with
     vector elements of ``char`` or ``short`` components or calling element-wise builtins on
-    vectors, split into scalars (``transforms/scalarize.py``); each split goes to the plans."""
+    vectors, split into scalars (``transforms/scalarize.py``); each split goes to the plans.
+    Vector context arrays whose components are then used one at a time are laid out
+    component-major (``transforms/context.py``)."""
 
     name = "scalarize"
 
     def run(self, value: KernelIR) -> KernelIR:
         formed = value.needs_formed(self.name)
         body, notes = scalarize_hot_regions(formed.body, value.fast_math)
-        return dataclasses.replace(value, formed=dataclasses.replace(formed, body=body),
-                                   notes=value.notes + notes)
+        # vectors the split regions read a component at a time, laid out component-major
+        layouts = vector_context_layouts(body, dict(formed.context_vars), formed.context_layouts)
+        return dataclasses.replace(
+            value, formed=dataclasses.replace(
+                formed, body=body, context_layouts=formed.context_layouts + layouts),
+            notes=value.notes + notes)
 
 
 @register

@@ -289,8 +289,10 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
     for cname, t in formed.context_vars.items():
         place = formed.context_offsets.get(cname)
         # work-item-major T[LS][n], or element-major T[n][LS] (``ContextLayout``)
-        whole = _lanes_innermost(t, items) if cname in formed.element_major \
-            else ArrayType(t, items)
+        # a vector's components as T[n][LS] (component-major)
+        whole = ArrayType(ArrayType(t.elem, items), t.width) if isinstance(t, VectorType) \
+            and cname in formed.component_major else _lanes_innermost(t, items) \
+            if cname in formed.element_major else ArrayType(t, items)
         assert isinstance(whole, ArrayType)
         if place is None:
             group.append(g + p.declaration(whole, f"__ctx_{cname}")

@@ -82,7 +82,8 @@ def print_formed(formed: Formed) -> str:
     x, y, z = formed.local_size
     lines = [f"// formed kernel {formed.function.name}, local size {x}x{y}x{z}"]
     for name, t in formed.context_vars.items():
-        layout = " (element-major)" if name in formed.element_major else ""
+        layout = " (component-major)" if name in formed.component_major else \
+            " (element-major)" if name in formed.element_major else ""
         lines.append(f"// context {p.declaration(t, name)}{layout}")
     for name, t in formed.group_scalars.items():
         lines.append(f"// group scalar {p.declaration(t, name)}")

@@ -97,6 +97,8 @@ class Formed(Protocol):
     def wide_positions(self) -> frozenset[ir.Expr]: ...
     @property
     def element_major(self) -> frozenset[str]: ...
+    @property
+    def component_major(self) -> frozenset[str]: ...
 
 
 # How the printers spell the simple work-group nodes: the C of the CPU backend here, the
@@ -566,6 +568,11 @@ class KernelPrinter(CStylePrinter):
     def context_init(self, s: wg.ContextInit, level: int) -> list[str]:
         ind = INDENT * level
         t = self.formed.context_vars[s.name]
+        if isinstance(t, VectorType) and s.name in self.formed.component_major:
+            stores = " ".join(f"__ctx_{s.name}[{k}][__lid] = __ppcl_init[{k}];"
+                              for k in range(t.width))
+            return [ind + f"{{ {self.declaration(t, '__ppcl_init')} = "
+                          f"{self.initializer(s.init)}; {stores} }}"]
         if s.name in self.formed.element_major:
             return [ind + line for line in self.element_major_init(s, t)]
         if isinstance(t, ArrayType | StructType) or isinstance(s.init, ir.InitList):
@@ -575,6 +582,47 @@ class KernelPrinter(CStylePrinter):
             return [ind + f"{{ {temp} = {self.initializer(s.init)}; "
                           f"memcpy(&__ctx_{s.name}[__lid], &__ppcl_init, sizeof __ppcl_init); }}"]
         return [ind + f"__ctx_{s.name}[__lid] = {self.expr(s.init, PREC_ASSIGN)};"]
+
+    def component_major_ref(self, e: ir.Expr) -> str | None:
+        """The name of the component-major vector context array ``e`` refers to as a whole."""
+        return e.name if isinstance(e, wg.ContextRef) \
+            and e.name in self.formed.component_major else None
+
+    def component_major_expr(self, e: ir.Expr) -> tuple[str, int] | None:
+        """A component-major vector context array (``ContextLayout.components``): a component
+        as ``__ctx_z[k][__lid]``, the whole vector composed from its components, an assignment
+        to it as the value split into them; None for any other expression."""
+        if isinstance(e, ir.Swizzle | ir.Index):
+            base = e.base
+            name = self.component_major_ref(base)
+            if name is None:
+                return None
+            picked = e.indices if isinstance(e, ir.Swizzle) else (const_int(e.index),)
+            assert None not in picked, "a component-major vector indexed by a variable"
+            if len(picked) == 1:
+                return f"__ctx_{name}[{picked[0]}][__lid]", PREC_POSTFIX
+            lanes = ", ".join(f"__ctx_{name}[{k}][__lid]" for k in picked)
+            return f"(({self.type_name(e.type)}){{{lanes}}})", PREC_PRIMARY
+        name = self.component_major_ref(e)
+        if name is not None:
+            assert isinstance(e.type, VectorType)
+            lanes = ", ".join(f"__ctx_{name}[{k}][__lid]" for k in range(e.type.width))
+            return f"(({self.type_name(e.type)}){{{lanes}}})", PREC_PRIMARY
+        if isinstance(e, ir.Assign):
+            name = self.component_major_ref(e.target)
+            if name is None:
+                return None
+            t = e.target.type
+            assert isinstance(t, VectorType)
+            operation: ir.Expr = e.value
+            if e.op != "=":
+                operation = ir.Binary(t, e.op[:-1], e.target, e.value, loc=e.loc)
+            value = self.expr(operation, PREC_ASSIGN)
+            stores = " ".join(f"__ctx_{name}[{k}][__lid] = __ppcl_cv[{k}];"
+                              for k in range(t.width))
+            return (f"({{ {self.type_name(t)} __ppcl_cv = {value}; {stores} __ppcl_cv; }})",
+                    PREC_PRIMARY)
+        return None
 
     def element_major_init(self, s: wg.ContextInit, t: Type) -> list[str]:
         """The initializer of an element-major context array stored element by element."""
@@ -609,6 +657,10 @@ class KernelPrinter(CStylePrinter):
     # ------------------------------------------------------------ expressions
 
     def expr_prec(self, e: ir.Expr) -> tuple[str, int]:
+        if self.formed.component_major and not self.in_helper:
+            spelled = self.component_major_expr(e)
+            if spelled is not None:
+                return spelled
         simple = group_node_expr(e, C_GROUP_SPELLINGS, self.group_items)
         if simple is not None:
             return simple, PREC_POSTFIX

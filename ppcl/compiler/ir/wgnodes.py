@@ -224,14 +224,17 @@ class ContextLayout:
     work-item's array contiguous. Element-major: ``name[n][work-items]``, the work-items'
     copies of each element contiguous, so that an element indexed alike by all work-items is
     read and written at consecutive addresses by consecutive work-items and the work-item
-    loop vectorizes. ``reason``: why this layout."""
+    loop vectorizes. ``reason``: why this layout. ``components``: the variable is a vector
+    and its element-major layout is component-major, ``name[components][work-items]``."""
 
     name: str
     element_major: bool
     reason: str
+    components: bool = False
 
     def line(self) -> str:
-        layout = "element-major" if self.element_major else "work-item-major"
+        layout = "work-item-major" if not self.element_major else \
+            "component-major" if self.components else "element-major"
         return f"context array {self.name}: {layout} ({self.reason})"
 
 

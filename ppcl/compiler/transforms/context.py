@@ -18,6 +18,14 @@ writes consecutive floats for consecutive work-items and vectorizes, where the w
 layout (``c[work-items][16]``) strides them by the array's length (Parboil's register-tiled
 sgemm, 16 accumulators per work-item). An index that varies per work-item gathers in either
 layout, and work-item-major keeps each work-item's array together; see ``context_layouts``.
+
+A vector variable in a context array is laid out component-major the same way
+(``z[2][work-items]`` for a ``float2``) when a region reads or writes its components one at a
+time, as the regions ``scalarize.py`` splits into scalars do: the component ``z.x`` is then a
+float of consecutive work-items, where in a ``float2[work-items]`` array gcc finds no vector
+type for it and runs the work-item loop one work-item at a time (an escape-time loop on
+complex numbers kept in ``float2``). Whole-vector reads and writes elsewhere are composed from
+and split into the components; see ``vector_context_layouts``.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from collections.abc import Callable
 
 from ppcl.compiler.analysis import liveness
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
-from ppcl.compiler.analysis.uniformity import ID_QUERIES, Uniformity
+from ppcl.compiler.analysis.uniformity import ID_QUERIES, Uniformity, const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import (
@@ -459,3 +467,56 @@ class _RefRewriter(Rewriter):
         if not out:
             return ir.Empty(loc=s.loc)
         return tuple(out)
+
+
+def vector_context_layouts(body: ir.Block, context_vars: dict[str, Type],
+                           decided: tuple[wg.ContextLayout, ...]) -> tuple[wg.ContextLayout, ...]:
+    """The component-major layouts of the vector-typed context variables of the formed
+    ``body`` (after ``scalarize.py``): chosen for a variable whose components are read or
+    written one at a time somewhere (``z.x``, ``z[1]``), and used otherwise only as a whole
+    value read or assigned; its address taken, an increment of the whole vector, a component
+    chosen by a variable or a store to several components at once keep it as it is."""
+    vectors = {n: t for n, t in context_vars.items() if isinstance(t, VectorType)
+               and n not in {layout.name for layout in decided}}
+    if not vectors:
+        return ()
+    refusals: dict[str, str] = {}
+    by_component: set[str] = set()
+
+    def named(e: ir.Expr) -> str | None:
+        return e.name if isinstance(e, wg.ContextRef) and e.name in vectors else None
+
+    def scan(node: Node) -> None:
+        if isinstance(node, wg.GroupEval) and node.temp in vectors:
+            refusals.setdefault(node.temp, "a group-level value's temporary")
+        if isinstance(node, ir.Unary) and node.op in ("&", "++", "--", "p++", "p--"):
+            name = named(node.operand)
+            if name is not None:
+                refusals.setdefault(name, f"'{node.op}' applied to the whole vector at {node.loc}")
+        if isinstance(node, ir.Unary) and node.op == "&":
+            for ref in walk(node.operand):
+                name = named(ref) if isinstance(ref, ir.Expr) else None
+                if name is not None:
+                    refusals.setdefault(name, f"its address is taken at {node.loc}")
+        if isinstance(node, ir.Assign) and isinstance(node.target, ir.Swizzle) \
+                and len(node.target.indices) > 1 and named(node.target.base) is not None:
+            refusals.setdefault(named(node.target.base) or "",
+                                f"several components stored at once at {node.loc}")
+        if isinstance(node, ir.Swizzle) and len(node.indices) == 1:
+            name = named(node.base)
+            if name is not None:
+                by_component.add(name)
+        if isinstance(node, ir.Index) and named(node.base) is not None:
+            name = named(node.base) or ""
+            if const_int(node.index) is None:
+                refusals.setdefault(name, f"a component chosen by a variable at {node.loc}")
+            else:
+                by_component.add(name)
+        for child in children(node):
+            scan(child)
+
+    scan(body)
+    return tuple(
+        wg.ContextLayout(name, True, "its components are used one at a time", components=True)
+        for name in sorted(vectors) if name in by_component and name not in refusals)
+

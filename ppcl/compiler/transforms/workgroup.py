@@ -111,6 +111,11 @@ class FormedKernel:
         """The context arrays laid out ``[elements][work-items]``."""
         return frozenset(layout.name for layout in self.context_layouts if layout.element_major)
 
+    @property
+    def component_major(self) -> frozenset[str]:
+        """The vector context arrays laid out ``[components][work-items]``."""
+        return frozenset(layout.name for layout in self.context_layouts if layout.components)
+
 
 class _NeedMasked(Exception):
     """A construct formed in uniform lock step turned out to need masks (an exit that cannot
