@@ -1,11 +1,12 @@
 """Loops whose trip count varies per work-item, on ppcl's CPU device with and without running
 them under a loop mask (``-ppcl-no-masked-loops``), beside pocl.
 
-Five one-kernel programs, none written for the change (it was developed on a Mandelbrot set,
-Newton's square root and Collatz sequences): a Julia set's escape time, a root found by
-bisection with an early exit, rejection sampling from a per-work-item random generator,
-Euclid's greatest common divisor (integer remainders, which vectorize badly) and sphere
-tracing of a field of spheres. The columns are timed in turns, min and median; the two ppcl
+Six one-kernel programs, none written for the change (it was developed on a Mandelbrot set,
+Newton's square root and Collatz sequences; its gathers on a binary search and a CSR row): a
+Julia set's escape time, a root found by bisection with an early exit, rejection sampling from
+a per-work-item random generator, Euclid's greatest common divisor (integer remainders, which
+vectorize badly), sphere tracing of a field of spheres and a walk along links stored in an
+array until a marked element (a gather at every step). The columns are timed in turns, min and median; the two ppcl
 builds must agree exactly, and pocl's result on 95% of the elements (contracted arithmetic
 moves an escape or a rejection by a step here and there).
 
@@ -91,6 +92,18 @@ __kernel void k(__global const float *a, __global const float *b, __global float
     }
     o[y * w + x] = t + 0.01f * steps;
 }""", (SIDE, SIDE)),
+    "chase": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int i = get_global_id(0), n = get_global_size(0);
+    int j = i, hops = 0;
+    float sum = 0.0f;
+    while (b[j] >= 0.1f && hops < 64) {     /* follow links until a marked element */
+        sum += b[j];
+        j = (int)(a[j] * n);
+        hops++;
+    }
+    o[i] = sum + hops;
+}""", (N,)),
 }
 
 

@@ -215,6 +215,37 @@ def memory_addresses(body: Node) -> list[ir.Expr]:
     return [a.address for a in memory_accesses(body)]
 
 
+def counted_vars(loop: ir.For | ir.While | ir.DoWhile) -> frozenset[str]:
+    """The variables ``loop`` only steps by constants (``k++``, ``k += 4``, ``k = k - 1``):
+    counters along which an access walks consecutive addresses."""
+    steps: dict[str, bool] = {}
+
+    def step_of(e: ir.Expr) -> tuple[str, bool] | None:
+        if isinstance(e, ir.Unary) and e.op in ("++", "--", "p++", "p--") \
+                and isinstance(e.operand, ir.VarRef):
+            return e.operand.name, True
+        if not isinstance(e, ir.Assign) or not isinstance(e.target, ir.VarRef):
+            return None
+        name = e.target.name
+        if e.op in ("+=", "-="):
+            return name, const_int(e.value) is not None
+        value = e.value
+        while isinstance(value, ir.Cast):
+            value = value.operand
+        counted = e.op == "=" and isinstance(value, ir.Binary) and value.op in ("+", "-") \
+            and isinstance(value.lhs, ir.VarRef) and value.lhs.name == name \
+            and const_int(value.rhs) is not None
+        return name, counted
+
+    for n in walk(loop):
+        found = step_of(n) if isinstance(n, ir.Expr) else None
+        if found is not None:
+            steps[found[0]] = steps.get(found[0], True) and found[1]
+        elif isinstance(n, ir.Unary) and n.op == "&" and isinstance(n.operand, ir.VarRef):
+            steps[n.operand.name] = False
+    return frozenset(name for name, counted in steps.items() if counted)
+
+
 def has_barrier(node: Node) -> bool:
     return any(_is_builtin_call(n, ("barrier", "work_group_barrier")) for n in walk(node))
 
@@ -470,7 +501,8 @@ class _Former:
         kernel's structure or in its branches (formed as a masked ``if`` then), holds no inner
         loop but a short counted one (``_short_counted``), no atomic, array index or call other
         than of builtins and ``arithmetic_helpers``,
-        every memory access in it is consecutive along x or the same for all work-items, it is
+        no memory access in it follows one of its counters (``counted_vars``) but those
+        consecutive along x or the same for all work-items (other gathers are taken), it is
         no grid-stride loop, and it computes something per work-item."""
         uni = self.uni
         if uni is None:
@@ -494,10 +526,20 @@ class _Former:
             if isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType):
                 return "it indexes an array (private, __local or a program-scope table)"
         wrapped = wrapped_vars(s.body, uni)
+        walking = counted_vars(s)
         for address in memory_addresses(s):
             shape = self._address_shape(address, wrapped)
-            if not shape.consecutive_in(0) and (shape.kind is Kind.VARYING or shape.strides[0] != 0):
-                return "a memory access in it is neither consecutive along x nor a broadcast"
+            if shape.consecutive_in(0) or (shape.kind is not Kind.VARYING
+                                           and shape.strides[0] == 0):
+                continue
+            counter = next((n.name for n in walk(address)
+                            if isinstance(n, ir.VarRef) and n.name in walking), None)
+            if counter is not None:
+                # each work-item streams its own run (a CSR row): the loop as written reads
+                # consecutive words, the masked steps would gather them across the lanes
+                # (a sparse matrix-vector product 1.7 -> 5.9 ms)
+                return (f"a memory access in it follows its counter '{counter}', a run of "
+                        "its own for each work-item")
         if all(uni.var(name).is_uniform for name in written_vars(s)):
             return "it computes nothing per work-item"
         return None
