@@ -202,6 +202,31 @@ __kernel void quads(__global float4 *out, float scale, int maxit, int width)
     out[tid] = convert_float4(count);
 }
 
+/* complex numbers as a struct: its context arrays field-major, its copies whole */
+typedef struct { float re, im; } cplx;
+cplx cplx_mul(cplx a, cplx b) {
+    cplx r;
+    r.re = a.re * b.re - a.im * b.im;
+    r.im = a.re * b.im + a.im * b.re;
+    return r;
+}
+__kernel void struct_escape(__global int *out, __global float2 *last, int maxit)
+{
+    int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);
+    cplx c = {-2.0f + x * (3.0f / w), -1.5f + y * (3.0f / get_global_size(1))};
+    cplx z = {0.0f, 0.0f};
+    int n = 0;
+    while (n < maxit && z.re * z.re + z.im * z.im < 4.0f) {
+        cplx sq = cplx_mul(z, z);
+        z.re = sq.re + c.re;
+        z.im = sq.im + c.im;
+        n++;
+    }
+    cplx copy = z;
+    out[y * w + x] = n;
+    last[y * w + x] = (float2)(copy.re, copy.im);
+}
+
 /* each work-item sums its own run of a CSR matrix: the loop stays in the work-item loop */
 __kernel void csr_rows(__global const int *rows, __global const int *cols,
                        __global const float *vals, __global const float *x, __global float *y)
@@ -256,6 +281,9 @@ PLANS = [
     ("csr_rows", (64, 1, 1), [
         "not masked: a memory access in it follows its counter 'k', a run of its own for each "
         "work-item"]),
+    ("struct_escape", (16, 4, 1), [
+        "masked lock step",
+        "context array z: component-major (its fields are all of one scalar type)"]),
     ("touching", (32, 1, 1), ["not masked: it calls a function that touches memory, an atomic "
                               "or printf"]),
 ]
@@ -426,7 +454,7 @@ def test_a_loop_in_a_guard_block_beside_a_barrier_reduction(context, w: int, h: 
 
 def test_only_helpers_that_compute_from_their_values_may_be_called() -> None:
     module = compile_source(SOURCE).module
-    assert arithmetic_helpers(module) == frozenset({"cmul", "cabs2"})
+    assert arithmetic_helpers(module) == frozenset({"cmul", "cabs2", "cplx_mul"})
 
 
 @pytest.mark.parametrize("gsize, local", [((64, 32), (32, 1)), ((48, 16), (16, 4))])
@@ -526,4 +554,18 @@ def test_a_binary_search_gathering_in_lock_step_equals_numpy(context, n: int, lo
     lo = np.searchsorted(a, a)
     want = [int(low) + sum(j for k in range(int(low)) for j in range(k % 3)) for low in lo]
     np.testing.assert_array_equal(got, np.array(want, np.int32))
+
+
+@pytest.mark.parametrize("gsize, local", [((64, 32), (32, 1)), ((48, 16), (16, 4))])
+def test_struct_state_field_major_equals_the_build_without_and_numpy(context, gsize,
+                                                                      local) -> None:
+    """``struct { float re, im; }`` context arrays laid out field-major: the escape counts
+    equal the build without masked loops (whose structs stay AoS) and numpy's, and so do the
+    last values, read back through a whole-struct copy."""
+    out = np.zeros(gsize[0] * gsize[1], np.int32)
+    last = np.zeros((gsize[0] * gsize[1], 2), np.float32)
+    got, got_last = _both(context, "struct_escape", gsize, local, [out, last], (np.int32(40),))
+    want = _escape_reference(gsize[0], gsize[1], 40)
+    assert np.mean(got.reshape(gsize[1], gsize[0]) == want) > 0.99
+    assert np.isfinite(got_last).all() and got_last.any()
 

@@ -28,7 +28,15 @@ from ppcl.compiler.codegen.kernel_c import Formed, KernelPrinter
 from ppcl.compiler.ir import builtins
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.printf_spec import PrintfFormat, printf_table
-from ppcl.compiler.ir.types import AddressSpace, ArrayType, ImageType, PointerType, Type, VectorType
+from ppcl.compiler.ir.types import (
+    AddressSpace,
+    ArrayType,
+    ImageType,
+    PointerType,
+    StructType,
+    Type,
+    VectorType,
+)
 from ppcl.compiler.ir.visit import Rewriter, walk
 from ppcl.compiler.ir.wgnodes import FEW_LANES
 
@@ -194,6 +202,15 @@ def _lanes_innermost(t: Type, items: int) -> Type:
     return dataclasses.replace(t, elem=_lanes_innermost(t.elem, items))
 
 
+def _components_outermost(t: Type, items: int) -> ArrayType:
+    """``T[n][items]`` for a vector of ``n`` components of ``T`` or a struct of ``n`` fields of
+    type ``T``: a component-major context array."""
+    if isinstance(t, VectorType):
+        return ArrayType(ArrayType(t.elem, items), t.width)
+    assert isinstance(t, StructType)
+    return ArrayType(ArrayType(t.fields[0].type, items), len(t.fields))
+
+
 def _used_overloads(bodies: list[ir.Block | None]) -> list[builtins.Overload]:
     """The builtin overloads the bodies call (a formed body's passes may call builtins the
     kernel as written does not)."""
@@ -289,10 +306,10 @@ def print_c_unit(module: ir.Module, formed: Formed, *, zero_offset: bool, fast_m
     for cname, t in formed.context_vars.items():
         place = formed.context_offsets.get(cname)
         # work-item-major T[LS][n], or element-major T[n][LS] (``ContextLayout``)
-        # a vector's components as T[n][LS] (component-major)
-        whole = ArrayType(ArrayType(t.elem, items), t.width) if isinstance(t, VectorType) \
-            and cname in formed.component_major else _lanes_innermost(t, items) \
-            if cname in formed.element_major else ArrayType(t, items)
+        # a vector's components or a struct's fields as T[n][LS] (component-major)
+        whole = _components_outermost(t, items) if cname in formed.component_major \
+            else _lanes_innermost(t, items) if cname in formed.element_major \
+            else ArrayType(t, items)
         assert isinstance(whole, ArrayType)
         if place is None:
             group.append(g + p.declaration(whole, f"__ctx_{cname}")

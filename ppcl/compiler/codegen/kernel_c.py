@@ -568,9 +568,9 @@ class KernelPrinter(CStylePrinter):
     def context_init(self, s: wg.ContextInit, level: int) -> list[str]:
         ind = INDENT * level
         t = self.formed.context_vars[s.name]
-        if isinstance(t, VectorType) and s.name in self.formed.component_major:
-            stores = " ".join(f"__ctx_{s.name}[{k}][__lid] = __ppcl_init[{k}];"
-                              for k in range(t.width))
+        if s.name in self.formed.component_major:
+            stores = " ".join(f"__ctx_{s.name}[{k}][__lid] = __ppcl_init{part};"
+                              for k, part in enumerate(self.component_parts(t)))
             return [ind + f"{{ {self.declaration(t, '__ppcl_init')} = "
                           f"{self.initializer(s.init)}; {stores} }}"]
         if s.name in self.formed.element_major:
@@ -589,9 +589,18 @@ class KernelPrinter(CStylePrinter):
             and e.name in self.formed.component_major else None
 
     def component_major_expr(self, e: ir.Expr) -> tuple[str, int] | None:
-        """A component-major vector context array (``ContextLayout.components``): a component
-        as ``__ctx_z[k][__lid]``, the whole vector composed from its components, an assignment
-        to it as the value split into them; None for any other expression."""
+        """A component-major vector (or field-major struct) context array
+        (``ContextLayout.components``): a component as ``__ctx_z[k][__lid]``, the whole value
+        composed from its components, an assignment to it as the value split into them; None
+        for any other expression."""
+        if isinstance(e, ir.Member) and not e.arrow:
+            name = self.component_major_ref(e.base)
+            if name is None:
+                return None
+            record = e.base.type
+            assert isinstance(record, StructType)
+            k = [f.name for f in record.fields].index(e.field_name)
+            return f"__ctx_{name}[{k}][__lid]", PREC_POSTFIX
         if isinstance(e, ir.Swizzle | ir.Index):
             base = e.base
             name = self.component_major_ref(base)
@@ -605,24 +614,29 @@ class KernelPrinter(CStylePrinter):
             return f"(({self.type_name(e.type)}){{{lanes}}})", PREC_PRIMARY
         name = self.component_major_ref(e)
         if name is not None:
-            assert isinstance(e.type, VectorType)
-            lanes = ", ".join(f"__ctx_{name}[{k}][__lid]" for k in range(e.type.width))
+            lanes = ", ".join(f"__ctx_{name}[{k}][__lid]" for k in range(_components(e.type)))
             return f"(({self.type_name(e.type)}){{{lanes}}})", PREC_PRIMARY
         if isinstance(e, ir.Assign):
             name = self.component_major_ref(e.target)
             if name is None:
                 return None
             t = e.target.type
-            assert isinstance(t, VectorType)
             operation: ir.Expr = e.value
             if e.op != "=":
                 operation = ir.Binary(t, e.op[:-1], e.target, e.value, loc=e.loc)
             value = self.expr(operation, PREC_ASSIGN)
-            stores = " ".join(f"__ctx_{name}[{k}][__lid] = __ppcl_cv[{k}];"
-                              for k in range(t.width))
+            stores = " ".join(f"__ctx_{name}[{k}][__lid] = __ppcl_cv{part};"
+                              for k, part in enumerate(self.component_parts(t)))
             return (f"({{ {self.type_name(t)} __ppcl_cv = {value}; {stores} __ppcl_cv; }})",
                     PREC_PRIMARY)
         return None
+
+    def component_parts(self, t: Type) -> list[str]:
+        """How each component of a vector (``[k]``) or field of a struct (``.name``) is
+        selected from a value of type ``t``."""
+        if isinstance(t, StructType):
+            return [f".{self.name(f.name)}" for f in t.fields]
+        return [f"[{k}]" for k in range(_components(t))]
 
     def element_major_init(self, s: wg.ContextInit, t: Type) -> list[str]:
         """The initializer of an element-major context array stored element by element."""
@@ -831,3 +845,12 @@ class KernelPrinter(CStylePrinter):
 def _call_hook(p: CStylePrinter, e: ir.Expr) -> str | None:
     assert isinstance(p, KernelPrinter) and isinstance(e, ir.Call)
     return p.call(e)
+
+
+def _components(t: Type) -> int:
+    """The components of a vector type or fields of a struct laid out component-major."""
+    if isinstance(t, StructType):
+        return len(t.fields)
+    assert isinstance(t, VectorType)
+    return t.width
+

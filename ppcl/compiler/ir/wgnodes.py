@@ -225,7 +225,8 @@ class ContextLayout:
     copies of each element contiguous, so that an element indexed alike by all work-items is
     read and written at consecutive addresses by consecutive work-items and the work-item
     loop vectorizes. ``reason``: why this layout. ``components``: the variable is a vector
-    and its element-major layout is component-major, ``name[components][work-items]``."""
+    (or a struct of fields of one scalar type) and its element-major layout is
+    component-major, ``name[components][work-items]`` (``name[fields][work-items]``)."""
 
     name: str
     element_major: bool

@@ -45,8 +45,10 @@ from ppcl.compiler.ir.types import (
     EnumType,
     PointerType,
     ScalarType,
+    StructType,
     Type,
     VectorType,
+    is_anonymous_member,
 )
 from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
 
@@ -469,30 +471,48 @@ class _RefRewriter(Rewriter):
         return tuple(out)
 
 
+def field_major_struct(t: Type) -> ScalarType | None:
+    """The one scalar type of every field of struct ``t``, which can then be laid out like a
+    vector's components (``[fields][work-items]``); None for a union, a packed or aligned
+    struct, an anonymous member or fields of different or non-scalar types."""
+    if not isinstance(t, StructType) or t.is_union or t.packed or t.aligned is not None \
+            or not t.fields:
+        return None
+    first = t.fields[0].type
+    if not isinstance(first, ScalarType) or any(
+            f.type != first or f.align is not None or is_anonymous_member(f) for f in t.fields):
+        return None
+    return first
+
+
 def vector_context_layouts(body: ir.Block, context_vars: dict[str, Type],
                            decided: tuple[wg.ContextLayout, ...]) -> tuple[wg.ContextLayout, ...]:
     """The component-major layouts of the vector-typed context variables of the formed
     ``body`` (after ``scalarize.py``): chosen for a variable whose components are read or
     written one at a time somewhere (``z.x``, ``z[1]``), and used otherwise only as a whole
     value read or assigned; its address taken, an increment of the whole vector, a component
-    chosen by a variable or a store to several components at once keep it as it is."""
-    vectors = {n: t for n, t in context_vars.items() if isinstance(t, VectorType)
-               and n not in {layout.name for layout in decided}}
-    if not vectors:
+    chosen by a variable or a store to several components at once keep it as it is. A
+    struct whose fields are all of one scalar type (``struct { float re, im; }``) is laid out
+    field-major the same way unless its address is taken: its whole copies, which gcc splits
+    into the fields, then read and write consecutive words of the work-items too."""
+    taken = {layout.name for layout in decided}
+    aggregates = {n: t for n, t in context_vars.items() if n not in taken and (
+        isinstance(t, VectorType) or field_major_struct(t) is not None)}
+    if not aggregates:
         return ()
     refusals: dict[str, str] = {}
-    by_component: set[str] = set()
+    by_component: set[str] = {n for n, t in aggregates.items() if isinstance(t, StructType)}
 
     def named(e: ir.Expr) -> str | None:
-        return e.name if isinstance(e, wg.ContextRef) and e.name in vectors else None
+        return e.name if isinstance(e, wg.ContextRef) and e.name in aggregates else None
 
     def scan(node: Node) -> None:
-        if isinstance(node, wg.GroupEval) and node.temp in vectors:
+        if isinstance(node, wg.GroupEval) and node.temp in aggregates:
             refusals.setdefault(node.temp, "a group-level value's temporary")
         if isinstance(node, ir.Unary) and node.op in ("&", "++", "--", "p++", "p--"):
             name = named(node.operand)
             if name is not None:
-                refusals.setdefault(name, f"'{node.op}' applied to the whole vector at {node.loc}")
+                refusals.setdefault(name, f"'{node.op}' applied to the whole value at {node.loc}")
         if isinstance(node, ir.Unary) and node.op == "&":
             for ref in walk(node.operand):
                 name = named(ref) if isinstance(ref, ir.Expr) else None
@@ -517,6 +537,7 @@ def vector_context_layouts(body: ir.Block, context_vars: dict[str, Type],
 
     scan(body)
     return tuple(
-        wg.ContextLayout(name, True, "its components are used one at a time", components=True)
-        for name in sorted(vectors) if name in by_component and name not in refusals)
-
+        wg.ContextLayout(name, True, "its fields are all of one scalar type"
+                         if isinstance(aggregates[name], StructType)
+                         else "its components are used one at a time", components=True)
+        for name in sorted(aggregates) if name in by_component and name not in refusals)
