@@ -227,6 +227,28 @@ __kernel void struct_escape(__global int *out, __global float2 *last, int maxit)
     last[y * w + x] = (float2)(copy.re, copy.im);
 }
 
+/* Newton's method on a polynomial: an inner Horner loop over coefficients every work-item
+   reads alike runs in lock step inside the masked steps */
+__kernel void horner_newton(__global const float *coef, __global float *out, int ncoef,
+                            int maxit)
+{
+    int i = get_global_id(0);
+    float x = 0.5f + i * (1.0f / get_global_size(0));
+    int it = 0;
+    float p;
+    do {
+        float dp = 0.0f;
+        p = 0.0f;
+        for (int j = 0; j < ncoef; j++) {
+            dp = dp * x + p;
+            p = p * x + coef[j];
+        }
+        x -= p / dp;
+        it++;
+    } while (fabs(p) > 1e-5f && it < maxit);
+    out[i] = it < maxit ? x : -1.0f;
+}
+
 /* each work-item sums its own run of a CSR matrix: the loop stays in the work-item loop */
 __kernel void csr_rows(__global const int *rows, __global const int *cols,
                        __global const float *vals, __global const float *x, __global float *y)
@@ -269,7 +291,8 @@ PLANS = [
         "while loop at <source>:149:5: masked lock step",
         "for loop at <source>:157:5: plain in work-item loop 5 (no interchange: its trip count "
         "is not the same for the work-items that reach it; not masked: a loop in its body that "
-        "is not a short counted loop"]),
+        "is neither a short counted loop nor one running in lock step (its trip count is not "
+        "the same for the work-items that reach it)"]),
     ("escape", (4, 4, 1), ["not masked: local size along x under 8"]),
     ("guarded", (16, 4, 1), ["for loop at <source>:97:13: masked lock step"]),
     ("complex_escape", (32, 1, 1), ["masked lock step"]),
@@ -284,6 +307,8 @@ PLANS = [
     ("struct_escape", (16, 4, 1), [
         "masked lock step",
         "context array z: component-major (its fields are all of one scalar type)"]),
+    ("horner_newton", (64, 1, 1), ["do loop at <source>:218:5: masked lock step",
+                                   "for loop at <source>:221:9: interchange"]),
     ("touching", (32, 1, 1), ["not masked: it calls a function that touches memory, an atomic "
                               "or printf"]),
 ]
@@ -568,4 +593,20 @@ def test_struct_state_field_major_equals_the_build_without_and_numpy(context, gs
     want = _escape_reference(gsize[0], gsize[1], 40)
     assert np.mean(got.reshape(gsize[1], gsize[0]) == want) > 0.99
     assert np.isfinite(got_last).all() and got_last.any()
+
+
+@pytest.mark.parametrize("n, local", [(256, (64,)), (96, (32,)), (48, (16,))])
+def test_an_inner_loop_in_lock_step_inside_the_masked_steps_equals_the_build_without(
+        context, n: int, local) -> None:
+    """The Horner loop runs at group level inside each masked step (its counter uniform: a
+    variable declared in the varying loop's body lives one iteration), and again as written in
+    the rest the last lanes run alone (its counter a local of its own there). The roots of
+    x^11 - 2 equal the build without masked loops, and numpy's root within float rounding."""
+    coef = np.zeros(12, np.float32)
+    coef[0], coef[-1] = 1.0, -2.0
+    out = np.zeros(n, np.float32)
+    got = _both(context, "horner_newton", (n,), local, [coef, out],
+                (np.int32(coef.size), np.int32(200)))[1]
+    # every work-item converged (from 0.5 the first step overshoots: up to 60 steps)
+    np.testing.assert_allclose(got, 2.0 ** (1.0 / 11.0), rtol=1e-5)
 

@@ -178,3 +178,28 @@ def test_ids_along_a_dimension_of_one_work_item_are_uniform():
     square = analyze_kernel(module, kernel, (16, 2, 1))
     assert square.var("y").kind is Kind.AFFINE and not square.convergent(loop)
     assert not analyze_kernel(module, kernel).var("y").is_uniform
+
+
+def test_a_variable_declared_in_a_varying_loops_body_lives_one_iteration():
+    """In a loop whose trip count varies, what the loop carries (its counter, ``acc``,
+    ``last``) is varying, but a variable its body declares starts afresh every iteration:
+    an inner loop's counter stays uniform, and that inner loop convergent."""
+    kernel, u = analyze("""
+    __kernel void kern(__global const float *c, __global float *a, int n) {
+        float acc = 0.0f, last = 0.0f;
+        for (int k = 0; k < get_global_id(0); ++k) {
+            float p = 0.0f;
+            for (int j = 0; j < n; j++)
+                p = p * acc + c[j];
+            int half = n / 2;
+            last = c[half];
+            acc += p;
+        }
+        a[get_global_id(0)] = acc + last;
+    }""")
+    outer, inner = find_all(kernel, ir.For)
+    assert not u.convergent(outer) and u.convergent(inner)
+    assert u.var("k").kind is Kind.VARYING
+    assert u.var("acc").kind is Kind.VARYING and u.var("last").kind is Kind.VARYING
+    assert u.var("p").kind is Kind.VARYING  # computed from acc
+    assert u.var("j").is_uniform and u.var("half").is_uniform

@@ -409,7 +409,10 @@ class Uniformity:
         same_path = not split and not diverged
         self._record_control(s, same_path, level)
         if not same_path:
-            for name in _assigned_vars(s):
+            # a variable declared in the body lives one iteration: every work-item running an
+            # iteration starts it afresh, so it is no value carried by a trip count that varies
+            # (the counter of an inner loop over shared coefficients stays uniform)
+            for name in _assigned_vars(s) - _declared_vars(s.body):
                 self._assign_var(name, VARYING, level + 1)
         # a varying return inside leaves the loop's code after it divergent; breaks do not
         # escape the loop
@@ -465,6 +468,11 @@ def _assigned_vars(s: ir.Stmt) -> set[str]:
         if isinstance(node, ir.DeclStmt):
             names.update(d.name for d in node.decls)
     return names
+
+
+def _declared_vars(s: ir.Stmt) -> set[str]:
+    """The variables declared anywhere in ``s`` (sema gives every declaration its own name)."""
+    return {d.name for node in walk(s) if isinstance(node, ir.DeclStmt) for d in node.decls}
 
 
 def _has_return(s: ir.Stmt) -> bool:

@@ -33,7 +33,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
 from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, ScalarType, Type
-from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
+from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, children, map_child_stmts, walk
 from ppcl.compiler.transforms.context import Variables, context_layouts
 from ppcl.compiler.transforms.inline import calls_barrier_functions
 from ppcl.compiler.transforms.jam import plan_stride
@@ -511,8 +511,12 @@ class _Former:
             return "local size along x under 8"
         if has_barrier(s) or has_async(s) or "return" in escapes(s):
             return "a barrier, an async copy or a return in it"
-        if any(isinstance(n, _LOOPS) and _short_counted(n) is None for n in walk(s.body)):
-            return "a loop in its body that is not a short counted loop"
+        for n in walk(s.body):
+            if isinstance(n, _LOOPS) and _short_counted(n) is None:
+                inner = self._inner_lock_step_refusal(n)
+                if inner is not None:
+                    return ("a loop in its body that is neither a short counted loop nor one "
+                            f"running in lock step ({inner})")
         if isinstance(s, ir.For):
             names = {n.name for n in walk(s) if isinstance(n, ir.VarRef)}
             uniform = frozenset(n for n in names if uni.var(n).is_uniform)
@@ -543,6 +547,20 @@ class _Former:
         if all(uni.var(name).is_uniform for name in written_vars(s)):
             return "it computes nothing per work-item"
         return None
+
+    def _inner_lock_step_refusal(self, loop: ir.For | ir.While | ir.DoWhile) -> str | None:
+        """Why a loop inside a masked loop's body would not run in lock step there (under the
+        body's mask: ``interchange_refusal`` with a guard), None when it would: then its steps
+        are work-item loops of their own (a Horner loop over shared coefficients in a
+        per-element Newton iteration)."""
+        if not isinstance(loop, ir.For) or any(isinstance(n, _LOOPS) for n in walk(loop.body)):
+            return "not a for loop without loops inside"
+        saved = self.guard
+        self.guard = saved or "__ppcl_probe"
+        try:
+            return self.interchange_refusal(loop)
+        finally:
+            self.guard = saved
 
     def _address_shape(self, address: ir.Expr, wrapped: dict[str, ir.Expr]) -> Shape:
         """The address's shape along the local ids, a wrapped variable read as its
@@ -898,6 +916,14 @@ class _Former:
         out.append(ir.For(None, None, None, ir.Block(tuple(iteration), loc=loc), loc=loc))
         if vectorized:
             rest = dataclasses.replace(s, init=None) if isinstance(s, ir.For) else s
+            # the counters of inner loops, which the steps above run at group level, are
+            # locals of their own in the loop as written
+            counters = {d.name for n in walk(rest.body) if isinstance(n, ir.For)
+                        and isinstance(n.init, ir.DeclStmt) for d in n.init.decls}
+            if counters:
+                renamed = Renamer({c: f"{c}__alone" for c in counters}).rewrite(rest)
+                assert isinstance(renamed, ir.For | ir.While | ir.DoWhile)
+                rest = renamed
             self.guard = loop_mask
             out.append(self.region([rest]))
             self.guard = saved_guard
