@@ -1,12 +1,14 @@
 """Loops whose trip count varies per work-item, on ppcl's CPU device with and without running
 them under a loop mask (``-ppcl-no-masked-loops``), beside pocl.
 
-Six one-kernel programs, none written for the change (it was developed on a Mandelbrot set,
-Newton's square root and Collatz sequences; its gathers on a binary search and a CSR row): a
-Julia set's escape time, a root found by bisection with an early exit, rejection sampling from
-a per-work-item random generator, Euclid's greatest common divisor (integer remainders, which
-vectorize badly), sphere tracing of a field of spheres and a walk along links stored in an
-array until a marked element (a gather at every step). The columns are timed in turns, min and median; the two ppcl
+Seven one-kernel programs, none written for the change (it was developed on a Mandelbrot set,
+Newton's square root and Collatz sequences; its gathers on a binary search and a CSR row, its
+inner loops on a Horner evaluation): a Julia set's escape time, a root found by bisection with
+an early exit, rejection sampling from a per-work-item random generator, Euclid's greatest
+common divisor (integer remainders, which vectorize badly), sphere tracing of a field of
+spheres, sphere tracing of 16 spheres read from a buffer (an inner loop over them at every
+step) and a walk along links stored in an array until a marked element (a gather at every
+step). The columns are timed in turns, min and median; the two ppcl
 builds must agree exactly, and pocl's result on 95% of the elements (contracted arithmetic
 moves an escape or a rejection by a step here and there).
 
@@ -87,6 +89,28 @@ __kernel void k(__global const float *a, __global const float *b, __global float
         float qx = px - floor(px + 0.5f), qy = py - floor(py + 0.5f), qz = pz - floor(pz + 0.5f);
         float d = sqrt(qx * qx + qy * qy + qz * qz) - 0.3f;
         if (d < 1e-3f) break;
+        t += d;
+        steps++;
+    }
+    o[y * w + x] = t + 0.01f * steps;
+}""", (SIDE, SIDE)),
+    "scene_march": ("""
+__kernel void k(__global const float *a, __global const float *b, __global float *o) {
+    int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);
+    float dx = (x - 0.5f * w) / w, dy = (y - 0.5f * get_global_size(1)) / w;
+    float inv = rsqrt(dx * dx + dy * dy + 1.0f);
+    dx *= inv; dy *= inv;
+    float dz = inv, t = 0.0f;
+    int steps = 0;
+    while (t < 12.0f && steps < 64) {       /* 16 spheres read from a buffer at every step */
+        float px = dx * t, py = dy * t, pz = dz * t, d = 1e9f;
+        for (int s = 0; s < 16; s++) {
+            float qx = px - (a[4 * s] - 0.5f), qy = py - (a[4 * s + 1] - 0.5f);
+            float qz = pz - (3.0f + 4.0f * a[4 * s + 2]);
+            d = fmin(d, sqrt(qx * qx + qy * qy + qz * qz) - (0.05f + 0.2f * a[4 * s + 3]));
+        }
+        if (d < 1e-3f)
+            break;
         t += d;
         steps++;
     }
