@@ -145,17 +145,33 @@ def _assert_computed(context: cl.Context, got: np.ndarray, want: np.ndarray) -> 
         np.testing.assert_array_equal(got, want)
 
 
+class _Norms:
+    """``n`` random structures in a buffer and the norm kernel, on a queue whose host fusion
+    is forced: its first launch keeps ``p`` transposed."""
+
+    def __init__(self, context: cl.Context, n: int, seed: int) -> None:
+        self.n = n
+        self.structs = np.random.default_rng(seed).uniform(-1, 1, (n, 4)).astype(np.float32)
+        self.queue = cl.CommandQueue(context)
+        hostfusion.enable(self.queue, "force")
+        self.program = cl.Program(context, STRUCTS).build()
+        self.d_p = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=self.structs)
+        self.d_out = cl.Buffer(context, mf.WRITE_ONLY, n * 4)
+
+    def norm(self) -> None:
+        self.program.norm(self.queue, (-(-self.n // 16) * 16,), (16,), self.d_p, self.d_out,
+                          np.int32(self.n))
+
+    def bump(self) -> None:
+        size = self.structs.size
+        self.program.bump(self.queue, (size,), None, self.d_p, np.int32(size))
+
+
 @pytest.mark.parametrize("n", [60, 250])
 def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, n: int) -> None:
-    rng = np.random.default_rng(n)
-    structs = rng.uniform(-1, 1, (n, 4)).astype(np.float32)
-    queue = cl.CommandQueue(context)
-    hostfusion.enable(queue, "force")
-    program = cl.Program(context, STRUCTS).build()
-    d_p = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=structs)
-    d_out = cl.Buffer(context, mf.WRITE_ONLY, n * 4)
-    gsize = (-(-n // 16) * 16,)
-    program.norm(queue, gsize, (16,), d_p, d_out, np.int32(n))
+    setup = _Norms(context, n, n)
+    structs, queue, d_p, d_out = setup.structs, setup.queue, setup.d_p, setup.d_out
+    setup.norm()
     out = np.empty(n, np.float32)
     cl.enqueue_copy(queue, out, d_out)
     _assert_computed(context, out, _norm(structs))
@@ -167,12 +183,12 @@ def test_transposed_buffer_reads_back_and_is_restored(context: cl.Context, n: in
     back = np.empty_like(structs)
     cl.enqueue_copy(queue, back, d_p)
     np.testing.assert_array_equal(back, structs)
-    program.bump(queue, (structs.size,), None, d_p, np.int32(structs.size))
+    setup.bump()
     bumped = structs * np.float32(0.5) + np.float32(1.0)
     cl.enqueue_copy(queue, back, d_p)
     np.testing.assert_array_equal(back, bumped)
     # and the rewritten kernel, launched again, reads the bumped structures (shuffled anew)
-    program.norm(queue, gsize, (16,), d_p, d_out, np.int32(n))
+    setup.norm()
     cl.enqueue_copy(queue, out, d_out)
     _assert_computed(context, out, _norm(bumped))
 
@@ -182,28 +198,21 @@ def test_another_kernel_reading_a_kept_buffer_charges_the_layout(context: cl.Con
     rewritten launch has it shuffled in again: both shuffles are charged to the layout, which
     the guard weighs (a molecular dynamics step whose force buffer one kernel kept transposed
     and the next read as written ran 0.92x of host fusion off)."""
-    n = 250
-    structs = np.random.default_rng(5).uniform(-1, 1, (n, 4)).astype(np.float32)
-    queue = cl.CommandQueue(context)
-    hostfusion.enable(queue, "force")
-    program = cl.Program(context, STRUCTS).build()
-    d_p = cl.Buffer(context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=structs)
-    d_out = cl.Buffer(context, mf.WRITE_ONLY, n * 4)
-    gsize = (-(-n // 16) * 16,)
-    program.norm(queue, gsize, (16,), d_p, d_out, np.int32(n))
-    keeper = d_p.keeper
+    setup = _Norms(context, 250, 5)
+    setup.norm()
+    keeper = setup.d_p.keeper
     assert keeper is not None, hostfusion.decisions()[-1].describe()
     keeper.take_charge()
-    program.bump(queue, (structs.size,), None, d_p, np.int32(structs.size))
+    setup.bump()
     # norm only reads the buffer, so its bytes were current; bump's write left the shadow
     # stale, and the shuffle in before the next rewritten launch counts
     assert keeper.charge_prepare
-    keeper.prepare(d_p)
+    keeper.prepare(setup.d_p)
     assert keeper.charged_ns > 0
-    program.norm(queue, gsize, (16,), d_p, d_out, np.int32(n))
-    out = np.empty(n, np.float32)
-    cl.enqueue_copy(queue, out, d_out)
-    _assert_computed(context, out, _norm(structs * np.float32(0.5) + np.float32(1.0)))
+    setup.norm()
+    out = np.empty(setup.n, np.float32)
+    cl.enqueue_copy(setup.queue, out, setup.d_out)
+    _assert_computed(context, out, _norm(setup.structs * np.float32(0.5) + np.float32(1.0)))
 
 
 DRIFT = """
