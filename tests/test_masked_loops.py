@@ -249,6 +249,72 @@ __kernel void horner_newton(__global const float *coef, __global float *out, int
     out[i] = it < maxit ? x : -1.0f;
 }
 
+/* a varying loop inside a loop that runs at group level: an interchanged loop over the rows
+   of a column, and a barrier loop over tiles */
+__kernel void in_rows(__global const float *data, __global float *out, int rows, int w)
+{
+    int i = get_global_id(0);
+    float total = 0.0f;
+    for (int r = 0; r < rows; r++) {
+        float x = data[r * w + i];
+        int n = 0;
+        while (x > 1.0f && n < 40) {
+            x = 0.5f * x + 0.25f / x;
+            n++;
+        }
+        total += x + n;
+    }
+    out[i] = total;
+}
+
+__kernel void in_tiles(__global const float *data, __global float *out, __local float *tile,
+                       int w)
+{
+    int i = get_global_id(0), l = get_local_id(0), ls = get_local_size(0);
+    float acc = 0.0f;
+    for (int t = 0; t < 4; t++) {
+        tile[l] = data[t * w + i];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float x = tile[(l + 1) % ls] * 8.0f;
+        int n = 0;
+        do {
+            if (x <= 1.0f)
+                break;
+            x = 0.5f * x + 0.25f / x;
+        } while (++n < 30);
+        acc += x + n;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[i] = acc;
+}
+
+/* the same inside a varying branch: the rows loop is formed twice (all lanes active, some),
+   and its varying loop stays in the work-item loop of both copies */
+__kernel void in_guarded_rows(__global const float *data, __global float *out, int w)
+{
+    int i = get_global_id(0);
+    float total = 0.0f;
+    if (data[i] > 300.0f) {
+        int m = 0;
+        float y = data[i];
+        while (m < 3 && y > 500.0f) {
+            y *= 0.75f;
+            m++;
+        }
+        total = m;
+        for (int r = 0; r < 4; r++) {
+            float x = data[r * w + i];
+            int n = 0;
+            for (int k = 0; x > 1.0f && k < 40; k++) {
+                x = 0.5f * x + 0.25f / x;
+                n++;
+            }
+            total += x + n;
+        }
+    }
+    out[i] = total;
+}
+
 /* each work-item sums its own run of a CSR matrix: the loop stays in the work-item loop */
 __kernel void csr_rows(__global const int *rows, __global const int *cols,
                        __global const float *vals, __global const float *x, __global float *y)
@@ -309,6 +375,11 @@ PLANS = [
         "context array z: component-major (its fields are all of one scalar type)"]),
     ("horner_newton", (64, 1, 1), ["do loop at <source>:218:5: masked lock step",
                                    "for loop at <source>:221:9: interchange"]),
+    ("in_rows", (64, 1, 1), ["interchange", "masked lock step"]),
+    ("in_tiles", (32, 1, 1), ["lock step", "masked lock step"]),
+    ("in_guarded_rows", (32, 1, 1), [
+        "masked lock step", "interchange",
+        "not masked: inside a loop that runs at group level under a mask"]),
     ("touching", (32, 1, 1), ["not masked: it calls a function that touches memory, an atomic "
                               "or printf"]),
 ]
@@ -609,4 +680,50 @@ def test_an_inner_loop_in_lock_step_inside_the_masked_steps_equals_the_build_wit
                 (np.int32(coef.size), np.int32(200)))[1]
     # every work-item converged (from 0.5 the first step overshoots: up to 60 steps)
     np.testing.assert_allclose(got, 2.0 ** (1.0 / 11.0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("w, local", [(256, (64,)), (96, (32,)), (80, (16,))])
+def test_varying_loops_inside_group_level_loops_equal_the_build_without(context, w: int,
+                                                                        local) -> None:
+    """A varying loop inside an interchanged loop and inside a barrier loop runs masked in
+    each of their iterations; both kernels equal the build without masked loops and a Python
+    model of them. Inside a varying branch the interchanged loop is formed twice and its
+    varying loop stays (a generated program found it forming the two copies apart)."""
+    data = (np.random.default_rng(w).random(4 * w) * 1000).astype(np.float32)
+    out = np.zeros(w, np.float32)
+    rows = _both(context, "in_rows", (w,), local, [data, out], (np.int32(4), np.int32(w)))[1]
+    guarded = _both(context, "in_guarded_rows", (w,), local, [data, np.zeros(w, np.float32)],
+                    (np.int32(w),))[1]
+    runs = np.zeros(w, np.float32)
+    y = data[:w].copy()
+    for _ in range(3):
+        step = y > 500.0
+        runs += step
+        y = np.where(step, y * np.float32(0.75), y)
+    np.testing.assert_allclose(guarded, np.where(data[:w] > 300.0, rows + runs, 0.0),
+                               rtol=1e-6)
+    tiles = _both(context, "in_tiles", (w,), local, [data, np.zeros(w, np.float32)],
+                  (cl.LocalMemory(local[0] * 4), np.int32(w)))[1]
+
+    def settle(x: np.float32, limit: int) -> tuple[np.float32, int]:
+        n = 0
+        while n < limit and x > 1.0:
+            x = np.float32(np.float32(0.5) * x + np.float32(0.25) / x)
+            n += 1
+        return x, n
+
+    for i in range(0, w, 7):
+        total = np.float32(0.0)
+        for r in range(4):
+            x, n = settle(data[r * w + i], 40)
+            total = np.float32(total + np.float32(x + np.float32(n)))
+        assert np.isclose(rows[i], total, rtol=1e-5), i
+        ls = local[0]
+        base, lane = i - i % ls, i % ls
+        acc = np.float32(0.0)
+        for t in range(4):
+            x, n = settle(np.float32(data[t * w + base + (lane + 1) % ls] * np.float32(8.0)),
+                          30)
+            acc = np.float32(acc + np.float32(x + np.float32(n)))
+        assert np.isclose(tiles[i], acc, rtol=1e-5), i
 

@@ -359,6 +359,7 @@ class _Former:
         self.lockstep_depth = 0
         self.lowered_return = False
         self.in_masked_copy = False  # forming the partial-mask copy of an interchanged loop
+        self.formed_twice = 0  # forming either copy of an interchanged loop under a mask
         self.refusals: dict[int, str] = {}  # loop (by id) -> why it was not interchanged
         self.interchanged_loops: set[int] = set()
         self.masked_loops: set[int] = set()  # varying loops run by the group under masks
@@ -482,8 +483,9 @@ class _Former:
         if not isinstance(s, _LOOPS) or not self.masking or self.uni is None \
                 or self.uni.control_uniform(s) or self.uni.convergent(s):
             return ""  # the work-items that reach it run it alike: no mask to gain
-        if self.loops or self.lockstep_depth or self.in_masked_copy:
-            return "inside a loop that runs at group level"
+        if "masked" in self.loops or self.in_masked_copy or self.formed_twice or (
+                self.lockstep_depth and not self.loops):
+            return "inside a loop that runs at group level under a mask"
         if id(s) not in self.mask_refusals:
             self.mask_refusals[id(s)] = self.masked_refusal(s)
         return self.mask_refusals[id(s)]
@@ -498,9 +500,11 @@ class _Former:
         with a barrier, every step is a work-item loop over the lanes still active: the
         lanes' steps are independent and vectorize, at the price of the lanes waiting for the
         group's longest trip. Taken when the loop is barrier-free, at the top level of the
-        kernel's structure or in its branches (formed as a masked ``if`` then), holds no inner
-        loop but a short counted one (``_short_counted``), no atomic, array index or call other
-        than of builtins and ``arithmetic_helpers``,
+        kernel's structure or in its branches (formed as a masked ``if`` then) or in a loop
+        running in lock step without a mask (``_mask_refusal``), holds no inner loop but a
+        short counted one (``_short_counted``) or one running in lock step under the step's
+        mask (``_inner_lock_step_refusal``), no atomic, array index or call other than of
+        builtins and ``arithmetic_helpers``,
         no memory access in it follows one of its counters (``counted_vars``) but those
         consecutive along x or the same for all work-items (other gathers are taken), it is
         no grid-stride loop, and it computes something per work-item."""
@@ -722,7 +726,8 @@ class _Former:
                     return self._lockstep(s)
                 except _NeedMasked:
                     self._restore(saved)
-            if self.guard is None and self.lockstep_depth > 0 and not has_barrier(s):
+            if self.guard is None and self.lockstep_depth > 0 and not has_barrier(s) and not (
+                    id(s) in self.masked_loops and not escapes(s)):
                 # an exit that must reach a group-level loop: only the enclosing one can help
                 raise _NeedMasked
             return self._masked(s)
@@ -777,6 +782,7 @@ class _Former:
         (it has no exits), so when every work-item is active, as in all groups away from the
         edges of the range, its work-item loops run without testing the mask and vectorize."""
         self.guard = None
+        self.formed_twice += 1  # no masked loop in either copy: they must stay alike
         try:
             full = self._lockstep_formed(s)
         finally:
@@ -786,6 +792,7 @@ class _Former:
             partial = self._lockstep_formed(s)
         finally:
             self.in_masked_copy = False
+            self.formed_twice -= 1
         return ir.If(wg.MaskAll(INT, guard, loc=s.loc), ir.Block(tuple(full), loc=s.loc),
                      ir.Block(tuple(partial), loc=s.loc), loc=s.loc)
 
