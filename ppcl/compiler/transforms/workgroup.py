@@ -458,9 +458,10 @@ class _Former:
         if any(shape.kind is Kind.VARYING or shape.strides[0] != 0 for shape in shapes):
             return "no memory access in it is consecutive along x, and some are not broadcasts"
         if any(isinstance(n, ir.Index) and isinstance(n.base.type, ArrayType)
-               for n in walk(s.body)):
-            # a private array would become a context array strided by its length
-            return "it indexes a private array"
+               and not uni.expr(n.index).is_uniform for n in walk(s.body)):
+            # a private array would become a context array strided by its length; indexed
+            # alike by all work-items it is laid out element-major (``context_layouts``)
+            return "it indexes an array at an index that varies per work-item"
         if not any(not uni.var(name).is_uniform for name in written_vars(s.body)):
             return "it computes nothing per work-item"
         return None
