@@ -113,7 +113,7 @@ class FormedKernel:
 
     @property
     def component_major(self) -> frozenset[str]:
-        """The vector context arrays laid out ``[components][work-items]``."""
+        """The vector (and struct) context arrays laid out ``[components][work-items]``."""
         return frozenset(layout.name for layout in self.context_layouts if layout.components)
 
 
