@@ -22,19 +22,9 @@ from collections.abc import Iterable
 
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
-from ppcl.compiler.ir.visit import Node, children
+from ppcl.compiler.ir.visit import Node, children, declared_names
 
 GROUP_LEVEL = -1  # the unit number of group-level code
-
-
-def _declared_in(node: Node) -> Iterable[str]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ir.DeclStmt):
-            for d in current.decls:
-                yield d.name
-        stack.extend(children(current))
 
 
 def _names_in(node: Node) -> Iterable[str]:
@@ -66,7 +56,7 @@ def reference_units(body: ir.Stmt, declared: dict[str, set[int]] | None = None
             for name in _names_in(node.body):
                 units.setdefault(name, set()).add(unit)
             if declared is not None:
-                for name in _declared_in(node.body):
+                for name in declared_names(node.body):
                     declared.setdefault(name, set()).add(unit)
             return
         if isinstance(node, ir.If) and isinstance(node.cond, wg.MaskAll):

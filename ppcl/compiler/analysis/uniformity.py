@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from ppcl.compiler.analysis.callgraph import builtin_family, reaching
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import indexes_in_place
-from ppcl.compiler.ir.visit import children, walk
+from ppcl.compiler.ir.visit import children, declared_names, walk
 
 
 class Kind(enum.IntEnum):
@@ -412,7 +412,7 @@ class Uniformity:
             # a variable declared in the body lives one iteration: every work-item running an
             # iteration starts it afresh, so it is no value carried by a trip count that varies
             # (the counter of an inner loop over shared coefficients stays uniform)
-            for name in _assigned_vars(s) - _declared_vars(s.body):
+            for name in _assigned_vars(s) - declared_names(s.body):
                 self._assign_var(name, VARYING, level + 1)
         # a varying return inside leaves the loop's code after it divergent; breaks do not
         # escape the loop
@@ -468,11 +468,6 @@ def _assigned_vars(s: ir.Stmt) -> set[str]:
         if isinstance(node, ir.DeclStmt):
             names.update(d.name for d in node.decls)
     return names
-
-
-def _declared_vars(s: ir.Stmt) -> set[str]:
-    """The variables declared anywhere in ``s`` (sema gives every declaration its own name)."""
-    return {d.name for node in walk(s) if isinstance(node, ir.DeclStmt) for d in node.decls}
 
 
 def _has_return(s: ir.Stmt) -> bool:

@@ -72,6 +72,12 @@ def find_all(node: Node, cls: type[N]) -> list[N]:
     return [n for n in walk(node) if isinstance(n, cls)]
 
 
+def declared_names(node: Node) -> set[str]:
+    """The variables declared anywhere in ``node`` (the front end gives every declaration of a
+    function its own name)."""
+    return {d.name for n in walk(node) if isinstance(n, ir.DeclStmt) for d in n.decls}
+
+
 def contains(node: Node, predicate: Callable[[Node], bool]) -> bool:
     return any(predicate(n) for n in walk(node))
 

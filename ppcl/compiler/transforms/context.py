@@ -50,7 +50,7 @@ from ppcl.compiler.ir.types import (
     VectorType,
     is_anonymous_member,
 )
-from ppcl.compiler.ir.visit import Node, Rewriter, children, walk
+from ppcl.compiler.ir.visit import Node, Rewriter, children, declared_names, walk
 
 _LOOPS = (ir.For, ir.While, ir.DoWhile)
 
@@ -144,7 +144,7 @@ class Variables:
         declare (and those their initializers read) declared first."""
         if not self.recomputed:
             return body
-        declared = {d.name for n in walk(body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+        declared = declared_names(body)
         needed = {n.name for n in walk(body) if isinstance(n, ir.VarRef)
                   and n.name in self.recomputed and n.name not in declared}
         pending = list(needed)

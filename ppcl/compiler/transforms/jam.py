@@ -40,7 +40,7 @@ from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.types import ArrayType, PointerType, ScalarType, StructType
-from ppcl.compiler.ir.visit import Node, Rewriter, walk
+from ppcl.compiler.ir.visit import Node, Rewriter, declared_names, walk
 from ppcl.compiler.ir.wgnodes import JamPlan, StridePlan
 
 JAM_WIDTH = 4
@@ -112,7 +112,7 @@ def plan_jam(loop: wg.WorkItemLoop, local_size: tuple[int, int, int],
     carried = [d for d in carried if d.name not in counters]
     names = {d.name for d in carried}
     eff = effects(body_loop.body, Effects())
-    local = {d.name for n in walk(body_loop.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+    local = declared_names(body_loop.body)
     if eff.address_taken or not eff.writes <= names | local:
         return "the loop body writes variables it does not own or takes an address"
     if any(isinstance(n, ir.Call) and (n.builtin is None or n.name in _ORDERED_CALLS)
@@ -368,7 +368,7 @@ def plan_stride(loop: wg.WorkItemLoop, uniform: frozenset[str],
     if any(isinstance(n, _JUMPS) for n in walk(f.body)):
         return "the loop body jumps"
     eff = effects(f.body, Effects())
-    local = {d.name for n in walk(f.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+    local = declared_names(f.body)
     if not eff.writes <= local:
         return "the loop body writes variables declared outside it"
     return StridePlan(f, var, end, step.value)

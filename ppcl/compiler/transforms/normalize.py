@@ -44,7 +44,7 @@ from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import usual_arithmetic
 from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType, Type
-from ppcl.compiler.ir.visit import Node, Rewriter, walk
+from ppcl.compiler.ir.visit import Node, Rewriter, declared_names, walk
 from ppcl.compiler.transforms.pow2div import power_of_two_divisions
 
 PASS_NAME = "normalize"
@@ -297,7 +297,7 @@ def _split_step(loop: ir.While | ir.DoWhile) -> tuple[tuple[ir.Stmt, ...], ir.Ex
     var = _stepped_var(step)
     if var is None or var not in _refs(loop.cond) or _continues(loop.body):
         return None
-    declared = {d.name for n in walk(loop.body) if isinstance(n, ir.DeclStmt) for d in n.decls}
+    declared = declared_names(loop.body)
     if set(_refs(step)) & declared:
         return None  # Euclid's ``q = r`` with ``r`` declared in the body: out of the step's scope
     return stmts[:-1], step
