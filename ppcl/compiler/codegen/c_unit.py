@@ -33,9 +33,9 @@ from ppcl.compiler.ir.types import (
     ArrayType,
     ImageType,
     PointerType,
-    StructType,
     Type,
     VectorType,
+    component_layout,
 )
 from ppcl.compiler.ir.visit import Rewriter, walk
 from ppcl.compiler.ir.wgnodes import FEW_LANES
@@ -204,11 +204,11 @@ def _lanes_innermost(t: Type, items: int) -> Type:
 
 def _components_outermost(t: Type, items: int) -> ArrayType:
     """``T[n][items]`` for a vector of ``n`` components of ``T`` or a struct of ``n`` fields of
-    type ``T``: a component-major context array."""
-    if isinstance(t, VectorType):
-        return ArrayType(ArrayType(t.elem, items), t.width)
-    assert isinstance(t, StructType)
-    return ArrayType(ArrayType(t.fields[0].type, items), len(t.fields))
+    type ``T`` (``component_layout``): a component-major context array."""
+    layout = component_layout(t)
+    assert layout is not None, f"{t} laid out component-major"
+    elem, n = layout
+    return ArrayType(ArrayType(elem, items), n)
 
 
 def _used_overloads(bodies: list[ir.Block | None]) -> list[builtins.Overload]:

@@ -45,6 +45,7 @@ from ppcl.compiler.ir.types import (
     StructType,
     Type,
     VectorType,
+    component_layout,
 )
 from ppcl.compiler.ir.visit import Node, Renamer, walk
 
@@ -584,7 +585,8 @@ class KernelPrinter(CStylePrinter):
         return [ind + f"__ctx_{s.name}[__lid] = {self.expr(s.init, PREC_ASSIGN)};"]
 
     def component_major_ref(self, e: ir.Expr) -> str | None:
-        """The name of the component-major vector context array ``e`` refers to as a whole."""
+        """The name of the component-major (vector or struct) context array ``e`` refers to as
+        a whole."""
         return e.name if isinstance(e, wg.ContextRef) \
             and e.name in self.formed.component_major else None
 
@@ -849,8 +851,7 @@ def _call_hook(p: CStylePrinter, e: ir.Expr) -> str | None:
 
 def _components(t: Type) -> int:
     """The components of a vector type or fields of a struct laid out component-major."""
-    if isinstance(t, StructType):
-        return len(t.fields)
-    assert isinstance(t, VectorType)
-    return t.width
+    layout = component_layout(t)
+    assert layout is not None, f"{t} laid out component-major"
+    return layout[1]
 

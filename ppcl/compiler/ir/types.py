@@ -399,6 +399,22 @@ class StructType(Type):
         return self.layout()[2]
 
 
+def component_layout(t: Type) -> tuple[ScalarType, int] | None:
+    """``(T, n)`` for a value that can be kept as ``n`` scalars of type ``T``, one array of
+    them per component: a vector of ``n`` components, or a struct of ``n`` fields all of one
+    scalar type (not a union, packed or aligned, without anonymous members); None otherwise."""
+    if isinstance(t, VectorType):
+        return t.elem, t.width
+    if not isinstance(t, StructType) or t.is_union or t.packed or t.aligned is not None \
+            or not t.fields:
+        return None
+    first = t.fields[0].type
+    if not isinstance(first, ScalarType) or any(
+            f.type != first or f.align is not None or is_anonymous_member(f) for f in t.fields):
+        return None
+    return first, len(t.fields)
+
+
 @dataclass(frozen=True)
 class EnumType(Type):
     """An enum; values are ``int`` as in OpenCL C."""

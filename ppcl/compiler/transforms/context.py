@@ -48,7 +48,7 @@ from ppcl.compiler.ir.types import (
     StructType,
     Type,
     VectorType,
-    is_anonymous_member,
+    component_layout,
 )
 from ppcl.compiler.ir.visit import Node, Rewriter, children, declared_names, walk
 
@@ -471,20 +471,6 @@ class _RefRewriter(Rewriter):
         return tuple(out)
 
 
-def field_major_struct(t: Type) -> ScalarType | None:
-    """The one scalar type of every field of struct ``t``, which can then be laid out like a
-    vector's components (``[fields][work-items]``); None for a union, a packed or aligned
-    struct, an anonymous member or fields of different or non-scalar types."""
-    if not isinstance(t, StructType) or t.is_union or t.packed or t.aligned is not None \
-            or not t.fields:
-        return None
-    first = t.fields[0].type
-    if not isinstance(first, ScalarType) or any(
-            f.type != first or f.align is not None or is_anonymous_member(f) for f in t.fields):
-        return None
-    return first
-
-
 def vector_context_layouts(body: ir.Block, context_vars: dict[str, Type],
                            decided: tuple[wg.ContextLayout, ...]) -> tuple[wg.ContextLayout, ...]:
     """The component-major layouts of the vector-typed context variables of the formed
@@ -496,8 +482,8 @@ def vector_context_layouts(body: ir.Block, context_vars: dict[str, Type],
     field-major the same way unless its address is taken: its whole copies, which gcc splits
     into the fields, then read and write consecutive words of the work-items too."""
     taken = {layout.name for layout in decided}
-    aggregates = {n: t for n, t in context_vars.items() if n not in taken and (
-        isinstance(t, VectorType) or field_major_struct(t) is not None)}
+    aggregates = {n: t for n, t in context_vars.items()
+                  if n not in taken and component_layout(t) is not None}
     if not aggregates:
         return ()
     refusals: dict[str, str] = {}
