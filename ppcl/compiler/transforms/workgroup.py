@@ -419,7 +419,7 @@ class _Former:
             self.refusals[id(s)] = refusal
         return refusal is None
 
-    def interchange_refusal(self, s: ir.Stmt) -> str | None:
+    def interchange_refusal(self, s: ir.Stmt, under_mask: bool | None = None) -> str | None:
         """Why loop ``s`` does not move out of the work-item loop, None when it does.
 
         Horizontal inner-loop parallelization: a barrier-free loop with uniform control,
@@ -431,7 +431,9 @@ class _Former:
         and its control computable at group level even when no work-item is active: only
         arguments, its own counters and variables every work-item assigned, no memory.
         (``guard`` may still be None here while the return sits in the pending run of
-        statements; the region cut before the loop puts the function mask in place.)"""
+        statements; the region cut before the loop puts the function mask in place.)
+        ``under_mask`` asks as if it were under one (the mask of a masked loop's steps, before
+        they are formed); None: as the loop sits now."""
         if self.uni is None:
             return "no uniformity analysis"
         if not isinstance(s, _LOOPS):
@@ -442,7 +444,8 @@ class _Former:
             return "break, continue or return leaves it"
         if has_async(s):
             return "async copies in it"
-        if not (self.guard is None and self.uni.control_uniform(s)) and not (
+        masked = self.guard is not None if under_mask is None else under_mask
+        if not (not masked and self.uni.control_uniform(s)) and not (
                 self.uni.convergent(s) and self._group_computable(s)):
             return "its trip count is not the same for the work-items that reach it"
         for n in walk(s):
@@ -560,12 +563,7 @@ class _Former:
         per-element Newton iteration)."""
         if not isinstance(loop, ir.For) or any(isinstance(n, _LOOPS) for n in walk(loop.body)):
             return "not a for loop without loops inside"
-        saved = self.guard
-        self.guard = saved or "__ppcl_probe"
-        try:
-            return self.interchange_refusal(loop)
-        finally:
-            self.guard = saved
+        return self.interchange_refusal(loop, under_mask=True)
 
     def _address_shape(self, address: ir.Expr, wrapped: dict[str, ir.Expr]) -> Shape:
         """The address's shape along the local ids, a wrapped variable read as its
