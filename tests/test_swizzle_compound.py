@@ -45,3 +45,40 @@ def test_swizzle_division_and_shifts_follow_opencl(ctx: cl.Context) -> None:
     want = [100 // 3, 400 % 3, 1 << (n % 32), int_min, 1 >> (n % 32), 1 >> (n % 32),
             1 << (n % 8), 1 << (8 % 8), 64 >> (n % 8), 64 >> (15 % 8)]
     assert out.tolist() == want
+
+
+def test_increment_and_decrement_of_several_components() -> None:
+    """``v.yxwz++``, ``++k.zw``, ``s.yx--`` and ``--b.xyw`` on the CPU device: C has no lvalue
+    for several components of a vector, and the generated C was rejected at the first launch;
+    each is now the store of the stepped components, a postfix step giving the value before it
+    (uchar components wrap)."""
+    ctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])
+    src = """
+    __kernel void k(__global int *o, int i)
+    {
+        int4 k = (int4)(0, i, 2 * i, -i);
+        uchar4 b = (uchar4)(i, 255, 3, 0);
+        short2 s = (short2)(i, -i);
+        int4 a = k.yxwz++;
+        int2 c = ++k.zw;
+        short2 d = s.yx--;
+        --b.xyw;
+        b.zy++;
+        int2 e = convert_int2(--s.xy);
+        o[0] = k.x; o[1] = k.y; o[2] = k.z; o[3] = k.w;
+        o[4] = a.x; o[5] = a.y; o[6] = a.z; o[7] = a.w;
+        o[8] = c.x; o[9] = c.y; o[10] = d.x; o[11] = d.y; o[12] = e.x; o[13] = e.y;
+        o[14] = b.x; o[15] = b.y; o[16] = b.z; o[17] = b.w;
+    }
+    """
+    queue = cl.CommandQueue(ctx)
+    out = np.zeros(18, np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, out.nbytes)
+    i = 5
+    cl.Program(ctx, src).build().k(queue, (1,), None, buf, np.int32(i))
+    cl.enqueue_copy(queue, out, buf)
+    # k.yxwz++ reads (i, 0, -i, 2i) and steps every component; ++k.zw steps z and w again
+    k = [1, i + 1, 2 * i + 2, -i + 2]
+    want = k + [i, 0, -i, 2 * i] + [2 * i + 2, -i + 2] + [-i, i] + [i - 2, -i - 2]
+    want += [i - 1, 255, 4, 255]  # (i, 255, 3, 0): x, y, w down (0 wraps), then z, y up
+    assert out.tolist() == want

@@ -670,6 +670,20 @@ class KernelPrinter(CStylePrinter):
         stores = " ".join(f"{base}[{i}] = __ppcl_sw[{k}];" for k, i in enumerate(target.indices))
         return f"({{ {value_type} __ppcl_sw = {value}; {stores} __ppcl_sw; }})"
 
+    def swizzle_step(self, e: ir.Unary) -> str:
+        """``++v.xy`` and ``v.xy--``: C has no lvalue for several components of a vector, so
+        the step is the store of ``v.xy + 1`` (``swizzle_store``), and a postfix step gives
+        the value read before it."""
+        target = e.operand
+        assert isinstance(target, ir.Swizzle)
+        op = "+=" if e.op.endswith("++") else "-="
+        store = self.swizzle_store(ir.Assign(target.type, op, target, ir.IntLit(INT, 1, loc=e.loc),
+                                             loc=e.loc))
+        if not e.op.startswith("p"):
+            return store
+        old = self.expr(target, PREC_ASSIGN)
+        return f"({{ {self.type_name(target.type)} __ppcl_old = {old}; {store}; __ppcl_old; }})"
+
     # ------------------------------------------------------------ expressions
 
     def expr_prec(self, e: ir.Expr) -> tuple[str, int]:
@@ -691,6 +705,9 @@ class KernelPrinter(CStylePrinter):
         if isinstance(e, ir.Assign) and isinstance(e.target, ir.Swizzle) and len(
                 e.target.indices) > 1:
             return self.swizzle_store(e), PREC_PRIMARY
+        if isinstance(e, ir.Unary) and e.op in ("++", "--", "p++", "p--") \
+                and isinstance(e.operand, ir.Swizzle) and len(e.operand.indices) > 1:
+            return self.swizzle_step(e), PREC_PRIMARY
         if isinstance(e, ir.Index):
             element = self.element_major_entry(e)
             if element is not None:
