@@ -727,3 +727,44 @@ def test_varying_loops_inside_group_level_loops_equal_the_build_without(context,
             acc = np.float32(acc + np.float32(x + np.float32(n)))
         assert np.isclose(tiles[i], acc, rtol=1e-5), i
 
+
+STEPPED_COMPONENTS = """
+__kernel void k(__global int2 *out, int maxit)
+{
+    int i = get_global_id(0);
+    int2 k = (int2)(0, i);
+    float x = i * 0.37f;
+    while (k.x < maxit && x > 0.5f) {
+        x *= 0.9f;
+        k.xy++;
+    }
+    out[i] = k;
+}
+"""
+
+
+def test_a_vector_stepped_several_components_at_once_keeps_its_layout(context) -> None:
+    """Component-major, ``k.xy++`` would step a compound literal composed of the components,
+    a C lvalue whose stores are lost, and the counts stayed 0: a vector written other than
+    whole or a component at a time keeps its layout, and the counts equal Python's."""
+    plans = plan_text(STEPPED_COMPONENTS, "k", (32, 1, 1))
+    assert "masked lock step" in plans and "component-major" not in plans, plans
+    queue = cl.CommandQueue(context)
+    got = []
+    for options in ("", "-ppcl-no-masked-loops"):
+        out = np.zeros((64, 2), np.int32)
+        buf = cl.Buffer(context, mf.READ_WRITE, out.nbytes)
+        cl.Program(context, STEPPED_COMPONENTS).build(options=options).k(
+            queue, (64,), (32,), buf, np.int32(40))
+        cl.enqueue_copy(queue, out, buf)
+        got.append(out)
+    want = []
+    for i in range(64):
+        steps, x = 0, np.float32(np.float32(i) * np.float32(0.37))
+        while steps < 40 and x > 0.5:
+            x = np.float32(x * np.float32(0.9))
+            steps += 1
+        want.append([steps, i + steps])
+    np.testing.assert_array_equal(got[0], np.array(want, np.int32))
+    np.testing.assert_array_equal(got[1], got[0])
+

@@ -476,8 +476,9 @@ def vector_context_layouts(body: ir.Block, context_vars: dict[str, Type],
     """The component-major layouts of the vector-typed context variables of the formed
     ``body`` (after ``scalarize.py``): chosen for a variable whose components are read or
     written one at a time somewhere (``z.x``, ``z[1]``), and used otherwise only as a whole
-    value read or assigned; its address taken, an increment of the whole vector, a component
-    chosen by a variable or a store to several components at once keep it as it is. A
+    value read or assigned; its address taken, a component chosen by a variable, or any write
+    but an assignment of the whole value or of one component (an increment of the whole
+    vector, a store or increment of several components at once) keep it as it is. A
     struct whose fields are all of one scalar type (``struct { float re, im; }``) is laid out
     field-major the same way unless its address is taken: its whole copies, which gcc splits
     into the fields, then read and write consecutive words of the work-items too."""
@@ -492,22 +493,36 @@ def vector_context_layouts(body: ir.Block, context_vars: dict[str, Type],
     def named(e: ir.Expr) -> str | None:
         return e.name if isinstance(e, wg.ContextRef) and e.name in aggregates else None
 
+    def written(target: ir.Expr, whole_ok: bool, loc: object) -> None:
+        """Refuse the variable a write goes to unless it is the whole variable (``whole_ok``:
+        an assignment, printed split into the components) or one component of it: a composed
+        value is a C compound literal, an lvalue whose stores would be lost."""
+        chain: list[ir.Expr] = []
+        e = target
+        while isinstance(e, ir.Swizzle) or (isinstance(e, ir.Member) and not e.arrow) or (
+                isinstance(e, ir.Index) and isinstance(e.base.type, VectorType)):
+            chain.append(e)
+            e = e.base
+        name = named(e)
+        if name is None:
+            return
+        one = len(chain) == 1 and not (isinstance(chain[0], ir.Swizzle)
+                                       and len(chain[0].indices) > 1)
+        if not (one or (whole_ok and not chain)):
+            refusals.setdefault(name, f"written other than whole or a component at a time at {loc}")
+
     def scan(node: Node) -> None:
         if isinstance(node, wg.GroupEval) and node.temp in aggregates:
             refusals.setdefault(node.temp, "a group-level value's temporary")
-        if isinstance(node, ir.Unary) and node.op in ("&", "++", "--", "p++", "p--"):
-            name = named(node.operand)
-            if name is not None:
-                refusals.setdefault(name, f"'{node.op}' applied to the whole value at {node.loc}")
+        if isinstance(node, ir.Unary) and node.op in ("++", "--", "p++", "p--"):
+            written(node.operand, False, node.loc)
+        if isinstance(node, ir.Assign):
+            written(node.target, True, node.loc)
         if isinstance(node, ir.Unary) and node.op == "&":
             for ref in walk(node.operand):
                 name = named(ref) if isinstance(ref, ir.Expr) else None
                 if name is not None:
                     refusals.setdefault(name, f"its address is taken at {node.loc}")
-        if isinstance(node, ir.Assign) and isinstance(node.target, ir.Swizzle) \
-                and len(node.target.indices) > 1 and named(node.target.base) is not None:
-            refusals.setdefault(named(node.target.base) or "",
-                                f"several components stored at once at {node.loc}")
         if isinstance(node, ir.Swizzle) and len(node.indices) == 1:
             name = named(node.base)
             if name is not None:
