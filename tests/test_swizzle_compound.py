@@ -16,6 +16,16 @@ def ctx() -> cl.Context:
     return cl.create_some_context(interactive=False)
 
 
+def _one_work_item(ctx: cl.Context, src: str, count: int, *args: np.int32) -> list[int]:
+    """The ``count`` ints kernel ``k`` of ``src`` writes to its first argument, run once."""
+    queue = cl.CommandQueue(ctx)
+    out = np.zeros(count, np.int32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, out.nbytes)
+    cl.Program(ctx, src).build().k(queue, (1,), None, buf, *args)
+    cl.enqueue_copy(queue, out, buf)
+    return list(out.tolist())
+
+
 def test_swizzle_division_and_shifts_follow_opencl(ctx: cl.Context) -> None:
     src = """
     __kernel void k(__global int *o, int d, int z, int n)
@@ -33,18 +43,13 @@ def test_swizzle_division_and_shifts_follow_opencl(ctx: cl.Context) -> None:
         o[6] = c.x; o[7] = c.y; o[8] = c.z; o[9] = c.w;
     }
     """
-    queue = cl.CommandQueue(ctx)
-    out = np.zeros(10, np.int32)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, out.nbytes)
     n = 33
-    cl.Program(ctx, src).build().k(queue, (1,), None, buf, np.int32(3), np.int32(0),
-                                   np.int32(n))
-    cl.enqueue_copy(queue, out, buf)
+    out = _one_work_item(ctx, src, 10, np.int32(3), np.int32(0), np.int32(n))
     # v.z / 0 and v.y % 0 are unspecified; the others are defined
     int_min = -(1 << 31)
     want = [100 // 3, 400 % 3, 1 << (n % 32), int_min, 1 >> (n % 32), 1 >> (n % 32),
             1 << (n % 8), 1 << (8 % 8), 64 >> (n % 8), 64 >> (15 % 8)]
-    assert out.tolist() == want
+    assert out == want
 
 
 def test_increment_and_decrement_of_several_components() -> None:
@@ -71,14 +76,10 @@ def test_increment_and_decrement_of_several_components() -> None:
         o[14] = b.x; o[15] = b.y; o[16] = b.z; o[17] = b.w;
     }
     """
-    queue = cl.CommandQueue(ctx)
-    out = np.zeros(18, np.int32)
-    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, out.nbytes)
     i = 5
-    cl.Program(ctx, src).build().k(queue, (1,), None, buf, np.int32(i))
-    cl.enqueue_copy(queue, out, buf)
+    out = _one_work_item(ctx, src, 18, np.int32(i))
     # k.yxwz++ reads (i, 0, -i, 2i) and steps every component; ++k.zw steps z and w again
     k = [1, i + 1, 2 * i + 2, -i + 2]
     want = k + [i, 0, -i, 2 * i] + [2 * i + 2, -i + 2] + [-i, i] + [i - 2, -i - 2]
     want += [i - 1, 255, 4, 255]  # (i, 255, 3, 0): x, y, w down (0 wraps), then z, y up
-    assert out.tolist() == want
+    assert out == want
