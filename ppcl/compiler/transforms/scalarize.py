@@ -18,9 +18,11 @@ else it does; and any region calling an element-wise builtin on vectors (``fmin(
 on ``float4``), whose overload's lane loop gcc does not vectorize back. An element-wise builtin (``ir.builtins.ELEMENTWISE`` but ``select``, and every
 ``convert_``) gives component ``i`` as the scalar builtin of its arguments' components, the
 function each component of the vector overload calls; a component of a vector element in
-memory becomes a scalar access (``transforms/components.py``). A region with a vector
-construct that has no component form here (a call of another builtin returning a vector, a
-vector comparison or select) is left as it was.
+memory becomes a scalar access (``transforms/components.py``), and so does a vector read or
+written through a cast pointer (``*(float8 *)&x[8 * k]``). Comparisons, ``!``, ``&&``, ``||``,
+``select``, ``?:`` on a vector condition, the relational builtins, ``any`` and ``all`` take
+their component forms (-1 where true). A region with a vector construct that has no
+component form here (a call of another builtin returning a vector) is left as it was.
 
 Pass name: part of ``workgroup``.
 """
@@ -34,7 +36,14 @@ from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.builtins import ELEMENTWISE, BuiltinError, resolve
-from ppcl.compiler.ir.types import SIZE_T, AddressSpace, ScalarType, VectorType
+from ppcl.compiler.ir.types import (
+    INT,
+    SIZE_T,
+    AddressSpace,
+    PointerType,
+    ScalarType,
+    VectorType,
+)
 from ppcl.compiler.ir.visit import Node, Rewriter, children, map_child_stmts, walk
 from ppcl.compiler.transforms.components import (
     component,
@@ -84,12 +93,18 @@ class _Scalarizer(Rewriter):
             return ir.VarRef(elem, self.part(e.name, i), loc=e.loc)
         if isinstance(e, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(e):
             return self.element(self.rewrite(e), i)
-        if isinstance(e, ir.Call):
+        if isinstance(e, ir.Call) and e.name != "select" and e.name not in _RELATIONAL:
             loaded = self.loaded(e, i)
             return loaded if loaded is not None else self.call(e, i)
+        through = self.through_pointer(e, i)
+        if through is not None:
+            return through
         arithmetic = elementwise_lane(e, i, self.comp)
         if arithmetic is not None:
             return arithmetic
+        masked = self.mask_lane(e, i)
+        if masked is not None:
+            return masked
         if isinstance(e, ir.Swizzle) and isinstance(e.base.type, VectorType):
             return self.comp(e.base, e.indices[i])
         if isinstance(e, ir.Cast) and not isinstance(e.operand.type, VectorType):
@@ -111,6 +126,96 @@ class _Scalarizer(Rewriter):
                     return self._scalar_elem(part, elem)
                 offset += width
         raise _Unsupported
+
+    def operand(self, e: ir.Expr, i: int, elem: ScalarType) -> ir.Expr:
+        """Component ``i`` of a vector operand, or a scalar operand as it is (converted to
+        ``elem``): OpenCL widens a scalar operand of a vector operator to every component."""
+        if isinstance(e.type, VectorType):
+            return self.comp(e, i)
+        return self._scalar_elem(e, elem)
+
+    def mask_lane(self, e: ir.Expr, i: int) -> ir.Expr | None:
+        """Component ``i`` of a vector comparison, logical or bitwise operator, ``select`` or
+        ``?:``, as scalar C computes it; None for other expressions.
+
+        OpenCL's vector comparisons and ``!``, ``&&``, ``||`` give -1 where true and 0 where
+        false (``-(a_i > b_i)``), and ``select`` and ``?:`` on a vector condition take the
+        component whose condition has its most significant bit set. A region comparing
+        vectors (``int8 m = d > 0.0f; select(c, 1.0f - c, m)``) used to keep its vectors."""
+        t = e.type
+        assert isinstance(t, VectorType)
+        elem = t.elem
+        if isinstance(e, ir.Binary) and e.op in _COMPARISONS | {"&&", "||"}:
+            vector = e.lhs.type if isinstance(e.lhs.type, VectorType) else e.rhs.type
+            assert isinstance(vector, VectorType)
+            lhs = self.operand(e.lhs, i, vector.elem)
+            rhs = self.operand(e.rhs, i, vector.elem)
+            if e.op in ("&&", "||"):  # both sides are evaluated: they are free of effects
+                lhs, rhs = _compared_with_zero(lhs, "!="), _compared_with_zero(rhs, "!=")
+            return _all_ones_if(ir.Binary(INT, e.op, lhs, rhs, loc=e.loc), elem)
+        if isinstance(e, ir.Unary) and e.op == "!":
+            return _all_ones_if(_compared_with_zero(self.comp(e.operand, i), "=="), elem)
+        if isinstance(e, ir.Binary) and e.op in ("&", "|", "^") and elem.is_integer:
+            return ir.Binary(elem, e.op, self.operand(e.lhs, i, elem),
+                             self.operand(e.rhs, i, elem), loc=e.loc)
+        if isinstance(e, ir.Unary) and e.op == "~" and elem.is_integer:
+            return ir.Unary(elem, "~", self.comp(e.operand, i), loc=e.loc)
+        if isinstance(e, ir.Call) and e.builtin is not None and e.name in _RELATIONAL \
+                and isinstance(e.args[0].type, VectorType):
+            lanes = tuple(self.comp(a, i) for a in e.args)
+            return _all_ones_if(_scalar_call(e.name, lanes, e.loc), elem)
+        if isinstance(e, ir.Call) and e.builtin is not None and e.name == "select" \
+                and all(isinstance(a.type, VectorType) for a in e.args):
+            otherwise, then, cond = e.args
+            return ir.Conditional(elem, self.msb_set(cond, i), self.comp(then, i),
+                                  self.comp(otherwise, i), loc=e.loc)
+        if isinstance(e, ir.Conditional):
+            if isinstance(e.cond.type, VectorType):
+                cond = self.msb_set(e.cond, i)
+            elif is_effect_free(e.cond):  # evaluated once per component
+                cond = self.rewrite(e.cond)
+            else:
+                raise _Unsupported
+            return ir.Conditional(elem, cond, self.operand(e.then, i, elem),
+                                  self.operand(e.otherwise, i, elem), loc=e.loc)
+        return None
+
+    def msb_set(self, cond: ir.Expr, i: int) -> ir.Expr:
+        """Whether component ``i`` of the integer vector ``cond`` has its most significant
+        bit set: the comparison itself where ``cond`` is one (its -1 has it, its 0 not)."""
+        t = cond.type
+        assert isinstance(t, VectorType)
+        if isinstance(cond, ir.Binary) and cond.op in _COMPARISONS:
+            lane = self.comp(cond, i)
+            assert isinstance(lane, ir.Unary | ir.Cast)
+            return _comparison_of(lane)
+        value = self.comp(cond, i)
+        if t.elem.is_signed:
+            return ir.Binary(INT, "<", value, ir.IntLit(t.elem, 0, loc=cond.loc), loc=cond.loc)
+        top = ir.IntLit(t.elem, 1 << (t.elem.bits - 1), loc=cond.loc)
+        return ir.Binary(INT, "!=", ir.Binary(t.elem, "&", value, top, loc=cond.loc),
+                         ir.IntLit(t.elem, 0, loc=cond.loc), loc=cond.loc)
+
+    def through_pointer(self, e: ir.Expr, i: int) -> ir.Expr | None:
+        """Component ``i`` of ``*(float8 *)p``, a vector read or written through a pointer to
+        its components cast to the vector's (``*(__global float8 *)&x[8 * k]``), as the
+        scalar ``p[i]`` (``x[8 * k + i]``); None for other expressions."""
+        t = e.type
+        if not (isinstance(e, ir.Unary) and e.op == "*" and isinstance(t, VectorType)
+                and isinstance(e.operand, ir.Cast)):
+            return None
+        inner = e.operand.operand
+        if not (isinstance(inner.type, PointerType) and inner.type.pointee == t.elem
+                and is_effect_free(inner)):
+            return None
+        pointer = self.rewrite(inner)
+        if isinstance(pointer, ir.Unary) and pointer.op == "&" \
+                and isinstance(pointer.operand, ir.Index):  # &x[k] + i is &x[k + i]
+            at = pointer.operand
+            index = ir.Binary(at.index.type, "+", at.index,
+                              ir.IntLit(at.index.type, i, loc=e.loc), loc=e.loc)
+            return ir.Index(t.elem, at.base, index, loc=e.loc)
+        return ir.Index(t.elem, pointer, ir.IntLit(INT, i, loc=e.loc), loc=e.loc)
 
     def element(self, e: ir.Expr, i: int) -> ir.Expr:
         """Component ``i`` of a vector value read in place (a variable, a context array entry,
@@ -250,7 +355,21 @@ class _Scalarizer(Rewriter):
 
     def rewrite_Call(self, e: ir.Call) -> ir.Expr:
         """``dot``, ``length`` and ``distance`` of vectors by their components, as their C
-        lowering computes them (``components.geometric_by_lanes``)."""
+        lowering computes them (``components.geometric_by_lanes``); ``any`` and ``all`` of
+        an integer vector by its components' top bits."""
+        if e.builtin is not None and e.name in ("any", "all") and len(e.args) == 1 \
+                and isinstance(e.args[0].type, VectorType):
+            try:
+                v = e.args[0]
+                assert isinstance(v.type, VectorType)
+                tops = [self.msb_set(v, i) for i in range(v.type.width)]
+            except _Unsupported:
+                return e
+            joined = tops[0]
+            for top in tops[1:]:
+                joined = ir.Binary(INT, "||" if e.name == "any" else "&&", joined, top,
+                                   loc=e.loc)
+            return joined if e.type == INT else ir.Cast(e.type, joined, True, loc=e.loc)
         written = geometric_by_lanes(e, self.comp, self.fast)
         return e if written is None else written
 
@@ -319,6 +438,9 @@ class _Scalarizer(Rewriter):
             return [self.comp(target.base, k) for k in target.indices]
         if isinstance(target, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(target):
             return [self.element(self.rewrite(target), i) for i in range(width)]
+        through = [self.through_pointer(target, i) for i in range(width)]
+        if all(through):
+            return [c for c in through if c is not None]
         # components of a context array entry or of memory (``acc.xyz += s * r.xyz``)
         if isinstance(target, ir.Swizzle) and isinstance(target.base, wg.ContextRef | ir.Index) \
                 and isinstance(target.base.type, VectorType) and is_effect_free(target.base):
@@ -344,6 +466,35 @@ class _Scalarizer(Rewriter):
             stores.append(ir.ExprStmt(ir.Assign(target.type, e.op, target,
                                                 ir.VarRef(value.type, name, loc=loc)), loc=loc))
         return ir.Block((*temps, *stores), loc=loc)
+
+
+_COMPARISONS = frozenset(("<", ">", "<=", ">=", "==", "!="))
+# OpenCL's relational builtins: a vector's component is -1 where the scalar one gives 1
+_RELATIONAL = frozenset(("isequal", "isnotequal", "isgreater", "isgreaterequal", "isless",
+                         "islessequal", "islessgreater", "isordered", "isunordered",
+                         "isfinite", "isinf", "isnan", "isnormal", "signbit"))
+
+
+def _all_ones_if(truth: ir.Expr, elem: ScalarType) -> ir.Expr:
+    """``-(elem)truth``: -1 (all bits set) where the scalar ``truth`` (0 or 1) holds, as a
+    component of a vector comparison is."""
+    value = truth if elem == INT else ir.Cast(elem, truth, True, loc=truth.loc)
+    return ir.Unary(elem, "-", value, loc=truth.loc)
+
+
+def _comparison_of(lane: ir.Expr) -> ir.Expr:
+    """The scalar comparison inside ``_all_ones_if``'s result."""
+    assert isinstance(lane, ir.Unary)
+    inner = lane.operand
+    return inner.operand if isinstance(inner, ir.Cast) else inner
+
+
+def _compared_with_zero(e: ir.Expr, op: str) -> ir.Expr:
+    """``e != 0`` or ``e == 0`` for a scalar ``e`` of any arithmetic type."""
+    t = e.type
+    assert isinstance(t, ScalarType)
+    zero = ir.IntLit(t, 0, loc=e.loc) if t.is_integer else ir.FloatLit(t, 0.0, loc=e.loc)
+    return ir.Binary(INT, op, e, zero, loc=e.loc)
 
 
 def _scalar_builtin(e: ir.Call) -> str | None:
