@@ -283,7 +283,7 @@ class _Generator:
                 out.append(self.declare(scope, "uint4", False))
                 return
             v = rng.choice(names)
-            roll = rng.randrange(5)
+            roll = rng.randrange(7)
             if roll == 0:
                 lanes = rng.choice(["x", "y", "z", "w", "xy", "zw", "yx", "wz"])
                 value = self.uint_expr(scope, 1)
@@ -299,6 +299,15 @@ class _Generator:
                 out.append(f"{v} = {fn}({v}, (uint4)({self.uint_expr(scope, 1)}));")
             elif roll == 3:
                 out.append(f"{v} = select({v}, {v}.wzyx, {v} > (uint4)({self.uint_expr(scope, 1)}));")
+            elif roll == 4:  # masks: -1 where a component's comparison holds
+                other = rng.choice(scope.of("uint4"))
+                op = rng.choice(["<", "<=", "==", "!=", ">", ">="])
+                out.append(f"{v} ^= as_uint4((({v} {op} {other}.yzwx) && ({other} != "
+                           f"(uint4)({self.uint_expr(scope, 1)}))) || !{v}) & {other};")
+            elif roll == 5:  # a vector condition, and any/all of one
+                other = rng.choice(scope.of("uint4"))
+                out.append(f"{v} = ({other} > {v}.wxyz) ? {v} + (uint4)(any({v} < {other})) "
+                           f": {v} - (uint4)(all({v} >= (uint4)({self.uint_expr(scope, 1)})));")
             else:
                 w = self.fresh("v")
                 out.append(f"int2 {w} = as_int2({v}.s{rng.randrange(4)}{rng.randrange(4)})"
