@@ -239,7 +239,7 @@ def test_fuzz_help_names_the_json_argument_as_its_text_does(capsys):
 
 @pytest.mark.parametrize("options, message", [
     ("-ppcl-bogus", "unknown option '-ppcl-bogus' \\(the -ppcl-\\* options: -ppcl-no-split, "
-     "-ppcl-no-unroll, -ppcl-no-selects, -ppcl-no-masked-loops\\)"),
+     "-ppcl-no-unroll, -ppcl-no-selects, -ppcl-no-masked-loops, -ppcl-no-scalarize\\)"),
     ("-cl-bogus", "unknown option '-cl-bogus' \\(the -cl-\\* options: -cl-std=, "
                   "-cl-fast-relaxed-math"),
     ("-cl-std", "'-cl-std' needs a version, e.g. -cl-std=CL1.2 \\(accepted: CL1.0"),

@@ -92,6 +92,9 @@ class KernelIR:
     # loops whose trip count varies per work-item run by the group under a mask (the build
     # option -ppcl-no-masked-loops: no)
     masked_loops: bool = True
+    # vector code of work-item loops split into scalars (the build option -ppcl-no-scalarize:
+    # no)
+    scalarize: bool = True
     notes: tuple[str, ...] = ()  # decisions of the passes that keep no plan of their own
     # variables declared at the start of the kernel that formation runs once per group
     group_setup: frozenset[str] = frozenset()
@@ -303,12 +306,15 @@ class ScalarizePass(Pass):
     vector elements of ``char`` or ``short`` components or calling element-wise builtins on
     vectors, split into scalars (``transforms/scalarize.py``); each split goes to the plans.
     Vector context arrays whose components are then used one at a time are laid out
-    component-major (``transforms/context.py``)."""
+    component-major (``transforms/context.py``). The build option ``-ppcl-no-scalarize``
+    turns it off."""
 
     name = "scalarize"
 
     def run(self, value: KernelIR) -> KernelIR:
         formed = value.needs_formed(self.name)
+        if not value.scalarize:
+            return value.switched_off("scalarize", "-ppcl-no-scalarize")
         body, notes = scalarize_hot_regions(formed.body, value.fast_math)
         # vectors the split regions read a component at a time, laid out component-major
         layouts = vector_context_layouts(body, dict(formed.context_vars), formed.context_layouts)
@@ -420,7 +426,8 @@ def kernel_ir(module: ir.Module, kernel_name: str, spec: KernelSpec, options: Bu
     pipeline = CPU_PIPELINE if pipeline is None else pipeline
     value = KernelIR(module, kernel, spec, fast_math_of(options), split=not options.no_split,
                      unroll=not options.no_unroll, selects=not options.no_selects,
-                     masked_loops=not options.no_masked_loops)
+                     masked_loops=not options.no_masked_loops,
+                     scalarize=not options.no_scalarize)
     result = pipeline.run(value, debug, stream)
     if debug.shows("plans") and result.formed is not None:
         out = stream if stream is not None else sys.stderr

@@ -49,6 +49,8 @@ _FLAGS: dict[str, str] = {
     "-ppcl-no-selects": "no_selects",  # ppcl's own: branches kept (transforms/selects.py)
     # ppcl's own: loops whose trip count varies per work-item stay in the work-item loop
     "-ppcl-no-masked-loops": "no_masked_loops",
+    # ppcl's own: vector code of work-item loops kept as vectors (transforms/scalarize.py)
+    "-ppcl-no-scalarize": "no_scalarize",
 }
 
 
@@ -92,6 +94,7 @@ class BuildOptions:
     no_unroll: bool = False
     no_selects: bool = False
     no_masked_loops: bool = False
+    no_scalarize: bool = False
 
     @property
     def opencl_c_version(self) -> int:
