@@ -128,3 +128,39 @@ def test_vectors_read_and_written_through_cast_pointers_are_split(n: int) -> Non
     w = b.reshape(n, 4)
     want = np.exp(-0.5 * v * v) + np.concatenate([w, w[:, ::-1]], axis=1)
     np.testing.assert_allclose(o.reshape(n, 8), want, rtol=2e-6, atol=1e-6)
+
+
+ESCAPE4 = """
+__kernel void k(__global const float4 *c, __global int4 *o, int limit)
+{
+    int t = get_global_id(0);
+    float4 cr = c[t] * 3.0f - 2.0f, ci = c[t].wzyx * 3.0f - 1.5f;
+    float4 zr = cr, zi = ci;
+    int4 alive = (int4)(-1), count = (int4)(0);
+    for (int it = 0; it < limit && any(alive); it++) {
+        float4 zr2 = zr * zr, zi2 = zi * zi;
+        zi = 2.0f * zr * zi + ci;
+        zr = zr2 - zi2 + cr;
+        alive &= zr2 + zi2 < 4.0f;
+        alive ^= (int4)(0) | (zr2 != zr2);
+        count -= alive;
+    }
+    o[t] = count;
+}
+"""
+
+
+def test_a_mask_updated_with_and_in_a_masked_loop_is_split() -> None:
+    """Four escape times a work-item under an ``int4`` mask while ``any`` lane lives: the loop
+    runs under the group's mask and its vectors are split; the counts are those of the build
+    keeping the vectors (``-ppcl-no-scalarize``)."""
+    assert "scalarize: vectors of a work-item loop split into scalars (inside a group-level " \
+        "loop)" in plan_text(ESCAPE4, "k", (16, 1, 1))
+    assert "scalarize: off (build option -ppcl-no-scalarize)" in plan_text(
+        ESCAPE4, "k", (16, 1, 1), options="-ppcl-no-scalarize")
+    c = np.random.default_rng(14).random((80, 4), dtype=np.float32)
+    split, kept = (np.zeros((80, 4), np.int32) for _ in range(2))
+    run(ESCAPE4, "k", (80,), (16,), c, split, np.int32(100))
+    run(ESCAPE4, "k", (80,), (16,), c, kept, np.int32(100), options="-ppcl-no-scalarize")
+    np.testing.assert_array_equal(split, kept)
+    assert split.max() == 100 and len(np.unique(split)) > 10

@@ -451,8 +451,9 @@ class _Scalarizer(Rewriter):
     def assignment(self, e: ir.Assign, loc: Loc) -> ir.Stmt:
         t = e.type
         assert isinstance(t, VectorType)
-        if e.op[:-1] not in _ELEMENTWISE and e.op != "=":
-            raise _Unsupported  # shifts and bit operations keep their vector form
+        bitwise = e.op[:-1] in ("&", "|", "^") and t.elem.is_integer
+        if e.op[:-1] not in _ELEMENTWISE and e.op != "=" and not bitwise:
+            raise _Unsupported  # shifts keep their vector form
         targets = self.targets(e.target, t.width)
         # every component of the value first: it may read the target
         temps: list[ir.Stmt] = []
