@@ -164,3 +164,49 @@ def test_a_mask_updated_with_and_in_a_masked_loop_is_split() -> None:
     run(ESCAPE4, "k", (80,), (16,), c, kept, np.int32(100), options="-ppcl-no-scalarize")
     np.testing.assert_array_equal(split, kept)
     assert split.max() == 100 and len(np.unique(split)) > 10
+
+
+NARROW = """
+__kernel void k(__global const uchar4 *a, __global const uchar4 *b, __global uchar4 *o,
+                __global int4 *m, __global const short4 *c, __global short4 *p,
+                __global const ushort4 *d, __global ushort4 *q)
+{
+    int i = get_global_id(0);
+    uchar4 x = a[i], y = b[i];
+    uchar4 s = (x + y) / (uchar4)(2);
+    uchar4 t = (~x) / (uchar4)(3);
+    o[i] = max(s, t) ^ (x & y);
+    m[i] = convert_int4((x ^ y) > (uchar4)(100)) + (int4)(any(~x > y));
+    short4 z = c[i];
+    p[i] = (-z * (short4)(3) - z) / (short4)(7) + max(z, (short4)(-5)).s3210;
+    ushort4 w = d[i];
+    q[i] = w * w / (ushort4)(5) + (ushort4)(1);
+}
+"""
+
+
+def test_char_and_short_components_wrap_as_vector_lanes_do() -> None:
+    """C computes a ``uchar`` or ``short`` component in ``int``: split naively, ``(x + y) / 2``
+    of two ``uchar4`` components kept the carry a ``uchar4`` lane drops, and ``~x`` was
+    negative. The split's operations are converted back to the element type."""
+    k = build_kernel(NARROW, "k", local_size=(16,))
+    assert "ppcl_u_x__s3" in k.c_source and "ppcl_u_w__s3" in k.c_source
+    rng = np.random.default_rng(15)
+    a, b = (rng.integers(0, 256, (64, 4), dtype=np.uint8) for _ in range(2))
+    c = rng.integers(-2**15, 2**15, (64, 4), dtype=np.int16)
+    c[0] = (-2**15, 2**15 - 1, -1, 0)
+    d = rng.integers(0, 2**16, (64, 4), dtype=np.uint16)
+    d[0] = (65535, 65534, 256, 255)
+    outs = {}
+    for options in ("", "-ppcl-no-scalarize"):
+        o, p, q = np.zeros_like(a), np.zeros_like(c), np.zeros_like(d)
+        m = np.zeros((64, 4), np.int32)
+        run(NARROW, "k", (64,), (16,), a, b, o, m, c, p, d, q, options=options)
+        outs[options] = (o, m, p, q)
+    for split, kept in zip(outs[""], outs["-ppcl-no-scalarize"], strict=True):
+        np.testing.assert_array_equal(split, kept)
+    x, y = a.astype(np.int64), b.astype(np.int64)
+    s, t = ((x + y) & 255) // 2, (255 - x) // 3
+    np.testing.assert_array_equal(outs[""][0], (np.maximum(s, t) ^ (x & y)).astype(np.uint8))
+    w = d.astype(np.int64)
+    np.testing.assert_array_equal(outs[""][3], ((w * w & 0xFFFF) // 5 + 1).astype(np.uint16))

@@ -42,11 +42,13 @@ from dataclasses import dataclass
 
 from ppcl.compiler.analysis.buffers import buffer_accesses, single_definitions
 from ppcl.compiler.analysis.effects import Effects, effects, is_effect_free
+from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import (
     DOUBLE,
     FLOAT,
     INT,
+    UINT,
     AddressSpace,
     PointerType,
     ScalarType,
@@ -55,7 +57,7 @@ from ppcl.compiler.ir.types import (
 from ppcl.compiler.ir.visit import Node, Rewriter, walk
 
 __all__ = ["ComponentLoads", "component", "component_loads", "elementwise_lane",
-           "geometric_by_lanes", "normalize_lane"]
+           "geometric_by_lanes", "normalize_lane", "wrapped_lane"]
 
 _MEMORY = (AddressSpace.GLOBAL, AddressSpace.CONSTANT)
 _ORDERING = frozenset(("barrier", "work_group_barrier", "mem_fence", "read_mem_fence",
@@ -131,10 +133,28 @@ def elementwise_lane(e: ir.Expr, i: int,
     if not isinstance(t, VectorType):
         return None
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*", "/"):
-        return ir.Binary(t.elem, e.op, lane(e.lhs, i), lane(e.rhs, i), loc=e.loc)
+        return wrapped_lane(t.elem, e.op, (lane(e.lhs, i), lane(e.rhs, i)), e.loc)
     if isinstance(e, ir.Unary) and e.op in ("+", "-"):
-        return ir.Unary(t.elem, e.op, lane(e.operand, i), loc=e.loc)
+        return wrapped_lane(t.elem, e.op, (lane(e.operand, i),), e.loc)
     return None
+
+
+def wrapped_lane(elem: ScalarType, op: str, operands: tuple[ir.Expr, ...], loc: Loc
+                 ) -> ir.Expr:
+    """``op`` on scalar components of type ``elem``, with the result a vector's component
+    has: C promotes a ``char`` or ``short`` operand to ``int``, where ``(x + y) / 2`` of two
+    ``uchar`` components does not wrap at 256 as a ``uchar4`` lane does, and ``~x`` is
+    negative. Such an operation is computed in ``int`` (``uint`` for unsigned elements, where
+    a product of two ``ushort`` overflows ``int``) and converted back to ``elem``."""
+    if not elem.is_integer or elem.size >= 4:
+        if len(operands) == 1:
+            return ir.Unary(elem, op, operands[0], loc=loc)
+        return ir.Binary(elem, op, operands[0], operands[1], loc=loc)
+    wide = UINT if not elem.is_signed else INT
+    widened = tuple(ir.Cast(wide, o, loc=loc) for o in operands)  # printed: C's own is int
+    value: ir.Expr = (ir.Unary(wide, op, widened[0], loc=loc) if len(widened) == 1
+                      else ir.Binary(wide, op, widened[0], widened[1], loc=loc))
+    return ir.Cast(elem, value, loc=loc)  # printed, as the truncation it is
 
 
 def _tree_component(e: ir.Expr, i: int) -> ir.Expr:

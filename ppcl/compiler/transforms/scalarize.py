@@ -50,6 +50,7 @@ from ppcl.compiler.transforms.components import (
     elementwise_lane,
     geometric_by_lanes,
     normalize_lane,
+    wrapped_lane,
 )
 
 _ELEMENTWISE = frozenset(("+", "-", "*", "/"))
@@ -156,10 +157,10 @@ class _Scalarizer(Rewriter):
         if isinstance(e, ir.Unary) and e.op == "!":
             return _all_ones_if(_compared_with_zero(self.comp(e.operand, i), "=="), elem)
         if isinstance(e, ir.Binary) and e.op in ("&", "|", "^") and elem.is_integer:
-            return ir.Binary(elem, e.op, self.operand(e.lhs, i, elem),
-                             self.operand(e.rhs, i, elem), loc=e.loc)
+            return wrapped_lane(elem, e.op, (self.operand(e.lhs, i, elem),
+                                             self.operand(e.rhs, i, elem)), e.loc)
         if isinstance(e, ir.Unary) and e.op == "~" and elem.is_integer:
-            return ir.Unary(elem, "~", self.comp(e.operand, i), loc=e.loc)
+            return wrapped_lane(elem, "~", (self.comp(e.operand, i),), e.loc)
         if isinstance(e, ir.Call) and e.builtin is not None and e.name in _RELATIONAL \
                 and isinstance(e.args[0].type, VectorType):
             lanes = tuple(self.comp(a, i) for a in e.args)
