@@ -168,6 +168,30 @@ def test_a_kernel_compiles_to_an_object_with_its_c_name(tmp_path):
     assert "ppcl_u_saxpy" in symbols
 
 
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_steps_of_several_components_go_through_the_lanes(tmp_path):
+    """``v.yx++`` and ``--v.zw``: C++ has no lvalue for several lanes of ``ppcl_vec`` either;
+    they step through ``ppcl_lanes_of``'s reference (the unit was a build error)."""
+    text = unit("""
+        __kernel void k(__global int4 *o) {
+            int4 v = o[0];
+            int2 a = v.yx++;
+            int2 b = --v.zw;
+            uchar4 c = (uchar4)(255, 0, 1, 2);
+            c.xyw++;
+            o[0] = v + (int4)(a, b) + convert_int4(c);
+        }""")
+    assert "(ppcl_lanes_of<1, 0>(ppcl_u_v)++)" in text
+    assert "(--ppcl_lanes_of<2, 3>(ppcl_u_v))" in text
+    source = tmp_path / "steps.cu"
+    source.write_text(text)
+    result = subprocess.run(
+        [NVCC, "-arch=sm_90", "-std=c++17", "--ptx", "-I", str(HEADER_PATH.parent),
+         str(source), "-o", str(tmp_path / "steps.ptx")],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
 def test_kernels_with_buffers_get_a_noalias_copy():
     text = unit("""
         __kernel void two(__global const float *x, __global float *y) { y[0] = x[0]; }

@@ -104,6 +104,21 @@ def cuda_assign_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
             f"{p.expr(e.value, PREC_ASSIGN)})")
 
 
+def cuda_unary(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``++v.xy`` and ``v.xy--`` through the reference to the lanes (``ppcl_lanes_ref``'s
+    steps); a step of one lane is a plain subscript's."""
+    assert isinstance(e, ir.Unary)
+    target = e.operand
+    if e.op not in ("++", "--", "p++", "p--") or not isinstance(target, ir.Swizzle) \
+            or len(target.indices) == 1:
+        return None
+    indices, base = target.indices, target.base
+    while isinstance(base, ir.Swizzle):
+        indices, base = tuple(base.indices[i] for i in indices), base.base
+    lanes = f"ppcl_lanes_of<{', '.join(map(str, indices))}>({p.expr(base, PREC_ASSIGN)})"
+    return f"({lanes}{e.op[1:]})" if e.op.startswith("p") else f"({e.op}{lanes})"
+
+
 def cuda_cast(p: CStylePrinter, e: ir.Expr) -> str | None:
     """A scalar becoming a vector is a splat, a vector becoming another vector type keeps its
     bytes; every other implicit conversion that changes the
@@ -408,6 +423,7 @@ CUDA = Dialect(
     cast=cuda_cast,
     call=cuda_call,
     vec_step=cuda_vec_step,
+    unary=cuda_unary,
     conditional=cuda_conditional,
     assign_swizzle=cuda_assign_swizzle,
     binary=cuda_binary,

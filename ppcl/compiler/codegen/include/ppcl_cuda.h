@@ -106,6 +106,13 @@ template <class T, int N, int... I> struct ppcl_lanes_ref {
     PPCL_LANES_OP(+) PPCL_LANES_OP(-) PPCL_LANES_OP(*) PPCL_LANES_OP(/) PPCL_LANES_OP(%)
     PPCL_LANES_OP(&) PPCL_LANES_OP(|) PPCL_LANES_OP(^) PPCL_LANES_OP(<<) PPCL_LANES_OP(>>)
 #undef PPCL_LANES_OP
+    /* ++v.xy, v.xy--: the lanes stepped together; a postfix step gives the value before */
+    __device__ __forceinline__ value_t operator++() { value_t x = get(); ++x; return *this = x; }
+    __device__ __forceinline__ value_t operator--() { value_t x = get(); --x; return *this = x; }
+    __device__ __forceinline__ value_t operator++(int) {
+        value_t old = get(), x = old; ++x; *this = x; return old; }
+    __device__ __forceinline__ value_t operator--(int) {
+        value_t old = get(), x = old; --x; *this = x; return old; }
 };
 template <int... I, class T, int N> __device__ __forceinline__ ppcl_lanes_ref<T, N, I...> ppcl_lanes_of(ppcl_vec<T, N> &v) {
     return ppcl_lanes_ref<T, N, I...>{v};
