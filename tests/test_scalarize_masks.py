@@ -210,3 +210,59 @@ def test_char_and_short_components_wrap_as_vector_lanes_do() -> None:
     np.testing.assert_array_equal(outs[""][0], (np.maximum(s, t) ^ (x & y)).astype(np.uint8))
     w = d.astype(np.int64)
     np.testing.assert_array_equal(outs[""][3], ((w * w & 0xFFFF) // 5 + 1).astype(np.uint16))
+
+
+SHIFTS = """
+__kernel void k(__global const uchar4 *a, __global const char4 *b, __global const int4 *c,
+                __global uchar4 *o, __global char4 *p, __global int4 *q)
+{
+    int i = get_global_id(0);
+    uchar4 x = a[i];
+    char4 y = b[i];
+    int4 z = c[i];
+    uchar4 counts = x.wzyx;
+    o[i] = max((x << counts) / (uchar4)(3), x >> (uchar4)(9));
+    p[i] = min((y << (char4)(2)) >> (char4)(1), y >> convert_char4(counts));
+    q[i] = max(z << (z & (int4)(40)), z >> (int4)(33));
+}
+"""
+
+
+def _lane_shift(value: np.ndarray, count: np.ndarray, bits: int, left: bool) -> np.ndarray:
+    dtype = value.dtype
+    count = count.astype(np.int64) & (bits - 1)
+    wide = value.astype(np.int64)
+    shifted = (wide << count) if left else (wide >> count)
+    mask = (1 << bits) - 1
+    unsigned = shifted & mask
+    return unsigned.astype(np.uint64).astype(dtype) if dtype.kind == "u" else \
+        np.where(unsigned >= 1 << (bits - 1), unsigned - (1 << bits), unsigned).astype(dtype)
+
+
+def test_vector_shifts_take_each_lane_count_modulo_its_width() -> None:
+    """``x << counts`` on ``uchar4`` shifts each lane by its count modulo 8, in a lane of 8
+    bits; split into scalars, the shift is computed in ``uint`` and converted back."""
+    k = build_kernel(SHIFTS, "k", local_size=(16,))
+    assert "ppcl_u_x__s3" in k.c_source and "ppcl_u_z__s3" in k.c_source
+    rng = np.random.default_rng(16)
+    a = rng.integers(0, 256, (32, 4), dtype=np.uint8)
+    b = rng.integers(-128, 128, (32, 4), dtype=np.int8)
+    c = rng.integers(-2**31, 2**31, (32, 4), dtype=np.int64).astype(np.int32)
+    outs = {}
+    for options in ("", "-ppcl-no-scalarize"):
+        o, p, q = np.zeros_like(a), np.zeros_like(b), np.zeros_like(c)
+        run(SHIFTS, "k", (32,), (16,), a, b, c, o, p, q, options=options)
+        outs[options] = (o, p, q)
+    for split, kept in zip(outs[""], outs["-ppcl-no-scalarize"], strict=True):
+        np.testing.assert_array_equal(split, kept)
+    counts = a[:, ::-1]
+    want_o = np.maximum(_lane_shift(a, counts, 8, True) // 3,
+                        _lane_shift(a, np.full_like(a, 9), 8, False))
+    np.testing.assert_array_equal(outs[""][0], want_o)
+    two = np.full_like(b, 2)
+    left = _lane_shift(_lane_shift(b, two, 8, True), np.ones_like(b), 8, False)
+    want_p = np.minimum(left, _lane_shift(b, counts.astype(np.int8), 8, False))
+    np.testing.assert_array_equal(outs[""][1], want_p)
+    want_q = np.maximum(_lane_shift(c, c & 40, 32, True),
+                        _lane_shift(c, np.full_like(c, 33), 32, False))
+    np.testing.assert_array_equal(outs[""][2], want_q)

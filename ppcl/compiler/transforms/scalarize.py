@@ -39,6 +39,7 @@ from ppcl.compiler.ir.builtins import ELEMENTWISE, BuiltinError, resolve
 from ppcl.compiler.ir.types import (
     INT,
     SIZE_T,
+    UINT,
     AddressSpace,
     PointerType,
     ScalarType,
@@ -159,6 +160,16 @@ class _Scalarizer(Rewriter):
         if isinstance(e, ir.Binary) and e.op in ("&", "|", "^") and elem.is_integer:
             return wrapped_lane(elem, e.op, (self.operand(e.lhs, i, elem),
                                              self.operand(e.rhs, i, elem)), e.loc)
+        if isinstance(e, ir.Binary) and e.op in ("<<", ">>") and elem.is_integer:
+            # OpenCL takes a lane's count modulo its width in bits (8 for uchar)
+            count = ir.Binary(elem, "&", self.operand(e.rhs, i, elem),
+                              ir.IntLit(elem, elem.bits - 1, loc=e.loc), loc=e.loc)
+            value = self.comp(e.lhs, i)
+            if elem.size >= 4:
+                return ir.Binary(elem, e.op, value, count, loc=e.loc)
+            # in uint: a negative char shifted left is undefined in C's int
+            wide = (ir.Cast(UINT, value, loc=e.loc), ir.Cast(UINT, count, loc=e.loc))
+            return ir.Cast(elem, ir.Binary(UINT, e.op, *wide, loc=e.loc), loc=e.loc)
         if isinstance(e, ir.Unary) and e.op == "~" and elem.is_integer:
             return wrapped_lane(elem, "~", (self.comp(e.operand, i),), e.loc)
         if isinstance(e, ir.Call) and e.builtin is not None and e.name in _RELATIONAL \
