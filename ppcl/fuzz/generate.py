@@ -29,7 +29,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-MODES = ("plain", "barrier", "vector", "atomic", "struct", "pointer", "loop")
+MODES = ("plain", "barrier", "vector", "atomic", "struct", "pointer", "loop", "narrow")
+_NARROW = ("uchar4", "ushort4")  # the narrow mode's vectors: unsigned, so lanes wrap defined
 
 # scalar types a variable may have, with the C cast that brings a uint into the type
 _SCALARS = ("uint", "int", "ushort", "short", "uchar", "char", "ulong")
@@ -216,6 +217,10 @@ class _Generator:
         elif type_name == "uint4":
             parts = ", ".join(self.uint_expr(scope, 1) for _ in range(4))
             init = f"(uint4)({parts})"
+        elif type_name in _NARROW:
+            elem = type_name[:-1]
+            parts = ", ".join(f"({elem}){self.uint_expr(scope, 1)}" for _ in range(4))
+            init = f"({type_name})({parts})"
         elif type_name == "int2":
             init = f"(int2)({self.int_expr(scope, 1)}, {self.int_expr(scope, 1)})"
         else:
@@ -244,6 +249,42 @@ class _Generator:
                 out.append(self.declare(scope, rng.choice(_SCALARS), False))
             else:
                 self.mode_statement(scope, depth, out, uniform)
+
+    def narrow_statement(self, scope: _Scope, out: list[str]) -> None:
+        """A statement on ``uchar4`` or ``ushort4`` vectors, whose lanes wrap at 8 or 16 bits
+        where C computes a scalar of the element type in ``int``."""
+        rng = self.rng
+        t = rng.choice(_NARROW)
+        names = scope.writable(t)
+        if not names or rng.random() < 0.15:
+            out.append(self.declare(scope, t, False))
+            return
+        u = rng.choice(names)
+        elem = t[:-1]
+        other = rng.choice(scope.of(t))
+        value = f"({t})(({elem}){self.uint_expr(scope, 1)})"
+        roll = rng.randrange(7)
+        if roll == 0:
+            out.append(f"{u} = ({u} + {other}.wzyx) / ({other}.yzwx | ({t})(1));")
+        elif roll == 1:
+            out.append(f"{u} = ~{u} * {value} - {other}.zwxy;")
+        elif roll == 2:
+            fn = rng.choice(["min", "max", "add_sat", "sub_sat", "hadd", "rhadd", "abs_diff"])
+            out.append(f"{u} = {fn}({u}, {value});")
+        elif roll == 3:
+            op = rng.choice(["<", "<=", "==", "!=", ">", ">="])
+            out.append(f"{u} = select({u}, {other}.wzyx, {u} {op} {value});")
+        elif roll == 4:
+            out.append(f"{u} ^= ({u} & {other}.yxwz) | (-{u} >> ({t})(3));")
+        elif roll == 5:  # a vector of narrow elements loaded from memory (8 bytes of ushort4
+            # read two words of ``in``)
+            words, guard = ("n", "") if t == "uchar4" else ("(n - 1u)", "if (n > 1u) ")
+            out.append(f"{guard}{u} += vload4(0, (__global const {elem} *)(in + "
+                       f"({self.uint_expr(scope, 1)}) % {words}));")
+        else:
+            target = rng.choice(scope.writable("uint") or ["out[gid]"])
+            out.append(f"{target} ^= (uint){u}.s{rng.randrange(4)} * 3u + "
+                       f"(uint)({u} * {other}).s{rng.randrange(4)};")
 
     def loop(self, scope: _Scope, depth: int, out: list[str], uniform: bool) -> None:
         rng = self.rng
@@ -313,6 +354,8 @@ class _Generator:
                 out.append(f"int2 {w} = as_int2({v}.s{rng.randrange(4)}{rng.randrange(4)})"
                            f" ^ (int2)({self.int_expr(scope, 1)});")
                 scope.add("int2", w)
+        elif mode == "narrow":
+            self.narrow_statement(scope, out)
         elif mode == "atomic":
             index = rng.randrange(len(ATOMIC_COUNTERS))
             op = ATOMIC_COUNTERS[index]
@@ -375,11 +418,16 @@ class _Generator:
             body.append(self.declare(scope, type_name, True))
         if self.mode == "vector":
             body.append(self.declare(scope, "uint4", True))
+        if self.mode == "narrow":
+            body.extend(self.declare(scope, t, True) for t in _NARROW)
         self.block(scope, 3, rng.randint(6, 14), body, True)
         hashed = []
         for type_name, name in self.all_vars:
             if type_name == "uint4":
                 hashed.append(f"({name}.x ^ {name}.y * 3u ^ {name}.z * 5u ^ {name}.w * 7u)")
+            elif type_name in _NARROW:
+                hashed.append(f"((uint){name}.x ^ (uint){name}.y * 3u ^ (uint){name}.z * 5u"
+                              f" ^ (uint){name}.w * 7u)")
             elif type_name == "ulong":
                 hashed.append(f"(uint)({name} ^ ({name} >> 32))")
             elif type_name == "int":
