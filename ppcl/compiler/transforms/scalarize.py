@@ -476,8 +476,13 @@ class _Scalarizer(Rewriter):
             value = self.comp(e.value, i)
             temps.append(ir.DeclStmt((ir.VarDecl(name, value.type, init=value, loc=loc),),
                                      loc=loc))
-            stores.append(ir.ExprStmt(ir.Assign(target.type, e.op, target,
-                                                ir.VarRef(value.type, name, loc=loc)), loc=loc))
+            ref: ir.Expr = ir.VarRef(value.type, name, loc=loc)
+            op = e.op
+            if op != "=" and t.elem.is_integer and t.elem.size < 4:
+                # a char or short lane wraps: target = (elem)(target op value), not C's
+                # compound assignment, whose operation is in int
+                ref, op = wrapped_lane(t.elem, op[:-1], (target, ref), loc), "="
+            stores.append(ir.ExprStmt(ir.Assign(target.type, op, target, ref), loc=loc))
         return ir.Block((*temps, *stores), loc=loc)
 
 
