@@ -972,3 +972,96 @@ def test_a_local_written_through_a_pointer_is_no_wrap_site() -> None:
     model = model_of(loop.body, {"nx", "s"}, formed.local_size, rows=formed.rows,
                      narrow_ids=True, tables=formed.tables)
     assert [s.what for s in find_sites(loop.body, model)] == ["guard"]
+
+
+UNSIGNED_BORDER = """
+__kernel void border(__global const float *in, __global float *out, uint width, uint height)
+{
+    uint x = get_global_id(0), y = get_global_id(1);
+    uint i = y * width + x;
+    float v = 0.0f;
+    if (x >= 1 && x < width - 1 && y >= 1 && y < height - 1)
+        v = in[i - 1] + in[i + 1] + in[i - width] + in[i + width];
+    if (x < width && y < height)
+        out[i] = v;
+}
+"""
+
+UNSIGNED_ABOVE = """
+__kernel void above(__global int *out, uint width)
+{
+    uint x = get_global_id(0);
+    if (x > width - 1)
+        out[x] = 1;
+    else
+        out[x] = 2;
+}
+"""
+
+BORDER_FIRST = """
+__kernel void frame(__global const float *in, __global float *out, uint width, uint height)
+{
+    uint x = get_global_id(0), y = get_global_id(1);
+    uint i = y * width + x;
+    if (x >= width || y >= height)
+        return;
+    if (x == 0 || y == 0 || x >= width - 1 || y >= height - 1) {
+        out[i] = -1.0f;
+        return;
+    }
+    out[i] = in[i - 1] + in[i + width];
+}
+"""
+
+
+def test_unsigned_upper_bounds_split_assuming_no_wrap() -> None:
+    """``x < width - 1`` on ``uint``: ``width - 1`` wraps at ``width == 0``, so the split
+    assumes ``width - 1 >= 0`` and tests it with the rest of its subdomain."""
+    formed = _formed(UNSIGNED_BORDER, "border", (16, 4, 1))
+    line = next(p for p in formed.plans if "split along x" in p)
+    assert "width - 1 >= 0" in line and "gid0 <= width - 2" in line, line
+    assert "height - 1 >= 0" in line and "-base1 + height - 5 >= 0" in line, line
+
+
+@pytest.mark.parametrize("w,h", [(37, 9), (64, 16), (1, 5), (2, 2), (48, 4)])
+def test_unsigned_border_matches_unsplit(w: int, h: int) -> None:
+    rng = np.random.default_rng(w * h)
+
+    def make() -> list[np.ndarray]:
+        return [rng.random(_round(w, 16) * _round(h, 4) + 64, dtype=np.float32),
+                np.zeros(_round(w, 16) * _round(h, 4) + 64, np.float32)]
+
+    _both(UNSIGNED_BORDER, "border", (_round(w, 16), _round(h, 4)), (16, 4), make,
+          np.uint32(w), np.uint32(h))
+
+
+@pytest.mark.parametrize("width", [0, 1, 17, 64, 100])
+def test_a_condition_true_past_a_wrapped_bound_is_not_taken(width: int) -> None:
+    """At ``width == 0``, ``x > width - 1`` compares with the largest ``uint`` and is false
+    for every lane, where the integers' ``x > -1`` is true: the assumption ``width - 1 >= 0``
+    keeps the fast copy (which has it true) out of such a launch."""
+    formed = _formed(UNSIGNED_ABOVE, "above", (16, 1, 1))
+    assert any("width - 1 >= 0" in p for p in formed.plans if "split along x" in p), \
+        formed.plans
+    out = np.zeros(64, np.int32)
+    run(UNSIGNED_ABOVE, "above", (64,), (16,), out, np.uint32(width))
+    want = np.where(np.arange(64) > (width - 1) % 2**32, 1, 2)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_a_border_of_disjuncts_with_a_store_before_returning_splits() -> None:
+    """``if (x == 0 || ... || y >= height - 1) { out[i] = -1; return; }``: each disjunct is
+    false on a subdomain (``x == 0`` above 0, the interior side), so the fast copy skips
+    the branch, though it does more than return."""
+    formed = _formed(BORDER_FIRST, "frame", (16, 4, 1))
+    line = next(p for p in formed.plans if "split along x" in p)
+    assert "gid0 >= 1" in line and "gid0 <= width - 2" in line and "(6 sites" in line, line
+    for w, h in ((37, 9), (16, 4), (1, 1), (3, 70)):
+        rng = np.random.default_rng(w + h)
+        size = _round(w, 16) * _round(h, 4) + 64
+
+        def make(size: int = size, rng: np.random.Generator = rng) -> list[np.ndarray]:
+            return [rng.random(size, dtype=np.float32), np.zeros(size, np.float32)]
+
+        _both(BORDER_FIRST, "frame", (_round(w, 16), _round(h, 4)), (16, 4), make,
+              np.uint32(w), np.uint32(h))

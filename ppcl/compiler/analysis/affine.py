@@ -36,6 +36,7 @@ its worst), so ``x - CX[q] >= 0`` holds for every ``q`` where ``gid0 >= max(CX)`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,6 +170,10 @@ class Model:
     chosen: Mapping[ir.Expr, ir.Expr] = field(default_factory=dict)  # min/max -> chosen arg
     # ``__constant`` integer tables: name -> (least, largest value) (``table_bounds``)
     tables: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    # where not None, unsigned ``a - b`` and ``a + b`` are modelled as the integers' difference
+    # and sum, and the constraint under which they do not wrap is appended here
+    # (``constraint_assuming``)
+    assumed: list[Poly] | None = None
 
 
 def _scalar(t: object) -> ScalarType | None:
@@ -235,7 +240,10 @@ def affine_of(e: ir.Expr, model: Model) -> Poly | None:
         return None
     if isinstance(e, ir.Binary) and e.op in ("+", "-", "*"):
         if not t.is_signed and (e.op == "-" or t.size < 8):
-            return _size_less(e, model)  # unsigned arithmetic may wrap
+            sized = _size_less(e, model)  # unsigned arithmetic may wrap
+            if sized is not None or model.assumed is None or e.op == "*":
+                return sized
+            return _assumed_exact(e, t, model)
         lhs, rhs = affine_of(e.lhs, model), affine_of(e.rhs, model)
         if lhs is None or rhs is None:
             return None
@@ -301,6 +309,23 @@ def _size_less(e: ir.Binary, model: Model) -> Poly | None:
         if lhs == Poly.var(f"gsize{d}") and 0 <= rhs.constant <= model.local_size[d]:
             return lhs - rhs
     return None
+
+
+def _assumed_exact(e: ir.Binary, t: ScalarType, model: Model) -> Poly | None:
+    """Unsigned ``a - b`` or ``a + b`` as the integers' difference or sum, with the constraint
+    under which C's result is that value appended to ``model.assumed``: ``a - b >= 0``, or
+    ``a + b`` at most the type's largest value."""
+    assert model.assumed is not None
+    lhs, rhs = affine_of(e.lhs, model), affine_of(e.rhs, model)
+    if lhs is None or rhs is None:
+        return None
+    if e.op == "-":
+        value = lhs - rhs
+        model.assumed.append(value)
+    else:
+        value = lhs + rhs
+        model.assumed.append(Poly.const((1 << (8 * t.size)) - 1) - value)
+    return value
 
 
 def _wrapped(e: ir.Expr, to: ScalarType, model: Model) -> Poly | None:
@@ -372,6 +397,20 @@ def constraint_of(e: ir.Expr, model: Model, negate: bool = False) -> Poly | None
     if op == ">":
         return lhs - rhs - Poly.const(1)
     return lhs - rhs
+
+
+def constraint_assuming(e: ir.Expr, model: Model, negate: bool = False
+                        ) -> tuple[Poly, tuple[Poly, ...]] | None:
+    """``constraint_of`` with unsigned differences and sums taken as exact, and the
+    constraints under which they are: ``x < width - 1`` on ``uint`` is ``width - 2 - x >= 0``
+    assuming ``width - 1 >= 0`` (at ``width == 0`` C's ``width - 1`` wraps to the largest
+    ``uint`` and the comparison is true everywhere). A split that decides the comparison must
+    hold the assumptions on its subdomain too."""
+    assumed: list[Poly] = []
+    p = constraint_of(e, dataclasses.replace(model, assumed=assumed), negate)
+    if p is None:
+        return None
+    return p, tuple(dict.fromkeys(a for a in assumed if a.names() or a.constant < 0))
 
 
 # ---------------------------------------------------------------- the model of a body

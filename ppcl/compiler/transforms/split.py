@@ -60,6 +60,7 @@ from ppcl.compiler.analysis.affine import (
     Poly,
     accesses,
     affine_of,
+    constraint_assuming,
     constraint_of,
     isl_set,
     model_of,
@@ -217,16 +218,24 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
     whole = _sole_statement(body)
     for node in walk(body):
         if isinstance(node, ir.If) and id(node) not in claimed:
-            if _is_exit(node.then) and node.otherwise is None:
-                for term in _terms(node.cond, "||"):
-                    p = constraint_of(term, model, negate=True)
-                    if p is not None:
-                        sites.append(Site(term, _false(term), (p,), "guard"))
+            # unsigned differences and sums count as exact where they do not wrap, which the
+            # subdomain must then hold as well (``x < width - 1`` on uint: ``width >= 1``)
+            exits = _is_exit(node.then) and node.otherwise is None
+            disjuncts = _terms(node.cond, "||")
+            if exits or len(disjuncts) > 1:
+                # each term false where it is (the border of ``if (x == 0 || x >= w - 1)
+                # { out[i] = 0; return; }``, whatever the branch does)
+                for term in disjuncts:
+                    side = _false_side(term, model)
+                    if side is not None:
+                        sites.append(Site(term, _false(term), side,
+                                          "guard" if exits else "condition"))
             else:
                 for term in _terms(node.cond, "&&"):
-                    p = constraint_of(term, model)
-                    if p is not None:
-                        sites.append(Site(term, _true(term), (p,), "condition"))
+                    found = constraint_assuming(term, model)
+                    if found is not None:
+                        sites.append(Site(term, _true(term), (found[0], *found[1]),
+                                          "condition"))
                     one_lane = _one_lane_above(term, model)
                     # an if that is the whole body leaves the lanes past that one nothing
                     # to run: a fast copy of them would be empty
@@ -234,6 +243,21 @@ def find_sites(body: ir.Stmt, model: Model) -> list[Site]:
                                                                                 model):
                         sites.append(Site(term, _false(term), (one_lane,), "condition"))
     return sites
+
+
+def _false_side(term: ir.Expr, model: Model) -> tuple[Poly, ...] | None:
+    """The constraints under which the comparison ``term`` is false (its assumptions
+    included, ``constraint_assuming``): ``x == 0`` is false above or below, the side that
+    is interior (``_interior``); ``!=`` is false on no range."""
+    bare = _strip(term)
+    if isinstance(bare, ir.Binary) and bare.op == "==":
+        for op in (">", "<"):
+            found = constraint_assuming(ir.Binary(bare.type, op, bare.lhs, bare.rhs), model)
+            if found is not None and _interior(found[0], model):
+                return (found[0], *found[1])
+        return None
+    found = constraint_assuming(term, model, negate=True)
+    return None if found is None else (found[0], *found[1])
 
 
 # ---------------------------------------------------------------- wraps
