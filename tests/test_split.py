@@ -1065,3 +1065,28 @@ def test_a_border_of_disjuncts_with_a_store_before_returning_splits() -> None:
 
         _both(BORDER_FIRST, "frame", (_round(w, 16), _round(h, 4)), (16, 4), make,
               np.uint32(w), np.uint32(h))
+
+
+SIGNED_BOUND = """
+__kernel void bound(__global const float *in, __global float *out, int n)
+{
+    uint gid = get_global_id(0);
+    if (gid < n)
+        out[gid] = 2.0f * in[gid];
+}
+"""
+
+
+@pytest.mark.parametrize("n", [-5, 0, 37, 64, 200])
+def test_an_int_bound_compared_with_an_unsigned_id_splits_assuming_it_is_not_negative(
+        n: int) -> None:
+    """``gid < n`` with ``uint gid`` and ``int n`` converts ``n``: a negative ``n`` is a huge
+    bound and every lane passes. The split assumes ``n >= 0`` and tests it per launch."""
+    formed = _formed(SIGNED_BOUND, "bound", (16, 1, 1))
+    line = next(p for p in formed.plans if "split along x" in p)
+    assert "n >= 0" in line and "gid0 <= n - 1" in line, line
+    a = np.random.default_rng(abs(n)).random(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    run(SIGNED_BOUND, "bound", (64,), (16,), a, out, np.int32(n))
+    passing = np.arange(64) < (n % 2**32)
+    np.testing.assert_array_equal(out, np.where(passing, 2.0 * a, 0.0).astype(np.float32))

@@ -228,7 +228,10 @@ def affine_of(e: ir.Expr, model: Model) -> Poly | None:
     if isinstance(e, ir.Cast):
         if _exact_cast(t, e.operand, model):
             return affine_of(e.operand, model)
-        return _wrapped(e.operand, t, model)
+        wrapped = _wrapped(e.operand, t, model)
+        if wrapped is None and model.assumed is not None:
+            return _assumed_unsigned(e.operand, t, model)
+        return wrapped
     if isinstance(e, ir.Unary):
         inner = affine_of(e.operand, model)
         if inner is None:
@@ -325,6 +328,20 @@ def _assumed_exact(e: ir.Binary, t: ScalarType, model: Model) -> Poly | None:
     else:
         value = lhs + rhs
         model.assumed.append(Poly.const((1 << (8 * t.size)) - 1) - value)
+    return value
+
+
+def _assumed_unsigned(e: ir.Expr, to: ScalarType, model: Model) -> Poly | None:
+    """A signed ``e`` converted to the unsigned type ``to``, at least as wide, as in ``gid <
+    n`` with ``uint gid`` and ``int n`` (C converts ``n``): the same value, with ``e >= 0``
+    appended to ``model.assumed`` (a negative ``n`` becomes a huge bound)."""
+    assert model.assumed is not None
+    src = _scalar(e.type)
+    if src is None or not src.is_signed or to.is_signed or to.size < src.size:
+        return None
+    value = affine_of(e, model)
+    if value is not None:
+        model.assumed.append(value)
     return value
 
 
