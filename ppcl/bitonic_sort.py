@@ -40,8 +40,8 @@ def _compare_and_swap(context: cl.Context, key_dtype: np.dtype,
     operation = f"""
       long pair = i;
       long col = pair % inner; pair /= inner;
-      long half = pair % (length / 2), line = pair / (length / 2);
-      long first = (half / j) * 2 * j + half % j;
+      long within = pair % (length / 2), line = pair / (length / 2);
+      long first = (within / j) * 2 * j + within % j;
       long lo = (line * length + first) * inner + col, hi = lo + j * inner;
       {key_t} a = arr[lo], b = arr[hi];
       if ((first & k) == 0 ? b < a : a < b) {{

@@ -50,6 +50,7 @@ MESSAGES: dict[str, str] = {
     "struct_unknown_field.cl": "no member named 'velocity' in 'Particle'",
     "swizzle_out_of_range.cl": "vector component '.z' is out of range for 'float2'",
     "too_many_args_helper.cl": "function 'square' takes 1 argument, but 2 were given",
+    "type_keyword_as_name.cl": "'half' is a type keyword of OpenCL C and cannot be declared",
     "undeclared_function_call.cl": "implicit declaration of function 'smoothing_filter'",
     "undeclared_identifier.cl": "use of undeclared identifier 'scale_factor'",
     "unknown_type_name.cl": "unknown type name 'vec4'",

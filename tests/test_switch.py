@@ -110,10 +110,10 @@ def test_continue_out_of_a_switch_in_a_barrier_loop(op: list[int], uniformity: b
 
 def test_async_copy_in_a_switch() -> None:
     source = """
-    __kernel void pick(__global const float *in, __global float *out, int half) {
+    __kernel void pick(__global const float *in, __global float *out, int which) {
         __local float t[32];
         event_t e;
-        switch (half) {
+        switch (which) {
         case 0: e = async_work_group_copy(t, in, 32, 0); break;
         default: e = async_work_group_copy(t, in + 32, 32, 0); break;
         }

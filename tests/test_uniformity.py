@@ -191,8 +191,8 @@ def test_a_variable_declared_in_a_varying_loops_body_lives_one_iteration():
             float p = 0.0f;
             for (int j = 0; j < n; j++)
                 p = p * acc + c[j];
-            int half = n / 2;
-            last = c[half];
+            int mid = n / 2;
+            last = c[mid];
             acc += p;
         }
         a[get_global_id(0)] = acc + last;
@@ -202,4 +202,4 @@ def test_a_variable_declared_in_a_varying_loops_body_lives_one_iteration():
     assert u.var("k").kind is Kind.VARYING
     assert u.var("acc").kind is Kind.VARYING and u.var("last").kind is Kind.VARYING
     assert u.var("p").kind is Kind.VARYING  # computed from acc
-    assert u.var("j").is_uniform and u.var("half").is_uniform
+    assert u.var("j").is_uniform and u.var("mid").is_uniform

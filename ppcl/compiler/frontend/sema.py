@@ -370,6 +370,7 @@ class Sema(ExprSema):
             for p in params:
                 if p.name in self.func.used_names:
                     self.error(p.loc, f"redefinition of parameter '{p.name}'")
+                self.check_name(p.name, p.loc)
                 self.func.used_names.add(p.name)
                 sym = Symbol("var", p.name, p.type, T.AddressSpace.PRIVATE, p.const, p.volatile,
                              loc=p.loc)

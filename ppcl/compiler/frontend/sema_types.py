@@ -38,6 +38,12 @@ NAMED_TYPES: dict[str, T.Type] = {
 
 _C_WORDS = {"signed", "unsigned", "short", "long", "int", "char"}
 
+# OpenCL C's built-in type names that are keywords, not typedefs (as ``uint`` or ``float4``
+# are, which an inner scope may shadow as C allows): ``int half = 1;`` is an error
+KEYWORD_TYPE_NAMES = frozenset(("half", "bool", "event_t", "sampler_t", "image1d_t",
+                                "image1d_array_t", "image1d_buffer_t", "image2d_t",
+                                "image2d_array_t", "image3d_t"))
+
 
 class SemaError(Exception):
     """An error that abandons the current statement or declaration (already located)."""
@@ -201,7 +207,15 @@ class TypeSema(ABC):
                 return t
         return None
 
+    def check_name(self, source_name: str, loc: Loc) -> None:
+        """Reports a declaration of one of OpenCL C's type keywords as a name (and goes on, so
+        that its uses raise no second error)."""
+        if source_name in KEYWORD_TYPE_NAMES:
+            self.error(loc, f"'{source_name}' is a type keyword of OpenCL C and cannot be "
+                            "declared as a name")
+
     def declare(self, source_name: str, sym: Symbol, loc: Loc) -> None:
+        self.check_name(source_name, loc)
         scope = self.scopes[-1]
         previous = scope.get(source_name)
         if previous is not None and not (previous.kind == "func" and sym.kind == "func"):
