@@ -16,7 +16,10 @@ access ``in[y * w + x]`` is still known to move by 1 along ``gid0``). It answers
 wrong value, for anything it cannot model exactly: division, shifts, unsigned subtraction
 (which wraps; but not ``gsize_d - c`` for a constant up to the local size, see ``_size_less``),
 a variable written after its declaration, a conversion that may change the
-value, a call other than the id queries. Those parts are over-approximated as the paper does:
+value, a call other than the id queries. (``constraint_assuming``, for the split's conditions,
+takes an unsigned difference or sum and a signed value converted to unsigned as exact, with
+the constraints under which they are, which the split then tests with its subdomain.) Those
+parts are over-approximated as the paper does:
 an access whose index is None may touch the whole buffer and is divergent, a condition that is
 None is kept as it is in every version of the code.
 
