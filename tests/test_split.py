@@ -1090,3 +1090,46 @@ def test_an_int_bound_compared_with_an_unsigned_id_splits_assuming_it_is_not_neg
     run(SIGNED_BOUND, "bound", (64,), (16,), a, out, np.int32(n))
     passing = np.arange(64) < (n % 2**32)
     np.testing.assert_array_equal(out, np.where(passing, 2.0 * a, 0.0).astype(np.float32))
+
+
+WRAPPING_CONDITIONS = """
+__kernel void k(__global int *out, uint w, int n)
+{
+    uint x = get_global_id(0);
+    int r = 0;
+    if (x < w - 1) r += 1;
+    if (x + 1 < w) r += 4;
+    if (x >= n) r += 8;
+    if (x <= w - 3 && x != 5) r += 16;
+    if (x == 0 || x >= w - 1) {
+        out[x] = r + 100;
+        return;
+    }
+    out[x] = r;
+}
+"""
+
+
+def _wrapping_reference(w: int, n: int, size: int) -> np.ndarray:
+    mod = 2**32
+    out = np.zeros(size, np.int64)
+    for x in range(size):
+        r = (1 if x < (w - 1) % mod else 0) + (4 if (x + 1) % mod < w else 0)
+        r += 8 if x >= n % mod else 0
+        r += 16 if x <= (w - 3) % mod and x != 5 else 0
+        out[x] = r + 100 if x == 0 or x >= (w - 1) % mod else r
+    return out.astype(np.int32)
+
+
+@pytest.mark.parametrize("w", [0, 1, 2, 3, 15, 16, 17, 33, 64, 100, 2**32 - 1])
+@pytest.mark.parametrize("n", [-3, 0, 5, 64])
+def test_unsigned_conditions_split_as_c_computes_them(w: int, n: int) -> None:
+    """Every comparison here wraps for some ``w`` or ``n`` (``w - 1`` at 0, ``w - 3`` below 3,
+    ``n`` negative as a ``uint``): the split's assumptions keep its fast copy to launches
+    where none does, and the results are C's in every case."""
+    line = next(p for p in _formed(WRAPPING_CONDITIONS, "k", (16, 1, 1)).plans
+                if "split along x" in p)
+    assert "w - 3 >= 0 and n >= 0" in line and "gid0 <= w - 3" in line, line
+    out = np.zeros(64, np.int32)
+    run(WRAPPING_CONDITIONS, "k", (64,), (16,), out, np.uint32(w), np.int32(n))
+    np.testing.assert_array_equal(out, _wrapping_reference(w, n, 64))
