@@ -1085,6 +1085,10 @@ def test_an_int_bound_compared_with_an_unsigned_id_splits_assuming_it_is_not_neg
     formed = _formed(SIGNED_BOUND, "bound", (16, 1, 1))
     line = next(p for p in formed.plans if "split along x" in p)
     assert "n >= 0" in line and "gid0 <= n - 1" in line, line
+    # the uint id indexes in 64 bits there: C's (uint)base + (uint)lane may wrap, so gcc
+    # could not step the address along the loop
+    assert any("fast copy: index gid0 (line 6) in 64-bit arithmetic" in p
+               for p in formed.plans), formed.plans
     a = np.random.default_rng(abs(n)).random(64, dtype=np.float32)
     out = np.zeros(64, np.float32)
     run(SIGNED_BOUND, "bound", (64,), (16,), a, out, np.int32(n))

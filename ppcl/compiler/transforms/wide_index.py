@@ -20,6 +20,8 @@ runs only where it holds, and every other lane keeps the exact 32-bit arithmetic
 formed. So an unsigned wraparound that lands in bounds (``in[x - 1u + 1u]`` at ``x = 0``, an
 overflowing ``a * b``) gives the same element everywhere it can happen.
 
+An unsigned index with no arithmetic of its own (``uint gid = get_global_id(0)``, printed
+``(uint)__gb0 + (uint)__lx``, which gcc must let wrap) is widened in the fast copy too.
 A loop with no split (no guard or clamp to decide, or one not worth it) is widened the same
 way, its indices of unsigned arithmetic only (``_unsigned_arithmetic``: a signed one cannot
 wrap in a defined kernel), with the bounds of a lane in its group's tile as the facts
@@ -381,11 +383,11 @@ class _Widen(Rewriter):
         if not value.names() & (set(LANES) | set(self.model.counters)):
             return None  # the same for every lane: gcc hoists it as it is
         nonneg, assumed = self.nonneg, self.assumed
-        # in a loop that is not split, also an unsigned index with no arithmetic of its own
-        # (``uint i = get_global_id(0)`` is ``(uint)__gb0 + (uint)__lx`` in C, which gcc
-        # must let wrap) and a wider sum truncated to 32 bits
-        wraps = _unsigned_arithmetic(e, self.model) \
-            or (self.unsigned_only and (not t.is_signed or _truncated_sum(e, self.model)))
+        # also an unsigned index with no arithmetic of its own (``uint i = get_global_id(0)``
+        # is ``(uint)__gb0 + (uint)__lx`` in C, which gcc must let wrap), and in a loop that
+        # is not split a wider sum truncated to 32 bits
+        wraps = _unsigned_arithmetic(e, self.model) or not t.is_signed \
+            or (self.unsigned_only and _truncated_sum(e, self.model))
         if self.unsigned_only and not wraps:
             return None
         if not wraps:
