@@ -285,9 +285,10 @@ def _geometric(b: _Builder) -> None:
                 b.add("fast_normalize", g, (g,), "geometric")
 
 
-_REL2 = ("isequal", "isnotequal", "isgreater", "isgreaterequal", "isless", "islessequal",
+# the relational builtins: a vector's component is -1 where the scalar builtin gives 1
+RELATIONAL_BINARY = ("isequal", "isnotequal", "isgreater", "isgreaterequal", "isless", "islessequal",
          "islessgreater", "isordered", "isunordered")
-_REL1 = ("isfinite", "isinf", "isnan", "isnormal", "signbit")
+RELATIONAL_UNARY = ("isfinite", "isinf", "isnan", "isnormal", "signbit")
 
 
 def _relational(b: _Builder) -> None:
@@ -295,9 +296,9 @@ def _relational(b: _Builder) -> None:
         for n in WIDTHS:
             g = _vt(elem, n)
             r = INT if n == 1 else _vt(signed_integer_of_size(elem.size), n)
-            for name in _REL2:
+            for name in RELATIONAL_BINARY:
                 b.add(name, r, (g, g), "relational")
-            for name in _REL1:
+            for name in RELATIONAL_UNARY:
                 b.add(name, r, (g,), "relational")
     for elem in (CHAR, SHORT, INT, LONG):
         for n in WIDTHS:

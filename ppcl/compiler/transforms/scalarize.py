@@ -35,6 +35,7 @@ from ppcl.compiler.analysis.effects import is_effect_free
 from ppcl.compiler.diagnostics import Loc
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
+from ppcl.compiler.ir.builtin_signatures import RELATIONAL_BINARY, RELATIONAL_UNARY
 from ppcl.compiler.ir.builtins import ELEMENTWISE, BuiltinError, resolve
 from ppcl.compiler.ir.types import (
     INT,
@@ -95,7 +96,10 @@ class _Scalarizer(Rewriter):
             return ir.VarRef(elem, self.part(e.name, i), loc=e.loc)
         if isinstance(e, ir.VarRef | wg.ContextRef | ir.Index) and is_effect_free(e):
             return self.element(self.rewrite(e), i)
-        if isinstance(e, ir.Call) and e.name != "select" and e.name not in _RELATIONAL:
+        masked = self.mask_lane(e, i)
+        if masked is not None:
+            return masked
+        if isinstance(e, ir.Call):
             loaded = self.loaded(e, i)
             return loaded if loaded is not None else self.call(e, i)
         through = self.through_pointer(e, i)
@@ -104,9 +108,6 @@ class _Scalarizer(Rewriter):
         arithmetic = elementwise_lane(e, i, self.comp)
         if arithmetic is not None:
             return arithmetic
-        masked = self.mask_lane(e, i)
-        if masked is not None:
-            return masked
         if isinstance(e, ir.Swizzle) and isinstance(e.base.type, VectorType):
             return self.comp(e.base, e.indices[i])
         if isinstance(e, ir.Cast) and not isinstance(e.operand.type, VectorType):
@@ -487,10 +488,7 @@ class _Scalarizer(Rewriter):
 
 
 _COMPARISONS = frozenset(("<", ">", "<=", ">=", "==", "!="))
-# OpenCL's relational builtins: a vector's component is -1 where the scalar one gives 1
-_RELATIONAL = frozenset(("isequal", "isnotequal", "isgreater", "isgreaterequal", "isless",
-                         "islessequal", "islessgreater", "isordered", "isunordered",
-                         "isfinite", "isinf", "isnan", "isnormal", "signbit"))
+_RELATIONAL = frozenset(RELATIONAL_BINARY + RELATIONAL_UNARY)
 
 
 def _all_ones_if(truth: ir.Expr, elem: ScalarType) -> ir.Expr:
