@@ -253,18 +253,10 @@ def _stores(s: ir.Stmt) -> bool:
 
 
 def _false_side(term: ir.Expr, model: Model) -> tuple[Poly, ...] | None:
-    """The constraints under which the comparison ``term`` is false (its assumptions
-    included, ``constraint_assuming``): ``x == 0`` is false above or below, the side that
-    is interior (``_interior``); ``!=`` is false on no range."""
-    bare = _strip(term)
-    if isinstance(bare, ir.Binary) and bare.op == "==":
-        for op in (">", "<"):
-            found = constraint_assuming(ir.Binary(bare.type, op, bare.lhs, bare.rhs), model)
-            if found is not None and _interior(found[0], model):
-                return (found[0], *found[1])
-        return None
-    found = constraint_assuming(term, model, negate=True)
-    return None if found is None else (found[0], *found[1])
+    """The constraints under which the comparison ``term`` is false, its assumptions
+    included (``_sides``): ``x == 0`` above or below, ``!=`` on no range."""
+    false = _sides(term, model, assuming=True)[1]
+    return None if false is None else tuple(false)
 
 
 # ---------------------------------------------------------------- wraps
@@ -292,20 +284,31 @@ def _interior(p: Poly, model: Model) -> bool:
     return bool(names - set(BASES)) or (bool(names) and rest.constant > 0)
 
 
-def _sides(cond: ir.Expr, model: Model) -> tuple[list[Poly] | None, list[Poly] | None]:
+def _sides(cond: ir.Expr, model: Model, assuming: bool = False
+           ) -> tuple[list[Poly] | None, list[Poly] | None]:
     """The constraints under which the comparison ``cond`` is true, and false, each None
     where it is no one affine inequality: ``a == b`` is false above or below (the side that
-    is interior, ``_interior``), never true on a range."""
+    is interior, ``_interior``), never true on a range. ``assuming``: unsigned differences,
+    sums and conversions taken as exact, the constraints under which they are following the
+    side's own (``constraint_assuming``)."""
     bare = _strip(cond)
     if not isinstance(bare, ir.Binary):
         return None, None
+
+    def side(e: ir.Expr, negate: bool = False) -> list[Poly] | None:
+        if not assuming:
+            p = constraint_of(e, model, negate)
+            return None if p is None else [p]
+        found = constraint_assuming(e, model, negate)
+        return None if found is None else [found[0], *found[1]]
+
     if bare.op in ("==", "!="):
-        below = constraint_of(ir.Binary(bare.type, "<", bare.lhs, bare.rhs), model)
-        above = constraint_of(ir.Binary(bare.type, ">", bare.lhs, bare.rhs), model)
-        apart = [p for p in (below, above) if p is not None and _interior(p, model)][:1]
-        return (None, apart or None) if bare.op == "==" else (apart or None, None)
-    true, false = constraint_of(bare, model), constraint_of(bare, model, negate=True)
-    return (None if true is None else [true]), (None if false is None else [false])
+        below = side(ir.Binary(bare.type, "<", bare.lhs, bare.rhs))
+        above = side(ir.Binary(bare.type, ">", bare.lhs, bare.rhs))
+        apart = next((c for c in (below, above) if c is not None and _interior(c[0], model)),
+                     None)
+        return (None, apart) if bare.op == "==" else (apart, None)
+    return side(bare), side(bare, negate=True)
 
 
 def _decided(cond: ir.Expr, model: Model) -> tuple[bool, list[Poly]] | None:
