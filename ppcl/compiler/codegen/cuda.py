@@ -90,18 +90,21 @@ def cuda_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
     return f"ppcl_swizzle<{', '.join(map(str, e.indices))}>({p.expr(e.base, PREC_ASSIGN)})"
 
 
-def cuda_assign_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
-    """``v.xy op= x`` through a reference to the lanes; one lane is a plain subscript."""
-    assert isinstance(e, ir.Assign) and isinstance(e.target, ir.Swizzle)
-    target = e.target
-    if len(target.indices) == 1:
-        return None
+def _lanes_ref(p: CStylePrinter, target: ir.Swizzle) -> str:
+    """A reference to the lanes a swizzle of several components names, for a store or a
+    step through it (``ppcl_lanes_ref``)."""
     indices, base = target.indices, target.base
     while isinstance(base, ir.Swizzle):  # v.odd.xy is lanes 1 and 3 of v
         indices, base = tuple(base.indices[i] for i in indices), base.base
-    lanes = ", ".join(map(str, indices))
-    return (f"(ppcl_lanes_of<{lanes}>({p.expr(base, PREC_ASSIGN)}) {e.op} "
-            f"{p.expr(e.value, PREC_ASSIGN)})")
+    return f"ppcl_lanes_of<{', '.join(map(str, indices))}>({p.expr(base, PREC_ASSIGN)})"
+
+
+def cuda_assign_swizzle(p: CStylePrinter, e: ir.Expr) -> str | None:
+    """``v.xy op= x`` through a reference to the lanes; one lane is a plain subscript."""
+    assert isinstance(e, ir.Assign) and isinstance(e.target, ir.Swizzle)
+    if len(e.target.indices) == 1:
+        return None
+    return f"({_lanes_ref(p, e.target)} {e.op} {p.expr(e.value, PREC_ASSIGN)})"
 
 
 def cuda_unary(p: CStylePrinter, e: ir.Expr) -> str | None:
@@ -112,10 +115,7 @@ def cuda_unary(p: CStylePrinter, e: ir.Expr) -> str | None:
     if e.op not in ("++", "--", "p++", "p--") or not isinstance(target, ir.Swizzle) \
             or len(target.indices) == 1:
         return None
-    indices, base = target.indices, target.base
-    while isinstance(base, ir.Swizzle):
-        indices, base = tuple(base.indices[i] for i in indices), base.base
-    lanes = f"ppcl_lanes_of<{', '.join(map(str, indices))}>({p.expr(base, PREC_ASSIGN)})"
+    lanes = _lanes_ref(p, target)
     return f"({lanes}{e.op[1:]})" if e.op.startswith("p") else f"({e.op}{lanes})"
 
 
