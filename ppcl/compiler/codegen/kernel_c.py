@@ -871,4 +871,3 @@ def _components(t: Type) -> int:
     layout = component_layout(t)
     assert layout is not None, f"{t} laid out component-major"
     return layout[1]
-

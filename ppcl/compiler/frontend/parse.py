@@ -39,12 +39,17 @@ VECTOR_ELEMENT_NAMES = ("char", "uchar", "short", "ushort", "int", "uint", "long
 VECTOR_TYPE_NAMES: frozenset[str] = frozenset(
     f"{base}{width}" for base in VECTOR_ELEMENT_NAMES for width in (2, 3, 4, 8, 16))
 
+# OpenCL C's built-in type names that are keywords, not typedefs (as ``uint`` or ``float4``
+# are, which an inner scope may shadow as C allows): ``int half = 1;`` is an error
+KEYWORD_TYPE_NAMES: frozenset[str] = frozenset(
+    {"half", "bool", "event_t", "sampler_t", "image1d_t", "image1d_array_t", "image1d_buffer_t",
+     "image2d_t", "image2d_array_t", "image3d_t"})
+
 # Type names that are not C keywords but name OpenCL built-in types.
 BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(
-    VECTOR_TYPE_NAMES
-    | {"uchar", "ushort", "uint", "ulong", "half", "bool", "size_t", "ptrdiff_t", "intptr_t",
-       "uintptr_t", "event_t", "cl_mem_fence_flags", "image1d_t", "image1d_array_t",
-       "image1d_buffer_t", "image2d_t", "image2d_array_t", "image3d_t", "sampler_t"}
+    VECTOR_TYPE_NAMES | KEYWORD_TYPE_NAMES
+    | {"uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t",
+       "cl_mem_fence_flags"}
 )
 
 _TOKEN_SPELLING = {

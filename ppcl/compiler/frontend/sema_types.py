@@ -16,7 +16,7 @@ from pycparser import c_ast
 
 from ppcl.compiler.diagnostics import NO_LOC, Diagnostics, Loc
 from ppcl.compiler.frontend.consteval import fold
-from ppcl.compiler.frontend.parse import Tokens
+from ppcl.compiler.frontend.parse import KEYWORD_TYPE_NAMES, Tokens
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import types as T
 from ppcl.compiler.ir.visit import Rewriter
@@ -37,12 +37,6 @@ NAMED_TYPES: dict[str, T.Type] = {
 }
 
 _C_WORDS = {"signed", "unsigned", "short", "long", "int", "char"}
-
-# OpenCL C's built-in type names that are keywords, not typedefs (as ``uint`` or ``float4``
-# are, which an inner scope may shadow as C allows): ``int half = 1;`` is an error
-KEYWORD_TYPE_NAMES = frozenset(("half", "bool", "event_t", "sampler_t", "image1d_t",
-                                "image1d_array_t", "image1d_buffer_t", "image2d_t",
-                                "image2d_array_t", "image3d_t"))
 
 
 class SemaError(Exception):
