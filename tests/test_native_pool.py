@@ -323,3 +323,114 @@ def test_context_arrays_larger_than_a_stack_run(local: int) -> None:
     cl.enqueue_copy(queue, got, out)
     lid = np.arange(8192) % local
     np.testing.assert_array_equal(got, (512 * lid + 511 * 512 // 2).astype(np.float32))
+
+
+STEADY = """
+__kernel void scatter(__global int *out, __global const long *at)
+{
+    out[at[get_global_id(0)]] += 1;
+}
+__kernel void scale(__global float *y, __global const float *x, float a)
+{
+    size_t i = get_global_id(0);
+    y[i] = a * x[i];
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_repeated_launch_faulting_later_is_an_error_and_the_device_goes_on(threads: int) -> None:
+    # the same kernel and arguments launched again take the steady way (kernel.py and
+    # CPULaunch.run skip their checks); a fault there is reported as on the first launch
+    ctx = _context(threads)
+    queue = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, STEADY).build()
+    out = _zeros(ctx, 64)
+    at = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                   hostbuf=np.arange(64, dtype=np.int64))
+    knl = prg.scatter
+    knl.set_args(out, at)
+    for _ in range(5):
+        cl.enqueue_nd_range_kernel(queue, knl, (64,), (8,))
+    cl.enqueue_copy(queue, at, np.full(64, 1 << 40, np.int64))
+    with pytest.raises(cl.Error, match="OUT_OF_RESOURCES.*segmentation fault"):
+        cl.enqueue_nd_range_kernel(queue, knl, (64,), (8,))
+    cl.enqueue_copy(queue, at, np.arange(64, dtype=np.int64))
+    for _ in range(3):
+        cl.enqueue_nd_range_kernel(queue, knl, (64,), (8,))
+    got = np.empty(64, np.int32)
+    cl.enqueue_copy(queue, got, out)
+    assert (got >= 8).all()  # the faulting launch may have counted some items before it stopped
+
+
+def test_a_repeated_launch_sees_released_arguments_and_new_ones() -> None:
+    ctx = cl.create_some_context(interactive=False)
+    queue = cl.CommandQueue(ctx)
+    knl = cl.Program(ctx, STEADY).build().scale
+    n = 4096
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+    x = cl.Buffer(ctx, flags, hostbuf=np.arange(n, dtype=np.float32))
+    y = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * n)
+    knl.set_args(y, x, np.float32(2))
+    for _ in range(4):
+        cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    got = np.empty(n, np.float32)
+    cl.enqueue_copy(queue, got, y)
+    np.testing.assert_array_equal(got, 2 * np.arange(n, dtype=np.float32))
+    # another object released: the launch goes on, checked again
+    cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16).release()
+    cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    # a new scalar, then a new buffer, between launches of the same shape
+    knl.set_arg(2, np.float32(3))
+    cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    cl.enqueue_copy(queue, got, y)
+    np.testing.assert_array_equal(got, 3 * np.arange(n, dtype=np.float32))
+    x2 = cl.Buffer(ctx, flags, hostbuf=np.ones(n, np.float32))
+    knl.set_arg(1, x2)
+    cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    cl.enqueue_copy(queue, got, y)
+    np.testing.assert_array_equal(got, np.full(n, 3, np.float32))
+    # an argument released, then one deleted, after launches that took the steady way
+    x2.release()
+    with pytest.raises(cl.LogicError, match="INVALID_MEM_OBJECT.*released"):
+        cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    knl.set_arg(1, x)
+    cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    del x
+    with pytest.raises(cl.LogicError, match="INVALID_MEM_OBJECT.*deleted"):
+        cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+
+
+def test_repeated_launches_from_two_queues_and_threads_keep_their_arguments() -> None:
+    # one kernel object per thread, one program: the launches of one shape share the device's
+    # kept argument block, which each thread's steady launches must not take for its own
+    ctx = _context(2)
+    prg = cl.Program(ctx, STEADY).build()
+    n = 1024
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+    errors: list[BaseException] = []
+
+    def work(value: float) -> None:
+        try:
+            queue = cl.CommandQueue(ctx)
+            knl = prg.scale
+            x = cl.Buffer(ctx, flags, hostbuf=np.arange(n, dtype=np.float32))
+            y = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 4 * n)
+            knl.set_args(y, x, np.float32(value))
+            got = np.empty(n, np.float32)
+            for _ in range(300):
+                cl.enqueue_nd_range_kernel(queue, knl, (n,), (64,))
+                cl.enqueue_nd_range_kernel(queue, knl, (n,), (64,))
+                cl.enqueue_copy(queue, got, y)
+                np.testing.assert_array_equal(got, value * np.arange(n, dtype=np.float32))
+        except BaseException as error:  # reported by the main thread
+            errors.append(error)
+
+    workers = [threading.Thread(target=work, args=(v,)) for v in (2.0, 5.0, 7.0)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not errors, errors[0]

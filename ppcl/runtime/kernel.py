@@ -43,7 +43,7 @@ from ppcl.runtime.errors import ERROR_CODES, Error, KernelCheckError, is_integer
 from ppcl.runtime.event import Event
 from ppcl.runtime.handles import Handle
 from ppcl.runtime.image import KERNEL_IMAGE_TYPES, Image, Sampler
-from ppcl.runtime.memory import LocalMemory, MemoryObject
+from ppcl.runtime.memory import RELEASES, LocalMemory, MemoryObject
 from ppcl.runtime.queue import CommandQueue, KernelTask, enqueue_no_work
 
 if TYPE_CHECKING:
@@ -134,6 +134,9 @@ class Kernel(Handle):
         # weak references to the memory objects among them: a kernel keeps no argument alive
         # (as OpenCL's clSetKernelArg), a launch keeps its own until it completes
         self._arg_buffers: tuple[weakref.ref[MemoryObject], ...] = ()
+        # (queue, arguments, RELEASES, global size, local size, launch) of the last launch
+        # run the direct way: the same launch again skips its checks (enqueue_nd_range_kernel)
+        self._steady: tuple[Any, ...] | None = None
         self._scalar_dtypes: list[np.dtype | None] | None = None
         # per argument, the numpy scalar type whose values ``_pack`` last accepted: a value of
         # that type packs to its own bytes without the checks again
@@ -593,6 +596,20 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
 
     ``g_times_l`` and ``allow_empty_ndrange`` may be passed by position, as in PyOpenCL (and
     ``Kernel.__call__`` does: a call by keyword costs more)."""
+    try:
+        steady = kernel._steady
+    except AttributeError:  # not a Kernel: the checks below say so
+        steady = None
+    if steady is not None and steady[0] is queue and wait_for is None \
+            and steady[1] is kernel._arg_values and steady[2] == RELEASES[0] \
+            and steady[3] == global_work_size and steady[4] == local_work_size \
+            and global_work_offset is None and not g_times_l and queue._hostfusion is None:
+        # the launch before was this one, run the direct way, and none of its memory objects
+        # can have been released since (no object was): what is checked below holds again
+        launch = steady[5]
+        event = queue._run_direct(_LAUNCH, launch.run, steady[1], launch, _launch_failure)
+        if event is not None:
+            return event
     try:  # one test for a launch's hot path; _launch_objects_error tells which is wrong
         same_context = queue.context is kernel.context
     except AttributeError:
@@ -620,6 +637,7 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
     args = kernel._arg_values
     if args is None:
         args = _arg_values(kernel)
+    releases = RELEASES[0]  # read before the objects are checked
     # the memory objects the launch keeps alive until it completes
     buffers: list[MemoryObject] = []
     for ref in kernel._arg_buffers:
@@ -647,6 +665,10 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         event = queue._run_direct(_LAUNCH, run if chosen is None else chosen.run, args,
                                   launch, _launch_failure, passed)
         if event is not None:
+            if hook is None and key is not None and global_work_offset is None \
+                    and not g_times_l:
+                kernel._steady = (queue, args, releases, global_work_size, local_work_size,
+                                  launch)
             return event
     keeps_layout = False
     if hook is not None:  # host fusion may run a rewritten kernel instead

@@ -39,6 +39,9 @@ _HOST_FLAGS = mem_flags.USE_HOST_PTR | mem_flags.ALLOC_HOST_PTR | mem_flags.COPY
 _HOST_ACCESS_FLAGS = mem_flags.HOST_WRITE_ONLY | mem_flags.HOST_READ_ONLY | mem_flags.HOST_NO_ACCESS
 # guards the counts that decide when released memory is freed (commands end on other threads)
 _FREE_LOCK = threading.Lock()
+# how many memory objects were released (or deleted) so far: a launch's steady way
+# (kernel.py) checks that its arguments are alive by this count not having moved
+RELEASES = [0]
 
 
 def host_bytes(obj: Any, *, routine: str, writable: bool = False,
@@ -210,6 +213,7 @@ class MemoryObject(Handle):
         root = self._root if self._root is not None else self
         with _FREE_LOCK:
             self.released = True
+            RELEASES[0] += 1
             if root is not self:
                 root._holds -= 1  # a sub-buffer's hold on its parent ends with it
                 root._live_subs -= 1

@@ -212,6 +212,7 @@ class CPULaunch(KernelLaunch):
         self._task: Task | None = None
         self._task_ref: Any = None
         self._in_use = threading.Lock()
+        self._steady: object = None  # the argument tuple the kept block is packed for
         # on the calling thread alone or on the pool (alone.py); one thread: always alone
         self._choice = PoolChoice() if pool.threads > 1 and self._num_groups > 1 else None
         before = prior._choice if prior is not None else None
@@ -275,6 +276,24 @@ class CPULaunch(KernelLaunch):
         return self._task_ref
 
     def run(self, args: Sequence[ArgValue]) -> None:
+        # the steady launch: the arguments of the kept block, no sample due, no printf; one
+        # frame and the native call (a back-to-back launch's Python was half in the layers)
+        if args is self._steady and self._in_use.acquire(False):
+            choice = self._choice
+            pool = self._pool
+            handle = pool._handle
+            if args is self._steady and handle is not None \
+                    and (choice is None or choice.countdown > 1):
+                if choice is not None:
+                    choice.countdown -= 1
+                try:
+                    status = pool._run(handle, self._task_ref)
+                    if status:
+                        self._steady_failed(status, handle, args)
+                finally:
+                    self._in_use.release()
+                return
+            self._in_use.release()
         try:
             printf = self.compiled.printf
             if printf is None:
@@ -315,11 +334,30 @@ class CPULaunch(KernelLaunch):
                 if choice is not None:
                     choice.countdown -= 1
                 self._pool.run(task_ref, (self._block, self._task), self._name)
+            # the block is packed for args, and its split loops chosen: the next launch with
+            # the same arguments may take the steady way
+            if self.compiled.printf is None:
+                self._steady = args
         except KeyboardInterrupt:
+            self._steady = None
             self._block = None  # the abandoned launch keeps its block; later ones get another
+            raise
+        except BaseException:
+            self._steady = None
             raise
         finally:
             self._in_use.release()
+
+    def _steady_failed(self, status: int, handle: Any, args: Sequence[ArgValue]) -> None:
+        """A steady launch's failure (the caller holds ``_in_use``), as ``run`` reports it."""
+        self._steady = None
+        keep = (self._block, self._task)
+        try:
+            self._pool.failed(status, handle, keep, self._name)
+        except KeyboardInterrupt:
+            self._block = None
+            self._pool.keep_for_good((owners(args), self.compiled))
+            raise
 
     def _sampled(self, choice: PoolChoice, task_ref: Any) -> None:
         """A launch measured for the choice between the pool and the calling thread alone."""

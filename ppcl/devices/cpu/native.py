@@ -119,14 +119,15 @@ class NativePool:
         handle = self._handle or self._create()
         status = self._run(handle, task)
         if status:
-            self._failed(status, handle, keep, kernel_name)
+            self.failed(status, handle, keep, kernel_name)
 
     def keep_for_good(self, keep: Any) -> None:
         """Keep ``keep`` alive for good: what an abandoned launch's workers may still use
         beyond the task itself, such as the objects owning its buffers."""
         self._abandoned.append(keep)
 
-    def _failed(self, status: int, handle: ctypes.c_void_p, keep: Any, kernel_name: str) -> None:
+    def failed(self, status: int, handle: ctypes.c_void_p, keep: Any, kernel_name: str) -> None:
+        """Raise what a run of ``kernel_name`` ending with ``status`` (not 0) means."""
         if status == INTERRUPTED:
             # workers may still be running the kernel (or never stop): leave them the pool and
             # everything the launch points into
