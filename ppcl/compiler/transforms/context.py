@@ -86,6 +86,8 @@ class Variables:
         self.params = params
         self.uni = uniformity
         self.temps: dict[str, Type] = {}
+        # recomputed variables reading group-level variables steady where they are used
+        self.recomputed_reads: dict[str, tuple[str, ...]] = {}
         whole = effects(body, Effects())
         written_params = {n for n in whole.writes | whole.address_taken if n in params}
         candidates = set(decls) | written_params
@@ -128,15 +130,23 @@ class Variables:
                       and name not in whole.writes and name not in whole.address_taken
                       and name not in at_group}
         fixed = {p for p in params if p not in whole.writes and p not in whole.address_taken}
+        steady = _steady_in_scopes(body, set(candidates), self.decls, whole, at_group)
         changed = True
         while changed:
             changed = False
             for name, d in list(candidates.items()):
                 assert d.init is not None
-                if not _pure_of(d.init, fixed | set(candidates)):
+                if not _pure_of(d.init, fixed | set(candidates) | steady.get(name, set())):
                     del candidates[name]
                     changed = True
         order = {name: i for i, name in enumerate(self.decls)}
+        # the group-level variables each one reads (for PPCL_DEBUG=plans)
+        for name, d in candidates.items():
+            assert d.init is not None
+            read = sorted({n.name for n in walk(d.init) if isinstance(n, ir.VarRef)}
+                          & steady.get(name, set()))
+            if read:
+                self.recomputed_reads[name] = tuple(read)
         return dict(sorted(candidates.items(), key=lambda item: order[item[0]]))
 
     def _redeclare(self, body: ir.Stmt) -> ir.Stmt:
@@ -418,6 +428,53 @@ def _pointed_to(body: ir.Block, whole: Effects) -> set[str]:
 
     scan(body)
     return found
+
+
+def _decl_scopes(node: Node, scope: Node, out: dict[str, list[Node]]) -> None:
+    """For each variable declared inside a work-item loop, the bodies of the innermost
+    group-level loops around its declarations (the function body outside every loop): C's
+    scoping keeps every use of the variable inside them."""
+    if isinstance(node, wg.WorkItemLoop):
+        for n in walk(node):
+            if isinstance(n, ir.DeclStmt):
+                for d in n.decls:
+                    out.setdefault(d.name, []).append(scope)
+        return
+    if isinstance(node, _LOOPS):
+        scope = node.body
+    for child in children(node):
+        _decl_scopes(child, scope, out)
+
+
+def _steady_in_scopes(body: ir.Block, names: set[str], decls: dict[str, ir.VarDecl],
+                      whole: Effects, at_group: set[str]) -> dict[str, set[str]]:
+    """For each of ``names``, the private scalars of group level (``at_group``: declared for
+    the whole function) that no statement changes where it is declared and used
+    (``_decl_scopes``): an initializer reading them gives the same value anywhere in that
+    scope. ``int row = (y + r) * w + x;`` in the body of an interchanged ``for (r ...)``
+    reads the group's counter, which only the loop's step changes."""
+    scopes: dict[str, list[Node]] = {}
+    _decl_scopes(body, body, scopes)
+    changed_in: dict[int, set[str]] = {}
+    out: dict[str, set[str]] = {}
+    plain = {n for n, d in decls.items() if isinstance(d.type, ScalarType) and not d.volatile
+             and n not in whole.address_taken and n in at_group}
+    for name in names:
+        found = scopes.get(name)
+        if not found:
+            continue
+        steady = set(plain)
+        for scope in found:
+            changed = changed_in.get(id(scope))
+            if changed is None:
+                scope_effects = effects(scope, Effects())
+                changed = scope_effects.writes | scope_effects.address_taken | {
+                    d.name for n in walk(scope) if isinstance(n, ir.DeclStmt)
+                    for d in n.decls}
+                changed_in[id(scope)] = changed
+            steady -= changed
+        out[name] = steady
+    return out
 
 
 def _group_level_refs(node: Node) -> set[str]:

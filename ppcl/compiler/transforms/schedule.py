@@ -242,5 +242,5 @@ def schedule(module: ir.Module, formed: FormedKernel, *, fast_math: bool,
     planner = _Planner(decided, params)
     body = planner.rewrite(formed.body)
     notes = planner.notes if scattered is None else [f"no rows of groups: {scattered}"] + planner.notes
-    return dataclasses.replace(decided, body=body, plans=tuple(notes),
+    return dataclasses.replace(decided, body=body, plans=decided.plans + tuple(notes),
                                loop_plans=loop_plans(decided, planner.decided))

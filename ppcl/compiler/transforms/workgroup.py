@@ -374,6 +374,11 @@ class _Former:
         if self.uni is None:
             return False
         if self.guard is None:
+            if self.formed_twice and not self.in_masked_copy:
+                # the copy of an interchanged loop for every work-item active: a loop that
+                # all of them reach alike there moves out too (a nested loop after an early
+                # return; a varying branch still re-forms the outer loop masked)
+                return self.uni.control_uniform(s) or self._interchangeable(s)
             return self.uni.control_uniform(s)
         return self._interchangeable(s)
 
@@ -1020,6 +1025,9 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
         block_bytes=block_bytes,
         interchanged=former.interchanged,
         recomputed=tuple(variables.recomputed),
+        plans=tuple(f"'{name}' recomputed in each region that reads it: the group's "
+                    f"{', '.join(repr(r) for r in reads)} cannot change where it is used"
+                    for name, reads in variables.recomputed_reads.items()),
         uniform_vars=frozenset(n for n in decls if uniformity is not None
                                and uniformity.var(n).is_uniform),
         loops=loops,
