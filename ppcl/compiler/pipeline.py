@@ -46,6 +46,7 @@ from ppcl.compiler.transforms.components import component_loads
 from ppcl.compiler.transforms.context import vector_context_layouts
 from ppcl.compiler.transforms.inline import inline_barrier_functions
 from ppcl.compiler.transforms.magicdiv import magic_divisions
+from ppcl.compiler.transforms.live_ranges import split_live_ranges
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
@@ -192,6 +193,7 @@ class NormalizeOptions:
     loops: bool = True  # counted while and do loops as for loops, counters declared in them
     pointers: bool = True  # pointer walks in counted loops as index arithmetic
     divisions: bool = True  # unsigned divisions by powers of two in variables as shifts
+    ranges: bool = True  # a variable reassigned by the kernel's statements: one per value
 
 
 @register
@@ -207,7 +209,10 @@ class NormalizePass(Pass):
         o = self.options
         kernel = normalize(value.kernel, guards=o.guards, loops=o.loops, pointers=o.pointers,
                            divisions=o.divisions)
-        return dataclasses.replace(value, kernel=kernel)
+        notes: tuple[str, ...] = ()
+        if o.ranges:
+            kernel, notes = split_live_ranges(kernel)
+        return dataclasses.replace(value, kernel=kernel, notes=value.notes + notes)
 
 
 @register
