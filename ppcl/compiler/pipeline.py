@@ -45,8 +45,8 @@ from ppcl.compiler.passes import Pass, Pipeline, PipelineError, register
 from ppcl.compiler.transforms.components import component_loads
 from ppcl.compiler.transforms.context import vector_context_layouts
 from ppcl.compiler.transforms.inline import inline_barrier_functions
-from ppcl.compiler.transforms.magicdiv import magic_divisions
 from ppcl.compiler.transforms.live_ranges import split_live_ranges
+from ppcl.compiler.transforms.magicdiv import magic_divisions
 from ppcl.compiler.transforms.normalize import normalize
 from ppcl.compiler.transforms.scalarize import scalarize_hot_regions
 from ppcl.compiler.transforms.schedule import schedule
