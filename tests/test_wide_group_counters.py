@@ -116,3 +116,46 @@ def test_results_equal_the_build_without_splitting_and_numpy(width: int, height:
     run(SOURCE, "rows", (inner, height), None, src, w, rows, np.int32(width))
     np.testing.assert_allclose(rows.reshape(height, width)[:, 4:4 + inner], want, rtol=1e-5,
                                atol=1e-5)
+
+
+TILED = """
+/* a tile's rows in steps of the group's height, the group id of one dimension beside the
+   local id of the other (a transpose's output side) */
+__kernel void swap_tiles(__global const float *in, __global float *out, int w, int h)
+{
+    int col = get_group_id(1) * 16 + get_local_id(0);
+    int row = get_group_id(0) * 16 + get_local_id(1);
+    for (int i = 0; i < 16; i += 4)
+        out[(row + i) * w + col] = 2.0f * in[(row + i) * w + col];
+}
+"""
+
+
+def test_a_counter_stepped_by_a_constant_has_its_range() -> None:
+    module = compile_source(TILED).module
+    value = kernel_ir(module, "swap_tiles", KernelSpec((16, 4, 1)), parse_build_options(""),
+                      pipeline=Pipeline.parse("inline,switch,normalize,workgroup"))
+    assert value.formed is not None
+    assert group_counter_ranges(value.formed.body) == {"i": (0, 15)}
+
+
+def test_indices_mixing_the_dimensions_of_group_and_local_ids_get_a_wide_copy() -> None:
+    text = plan_text(TILED, "swap_tiles", (16, 4, 1))
+    assert "versioned: the wide copy where" in text, text
+    # a group id is bounded by its base over the local size: no test of it alone
+    wide = [line for line in text.splitlines() if "wide copy: index" in line]
+    assert wide and "group0" in wide[0], text
+
+
+@pytest.mark.parametrize("w, h", [(32, 16), (48, 80), (16, 16)])
+def test_tiles_swapped_with_mixed_indices_equal_numpy(w: int, h: int) -> None:
+    # h rows of w: group (gx, gy) doubles rows gx*16.. at columns gy*16..
+    rng = np.random.default_rng(w + h)
+    src = rng.standard_normal(w * h).astype(np.float32)
+    got = np.zeros_like(src)
+    run(TILED, "swap_tiles", (h, w // 4), (16, 4), src, got, np.int32(w), np.int32(h))
+    plain = np.zeros_like(src)
+    run(TILED, "swap_tiles", (h, w // 4), (16, 4), src, plain, np.int32(w), np.int32(h),
+        options="-ppcl-no-split")
+    np.testing.assert_array_equal(got, plain)
+    np.testing.assert_array_equal(got, 2.0 * src)

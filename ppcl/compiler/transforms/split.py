@@ -854,7 +854,8 @@ def score_plan(plan: SplitPlan, body: ir.Stmt, fast: ir.Stmt, formed: FormedKern
 def _counted_group_loops(body: ir.Block) -> list[tuple[str, int, int, ir.For]]:
     """Each group-level counted loop (an interchanged loop, formed as ``i = lo; for (; i <=
     hi; i++)``): its counter set once from a constant just before it, compared with a
-    constant, stepped up by one, written nowhere else; with the counter's range."""
+    constant, stepped up by one or by a positive constant (``i += 8``), written nowhere else;
+    with the counter's range (which a step of more than one may not reach)."""
     writes = write_counts(body)
     out: list[tuple[str, int, int, ir.For]] = []
     for block in walk(body):
@@ -873,8 +874,11 @@ def _counted_group_loops(body: ir.Block) -> list[tuple[str, int, int, ir.For]]:
                                    and cond.lhs.name == name):
                 continue
             high = fold(cond.rhs)
-            stepped = isinstance(step, ir.Unary) and step.op in ("++", "p++") \
-                and isinstance(step.operand, ir.VarRef) and step.operand.name == name
+            stepped = (isinstance(step, ir.Unary) and step.op in ("++", "p++")
+                       and isinstance(step.operand, ir.VarRef) and step.operand.name == name) \
+                or (isinstance(step, ir.Assign) and step.op == "+="
+                    and isinstance(step.target, ir.VarRef) and step.target.name == name
+                    and (fold(step.value) or 0) > 0)  # up by a constant: within the range
             if high is None or not stepped or writes.get(name) != 2:
                 continue
             out.append((name, low, high - 1 if cond.op == "<" else high, loop))

@@ -54,6 +54,7 @@ from ppcl.compiler.ir.visit import Rewriter, walk
 COMPANION = "__ppcl_w"
 # names that are never negative: sizes, offsets, group counts and positions, bases
 _SIZES = ("gsize", "ngroups", "offset", "group", "base")
+_GROUPS = ("group0", "group1", "group2")  # the affine model's group ids
 
 
 @dataclass(frozen=True)
@@ -246,13 +247,16 @@ def _sign(names: Iterable[str], nonneg: Mapping[str, int]) -> bool:
 def _largest(name: str, nonneg: Mapping[str, int], model: Model) -> int:
     """The largest value of a name of known sign: an unsigned argument's type's, a size's
     (below 2^31 where every global id fits in int; a group's base then leaves room for its
-    whole tile, as OpenCL 1.2's groups are uniform)."""
+    whole tile, as OpenCL 1.2's groups are uniform, and a group id is that base over the
+    local size)."""
     if name in nonneg:
         return nonneg[name]
     if not model.narrow_ids:
         return (1 << 64) - 1
     if name in BASES:
         return (1 << 31) - model.local_size[BASES.index(name)]
+    if name in _GROUPS:  # its group's base, a multiple of the local size, is below 2^31
+        return (1 << 31) // model.local_size[_GROUPS.index(name)] - 1
     return (1 << 31) - 1
 
 
