@@ -305,7 +305,8 @@ __kernel void k(__global const float *in, __global float *out, __local float *ti
     point q = shifted(p, tile[(l + 1) % n]);
     p = q;
     p.w *= tile[(l + 2) % n];
-    bump(&kept);
+    point spare = kept;
+    bump(l >= 0 ? &kept : &spare);  /* one of two addresses: kept stays address-taken */
     v.y += tile[n - 1 - l];
     m.v += v.y;
     barrier(CLK_LOCAL_MEM_FENCE);

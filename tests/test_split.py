@@ -944,8 +944,8 @@ __kernel void k(__global const int *src, __global int *dst, int nx, int s)
     int x = get_global_id(0);
     if (x >= nx)
         return;
-    int xs = x - 1;
-    int *p = &xs;
+    int xs = x - 1, ys = 0;
+    int *p = s >= 0 ? &xs : &ys;  /* one of two: not read through as xs (addresses.py) */
     *p = x + s;
     if (xs >= nx) xs -= nx;
     dst[x] = src[xs];

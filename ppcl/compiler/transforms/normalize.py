@@ -24,7 +24,10 @@ spellings a kernel may use for the same code into that one, before work-group fo
 * **pointer walks**: a pointer declared as ``base`` before a counted loop (counter ``k`` from
   ``k0`` by 1), advanced by ``p++`` or ``p += s`` at the end of each iteration, read in it only
   as ``*p`` or ``p[j]`` and nowhere after, becomes index arithmetic:
-  ``base[(k - k0) * s + j]``, with ``A + off`` as base read as ``A[off + ...]``.
+  ``base[(k - k0) * s + j]``, with ``A + off`` as base read as ``A[off + ...]``;
+* **addresses of private variables**: a pointer declared as ``&v`` and only read through
+  (``*p``, ``p->f``), as inlining leaves a helper's out-parameter, is ``v``
+  (``transforms/addresses.py``).
 
 Each rewrite keeps the meaning of every valid kernel and applies only where that is plain from
 the IR: no ``continue`` that would skip a moved step, no barrier under a guard, values moved
@@ -45,6 +48,7 @@ from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.conversions import usual_arithmetic
 from ppcl.compiler.ir.types import INT, AddressSpace, PointerType, ScalarType, Type
 from ppcl.compiler.ir.visit import Node, Rewriter, declared_names, walk
+from ppcl.compiler.transforms.addresses import read_through_addresses
 from ppcl.compiler.transforms.pow2div import power_of_two_divisions
 
 PASS_NAME = "normalize"
@@ -636,6 +640,8 @@ def normalize(kernel: ir.Function, *, guards: bool = True, loops: bool = True,
         stmts = early_returns(body.stmts)
         if stmts != body.stmts:
             body = dataclasses.replace(body, stmts=stmts)
+    if pointers:
+        body = read_through_addresses(body)
     if loops or pointers:
         constants = launch_constants(kernel) if loops else {}
         body = _Loops(body, loops, pointers, constants).rewrite(body)

@@ -569,6 +569,14 @@ def _narrow_vector_elements(body: Node) -> bool:
                and n.type.elem.size <= 2 for n in walk(body))
 
 
+def _three_lane_values(body: Node) -> bool:
+    """``body`` computes on ``float3``-like vectors (three components in four lanes): gcc finds
+    no vector type for them across work-items ("no vectype") and runs the loop one work-item at
+    a time (a CFD flux's ``float3`` momentum, 1.3x slower than pocl)."""
+    return any(isinstance(n, ir.Expr) and isinstance(n.type, VectorType) and n.type.width == 3
+               for n in walk(body))
+
+
 def _vector_builtin_call(body: Node) -> str | None:
     """The first element-wise builtin ``body`` calls on vectors (``fmin(a[i], b[i])``), or
     None: its C overload runs the scalar function lane by lane, which gcc's straight-line
@@ -606,8 +614,8 @@ def scalarize_region(body: ir.Stmt, counter: list[int], fast: bool = False) -> i
 def scalarize_hot_regions(body: ir.Block, fast: bool = False
                           ) -> tuple[ir.Block, tuple[str, ...]]:
     """Every vectorizable work-item loop inside a group-level loop, with vector elements of
-    ``char`` or ``short`` components, or calling an element-wise builtin on vectors,
-    scalarized; and a line for the plans per loop split (``PPCL_DEBUG=plans``)."""
+    ``char`` or ``short`` components, calling an element-wise builtin on vectors, or
+    computing on 3-component vectors, scalarized; and a line for the plans per loop split (``PPCL_DEBUG=plans``)."""
     counter = [0]
     notes: list[str] = []
 
@@ -619,7 +627,9 @@ def scalarize_hot_regions(body: ir.Block, fast: bool = False
             why = ("inside a group-level loop" if in_loop
                    else "it loads or stores vectors of char or short components"
                    if _narrow_vector_elements(node.body)
-                   else f"it calls {called} on vectors" if called else None)
+                   else f"it calls {called} on vectors" if called
+                   else "it computes on 3-component vectors"
+                   if _three_lane_values(node.body) else None)
             if why is None:
                 return node
             region = scalarize_region(node.body, counter, fast)
