@@ -27,12 +27,28 @@ from typing import NamedTuple
 from ppcl.compiler.analysis.affine import table_bounds
 from ppcl.compiler.analysis.callgraph import arithmetic_helpers, builtin_family
 from ppcl.compiler.analysis.effects import ASYNC_COPIES, is_effect_free, write_counts, written_vars
-from ppcl.compiler.analysis.uniformity import ID_QUERIES, Kind, Shape, Uniformity, const_int
+from ppcl.compiler.analysis.uniformity import (
+    ID_QUERIES,
+    VARYING,
+    Kind,
+    Shape,
+    Uniformity,
+    const_int,
+)
 from ppcl.compiler.diagnostics import CompileError, Diagnostic, Loc, Severity
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir import wgnodes as wg
 from ppcl.compiler.ir.layout import context_block_layout, static_local_layout
-from ppcl.compiler.ir.types import CHAR, INT, AddressSpace, ArrayType, ScalarType, Type
+from ppcl.compiler.ir.types import (
+    CHAR,
+    INT,
+    LONG,
+    AddressSpace,
+    ArrayType,
+    PointerType,
+    ScalarType,
+    Type,
+)
 from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, children, map_child_stmts, walk
 from ppcl.compiler.transforms.context import Variables, context_layouts
 from ppcl.compiler.transforms.inline import calls_barrier_functions
@@ -210,6 +226,31 @@ def memory_accesses(body: Node) -> list[Access]:
     return out
 
 
+def pointer_offsets(body: Node, params: frozenset[str]) -> dict[str, ir.Expr]:
+    """Private pointers declared once into a pointer argument at an integer offset and never
+    written after (``p = in + lid * chunk``, ``p = &in[k]``): by name, the offset."""
+    counts = write_counts(body)
+    out: dict[str, ir.Expr] = {}
+    for n in walk(body):
+        if not isinstance(n, ir.VarDecl) or not isinstance(n.type, PointerType) \
+                or n.init is None or counts.get(n.name, 0):
+            continue
+        init = n.init
+        while isinstance(init, ir.Cast) and isinstance(init.operand.type, PointerType):
+            init = init.operand
+        base: ir.Expr | None = None
+        offset: ir.Expr | None = None
+        if isinstance(init, ir.Binary) and init.op == "+":
+            base, offset = (init.lhs, init.rhs) if isinstance(init.lhs.type, PointerType) \
+                else (init.rhs, init.lhs)
+        elif isinstance(init, ir.Unary) and init.op == "&" and isinstance(init.operand, ir.Index):
+            base, offset = init.operand.base, init.operand.index
+        if isinstance(base, ir.VarRef) and base.name in params and offset is not None \
+                and isinstance(offset.type, ScalarType) and offset.type.is_integer:
+            out[n.name] = offset
+    return out
+
+
 def memory_addresses(body: Node) -> list[ir.Expr]:
     """The indices of ``memory_accesses``."""
     return [a.address for a in memory_accesses(body)]
@@ -343,8 +384,11 @@ class _Former:
     def __init__(self, uniformity: Uniformity | None, has_return: bool,
                  local_size: tuple[int, int, int] = (1, 1, 1),
                  params: frozenset[str] = frozenset(), masking: bool = True,
-                 helpers: frozenset[str] = frozenset()):
+                 helpers: frozenset[str] = frozenset(),
+                 offsets: dict[str, ir.Expr] | None = None):
         self.uni = uniformity
+        # private pointers into a buffer at a fixed offset (``pointer_offsets``)
+        self.offsets = offsets or {}
         self.helpers = helpers  # helper functions a masked loop may call (arithmetic only)
         self.masking = masking  # varying loops may run under a loop mask (masked_refusal)
         self.params = params
@@ -458,7 +502,8 @@ class _Former:
                 return "it calls a function, an atomic or printf"
         uni = self.uni
         wrapped = wrapped_vars(s.body, uni)
-        shapes = [self._address_shape(address, wrapped) for address in memory_addresses(s.body)]
+        shapes = [self._address_shape(a.address, wrapped, a.base)
+                  for a in memory_accesses(s.body)]
         if any(shape.consecutive_in(0) for shape in shapes):
             return self._row_stream_refusal(s, wrapped)
         # Per-work-item arithmetic on data every work-item reads alike (all-pairs n-body):
@@ -544,8 +589,9 @@ class _Former:
                 return "it indexes an array (private, __local or a program-scope table)"
         wrapped = wrapped_vars(s.body, uni)
         walking = counted_vars(s)
-        for address in memory_addresses(s):
-            shape = self._address_shape(address, wrapped)
+        for access in memory_accesses(s):
+            address = access.address
+            shape = self._address_shape(address, wrapped, access.base)
             if shape.consecutive_in(0) or (shape.kind is not Kind.VARYING
                                            and shape.strides[0] == 0):
                 continue
@@ -570,10 +616,21 @@ class _Former:
             return "not a for loop without loops inside"
         return self.interchange_refusal(loop, under_mask=True)
 
-    def _address_shape(self, address: ir.Expr, wrapped: dict[str, ir.Expr]) -> Shape:
+    def _address_shape(self, address: ir.Expr, wrapped: dict[str, ir.Expr],
+                       base: ir.Expr | None = None) -> Shape:
         """The address's shape along the local ids, a wrapped variable read as its
-        initializer (``wrapped_vars``): consecutive but where it wraps."""
+        initializer (``wrapped_vars``): consecutive but where it wraps. ``base``: what the
+        address indexes; a private pointer into a buffer adds its offset
+        (``pointer_offsets``: ``p = in + lid * chunk; ... p[i]`` strides by ``chunk``), and
+        any other pointer that varies per work-item makes the access vary."""
         assert self.uni is not None
+        if isinstance(base, ir.VarRef) and isinstance(base.type, PointerType) \
+                and base is not address:
+            offset = self.offsets.get(base.name)
+            if offset is not None:
+                address = ir.Binary(LONG, "+", offset, address, loc=address.loc)
+            elif not self.uni.expr(base).is_uniform:
+                return VARYING
         if wrapped and any(isinstance(n, ir.VarRef) and n.name in wrapped
                            for n in walk(address)):
             address = _Substitute(wrapped).rewrite(address)
@@ -594,10 +651,11 @@ class _Former:
         moved = written_vars(s)
         steps_consecutive = False
         steps_strided = False
-        for address in memory_addresses(s.body):
+        for access in memory_accesses(s.body):
+            address = access.address
             if not any(isinstance(v, ir.VarRef) and v.name in moved for v in walk(address)):
                 continue  # the same element at every step of the loop
-            shape = self._address_shape(address, wrapped)
+            shape = self._address_shape(address, wrapped, access.base)
             if shape.consecutive_in(0):
                 steps_consecutive = True
             elif shape.kind is Kind.VARYING or shape.strides[0] != 0:
@@ -983,13 +1041,15 @@ def form_workgroup(module: ir.Module, kernel: ir.Function, local_size: tuple[int
     body = dataclasses.replace(whole_body, stmts=whole_body.stmts[len(setup):])
     has_return = any(isinstance(n, ir.Return) for n in walk(body))
     helpers = arithmetic_helpers(module) if masked_loops else frozenset()
-    probe = _Former(uniformity, False, local_size, masking=masked_loops, helpers=helpers)
+    offsets = pointer_offsets(body, frozenset(p.name for p in kernel.params))
+    probe = _Former(uniformity, False, local_size, masking=masked_loops, helpers=helpers,
+                    offsets=offsets)
     structured = has_barrier(body) or has_async(body) or any(
         probe._interchangeable(n) or probe._masked_moves(n) for n in walk(body)
         if isinstance(n, ir.Stmt))
     former = _Former(uniformity, has_return and structured, local_size,
                      frozenset(p.name for p in kernel.params), masking=masked_loops,
-                     helpers=helpers)
+                     helpers=helpers, offsets=offsets)
     if structured:
         group = ir.Block(tuple(former.function_body(body)), loc=body.loc)
     else:
