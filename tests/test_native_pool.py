@@ -380,6 +380,11 @@ def test_a_repeated_launch_sees_released_arguments_and_new_ones() -> None:
     # another object released: the launch goes on, checked again
     cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 16).release()
     cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
+    # the sizes as numpy arrays and lists between launches of the same shape
+    cl.enqueue_nd_range_kernel(queue, knl, np.array([n]), np.array([64]))
+    cl.enqueue_nd_range_kernel(queue, knl, [n], [64])
+    cl.enqueue_nd_range_kernel(queue, knl, (n // 2, 2), None)
+    cl.enqueue_nd_range_kernel(queue, knl, (n,), None)
     # a new scalar, then a new buffer, between launches of the same shape
     knl.set_arg(2, np.float32(3))
     cl.enqueue_nd_range_kernel(queue, knl, (n,), None)

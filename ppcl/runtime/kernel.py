@@ -602,7 +602,9 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
         steady = None
     if steady is not None and steady[0] is queue and wait_for is None \
             and steady[1] is kernel._arg_values and steady[2] == RELEASES[0] \
-            and steady[3] == global_work_size and steady[4] == local_work_size \
+            and type(global_work_size) is tuple and steady[3] == global_work_size \
+            and (local_work_size is None or type(local_work_size) is tuple) \
+            and steady[4] == local_work_size \
             and global_work_offset is None and not g_times_l and queue._hostfusion is None:
         # the launch before was this one, run the direct way, and none of its memory objects
         # can have been released since (no object was): what is checked below holds again
@@ -666,7 +668,9 @@ def enqueue_nd_range_kernel(queue: CommandQueue, kernel: Kernel, global_work_siz
                                   launch, _launch_failure, passed)
         if event is not None:
             if hook is None and key is not None and global_work_offset is None \
-                    and not g_times_l:
+                    and not g_times_l and type(global_work_size) is tuple \
+                    and (local_work_size is None or type(local_work_size) is tuple):
+                # tuples only: a numpy array of sizes compares element by element
                 kernel._steady = (queue, args, releases, global_work_size, local_work_size,
                                   launch)
             return event
