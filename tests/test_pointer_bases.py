@@ -99,3 +99,32 @@ def test_rows_through_pointers_match_numpy(n: int, chunk: int,
     cl.enqueue_copy(queue, out, out_buf)
     row = data[k * chunk:(k + 1) * chunk].astype(np.int64)
     np.testing.assert_array_equal(out, (row[:, None] * table).sum(0))
+
+
+RECORDS = """
+__constant float W[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+__kernel void by_record(__global const float *src, __global float *out)
+{
+    int cell = get_global_id(0);
+    __global const float *rec = src + cell * 9;
+    float s = 0.0f;
+    for (int q = 0; q < 9; q++)
+        s += W[q] * rec[q];
+    out[cell] = s;
+}
+__kernel void by_index(__global const float *src, __global float *out)
+{
+    int cell = get_global_id(0);
+    float s = 0.0f;
+    for (int q = 0; q < 9; q++)
+        s += W[q] * src[cell * 9 + q];
+    out[cell] = s;
+}
+"""
+
+
+def test_the_unroll_sees_a_record_through_a_pointer_as_through_an_index() -> None:
+    # the unroll's strided test reads accesses through element_address as formation does
+    for name, buffer in (("by_record", "rec"), ("by_index", "src")):
+        text = plan_text(RECORDS, name, (64, 1, 1))
+        assert f"not unrolled: {buffer} is strided across work-items" in text, text

@@ -38,7 +38,11 @@ from ppcl.compiler.analysis.uniformity import Kind, analyze_kernel
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import DOUBLE, FLOAT, INT, UINT, ULONG, PointerType, ScalarType
 from ppcl.compiler.ir.visit import Rewriter, map_child_stmts, walk
-from ppcl.compiler.transforms.workgroup import memory_accesses
+from ppcl.compiler.transforms.workgroup import (
+    element_address,
+    memory_accesses,
+    pointer_offsets,
+)
 
 __all__ = ["BranchFree", "branch_free", "scattered_store"]
 
@@ -223,11 +227,14 @@ def scattered_store(module: ir.Module, fn: ir.Function) -> int | None:
     (AVX-512 has scatter stores), not a conditional one: that work-item loop runs one work-item
     at a time."""
     uni = analyze_kernel(module, fn)
+    offsets = pointer_offsets(fn, frozenset(p.name for p in fn.params))
     for s in walk(fn):
         if isinstance(s, ir.ExprStmt) and uni.under_varying_control(s):
             for access in memory_accesses(s.expr):
-                if access.store and isinstance(access.base.type, PointerType) \
-                        and uni.expr(access.address).kind is Kind.VARYING:
+                if not access.store or not isinstance(access.base.type, PointerType):
+                    continue
+                address = element_address(access, uni, offsets)
+                if address is None or uni.expr(address).kind is Kind.VARYING:
                     return s.loc.line
     return None
 

@@ -52,9 +52,12 @@ from ppcl.compiler.ir.conversions import wrap
 from ppcl.compiler.ir.types import AddressSpace, ArrayType, PointerType, ScalarType, Type
 from ppcl.compiler.ir.visit import Node, Renamer, Rewriter, map_child_stmts, walk
 from ppcl.compiler.transforms.workgroup import (
+    Access,
+    element_address,
     escapes,
     has_barrier,
     memory_accesses,
+    pointer_offsets,
     wrapped_vars,
 )
 
@@ -257,6 +260,11 @@ class _Unroller:
         return analyze_kernel(self.module, self.fn)
 
     @functools.cached_property
+    def offsets(self) -> dict[str, ir.Expr]:
+        """The function's private pointers into its arguments (``pointer_offsets``)."""
+        return pointer_offsets(self.fn, frozenset(p.name for p in self.fn.params))
+
+    @functools.cached_property
     def tables(self) -> Tables:
         """The program's constant tables the function does not shadow, and its own."""
         local = {n.name for n in walk(self.fn) if isinstance(n, ir.VarDecl | ir.Param)}
@@ -332,12 +340,17 @@ class _Unroller:
         for access in memory_accesses(body):
             if not isinstance(access.base.type, PointerType):
                 continue  # a private or __local array
-            address = access.address
+            address, base = access.address, access.base
             if wrapped:
                 address = _Fold(wrapped, {}).rewrite(address)
             if self.origin:  # the copies of an inner loop: the analysis knows the names
                 address = Renamer(self.origin).rewrite(address)
-            shape = self.uni.expr(address)
+                base = Renamer(self.origin).rewrite(base)
+            element = element_address(Access(address, base, access.store), self.uni,
+                                      self.offsets)
+            if element is None:
+                return _show(access.base)
+            shape = self.uni.expr(element)
             if not shape.is_uniform and not shape.consecutive_in(0):
                 return _show(access.base)
         return None

@@ -251,6 +251,25 @@ def pointer_offsets(body: Node, params: frozenset[str]) -> dict[str, ir.Expr]:
     return out
 
 
+def element_address(access: Access, uni: Uniformity,
+                    offsets: Mapping[str, ir.Expr]) -> ir.Expr | None:
+    """The index of the element ``access`` reaches, counted from the buffer argument: its own
+    index, plus the offset of a private pointer it goes through (``pointer_offsets``); None
+    through any other pointer that varies per work-item, whose elements no index tells apart.
+    ``p[i]`` with ``p = in + lid * chunk`` strides by ``chunk`` along x, not by 0."""
+    base, address = access.base, access.address
+    if isinstance(address.type, PointerType):  # ``*q``: the pointer is the address
+        if isinstance(address, ir.VarRef) and address.name in offsets:
+            return offsets[address.name]
+        return address
+    if not isinstance(base, ir.VarRef) or not isinstance(base.type, PointerType):
+        return address
+    offset = offsets.get(base.name)
+    if offset is not None:
+        return ir.Binary(LONG, "+", offset, address, loc=address.loc)
+    return address if uni.expr(base).is_uniform else None
+
+
 def memory_addresses(body: Node) -> list[ir.Expr]:
     """The indices of ``memory_accesses``."""
     return [a.address for a in memory_accesses(body)]
@@ -502,8 +521,7 @@ class _Former:
                 return "it calls a function, an atomic or printf"
         uni = self.uni
         wrapped = wrapped_vars(s.body, uni)
-        shapes = [self._address_shape(a.address, wrapped, a.base)
-                  for a in memory_accesses(s.body)]
+        shapes = [self._address_shape(a, wrapped) for a in memory_accesses(s.body)]
         if any(shape.consecutive_in(0) for shape in shapes):
             return self._row_stream_refusal(s, wrapped)
         # Per-work-item arithmetic on data every work-item reads alike (all-pairs n-body):
@@ -591,7 +609,7 @@ class _Former:
         walking = counted_vars(s)
         for access in memory_accesses(s):
             address = access.address
-            shape = self._address_shape(address, wrapped, access.base)
+            shape = self._address_shape(access, wrapped)
             if shape.consecutive_in(0) or (shape.kind is not Kind.VARYING
                                            and shape.strides[0] == 0):
                 continue
@@ -616,21 +634,14 @@ class _Former:
             return "not a for loop without loops inside"
         return self.interchange_refusal(loop, under_mask=True)
 
-    def _address_shape(self, address: ir.Expr, wrapped: dict[str, ir.Expr],
-                       base: ir.Expr | None = None) -> Shape:
-        """The address's shape along the local ids, a wrapped variable read as its
-        initializer (``wrapped_vars``): consecutive but where it wraps. ``base``: what the
-        address indexes; a private pointer into a buffer adds its offset
-        (``pointer_offsets``: ``p = in + lid * chunk; ... p[i]`` strides by ``chunk``), and
-        any other pointer that varies per work-item makes the access vary."""
+    def _address_shape(self, access: Access, wrapped: dict[str, ir.Expr]) -> Shape:
+        """The shape along the local ids of the element ``access`` reaches
+        (``element_address``), a wrapped variable read as its initializer (``wrapped_vars``):
+        consecutive but where it wraps."""
         assert self.uni is not None
-        if isinstance(base, ir.VarRef) and isinstance(base.type, PointerType) \
-                and base is not address:
-            offset = self.offsets.get(base.name)
-            if offset is not None:
-                address = ir.Binary(LONG, "+", offset, address, loc=address.loc)
-            elif not self.uni.expr(base).is_uniform:
-                return VARYING
+        address = element_address(access, self.uni, self.offsets)
+        if address is None:
+            return VARYING
         if wrapped and any(isinstance(n, ir.VarRef) and n.name in wrapped
                            for n in walk(address)):
             address = _Substitute(wrapped).rewrite(address)
@@ -655,7 +666,7 @@ class _Former:
             address = access.address
             if not any(isinstance(v, ir.VarRef) and v.name in moved for v in walk(address)):
                 continue  # the same element at every step of the loop
-            shape = self._address_shape(address, wrapped, access.base)
+            shape = self._address_shape(access, wrapped)
             if shape.consecutive_in(0):
                 steps_consecutive = True
             elif shape.kind is Kind.VARYING or shape.strides[0] != 0:
