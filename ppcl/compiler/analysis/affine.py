@@ -54,6 +54,7 @@ Monomial = tuple[str, ...]  # sorted names; () is the constant term
 
 LANES = ("gid0", "gid1", "gid2")
 BASES = ("base0", "base1", "base2")
+GROUPS = ("group0", "group1", "group2")  # get_group_id(d), as _SIZE_QUERIES names it
 _SIZE_QUERIES = {"get_global_size": "gsize", "get_num_groups": "ngroups",
                  "get_group_id": "group", "get_global_offset": "offset"}
 

@@ -286,8 +286,8 @@ def _geometric(b: _Builder) -> None:
 
 
 # the relational builtins: a vector's component is -1 where the scalar builtin gives 1
-RELATIONAL_BINARY = ("isequal", "isnotequal", "isgreater", "isgreaterequal", "isless", "islessequal",
-         "islessgreater", "isordered", "isunordered")
+RELATIONAL_BINARY = ("isequal", "isnotequal", "isgreater", "isgreaterequal", "isless",
+                     "islessequal", "islessgreater", "isordered", "isunordered")
 RELATIONAL_UNARY = ("isfinite", "isinf", "isnan", "isnormal", "signbit")
 
 

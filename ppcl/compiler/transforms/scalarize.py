@@ -615,7 +615,8 @@ def scalarize_hot_regions(body: ir.Block, fast: bool = False
                           ) -> tuple[ir.Block, tuple[str, ...]]:
     """Every vectorizable work-item loop inside a group-level loop, with vector elements of
     ``char`` or ``short`` components, calling an element-wise builtin on vectors, or
-    computing on 3-component vectors, scalarized; and a line for the plans per loop split (``PPCL_DEBUG=plans``)."""
+    computing on 3-component vectors, scalarized; and a line for the plans per loop split
+    (``PPCL_DEBUG=plans``)."""
     counter = [0]
     notes: list[str] = []
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from ppcl.compiler.analysis.affine import BASES, LANES, Model, Poly, affine_of
+from ppcl.compiler.analysis.affine import BASES, GROUPS, LANES, Model, Poly, affine_of
 from ppcl.compiler.analysis.uniformity import const_int
 from ppcl.compiler.ir import nodes as ir
 from ppcl.compiler.ir.types import LONG, SIZE_T, UINT, PointerType, ScalarType, int_limits
@@ -54,7 +54,6 @@ from ppcl.compiler.ir.visit import Rewriter, walk
 COMPANION = "__ppcl_w"
 # names that are never negative: sizes, offsets, group counts and positions, bases
 _SIZES = ("gsize", "ngroups", "offset", "group", "base")
-_GROUPS = ("group0", "group1", "group2")  # the affine model's group ids
 
 
 @dataclass(frozen=True)
@@ -255,8 +254,8 @@ def _largest(name: str, nonneg: Mapping[str, int], model: Model) -> int:
         return (1 << 64) - 1
     if name in BASES:
         return (1 << 31) - model.local_size[BASES.index(name)]
-    if name in _GROUPS:  # its group's base, a multiple of the local size, is below 2^31
-        return (1 << 31) // model.local_size[_GROUPS.index(name)] - 1
+    if name in GROUPS:  # its group's base, a multiple of the local size, is below 2^31
+        return (1 << 31) // model.local_size[GROUPS.index(name)] - 1
     return (1 << 31) - 1
 
 
